@@ -1,0 +1,133 @@
+#include "commands.h"
+
+#include <CLI/CLI.hpp>
+#include <filesystem>
+
+#include "catalog_commands.h"
+#include "pipewright/core/project_io.h"
+#include "simulate_command.h"
+
+namespace pipewright::cli {
+
+void print_problems(std::ostream& err, const std::string& what, const Diagnostics& diagnostics) {
+    const auto n = diagnostics.size();
+    err << "pipewright: " << what << ": " << n << " problem" << (n == 1 ? "" : "s") << ":\n";
+    for (const auto& d : diagnostics.items()) {
+        err << "  " << (d.path.empty() ? "" : d.path + ": ") << d.message << '\n';
+    }
+}
+
+std::optional<AnalyzedProject> load_analyzed(const std::string& path, AnalysisOptions options,
+                                             std::ostream& err) {
+    LoadedProject loaded = load_project_file(path);
+    if (!loaded.project) {
+        print_problems(err, path, loaded.diagnostics);
+        return std::nullopt;
+    }
+    options.base_dir = std::filesystem::path(path).parent_path();
+    Diagnostics problems = loaded.diagnostics;
+    // Semantic checks only make sense on a structurally sound file, but report
+    // both kinds together when the structure is fine enough to try.
+    auto analyzed = analyze_project(*loaded.project, options, problems);
+    if (!problems.empty()) {
+        print_problems(err, path, problems);
+        return std::nullopt;
+    }
+    return analyzed;
+}
+
+namespace {
+
+struct ValidateArgs {
+    std::string project;
+    bool json = false;
+};
+
+int run_validate(const ValidateArgs& args, std::ostream& out, std::ostream& err) {
+    LoadedProject loaded = load_project_file(args.project);
+    Diagnostics problems = loaded.diagnostics;
+    std::optional<AnalyzedProject> analyzed;
+    if (loaded.project) {
+        AnalysisOptions options;
+        options.base_dir = std::filesystem::path(args.project).parent_path();
+        analyzed = analyze_project(*loaded.project, options, problems);
+    }
+    if (args.json) {
+        nlohmann::json list = nlohmann::json::array();
+        for (const auto& d : problems.items()) {
+            list.push_back({{"path", d.path}, {"message", d.message}});
+        }
+        out << nlohmann::json{{"valid", problems.empty()}, {"problems", list}}.dump(2) << '\n';
+        return problems.empty() ? kOk : kInvalidInput;
+    }
+    if (!problems.empty()) {
+        print_problems(err, args.project, problems);
+        return kInvalidInput;
+    }
+    const auto& p = *analyzed;
+    out << args.project << ": valid. " << p.project.model.layers.size() << " layers in "
+        << p.stages.size() << " stage" << (p.stages.size() == 1 ? "" : "s") << " on "
+        << p.num_ranks() << " device" << (p.num_ranks() == 1 ? "" : "s") << "; " << p.schedule.name
+        << " with " << p.microbatches << " micro-batch" << (p.microbatches == 1 ? "" : "es")
+        << " of " << p.microbatch_size << ".\n";
+    return kOk;
+}
+
+bool wants_version(int argc, const char* const* argv) {
+    for (int i = 1; i < argc; ++i) {
+        if (std::string_view(argv[i]) == "--version") {
+            return true;
+        }
+    }
+    return false;
+}
+
+}  // namespace
+
+int run(int argc, const char* const* argv, std::ostream& out, std::ostream& err) {
+    if (wants_version(argc, argv)) {
+        out << "pipewright " << PIPEWRIGHT_VERSION << '\n';
+        return kOk;
+    }
+    CLI::App app{"Pipewright: plan, simulate and run pipeline model-parallel training",
+                 "pipewright"};
+    app.require_subcommand(1);
+    bool version_flag = false;  // handled before parsing; declared for --help
+    app.add_flag("--version", version_flag, "Print the version and exit");
+    app.footer("Exit codes: 0 success, 1 invalid input (message on stderr), 2 usage error.");
+
+    SimulateArgs simulate;
+    add_simulate_command(app, simulate);
+
+    ValidateArgs validate;
+    CLI::App* validate_cmd =
+        app.add_subcommand("validate", "Check a project file and list every problem with its path");
+    validate_cmd->add_option("project", validate.project, "Project file (.json)")->required();
+    validate_cmd->add_flag("--json", validate.json, "Print {valid, problems} as JSON");
+
+    CatalogArgs catalog;
+    add_catalog_commands(app, catalog);
+
+    for (auto* sub : app.get_subcommands({})) {
+        if (sub->get_option_no_throw("--version") == nullptr) {
+            sub->add_flag("--version", version_flag, "Print the version and exit");
+        }
+    }
+
+    try {
+        app.parse(argc, argv);
+    } catch (const CLI::ParseError& e) {
+        const int code = app.exit(e, out, err);
+        return code == 0 ? kOk : kUsage;
+    }
+
+    if (app.got_subcommand("simulate")) {
+        return run_simulate(simulate, out, err);
+    }
+    if (app.got_subcommand("validate")) {
+        return run_validate(validate, out, err);
+    }
+    return run_catalog_command(app, catalog, out, err);
+}
+
+}  // namespace pipewright::cli

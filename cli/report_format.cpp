@@ -1,0 +1,268 @@
+#include "report_format.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+
+namespace pipewright::cli {
+
+namespace {
+
+std::string fixed(double value, int decimals) {
+    char buffer[64];
+    std::snprintf(buffer, sizeof buffer, "%.*f", decimals, value);
+    return buffer;
+}
+
+std::string with_unit(double value, const char* unit) {
+    const double a = std::fabs(value);
+    return fixed(value, a >= 100 ? 0 : a >= 10 ? 1 : 2) + " " + unit;
+}
+
+}  // namespace
+
+std::string format_duration(double seconds) {
+    const double a = std::fabs(seconds);
+    if (a == 0) {
+        return "0 s";
+    }
+    if (a < 1e-6) {
+        return with_unit(seconds * 1e9, "ns");
+    }
+    if (a < 1e-3) {
+        return with_unit(seconds * 1e6, "µs");
+    }
+    if (a < 1) {
+        return with_unit(seconds * 1e3, "ms");
+    }
+    if (a < 600) {
+        return with_unit(seconds, "s");
+    }
+    return with_unit(seconds / 60, "min");
+}
+
+std::string format_bytes(double bytes) {
+    static const char* const units[] = {"B", "KiB", "MiB", "GiB", "TiB", "PiB"};
+    std::size_t u = 0;
+    while (std::fabs(bytes) >= 1024 && u + 1 < std::size(units)) {
+        bytes /= 1024;
+        ++u;
+    }
+    return u == 0 ? fixed(bytes, 0) + " B" : with_unit(bytes, units[u]);
+}
+
+std::string format_percent(double fraction) {
+    return fixed(fraction * 100, 1) + " %";
+}
+
+std::string format_rate(double per_second) {
+    std::string digits = fixed(per_second, 1);
+    const auto dot = digits.find('.');
+    std::string whole = digits.substr(0, dot);
+    std::string grouped;
+    for (std::size_t i = 0; i < whole.size(); ++i) {
+        if (i > 0 && (whole.size() - i) % 3 == 0 && whole[i - 1] != '-') {
+            grouped += ',';
+        }
+        grouped += whole[i];
+    }
+    return grouped + digits.substr(dot);
+}
+
+TextTable::TextTable(std::vector<std::string> header) {
+    right_.assign(header.size(), false);
+    rows_.push_back(std::move(header));
+}
+
+void TextTable::add_row(std::vector<std::string> row) {
+    rows_.push_back(std::move(row));
+}
+
+void TextTable::right_align(std::size_t column) {
+    if (column < right_.size()) {
+        right_[column] = true;
+    }
+}
+
+namespace {
+// Display width: counts UTF-8 code points, not bytes ("µs").
+std::size_t display_width(const std::string& s) {
+    std::size_t n = 0;
+    for (unsigned char c : s) {
+        if ((c & 0xC0) != 0x80) {
+            ++n;
+        }
+    }
+    return n;
+}
+}  // namespace
+
+void TextTable::print(std::ostream& out, const std::string& indent) const {
+    std::vector<std::size_t> widths(right_.size(), 0);
+    for (const auto& row : rows_) {
+        for (std::size_t c = 0; c < row.size() && c < widths.size(); ++c) {
+            widths[c] = std::max(widths[c], display_width(row[c]));
+        }
+    }
+    for (const auto& row : rows_) {
+        std::string line = indent;
+        for (std::size_t c = 0; c < row.size() && c < widths.size(); ++c) {
+            const std::string pad(widths[c] - display_width(row[c]), ' ');
+            line += right_[c] ? pad + row[c] : row[c] + (c + 1 < row.size() ? pad : "");
+            if (c + 1 < row.size()) {
+                line += "  ";
+            }
+        }
+        while (!line.empty() && line.back() == ' ') {
+            line.pop_back();
+        }
+        out << line << '\n';
+    }
+}
+
+void print_report(std::ostream& out, const SimulationReport& r, const std::string& project_name) {
+    out << "Project     " << project_name << '\n';
+    out << "Schedule    " << r.schedule << " · " << r.microbatches << " micro-batch"
+        << (r.microbatches == 1 ? "" : "es") << " of " << r.microbatch_size << " · batch "
+        << r.batch_size << '\n';
+    out << "Iteration   " << format_duration(r.iteration_time_s) << " · "
+        << format_rate(r.throughput_samples_per_s) << " samples/s · bubble "
+        << format_percent(r.bubble_fraction) << '\n';
+    int over = 0;
+    for (const auto& d : r.devices) {
+        over += d.fits ? 0 : 1;
+    }
+    out << "Memory      "
+        << (over == 0
+                ? "every device fits"
+                : std::to_string(over) + " device" + (over == 1 ? "" : "s") + " over capacity")
+        << "\n\n";
+
+    TextTable table({"rank", "device", "spec", "busy", "start", "end", "bubble", "peak memory",
+                     "capacity", "fits"});
+    for (std::size_t c : {3u, 4u, 5u, 6u, 7u, 8u}) {
+        table.right_align(c);
+    }
+    for (const auto& d : r.devices) {
+        table.add_row({std::to_string(d.rank), d.name, d.spec, format_duration(d.busy_s),
+                       format_duration(d.start_s), format_duration(d.end_s),
+                       format_percent(d.bubble_fraction),
+                       format_bytes(static_cast<double>(d.peak_memory_bytes)),
+                       format_bytes(static_cast<double>(d.memory_capacity_bytes)),
+                       d.fits ? "yes" : "NO"});
+    }
+    table.print(out);
+    if (!r.links.empty()) {
+        bool any = false;
+        TextTable links({"link", "moved", "busy", "transfers"});
+        links.right_align(1);
+        links.right_align(2);
+        links.right_align(3);
+        for (const auto& l : r.links) {
+            if (l.transfers == 0) {
+                continue;
+            }
+            any = true;
+            links.add_row({l.name, format_bytes(l.bytes), format_duration(l.busy_s),
+                           std::to_string(l.transfers)});
+        }
+        if (any) {
+            out << '\n';
+            links.print(out);
+        }
+    }
+}
+
+nlohmann::json report_to_json(const SimulationReport& r) {
+    nlohmann::json devices = nlohmann::json::array();
+    for (const auto& d : r.devices) {
+        devices.push_back({{"rank", d.rank},
+                           {"name", d.name},
+                           {"spec", d.spec},
+                           {"busy_s", d.busy_s},
+                           {"start_s", d.start_s},
+                           {"end_s", d.end_s},
+                           {"bubble_fraction", d.bubble_fraction},
+                           {"peak_memory_bytes", d.peak_memory_bytes},
+                           {"memory_capacity_bytes", d.memory_capacity_bytes},
+                           {"fits", d.fits}});
+    }
+    nlohmann::json links = nlohmann::json::array();
+    for (const auto& l : r.links) {
+        if (l.transfers > 0) {
+            links.push_back({{"name", l.name},
+                             {"bytes", l.bytes},
+                             {"busy_s", l.busy_s},
+                             {"transfers", l.transfers}});
+        }
+    }
+    return {{"schedule", r.schedule},
+            {"batch_size", r.batch_size},
+            {"microbatches", r.microbatches},
+            {"microbatch_size", r.microbatch_size},
+            {"iteration_time_s", r.iteration_time_s},
+            {"throughput_samples_per_s", r.throughput_samples_per_s},
+            {"bubble_fraction", r.bubble_fraction},
+            {"all_fit", r.all_fit},
+            {"devices", devices},
+            {"links", links}};
+}
+
+void print_comparison(std::ostream& out, const std::vector<ComparisonRow>& rows) {
+    TextTable table({"schedule", "micro-batches", "iteration", "samples/s", "bubble", "peak memory",
+                     "fits", "gain"});
+    for (std::size_t c : {1u, 2u, 3u, 4u, 5u, 7u}) {
+        table.right_align(c);
+    }
+    std::vector<std::string> notes;
+    for (const auto& row : rows) {
+        if (!row.report) {
+            table.add_row({row.label, "-", "-", "-", "-", "-", "-", "n/a"});
+            notes.push_back(row.label + ": " + row.reason);
+            continue;
+        }
+        const auto& r = *row.report;
+        std::int64_t peak = 0;
+        for (const auto& d : r.devices) {
+            peak = std::max(peak, d.peak_memory_bytes);
+        }
+        std::string gain =
+            row.baseline ? "baseline"
+                         : (row.gain_percent >= 0 ? "+" : "") + fixed(row.gain_percent, 1) + " %";
+        table.add_row({row.label, std::to_string(r.microbatches),
+                       format_duration(r.iteration_time_s), format_rate(r.throughput_samples_per_s),
+                       format_percent(r.bubble_fraction), format_bytes(static_cast<double>(peak)),
+                       r.all_fit ? "yes" : "NO", gain});
+        if (!row.reason.empty()) {
+            notes.push_back(row.label + ": " + row.reason);
+        }
+    }
+    table.print(out);
+    if (!notes.empty()) {
+        out << '\n';
+        for (const auto& n : notes) {
+            out << "  " << n << '\n';
+        }
+    }
+}
+
+nlohmann::json comparison_to_json(const std::vector<ComparisonRow>& rows) {
+    nlohmann::json out = nlohmann::json::array();
+    for (const auto& row : rows) {
+        nlohmann::json j = {{"schedule", row.label},
+                            {"baseline", row.baseline},
+                            {"applicable", row.report.has_value()}};
+        if (row.report) {
+            j.update(report_to_json(*row.report));
+            j["schedule"] = row.label;
+            j["gain_percent"] = row.gain_percent;
+        }
+        if (!row.reason.empty()) {
+            j["reason"] = row.reason;
+        }
+        out.push_back(std::move(j));
+    }
+    return out;
+}
+
+}  // namespace pipewright::cli

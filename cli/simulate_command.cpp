@@ -1,0 +1,154 @@
+#include "simulate_command.h"
+
+#include <filesystem>
+
+#include "commands.h"
+#include "pipewright/core/project_io.h"
+#include "pipewright/core/schedule_csv.h"
+#include "pipewright/core/timeline.h"
+#include "pipewright/sim/profile.h"
+#include "pipewright/sim/schedule_comparison.h"
+#include "pipewright/sim/simulation.h"
+#include "report_format.h"
+
+namespace pipewright::cli {
+
+void add_simulate_command(CLI::App& app, SimulateArgs& args) {
+    CLI::App* cmd = app.add_subcommand(
+        "simulate", "Simulate one training iteration: time, throughput, bubbles and memory");
+    cmd->add_option("project", args.project, "Project file (.json)")->required();
+    cmd->add_option("--schedule", args.schedule,
+                    "Schedule to use instead of the project's (see `pipewright schedules`)");
+    cmd->add_option("--schedule-csv", args.schedule_csv,
+                    "Simulate a schedule from a PyTorch-style CSV (one row per rank)");
+    cmd->add_option("--microbatches,-m", args.microbatches, "Number of micro-batches")
+        ->check(CLI::PositiveNumber);
+    cmd->add_option("--batch-size,-b", args.batch_size, "Samples per iteration")
+        ->check(CLI::PositiveNumber);
+    cmd->add_option("--profile", args.profile,
+                    "Measured costs from `pipewright profile` instead of the analytic model");
+    cmd->add_option("--efficiency", args.efficiency,
+                    "Fraction of peak FLOP/s reached by the analytic model (default 0.5)")
+        ->check(CLI::Range(0.001, 1.0));
+    cmd->add_flag("--json", args.json, "Print the result as one JSON object");
+    cmd->add_flag("--compare-schedules", args.compare_schedules,
+                  "Simulate every schedule and the single-device baseline side by side");
+    cmd->add_option("--trace", args.trace, "Write a Chrome trace (open in Perfetto)");
+    cmd->add_option("--timeline", args.timeline, "Write the Pipewright timeline JSON");
+    cmd->add_option("--export-csv", args.export_csv,
+                    "Write the schedule as PyTorch CSV (torch.distributed.pipelining)");
+}
+
+namespace {
+
+// Writes an output file; returns false after printing why it failed.
+bool write_output(const std::string& path, const std::string& contents, const std::string& what,
+                  std::ostream& err) {
+    try {
+        write_file_atomically(path, contents);
+        return true;
+    } catch (const std::exception& e) {
+        err << "pipewright: cannot write the " << what << ": " << e.what() << '\n';
+        return false;
+    }
+}
+
+}  // namespace
+
+int run_simulate(const SimulateArgs& args, std::ostream& out, std::ostream& err) {
+    AnalysisOptions options;
+    options.schedule = args.schedule;
+    options.schedule_csv = args.schedule_csv;
+    options.microbatches = args.microbatches;
+    options.batch_size = args.batch_size;
+    if (args.schedule && args.schedule_csv) {
+        err << "pipewright: give either --schedule or --schedule-csv, not both\n";
+        return kUsage;
+    }
+
+    CostModelOptions costs;
+    if (args.efficiency > 0) {
+        costs.efficiency = args.efficiency;
+    }
+    std::optional<Profile> profile;
+    if (args.profile) {
+        try {
+            profile = load_profile_file(*args.profile);
+        } catch (const InputError& e) {
+            print_problems(err, *args.profile, e.diagnostics());
+            return kInvalidInput;
+        }
+        costs.profile = &*profile;
+    }
+
+    if (args.compare_schedules) {
+        LoadedProject loaded = load_project_file(args.project);
+        if (!loaded.diagnostics.empty() || !loaded.project) {
+            print_problems(err, args.project, loaded.diagnostics);
+            return kInvalidInput;
+        }
+        options.base_dir = std::filesystem::path(args.project).parent_path();
+        // Check the project as given first, so real mistakes are not hidden
+        // behind "not applicable" rows.
+        if (!load_analyzed(args.project, options, err)) {
+            return kInvalidInput;
+        }
+        auto rows = compare_schedules(*loaded.project, options, costs);
+        if (args.json) {
+            out << comparison_to_json(rows).dump(2) << '\n';
+        } else {
+            print_comparison(out, rows);
+        }
+        return kOk;
+    }
+
+    auto project = load_analyzed(args.project, options, err);
+    if (!project) {
+        return kInvalidInput;
+    }
+    SimulationReport report;
+    try {
+        report = simulate_project(*project, costs);
+    } catch (const std::exception& e) {
+        err << "pipewright: " << args.project << ": " << e.what() << '\n';
+        return kInvalidInput;
+    }
+
+    bool ok = true;
+    if (args.trace) {
+        ok &= write_output(*args.trace, timeline_to_chrome_trace(report.timeline).dump() + "\n",
+                           "trace", err);
+    }
+    if (args.timeline) {
+        ok &= write_output(*args.timeline, timeline_to_json(report.timeline).dump() + "\n",
+                           "timeline", err);
+    }
+    if (args.export_csv) {
+        ok &=
+            write_output(*args.export_csv, schedule_to_csv(project->schedule), "schedule CSV", err);
+    }
+    if (!ok) {
+        return kInvalidInput;
+    }
+
+    if (args.json) {
+        out << report_to_json(report).dump(2) << '\n';
+        return kOk;
+    }
+    const std::string name = project->project.model.name + " (" + args.project + ")";
+    print_report(out, report, name);
+    if (args.trace) {
+        out << "\nWrote " << *args.trace
+            << " (Chrome trace: open it in https://ui.perfetto.dev or chrome://tracing)\n";
+    }
+    if (args.timeline) {
+        out << (args.trace ? "" : "\n") << "Wrote " << *args.timeline << " (Pipewright timeline)\n";
+    }
+    if (args.export_csv) {
+        out << ((args.trace || args.timeline) ? "" : "\n") << "Wrote " << *args.export_csv
+            << " (schedule, one row per rank)\n";
+    }
+    return kOk;
+}
+
+}  // namespace pipewright::cli

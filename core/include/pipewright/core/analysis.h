@@ -1,0 +1,58 @@
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "pipewright/core/device_catalog.h"
+#include "pipewright/core/diagnostics.h"
+#include "pipewright/core/layer_catalog.h"
+#include "pipewright/core/project.h"
+#include "pipewright/core/schedule.h"
+#include "pipewright/core/topology.h"
+
+namespace pipewright {
+
+struct PipelineStage {
+    int index = 0;
+    int rank = 0;
+    int first_layer = 0;  // inclusive
+    int last_layer = 0;   // inclusive
+};
+
+// A project checked and resolved: every layer analysed, every stage on a
+// rank, every rank on a device with its figures, the schedule built.
+struct AnalyzedProject {
+    Project project;
+    std::vector<LayerAnalysis> layers;   // per layer, per sample
+    std::vector<PipelineStage> stages;   // in model order
+    std::vector<DeviceLocation> ranks;   // rank -> device (first appearance order)
+    std::vector<DeviceSpec> rank_specs;  // rank -> effective device figures
+    int microbatches = 1;
+    int microbatch_size = 1;
+    Schedule schedule;  // with communication actions
+
+    [[nodiscard]] int num_ranks() const { return static_cast<int>(ranks.size()); }
+    [[nodiscard]] std::vector<int> stage_ranks() const;
+};
+
+struct AnalysisOptions {
+    // Command-line replacements of the project's training settings.
+    std::optional<std::string> schedule;
+    std::optional<std::string> schedule_csv;
+    std::optional<int> microbatches;
+    std::optional<int> batch_size;
+    const DeviceCatalog* catalog = nullptr;  // builtin when null
+    // Folder that relative paths in the project (a schedule CSV) start from.
+    std::filesystem::path base_dir;
+};
+
+// Validates everything and returns the resolved project, or nullopt with every
+// problem (each naming its JSON path) in `diagnostics`.
+[[nodiscard]] std::optional<AnalyzedProject> analyze_project(const Project& project,
+                                                             const AnalysisOptions& options,
+                                                             Diagnostics& diagnostics);
+
+}  // namespace pipewright

@@ -1,0 +1,71 @@
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "pipewright/core/diagnostics.h"
+#include "pipewright/core/layer.h"
+#include "pipewright/core/tensor.h"
+
+namespace pipewright {
+
+enum class ParamKind { integer, number, boolean };
+
+// A hyper-parameter of a layer type, as shown in docs and in the inspector.
+struct ParamSpec {
+    std::string name;
+    ParamKind kind = ParamKind::integer;
+    bool required = true;
+    double default_value = 0;  // used when !required
+    std::string description;
+};
+
+struct LayerTypeInfo {
+    std::string type;         // "linear"
+    std::string description;  // one line for `pipewright layers` and the palette
+    std::vector<ParamSpec> params;
+};
+
+// What one layer does to one sample; multiply by the micro-batch size for a
+// micro-batch. FLOPs count a multiply-add as two.
+struct LayerAnalysis {
+    Shape output_shape;
+    DType output_dtype = DType::float32;
+    std::int64_t parameters = 0;
+    double forward_flops = 0;
+    double backward_input_flops = 0;   // gradient w.r.t. the layer input
+    double backward_weight_flops = 0;  // gradient w.r.t. the parameters
+    // Elements of the output tensor (what crosses to the next stage).
+    double output_elements = 0;
+    // Elements kept from forward until the backward has run (inputs of matmuls,
+    // masks, normalisation statistics ...), excluding the output itself when
+    // the next layer already keeps it.
+    double stashed_elements = 0;
+    // The part of stashed_elements still needed after the input-gradient
+    // backward (I) until the weight-gradient backward (W) of zero-bubble
+    // schedules: typically the inputs of layers that have weights.
+    double weight_stashed_elements = 0;
+};
+
+// Every layer type the catalog knows, in palette order.
+[[nodiscard]] const std::vector<LayerTypeInfo>& layer_types();
+[[nodiscard]] const LayerTypeInfo* find_layer_type(std::string_view type);
+
+// Checks the layer's hyper-parameters and its input shape, and computes its
+// analysis. Every problem goes to `diagnostics` with a path under `path`
+// (e.g. "model.layers[2]"); returns nullopt when the layer cannot be analysed.
+// `dtype` is the compute precision (bytes follow from it at the caller).
+[[nodiscard]] std::optional<LayerAnalysis> analyze_layer(const LayerSpec& layer,
+                                                         const Shape& input_shape,
+                                                         DType input_dtype,
+                                                         Diagnostics& diagnostics,
+                                                         const std::string& path);
+
+// Hyper-parameter access with the catalog's defaults applied.
+[[nodiscard]] double layer_param(const LayerSpec& layer, std::string_view name);
+
+}  // namespace pipewright

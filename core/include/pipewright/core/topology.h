@@ -1,0 +1,117 @@
+#pragma once
+
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "pipewright/core/device_catalog.h"
+
+namespace pipewright {
+
+struct LinkSpec {
+    double bandwidth_GBps = 0;  // gigabytes (1e9 bytes) per second
+    double latency_us = 0;
+
+    // Seconds to move `bytes` over this link when it is free.
+    [[nodiscard]] double transfer_seconds(double bytes) const;
+
+    bool operator==(const LinkSpec&) const = default;
+};
+
+// Where two devices sit relative to each other decides the link between them.
+enum class LinkClass { same_device, intra_container, intra_node, inter_node, override_pair };
+
+[[nodiscard]] std::string_view to_string(LinkClass c);
+
+struct LinkClasses {
+    LinkSpec intra_container{300, 5};
+    LinkSpec intra_node{32, 10};
+    LinkSpec inter_node{50, 20};
+
+    bool operator==(const LinkClasses&) const = default;
+};
+
+// A link measured or known between two particular devices.
+struct LinkOverride {
+    std::string device_a;  // device paths
+    std::string device_b;
+    LinkSpec link;
+
+    bool operator==(const LinkOverride&) const = default;
+};
+
+// Per-device replacements of catalog figures (a down-clocked or MIG device).
+struct DeviceOverrides {
+    std::optional<double> peak_tflops;  // replaces the spec's FLOP/s for every dtype
+    std::optional<double> memory_GiB;
+
+    bool operator==(const DeviceOverrides&) const = default;
+};
+
+struct Device {
+    std::string name;
+    std::string spec;  // name in the device catalog
+    DeviceOverrides overrides;
+
+    bool operator==(const Device&) const = default;
+};
+
+struct Container {
+    std::string name;
+    std::vector<Device> devices;
+
+    bool operator==(const Container&) const = default;
+};
+
+struct Node {
+    std::string name;
+    std::vector<Container> containers;
+
+    bool operator==(const Node&) const = default;
+};
+
+// A device located in the tree, with its catalog figures resolved.
+struct DeviceLocation {
+    std::string path;  // "node0/c0/gpu0"
+    int node = 0;
+    int container = 0;  // index within the node
+    int device = 0;     // index within the container
+};
+
+// The link between two devices: its figures, how it was chosen, and the
+// identity of the shared resource a transfer occupies (one direction of a
+// link carries one transfer at a time).
+struct ResolvedLink {
+    LinkClass link_class = LinkClass::same_device;
+    LinkSpec spec;
+    std::string resource;  // e.g. "node0->node1" (inter-node) or "node0/c0/gpu0->node0/c0/gpu1"
+};
+
+struct Topology {
+    LinkClasses links;
+    std::vector<LinkOverride> link_overrides;
+    std::vector<Node> nodes;
+
+    // Every device, depth first, in file order.
+    [[nodiscard]] std::vector<DeviceLocation> devices() const;
+    [[nodiscard]] std::optional<DeviceLocation> find_device(std::string_view path) const;
+    [[nodiscard]] const Device& device_at(const DeviceLocation& loc) const;
+    // Link from device `from` to device `to` (directional resource).
+    [[nodiscard]] ResolvedLink link_between(const DeviceLocation& from,
+                                            const DeviceLocation& to) const;
+
+    bool operator==(const Topology&) const = default;
+};
+
+// Catalog figures of a device with its overrides applied.
+struct EffectiveDevice {
+    std::string path;
+    DeviceSpec spec;  // overrides applied
+};
+
+// Throws InputError if the spec is unknown.
+[[nodiscard]] EffectiveDevice effective_device(const Topology& topology, const DeviceLocation& loc,
+                                               const DeviceCatalog& catalog);
+
+}  // namespace pipewright

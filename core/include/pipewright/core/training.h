@@ -1,0 +1,57 @@
+#pragma once
+
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "pipewright/core/tensor.h"
+
+namespace pipewright {
+
+enum class OptimizerKind { sgd, adam, adamw };
+
+[[nodiscard]] std::string_view to_string(OptimizerKind k);
+[[nodiscard]] std::optional<OptimizerKind> parse_optimizer(std::string_view s);
+
+struct OptimizerConfig {
+    OptimizerKind type = OptimizerKind::sgd;
+    double lr = 0.001;
+    double momentum = 0;
+    double weight_decay = 0;
+
+    // Optimizer state per parameter, in bytes (fp32 state).
+    [[nodiscard]] int state_bytes_per_param() const;
+
+    bool operator==(const OptimizerConfig&) const = default;
+};
+
+// Either a generator by name ("1f1b") or a CSV file of actions per rank.
+struct ScheduleChoice {
+    std::string name = "gpipe";
+    std::string csv_path;  // when set, the schedule comes from this file
+
+    [[nodiscard]] bool from_csv() const { return !csv_path.empty(); }
+    bool operator==(const ScheduleChoice&) const = default;
+};
+
+struct Training {
+    int batch_size = 1;
+    // Exactly one of the two is normally given; microbatches wins if both are.
+    std::optional<int> microbatches;
+    std::optional<int> microbatch_size;  // the seeds' "split_size"
+    ScheduleChoice schedule;
+    OptimizerConfig optimizer;
+    int steps = 10;
+    DType dtype = DType::float32;  // compute precision
+    // Keep only each stage's input per micro-batch and recompute the rest
+    // during backward: less memory, one more forward per backward.
+    bool activation_checkpointing = false;
+    int seed = 0;
+
+    // Number of micro-batches implied by the settings (1 if neither is set).
+    [[nodiscard]] int resolved_microbatches() const;
+
+    bool operator==(const Training&) const = default;
+};
+
+}  // namespace pipewright

@@ -1,0 +1,341 @@
+#include "pipewright/core/analysis.h"
+
+#include <map>
+
+#include "pipewright/core/schedule_check.h"
+#include "pipewright/core/schedule_csv.h"
+#include "pipewright/core/schedule_generators.h"
+
+namespace pipewright {
+
+std::vector<int> AnalyzedProject::stage_ranks() const {
+    std::vector<int> out;
+    out.reserve(stages.size());
+    for (const auto& s : stages) {
+        out.push_back(s.rank);
+    }
+    return out;
+}
+
+namespace {
+
+std::string stage_path(std::size_t i) {
+    return "placement[" + std::to_string(i) + "]";
+}
+
+std::string join(const std::vector<std::string>& items, std::size_t limit = 12) {
+    std::string out;
+    for (std::size_t i = 0; i < items.size() && i < limit; ++i) {
+        out += (i == 0 ? "" : ", ") + items[i];
+    }
+    if (items.size() > limit) {
+        out += ", ... (" + std::to_string(items.size()) + " in all)";
+    }
+    return out;
+}
+
+void analyze_layers(const Project& p, AnalyzedProject& out, Diagnostics& d) {
+    Shape shape = p.model.input.shape;
+    DType dtype = p.model.input.dtype;
+    bool chain_ok = true;
+    for (std::size_t i = 0; i < p.model.layers.size(); ++i) {
+        const auto& layer = p.model.layers[i];
+        const std::string path = "model.layers[" + std::to_string(i) + "]";
+        if (!chain_ok) {
+            // Shapes past a broken layer are unknown; still name unknown types.
+            if (!layer.type.empty() && find_layer_type(layer.type) == nullptr) {
+                d.add(path + ".type", "unknown layer type \"" + layer.type + "\"");
+            }
+            continue;
+        }
+        auto analysis = analyze_layer(layer, shape, dtype, d, path);
+        if (!analysis) {
+            chain_ok = false;
+            continue;
+        }
+        shape = analysis->output_shape;
+        dtype = analysis->output_dtype;
+        out.layers.push_back(std::move(*analysis));
+    }
+    if (!chain_ok || out.layers.empty()) {
+        return;
+    }
+    if (p.model.loss == LossKind::cross_entropy && dtype == DType::int64) {
+        d.add("model.loss", "cross_entropy needs float logits as the model output");
+    }
+}
+
+void resolve_ranks(const Project& p, const DeviceCatalog& catalog, AnalyzedProject& out,
+                   Diagnostics& d) {
+    auto devices = p.topology.devices();
+    if (devices.empty() && !p.topology.nodes.empty()) {
+        d.add("topology.nodes", "the topology has no devices");
+    }
+    std::vector<std::string> device_names;
+    for (const auto& loc : devices) {
+        device_names.push_back(loc.path);
+        try {
+            (void)effective_device(p.topology, loc, catalog);
+        } catch (const InputError& e) {
+            d.add("topology." + loc.path + ".spec", e.diagnostics().items().front().message);
+        }
+    }
+    for (std::size_t i = 0; i < p.topology.link_overrides.size(); ++i) {
+        const auto& o = p.topology.link_overrides[i];
+        for (const auto& end : {o.device_a, o.device_b}) {
+            if (!end.empty() && !p.topology.find_device(end)) {
+                d.add("topology.link_overrides[" + std::to_string(i) + "].between",
+                      "no device \"" + end + "\" in the topology");
+            }
+        }
+    }
+    std::map<std::string, int> rank_of;
+    for (std::size_t i = 0; i < p.placement.size(); ++i) {
+        const auto& device = p.placement[i].device;
+        if (device.empty()) {
+            continue;
+        }
+        auto loc = p.topology.find_device(device);
+        if (!loc) {
+            d.add(stage_path(i) + ".device",
+                  "no device \"" + device + "\" in the topology (devices: " + join(device_names) +
+                      ")");
+            continue;
+        }
+        if (rank_of.emplace(device, static_cast<int>(out.ranks.size())).second) {
+            out.ranks.push_back(*loc);
+            try {
+                out.rank_specs.push_back(effective_device(p.topology, *loc, catalog).spec);
+            } catch (const InputError&) {
+                out.rank_specs.push_back(DeviceSpec{});  // reported above
+            }
+        }
+        out.stages.push_back({static_cast<int>(i), rank_of[device], 0, 0});
+    }
+}
+
+// Layers must be placed exactly once, each stage a contiguous run, stages in
+// model order: the concatenation of all stages is the model.
+void check_placement_order(const Project& p, AnalyzedProject& out, Diagnostics& d) {
+    const auto& layers = p.model.layers;
+    if (p.placement.empty()) {
+        d.add("placement", "no stages: assign the layers to at least one device");
+        return;
+    }
+    std::vector<int> placed_in(layers.size(), -1);
+    int expected_next = 0;
+    bool order_ok = true;
+    for (std::size_t i = 0; i < p.placement.size(); ++i) {
+        const auto& stage = p.placement[i];
+        if (stage.layers.empty()) {
+            d.add(stage_path(i) + ".layers", "a stage needs at least one layer");
+            order_ok = false;
+            continue;
+        }
+        int first = -1;
+        int previous = -1;
+        for (std::size_t k = 0; k < stage.layers.size(); ++k) {
+            const std::string lpath = stage_path(i) + ".layers[" + std::to_string(k) + "]";
+            int index = p.model.layer_index(stage.layers[k]);
+            if (index < 0) {
+                d.add(lpath, "no layer is named \"" + stage.layers[k] + "\"");
+                order_ok = false;
+                continue;
+            }
+            auto& where = placed_in[static_cast<std::size_t>(index)];
+            if (where >= 0) {
+                d.add(lpath, "layer \"" + stage.layers[k] + "\" is placed twice (also in " +
+                                 stage_path(static_cast<std::size_t>(where)) + ")");
+                order_ok = false;
+                continue;
+            }
+            where = static_cast<int>(i);
+            if (order_ok && index != expected_next) {
+                d.add(lpath, "stages must follow the model order: expected \"" +
+                                 (expected_next < static_cast<int>(layers.size())
+                                      ? layers[static_cast<std::size_t>(expected_next)].name
+                                      : std::string("(end of model)")) +
+                                 "\" here, found \"" + stage.layers[k] + "\"");
+                order_ok = false;
+            }
+            expected_next = index + 1;
+            if (first < 0) {
+                first = index;
+            }
+            previous = index;
+        }
+        if (i < out.stages.size() && out.stages[i].index == static_cast<int>(i)) {
+            out.stages[i].first_layer = first;
+            out.stages[i].last_layer = previous;
+        }
+    }
+    for (std::size_t k = 0; k < layers.size(); ++k) {
+        if (placed_in[k] < 0) {
+            d.add("model.layers[" + std::to_string(k) + "]",
+                  "layer \"" + layers[k].name + "\" is not placed on any device");
+        }
+    }
+}
+
+void resolve_batch(const Project& p, const AnalysisOptions& o, bool microbatching,
+                   AnalyzedProject& out, Diagnostics& d) {
+    const Training& t = p.training;
+    const int batch = o.batch_size.value_or(t.batch_size);
+    int m = o.microbatches ? *o.microbatches : t.resolved_microbatches();
+    const std::string m_path = o.microbatches                         ? "--microbatches"
+                               : t.microbatch_size && !t.microbatches ? "training.microbatch_size"
+                                                                      : "training.microbatches";
+    if (batch < 1) {
+        d.add(o.batch_size ? "--batch-size" : "training.batch_size", "must be at least 1");
+        return;
+    }
+    if (!o.microbatches && !t.microbatches && t.microbatch_size &&
+        batch % *t.microbatch_size != 0) {
+        d.add(m_path, "batch " + std::to_string(batch) + " does not split into micro-batches of " +
+                          std::to_string(*t.microbatch_size) + " samples");
+        return;
+    }
+    if (!microbatching) {
+        m = 1;  // naive model parallelism: the whole batch in one piece
+    }
+    if (m < 1) {
+        d.add(m_path, "must be at least 1");
+        return;
+    }
+    if (m > batch) {
+        d.add(m_path, std::to_string(m) + " micro-batches is more than the batch of " +
+                          std::to_string(batch) + " samples");
+        return;
+    }
+    if (batch % m != 0) {
+        std::vector<std::string> divisors;
+        for (int k = 1; k <= batch && divisors.size() < 8; ++k) {
+            if (batch % k == 0) {
+                divisors.push_back(std::to_string(k));
+            }
+        }
+        d.add(m_path, "batch " + std::to_string(batch) + " does not split into " +
+                          std::to_string(m) + " equal micro-batches; use a divisor of " +
+                          std::to_string(batch) + " (" + join(divisors) + ", ...)");
+        return;
+    }
+    out.microbatches = m;
+    out.microbatch_size = batch / m;
+    out.project.training.batch_size = batch;
+}
+
+void build_schedule(const AnalysisOptions& o, AnalyzedProject& out, Diagnostics& d) {
+    const Training& t = out.project.training;
+    const std::vector<int> stage_rank = out.stage_ranks();
+    std::string csv = o.schedule_csv.value_or(o.schedule ? std::string() : t.schedule.csv_path);
+    if (!csv.empty()) {
+        const std::string path_name = o.schedule_csv ? "--schedule-csv" : "training.schedule.csv";
+        std::filesystem::path file = csv;
+        if (file.is_relative() && !o.base_dir.empty()) {
+            file = o.base_dir / file;
+        }
+        try {
+            Schedule s = load_schedule_csv(file);
+            if (s.num_stages != static_cast<int>(stage_rank.size())) {
+                d.add(path_name, "the CSV schedule has " + std::to_string(s.num_stages) +
+                                     " stages but the placement has " +
+                                     std::to_string(stage_rank.size()));
+                return;
+            }
+            for (std::size_t st = 0; st < stage_rank.size(); ++st) {
+                if (s.stage_rank[st] != stage_rank[st]) {
+                    d.add(path_name, "the CSV runs stage " + std::to_string(st) + " on rank " +
+                                         std::to_string(s.stage_rank[st]) +
+                                         " but the placement puts it on rank " +
+                                         std::to_string(stage_rank[st]) + " (" +
+                                         out.ranks[static_cast<std::size_t>(stage_rank[st])].path +
+                                         ")");
+                    return;
+                }
+            }
+            if (s.num_ranks() != out.num_ranks()) {
+                d.add(path_name, "the CSV has " + std::to_string(s.num_ranks()) +
+                                     " ranks but the placement uses " +
+                                     std::to_string(out.num_ranks()) + " devices");
+                return;
+            }
+            if (s.num_microbatches != out.microbatches) {
+                d.add(path_name, "the CSV schedules " + std::to_string(s.num_microbatches) +
+                                     " micro-batches but the training settings give " +
+                                     std::to_string(out.microbatches));
+                return;
+            }
+            s = add_communication(s);
+            Diagnostics problems = check_schedule(s);
+            for (const auto& problem : problems.items()) {
+                d.add(path_name + " " + problem.path, problem.message);
+            }
+            if (problems.empty()) {
+                out.schedule = std::move(s);
+            }
+        } catch (const InputError& e) {
+            for (const auto& problem : e.diagnostics().items()) {
+                d.add(path_name + (problem.path.empty() ? "" : " " + problem.path),
+                      problem.message);
+            }
+        }
+        return;
+    }
+    const std::string name = o.schedule.value_or(t.schedule.name);
+    const std::string path_name = o.schedule ? "--schedule" : "training.schedule";
+    try {
+        out.schedule = add_communication(generate_schedule(name, stage_rank, out.microbatches));
+    } catch (const ScheduleError& e) {
+        d.add(path_name, e.what());
+    }
+}
+
+}  // namespace
+
+std::optional<AnalyzedProject> analyze_project(const Project& project,
+                                               const AnalysisOptions& options,
+                                               Diagnostics& diagnostics) {
+    const DeviceCatalog& catalog = options.catalog ? *options.catalog : DeviceCatalog::builtin();
+    Diagnostics d;
+    AnalyzedProject out;
+    out.project = project;
+
+    analyze_layers(project, out, d);
+    resolve_ranks(project, catalog, out, d);
+    check_placement_order(project, out, d);
+
+    std::string schedule_name = options.schedule.value_or(project.training.schedule.name);
+    const bool from_csv =
+        options.schedule_csv || (!options.schedule && project.training.schedule.from_csv());
+    const ScheduleInfo* info = from_csv ? nullptr : find_schedule(schedule_name);
+    if (!from_csv && info == nullptr) {
+        std::vector<std::string> names;
+        for (const auto& s : schedule_catalog()) {
+            names.push_back(s.name);
+        }
+        d.add(options.schedule ? "--schedule" : "training.schedule",
+              "unknown schedule \"" + schedule_name + "\" (known: " + join(names) + ")");
+    }
+    resolve_batch(project, options, info == nullptr || info->microbatching, out, d);
+    if (options.schedule) {
+        out.project.training.schedule = ScheduleChoice{*options.schedule, ""};
+    } else if (options.schedule_csv) {
+        out.project.training.schedule = ScheduleChoice{"csv", *options.schedule_csv};
+    }
+    if (options.microbatches) {
+        out.project.training.microbatches = out.microbatches;
+        out.project.training.microbatch_size.reset();
+    }
+
+    // A schedule is only worth building on a sound pipeline.
+    if (d.empty() && (from_csv || info != nullptr)) {
+        build_schedule(options, out, d);
+    }
+    if (!d.empty()) {
+        diagnostics.append(d);
+        return std::nullopt;
+    }
+    return out;
+}
+
+}  // namespace pipewright

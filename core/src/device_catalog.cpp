@@ -1,0 +1,121 @@
+#include "pipewright/core/device_catalog.h"
+
+#include <cmath>
+
+#include "pipewright/core/diagnostics.h"
+
+namespace pipewright {
+
+namespace embedded {
+extern const char* const kBuiltinDevicesJson;
+}
+
+double DeviceSpec::flops_for(DType dtype) const {
+    if (auto it = peak_flops.find(dtype); it != peak_flops.end()) {
+        return it->second;
+    }
+    if (auto it = peak_flops.find(DType::float32); it != peak_flops.end()) {
+        return it->second;
+    }
+    return 0;
+}
+
+namespace {
+
+double positive_number(const nlohmann::json& j, const std::string& key, const std::string& path,
+                       Diagnostics& diagnostics) {
+    if (!j.contains(key)) {
+        diagnostics.add(path + "." + key, "missing");
+        return 0;
+    }
+    const auto& v = j.at(key);
+    if (!v.is_number() || !(v.get<double>() > 0) || !std::isfinite(v.get<double>())) {
+        diagnostics.add(path + "." + key, "must be a positive number, got " + v.dump());
+        return 0;
+    }
+    return v.get<double>();
+}
+
+}  // namespace
+
+DeviceCatalog DeviceCatalog::from_json(const nlohmann::json& j) {
+    Diagnostics diagnostics;
+    DeviceCatalog catalog;
+    if (!j.is_object() || j.value("format", "") != "pipewright-devices") {
+        throw InputError("format", "expected \"pipewright-devices\"");
+    }
+    if (!j.contains("devices") || !j["devices"].is_array()) {
+        throw InputError("devices", "must be a list of device specs");
+    }
+    const auto& list = j["devices"];
+    for (std::size_t i = 0; i < list.size(); ++i) {
+        const auto& d = list[i];
+        const std::string path = "devices[" + std::to_string(i) + "]";
+        if (!d.is_object() || !d.contains("name") || !d["name"].is_string()) {
+            diagnostics.add(path + ".name", "every device needs a name");
+            continue;
+        }
+        DeviceSpec spec;
+        spec.name = d["name"].get<std::string>();
+        spec.kind = d.value("kind", "gpu");
+        spec.description = d.value("description", "");
+        spec.memory_bytes = static_cast<std::int64_t>(
+            positive_number(d, "memory_GiB", path, diagnostics) * 1024.0 * 1024.0 * 1024.0);
+        spec.memory_bandwidth_GBps = d.value("memory_bandwidth_GBps", 0.0);
+        // Typical launch-plus-sync cost when the catalog does not say.
+        const double default_overhead_us = spec.kind == "cpu" ? 2.0 : 5.0;
+        const double overhead_us = d.value("kernel_overhead_us", default_overhead_us);
+        if (!(overhead_us >= 0)) {
+            diagnostics.add(path + ".kernel_overhead_us", "must be zero or more");
+        }
+        spec.kernel_overhead_s = overhead_us * 1e-6;
+        if (!d.contains("peak_tflops") || !d["peak_tflops"].is_object()) {
+            diagnostics.add(path + ".peak_tflops", "must map dtypes to TFLOP/s");
+            continue;
+        }
+        for (const auto& [key, value] : d["peak_tflops"].items()) {
+            auto dtype = parse_dtype(key);
+            if (!dtype || !value.is_number() || !(value.get<double>() > 0)) {
+                diagnostics.add(path + ".peak_tflops." + key,
+                                "expected a positive TFLOP/s for float32, float16 or bfloat16");
+                continue;
+            }
+            spec.peak_flops[*dtype] = value.get<double>() * 1e12;
+        }
+        if (catalog.find(spec.name) != nullptr) {
+            diagnostics.add(path + ".name", "device \"" + spec.name + "\" is listed twice");
+            continue;
+        }
+        catalog.specs_.push_back(std::move(spec));
+    }
+    if (!diagnostics.empty()) {
+        throw InputError(std::move(diagnostics));
+    }
+    return catalog;
+}
+
+const DeviceCatalog& DeviceCatalog::builtin() {
+    static const DeviceCatalog catalog =
+        from_json(nlohmann::json::parse(embedded::kBuiltinDevicesJson));
+    return catalog;
+}
+
+const DeviceSpec* DeviceCatalog::find(std::string_view name) const {
+    for (const auto& s : specs_) {
+        if (s.name == name) {
+            return &s;
+        }
+    }
+    return nullptr;
+}
+
+std::vector<std::string> DeviceCatalog::names() const {
+    std::vector<std::string> out;
+    out.reserve(specs_.size());
+    for (const auto& s : specs_) {
+        out.push_back(s.name);
+    }
+    return out;
+}
+
+}  // namespace pipewright

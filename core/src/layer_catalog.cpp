@@ -1,0 +1,708 @@
+// The layer catalog: which layer types exist, which hyper-parameters they take,
+// and what one layer costs for ONE sample (shapes exclude the batch dimension;
+// the caller multiplies by the micro-batch size).
+//
+// Cost conventions, and why:
+// - FLOPs count a multiply-add as two, the convention of hardware peak figures
+//   (dense TFLOP/s), so that time = flops / (peak * efficiency) needs no factor.
+// - Backward is split into B (gradient w.r.t. the layer input) and W (gradient
+//   w.r.t. the parameters) because zero-bubble schedules run them separately.
+//   For a matmul y = xA each half costs as much as the forward (2*m*n*k), which
+//   gives the familiar "backward = 2x forward". Bias gradients add to W only.
+// - Element-wise layers (relu, gelu, dropout, norms) are memory-bound; their
+//   FLOPs are rough operation counts (gelu ~8 per element, norms ~8 forward)
+//   meant only to keep them from being free, not to be exact.
+// - Stashed elements are what autograd keeps from forward to backward: inputs of
+//   layers with weights, masks, pooling indices. weight_stashed_elements is the
+//   part W still needs after B has run: the inputs of layers with weights.
+// - Composite blocks (resnet_bottleneck, transformer_block) sum the same
+//   per-part formulas; the transformer uses the closed forms of Narayanan et al.
+//   (2021) for FLOPs and Korthikanti et al. (2022) for activation memory.
+#include "pipewright/core/layer_catalog.h"
+
+#include <cmath>
+#include <exception>
+#include <functional>
+#include <map>
+#include <set>
+#include <utility>
+
+namespace pipewright {
+namespace {
+
+constexpr double kMaxInteger = 2147483647.0;      // largest accepted integer hyper-parameter
+constexpr double kMaxExact = 9007199254740992.0;  // 2^53: counts stay exact in a double
+const char* const kPrevious = "the previous layer produces ";
+
+struct ParamDef {
+    ParamSpec spec;
+    double min = 1;            // smallest accepted value (integers and numbers)
+    double max = kMaxInteger;  // largest accepted value
+    bool max_open = false;     // max itself is excluded
+    std::string zero_means;    // non-empty: 0 is accepted and means this
+};
+
+ParamDef param(std::string name, ParamKind kind, bool required, double def, std::string desc,
+               double min = 1, std::string zero_means = {}) {
+    const bool fraction = kind == ParamKind::number;  // the only number is a probability
+    return {{std::move(name), kind, required, def, std::move(desc)},
+            min,
+            fraction ? 1 : kMaxInteger,
+            fraction,
+            std::move(zero_means)};
+}
+ParamDef req_int(std::string name, std::string desc) {
+    return param(std::move(name), ParamKind::integer, true, 0, std::move(desc));
+}
+ParamDef opt_int(std::string name, double def, std::string desc, double min = 1,
+                 std::string zero_means = {}) {
+    return param(std::move(name), ParamKind::integer, false, def, std::move(desc), min,
+                 std::move(zero_means));
+}
+ParamDef opt_bool(std::string name, bool def, std::string desc) {
+    return param(std::move(name), ParamKind::boolean, false, def ? 1 : 0, std::move(desc));
+}
+
+// Hyper-parameter values after validation, defaults applied.
+struct Params {
+    std::map<std::string, double, std::less<>> values;
+    std::set<std::string, std::less<>> given;
+
+    [[nodiscard]] double get(std::string_view name) const {
+        auto it = values.find(name);
+        return it == values.end() ? 0.0 : it->second;
+    }
+    [[nodiscard]] bool flag(std::string_view name) const { return get(name) != 0.0; }
+};
+
+// Where problems go while one layer is analysed.
+struct Ctx {
+    Diagnostics& diagnostics;
+    const std::string& path;
+    std::string_view type;
+
+    void input_error(const std::string& message) const { diagnostics.add(path, message); }
+    void param_error(std::string_view param, const std::string& message) const {
+        diagnostics.add(path + "." + std::string(param), message);
+    }
+};
+
+// Per-sample costs of one layer or one part of a block.
+struct Cost {
+    double params = 0, fwd = 0, bwd_input = 0, bwd_weight = 0, stash = 0, weight_stash = 0;
+
+    Cost& operator+=(const Cost& o) {
+        params += o.params;
+        fwd += o.fwd;
+        bwd_input += o.bwd_input;
+        bwd_weight += o.bwd_weight;
+        stash += o.stash;
+        weight_stash += o.weight_stash;
+        return *this;
+    }
+};
+
+// ---- shared per-part formulas ---------------------------------------------
+
+// `tokens` rows of `in` features times an [in, out] weight.
+Cost matmul_cost(double tokens, double in, double out, bool bias) {
+    const double mm = 2 * tokens * in * out;
+    const double bias_flops = bias ? tokens * out : 0;
+    return {in * out + (bias ? out : 0),
+            mm + bias_flops,
+            mm,
+            mm + bias_flops,
+            tokens * in,
+            tokens * in};
+}
+
+// A convolution is a matmul over output pixels (im2col); it stashes its input.
+Cost conv_cost(double in_c, double out_c, double k, double out_pixels, double input_numel,
+               bool bias) {
+    Cost c = matmul_cost(out_pixels, in_c * k * k, out_c, bias);
+    c.stash = input_numel;
+    c.weight_stash = input_numel;
+    return c;
+}
+
+// batchnorm / layernorm: a scale and a shift per feature.
+Cost norm_cost(double numel, double features) {
+    return {2 * features, 8 * numel, 8 * numel, 2 * numel, numel, numel};
+}
+
+// relu, gelu, dropout: `flops` per element each way, keeps its input or mask.
+Cost elementwise_cost(double numel, double flops) {
+    return {0, flops * numel, flops * numel, 0, numel, 0};
+}
+
+// floor((size + 2p - k) / s) + 1, or 0 when the kernel does not fit.
+std::int64_t window_out(std::int64_t size, std::int64_t k, std::int64_t s, std::int64_t p) {
+    const std::int64_t span = size + 2 * p - k;
+    return span < 0 ? 0 : span / s + 1;
+}
+
+double dnumel(const Shape& s) {
+    double n = 1;
+    for (auto d : s) {
+        n *= static_cast<double>(d);
+    }
+    return n;
+}
+
+std::int64_t as_int(double v) {
+    return static_cast<std::int64_t>(v);
+}
+
+// ---- input checks -----------------------------------------------------------
+
+// A [C, H, W] input; with a channels_param, C must equal `channels`.
+bool expect_image(const Ctx& ctx, const Shape& in, std::string_view channels_param = {},
+                  double channels = 0) {
+    if (in.size() != 3) {
+        ctx.input_error(std::string(ctx.type) + " expects a [channels, height, width] input, but " +
+                        kPrevious + to_string(in));
+        return false;
+    }
+    if (!channels_param.empty() && static_cast<double>(in[0]) != channels) {
+        ctx.input_error(std::string(ctx.type) + " expects an input with " +
+                        std::string(channels_param) + " = " + std::to_string(as_int(channels)) +
+                        " channels, but " + kPrevious + to_string(in));
+        return false;
+    }
+    return true;
+}
+
+bool expect_last_dim(const Ctx& ctx, const Shape& in, std::string_view param, double value) {
+    if (static_cast<double>(in.back()) != value) {
+        ctx.input_error(std::string(ctx.type) + " expects an input whose last dimension is " +
+                        std::string(param) + " = " + std::to_string(as_int(value)) + ", but " +
+                        kPrevious + to_string(in));
+        return false;
+    }
+    return true;
+}
+
+// Output size of a sliding window over [C, H, W]; diagnostic when it does not fit.
+std::optional<Shape> window_shape(const Ctx& ctx, const Shape& in, double channels_out, double k,
+                                  double s, double p) {
+    const auto ki = as_int(k), si = as_int(s), pi = as_int(p);
+    const auto h = window_out(in[1], ki, si, pi), w = window_out(in[2], ki, si, pi);
+    if (h < 1 || w < 1) {
+        ctx.input_error(std::string(ctx.type) + " with kernel_size " + std::to_string(ki) +
+                        ", stride " + std::to_string(si) + " and padding " + std::to_string(pi) +
+                        " needs an input of at least " + std::to_string(ki) + "x" +
+                        std::to_string(ki) + " pixels after padding, but " + kPrevious +
+                        to_string(in));
+        return std::nullopt;
+    }
+    return Shape{as_int(channels_out), h, w};
+}
+
+// ---- per-type analysers ---------------------------------------------------
+
+struct Result {
+    Cost cost;
+    Shape shape;
+    std::optional<DType> dtype;  // unset: same as the input
+};
+using Analyzer = std::optional<Result> (*)(const Params&, const Shape&, const Ctx&);
+
+std::optional<Result> analyze_linear(const Params& p, const Shape& in, const Ctx& ctx) {
+    const double fin = p.get("in_features"), fout = p.get("out_features");
+    if (!expect_last_dim(ctx, in, "in_features", fin)) {
+        return std::nullopt;
+    }
+    Shape out = in;
+    out.back() = as_int(fout);
+    return Result{matmul_cost(dnumel(in) / fin, fin, fout, p.flag("bias")), out, {}};
+}
+
+std::optional<Result> analyze_relu(const Params&, const Shape& in, const Ctx&) {
+    return Result{elementwise_cost(dnumel(in), 1), in, {}};
+}
+
+std::optional<Result> analyze_gelu(const Params&, const Shape& in, const Ctx&) {
+    return Result{elementwise_cost(dnumel(in), 8), in, {}};
+}
+
+std::optional<Result> analyze_flatten(const Params&, const Shape& in, const Ctx&) {
+    return Result{Cost{}, Shape{numel(in)}, {}};
+}
+
+std::optional<Result> analyze_conv2d(const Params& p, const Shape& in, const Ctx& ctx) {
+    const double cin = p.get("in_channels"), cout = p.get("out_channels"), k = p.get("kernel_size");
+    if (!expect_image(ctx, in, "in_channels", cin)) {
+        return std::nullopt;
+    }
+    auto out = window_shape(ctx, in, cout, k, p.get("stride"), p.get("padding"));
+    if (!out) {
+        return std::nullopt;
+    }
+    const double pixels = dnumel({(*out)[1], (*out)[2]});
+    return Result{conv_cost(cin, cout, k, pixels, dnumel(in), p.flag("bias")), *out, {}};
+}
+
+std::optional<Result> analyze_batchnorm2d(const Params& p, const Shape& in, const Ctx& ctx) {
+    const double c = p.get("num_features");
+    if (!expect_image(ctx, in, "num_features", c)) {
+        return std::nullopt;
+    }
+    return Result{norm_cost(dnumel(in), c), in, {}};
+}
+
+std::optional<Result> analyze_maxpool2d(const Params& p, const Shape& in, const Ctx& ctx) {
+    const double k = p.get("kernel_size"), pad = p.get("padding");
+    if (2 * pad > k) {
+        ctx.param_error("padding", "\"padding\" must be at most half of kernel_size = " +
+                                       std::to_string(as_int(k)) + ", got " +
+                                       std::to_string(as_int(pad)));
+        return std::nullopt;
+    }
+    if (!expect_image(ctx, in)) {
+        return std::nullopt;
+    }
+    auto out = window_shape(ctx, in, static_cast<double>(in[0]), k, p.get("stride"), pad);
+    if (!out) {
+        return std::nullopt;
+    }
+    const double n = dnumel(*out);
+    return Result{{0, n * k * k, n, 0, n, 0}, *out, {}};  // stashes the argmax indices
+}
+
+std::optional<Result> analyze_adaptive_avgpool2d(const Params& p, const Shape& in, const Ctx& ctx) {
+    if (!expect_image(ctx, in)) {
+        return std::nullopt;
+    }
+    const auto o = as_int(p.get("output_size"));
+    return Result{{0, dnumel(in), dnumel(in), 0, 0, 0}, Shape{in[0], o, o}, {}};
+}
+
+std::optional<Result> analyze_bottleneck(const Params& p, const Shape& in, const Ctx& ctx) {
+    const double cin = p.get("in_channels"), mid = p.get("mid_channels"),
+                 cout = p.get("out_channels"), stride = p.get("stride");
+    if (!p.flag("projection") && (stride != 1 || cin != cout)) {
+        ctx.param_error("projection",
+                        "\"projection\" cannot be false here: the shortcut must change the shape "
+                        "(stride " +
+                            std::to_string(as_int(stride)) + ", in_channels " +
+                            std::to_string(as_int(cin)) + ", out_channels " +
+                            std::to_string(as_int(cout)) + ")");
+        return std::nullopt;
+    }
+    if (!expect_image(ctx, in, "in_channels", cin)) {
+        return std::nullopt;
+    }
+    // The 3x3 convolution (padding 1) carries the stride, as in ResNet v1.5.
+    auto out = window_shape(ctx, in, cout, 3, stride, 1);
+    if (!out) {
+        return std::nullopt;
+    }
+    const double in_pixels = dnumel({in[1], in[2]});
+    const double out_pixels = dnumel({(*out)[1], (*out)[2]});
+    const double mid_in = mid * in_pixels, mid_out = mid * out_pixels, n_out = cout * out_pixels;
+    Cost c;
+    c += conv_cost(cin, mid, 1, in_pixels, dnumel(in), false);
+    c += norm_cost(mid_in, mid);
+    c += elementwise_cost(mid_in, 1);
+    c += conv_cost(mid, mid, 3, out_pixels, mid_in, false);
+    c += norm_cost(mid_out, mid);
+    c += elementwise_cost(mid_out, 1);
+    c += conv_cost(mid, cout, 1, out_pixels, mid_out, false);
+    c += norm_cost(n_out, cout);
+    if (p.flag("projection")) {
+        c += conv_cost(cin, cout, 1, out_pixels, dnumel(in), false);
+        c += norm_cost(n_out, cout);
+    }
+    c.fwd += n_out;  // residual add; its gradient is a copy
+    c += elementwise_cost(n_out, 1);
+    return Result{c, *out, {}};
+}
+
+std::optional<Result> analyze_layernorm(const Params& p, const Shape& in, const Ctx& ctx) {
+    const double f = p.get("features");
+    if (!expect_last_dim(ctx, in, "features", f)) {
+        return std::nullopt;
+    }
+    return Result{norm_cost(dnumel(in), f), in, {}};
+}
+
+std::optional<Result> analyze_embedding(const Params& p, const Shape& in, const Ctx&) {
+    const double dim = p.get("embedding_dim");
+    Shape out = in;
+    out.push_back(as_int(dim));
+    const double n_out = dnumel(out);
+    // A gather: memory traffic, counted so that it is not free. Stashes the token ids.
+    const Cost c{p.get("num_embeddings") * dim, n_out, 0, n_out, dnumel(in), dnumel(in)};
+    return Result{c, out, DType::float32};
+}
+
+std::optional<Result> analyze_transformer(const Params& p, const Shape& in, const Ctx& ctx) {
+    const double h = p.get("hidden"), heads = p.get("heads"), r = p.get("mlp_ratio");
+    if (std::fmod(h, heads) != 0) {
+        ctx.param_error("heads", "\"heads\" must divide hidden = " + std::to_string(as_int(h)) +
+                                     ", got " + std::to_string(as_int(heads)));
+        return std::nullopt;
+    }
+    if (in.size() != 2) {
+        ctx.input_error("transformer_block expects a [sequence_length, hidden] input, but " +
+                        std::string(kPrevious) + to_string(in));
+        return std::nullopt;
+    }
+    if (!expect_last_dim(ctx, in, "hidden", h)) {
+        return std::nullopt;
+    }
+    const double L = static_cast<double>(in[0]);
+    const double matmul_coef = 8 + 4 * r;  // QKV 6, projection 2, MLP 4r (times L*h^2)
+    // Attention and MLP matmuls with biases, plus two layernorms.
+    const double params = 4 * h * h + 4 * h + 2 * r * h * h + r * h + h + 4 * h;
+    const double fwd = matmul_coef * L * h * h + 4 * L * L * h;  // + QK^T and attention x V
+    // Korthikanti et al.: s*h*(18 + 4r) + 5*a*s^2 bytes at 2 bytes per element
+    // (34 s h + 5 a s^2 for r = 4), converted to elements.
+    const double stash = L * h * (9 + 2 * r) + 2.5 * heads * L * L;
+    // W needs the inputs of QKV, projection, fc1 (h each) and fc2 (r*h).
+    const Cost c{params, fwd, fwd, matmul_coef * L * h * h, stash, L * h * (3 + r)};
+    return Result{c, in, {}};
+}
+
+// ---- the catalog ------------------------------------------------------------
+
+enum class InputKind { floating, token_ids, any };
+
+struct Entry {
+    LayerTypeInfo info;
+    std::vector<ParamDef> params;
+    Analyzer analyze;
+    InputKind input = InputKind::floating;
+};
+
+std::vector<Entry> build_entries() {
+    const std::string k_desc = "Side of the square window";
+    return {
+        {{"linear", "Fully connected layer applied to the last dimension", {}},
+         {req_int("in_features", "Size of the input's last dimension"),
+          req_int("out_features", "Size of the output's last dimension"),
+          opt_bool("bias", true, "Adds a learned bias")},
+         analyze_linear},
+        {{"relu", "Rectified linear unit, max(x, 0)", {}}, {}, analyze_relu},
+        {{"gelu", "Gaussian error linear unit", {}}, {}, analyze_gelu},
+        {{"dropout", "Zeroes elements at random while training", {}},
+         {param("p", ParamKind::number, false, 0.5, "Probability of zeroing an element, in [0, 1)",
+                0)},
+         analyze_relu},
+        {{"flatten", "Flattens a sample to one dimension", {}},
+         {},
+         analyze_flatten,
+         InputKind::any},
+        {{"conv2d", "2-D convolution over a [channels, height, width] input", {}},
+         {req_int("in_channels", "Channels of the input"),
+          req_int("out_channels", "Channels of the output"), req_int("kernel_size", k_desc),
+          opt_int("stride", 1, "Step of the window"),
+          opt_int("padding", 0, "Zeros added on each side", 0),
+          opt_bool("bias", true, "Adds a learned bias per output channel")},
+         analyze_conv2d},
+        {{"batchnorm2d", "Batch normalisation per channel of a [C, H, W] input", {}},
+         {req_int("num_features", "Channels of the input")},
+         analyze_batchnorm2d},
+        {{"maxpool2d", "2-D max pooling over a [channels, height, width] input", {}},
+         {req_int("kernel_size", k_desc),
+          opt_int("stride", 0, "Step of the window; 0 means kernel_size", 0, "kernel_size"),
+          opt_int("padding", 0, "Padding on each side, at most kernel_size / 2", 0)},
+         analyze_maxpool2d},
+        {{"adaptive_avgpool2d", "Averages each channel down to output_size x output_size", {}},
+         {opt_int("output_size", 1, "Side of the output")},
+         analyze_adaptive_avgpool2d},
+        {{"resnet_bottleneck",
+          "ResNet-50 v1.5 bottleneck block: 1x1, 3x3 (strided), 1x1 convolutions and a shortcut",
+          {}},
+         {req_int("in_channels", "Channels of the input"),
+          req_int("mid_channels", "Channels of the inner 3x3 convolution"),
+          opt_int("out_channels", 0, "Channels of the output; 0 means 4 x mid_channels", 0,
+                  "4 x mid_channels"),
+          opt_int("stride", 1, "Stride of the 3x3 convolution and of the shortcut"),
+          opt_bool("projection", false,
+                   "1x1 convolution on the shortcut; when absent, used iff stride != 1 or "
+                   "in_channels != out_channels")},
+         analyze_bottleneck},
+        {{"layernorm", "Layer normalisation over the last dimension", {}},
+         {req_int("features", "Size of the input's last dimension")},
+         analyze_layernorm},
+        {{"embedding", "Token embedding: int64 token ids to vectors", {}},
+         {req_int("num_embeddings", "Vocabulary size"),
+          req_int("embedding_dim", "Size of each embedding vector")},
+         analyze_embedding,
+         InputKind::token_ids},
+        {{"transformer_block",
+          "GPT-style pre-LN block: causal self-attention and GELU MLP on [seq_len, hidden]",
+          {}},
+         {req_int("hidden", "Model width; the input's last dimension"),
+          req_int("heads", "Attention heads; must divide hidden"),
+          opt_int("mlp_ratio", 4, "MLP width as a multiple of hidden")},
+         analyze_transformer},
+    };
+}
+
+const std::vector<Entry>& entries() {
+    static const std::vector<Entry> all = [] {
+        auto e = build_entries();
+        for (auto& entry : e) {
+            for (const auto& def : entry.params) {
+                entry.info.params.push_back(def.spec);
+            }
+        }
+        return e;
+    }();
+    return all;
+}
+
+const Entry* find_entry(std::string_view type) {
+    for (const auto& e : entries()) {
+        if (e.info.type == type) {
+            return &e;
+        }
+    }
+    return nullptr;
+}
+
+// ---- hyper-parameter reading ------------------------------------------------
+
+std::string show(const nlohmann::json& j) {
+    std::string s = j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+    return s.size() > 40 ? s.substr(0, 37) + "..." : s;
+}
+
+std::string show_number(double v) {
+    std::string s = std::to_string(v);
+    s.erase(s.find_last_not_of('0') + 1);
+    if (!s.empty() && s.back() == '.') {
+        s.pop_back();
+    }
+    return s;
+}
+
+std::string expectation(const ParamDef& d) {
+    const std::string& name = d.spec.name;
+    switch (d.spec.kind) {
+        case ParamKind::boolean:
+            return "\"" + name + "\" must be true or false";
+        case ParamKind::number:
+            return "\"" + name + "\" must be a number in [" + show_number(d.min) + ", " +
+                   show_number(d.max) + (d.max_open ? ")" : "]");
+        case ParamKind::integer:
+            break;
+    }
+    if (!d.zero_means.empty()) {
+        return "\"" + name + "\" must be a positive integer, or 0 for " + d.zero_means;
+    }
+    return "\"" + name + "\" must be a " + (d.min > 0 ? "positive" : "non-negative") + " integer";
+}
+
+// Reads one value; nullopt (with a diagnostic) when it is unusable.
+std::optional<double> read_value(const ParamDef& d, const nlohmann::json& j, const Ctx& ctx) {
+    const auto fail = [&](const std::string& extra) {
+        ctx.param_error(d.spec.name, expectation(d) + extra + ", got " + show(j));
+        return std::nullopt;
+    };
+    if (d.spec.kind == ParamKind::boolean) {
+        if (!j.is_boolean()) {
+            return fail("");
+        }
+        return j.get<bool>() ? 1.0 : 0.0;
+    }
+    if (!j.is_number()) {
+        return fail("");
+    }
+    const double v = j.get<double>();
+    if (!std::isfinite(v) || v < d.min) {
+        return fail("");
+    }
+    if (d.spec.kind == ParamKind::integer && v != std::floor(v)) {
+        return fail("");
+    }
+    if (v > d.max || (d.max_open && v >= d.max)) {
+        return d.spec.kind == ParamKind::integer ? fail(" of at most " + show_number(d.max))
+                                                 : fail("");
+    }
+    return v;
+}
+
+// Defaults that depend on other parameters.
+void resolve_derived(std::string_view type, Params& p) {
+    if (type == "maxpool2d" && p.get("stride") == 0) {
+        p.values["stride"] = p.get("kernel_size");
+    }
+    if (type == "resnet_bottleneck") {
+        if (p.get("out_channels") == 0) {
+            p.values["out_channels"] = 4 * p.get("mid_channels");
+        }
+        if (!p.given.contains("projection")) {
+            const bool needed =
+                p.get("stride") != 1 || p.get("in_channels") != p.get("out_channels");
+            p.values["projection"] = needed ? 1.0 : 0.0;
+        }
+    }
+}
+
+// Validates layer.params against the entry; every problem goes to ctx. Values
+// that are missing or unusable fall back to their default.
+Params read_params(const Entry& e, const nlohmann::json& given_params, const Ctx& ctx) {
+    Params p;
+    for (const auto& d : e.params) {
+        p.values[d.spec.name] = d.spec.default_value;
+    }
+    static const nlohmann::json none = nlohmann::json::object();
+    const nlohmann::json& params = given_params.is_null() ? none : given_params;
+    if (!params.is_object()) {
+        ctx.input_error("the hyper-parameters of a " + e.info.type +
+                        " layer must be a JSON object, got " + show(params));
+        return p;
+    }
+    for (const auto& d : e.params) {
+        auto it = params.find(d.spec.name);
+        if (it == params.end()) {
+            if (d.spec.required) {
+                ctx.param_error(d.spec.name, "missing required parameter \"" + d.spec.name + "\"");
+            }
+            continue;
+        }
+        if (auto v = read_value(d, *it, ctx)) {
+            p.values[d.spec.name] = *v;
+            p.given.insert(d.spec.name);
+        }
+    }
+    static const std::set<std::string, std::less<>> reserved = {"name", "type", "cost",
+                                                                "activation_bytes"};
+    for (const auto& [key, value] : params.items()) {
+        if (reserved.contains(key) || p.values.contains(key)) {
+            continue;
+        }
+        std::string message = "unknown parameter \"" + key + "\" for layer type " + e.info.type;
+        if (e.params.empty()) {
+            message += ", which takes no parameters";
+        } else {
+            message += " (known: ";
+            for (std::size_t i = 0; i < e.params.size(); ++i) {
+                message += (i > 0 ? ", " : "") + e.params[i].spec.name;
+            }
+            message += ")";
+        }
+        ctx.param_error(key, message);
+    }
+    resolve_derived(e.info.type, p);
+    return p;
+}
+
+std::optional<LayerAnalysis> analyze(const LayerSpec& layer, const Shape& in, DType dtype,
+                                     Diagnostics& diagnostics, const std::string& path) {
+    const Entry* e = find_entry(layer.type);
+    Ctx ctx{diagnostics, path, layer.type};
+    if (e == nullptr) {
+        std::string known;
+        for (const auto& entry : entries()) {
+            known += (known.empty() ? "" : ", ") + entry.info.type;
+        }
+        ctx.param_error("type", layer.type.empty() ? "missing layer type (known: " + known + ")"
+                                                   : "unknown layer type \"" + layer.type +
+                                                         "\" (known: " + known + ")");
+        return std::nullopt;
+    }
+    const std::size_t before = diagnostics.size();
+    const Params p = read_params(*e, layer.params, ctx);
+    if (diagnostics.size() != before) {
+        return std::nullopt;
+    }
+    bool bad_dim = false;
+    for (auto d : in) {
+        bad_dim = bad_dim || d < 1;
+    }
+    if (in.empty() || bad_dim || dnumel(in) > kMaxExact) {
+        ctx.input_error(e->info.type + " cannot take an input of shape " + to_string(in) +
+                        ": a sample needs one or more dimensions, each at least 1, and at most "
+                        "2^53 elements");
+        return std::nullopt;
+    }
+    if (e->input == InputKind::token_ids && dtype != DType::int64) {
+        ctx.input_error(e->info.type +
+                        " takes token ids: it must be the first layer and the model input dtype "
+                        "must be \"int64\", but its input is " +
+                        std::string(to_string(dtype)));
+        return std::nullopt;
+    }
+    if (e->input == InputKind::floating && dtype == DType::int64) {
+        ctx.input_error(e->info.type +
+                        " needs floating-point input, but its input is int64 (token ids); start "
+                        "the model with an embedding layer");
+        return std::nullopt;
+    }
+    auto r = e->analyze(p, in, ctx);
+    if (!r) {
+        return std::nullopt;
+    }
+    const Cost& c = r->cost;
+    const double out_n = dnumel(r->shape);
+    bool too_large = c.params > kMaxExact || out_n > kMaxExact;
+    for (double v : {c.fwd, c.bwd_input, c.bwd_weight, c.stash, c.weight_stash}) {
+        too_large = too_large || !std::isfinite(v) || v > 1e30;
+    }
+    if (too_large) {
+        ctx.input_error(e->info.type + " is too large to analyse on an input of shape " +
+                        to_string(in));
+        return std::nullopt;
+    }
+    LayerAnalysis a;
+    a.output_shape = r->shape;
+    a.output_dtype = r->dtype.value_or(dtype);
+    a.parameters = static_cast<std::int64_t>(c.params);
+    a.forward_flops = c.fwd;
+    a.backward_input_flops = c.bwd_input;
+    a.backward_weight_flops = c.bwd_weight;
+    a.output_elements = out_n;
+    a.stashed_elements = c.stash;
+    a.weight_stashed_elements = c.weight_stash;
+    return a;
+}
+
+}  // namespace
+
+const std::vector<LayerTypeInfo>& layer_types() {
+    static const std::vector<LayerTypeInfo> types = [] {
+        std::vector<LayerTypeInfo> out;
+        for (const auto& e : entries()) {
+            out.push_back(e.info);
+        }
+        return out;
+    }();
+    return types;
+}
+
+const LayerTypeInfo* find_layer_type(std::string_view type) {
+    const Entry* e = find_entry(type);
+    return e == nullptr ? nullptr : &layer_types()[static_cast<std::size_t>(e - entries().data())];
+}
+
+std::optional<LayerAnalysis> analyze_layer(const LayerSpec& layer, const Shape& input_shape,
+                                           DType input_dtype, Diagnostics& diagnostics,
+                                           const std::string& path) {
+    try {
+        return analyze(layer, input_shape, input_dtype, diagnostics, path);
+    } catch (const std::exception& ex) {
+        diagnostics.add(path, std::string("cannot analyse this layer: ") + ex.what());
+        return std::nullopt;
+    }
+}
+
+double layer_param(const LayerSpec& layer, std::string_view name) {
+    const Entry* e = find_entry(layer.type);
+    if (e == nullptr) {
+        return 0;
+    }
+    try {
+        Diagnostics ignored;
+        const std::string path;
+        const Params p = read_params(*e, layer.params, Ctx{ignored, path, layer.type});
+        return p.get(name);
+    } catch (const std::exception&) {
+        return 0;
+    }
+}
+
+}  // namespace pipewright

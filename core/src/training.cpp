@@ -1,0 +1,51 @@
+#include "pipewright/core/training.h"
+
+namespace pipewright {
+
+std::string_view to_string(OptimizerKind k) {
+    switch (k) {
+        case OptimizerKind::sgd:
+            return "sgd";
+        case OptimizerKind::adam:
+            return "adam";
+        case OptimizerKind::adamw:
+            return "adamw";
+    }
+    return "sgd";
+}
+
+std::optional<OptimizerKind> parse_optimizer(std::string_view s) {
+    if (s == "sgd") {
+        return OptimizerKind::sgd;
+    }
+    if (s == "adam") {
+        return OptimizerKind::adam;
+    }
+    if (s == "adamw") {
+        return OptimizerKind::adamw;
+    }
+    return std::nullopt;
+}
+
+int OptimizerConfig::state_bytes_per_param() const {
+    switch (type) {
+        case OptimizerKind::sgd:
+            return momentum != 0 ? 4 : 0;  // one fp32 momentum buffer
+        case OptimizerKind::adam:
+        case OptimizerKind::adamw:
+            return 8;  // fp32 first and second moments
+    }
+    return 0;
+}
+
+int Training::resolved_microbatches() const {
+    if (microbatches) {
+        return *microbatches;
+    }
+    if (microbatch_size && *microbatch_size > 0) {
+        return batch_size / *microbatch_size;
+    }
+    return 1;
+}
+
+}  // namespace pipewright

@@ -1,0 +1,55 @@
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "pipewright/core/analysis.h"
+#include "pipewright/sim/profile.h"
+
+namespace pipewright {
+
+// Fraction of a device's peak FLOP/s that real kernels reach. Large matmuls
+// reach 0.6-0.8 on modern GPUs, small layers far less; 0.5 is the documented
+// default (docs/concepts.md), replaced by per-layer overrides or a profile.
+inline constexpr double kDefaultEfficiency = 0.5;
+
+struct CostModelOptions {
+    double efficiency = kDefaultEfficiency;
+    const Profile* profile = nullptr;  // measured costs, when given
+};
+
+// Cost of one layer for one micro-batch on one device.
+struct LayerCost {
+    double forward_s = 0;
+    double backward_input_s = 0;
+    double backward_weight_s = 0;
+    double stash_bytes = 0;         // held from its forward until its backward
+    double weight_stash_bytes = 0;  // of which held after I until W
+    double output_bytes = 0;
+    enum class Source { analytic, override_, profile } source = Source::analytic;
+};
+
+// What one stage costs for one micro-batch.
+struct StageCost {
+    double forward_s = 0;
+    double backward_input_s = 0;
+    double backward_weight_s = 0;
+    double output_bytes = 0;  // activation sent to the next stage
+    double input_bytes = 0;   // gradient sent back to the previous stage
+    double stash_bytes = 0;
+    double weight_stash_bytes = 0;
+    std::int64_t parameters = 0;
+
+    [[nodiscard]] double backward_s() const { return backward_input_s + backward_weight_s; }
+};
+
+[[nodiscard]] LayerCost layer_cost(const AnalyzedProject& project, int layer,
+                                   const DeviceSpec& device, const CostModelOptions& options);
+[[nodiscard]] std::vector<StageCost> stage_costs(const AnalyzedProject& project,
+                                                 const CostModelOptions& options);
+
+// Bytes that do not change during an iteration: weights, gradients, optimizer
+// state and fp32 master weights under mixed precision.
+[[nodiscard]] std::int64_t static_memory_bytes(std::int64_t parameters, const Training& training);
+
+}  // namespace pipewright

@@ -1,0 +1,30 @@
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "pipewright/core/analysis.h"
+#include "pipewright/sim/simulation.h"
+
+namespace pipewright {
+
+struct ComparisonRow {
+    std::string label;                       // schedule name, or "single device"
+    bool baseline = false;                   // the whole model on one device
+    std::optional<SimulationReport> report;  // empty when not applicable
+    std::string reason;                      // why it is not applicable
+    double gain_percent = 0;                 // speed-up over the baseline
+};
+
+// Simulates every schedule of the catalog on the project's layout, plus the
+// whole model on one device of the first stage's kind (the sequential
+// baseline of the seed articles).
+[[nodiscard]] std::vector<ComparisonRow> compare_schedules(const Project& project,
+                                                           const AnalysisOptions& analysis,
+                                                           const CostModelOptions& costs);
+
+// The same project with every layer on one device of the given spec.
+[[nodiscard]] Project single_device_project(const Project& project, const std::string& spec);
+
+}  // namespace pipewright

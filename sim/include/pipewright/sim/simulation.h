@@ -1,0 +1,36 @@
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "pipewright/core/analysis.h"
+#include "pipewright/sim/cost_model.h"
+#include "pipewright/sim/event_simulator.h"
+#include "pipewright/sim/metrics.h"
+
+namespace pipewright {
+
+struct SimulationReport {
+    std::string schedule;
+    int batch_size = 0;
+    int microbatches = 0;
+    int microbatch_size = 0;
+    double iteration_time_s = 0;
+    double throughput_samples_per_s = 0;
+    double bubble_fraction = 0;
+    bool all_fit = true;
+    std::vector<DeviceMetrics> devices;
+    std::vector<LinkUsage> links;
+    std::vector<StageCost> stages;
+    Timeline timeline;  // with the memory curve of every rank
+};
+
+// The links between the ranks of a project, as the simulator needs them.
+void describe_links(const AnalyzedProject& project, const CostModelOptions& options,
+                    SimulationInput& input);
+
+// Simulates one iteration of the analysed project. Throws SimulationError.
+[[nodiscard]] SimulationReport simulate_project(const AnalyzedProject& project,
+                                                const CostModelOptions& options = {});
+
+}  // namespace pipewright

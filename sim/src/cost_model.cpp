@@ -1,0 +1,110 @@
+#include "pipewright/sim/cost_model.h"
+
+#include <algorithm>
+
+namespace pipewright {
+
+std::int64_t static_memory_bytes(std::int64_t parameters, const Training& training) {
+    const std::int64_t weight = dtype_bytes(training.dtype);
+    // Mixed precision keeps an fp32 master copy of the weights for the optimizer.
+    const std::int64_t master = training.dtype == DType::float32 ? 0 : 4;
+    return parameters * (2 * weight + master + training.optimizer.state_bytes_per_param());
+}
+
+LayerCost layer_cost(const AnalyzedProject& project, int layer, const DeviceSpec& device,
+                     const CostModelOptions& options) {
+    const auto& spec = project.project.model.layers.at(static_cast<std::size_t>(layer));
+    const auto& analysis = project.layers.at(static_cast<std::size_t>(layer));
+    const Training& training = project.project.training;
+    const double mb = project.microbatch_size;
+    const double element_bytes = dtype_bytes(training.dtype);
+
+    LayerCost c;
+    const double flops_per_s = device.flops_for(training.dtype) * options.efficiency;
+    if (flops_per_s > 0) {
+        // A part with no work (a flatten, the weight gradient of a ReLU) launches nothing.
+        auto time = [&](double flops) {
+            return flops > 0 ? flops * mb / flops_per_s + device.kernel_overhead_s : 0.0;
+        };
+        c.forward_s = time(analysis.forward_flops);
+        c.backward_input_s = time(analysis.backward_input_flops);
+        c.backward_weight_s = time(analysis.backward_weight_flops);
+    }
+    c.stash_bytes = analysis.stashed_elements * mb * element_bytes;
+    c.weight_stash_bytes = analysis.weight_stashed_elements * mb * element_bytes;
+    c.output_bytes = analysis.output_elements * mb * element_bytes;
+
+    if (options.profile != nullptr) {
+        if (const LayerProfile* measured = options.profile->find(spec.name)) {
+            // Layer time grows about linearly with the micro-batch size.
+            const double scale = mb / options.profile->microbatch_size;
+            c.forward_s = measured->forward_ms * 1e-3 * scale;
+            c.backward_input_s = measured->backward_input_ms * 1e-3 * scale;
+            c.backward_weight_s = measured->backward_weight_ms * 1e-3 * scale;
+            if (measured->activation_bytes) {
+                const double ratio = c.stash_bytes > 0 ? c.weight_stash_bytes / c.stash_bytes : 0;
+                c.stash_bytes = static_cast<double>(*measured->activation_bytes) * scale;
+                c.weight_stash_bytes = c.stash_bytes * ratio;
+            }
+            c.source = LayerCost::Source::profile;
+        }
+    }
+    if (spec.cost) {
+        if (spec.cost->forward_ms) {
+            c.forward_s = *spec.cost->forward_ms * 1e-3;
+        }
+        if (spec.cost->backward_input_ms) {
+            c.backward_input_s = *spec.cost->backward_input_ms * 1e-3;
+        }
+        if (spec.cost->backward_weight_ms) {
+            c.backward_weight_s = *spec.cost->backward_weight_ms * 1e-3;
+        }
+        c.source = LayerCost::Source::override_;
+    }
+    if (spec.activation_bytes) {
+        const double ratio = c.stash_bytes > 0 ? c.weight_stash_bytes / c.stash_bytes : 0;
+        c.stash_bytes = static_cast<double>(*spec.activation_bytes);
+        c.weight_stash_bytes = c.stash_bytes * ratio;
+    }
+    return c;
+}
+
+std::vector<StageCost> stage_costs(const AnalyzedProject& project,
+                                   const CostModelOptions& options) {
+    const Training& training = project.project.training;
+    const double element_bytes = dtype_bytes(training.dtype);
+    const double mb = project.microbatch_size;
+    std::vector<StageCost> out;
+    out.reserve(project.stages.size());
+    for (const auto& stage : project.stages) {
+        const DeviceSpec& device = project.rank_specs.at(static_cast<std::size_t>(stage.rank));
+        StageCost s;
+        for (int l = stage.first_layer; l <= stage.last_layer; ++l) {
+            LayerCost c = layer_cost(project, l, device, options);
+            s.forward_s += c.forward_s;
+            s.backward_input_s += c.backward_input_s;
+            s.backward_weight_s += c.backward_weight_s;
+            s.stash_bytes += c.stash_bytes;
+            s.weight_stash_bytes += c.weight_stash_bytes;
+            s.output_bytes = c.output_bytes;
+            s.parameters += project.layers[static_cast<std::size_t>(l)].parameters;
+        }
+        if (stage.first_layer > 0) {
+            s.input_bytes =
+                project.layers[static_cast<std::size_t>(stage.first_layer - 1)].output_elements *
+                mb * element_bytes;
+        } else {
+            s.input_bytes = static_cast<double>(numel(project.project.model.input.shape)) * mb *
+                            dtype_bytes(project.project.model.input.dtype);
+        }
+        if (training.activation_checkpointing) {
+            // Only the stage input is kept; backward first recomputes the forward.
+            s.stash_bytes = s.input_bytes;
+            s.backward_input_s += s.forward_s;
+        }
+        out.push_back(s);
+    }
+    return out;
+}
+
+}  // namespace pipewright

@@ -1,0 +1,231 @@
+#include "pipewright/sim/event_simulator.h"
+
+#include <cmath>
+#include <functional>
+#include <queue>
+
+namespace pipewright {
+
+namespace {
+
+// Completion records are indexed by (slot, stage, micro-batch) in one flat
+// array, so that a million-action schedule needs no maps.
+enum Slot : int { kF, kBackward, kW, kSendF, kSendB, kRecvF, kRecvB, kSlotCount };
+
+constexpr double kNotYet = -1.0;
+
+int slot_of(ActionType t) {
+    switch (t) {
+        case ActionType::forward:
+            return kF;
+        case ActionType::backward:
+        case ActionType::backward_input:
+            return kBackward;
+        case ActionType::backward_weight:
+            return kW;
+        case ActionType::send_forward:
+            return kSendF;
+        case ActionType::send_backward:
+            return kSendB;
+        case ActionType::recv_forward:
+            return kRecvF;
+        case ActionType::recv_backward:
+            return kRecvB;
+    }
+    return kF;
+}
+
+class Simulator {
+  public:
+    explicit Simulator(const SimulationInput& input)
+        : in_(input),
+          s_(*input.schedule),
+          splits_backward_(s_.splits_backward()),
+          stages_(static_cast<std::size_t>(s_.num_stages)),
+          mbs_(static_cast<std::size_t>(s_.num_microbatches)),
+          done_(kSlotCount * stages_ * mbs_, kNotYet),
+          waiter_(kSlotCount * stages_ * mbs_, -1),
+          pc_(s_.ranks.size(), 0),
+          time_(s_.ranks.size(), 0.0),
+          link_free_(input.links.size(), 0.0) {
+        out_.links.resize(input.links.size());
+        for (std::size_t i = 0; i < input.links.size(); ++i) {
+            out_.links[i].name = input.links[i].name;
+        }
+        Timeline& t = out_.timeline;
+        t.source = "simulated";
+        t.schedule = s_.name;
+        t.num_stages = s_.num_stages;
+        t.num_microbatches = s_.num_microbatches;
+        t.devices = input.rank_devices;
+        t.devices.resize(s_.ranks.size());
+        t.events.reserve(s_.action_count());
+    }
+
+    SimulationOutput run() {
+        for (std::size_t r = 0; r < s_.ranks.size(); ++r) {
+            ready_.push({0.0, static_cast<int>(r)});
+        }
+        while (!ready_.empty()) {
+            auto [t, rank] = ready_.top();
+            ready_.pop();
+            advance(rank);
+        }
+        report_deadlock_if_any();
+        return std::move(out_);
+    }
+
+  private:
+    using Entry = std::pair<double, int>;  // (rank time, rank)
+
+    std::size_t key(int slot, int stage, int mb) const {
+        return (static_cast<std::size_t>(slot) * stages_ + static_cast<std::size_t>(stage)) * mbs_ +
+               static_cast<std::size_t>(mb);
+    }
+    std::size_t key(const Action& a) const { return key(slot_of(a.type), a.stage, a.microbatch); }
+
+    // Runs `rank` while it can and while it is not ahead of another ready
+    // rank, so that link requests reach the links in time order.
+    void advance(int rank) {
+        const auto r = static_cast<std::size_t>(rank);
+        const auto& actions = s_.ranks[r];
+        while (pc_[r] < actions.size()) {
+            const Action& a = actions[pc_[r]];
+            double start = time_[r];
+            const Dependencies deps = dependencies_of(a, s_, splits_backward_);
+            for (int i = 0; i < deps.count; ++i) {
+                const double ready = done_[key(deps.items[static_cast<std::size_t>(i)])];
+                if (ready == kNotYet) {
+                    waiter_[key(deps.items[static_cast<std::size_t>(i)])] = rank;
+                    return;  // woken when that action completes
+                }
+                if (is_compute(a.type) || is_send(a.type)) {
+                    start = std::max(start, ready);
+                }
+            }
+            execute(rank, a, start, deps);
+            ++pc_[r];
+            if (!ready_.empty() && time_[r] > ready_.top().first) {
+                ready_.push({time_[r], rank});
+                return;
+            }
+        }
+    }
+
+    void execute(int rank, const Action& a, double start, const Dependencies& deps) {
+        const auto r = static_cast<std::size_t>(rank);
+        const StageCost& cost = in_.stages[static_cast<std::size_t>(a.stage)];
+        TimelineEvent e{rank, a, start, start, 0, -1};
+        switch (a.type) {
+            case ActionType::forward:
+                e.end_s = start + cost.forward_s;
+                time_[r] = e.end_s;
+                break;
+            case ActionType::backward:
+                e.end_s = start + cost.backward_s();
+                time_[r] = e.end_s;
+                break;
+            case ActionType::backward_input:
+                e.end_s = start + cost.backward_input_s;
+                time_[r] = e.end_s;
+                break;
+            case ActionType::backward_weight:
+                e.end_s = start + cost.backward_weight_s;
+                time_[r] = e.end_s;
+                break;
+            case ActionType::send_forward:
+            case ActionType::send_backward:
+                transfer(rank, a, start, cost, e);
+                break;
+            case ActionType::recv_forward:
+            case ActionType::recv_backward: {
+                // The rank waits here until the data has arrived.
+                const double arrival = done_[key(deps.items[0])];
+                e.start_s = time_[r];
+                e.end_s = std::max(time_[r], arrival);
+                const bool forward = a.type == ActionType::recv_forward;
+                e.bytes = forward ? cost.input_bytes : cost.output_bytes;
+                e.peer_rank = s_.stage_rank[static_cast<std::size_t>(a.stage + (forward ? -1 : 1))];
+                time_[r] = e.end_s;
+                break;
+            }
+        }
+        complete(key(a), is_send(a.type) ? e.end_s : std::max(e.end_s, time_[r]));
+        out_.timeline.events.push_back(e);
+    }
+
+    void transfer(int rank, const Action& a, double start, const StageCost& cost,
+                  TimelineEvent& e) {
+        const bool forward = a.type == ActionType::send_forward;
+        const int peer = s_.stage_rank[static_cast<std::size_t>(a.stage + (forward ? 1 : -1))];
+        const int link =
+            in_.link_index[static_cast<std::size_t>(rank)][static_cast<std::size_t>(peer)];
+        const double bytes = forward ? cost.output_bytes : cost.input_bytes;
+        e.bytes = bytes;
+        e.peer_rank = peer;
+        if (link < 0) {
+            e.end_s = start;
+            return;
+        }
+        const auto l = static_cast<std::size_t>(link);
+        const LinkSpec& spec = in_.links[l].spec;
+        const double occupancy = spec.bandwidth_GBps > 0 ? bytes / (spec.bandwidth_GBps * 1e9) : 0;
+        e.start_s = std::max(start, link_free_[l]);
+        link_free_[l] = e.start_s + occupancy;
+        e.end_s = e.start_s + occupancy + spec.latency_us * 1e-6;
+        out_.links[l].bytes += bytes;
+        out_.links[l].busy_s += occupancy;
+        out_.links[l].transfers += 1;
+    }
+
+    void complete(std::size_t k, double when) {
+        done_[k] = when;
+        if (int w = waiter_[k]; w >= 0) {
+            waiter_[k] = -1;
+            const auto wr = static_cast<std::size_t>(w);
+            ready_.push({std::max(time_[wr], when), w});
+        }
+    }
+
+    void report_deadlock_if_any() const {
+        std::string stalled;
+        for (std::size_t r = 0; r < s_.ranks.size(); ++r) {
+            if (pc_[r] < s_.ranks[r].size()) {
+                const Action& a = s_.ranks[r][pc_[r]];
+                stalled += (stalled.empty() ? "" : "; ") + std::string("rank ") +
+                           std::to_string(r) + " stalls at action " + std::to_string(pc_[r]) +
+                           " (" + to_string(a) + ")";
+            }
+        }
+        if (!stalled.empty()) {
+            throw SimulationError("the schedule deadlocks: " + stalled);
+        }
+    }
+
+    const SimulationInput& in_;
+    const Schedule& s_;
+    bool splits_backward_;
+    std::size_t stages_;
+    std::size_t mbs_;
+    std::vector<double> done_;  // completion (or arrival) time per action
+    std::vector<int> waiter_;   // rank blocked on that action
+    std::vector<std::size_t> pc_;
+    std::vector<double> time_;
+    std::vector<double> link_free_;
+    std::priority_queue<Entry, std::vector<Entry>, std::greater<>> ready_;
+    SimulationOutput out_;
+};
+
+}  // namespace
+
+SimulationOutput simulate_schedule(const SimulationInput& input) {
+    if (input.schedule == nullptr) {
+        throw SimulationError("no schedule to simulate");
+    }
+    if (input.stages.size() != static_cast<std::size_t>(input.schedule->num_stages)) {
+        throw SimulationError("stage costs do not match the schedule's stages");
+    }
+    return Simulator(input).run();
+}
+
+}  // namespace pipewright

@@ -1,0 +1,136 @@
+#include "pipewright/sim/profile.h"
+
+#include <cmath>
+
+#include "pipewright/core/diagnostics.h"
+#include "pipewright/core/project_io.h"
+
+namespace pipewright {
+
+const LayerProfile* Profile::find(const std::string& layer) const {
+    for (const auto& l : layers) {
+        if (l.name == layer) {
+            return &l;
+        }
+    }
+    return nullptr;
+}
+
+nlohmann::json profile_to_json(const Profile& p) {
+    nlohmann::json layers = nlohmann::json::array();
+    for (const auto& l : p.layers) {
+        nlohmann::json lj = {{"name", l.name},
+                             {"forward_ms", l.forward_ms},
+                             {"backward_input_ms", l.backward_input_ms},
+                             {"backward_weight_ms", l.backward_weight_ms}};
+        if (l.activation_bytes) {
+            lj["activation_bytes"] = *l.activation_bytes;
+        }
+        layers.push_back(std::move(lj));
+    }
+    nlohmann::json j = {{"format", Profile::kFormat},           {"version", Profile::kVersion},
+                        {"device_kind", p.device_kind},         {"device_name", p.device_name},
+                        {"microbatch_size", p.microbatch_size}, {"layers", layers}};
+    if (p.transfer) {
+        j["transfer"] = {{"bandwidth_GBps", p.transfer->bandwidth_GBps},
+                         {"latency_us", p.transfer->latency_us}};
+    }
+    return j;
+}
+
+namespace {
+
+double read_ms(const nlohmann::json& j, const char* key, const std::string& path, Diagnostics& d) {
+    if (!j.contains(key) || !j[key].is_number() || !std::isfinite(j[key].get<double>()) ||
+        j[key].get<double>() < 0) {
+        d.add(path + "." + key, "must be a non-negative number of milliseconds");
+        return 0;
+    }
+    return j[key].get<double>();
+}
+
+}  // namespace
+
+Profile profile_from_json(const nlohmann::json& j) {
+    Diagnostics d;
+    Profile p;
+    if (!j.is_object() || j.value("format", "") != Profile::kFormat) {
+        throw InputError("format", "not a Pipewright profile (expected \"pipewright-profile\")");
+    }
+    if (j.value("version", 0) != Profile::kVersion) {
+        throw InputError("version", "this Pipewright reads version 1 profiles");
+    }
+    p.device_kind = j.value("device_kind", "");
+    p.device_name = j.value("device_name", "");
+    if (!j.contains("microbatch_size") || !j["microbatch_size"].is_number_integer() ||
+        j["microbatch_size"].get<int>() < 1) {
+        d.add("microbatch_size", "must be a whole number of at least 1");
+    } else {
+        p.microbatch_size = j["microbatch_size"].get<int>();
+    }
+    if (!j.contains("layers") || !j["layers"].is_array()) {
+        d.add("layers", "must be a list of measured layers");
+    } else {
+        for (std::size_t i = 0; i < j["layers"].size(); ++i) {
+            const auto& lj = j["layers"][i];
+            const std::string path = "layers[" + std::to_string(i) + "]";
+            if (!lj.is_object() || !lj.contains("name") || !lj["name"].is_string()) {
+                d.add(path + ".name", "every measured layer needs the layer's name");
+                continue;
+            }
+            LayerProfile l;
+            l.name = lj["name"].get<std::string>();
+            l.forward_ms = read_ms(lj, "forward_ms", path, d);
+            l.backward_input_ms = read_ms(lj, "backward_input_ms", path, d);
+            l.backward_weight_ms = read_ms(lj, "backward_weight_ms", path, d);
+            if (lj.contains("activation_bytes")) {
+                if (!lj["activation_bytes"].is_number_integer()) {
+                    d.add(path + ".activation_bytes", "must be a whole number of bytes");
+                } else {
+                    l.activation_bytes = lj["activation_bytes"].get<std::int64_t>();
+                }
+            }
+            p.layers.push_back(std::move(l));
+        }
+    }
+    if (j.contains("transfer")) {
+        const auto& t = j["transfer"];
+        if (!t.is_object() || !t.contains("bandwidth_GBps") || !t["bandwidth_GBps"].is_number() ||
+            !(t["bandwidth_GBps"].get<double>() > 0) || !t.contains("latency_us") ||
+            !t["latency_us"].is_number() || t["latency_us"].get<double>() < 0) {
+            d.add("transfer", "needs a positive bandwidth_GBps and a non-negative latency_us");
+        } else {
+            p.transfer = LinkSpec{t["bandwidth_GBps"].get<double>(), t["latency_us"].get<double>()};
+        }
+    }
+    if (!d.empty()) {
+        throw InputError(std::move(d));
+    }
+    return p;
+}
+
+Profile load_profile_file(const std::filesystem::path& path) {
+    std::string text;
+    try {
+        text = read_text_file(path);
+    } catch (const std::exception& e) {
+        throw InputError("--profile", e.what());
+    }
+    nlohmann::json j;
+    try {
+        j = nlohmann::json::parse(text);
+    } catch (const nlohmann::json::parse_error& e) {
+        throw InputError(path.string(), std::string("not valid JSON: ") + e.what());
+    }
+    try {
+        return profile_from_json(j);
+    } catch (const InputError& e) {
+        Diagnostics d;
+        for (const auto& item : e.diagnostics().items()) {
+            d.add(path.filename().string() + ": " + item.path, item.message);
+        }
+        throw InputError(std::move(d));
+    }
+}
+
+}  // namespace pipewright

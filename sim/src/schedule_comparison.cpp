@@ -1,0 +1,87 @@
+#include "pipewright/sim/schedule_comparison.h"
+
+#include "pipewright/core/schedule_generators.h"
+
+namespace pipewright {
+
+Project single_device_project(const Project& project, const std::string& spec) {
+    Project single = project;
+    single.topology.nodes = {Node{"node0", {Container{"c0", {Device{"dev0", spec, {}}}}}}};
+    single.topology.link_overrides.clear();
+    StageAssignment all{"node0/c0/dev0", {}};
+    for (const auto& layer : project.model.layers) {
+        all.layers.push_back(layer.name);
+    }
+    single.placement = {all};
+    single.training.schedule = ScheduleChoice{"naive", ""};
+    return single;
+}
+
+namespace {
+
+std::string first_stage_spec(const Project& project) {
+    if (project.placement.empty()) {
+        return {};
+    }
+    if (auto loc = project.topology.find_device(project.placement.front().device)) {
+        return project.topology.device_at(*loc).spec;
+    }
+    return {};
+}
+
+void simulate_row(ComparisonRow& row, const Project& project, const AnalysisOptions& analysis,
+                  const CostModelOptions& costs) {
+    Diagnostics diagnostics;
+    auto analyzed = analyze_project(project, analysis, diagnostics);
+    if (!analyzed) {
+        row.reason =
+            diagnostics.items().empty() ? "not applicable" : diagnostics.items().front().message;
+        return;
+    }
+    try {
+        row.report = simulate_project(*analyzed, costs);
+    } catch (const std::exception& e) {
+        row.reason = e.what();
+    }
+}
+
+}  // namespace
+
+std::vector<ComparisonRow> compare_schedules(const Project& project,
+                                             const AnalysisOptions& analysis,
+                                             const CostModelOptions& costs) {
+    std::vector<ComparisonRow> rows;
+    ComparisonRow baseline{"single device", true, std::nullopt, "", 0};
+    const std::string spec = first_stage_spec(project);
+    AnalysisOptions base_options = analysis;
+    base_options.schedule = "naive";
+    base_options.schedule_csv.reset();
+    base_options.microbatches.reset();
+    simulate_row(baseline, single_device_project(project, spec), base_options, costs);
+    if (baseline.report) {
+        baseline.label = "single device (" + spec + ")";
+        if (!baseline.report->all_fit) {
+            baseline.reason = "does not fit in one " + spec + "'s memory";
+        }
+    }
+    rows.push_back(std::move(baseline));
+
+    for (const auto& info : schedule_catalog()) {
+        ComparisonRow row{info.name, false, std::nullopt, "", 0};
+        AnalysisOptions options = analysis;
+        options.schedule = info.name;
+        options.schedule_csv.reset();
+        simulate_row(row, project, options, costs);
+        rows.push_back(std::move(row));
+    }
+    const auto& base = rows.front().report;
+    for (auto& row : rows) {
+        if (base && row.report && row.report->iteration_time_s > 0) {
+            row.gain_percent =
+                (base->iteration_time_s / row.report->iteration_time_s - 1.0) * 100.0;
+        }
+    }
+    return rows;
+}
+
+}  // namespace pipewright

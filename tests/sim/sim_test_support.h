@@ -1,0 +1,60 @@
+#pragma once
+
+// Builds simulator inputs without a project, for exact analytic cases.
+
+#include <string>
+#include <vector>
+
+#include "pipewright/core/schedule_generators.h"
+#include "pipewright/sim/event_simulator.h"
+#include "pipewright/sim/metrics.h"
+
+namespace pipewright::testing {
+
+struct Pipeline {
+    Schedule schedule;
+    SimulationInput input;
+};
+
+// `stages` stages with stage s on rank s % ranks, every stage costing the
+// same; transfers are free unless a link is given.
+inline Pipeline make_pipeline(const std::string& name, int stages, int ranks, int microbatches,
+                              StageCost cost, const LinkSpec* link = nullptr) {
+    Pipeline p;
+    std::vector<int> stage_rank;
+    for (int s = 0; s < stages; ++s) {
+        stage_rank.push_back(s % ranks);
+    }
+    p.schedule = add_communication(generate_schedule(name, stage_rank, microbatches));
+    p.input.stages.assign(static_cast<std::size_t>(stages), cost);
+    const auto n = static_cast<std::size_t>(ranks);
+    p.input.link_index.assign(n, std::vector<int>(n, -1));
+    for (std::size_t r = 0; r < n; ++r) {
+        p.input.rank_devices.push_back("dev" + std::to_string(r));
+    }
+    if (link != nullptr) {
+        for (std::size_t a = 0; a < n; ++a) {
+            for (std::size_t b = 0; b < n; ++b) {
+                if (a != b) {
+                    p.input.link_index[a][b] = static_cast<int>(p.input.links.size());
+                    p.input.links.push_back(
+                        {"dev" + std::to_string(a) + "->dev" + std::to_string(b), *link});
+                }
+            }
+        }
+    }
+    p.input.schedule = &p.schedule;
+    return p;
+}
+
+inline StageCost equal_cost(double forward, double backward_input, double backward_weight) {
+    StageCost c;
+    c.forward_s = forward;
+    c.backward_input_s = backward_input;
+    c.backward_weight_s = backward_weight;
+    c.output_bytes = 1e6;
+    c.input_bytes = 1e6;
+    return c;
+}
+
+}  // namespace pipewright::testing
