@@ -56,7 +56,8 @@ std::string format_percent(double fraction) {
 }
 
 std::string format_rate(double per_second) {
-    std::string digits = fixed(per_second, 1);
+    const double a = std::fabs(per_second);
+    std::string digits = fixed(per_second, a >= 100 ? 0 : a >= 10 ? 1 : 2);
     const auto dot = digits.find('.');
     std::string whole = digits.substr(0, dot);
     std::string grouped;
@@ -66,7 +67,7 @@ std::string format_rate(double per_second) {
         }
         grouped += whole[i];
     }
-    return grouped + digits.substr(dot);
+    return dot == std::string::npos ? grouped : grouped + digits.substr(dot);
 }
 
 TextTable::TextTable(std::vector<std::string> header) {

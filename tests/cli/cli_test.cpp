@@ -1,1 +1,256 @@
 #include <gtest/gtest.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include <nlohmann/json.hpp>
+
+#include "commands.h"
+
+namespace pipewright {
+namespace {
+
+namespace fs = std::filesystem;
+const fs::path kExamples = fs::path(PIPEWRIGHT_ASSETS_DIR) / "examples";
+
+struct Result {
+    int code = 0;
+    std::string out;
+    std::string err;
+};
+
+Result run_cli(std::vector<std::string> args) {
+    args.insert(args.begin(), "pipewright");
+    std::vector<const char*> argv;
+    for (const auto& a : args) {
+        argv.push_back(a.c_str());
+    }
+    std::ostringstream out;
+    std::ostringstream err;
+    Result r;
+    r.code = cli::run(static_cast<int>(argv.size()), argv.data(), out, err);
+    r.out = out.str();
+    r.err = err.str();
+    return r;
+}
+
+std::string example(const std::string& name) {
+    return (kExamples / name).string();
+}
+
+class TempDir {
+  public:
+    TempDir() {
+        path_ = fs::temp_directory_path() / ("pipewright-cli-test-" + std::to_string(::getpid()) +
+                                             "-" + std::to_string(counter_++));
+        fs::create_directories(path_);
+    }
+    ~TempDir() { fs::remove_all(path_); }
+    [[nodiscard]] fs::path operator/(const std::string& name) const { return path_ / name; }
+
+  private:
+    static inline int counter_ = 0;
+    fs::path path_;
+};
+
+nlohmann::json read_json(const fs::path& p) {
+    std::ifstream in(p);
+    return nlohmann::json::parse(in);
+}
+
+TEST(Cli, SimulatePrintsASummaryWithAPerDeviceTable) {
+    auto r = run_cli({"simulate", example("resnet50-2gpu-pipelined.json")});
+    ASSERT_EQ(r.code, 0) << r.err;
+    EXPECT_NE(r.out.find("gpipe · 6 micro-batches of 20 · batch 120"), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find("samples/s"), std::string::npos);
+    EXPECT_NE(r.out.find("node0/c0/gpu0"), std::string::npos);
+    EXPECT_NE(r.out.find("node0/c0/gpu1"), std::string::npos);
+    EXPECT_TRUE(r.err.empty()) << r.err;
+}
+
+TEST(Cli, SimulateJsonHasTheDocumentedFields) {
+    auto r = run_cli({"simulate", example("dummy-2gpu.json"), "--json"});
+    ASSERT_EQ(r.code, 0) << r.err;
+    auto j = nlohmann::json::parse(r.out);
+    for (const char* key : {"schedule", "microbatches", "batch_size", "iteration_time_s",
+                            "throughput_samples_per_s", "bubble_fraction", "devices"}) {
+        EXPECT_TRUE(j.contains(key)) << key;
+    }
+    ASSERT_EQ(j["devices"].size(), 2u);
+    for (const char* key : {"name", "busy_s", "start_s", "end_s", "bubble_fraction",
+                            "peak_memory_bytes", "memory_capacity_bytes", "fits"}) {
+        EXPECT_TRUE(j["devices"][0].contains(key)) << key;
+    }
+    EXPECT_EQ(j["schedule"], "gpipe");
+    EXPECT_EQ(j["microbatches"], 4);
+    EXPECT_EQ(j["devices"][1]["name"], "node0/c0/gpu1");
+}
+
+TEST(Cli, OptionsOverrideTheProjectSettings) {
+    auto r = run_cli({"simulate", example("dummy-2gpu.json"), "--json", "--schedule", "1f1b",
+                      "--microbatches", "8", "--batch-size", "64"});
+    ASSERT_EQ(r.code, 0) << r.err;
+    auto j = nlohmann::json::parse(r.out);
+    EXPECT_EQ(j["schedule"], "1f1b");
+    EXPECT_EQ(j["microbatches"], 8);
+    EXPECT_EQ(j["batch_size"], 64);
+}
+
+TEST(Cli, WritesTraceTimelineAndCsvThatReadBack) {
+    TempDir dir;
+    auto r = run_cli({"simulate", example("seven-layers-two-nodes.json"), "--trace",
+                      (dir / "trace.json").string(), "--timeline", (dir / "timeline.json").string(),
+                      "--export-csv", (dir / "schedule.csv").string(), "--json"});
+    ASSERT_EQ(r.code, 0) << r.err;
+    auto trace = read_json(dir / "trace.json");
+    ASSERT_TRUE(trace.contains("traceEvents"));
+    EXPECT_GT(trace["traceEvents"].size(), 10u);
+    auto timeline = read_json(dir / "timeline.json");
+    EXPECT_EQ(timeline["format"], "pipewright-timeline");
+    // The exported schedule simulated from CSV gives the same iteration.
+    auto from_csv = run_cli({"simulate", example("seven-layers-two-nodes.json"), "--json",
+                             "--schedule-csv", (dir / "schedule.csv").string()});
+    ASSERT_EQ(from_csv.code, 0) << from_csv.err;
+    EXPECT_DOUBLE_EQ(nlohmann::json::parse(from_csv.out)["iteration_time_s"].get<double>(),
+                     nlohmann::json::parse(r.out)["iteration_time_s"].get<double>());
+}
+
+TEST(Cli, InvalidProjectExitsOneAndNamesEveryProblem) {
+    TempDir dir;
+    auto j = read_json(kExamples / "dummy-2gpu.json");
+    j["model"]["layers"][2]["in_features"] = 7;
+    j["placement"][1]["device"] = "node0/c0/gpu9";
+    j["training"]["microbatches"] = 5;
+    std::ofstream(dir / "bad.json") << j.dump(2);
+    auto r = run_cli({"simulate", (dir / "bad.json").string()});
+    EXPECT_EQ(r.code, 1);
+    EXPECT_TRUE(r.out.empty());
+    EXPECT_NE(r.err.find("model.layers[2]"), std::string::npos) << r.err;
+    EXPECT_NE(r.err.find("placement[1].device"), std::string::npos) << r.err;
+    EXPECT_NE(r.err.find("training.microbatches"), std::string::npos) << r.err;
+}
+
+TEST(Cli, ScheduleConstraintIsExplained) {
+    auto r = run_cli({"simulate", example("seven-layers-two-nodes.json"), "--microbatches", "2"});
+    EXPECT_EQ(r.code, 1);
+    EXPECT_NE(r.err.find("training.schedule: 1f1b"), std::string::npos) << r.err;
+    EXPECT_NE(r.err.find("4 stages, 2 micro-batches"), std::string::npos) << r.err;
+    auto r2 = run_cli({"simulate", example("seven-layers-two-nodes.json"), "--microbatches", "3"});
+    EXPECT_EQ(r2.code, 1);
+    EXPECT_NE(r2.err.find("--microbatches: batch 64 does not split into 3"), std::string::npos)
+        << r2.err;
+}
+
+TEST(Cli, MissingFileAndBrokenJsonAreReportedNotCrashed) {
+    auto missing = run_cli({"simulate", "/nonexistent/project.json"});
+    EXPECT_EQ(missing.code, 1);
+    EXPECT_NE(missing.err.find("/nonexistent/project.json"), std::string::npos) << missing.err;
+    TempDir dir;
+    std::ofstream(dir / "broken.json")
+        << "{\"format\": \"pipewright-project\",\n \"version\": 1,,}";
+    auto broken = run_cli({"validate", (dir / "broken.json").string()});
+    EXPECT_EQ(broken.code, 1);
+    EXPECT_NE(broken.err.find("line 2"), std::string::npos) << broken.err;
+}
+
+TEST(Cli, UsageErrorsExitTwo) {
+    EXPECT_EQ(run_cli({}).code, 2);
+    EXPECT_EQ(run_cli({"frobnicate"}).code, 2);
+    EXPECT_EQ(run_cli({"simulate"}).code, 2);
+    EXPECT_EQ(run_cli({"simulate", example("dummy-2gpu.json"), "--microbatches", "zero"}).code, 2);
+    EXPECT_EQ(run_cli({"simulate", example("dummy-2gpu.json"), "--schedule", "gpipe",
+                       "--schedule-csv", "x.csv"})
+                  .code,
+              2);
+}
+
+TEST(Cli, HelpAndVersionWorkEverywhere) {
+    for (const std::vector<std::string>& args : std::vector<std::vector<std::string>>{
+             {"--help"}, {"simulate", "--help"}, {"validate", "--help"}, {"schedules", "--help"}}) {
+        auto r = run_cli(args);
+        EXPECT_EQ(r.code, 0) << args.back();
+        EXPECT_NE(r.out.find("Usage"), std::string::npos) << r.out;
+    }
+    for (const std::vector<std::string>& args :
+         std::vector<std::vector<std::string>>{{"--version"}, {"simulate", "--version"}}) {
+        auto r = run_cli(args);
+        EXPECT_EQ(r.code, 0);
+        EXPECT_EQ(r.out.rfind("pipewright ", 0), 0u) << r.out;
+    }
+}
+
+TEST(Cli, ValidateAcceptsEveryExample) {
+    for (const auto& entry : fs::directory_iterator(kExamples)) {
+        auto r = run_cli({"validate", entry.path().string()});
+        EXPECT_EQ(r.code, 0) << entry.path() << ": " << r.err;
+        EXPECT_NE(r.out.find("valid"), std::string::npos);
+    }
+}
+
+TEST(Cli, ValidateJsonListsProblemsWithPaths) {
+    TempDir dir;
+    auto j = read_json(kExamples / "dummy-2gpu.json");
+    j["model"]["layers"][1]["type"] = "lstm";
+    std::ofstream(dir / "bad.json") << j.dump();
+    auto r = run_cli({"validate", (dir / "bad.json").string(), "--json"});
+    EXPECT_EQ(r.code, 1);
+    auto out = nlohmann::json::parse(r.out);
+    EXPECT_FALSE(out["valid"].get<bool>());
+    ASSERT_FALSE(out["problems"].empty());
+    EXPECT_EQ(out["problems"][0]["path"].get<std::string>().rfind("model.layers[1]", 0), 0u);
+}
+
+TEST(Cli, CompareSchedulesPrintsEveryScheduleAndTheBaseline) {
+    auto r = run_cli({"simulate", example("resnet50-2gpu-pipelined.json"), "--compare-schedules"});
+    ASSERT_EQ(r.code, 0) << r.err;
+    for (const char* name :
+         {"single device", "naive", "gpipe", "1f1b", "interleaved-1f1b", "zb-h1", "baseline"}) {
+        EXPECT_NE(r.out.find(name), std::string::npos) << name;
+    }
+    auto json = run_cli(
+        {"simulate", example("resnet50-2gpu-pipelined.json"), "--compare-schedules", "--json"});
+    ASSERT_EQ(json.code, 0);
+    auto rows = nlohmann::json::parse(json.out);
+    EXPECT_EQ(rows.size(), 6u);
+    EXPECT_TRUE(rows[0]["baseline"].get<bool>());
+}
+
+TEST(Cli, ListsSchedulesDevicesAndLayers) {
+    auto schedules = run_cli({"schedules"});
+    ASSERT_EQ(schedules.code, 0);
+    for (const char* name : {"naive", "gpipe", "1f1b", "interleaved-1f1b", "zb-h1"}) {
+        EXPECT_NE(schedules.out.find(name), std::string::npos) << name;
+    }
+    auto devices = nlohmann::json::parse(run_cli({"devices", "--json"}).out);
+    EXPECT_GE(devices.size(), 9u);
+    auto layers = nlohmann::json::parse(run_cli({"layers", "--json"}).out);
+    EXPECT_EQ(layers.size(), 13u);
+}
+
+TEST(Cli, UnwritableOutputIsAnErrorNotACrash) {
+    auto r =
+        run_cli({"simulate", example("dummy-2gpu.json"), "--trace", "/nonexistent/dir/t.json"});
+    EXPECT_EQ(r.code, 1);
+    EXPECT_NE(r.err.find("cannot write the trace"), std::string::npos) << r.err;
+}
+
+// The installed program itself, end to end.
+TEST(CliProgram, RunsAsAProcess) {
+    const std::string command =
+        std::string(PIPEWRIGHT_CLI_PATH) + " simulate " + example("mlp-cpu.json") + " --json 2>&1";
+    FILE* pipe = ::popen(command.c_str(), "r");
+    ASSERT_NE(pipe, nullptr);
+    std::string output;
+    char buffer[4096];
+    while (std::size_t n = std::fread(buffer, 1, sizeof buffer, pipe)) {
+        output.append(buffer, n);
+    }
+    const int status = ::pclose(pipe);
+    EXPECT_EQ(WEXITSTATUS(status), 0) << output;
+    EXPECT_EQ(nlohmann::json::parse(output)["devices"].size(), 2u);
+}
+
+}  // namespace
+}  // namespace pipewright

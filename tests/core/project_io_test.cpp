@@ -1,1 +1,793 @@
+#include "pipewright/core/project_io.h"
+
 #include <gtest/gtest.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <filesystem>
+#include <fstream>
+#include <initializer_list>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "pipewright/core/diagnostics.h"
+#include "pipewright/core/project.h"
+
+namespace pipewright {
+namespace {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+// A fresh folder under the system temp folder, removed with its contents.
+class TempDir {
+  public:
+    TempDir() {
+        static std::atomic<int> counter{0};
+        path_ = fs::temp_directory_path() /
+                ("pipewright-project-io-" + std::to_string(::getpid()) + "-" +
+                 std::to_string(counter++));
+        fs::remove_all(path_);
+        fs::create_directories(path_);
+    }
+    ~TempDir() {
+        std::error_code ec;
+        fs::permissions(path_, fs::perms::owner_all, fs::perm_options::add, ec);
+        fs::remove_all(path_, ec);
+    }
+    TempDir(const TempDir&) = delete;
+    TempDir& operator=(const TempDir&) = delete;
+
+    [[nodiscard]] const fs::path& path() const { return path_; }
+
+  private:
+    fs::path path_;
+};
+
+std::vector<std::string> entries_of(const fs::path& dir) {
+    std::vector<std::string> names;
+    for (const auto& e : fs::directory_iterator(dir)) {
+        names.push_back(e.path().filename().string());
+    }
+    std::sort(names.begin(), names.end());
+    return names;
+}
+
+void write_text(const fs::path& path, const std::string& text) {
+    std::ofstream out(path, std::ios::binary);
+    out << text;
+}
+
+std::vector<fs::path> example_files() {
+    std::vector<fs::path> files;
+    for (const auto& e : fs::directory_iterator(fs::path(PIPEWRIGHT_ASSETS_DIR) / "examples")) {
+        if (e.path().extension() == ".json") {
+            files.push_back(e.path());
+        }
+    }
+    std::sort(files.begin(), files.end());
+    return files;
+}
+
+json dummy_json() {
+    return json::parse(read_text_file(fs::path(PIPEWRIGHT_ASSETS_DIR) / "examples" /
+                                      "dummy-2gpu.json"));
+}
+
+Diagnostics diagnose(const json& j) {
+    Diagnostics d;
+    (void)project_from_json(j, d);
+    return d;
+}
+
+Project parse_ok(const json& j) {
+    Diagnostics d;
+    auto p = project_from_json(j, d);
+    EXPECT_TRUE(d.empty()) << d.format();
+    EXPECT_TRUE(p.has_value());
+    return p.value_or(Project{});
+}
+
+bool contains(const std::string& text, const std::string& fragment) {
+    return text.find(fragment) != std::string::npos;
+}
+
+// Succeeds when some diagnostic has exactly `path` and a message holding every fragment.
+::testing::AssertionResult has_diagnostic(const Diagnostics& d, const std::string& path,
+                                          std::initializer_list<std::string> fragments = {}) {
+    for (const auto& item : d.items()) {
+        if (item.path != path) {
+            continue;
+        }
+        bool all = true;
+        for (const auto& f : fragments) {
+            all = all && contains(item.message, f);
+        }
+        if (all) {
+            return ::testing::AssertionSuccess();
+        }
+    }
+    std::string wanted;
+    for (const auto& f : fragments) {
+        wanted += " \"" + f + "\"";
+    }
+    return ::testing::AssertionFailure() << "no diagnostic at \"" << path << "\" containing"
+                                         << wanted << "; got:\n"
+                                         << d.format();
+}
+
+// A project that uses every optional feature of the format.
+Project full_project() {
+    Project p;
+    p.model.name = "full";
+    p.model.input.shape = {4, 8};
+    p.model.input.dtype = DType::float32;
+    p.model.loss = LossKind::cross_entropy;
+
+    LayerSpec fc;
+    fc.name = "fc";
+    fc.type = "linear";
+    fc.params = {{"in_features", 8}, {"out_features", 16}, {"bias", false}};
+    CostOverride fc_cost;
+    fc_cost.forward_ms = 1.5;
+    fc_cost.backward_input_ms = 0.25;
+    fc.cost = fc_cost;
+    fc.activation_bytes = 4096;
+
+    LayerSpec act;
+    act.name = "act";
+    act.type = "dropout";
+    act.params = {{"p", 0.125}};
+
+    LayerSpec out;
+    out.name = "out";
+    out.type = "linear";
+    out.params = {{"in_features", 16}, {"out_features", 3}};
+    CostOverride out_cost;
+    out_cost.backward_weight_ms = 0.0;
+    out.cost = out_cost;
+    out.activation_bytes = 0;
+    p.model.layers = {fc, act, out};
+
+    p.topology.links.intra_container = {200, 3};
+    p.topology.links.intra_node = {25, 7.5};
+    p.topology.links.inter_node = {12.5, 30};
+    Device g0{"g0", "H100-SXM", {}};
+    g0.overrides.peak_tflops = 400.0;
+    g0.overrides.memory_GiB = 40.0;
+    Device g1{"g1", "A100-80GB", {}};
+    Device l4{"g0", "L4", {}};
+    l4.overrides.memory_GiB = 12.0;
+    p.topology.nodes = {Node{"n0", {Container{"c0", {g0, g1}}}},
+                        Node{"n1", {Container{"c0", {l4}}}}};
+    LinkOverride o;
+    o.device_a = "n0/c0/g0";
+    o.device_b = "n1/c0/g0";
+    o.link = {25, 8};
+    p.topology.link_overrides = {o};
+
+    p.placement = {{"n0/c0/g0", {"fc"}}, {"n0/c0/g1", {"act"}}, {"n1/c0/g0", {"out"}}};
+
+    p.training.batch_size = 48;
+    p.training.microbatch_size = 6;
+    p.training.schedule = ScheduleChoice{"csv", "schedules/mine.csv"};
+    p.training.optimizer.type = OptimizerKind::adam;
+    p.training.optimizer.lr = 3e-4;
+    p.training.optimizer.weight_decay = 0.01;
+    p.training.steps = 7;
+    p.training.dtype = DType::bfloat16;
+    p.training.activation_checkpointing = true;
+    p.training.seed = 1234;
+    return p;
+}
+
+// ---- round trips -------------------------------------------------------------
+
+TEST(ProjectIo, ShipsTheExamples) {
+    const auto files = example_files();
+    EXPECT_GE(files.size(), 7U);
+}
+
+TEST(ProjectIo, EveryExampleRoundTripsThroughJson) {
+    for (const auto& file : example_files()) {
+        SCOPED_TRACE(file.string());
+        const LoadedProject loaded = load_project_file(file);
+        ASSERT_TRUE(loaded.diagnostics.empty()) << loaded.diagnostics.format();
+        ASSERT_TRUE(loaded.project.has_value());
+        const json written = project_to_json(*loaded.project);
+        Diagnostics d;
+        const auto back = project_from_json(written, d);
+        EXPECT_TRUE(d.empty()) << d.format();
+        ASSERT_TRUE(back.has_value());
+        EXPECT_EQ(*back, *loaded.project);
+        EXPECT_EQ(project_to_json(*back), written);
+    }
+}
+
+TEST(ProjectIo, EveryExampleRoundTripsThroughAFile) {
+    TempDir dir;
+    for (const auto& file : example_files()) {
+        SCOPED_TRACE(file.string());
+        const LoadedProject loaded = load_project_file(file);
+        ASSERT_TRUE(loaded.project.has_value()) << loaded.diagnostics.format();
+        const fs::path saved = dir.path() / file.filename();
+        save_project_file(*loaded.project, saved);
+        const LoadedProject again = load_project_file(saved);
+        EXPECT_TRUE(again.diagnostics.empty()) << again.diagnostics.format();
+        ASSERT_TRUE(again.project.has_value());
+        EXPECT_EQ(*again.project, *loaded.project);
+    }
+}
+
+TEST(ProjectIo, LoadsTheDummyExampleFieldByField) {
+    const LoadedProject loaded =
+        load_project_file(fs::path(PIPEWRIGHT_ASSETS_DIR) / "examples" / "dummy-2gpu.json");
+    ASSERT_TRUE(loaded.project.has_value()) << loaded.diagnostics.format();
+    const Project& p = *loaded.project;
+    EXPECT_EQ(p.model.name, "dummy");
+    EXPECT_EQ(p.model.input.shape, (Shape{20}));
+    EXPECT_EQ(p.model.input.dtype, DType::float32);
+    EXPECT_EQ(p.model.loss, LossKind::mse);
+    ASSERT_EQ(p.model.layers.size(), 3U);
+    EXPECT_EQ(p.model.layers[0].name, "net0");
+    EXPECT_EQ(p.model.layers[0].type, "linear");
+    EXPECT_EQ(p.model.layers[0].params, (json{{"in_features", 20}, {"out_features", 10}}));
+    EXPECT_EQ(p.model.layers[1].params, json::object());
+    EXPECT_FALSE(p.model.layers[0].cost.has_value());
+    EXPECT_EQ(p.topology.links.intra_node, (LinkSpec{32, 10}));
+    ASSERT_EQ(p.topology.nodes.size(), 1U);
+    ASSERT_EQ(p.topology.nodes[0].containers.size(), 1U);
+    ASSERT_EQ(p.topology.nodes[0].containers[0].devices.size(), 2U);
+    EXPECT_EQ(p.topology.nodes[0].containers[0].devices[1].name, "gpu1");
+    EXPECT_EQ(p.topology.nodes[0].containers[0].devices[1].spec, "A100-80GB");
+    ASSERT_EQ(p.placement.size(), 2U);
+    EXPECT_EQ(p.placement[0], (StageAssignment{"node0/c0/gpu0", {"net0", "relu"}}));
+    EXPECT_EQ(p.placement[1], (StageAssignment{"node0/c0/gpu1", {"net1"}}));
+    EXPECT_EQ(p.training.batch_size, 32);
+    EXPECT_EQ(p.training.microbatches, 4);
+    EXPECT_FALSE(p.training.microbatch_size.has_value());
+    EXPECT_EQ(p.training.schedule.name, "gpipe");
+    EXPECT_FALSE(p.training.schedule.from_csv());
+    EXPECT_EQ(p.training.optimizer.type, OptimizerKind::sgd);
+    EXPECT_DOUBLE_EQ(p.training.optimizer.lr, 0.001);
+    EXPECT_EQ(p.training.steps, 10);
+}
+
+TEST(ProjectIo, OptionalFieldsTakeTheirDefaults) {
+    const json j = json::parse(R"({
+      "format": "pipewright-project", "version": 1,
+      "model": {"input": {"shape": [4]}, "layers": [{"name": "a", "type": "relu"}]},
+      "topology": {"nodes": [{"name": "n", "containers": [{"name": "c", "devices": [
+        {"name": "d", "spec": "cpu"}]}]}]},
+      "placement": [{"device": "n/c/d", "layers": ["a"]}],
+      "training": {"batch_size": 2}
+    })");
+    const Project p = parse_ok(j);
+    EXPECT_EQ(p.model.name, "model");
+    EXPECT_EQ(p.model.input.dtype, DType::float32);
+    EXPECT_EQ(p.model.loss, LossKind::mse);
+    EXPECT_EQ(p.topology.links, LinkClasses{});
+    EXPECT_EQ(p.topology.links.intra_container, (LinkSpec{300, 5}));
+    EXPECT_EQ(p.topology.links.intra_node, (LinkSpec{32, 10}));
+    EXPECT_EQ(p.topology.links.inter_node, (LinkSpec{50, 20}));
+    EXPECT_TRUE(p.topology.link_overrides.empty());
+    EXPECT_FALSE(p.training.microbatches.has_value());
+    EXPECT_FALSE(p.training.microbatch_size.has_value());
+    EXPECT_EQ(p.training.resolved_microbatches(), 1);
+    EXPECT_EQ(p.training.schedule, ScheduleChoice{});
+    EXPECT_EQ(p.training.schedule.name, "gpipe");
+    EXPECT_EQ(p.training.optimizer, OptimizerConfig{});
+    EXPECT_EQ(p.training.steps, 10);
+    EXPECT_EQ(p.training.dtype, DType::float32);
+    EXPECT_FALSE(p.training.activation_checkpointing);
+    EXPECT_EQ(p.training.seed, 0);
+}
+
+TEST(ProjectIo, LinkOverrideIsRead) {
+    json j = dummy_json();
+    j["topology"]["link_overrides"] = json::parse(
+        R"([{"between": ["node0/c0/gpu0", "node0/c0/gpu1"], "bandwidth_GBps": 25,
+             "latency_us": 8}])");
+    const Diagnostics d = diagnose(j);
+    EXPECT_TRUE(d.empty()) << d.format();
+    Diagnostics ignored;
+    const auto p = project_from_json(j, ignored);
+    ASSERT_TRUE(p.has_value());
+    ASSERT_EQ(p->topology.link_overrides.size(), 1U);
+    EXPECT_EQ(p->topology.link_overrides[0].device_a, "node0/c0/gpu0");
+    EXPECT_EQ(p->topology.link_overrides[0].device_b, "node0/c0/gpu1");
+    EXPECT_EQ(p->topology.link_overrides[0].link, (LinkSpec{25, 8}));
+}
+
+TEST(ProjectIo, LinkOverrideLatencyDefaultsToZero) {
+    json j = dummy_json();
+    j["topology"]["link_overrides"] =
+        json::parse(R"([{"between": ["node0/c0/gpu0", "node0/c0/gpu1"], "bandwidth_GBps": 25}])");
+    Diagnostics d;
+    const auto p = project_from_json(j, d);
+    ASSERT_TRUE(p.has_value());
+    ASSERT_EQ(p->topology.link_overrides.size(), 1U);
+    EXPECT_EQ(p->topology.link_overrides[0].link, (LinkSpec{25, 0}));
+    EXPECT_FALSE(d.mentions("topology.link_overrides")) << d.format();
+}
+
+TEST(ProjectIo, LinkOverrideBetweenNeedsTwoPaths) {
+    json j = dummy_json();
+    j["topology"]["link_overrides"] =
+        json::parse(R"([{"between": ["node0/c0/gpu0"], "bandwidth_GBps": 25}])");
+    EXPECT_TRUE(has_diagnostic(diagnose(j), "topology.link_overrides[0].between",
+                               {"exactly two device paths"}));
+}
+
+TEST(ProjectIo, HandBuiltProjectWithEveryFeatureRoundTrips) {
+    const Project p = full_project();
+    Diagnostics d;
+    const auto back = project_from_json(project_to_json(p), d);
+    EXPECT_TRUE(d.empty()) << d.format();
+    ASSERT_TRUE(back.has_value());
+    EXPECT_EQ(*back, p);
+
+    TempDir dir;
+    const fs::path file = dir.path() / "full.json";
+    save_project_file(p, file);
+    const LoadedProject loaded = load_project_file(file);
+    EXPECT_TRUE(loaded.diagnostics.empty()) << loaded.diagnostics.format();
+    ASSERT_TRUE(loaded.project.has_value());
+    EXPECT_EQ(*loaded.project, p);
+}
+
+TEST(ProjectIo, HandBuiltVariantRoundTrips) {
+    // The other branch of each choice: microbatches, a named schedule, adamw,
+    // float16, int64 token input, no overrides.
+    Project p;
+    p.model.name = "tokens";
+    p.model.input = {{16}, DType::int64};
+    LayerSpec emb;
+    emb.name = "embed";
+    emb.type = "embedding";
+    emb.params = {{"num_embeddings", 100}, {"embedding_dim", 8}};
+    p.model.layers = {emb};
+    p.topology.nodes = {Node{"n", {Container{"c", {Device{"d", "cpu", {}}}}}}};
+    p.placement = {{"n/c/d", {"embed"}}};
+    p.training.batch_size = 8;
+    p.training.microbatches = 2;
+    p.training.schedule = ScheduleChoice{"zb-h1", ""};
+    p.training.optimizer = {OptimizerKind::adamw, 0.5, 0.25, 0.125};
+    p.training.dtype = DType::float16;
+    Diagnostics d;
+    const auto back = project_from_json(project_to_json(p), d);
+    EXPECT_TRUE(d.empty()) << d.format();
+    ASSERT_TRUE(back.has_value());
+    EXPECT_EQ(*back, p);
+}
+
+TEST(ProjectIo, RoundTripNoticesAChange) {
+    // The comparison used by the round trips is not vacuous.
+    Project a = full_project();
+    Project b = a;
+    b.topology.nodes[1].containers[0].devices[0].overrides.memory_GiB = 13.0;
+    EXPECT_NE(a, b);
+    b = a;
+    b.model.layers[0].params["bias"] = true;
+    EXPECT_NE(a, b);
+}
+
+// ---- atomic save -------------------------------------------------------------
+
+TEST(ProjectIo, SaveReplacesAnExistingFileCompletely) {
+    TempDir dir;
+    const fs::path file = dir.path() / "project.json";
+    write_text(file, std::string(200000, 'x'));
+    const Project p = full_project();
+    save_project_file(p, file);
+    EXPECT_EQ(read_text_file(file), project_to_json(p).dump(2) + "\n");
+    const LoadedProject loaded = load_project_file(file);
+    ASSERT_TRUE(loaded.project.has_value()) << loaded.diagnostics.format();
+    EXPECT_EQ(*loaded.project, p);
+}
+
+TEST(ProjectIo, SaveLeavesNoTemporaryFiles) {
+    TempDir dir;
+    const fs::path file = dir.path() / "p.json";
+    save_project_file(full_project(), file);
+    save_project_file(full_project(), file);
+    EXPECT_EQ(entries_of(dir.path()), (std::vector<std::string>{"p.json"}));
+    // mkstemp makes 0600 files; a saved project is an ordinary document.
+    const auto perms = fs::status(file).permissions();
+    EXPECT_NE(perms & fs::perms::owner_read, fs::perms::none);
+    EXPECT_NE(perms & fs::perms::owner_write, fs::perms::none);
+    EXPECT_NE(perms & fs::perms::group_read, fs::perms::none);
+    EXPECT_NE(perms & fs::perms::others_read, fs::perms::none);
+}
+
+TEST(ProjectIo, SaveIntoAMissingFolderThrowsAndLeavesNothing) {
+    TempDir dir;
+    const fs::path file = dir.path() / "missing" / "p.json";
+    try {
+        save_project_file(full_project(), file);
+        ADD_FAILURE() << "no exception";
+    } catch (const std::runtime_error& e) {
+        EXPECT_TRUE(contains(e.what(), file.string())) << e.what();
+    }
+    EXPECT_FALSE(fs::exists(dir.path() / "missing"));
+    EXPECT_TRUE(entries_of(dir.path()).empty());
+}
+
+TEST(ProjectIo, SaveIntoAReadOnlyFolderKeepsTheOldFile) {
+    TempDir dir;
+    const fs::path file = dir.path() / "p.json";
+    write_text(file, "old contents\n");
+    fs::permissions(dir.path(), fs::perms(0555), fs::perm_options::replace);
+    if (::access(dir.path().c_str(), W_OK) == 0) {
+        fs::permissions(dir.path(), fs::perms::owner_all, fs::perm_options::add);
+        GTEST_SKIP() << "the folder stays writable (running as root?)";
+    }
+    EXPECT_THROW(save_project_file(full_project(), file), std::runtime_error);
+    fs::permissions(dir.path(), fs::perms::owner_all, fs::perm_options::add);
+    EXPECT_EQ(read_text_file(file), "old contents\n");
+    EXPECT_EQ(entries_of(dir.path()), (std::vector<std::string>{"p.json"}));
+}
+
+TEST(ProjectIo, SaveOverAFolderFailsAndCleansUp) {
+    TempDir dir;
+    const fs::path target = dir.path() / "taken";
+    fs::create_directories(target / "inside");
+    EXPECT_THROW(save_project_file(full_project(), target), std::runtime_error);
+    EXPECT_TRUE(fs::is_directory(target / "inside"));
+    EXPECT_EQ(entries_of(dir.path()), (std::vector<std::string>{"taken"}));
+}
+
+TEST(ProjectIo, WriteFileAtomicallyWritesExactBytes) {
+    TempDir dir;
+    const fs::path file = dir.path() / "a.txt";
+    const std::string text = std::string("line 1\n\0binary\n", 15) + std::string(100000, 'z');
+    write_file_atomically(file, text);
+    EXPECT_EQ(read_text_file(file), text);
+    write_file_atomically(file, "");
+    EXPECT_EQ(read_text_file(file), "");
+    EXPECT_EQ(entries_of(dir.path()), (std::vector<std::string>{"a.txt"}));
+}
+
+TEST(ProjectIo, LoadingAMissingFileReportsIt) {
+    TempDir dir;
+    const fs::path file = dir.path() / "nope.json";
+    const LoadedProject loaded = load_project_file(file);
+    EXPECT_FALSE(loaded.project.has_value());
+    ASSERT_EQ(loaded.diagnostics.size(), 1U);
+    EXPECT_TRUE(contains(loaded.diagnostics.items()[0].message, file.string()))
+        << loaded.diagnostics.format();
+}
+
+// ---- structural diagnostics -----------------------------------------------------
+
+TEST(ProjectIo, ValidDummyHasNoDiagnostics) {
+    EXPECT_TRUE(diagnose(dummy_json()).empty()) << diagnose(dummy_json()).format();
+}
+
+TEST(ProjectIo, TextThatIsNotJsonNamesLineAndColumn) {
+    const LoadedProject loaded = parse_project_text(
+        "{\n  \"format\": \"pipewright-project\",\n  \"version\": 1,\n  oops\n}\n");
+    EXPECT_FALSE(loaded.project.has_value());
+    ASSERT_EQ(loaded.diagnostics.size(), 1U);
+    const auto& message = loaded.diagnostics.items()[0].message;
+    EXPECT_TRUE(contains(message, "line 4")) << message;
+    EXPECT_TRUE(contains(message, "column")) << message;
+}
+
+TEST(ProjectIo, NotJsonColumnIsTheOffendingCharacter) {
+    // The `x` is the first character of line 2; the message must not point past it.
+    const LoadedProject loaded = parse_project_text("{\nx}");
+    ASSERT_EQ(loaded.diagnostics.size(), 1U);
+    const auto& message = loaded.diagnostics.items()[0].message;
+    EXPECT_TRUE(contains(message, "not valid JSON at line 2, column 1")) << message;
+}
+
+TEST(ProjectIo, DocumentThatIsNotAnObject) {
+    const LoadedProject loaded = parse_project_text("[1, 2]");
+    EXPECT_FALSE(loaded.project.has_value());
+    EXPECT_TRUE(has_diagnostic(loaded.diagnostics, "(document)", {"JSON object"}));
+}
+
+TEST(ProjectIo, WrongFormatString) {
+    json j = dummy_json();
+    j["format"] = "pipewright-timeline";
+    EXPECT_TRUE(has_diagnostic(diagnose(j), "format", {"pipewright-project", "pipewright-timeline"}));
+}
+
+TEST(ProjectIo, VersionTwoIsRejected) {
+    json j = dummy_json();
+    j["version"] = 2;
+    const Diagnostics d = diagnose(j);
+    EXPECT_TRUE(has_diagnostic(d, "version", {"version 1", "version 2"}));
+    EXPECT_EQ(d.size(), 1U) << d.format();
+}
+
+TEST(ProjectIo, MissingFormatAndVersion) {
+    json j = dummy_json();
+    j.erase("format");
+    j.erase("version");
+    const Diagnostics d = diagnose(j);
+    EXPECT_TRUE(has_diagnostic(d, "format", {"missing"}));
+    EXPECT_TRUE(has_diagnostic(d, "version", {"missing"}));
+}
+
+TEST(ProjectIo, EachMissingSectionIsNamed) {
+    for (const char* section : {"model", "topology", "placement", "training"}) {
+        SCOPED_TRACE(section);
+        json j = dummy_json();
+        j.erase(section);
+        const Diagnostics d = diagnose(j);
+        EXPECT_TRUE(has_diagnostic(d, section, {"missing"}));
+    }
+    json none = dummy_json();
+    for (const char* section : {"model", "topology", "placement", "training"}) {
+        none.erase(section);
+    }
+    const Diagnostics d = diagnose(none);
+    EXPECT_EQ(d.size(), 4U) << d.format();
+}
+
+TEST(ProjectIo, LayerWithoutAName) {
+    json j = dummy_json();
+    j["model"]["layers"][1].erase("name");
+    EXPECT_TRUE(has_diagnostic(diagnose(j), "model.layers[1].name", {"missing"}));
+}
+
+TEST(ProjectIo, DuplicatedLayerName) {
+    json j = dummy_json();
+    j["model"]["layers"][2]["name"] = "net0";
+    EXPECT_TRUE(has_diagnostic(diagnose(j), "model.layers[2].name", {"\"net0\"", "twice"}));
+}
+
+TEST(ProjectIo, EmptyLayerList) {
+    json j = dummy_json();
+    j["model"]["layers"] = json::array();
+    EXPECT_TRUE(has_diagnostic(diagnose(j), "model.layers", {"at least one layer"}));
+}
+
+TEST(ProjectIo, LayerHyperParametersStayInParams) {
+    json j = dummy_json();
+    j["model"]["layers"][0]["cost"] = {{"forward_ms", 2.5}};
+    j["model"]["layers"][0]["activation_bytes"] = 1000;
+    j["model"]["layers"][0]["bias"] = false;
+    const Project p = parse_ok(j);
+    const LayerSpec& l = p.model.layers[0];
+    EXPECT_EQ(l.params, (json{{"in_features", 20}, {"out_features", 10}, {"bias", false}}));
+    ASSERT_TRUE(l.cost.has_value());
+    EXPECT_EQ(l.cost->forward_ms, 2.5);
+    EXPECT_FALSE(l.cost->backward_input_ms.has_value());
+    EXPECT_EQ(l.activation_bytes, 1000);
+}
+
+TEST(ProjectIo, BadCostOverride) {
+    json j = dummy_json();
+    j["model"]["layers"][0]["cost"] = {{"forward_ms", -1}, {"backwards_ms", 1}};
+    j["model"]["layers"][1]["activation_bytes"] = -5;
+    const Diagnostics d = diagnose(j);
+    EXPECT_TRUE(has_diagnostic(d, "model.layers[0].cost.forward_ms", {"-1"}));
+    EXPECT_TRUE(has_diagnostic(d, "model.layers[0].cost.backwards_ms", {"unknown field"}));
+    EXPECT_TRUE(has_diagnostic(d, "model.layers[1].activation_bytes", {"-5"}));
+}
+
+TEST(ProjectIo, UnknownTopLevelField) {
+    json j = dummy_json();
+    j["trainig"] = j["training"];
+    j.erase("training");
+    const Diagnostics d = diagnose(j);
+    EXPECT_TRUE(has_diagnostic(d, "trainig", {"unknown field", "training"}));
+    EXPECT_TRUE(has_diagnostic(d, "training", {"missing"}));
+}
+
+TEST(ProjectIo, UnknownNestedField) {
+    json j = dummy_json();
+    j["training"]["optimizer"]["learning_rate"] = 0.1;
+    j["topology"]["nodes"][0]["containers"][0]["devices"][0]["memory_gb"] = 10;
+    const Diagnostics d = diagnose(j);
+    EXPECT_TRUE(has_diagnostic(d, "training.optimizer.learning_rate", {"unknown field", "lr"}));
+    EXPECT_TRUE(has_diagnostic(d, "topology.nodes[0].containers[0].devices[0].memory_gb",
+                               {"unknown field", "memory_GiB"}));
+}
+
+TEST(ProjectIo, BatchSizeAsText) {
+    json j = dummy_json();
+    j["training"]["batch_size"] = "32";
+    EXPECT_TRUE(has_diagnostic(diagnose(j), "training.batch_size", {"whole number", "\"32\""}));
+}
+
+TEST(ProjectIo, FractionalMicrobatches) {
+    json j = dummy_json();
+    j["training"]["microbatches"] = 2.5;
+    EXPECT_TRUE(has_diagnostic(diagnose(j), "training.microbatches", {"whole number", "2.5"}));
+}
+
+TEST(ProjectIo, NegativeShapeDimension) {
+    json j = dummy_json();
+    j["model"]["input"]["shape"] = {20, -1};
+    const Diagnostics d = diagnose(j);
+    EXPECT_TRUE(has_diagnostic(d, "model.input.shape[1]", {"positive", "-1"}));
+    EXPECT_FALSE(d.mentions("model.input.shape[0]")) << d.format();
+}
+
+TEST(ProjectIo, InputDtypeMustBeFeaturesOrTokens) {
+    json j = dummy_json();
+    j["model"]["input"]["dtype"] = "float16";
+    EXPECT_TRUE(has_diagnostic(diagnose(j), "model.input.dtype", {"float16"}));
+}
+
+TEST(ProjectIo, BothMicrobatchesAndMicrobatchSize) {
+    json j = dummy_json();
+    j["training"]["microbatch_size"] = 8;
+    EXPECT_TRUE(has_diagnostic(diagnose(j), "training.microbatch_size", {"not both"}));
+}
+
+TEST(ProjectIo, ScheduleThatIsANumber) {
+    json j = dummy_json();
+    j["training"]["schedule"] = 3;
+    EXPECT_TRUE(has_diagnostic(diagnose(j), "training.schedule", {"1f1b", "csv"}));
+}
+
+TEST(ProjectIo, ScheduleCsvObject) {
+    json j = dummy_json();
+    j["training"]["schedule"] = {{"csv", "mine.csv"}};
+    const Project p = parse_ok(j);
+    EXPECT_TRUE(p.training.schedule.from_csv());
+    EXPECT_EQ(p.training.schedule.csv_path, "mine.csv");
+    EXPECT_EQ(p.training.schedule.name, "csv");
+
+    j["training"]["schedule"] = {{"file", "mine.csv"}};
+    const Diagnostics d = diagnose(j);
+    EXPECT_TRUE(has_diagnostic(d, "training.schedule.file", {"unknown field"}));
+    EXPECT_TRUE(has_diagnostic(d, "training.schedule.csv", {"missing"}));
+}
+
+TEST(ProjectIo, UnknownOptimizer) {
+    json j = dummy_json();
+    j["training"]["optimizer"]["type"] = "rmsprop";
+    EXPECT_TRUE(has_diagnostic(diagnose(j), "training.optimizer.type", {"rmsprop", "adam"}));
+}
+
+TEST(ProjectIo, BadTrainingDtype) {
+    for (const char* dtype : {"float64", "int64"}) {
+        SCOPED_TRACE(dtype);
+        json j = dummy_json();
+        j["training"]["dtype"] = dtype;
+        EXPECT_TRUE(has_diagnostic(diagnose(j), "training.dtype", {dtype, "bfloat16"}));
+    }
+}
+
+TEST(ProjectIo, LinkBandwidthZero) {
+    json j = dummy_json();
+    j["topology"]["links"]["intra_node"]["bandwidth_GBps"] = 0;
+    const Diagnostics d = diagnose(j);
+    EXPECT_TRUE(has_diagnostic(d, "topology.links.intra_node.bandwidth_GBps", {"greater than"}));
+    EXPECT_EQ(d.size(), 1U) << d.format();
+}
+
+TEST(ProjectIo, LinkWithoutBandwidthKeepsNoDefault) {
+    json j = dummy_json();
+    j["topology"]["links"]["inter_node"] = {{"latency_us", 3}};
+    EXPECT_TRUE(
+        has_diagnostic(diagnose(j), "topology.links.inter_node.bandwidth_GBps", {"missing"}));
+}
+
+TEST(ProjectIo, LinkLatencyDefaultsToTheClassDefault) {
+    json j = dummy_json();
+    j["topology"]["links"] = {{"inter_node", {{"bandwidth_GBps", 7}}}};
+    const Project p = parse_ok(j);
+    EXPECT_EQ(p.topology.links.inter_node, (LinkSpec{7, 20}));
+    EXPECT_EQ(p.topology.links.intra_container, (LinkSpec{300, 5}));
+}
+
+TEST(ProjectIo, DeviceNameWithSlash) {
+    json j = dummy_json();
+    j["topology"]["nodes"][0]["containers"][0]["devices"][0]["name"] = "gpu/0";
+    EXPECT_TRUE(has_diagnostic(diagnose(j), "topology.nodes[0].containers[0].devices[0].name",
+                               {"'/'", "gpu/0"}));
+}
+
+TEST(ProjectIo, NodeAndContainerNamesWithSlash) {
+    json j = dummy_json();
+    j["topology"]["nodes"][0]["name"] = "a/b";
+    j["topology"]["nodes"][0]["containers"][0]["name"] = "c/d";
+    const Diagnostics d = diagnose(j);
+    EXPECT_TRUE(has_diagnostic(d, "topology.nodes[0].name", {"a/b"}));
+    EXPECT_TRUE(has_diagnostic(d, "topology.nodes[0].containers[0].name", {"c/d"}));
+}
+
+TEST(ProjectIo, DuplicateDeviceNameInOneContainer) {
+    json j = dummy_json();
+    j["topology"]["nodes"][0]["containers"][0]["devices"][1]["name"] = "gpu0";
+    EXPECT_TRUE(has_diagnostic(diagnose(j), "topology.nodes[0].containers[0].devices[1].name",
+                               {"\"gpu0\"", "twice"}));
+}
+
+TEST(ProjectIo, SameDeviceNameInTwoContainersIsFine) {
+    json j = dummy_json();
+    j["topology"]["nodes"][0]["containers"].push_back(
+        {{"name", "c1"}, {"devices", {{{"name", "gpu0"}, {"spec", "A100-80GB"}}}}});
+    EXPECT_TRUE(diagnose(j).empty()) << diagnose(j).format();
+}
+
+TEST(ProjectIo, DeviceOverridesAreRead) {
+    json j = dummy_json();
+    auto& dev = j["topology"]["nodes"][0]["containers"][0]["devices"][1];
+    dev["peak_tflops"] = 100;
+    dev["memory_GiB"] = 10.5;
+    const Project p = parse_ok(j);
+    const Device& d = p.topology.nodes[0].containers[0].devices[1];
+    EXPECT_EQ(d.overrides.peak_tflops, 100.0);
+    EXPECT_EQ(d.overrides.memory_GiB, 10.5);
+    dev["peak_tflops"] = 0;
+    EXPECT_TRUE(has_diagnostic(diagnose(j), "topology.nodes[0].containers[0].devices[1].peak_tflops",
+                               {"greater than"}));
+}
+
+TEST(ProjectIo, PlacementRangeExpandsToTheNames) {
+    json j = dummy_json();
+    j["placement"] = json::parse(R"([
+      {"device": "node0/c0/gpu0", "layers": {"from": "net0", "to": "net1"}}])");
+    Project p = parse_ok(j);
+    ASSERT_EQ(p.placement.size(), 1U);
+    EXPECT_EQ(p.placement[0].layers, (std::vector<std::string>{"net0", "relu", "net1"}));
+
+    j["placement"] = json::parse(R"([
+      {"device": "node0/c0/gpu0", "layers": {"from": "net0", "to": "relu"}},
+      {"device": "node0/c0/gpu1", "layers": {"from": "net1", "to": "net1"}}])");
+    p = parse_ok(j);
+    ASSERT_EQ(p.placement.size(), 2U);
+    EXPECT_EQ(p.placement[0].layers, (std::vector<std::string>{"net0", "relu"}));
+    EXPECT_EQ(p.placement[1].layers, (std::vector<std::string>{"net1"}));
+}
+
+TEST(ProjectIo, PlacementRangeBackwards) {
+    json j = dummy_json();
+    j["placement"] = json::parse(R"([
+      {"device": "node0/c0/gpu0", "layers": {"from": "net1", "to": "net0"}}])");
+    EXPECT_TRUE(has_diagnostic(diagnose(j), "placement[0].layers", {"net1", "net0", "after"}));
+}
+
+TEST(ProjectIo, PlacementRangeUnknownName) {
+    json j = dummy_json();
+    j["placement"] = json::parse(R"([
+      {"device": "node0/c0/gpu0", "layers": {"from": "net0", "to": "net9"}},
+      {"device": "node0/c0/gpu1", "layers": {"from": "nope", "to": "net1"}}])");
+    const Diagnostics d = diagnose(j);
+    EXPECT_TRUE(has_diagnostic(d, "placement[0].layers.to", {"\"net9\""}));
+    EXPECT_TRUE(has_diagnostic(d, "placement[1].layers.from", {"\"nope\""}));
+}
+
+TEST(ProjectIo, PlacementShapes) {
+    json j = dummy_json();
+    j["placement"] = {{"device", "node0/c0/gpu0"}};
+    EXPECT_TRUE(has_diagnostic(diagnose(j), "placement", {"list of stages"}));
+    j["placement"] = json::parse(R"([{"device": "node0/c0/gpu0"},
+                                     {"device": "node0/c0/gpu1", "layers": ["net1", 3]}])");
+    const Diagnostics d = diagnose(j);
+    EXPECT_TRUE(has_diagnostic(d, "placement[0].layers", {"missing"}));
+    EXPECT_TRUE(has_diagnostic(d, "placement[1].layers[1]", {"layer name"}));
+}
+
+TEST(ProjectIo, ReportsEveryProblemOfAFileAtOnce) {
+    json j = dummy_json();
+    j["training"]["batch_size"] = "32";
+    j["model"]["input"]["shape"] = {20, -1};
+    j["model"]["layers"][2]["name"] = "relu";
+    j["topology"]["links"]["inter_node"]["bandwidth_GBps"] = 0;
+    const LoadedProject loaded = parse_project_text(j.dump(2));
+    const Diagnostics& d = loaded.diagnostics;
+    EXPECT_GE(d.size(), 4U) << d.format();
+    EXPECT_TRUE(has_diagnostic(d, "training.batch_size"));
+    EXPECT_TRUE(has_diagnostic(d, "model.input.shape[1]"));
+    EXPECT_TRUE(has_diagnostic(d, "model.layers[2].name"));
+    EXPECT_TRUE(has_diagnostic(d, "topology.links.inter_node.bandwidth_GBps"));
+    // Bad content still yields a project, so that an editor can show it.
+    EXPECT_TRUE(loaded.project.has_value());
+}
+
+}  // namespace
+}  // namespace pipewright

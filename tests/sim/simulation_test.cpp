@@ -1,1 +1,175 @@
 #include <gtest/gtest.h>
+
+#include <filesystem>
+
+#include "pipewright/core/project_io.h"
+#include "pipewright/sim/schedule_comparison.h"
+#include "pipewright/sim/simulation.h"
+
+namespace pipewright {
+namespace {
+
+const std::filesystem::path kExamples = std::filesystem::path(PIPEWRIGHT_ASSETS_DIR) / "examples";
+
+AnalyzedProject analyzed_example(const std::string& file, AnalysisOptions options = {}) {
+    auto loaded = load_project_file(kExamples / file);
+    EXPECT_TRUE(loaded.diagnostics.empty()) << loaded.diagnostics.format();
+    Diagnostics d;
+    options.base_dir = kExamples;
+    auto analyzed = analyze_project(*loaded.project, options, d);
+    EXPECT_TRUE(d.empty()) << d.format();
+    return *analyzed;
+}
+
+TEST(Simulation, EveryShippedExampleSimulatesAndFits) {
+    for (const auto& entry : std::filesystem::directory_iterator(kExamples)) {
+        if (entry.path().extension() != ".json") {
+            continue;
+        }
+        SCOPED_TRACE(entry.path().filename().string());
+        auto project = analyzed_example(entry.path().filename().string());
+        auto report = simulate_project(project);
+        EXPECT_GT(report.iteration_time_s, 0);
+        EXPECT_GT(report.throughput_samples_per_s, 0);
+        EXPECT_GE(report.bubble_fraction, 0);
+        EXPECT_LT(report.bubble_fraction, 1);
+        EXPECT_TRUE(report.all_fit);
+        EXPECT_EQ(report.devices.size(), static_cast<std::size_t>(project.num_ranks()));
+        EXPECT_EQ(report.timeline.memory.size(), report.devices.size());
+        EXPECT_NEAR(report.throughput_samples_per_s * report.iteration_time_s, report.batch_size,
+                    1e-6 * report.batch_size);
+    }
+}
+
+TEST(Simulation, PipelinedResNetBeatsNaiveModelParallelism) {
+    auto naive = simulate_project(analyzed_example("resnet50-2gpu-naive.json"));
+    auto pipelined = simulate_project(analyzed_example("resnet50-2gpu-pipelined.json"));
+    EXPECT_EQ(naive.microbatches, 1);
+    EXPECT_EQ(pipelined.microbatches, 6);
+    EXPECT_EQ(pipelined.microbatch_size, 20);
+    EXPECT_LT(pipelined.iteration_time_s, naive.iteration_time_s * 0.8);
+    // Naive model parallelism leaves each device idle about half the time.
+    EXPECT_NEAR(naive.bubble_fraction, 0.5, 0.05);
+}
+
+TEST(Simulation, CostOverridesReplaceTheAnalyticEstimate) {
+    auto project = analyzed_example("dummy-2gpu.json");
+    for (auto& layer : project.project.model.layers) {
+        layer.cost = CostOverride{1.0, 2.0, 0.0};  // ms per micro-batch
+    }
+    auto report = simulate_project(project);
+    ASSERT_EQ(report.stages.size(), 2u);
+    EXPECT_DOUBLE_EQ(report.stages[0].forward_s, 2e-3);  // net0 + relu
+    EXPECT_DOUBLE_EQ(report.stages[1].forward_s, 1e-3);
+    EXPECT_DOUBLE_EQ(report.stages[0].backward_s(), 4e-3);
+}
+
+TEST(Simulation, ProfileReplacesAnalyticCostsAndLinks) {
+    auto project = analyzed_example("mlp-cpu.json");
+    Profile profile;
+    profile.microbatch_size = project.microbatch_size * 2;  // scaled down by half
+    for (const auto& layer : project.project.model.layers) {
+        profile.layers.push_back({layer.name, 4.0, 2.0, 2.0, std::nullopt});
+    }
+    profile.transfer = LinkSpec{1.0, 100.0};
+    CostModelOptions options;
+    options.profile = &profile;
+    auto report = simulate_project(project, options);
+    const auto& first = project.stages.front();
+    const int layers = first.last_layer - first.first_layer + 1;
+    EXPECT_NEAR(report.stages[0].forward_s, layers * 2.0e-3, 1e-12);
+    ASSERT_FALSE(report.links.empty());
+    bool used = false;
+    for (const auto& link : report.links) {
+        if (link.transfers > 0) {
+            used = true;
+            EXPECT_NEAR(link.busy_s, link.bytes / 1e9, 1e-12);
+        }
+    }
+    EXPECT_TRUE(used);
+}
+
+TEST(Simulation, ProfileRoundTripsThroughJson) {
+    Profile p;
+    p.device_kind = "cpu";
+    p.device_name = "x86_64";
+    p.microbatch_size = 8;
+    p.layers = {{"a", 1.5, 0.5, 0.25, 1024}, {"b", 0.1, 0.2, 0.0, std::nullopt}};
+    p.transfer = LinkSpec{2.5, 40};
+    EXPECT_EQ(profile_from_json(profile_to_json(p)), p);
+    auto bad = profile_to_json(p);
+    bad["layers"][1]["forward_ms"] = -1;
+    try {
+        (void)profile_from_json(bad);
+        FAIL();
+    } catch (const InputError& e) {
+        EXPECT_TRUE(e.diagnostics().mentions("layers[1].forward_ms")) << e.what();
+    }
+}
+
+TEST(Simulation, InterNodeTransfersShareTheNodeLink) {
+    auto project = analyzed_example("seven-layers-two-nodes.json");
+    auto report = simulate_project(project);
+    int inter_node_links = 0;
+    for (const auto& link : report.links) {
+        if (link.name.find("inter-node") != std::string::npos && link.transfers > 0) {
+            ++inter_node_links;
+        }
+    }
+    // One direction each way between node0 and node1.
+    EXPECT_EQ(inter_node_links, 2);
+}
+
+TEST(Simulation, MemoryOverCapacityIsFlagged) {
+    auto project = analyzed_example("dummy-2gpu.json");
+    project.rank_specs[1].memory_bytes = 100;  // far too small
+    auto report = simulate_project(project);
+    EXPECT_TRUE(report.devices[0].fits);
+    EXPECT_FALSE(report.devices[1].fits);
+    EXPECT_FALSE(report.all_fit);
+}
+
+TEST(Simulation, ActivationCheckpointingTradesMemoryForTime) {
+    auto plain = analyzed_example("transformer-interleaved-4gpu.json");
+    auto checkpointed = plain;
+    checkpointed.project.training.activation_checkpointing = true;
+    auto a = simulate_project(plain);
+    auto b = simulate_project(checkpointed);
+    EXPECT_GT(b.iteration_time_s, a.iteration_time_s);
+    for (std::size_t r = 0; r < a.devices.size(); ++r) {
+        EXPECT_LT(b.devices[r].peak_memory_bytes, a.devices[r].peak_memory_bytes);
+    }
+}
+
+TEST(ScheduleComparison, ListsEverySchedulePlusTheBaseline) {
+    auto loaded = load_project_file(kExamples / "resnet50-2gpu-pipelined.json");
+    auto rows = compare_schedules(*loaded.project, {}, {});
+    ASSERT_EQ(rows.size(), 6u);
+    EXPECT_TRUE(rows[0].baseline);
+    ASSERT_TRUE(rows[0].report.has_value());
+    EXPECT_EQ(rows[0].report->devices.size(), 1u);
+    for (const auto& row : rows) {
+        if (row.label == "interleaved-1f1b") {
+            EXPECT_FALSE(row.report.has_value());
+            EXPECT_NE(row.reason.find("stages"), std::string::npos) << row.reason;
+        } else {
+            ASSERT_TRUE(row.report.has_value()) << row.label << ": " << row.reason;
+        }
+    }
+    auto find = [&](const std::string& label) -> const ComparisonRow& {
+        for (const auto& r : rows) {
+            if (r.label == label) {
+                return r;
+            }
+        }
+        throw std::runtime_error("missing " + label);
+    };
+    EXPECT_GT(find("gpipe").gain_percent, 20);
+    EXPECT_LT(find("naive").gain_percent, 0.5);  // naive is no faster than one device
+    const double base = rows[0].report->iteration_time_s;
+    EXPECT_NEAR(find("gpipe").gain_percent,
+                (base / find("gpipe").report->iteration_time_s - 1) * 100, 1e-9);
+}
+
+}  // namespace
+}  // namespace pipewright
