@@ -1,1 +1,234 @@
+#include "pipewright/core/device_catalog.h"
+
 #include <gtest/gtest.h>
+
+#include <cstdint>
+#include <exception>
+#include <filesystem>
+#include <fstream>
+#include <initializer_list>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "pipewright/core/diagnostics.h"
+
+namespace pipewright {
+namespace {
+
+using nlohmann::json;
+
+constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
+
+std::int64_t gib(double n) {
+    return static_cast<std::int64_t>(n * kGiB);
+}
+
+json catalog_with(std::initializer_list<json> devices) {
+    return {{"format", "pipewright-devices"}, {"version", 1}, {"devices", devices}};
+}
+
+json a_device(const std::string& name) {
+    return {
+        {"name", name}, {"memory_GiB", 16}, {"peak_tflops", {{"float32", 10}, {"float16", 40}}}};
+}
+
+// The diagnostics of the InputError that from_json throws.
+Diagnostics rejection(const json& j) {
+    try {
+        (void)DeviceCatalog::from_json(j);
+    } catch (const InputError& e) {
+        return e.diagnostics();
+    } catch (const std::exception& e) {
+        ADD_FAILURE() << "not an InputError but \"" << e.what() << "\" for " << j.dump();
+        return {};
+    }
+    ADD_FAILURE() << "no InputError for " << j.dump();
+    return {};
+}
+
+::testing::AssertionResult has_path(const Diagnostics& d, const std::string& path) {
+    for (const auto& item : d.items()) {
+        if (item.path == path) {
+            return ::testing::AssertionSuccess();
+        }
+    }
+    return ::testing::AssertionFailure() << "no diagnostic at \"" << path << "\"; got:\n"
+                                         << d.format();
+}
+
+TEST(DeviceCatalog, BuiltinHasTheDocumentedDevices) {
+    const DeviceCatalog& c = DeviceCatalog::builtin();
+    for (const char* name : {"A100-40GB", "A100-80GB", "H100-SXM", "H200", "V100-32GB", "L4", "T4",
+                             "RTX-4090", "cpu"}) {
+        EXPECT_NE(c.find(name), nullptr) << name;
+    }
+    EXPECT_EQ(c.find("A100"), nullptr);
+    EXPECT_EQ(c.find("a100-80gb"), nullptr);
+    EXPECT_EQ(c.names().size(), c.specs().size());
+    EXPECT_EQ(c.names().front(), c.specs().front().name);
+}
+
+TEST(DeviceCatalog, A100With80GiBAnd312TflopsBf16) {
+    const DeviceSpec* a100 = DeviceCatalog::builtin().find("A100-80GB");
+    ASSERT_NE(a100, nullptr);
+    EXPECT_EQ(a100->memory_bytes, gib(80));
+    EXPECT_DOUBLE_EQ(a100->flops_for(DType::bfloat16), 312e12);
+    EXPECT_DOUBLE_EQ(a100->flops_for(DType::float16), 312e12);
+    EXPECT_DOUBLE_EQ(a100->flops_for(DType::float32), 19.5e12);
+    EXPECT_EQ(a100->kind, "gpu");
+    EXPECT_FALSE(a100->description.empty());
+    EXPECT_GT(a100->memory_bandwidth_GBps, 0);
+}
+
+TEST(DeviceCatalog, BuiltinMatchesTheDocumentedTable) {
+    struct Row {
+        const char* name;
+        double memory_GiB;
+        double fp32;
+        double fp16;
+    };
+    const DeviceCatalog& c = DeviceCatalog::builtin();
+    for (const Row& r :
+         {Row{"A100-40GB", 40, 19.5, 312}, Row{"H100-SXM", 80, 67, 989}, Row{"H200", 140, 67, 989},
+          Row{"V100-32GB", 32, 15.7, 125}, Row{"L4", 24, 30.3, 121}, Row{"T4", 16, 8.1, 65},
+          Row{"RTX-4090", 24, 82.6, 165.2}, Row{"cpu", 64, 2, 2}}) {
+        SCOPED_TRACE(r.name);
+        const DeviceSpec* s = c.find(r.name);
+        ASSERT_NE(s, nullptr);
+        EXPECT_EQ(s->memory_bytes, gib(r.memory_GiB));
+        EXPECT_DOUBLE_EQ(s->flops_for(DType::float32), r.fp32 * 1e12);
+        EXPECT_DOUBLE_EQ(s->flops_for(DType::float16), r.fp16 * 1e12);
+    }
+    EXPECT_EQ(c.find("cpu")->kind, "cpu");
+}
+
+TEST(DeviceCatalog, MissingBfloat16FallsBackToFloat32) {
+    for (const char* name : {"V100-32GB", "T4"}) {
+        SCOPED_TRACE(name);
+        const DeviceSpec* s = DeviceCatalog::builtin().find(name);
+        ASSERT_NE(s, nullptr);
+        EXPECT_EQ(s->peak_flops.count(DType::bfloat16), 0U);
+        EXPECT_DOUBLE_EQ(s->flops_for(DType::bfloat16), s->flops_for(DType::float32));
+        EXPECT_GT(s->flops_for(DType::float16), s->flops_for(DType::float32));
+    }
+    EXPECT_DOUBLE_EQ(DeviceCatalog::builtin().find("V100-32GB")->flops_for(DType::bfloat16),
+                     15.7e12);
+    EXPECT_EQ(DeviceSpec{}.flops_for(DType::float32), 0.0);
+}
+
+TEST(DeviceCatalog, BuiltinIsTheShippedAssetFile) {
+    std::ifstream in(std::filesystem::path(PIPEWRIGHT_ASSETS_DIR) / "devices.json");
+    ASSERT_TRUE(in.good());
+    std::stringstream text;
+    text << in.rdbuf();
+    const DeviceCatalog from_file = DeviceCatalog::from_json(json::parse(text.str()));
+    EXPECT_EQ(from_file.specs(), DeviceCatalog::builtin().specs());
+}
+
+TEST(DeviceCatalog, FromJsonReadsFieldsAndDefaults) {
+    json gpu = a_device("G");
+    json cpu = a_device("C");
+    cpu["kind"] = "cpu";
+    cpu["description"] = "a host";
+    cpu["memory_bandwidth_GBps"] = 99.5;
+    json custom = a_device("K");
+    custom["kernel_overhead_us"] = 12;
+    const DeviceCatalog c = DeviceCatalog::from_json(catalog_with({gpu, cpu, custom}));
+    EXPECT_EQ(c.names(), (std::vector<std::string>{"G", "C", "K"}));
+    const DeviceSpec& g = c.specs()[0];
+    EXPECT_EQ(g.kind, "gpu");
+    EXPECT_EQ(g.description, "");
+    EXPECT_EQ(g.memory_bytes, gib(16));
+    EXPECT_EQ(g.memory_bandwidth_GBps, 0.0);
+    EXPECT_DOUBLE_EQ(g.kernel_overhead_s, 5e-6);
+    EXPECT_DOUBLE_EQ(g.flops_for(DType::float16), 40e12);
+    const DeviceSpec& h = c.specs()[1];
+    EXPECT_EQ(h.kind, "cpu");
+    EXPECT_EQ(h.description, "a host");
+    EXPECT_EQ(h.memory_bandwidth_GBps, 99.5);
+    EXPECT_DOUBLE_EQ(h.kernel_overhead_s, 2e-6);
+    EXPECT_DOUBLE_EQ(c.specs()[2].kernel_overhead_s, 12e-6);
+}
+
+TEST(DeviceCatalog, RejectsADuplicateName) {
+    const Diagnostics d = rejection(catalog_with({a_device("X"), a_device("Y"), a_device("X")}));
+    EXPECT_TRUE(has_path(d, "devices[2].name"));
+    EXPECT_EQ(d.size(), 1U) << d.format();
+    EXPECT_NE(d.items()[0].message.find("\"X\""), std::string::npos);
+}
+
+TEST(DeviceCatalog, RejectsAMissingMemory) {
+    json dev = a_device("X");
+    dev.erase("memory_GiB");
+    EXPECT_TRUE(has_path(rejection(catalog_with({a_device("A"), dev})), "devices[1].memory_GiB"));
+    dev["memory_GiB"] = "16";
+    EXPECT_TRUE(has_path(rejection(catalog_with({dev})), "devices[0].memory_GiB"));
+}
+
+TEST(DeviceCatalog, RejectsANonPositivePeak) {
+    for (const double bad : {0.0, -5.0}) {
+        SCOPED_TRACE(bad);
+        json dev = a_device("X");
+        dev["peak_tflops"]["float32"] = bad;
+        EXPECT_TRUE(has_path(rejection(catalog_with({dev})), "devices[0].peak_tflops.float32"));
+    }
+    json text = a_device("X");
+    text["peak_tflops"]["float16"] = "fast";
+    EXPECT_TRUE(has_path(rejection(catalog_with({text})), "devices[0].peak_tflops.float16"));
+}
+
+TEST(DeviceCatalog, RejectsAnUnknownPeakDtype) {
+    json dev = a_device("X");
+    dev["peak_tflops"]["float64"] = 5;
+    EXPECT_TRUE(has_path(rejection(catalog_with({dev})), "devices[0].peak_tflops.float64"));
+    // Token ids are not a compute precision.
+    json ids = a_device("Y");
+    ids["peak_tflops"]["int64"] = 5;
+    EXPECT_TRUE(has_path(rejection(catalog_with({ids})), "devices[0].peak_tflops.int64"));
+}
+
+TEST(DeviceCatalog, RejectsAMissingNameOrPeakTable) {
+    json nameless = a_device("X");
+    nameless.erase("name");
+    json no_peaks = a_device("Y");
+    no_peaks.erase("peak_tflops");
+    const Diagnostics d = rejection(catalog_with({nameless, no_peaks}));
+    EXPECT_TRUE(has_path(d, "devices[0].name"));
+    EXPECT_TRUE(has_path(d, "devices[1].peak_tflops"));
+}
+
+TEST(DeviceCatalog, ReportsEveryProblemAtOnce) {
+    json a = a_device("A");
+    a.erase("memory_GiB");
+    json b = a_device("B");
+    b["peak_tflops"]["float32"] = 0;
+    json c = a_device("C");
+    c["kernel_overhead_us"] = -1;
+    const Diagnostics d = rejection(catalog_with({a, b, c}));
+    EXPECT_TRUE(has_path(d, "devices[0].memory_GiB"));
+    EXPECT_TRUE(has_path(d, "devices[1].peak_tflops.float32"));
+    EXPECT_TRUE(has_path(d, "devices[2].kernel_overhead_us"));
+}
+
+TEST(DeviceCatalog, RejectsTheWrongDocument) {
+    EXPECT_TRUE(has_path(
+        rejection(json{{"format", "pipewright-project"}, {"devices", json::array()}}), "format"));
+    EXPECT_TRUE(has_path(rejection(json::array()), "format"));
+    EXPECT_TRUE(has_path(rejection(json{{"format", "pipewright-devices"}}), "devices"));
+}
+
+TEST(DeviceCatalog, WrongTypedOptionalFieldIsAnInputError) {
+    // Every problem in a catalog is an InputError, never a JSON library exception.
+    json kind = a_device("X");
+    kind["kind"] = 5;
+    EXPECT_TRUE(has_path(rejection(catalog_with({kind})), "devices[0].kind"));
+    json overhead = a_device("Y");
+    overhead["kernel_overhead_us"] = "5";
+    EXPECT_TRUE(has_path(rejection(catalog_with({overhead})), "devices[0].kernel_overhead_us"));
+}
+
+}  // namespace
+}  // namespace pipewright

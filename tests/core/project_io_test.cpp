@@ -29,9 +29,8 @@ class TempDir {
   public:
     TempDir() {
         static std::atomic<int> counter{0};
-        path_ = fs::temp_directory_path() /
-                ("pipewright-project-io-" + std::to_string(::getpid()) + "-" +
-                 std::to_string(counter++));
+        path_ = fs::temp_directory_path() / ("pipewright-project-io-" + std::to_string(::getpid()) +
+                                             "-" + std::to_string(counter++));
         fs::remove_all(path_);
         fs::create_directories(path_);
     }
@@ -75,8 +74,8 @@ std::vector<fs::path> example_files() {
 }
 
 json dummy_json() {
-    return json::parse(read_text_file(fs::path(PIPEWRIGHT_ASSETS_DIR) / "examples" /
-                                      "dummy-2gpu.json"));
+    return json::parse(
+        read_text_file(fs::path(PIPEWRIGHT_ASSETS_DIR) / "examples" / "dummy-2gpu.json"));
 }
 
 Diagnostics diagnose(const json& j) {
@@ -116,9 +115,9 @@ bool contains(const std::string& text, const std::string& fragment) {
     for (const auto& f : fragments) {
         wanted += " \"" + f + "\"";
     }
-    return ::testing::AssertionFailure() << "no diagnostic at \"" << path << "\" containing"
-                                         << wanted << "; got:\n"
-                                         << d.format();
+    return ::testing::AssertionFailure()
+           << "no diagnostic at \"" << path << "\" containing" << wanted << "; got:\n"
+           << d.format();
 }
 
 // A project that uses every optional feature of the format.
@@ -496,7 +495,8 @@ TEST(ProjectIo, DocumentThatIsNotAnObject) {
 TEST(ProjectIo, WrongFormatString) {
     json j = dummy_json();
     j["format"] = "pipewright-timeline";
-    EXPECT_TRUE(has_diagnostic(diagnose(j), "format", {"pipewright-project", "pipewright-timeline"}));
+    EXPECT_TRUE(
+        has_diagnostic(diagnose(j), "format", {"pipewright-project", "pipewright-timeline"}));
 }
 
 TEST(ProjectIo, VersionTwoIsRejected) {
@@ -723,8 +723,8 @@ TEST(ProjectIo, DeviceOverridesAreRead) {
     EXPECT_EQ(d.overrides.peak_tflops, 100.0);
     EXPECT_EQ(d.overrides.memory_GiB, 10.5);
     dev["peak_tflops"] = 0;
-    EXPECT_TRUE(has_diagnostic(diagnose(j), "topology.nodes[0].containers[0].devices[1].peak_tflops",
-                               {"greater than"}));
+    EXPECT_TRUE(has_diagnostic(
+        diagnose(j), "topology.nodes[0].containers[0].devices[1].peak_tflops", {"greater than"}));
 }
 
 TEST(ProjectIo, PlacementRangeExpandsToTheNames) {
