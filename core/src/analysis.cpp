@@ -77,7 +77,10 @@ void resolve_ranks(const Project& p, const DeviceCatalog& catalog, AnalyzedProje
         try {
             (void)effective_device(p.topology, loc, catalog);
         } catch (const InputError& e) {
-            d.add("topology." + loc.path + ".spec", e.diagnostics().items().front().message);
+            d.add("topology.nodes[" + std::to_string(loc.node) + "].containers[" +
+                      std::to_string(loc.container) + "].devices[" + std::to_string(loc.device) +
+                      "].spec",
+                  e.diagnostics().items().front().message);
         }
     }
     for (std::size_t i = 0; i < p.topology.link_overrides.size(); ++i) {
@@ -93,6 +96,10 @@ void resolve_ranks(const Project& p, const DeviceCatalog& catalog, AnalyzedProje
     for (std::size_t i = 0; i < p.placement.size(); ++i) {
         const auto& device = p.placement[i].device;
         if (device.empty()) {
+            d.add(stage_path(i) + ".device",
+                  "every stage needs a device (a path such as \"" +
+                      (device_names.empty() ? std::string("node0/c0/gpu0") : device_names.front()) +
+                      "\")");
             continue;
         }
         auto loc = p.topology.find_device(device);
@@ -182,6 +189,9 @@ void resolve_batch(const Project& p, const AnalysisOptions& o, bool microbatchin
     const Training& t = p.training;
     const int batch = o.batch_size.value_or(t.batch_size);
     int m = o.microbatches ? *o.microbatches : t.resolved_microbatches();
+    if (!o.microbatches && !t.microbatches && t.microbatch_size && *t.microbatch_size > 0) {
+        m = batch / *t.microbatch_size;  // the micro-batch size stays, the count follows
+    }
     const std::string m_path = o.microbatches                         ? "--microbatches"
                                : t.microbatch_size && !t.microbatches ? "training.microbatch_size"
                                                                       : "training.microbatches";

@@ -57,30 +57,55 @@ DeviceCatalog DeviceCatalog::from_json(const nlohmann::json& j) {
         }
         DeviceSpec spec;
         spec.name = d["name"].get<std::string>();
-        spec.kind = d.value("kind", "gpu");
-        spec.description = d.value("description", "");
+        auto text = [&](const char* key, const char* fallback) {
+            if (!d.contains(key)) {
+                return std::string(fallback);
+            }
+            if (!d[key].is_string()) {
+                diagnostics.add(path + "." + key, "must be text");
+                return std::string(fallback);
+            }
+            return d[key].get<std::string>();
+        };
+        auto number = [&](const char* key, double fallback) {
+            if (!d.contains(key)) {
+                return fallback;
+            }
+            if (!d[key].is_number() || !(d[key].get<double>() >= 0)) {
+                diagnostics.add(path + "." + key, "must be a number, zero or more");
+                return fallback;
+            }
+            return d[key].get<double>();
+        };
+        spec.kind = text("kind", "gpu");
+        if (spec.kind != "gpu" && spec.kind != "cpu") {
+            diagnostics.add(path + ".kind", "must be \"gpu\" or \"cpu\"");
+        }
+        spec.description = text("description", "");
         spec.memory_bytes = static_cast<std::int64_t>(
             positive_number(d, "memory_GiB", path, diagnostics) * 1024.0 * 1024.0 * 1024.0);
-        spec.memory_bandwidth_GBps = d.value("memory_bandwidth_GBps", 0.0);
+        spec.memory_bandwidth_GBps = number("memory_bandwidth_GBps", 0.0);
         // Typical launch-plus-sync cost when the catalog does not say.
-        const double default_overhead_us = spec.kind == "cpu" ? 2.0 : 5.0;
-        const double overhead_us = d.value("kernel_overhead_us", default_overhead_us);
-        if (!(overhead_us >= 0)) {
-            diagnostics.add(path + ".kernel_overhead_us", "must be zero or more");
-        }
-        spec.kernel_overhead_s = overhead_us * 1e-6;
+        spec.kernel_overhead_s =
+            number("kernel_overhead_us", spec.kind == "cpu" ? 2.0 : 5.0) * 1e-6;
         if (!d.contains("peak_tflops") || !d["peak_tflops"].is_object()) {
             diagnostics.add(path + ".peak_tflops", "must map dtypes to TFLOP/s");
             continue;
         }
         for (const auto& [key, value] : d["peak_tflops"].items()) {
             auto dtype = parse_dtype(key);
-            if (!dtype || !value.is_number() || !(value.get<double>() > 0)) {
+            if (!dtype || *dtype == DType::int64 || !value.is_number() ||
+                !(value.get<double>() > 0)) {
                 diagnostics.add(path + ".peak_tflops." + key,
                                 "expected a positive TFLOP/s for float32, float16 or bfloat16");
                 continue;
             }
             spec.peak_flops[*dtype] = value.get<double>() * 1e12;
+        }
+        if (spec.peak_flops.count(DType::float32) == 0) {
+            // Other dtypes fall back to float32, so it must be there.
+            diagnostics.add(path + ".peak_tflops.float32",
+                            "missing (every device needs a float32 figure)");
         }
         if (catalog.find(spec.name) != nullptr) {
             diagnostics.add(path + ".name", "device \"" + spec.name + "\" is listed twice");

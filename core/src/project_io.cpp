@@ -91,6 +91,12 @@ void write_file_atomically(const std::filesystem::path& path, const std::string&
         ::unlink(temp.c_str());
         throw std::runtime_error("cannot replace " + path.string() + ": " + reason);
     }
+    // Make the rename itself durable; a failure here loses nothing already saved.
+    int dir = ::open(folder.c_str(), O_RDONLY | O_DIRECTORY);
+    if (dir >= 0) {
+        ::fsync(dir);
+        ::close(dir);
+    }
 }
 
 LoadedProject parse_project_text(const std::string& text) {
@@ -99,8 +105,10 @@ LoadedProject parse_project_text(const std::string& text) {
     try {
         j = nlohmann::json::parse(text);
     } catch (const nlohmann::json::parse_error& e) {
+        // e.byte is 1-based: the position of the character that broke parsing.
+        const std::size_t offset = e.byte > 0 ? e.byte - 1 : 0;
         out.diagnostics.add("(document)",
-                            "not valid JSON at " + describe_offset(text, e.byte) + ": " + e.what());
+                            "not valid JSON at " + describe_offset(text, offset) + ": " + e.what());
         return out;
     }
     out.project = project_from_json(j, out.diagnostics);

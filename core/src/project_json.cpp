@@ -110,12 +110,18 @@ Model parse_model(const json& j, Diagnostics& d) {
     return m;
 }
 
-LinkSpec parse_link(const json& j, const std::string& path, Diagnostics& d, LinkSpec fallback) {
+// `extra_key` is a further field the caller reads from the same object.
+LinkSpec parse_link(const json& j, const std::string& path, Diagnostics& d, LinkSpec fallback,
+                    const char* extra_key = nullptr) {
     ObjectReader r(j, path, d);
     if (!r.is_object()) {
         return fallback;
     }
-    r.reject_unknown({"bandwidth_GBps", "latency_us"});
+    if (extra_key != nullptr) {
+        r.reject_unknown({"bandwidth_GBps", "latency_us", extra_key});
+    } else {
+        r.reject_unknown({"bandwidth_GBps", "latency_us"});
+    }
     LinkSpec link = fallback;
     link.bandwidth_GBps = r.number("bandwidth_GBps", true, 0).value_or(fallback.bandwidth_GBps);
     link.latency_us = r.non_negative("latency_us", false).value_or(fallback.latency_us);
@@ -215,7 +221,6 @@ Topology parse_topology(const json& j, Diagnostics& d) {
             if (!orr.is_object()) {
                 continue;
             }
-            orr.reject_unknown({"between", "bandwidth_GBps", "latency_us"});
             LinkOverride o;
             const auto* between = orr.array("between", true);
             if (between != nullptr) {
@@ -227,7 +232,7 @@ Topology parse_topology(const json& j, Diagnostics& d) {
                     o.device_b = (*between)[1].get<std::string>();
                 }
             }
-            o.link = parse_link((*overrides)[i], path, d, LinkSpec{});
+            o.link = parse_link((*overrides)[i], path, d, LinkSpec{}, "between");
             t.link_overrides.push_back(std::move(o));
         }
     }

@@ -251,24 +251,29 @@ TEST(Analysis, StagesOutOfModelOrder) {
     j["placement"][1]["layers"] = {"net0", "relu"};
     EXPECT_TRUE(has_diagnostic(failures(j), "placement[0].layers[0]",
                                {"model order", "\"net0\"", "\"net1\""}));
-}
-
-TEST(Analysis, LayersInsideAStageOutOfOrder) {
-    json j = dummy_json();
+    // Inside one stage too.
+    j = dummy_json();
     j["placement"][0]["layers"] = {"relu", "net0"};
     EXPECT_TRUE(has_diagnostic_under(failures(j), "placement[0].layers", {"model order"}));
 }
 
-TEST(Analysis, PlacementNamesAnUnknownLayer) {
+TEST(Analysis, PlacementNamesAnUnknownLayerOrNone) {
     json j = dummy_json();
     j["placement"][1]["layers"] = {"net1", "head"};
     EXPECT_TRUE(has_diagnostic(failures(j), "placement[1].layers[1]", {"\"head\""}));
-}
-
-TEST(Analysis, EmptyStage) {
-    json j = dummy_json();
+    j = dummy_json();
     j["placement"].push_back({{"device", "node0/c0/gpu0"}, {"layers", json::array()}});
     EXPECT_TRUE(has_diagnostic(failures(j), "placement[2].layers", {"at least one layer"}));
+}
+
+TEST(Analysis, StageWithoutADeviceIsReported) {
+    // A project built in code (the studio) can leave a stage's device empty.
+    Project p = to_project(dummy_json());
+    p.placement[1].device = "";
+    Diagnostics d;
+    const auto a = analyze_project(p, {}, d);
+    EXPECT_FALSE(a.has_value()) << "analysed with " << (a ? a->stages.size() : 0U) << " stages";
+    EXPECT_TRUE(d.mentions("placement[1].device")) << d.format();
 }
 
 TEST(Analysis, UnknownDeviceInPlacementListsTheDevices) {
@@ -363,16 +368,11 @@ TEST(Analysis, BatchNotDivisibleSuggestsDivisors) {
                                {"30", "4", "1, 2, 3, 5, 6, 10, 15, 30"}));
 }
 
-TEST(Analysis, MicrobatchSizeThatDoesNotDivideTheBatch) {
+TEST(Analysis, MicrobatchSizeMustDivideTheBatch) {
     json j = dummy_json();
     j["training"].erase("microbatches");
     j["training"]["microbatch_size"] = 5;
     EXPECT_TRUE(has_diagnostic(failures(j), "training.microbatch_size", {"32", "5"}));
-}
-
-TEST(Analysis, MicrobatchSizeSetsTheMicrobatchCount) {
-    json j = dummy_json();
-    j["training"].erase("microbatches");
     j["training"]["microbatch_size"] = 16;
     Diagnostics d;
     const auto a = analyze(j, d);
@@ -404,14 +404,12 @@ TEST(Analysis, UnknownScheduleListsTheKnownOnes) {
     EXPECT_TRUE(
         has_diagnostic(failures(j), "training.schedule",
                        {"\"gpipe2\"", "naive", "gpipe", "1f1b", "interleaved-1f1b", "zb-h1"}));
-}
-
-TEST(Analysis, UnknownScheduleOnTheCommandLineNamesTheFlag) {
+    // On the command line, the flag is at fault.
     AnalysisOptions options;
     options.schedule = "fastest";
-    const Diagnostics d = failures(dummy_json(), options);
-    EXPECT_TRUE(has_diagnostic(d, "--schedule", {"\"fastest\""}));
-    EXPECT_FALSE(d.mentions("training.schedule")) << d.format();
+    const Diagnostics cli = failures(dummy_json(), options);
+    EXPECT_TRUE(has_diagnostic(cli, "--schedule", {"\"fastest\""}));
+    EXPECT_FALSE(cli.mentions("training.schedule")) << cli.format();
 }
 
 TEST(Analysis, InterleavedNeedsSeveralStagesPerDevice) {
@@ -486,6 +484,16 @@ TEST(Analysis, CsvScheduleRelativeToTheBaseDir) {
     EXPECT_EQ(a->schedule.num_stages, 2);
     EXPECT_EQ(a->schedule.num_microbatches, 4);
     EXPECT_TRUE(a->schedule.has_communication());
+
+    // --schedule-csv replaces the project's schedule.
+    write_text(dir.path() / "cli.csv", schedule_to_csv(generate_schedule("gpipe", {0, 1}, 4)));
+    AnalysisOptions cli;
+    cli.schedule_csv = (dir.path() / "cli.csv").string();
+    Diagnostics d2;
+    const auto b = analyze(dummy_json(), d2, cli);
+    ASSERT_TRUE(b.has_value()) << d2.format();
+    EXPECT_TRUE(b->project.training.schedule.from_csv());
+    EXPECT_EQ(b->schedule.num_microbatches, 4);
 }
 
 TEST(Analysis, CsvScheduleThatIsMissing) {
@@ -514,7 +522,7 @@ TEST(Analysis, CsvScheduleThatDeadlocks) {
     EXPECT_TRUE(has_diagnostic_under(d, "training.schedule.csv", {"rank 1", "stalls"}));
 }
 
-TEST(Analysis, CsvScheduleWithADifferentStageCount) {
+TEST(Analysis, CsvScheduleThatDisagreesWithThePlacement) {
     TempDir dir;
     write_text(dir.path() / "one.csv", "0F0,0F1,0F2,0F3,0B0,0B1,0B2,0B3\n");
     json j = dummy_json();
@@ -523,29 +531,11 @@ TEST(Analysis, CsvScheduleWithADifferentStageCount) {
     options.base_dir = dir.path();
     EXPECT_TRUE(has_diagnostic(failures(j, options), "training.schedule.csv",
                                {"1 stages", "placement has 2"}));
-}
 
-TEST(Analysis, CsvScheduleWithOtherMicrobatches) {
-    TempDir dir;
     write_text(dir.path() / "two.csv", schedule_to_csv(generate_schedule("gpipe", {0, 1}, 2)));
-    json j = dummy_json();
     j["training"]["schedule"] = {{"csv", "two.csv"}};
-    AnalysisOptions options;
-    options.base_dir = dir.path();
     EXPECT_TRUE(
         has_diagnostic(failures(j, options), "training.schedule.csv", {"2 micro-batches", "4"}));
-}
-
-TEST(Analysis, CsvOnTheCommandLine) {
-    TempDir dir;
-    write_text(dir.path() / "cli.csv", schedule_to_csv(generate_schedule("gpipe", {0, 1}, 4)));
-    AnalysisOptions options;
-    options.schedule_csv = (dir.path() / "cli.csv").string();
-    Diagnostics d;
-    const auto a = analyze(dummy_json(), d, options);
-    ASSERT_TRUE(a.has_value()) << d.format();
-    EXPECT_TRUE(a->project.training.schedule.from_csv());
-    EXPECT_EQ(a->schedule.num_microbatches, 4);
 }
 
 // ---- everything at once -------------------------------------------------------------------
@@ -555,20 +545,13 @@ TEST(Analysis, ReportsSemanticProblemsTogether) {
     j["model"]["layers"][1]["type"] = "relux";
     j["placement"][1]["device"] = "node0/c0/gpu9";
     j["training"]["batch_size"] = 30;
-    const Diagnostics d = failures(j);
+    Diagnostics d;
+    d.add("earlier", "kept");
+    EXPECT_FALSE(analyze(j, d).has_value());
+    EXPECT_EQ(d.items()[0].path, "earlier");  // appended, not replaced
     EXPECT_TRUE(has_diagnostic(d, "model.layers[1].type"));
     EXPECT_TRUE(has_diagnostic(d, "placement[1].device"));
     EXPECT_TRUE(has_diagnostic(d, "training.microbatches"));
-}
-
-TEST(Analysis, AppendsToExistingDiagnostics) {
-    Diagnostics d;
-    d.add("earlier", "kept");
-    json j = dummy_json();
-    j["training"]["batch_size"] = 30;
-    EXPECT_FALSE(analyze(j, d).has_value());
-    ASSERT_GE(d.size(), 2U);
-    EXPECT_EQ(d.items()[0].path, "earlier");
 }
 
 }  // namespace

@@ -187,12 +187,8 @@ Project full_project() {
 
 // ---- round trips -------------------------------------------------------------
 
-TEST(ProjectIo, ShipsTheExamples) {
-    const auto files = example_files();
-    EXPECT_GE(files.size(), 7U);
-}
-
 TEST(ProjectIo, EveryExampleRoundTripsThroughJson) {
+    ASSERT_GE(example_files().size(), 7U);
     for (const auto& file : example_files()) {
         SCOPED_TRACE(file.string());
         const LoadedProject loaded = load_project_file(file);
@@ -301,18 +297,15 @@ TEST(ProjectIo, LinkOverrideIsRead) {
     EXPECT_EQ(p->topology.link_overrides[0].device_a, "node0/c0/gpu0");
     EXPECT_EQ(p->topology.link_overrides[0].device_b, "node0/c0/gpu1");
     EXPECT_EQ(p->topology.link_overrides[0].link, (LinkSpec{25, 8}));
-}
 
-TEST(ProjectIo, LinkOverrideLatencyDefaultsToZero) {
-    json j = dummy_json();
-    j["topology"]["link_overrides"] =
-        json::parse(R"([{"between": ["node0/c0/gpu0", "node0/c0/gpu1"], "bandwidth_GBps": 25}])");
-    Diagnostics d;
-    const auto p = project_from_json(j, d);
-    ASSERT_TRUE(p.has_value());
-    ASSERT_EQ(p->topology.link_overrides.size(), 1U);
-    EXPECT_EQ(p->topology.link_overrides[0].link, (LinkSpec{25, 0}));
-    EXPECT_FALSE(d.mentions("topology.link_overrides")) << d.format();
+    // Without latency_us an override has none (not the class default).
+    j["topology"]["link_overrides"][0].erase("latency_us");
+    Diagnostics d2;
+    const auto p2 = project_from_json(j, d2);
+    EXPECT_TRUE(d2.empty()) << d2.format();
+    ASSERT_TRUE(p2.has_value());
+    ASSERT_EQ(p2->topology.link_overrides.size(), 1U);
+    EXPECT_EQ(p2->topology.link_overrides[0].link, (LinkSpec{25, 0}));
 }
 
 TEST(ProjectIo, LinkOverrideBetweenNeedsTwoPaths) {
@@ -363,17 +356,6 @@ TEST(ProjectIo, HandBuiltVariantRoundTrips) {
     EXPECT_TRUE(d.empty()) << d.format();
     ASSERT_TRUE(back.has_value());
     EXPECT_EQ(*back, p);
-}
-
-TEST(ProjectIo, RoundTripNoticesAChange) {
-    // The comparison used by the round trips is not vacuous.
-    Project a = full_project();
-    Project b = a;
-    b.topology.nodes[1].containers[0].devices[0].overrides.memory_GiB = 13.0;
-    EXPECT_NE(a, b);
-    b = a;
-    b.model.layers[0].params["bias"] = true;
-    EXPECT_NE(a, b);
 }
 
 // ---- atomic save -------------------------------------------------------------
@@ -507,17 +489,9 @@ TEST(ProjectIo, VersionTwoIsRejected) {
     EXPECT_EQ(d.size(), 1U) << d.format();
 }
 
-TEST(ProjectIo, MissingFormatAndVersion) {
-    json j = dummy_json();
-    j.erase("format");
-    j.erase("version");
-    const Diagnostics d = diagnose(j);
-    EXPECT_TRUE(has_diagnostic(d, "format", {"missing"}));
-    EXPECT_TRUE(has_diagnostic(d, "version", {"missing"}));
-}
-
 TEST(ProjectIo, EachMissingSectionIsNamed) {
-    for (const char* section : {"model", "topology", "placement", "training"}) {
+    for (const char* section :
+         {"format", "version", "model", "topology", "placement", "training"}) {
         SCOPED_TRACE(section);
         json j = dummy_json();
         j.erase(section);
@@ -536,18 +510,14 @@ TEST(ProjectIo, LayerWithoutAName) {
     json j = dummy_json();
     j["model"]["layers"][1].erase("name");
     EXPECT_TRUE(has_diagnostic(diagnose(j), "model.layers[1].name", {"missing"}));
+    j["model"]["layers"] = json::array();
+    EXPECT_TRUE(has_diagnostic(diagnose(j), "model.layers", {"at least one layer"}));
 }
 
 TEST(ProjectIo, DuplicatedLayerName) {
     json j = dummy_json();
     j["model"]["layers"][2]["name"] = "net0";
     EXPECT_TRUE(has_diagnostic(diagnose(j), "model.layers[2].name", {"\"net0\"", "twice"}));
-}
-
-TEST(ProjectIo, EmptyLayerList) {
-    json j = dummy_json();
-    j["model"]["layers"] = json::array();
-    EXPECT_TRUE(has_diagnostic(diagnose(j), "model.layers", {"at least one layer"}));
 }
 
 TEST(ProjectIo, LayerHyperParametersStayInParams) {
@@ -574,49 +544,34 @@ TEST(ProjectIo, BadCostOverride) {
     EXPECT_TRUE(has_diagnostic(d, "model.layers[1].activation_bytes", {"-5"}));
 }
 
-TEST(ProjectIo, UnknownTopLevelField) {
+TEST(ProjectIo, UnknownFieldsAreNamed) {
     json j = dummy_json();
     j["trainig"] = j["training"];
     j.erase("training");
-    const Diagnostics d = diagnose(j);
+    Diagnostics d = diagnose(j);
     EXPECT_TRUE(has_diagnostic(d, "trainig", {"unknown field", "training"}));
     EXPECT_TRUE(has_diagnostic(d, "training", {"missing"}));
-}
 
-TEST(ProjectIo, UnknownNestedField) {
-    json j = dummy_json();
+    j = dummy_json();
     j["training"]["optimizer"]["learning_rate"] = 0.1;
     j["topology"]["nodes"][0]["containers"][0]["devices"][0]["memory_gb"] = 10;
-    const Diagnostics d = diagnose(j);
+    d = diagnose(j);
     EXPECT_TRUE(has_diagnostic(d, "training.optimizer.learning_rate", {"unknown field", "lr"}));
     EXPECT_TRUE(has_diagnostic(d, "topology.nodes[0].containers[0].devices[0].memory_gb",
                                {"unknown field", "memory_GiB"}));
 }
 
-TEST(ProjectIo, BatchSizeAsText) {
+TEST(ProjectIo, WrongTypesNameTheirPath) {
     json j = dummy_json();
     j["training"]["batch_size"] = "32";
-    EXPECT_TRUE(has_diagnostic(diagnose(j), "training.batch_size", {"whole number", "\"32\""}));
-}
-
-TEST(ProjectIo, FractionalMicrobatches) {
-    json j = dummy_json();
     j["training"]["microbatches"] = 2.5;
-    EXPECT_TRUE(has_diagnostic(diagnose(j), "training.microbatches", {"whole number", "2.5"}));
-}
-
-TEST(ProjectIo, NegativeShapeDimension) {
-    json j = dummy_json();
     j["model"]["input"]["shape"] = {20, -1};
     const Diagnostics d = diagnose(j);
+    EXPECT_TRUE(has_diagnostic(d, "training.batch_size", {"whole number", "\"32\""}));
+    EXPECT_TRUE(has_diagnostic(d, "training.microbatches", {"whole number", "2.5"}));
     EXPECT_TRUE(has_diagnostic(d, "model.input.shape[1]", {"positive", "-1"}));
     EXPECT_FALSE(d.mentions("model.input.shape[0]")) << d.format();
-}
-
-TEST(ProjectIo, InputDtypeMustBeFeaturesOrTokens) {
-    json j = dummy_json();
-    j["model"]["input"]["dtype"] = "float16";
-    EXPECT_TRUE(has_diagnostic(diagnose(j), "model.input.dtype", {"float16"}));
+    EXPECT_EQ(d.size(), 3U) << d.format();
 }
 
 TEST(ProjectIo, BothMicrobatchesAndMicrobatchSize) {
@@ -651,13 +606,17 @@ TEST(ProjectIo, UnknownOptimizer) {
     EXPECT_TRUE(has_diagnostic(diagnose(j), "training.optimizer.type", {"rmsprop", "adam"}));
 }
 
-TEST(ProjectIo, BadTrainingDtype) {
+TEST(ProjectIo, BadDtypes) {
     for (const char* dtype : {"float64", "int64"}) {
         SCOPED_TRACE(dtype);
         json j = dummy_json();
         j["training"]["dtype"] = dtype;
         EXPECT_TRUE(has_diagnostic(diagnose(j), "training.dtype", {dtype, "bfloat16"}));
     }
+    // The model input is features or token ids, not a compute precision.
+    json j = dummy_json();
+    j["model"]["input"]["dtype"] = "float16";
+    EXPECT_TRUE(has_diagnostic(diagnose(j), "model.input.dtype", {"float16", "int64"}));
 }
 
 TEST(ProjectIo, LinkBandwidthZero) {
@@ -666,10 +625,6 @@ TEST(ProjectIo, LinkBandwidthZero) {
     const Diagnostics d = diagnose(j);
     EXPECT_TRUE(has_diagnostic(d, "topology.links.intra_node.bandwidth_GBps", {"greater than"}));
     EXPECT_EQ(d.size(), 1U) << d.format();
-}
-
-TEST(ProjectIo, LinkWithoutBandwidthKeepsNoDefault) {
-    json j = dummy_json();
     j["topology"]["links"]["inter_node"] = {{"latency_us", 3}};
     EXPECT_TRUE(
         has_diagnostic(diagnose(j), "topology.links.inter_node.bandwidth_GBps", {"missing"}));
@@ -683,15 +638,12 @@ TEST(ProjectIo, LinkLatencyDefaultsToTheClassDefault) {
     EXPECT_EQ(p.topology.links.intra_container, (LinkSpec{300, 5}));
 }
 
-TEST(ProjectIo, DeviceNameWithSlash) {
+TEST(ProjectIo, NamesWithSlash) {
     json j = dummy_json();
     j["topology"]["nodes"][0]["containers"][0]["devices"][0]["name"] = "gpu/0";
     EXPECT_TRUE(has_diagnostic(diagnose(j), "topology.nodes[0].containers[0].devices[0].name",
                                {"'/'", "gpu/0"}));
-}
-
-TEST(ProjectIo, NodeAndContainerNamesWithSlash) {
-    json j = dummy_json();
+    j = dummy_json();
     j["topology"]["nodes"][0]["name"] = "a/b";
     j["topology"]["nodes"][0]["containers"][0]["name"] = "c/d";
     const Diagnostics d = diagnose(j);
@@ -704,10 +656,8 @@ TEST(ProjectIo, DuplicateDeviceNameInOneContainer) {
     j["topology"]["nodes"][0]["containers"][0]["devices"][1]["name"] = "gpu0";
     EXPECT_TRUE(has_diagnostic(diagnose(j), "topology.nodes[0].containers[0].devices[1].name",
                                {"\"gpu0\"", "twice"}));
-}
-
-TEST(ProjectIo, SameDeviceNameInTwoContainersIsFine) {
-    json j = dummy_json();
+    // Names are unique among siblings only.
+    j = dummy_json();
     j["topology"]["nodes"][0]["containers"].push_back(
         {{"name", "c1"}, {"devices", {{{"name", "gpu0"}, {"spec", "A100-80GB"}}}}});
     EXPECT_TRUE(diagnose(j).empty()) << diagnose(j).format();

@@ -156,11 +156,16 @@ TEST(Topology, LinkFiguresComeFromTheTopology) {
     EXPECT_EQ(link(t, "n0/c0/g0", "n1/c0/g1").spec, (LinkSpec{3, 300}));
 }
 
-TEST(Topology, DefaultLinkClassesMatchTheDocumentation) {
+TEST(Topology, LinkClassDefaultsAndNames) {
     const LinkClasses defaults;
     EXPECT_EQ(defaults.intra_container, (LinkSpec{300, 5}));
     EXPECT_EQ(defaults.intra_node, (LinkSpec{32, 10}));
     EXPECT_EQ(defaults.inter_node, (LinkSpec{50, 20}));
+    EXPECT_EQ(to_string(LinkClass::same_device), "same device");
+    EXPECT_EQ(to_string(LinkClass::intra_container), "intra-container");
+    EXPECT_EQ(to_string(LinkClass::intra_node), "intra-node");
+    EXPECT_EQ(to_string(LinkClass::inter_node), "inter-node");
+    EXPECT_EQ(to_string(LinkClass::override_pair), "override");
 }
 
 TEST(Topology, TransferSecondsIsLatencyPlusBytesOverBandwidth) {
@@ -169,29 +174,20 @@ TEST(Topology, TransferSecondsIsLatencyPlusBytesOverBandwidth) {
     EXPECT_DOUBLE_EQ(l.transfer_seconds(1e9), 20e-6 + 0.02);
     EXPECT_DOUBLE_EQ(l.transfer_seconds(5e6), 20e-6 + 1e-4);
     // GB means 10^9 bytes, not 2^30.
-    EXPECT_DOUBLE_EQ(LinkSpec{1, 0}.transfer_seconds(1e9), 1.0);
-    EXPECT_DOUBLE_EQ(LinkSpec{1, 0}.transfer_seconds(kGiB), kGiB / 1e9);
-}
-
-TEST(Topology, LinkClassNames) {
-    EXPECT_EQ(to_string(LinkClass::same_device), "same device");
-    EXPECT_EQ(to_string(LinkClass::intra_container), "intra-container");
-    EXPECT_EQ(to_string(LinkClass::intra_node), "intra-node");
-    EXPECT_EQ(to_string(LinkClass::inter_node), "inter-node");
-    EXPECT_EQ(to_string(LinkClass::override_pair), "override");
-}
-
-TEST(Topology, EffectiveDeviceWithoutOverridesIsTheCatalogSpec) {
-    const Topology t = sample_topology();
-    const DeviceCatalog& catalog = DeviceCatalog::builtin();
-    const EffectiveDevice e = effective_device(t, at(t, "n0/c0/g1"), catalog);
-    EXPECT_EQ(e.path, "n0/c0/g1");
-    ASSERT_NE(catalog.find("H100-SXM"), nullptr);
-    EXPECT_EQ(e.spec, *catalog.find("H100-SXM"));
+    EXPECT_DOUBLE_EQ((LinkSpec{1, 0}.transfer_seconds(1e9)), 1.0);
+    EXPECT_DOUBLE_EQ((LinkSpec{1, 0}.transfer_seconds(kGiB)), kGiB / 1e9);
 }
 
 TEST(Topology, EffectiveDeviceAppliesOverrides) {
     Topology t = sample_topology();
+    {
+        // Without overrides: the catalog spec as is.
+        const EffectiveDevice plain =
+            effective_device(t, at(t, "n0/c0/g1"), DeviceCatalog::builtin());
+        EXPECT_EQ(plain.path, "n0/c0/g1");
+        ASSERT_NE(DeviceCatalog::builtin().find("H100-SXM"), nullptr);
+        EXPECT_EQ(plain.spec, *DeviceCatalog::builtin().find("H100-SXM"));
+    }
     Device& d = t.nodes[0].containers[0].devices[0];  // A100-80GB
     d.overrides.peak_tflops = 100.0;
     d.overrides.memory_GiB = 10.0;
