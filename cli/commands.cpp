@@ -5,6 +5,8 @@
 
 #include "catalog_commands.h"
 #include "pipewright/core/project_io.h"
+#include "plan_command.h"
+#include "run_command.h"
 #include "simulate_command.h"
 
 namespace pipewright::cli {
@@ -99,6 +101,14 @@ int run(int argc, const char* const* argv, std::ostream& out, std::ostream& err)
     SimulateArgs simulate;
     add_simulate_command(app, simulate);
 
+    PlanArgs plan;
+    add_plan_command(app, plan);
+
+    RunArgs run_args;
+    add_run_command(app, run_args);
+    WorkerArgs worker_args;
+    add_worker_command(app, worker_args);
+
     ValidateArgs validate;
     CLI::App* validate_cmd =
         app.add_subcommand("validate", "Check a project file and list every problem with its path");
@@ -123,6 +133,15 @@ int run(int argc, const char* const* argv, std::ostream& out, std::ostream& err)
 
     if (app.got_subcommand("simulate")) {
         return run_simulate(simulate, out, err);
+    }
+    if (app.got_subcommand("plan")) {
+        return run_plan(plan, out, err);
+    }
+    if (app.got_subcommand("run")) {
+        return run_run(run_args, out, err);
+    }
+    if (app.got_subcommand("worker")) {
+        return run_worker_command(worker_args, err);
     }
     if (app.got_subcommand("validate")) {
         return run_validate(validate, out, err);

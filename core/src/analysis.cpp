@@ -229,6 +229,18 @@ void resolve_batch(const Project& p, const AnalysisOptions& o, bool microbatchin
                           std::to_string(batch) + " (" + join(divisors) + ", ...)");
         return;
     }
+    // Every (stage, micro-batch) pair becomes a handful of actions; beyond
+    // this the schedule no longer fits comfortably in memory.
+    constexpr long long kMaxPairs = 10'000'000;
+    const long long pairs = static_cast<long long>(m) * static_cast<long long>(p.placement.size());
+    if (pairs > kMaxPairs) {
+        d.add(m_path, std::to_string(m) + " micro-batches over " +
+                          std::to_string(p.placement.size()) + " stages make " +
+                          std::to_string(pairs) +
+                          " stage × micro-batch pairs; Pipewright schedules up to " +
+                          std::to_string(kMaxPairs) + " (use larger micro-batches)");
+        return;
+    }
     out.microbatches = m;
     out.microbatch_size = batch / m;
     out.project.training.batch_size = batch;

@@ -110,6 +110,10 @@ LoadedProject parse_project_text(const std::string& text) {
         out.diagnostics.add("(document)",
                             "not valid JSON at " + describe_offset(text, offset) + ": " + e.what());
         return out;
+    } catch (const nlohmann::json::exception& e) {
+        // e.g. a number too large for a double (1e400)
+        out.diagnostics.add("(document)", std::string("not usable JSON: ") + e.what());
+        return out;
     }
     out.project = project_from_json(j, out.diagnostics);
     return out;

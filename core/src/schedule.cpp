@@ -45,14 +45,15 @@ bool is_digit(char c) {
     return c >= '0' && c <= '9';
 }
 
-// Reads a non-empty run of digits that fits in an int; a stage or micro-batch
-// index that overflows is malformed input, not a huge number.
+// Reads a non-empty run of digits up to kMaxActionIndex; a larger stage or
+// micro-batch index is malformed input, not a huge number (and index + 1
+// must still fit in an int).
 std::optional<int> read_index(std::string_view s, std::size_t& pos) {
     const std::size_t start = pos;
     long long value = 0;
     while (pos < s.size() && is_digit(s[pos])) {
         value = value * 10 + (s[pos] - '0');
-        if (value > std::numeric_limits<int>::max()) {
+        if (value > kMaxActionIndex) {
             return std::nullopt;
         }
         ++pos;
@@ -130,57 +131,6 @@ std::size_t Schedule::action_count() const {
         n += actions.size();
     }
     return n;
-}
-
-Dependencies dependencies_of(const Action& a, const Schedule& s, bool splits_backward) {
-    Dependencies deps;
-    const auto add = [&deps](int stage, ActionType type, int mb) {
-        deps.items[static_cast<std::size_t>(deps.count++)] = Action{stage, type, mb};
-    };
-    const int st = a.stage;
-    const int mb = a.microbatch;
-    const int last = s.num_stages - 1;
-    const int here = detail::rank_of_stage(s, st);
-    // A neighbour outside the pipeline counts as another rank, which makes a
-    // malformed action wait for a RECV that the checker reports as missing.
-    const auto same_rank = [&](int other) {
-        return here >= 0 && detail::rank_of_stage(s, other) == here;
-    };
-    switch (a.type) {
-        case ActionType::forward:
-            if (st > 0) {
-                add(same_rank(st - 1) ? st - 1 : st,
-                    same_rank(st - 1) ? ActionType::forward : ActionType::recv_forward, mb);
-            }
-            break;
-        case ActionType::recv_forward:
-            add(st - 1, ActionType::send_forward, mb);
-            break;
-        case ActionType::send_forward:
-            add(st, ActionType::forward, mb);
-            break;
-        case ActionType::backward:
-        case ActionType::backward_input:
-            add(st, ActionType::forward, mb);
-            if (st < last) {
-                if (same_rank(st + 1)) {
-                    add(st + 1, a.type, mb);
-                } else {
-                    add(st, ActionType::recv_backward, mb);
-                }
-            }
-            break;
-        case ActionType::recv_backward:
-            add(st + 1, ActionType::send_backward, mb);
-            break;
-        case ActionType::send_backward:
-            add(st, splits_backward ? ActionType::backward_input : ActionType::backward, mb);
-            break;
-        case ActionType::backward_weight:
-            add(st, ActionType::backward_input, mb);
-            break;
-    }
-    return deps;
 }
 
 Dependencies dependencies_of(const Action& a, const Schedule& s) {

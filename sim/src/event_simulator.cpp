@@ -1,7 +1,6 @@
 #include "pipewright/sim/event_simulator.h"
 
 #include <cmath>
-#include <functional>
 #include <queue>
 
 namespace pipewright {
@@ -67,7 +66,7 @@ class Simulator {
             ready_.push({0.0, static_cast<int>(r)});
         }
         while (!ready_.empty()) {
-            auto [t, rank] = ready_.top();
+            const int rank = ready_.top().rank;
             ready_.pop();
             advance(rank);
         }
@@ -76,11 +75,21 @@ class Simulator {
     }
 
   private:
-    using Entry = std::pair<double, int>;  // (rank time, rank)
+    struct Entry {
+        double time;
+        int rank;
+    };
+    struct Later {
+        bool operator()(const Entry& a, const Entry& b) const {
+            return a.time > b.time || (a.time == b.time && a.rank > b.rank);
+        }
+    };
 
+    // [stage][micro-batch][slot]: the records of one micro-batch share a cache line.
     std::size_t key(int slot, int stage, int mb) const {
-        return (static_cast<std::size_t>(slot) * stages_ + static_cast<std::size_t>(stage)) * mbs_ +
-               static_cast<std::size_t>(mb);
+        return (static_cast<std::size_t>(stage) * mbs_ + static_cast<std::size_t>(mb)) *
+                   kSlotCount +
+               static_cast<std::size_t>(slot);
     }
     std::size_t key(const Action& a) const { return key(slot_of(a.type), a.stage, a.microbatch); }
 
@@ -103,12 +112,15 @@ class Simulator {
                     start = std::max(start, ready);
                 }
             }
-            execute(rank, a, start, deps);
-            ++pc_[r];
-            if (!ready_.empty() && time_[r] > ready_.top().first) {
+            // Only link requests must reach the links in time order; compute
+            // and receives touch nothing shared, so the rank runs on until a
+            // send while another rank is still behind it.
+            if (is_send(a.type) && !ready_.empty() && ready_.top().time < time_[r]) {
                 ready_.push({time_[r], rank});
                 return;
             }
+            execute(rank, a, start, deps);
+            ++pc_[r];
         }
     }
 
@@ -212,7 +224,7 @@ class Simulator {
     std::vector<std::size_t> pc_;
     std::vector<double> time_;
     std::vector<double> link_free_;
-    std::priority_queue<Entry, std::vector<Entry>, std::greater<>> ready_;
+    std::priority_queue<Entry, std::vector<Entry>, Later> ready_;
     SimulationOutput out_;
 };
 

@@ -556,3 +556,24 @@ TEST(Analysis, ReportsSemanticProblemsTogether) {
 
 }  // namespace
 }  // namespace pipewright
+
+namespace pipewright {
+namespace {
+
+// Found by hand while fuzzing: absurd micro-batch counts must not allocate billions of actions.
+TEST(Analysis, AbsurdMicrobatchCountIsRefusedBeforeScheduling) {
+    auto loaded = load_project_file(std::filesystem::path(PIPEWRIGHT_ASSETS_DIR) / "examples" /
+                                    "dummy-2gpu.json");
+    ASSERT_TRUE(loaded.project.has_value());
+    Project p = *loaded.project;
+    p.training.batch_size = 2'000'000'000;
+    p.training.microbatches = 1'000'000'000;
+    Diagnostics d;
+    EXPECT_FALSE(analyze_project(p, {}, d).has_value());
+    ASSERT_EQ(d.size(), 1U) << d.format();
+    EXPECT_EQ(d.items()[0].path, "training.microbatches");
+    EXPECT_NE(d.items()[0].message.find("up to 10000000"), std::string::npos) << d.format();
+}
+
+}  // namespace
+}  // namespace pipewright

@@ -741,3 +741,17 @@ TEST(ProjectIo, ReportsEveryProblemOfAFileAtOnce) {
 
 }  // namespace
 }  // namespace pipewright
+
+namespace pipewright {
+namespace {
+
+// Found by fuzzing: a number too large for a double must be a diagnostic.
+TEST(ProjectIo, HugeNumberIsADiagnosticNotAnException) {
+    LoadedProject loaded = parse_project_text("{\"format\": \"pipewright-project\", \"a\": 1e400}");
+    EXPECT_FALSE(loaded.project.has_value());
+    ASSERT_EQ(loaded.diagnostics.size(), 1U);
+    EXPECT_NE(loaded.diagnostics.items()[0].message.find("not usable JSON"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace pipewright

@@ -125,11 +125,16 @@ TEST(ScheduleCsv, StageWithoutComputeIsRejected) {
 }
 
 TEST(ScheduleCsv, HugeStageIndexIsAGapNotAnAllocation) {
-    const Diagnostics d = csv_error("0F0,0B0\n999999999F0,999999999B0\n");
+    const Diagnostics d = csv_error("0F0,0B0\n99999999F0,99999999B0\n");
     ASSERT_EQ(d.size(), 1U) << d.format();
-    EXPECT_NE(d.items()[0].message.find("stages 1 to 999999998 have no forward or backward"),
+    EXPECT_NE(d.items()[0].message.find("stages 1 to 99999998 have no forward or backward"),
               std::string::npos)
         << d.format();
+    // Past kMaxActionIndex the cell is malformed (index + 1 must fit an int).
+    const Diagnostics too_big = csv_error("0F0,0B0\n2147483647F0\n");
+    ASSERT_GE(too_big.size(), 1U);
+    EXPECT_NE(too_big.items()[0].message.find("is not an action"), std::string::npos)
+        << too_big.format();
     // Stages named only by communication have no rank either.
     const Diagnostics dc = csv_error("0F0,0B0,0SEND_F0\n1RECV_F0,5RECV_F0\n");
     ASSERT_EQ(dc.size(), 1U) << dc.format();

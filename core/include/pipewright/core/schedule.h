@@ -45,6 +45,9 @@ struct Action {
     bool operator==(const Action&) const = default;
 };
 
+// Largest stage or micro-batch index an action string may carry.
+inline constexpr int kMaxActionIndex = 100'000'000;
+
 // "2F0", "1SEND_B3"
 [[nodiscard]] std::string to_string(const Action& a);
 // Parses PyTorch's action strings; nullopt when malformed.
@@ -74,8 +77,61 @@ struct Dependencies {
 };
 // `splits_backward` is s.splits_backward(), which scans the whole schedule:
 // callers that walk every action pass it once instead of per action.
-[[nodiscard]] Dependencies dependencies_of(const Action& a, const Schedule& s,
-                                           bool splits_backward);
+// Inline: the simulator calls it once per action of multi-million-action schedules.
+[[nodiscard]] inline Dependencies dependencies_of(const Action& a, const Schedule& s,
+                                                  bool splits_backward) {
+    Dependencies deps;
+    const auto add = [&deps](int stage, ActionType type, int mb) {
+        deps.items[static_cast<std::size_t>(deps.count++)] = Action{stage, type, mb};
+    };
+    const auto rank_of = [&s](int stage) {
+        return stage < 0 || static_cast<std::size_t>(stage) >= s.stage_rank.size()
+                   ? -1
+                   : s.stage_rank[static_cast<std::size_t>(stage)];
+    };
+    const int st = a.stage;
+    const int mb = a.microbatch;
+    const int here = rank_of(st);
+    // A neighbour outside the pipeline counts as another rank, which makes a
+    // malformed action wait for a RECV that the checker reports as missing.
+    const auto same_rank = [&](int other) { return here >= 0 && rank_of(other) == here; };
+    switch (a.type) {
+        case ActionType::forward:
+            if (st > 0) {
+                const bool local = same_rank(st - 1);
+                add(local ? st - 1 : st, local ? ActionType::forward : ActionType::recv_forward,
+                    mb);
+            }
+            break;
+        case ActionType::recv_forward:
+            add(st - 1, ActionType::send_forward, mb);
+            break;
+        case ActionType::send_forward:
+            add(st, ActionType::forward, mb);
+            break;
+        case ActionType::backward:
+        case ActionType::backward_input:
+            add(st, ActionType::forward, mb);
+            if (st < s.num_stages - 1) {
+                if (same_rank(st + 1)) {
+                    add(st + 1, a.type, mb);
+                } else {
+                    add(st, ActionType::recv_backward, mb);
+                }
+            }
+            break;
+        case ActionType::recv_backward:
+            add(st + 1, ActionType::send_backward, mb);
+            break;
+        case ActionType::send_backward:
+            add(st, splits_backward ? ActionType::backward_input : ActionType::backward, mb);
+            break;
+        case ActionType::backward_weight:
+            add(st, ActionType::backward_input, mb);
+            break;
+    }
+    return deps;
+}
 [[nodiscard]] Dependencies dependencies_of(const Action& a, const Schedule& s);
 
 }  // namespace pipewright

@@ -1,0 +1,44 @@
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include <torch/torch.h>
+
+#include "pipewright/core/analysis.h"
+
+namespace pipewright::backend {
+
+// One iteration's samples, already cut into the schedule's micro-batches.
+struct Batch {
+    std::vector<torch::Tensor> inputs;   // per micro-batch
+    std::vector<torch::Tensor> targets;  // per micro-batch
+};
+
+// A learnable synthetic task drawn from the project seed: inputs are random
+// (token ids for an embedding model), targets come from a fixed random
+// "teacher", the same architecture with other weights. MSE targets are the
+// teacher's outputs; cross-entropy classes are the argmax of its outputs over
+// the last dimension. A student of the same architecture can fit it exactly,
+// so the loss visibly falls whatever the model.
+class SyntheticTask {
+  public:
+    // Without targets (ranks that hold no last stage) no teacher is built.
+    SyntheticTask(const AnalyzedProject& project, torch::Dtype dtype, bool with_targets = true);
+
+    // The batch of step `step` (the same on every rank that asks).
+    [[nodiscard]] Batch batch(int step) const;
+
+  private:
+    const AnalyzedProject* project_;
+    torch::Dtype dtype_;
+    mutable torch::nn::Sequential teacher_;
+    std::int64_t vocabulary_ = 0;  // > 0: inputs are token ids below it
+    double target_scale_ = 1;      // makes MSE targets unit-variance
+};
+
+// The project's loss on one micro-batch (mean over its samples).
+[[nodiscard]] torch::Tensor compute_loss(LossKind kind, const torch::Tensor& output,
+                                         const torch::Tensor& target);
+
+}  // namespace pipewright::backend

@@ -1,0 +1,58 @@
+#pragma once
+
+#include <memory>
+#include <optional>
+#include <vector>
+
+#include <torch/torch.h>
+
+#include "pipewright/backend/data.h"
+#include "pipewright/backend/transport.h"
+#include "pipewright/core/analysis.h"
+#include "pipewright/core/timeline.h"
+
+namespace pipewright::backend {
+
+// What one rank did in one iteration. Times are steady-clock seconds, the
+// same clock in every process of the machine, so ranks' records line up.
+struct StepRecord {
+    int step = 0;
+    double start_s = 0;  // after the iteration's barrier
+    double end_s = 0;    // after the optimizer step
+    std::vector<TimelineEvent> events;
+    std::optional<double> loss;  // mean over the batch; on the rank with the last stage
+};
+
+// The project's optimizer over `params` (SGD with momentum, Adam, AdamW).
+[[nodiscard]] std::unique_ptr<torch::optim::Optimizer> make_optimizer(
+    const OptimizerConfig& config, const std::vector<torch::Tensor>& params);
+
+[[nodiscard]] double steady_seconds();
+
+// Executes one rank's action list of the schedule, iteration after iteration:
+// forward and backward of its stages, transfers through `transport`,
+// gradients accumulated over the micro-batches, one optimizer step.
+class RankExecutor {
+  public:
+    RankExecutor(const AnalyzedProject& project, int rank, Transport& transport,
+                 torch::Dtype dtype);
+    ~RankExecutor();
+    RankExecutor(const RankExecutor&) = delete;
+    RankExecutor& operator=(const RankExecutor&) = delete;
+
+    // `batch` needs inputs when this rank holds stage 0, targets when it
+    // holds the last stage.
+    [[nodiscard]] StepRecord run_step(int step, const Batch& batch);
+
+    [[nodiscard]] bool has_first_stage() const;
+    [[nodiscard]] bool has_last_stage() const;
+    // Stage indices held by this rank, in model order, and their modules.
+    [[nodiscard]] const std::vector<int>& stages() const;
+    [[nodiscard]] torch::nn::Sequential module(int stage) const;
+
+  private:
+    struct Impl;
+    std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace pipewright::backend

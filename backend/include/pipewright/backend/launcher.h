@@ -1,0 +1,68 @@
+#pragma once
+
+// The torch-free face of the backend: what the command line calls. Torch
+// headers stay out of here so that the CLI compiles without them.
+
+#include <optional>
+#include <ostream>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "pipewright/core/analysis.h"
+
+namespace pipewright::backend {
+
+// What launcher and workers agree on (the launcher passes it on).
+struct RunSettings {
+    std::string project;
+    std::optional<std::string> schedule;
+    std::optional<std::string> schedule_csv;
+    std::optional<int> microbatches;
+    std::optional<int> batch_size;
+    std::optional<int> steps;  // replaces training.steps
+    std::string dtype;         // "" = the project's; "float64" for exact tests
+    double timeout_s = 60;     // bound on every c10d wait
+    bool save_params = false;  // write each stage's parameters (tests)
+};
+
+struct RunOptions {
+    RunSettings settings;
+    int warmup = 1;
+    std::optional<std::string> out_dir;
+    std::optional<int> port;
+    std::optional<std::string> master;  // HOST:PORT of the rendezvous store
+    int threads_per_rank = 0;           // 0: cores / ranks
+    std::string device = "auto";
+    bool json = false;
+    bool progress_json = false;
+};
+
+struct WorkerOptions {
+    RunSettings settings;
+    int rank = 0;
+    int world_size = 1;
+    std::string master = "127.0.0.1:0";
+    std::string out_dir;
+    int threads = 1;
+};
+
+// Loads and analyses the project with the settings' overrides. On failure
+// returns nullopt after writing every problem to `err`.
+[[nodiscard]] std::optional<AnalyzedProject> load_for_run(const RunSettings& settings,
+                                                          std::ostream& err);
+
+struct RunOutcome {
+    int exit_code = 1;       // 0 success, 1 failure, 130 interrupted
+    nlohmann::json summary;  // on success: what `run --json` prints
+    std::string out_dir;
+};
+
+// `pipewright run`: one worker process per rank, progress on `err` (and in
+// run.log), outputs in the run folder.
+[[nodiscard]] RunOutcome launch_run(const RunOptions& options, std::ostream& err);
+
+// `pipewright worker` (internal): one rank of a run.
+int run_worker(const WorkerOptions& options, std::ostream& err);
+
+}  // namespace pipewright::backend

@@ -1,0 +1,57 @@
+#pragma once
+
+#include <cstdint>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+
+#include <torch/torch.h>
+
+#include "pipewright/core/analysis.h"
+#include "pipewright/core/layer.h"
+#include "pipewright/core/tensor.h"
+
+namespace pipewright::backend {
+
+// A layer type the backend cannot build, or a precision it cannot run.
+class BackendError : public std::runtime_error {
+  public:
+    using std::runtime_error::runtime_error;
+};
+
+// The Torch element type for a project's compute precision; throws
+// BackendError for precisions the CPU backend does not train in.
+[[nodiscard]] torch::Dtype torch_dtype(DType dtype);
+
+// The precision a run trains in: the project's, unless overridden with
+// "float32" or "float64" (the equivalence tests use float64).
+[[nodiscard]] torch::Dtype run_dtype(const AnalyzedProject& project,
+                                     const std::string& override_dtype);
+
+// Whether build_layer knows the layer type (checked before a run starts).
+[[nodiscard]] bool can_build(std::string_view type);
+
+// One catalog layer as a Torch module taking a [batch, ...input_shape] tensor.
+// Shapes and parameter counts match core's analyze_layer. Weights come from
+// Torch's default initialisation under `seed`, so a layer's weights depend
+// only on the project seed and its index, never on how the model is split.
+[[nodiscard]] torch::nn::AnyModule build_layer(const LayerSpec& layer, const Shape& input_shape,
+                                               std::uint64_t seed);
+
+// Layers first..last (inclusive) of an analysed project, in order, in `dtype`.
+[[nodiscard]] torch::nn::Sequential build_layers(const AnalyzedProject& project, int first,
+                                                 int last, std::uint64_t seed, torch::Dtype dtype);
+
+// The module of one pipeline stage, initialised from the project's seed.
+[[nodiscard]] torch::nn::Sequential build_stage(const AnalyzedProject& project, int stage,
+                                                torch::Dtype dtype);
+
+// The whole model in one module (single-process reference, data teacher).
+[[nodiscard]] torch::nn::Sequential build_model(const AnalyzedProject& project, std::uint64_t seed,
+                                                torch::Dtype dtype);
+
+// Seed of layer `index` under the project seed (mixes both so that nearby
+// seeds and indices give unrelated streams).
+[[nodiscard]] std::uint64_t layer_seed(std::uint64_t seed, int index);
+
+}  // namespace pipewright::backend

@@ -1,0 +1,64 @@
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <torch/torch.h>
+
+namespace pipewright::backend {
+
+// A send in flight: the executor polls it to time the transfer and keeps the
+// tensor alive until it has left.
+class PendingSend {
+  public:
+    virtual ~PendingSend() = default;
+    [[nodiscard]] virtual bool done() = 0;
+    virtual void wait() = 0;  // throws when the transfer failed or timed out
+};
+
+// Point-to-point tensors between ranks, plus what an iteration needs around
+// them. Messages between two ranks with the same tag arrive in send order.
+class Transport {
+  public:
+    virtual ~Transport() = default;
+    [[nodiscard]] virtual int rank() const = 0;
+    [[nodiscard]] virtual int world_size() const = 0;
+    // Never blocks on the receiver: pipeline schedules post sends before the
+    // matching receives exist.
+    [[nodiscard]] virtual std::unique_ptr<PendingSend> send(const torch::Tensor& tensor, int peer,
+                                                            int tag) = 0;
+    // Blocks until the tensor arrives; `like` gives its shape and type.
+    [[nodiscard]] virtual torch::Tensor recv(const torch::Tensor& like, int peer, int tag) = 0;
+    virtual void barrier() = 0;
+};
+
+// Ranks as threads of one process (unit tests): tensors are handed over
+// through queues. A rank that fails calls abort() so that the others stop
+// waiting instead of hanging until the timeout.
+class InProcessGroup {
+  public:
+    InProcessGroup(int world_size, std::chrono::milliseconds timeout);
+    ~InProcessGroup();
+    InProcessGroup(const InProcessGroup&) = delete;
+    InProcessGroup& operator=(const InProcessGroup&) = delete;
+
+    [[nodiscard]] std::unique_ptr<Transport> transport(int rank);
+    void abort();
+
+    struct State;
+
+  private:
+    std::shared_ptr<State> state_;
+};
+
+// c10d: a TCPStore client for the rendezvous on master_host:master_port and a
+// ProcessGroupGloo over it. Every wait is bounded by `timeout`.
+[[nodiscard]] std::unique_ptr<Transport> make_gloo_transport(const std::string& master_host,
+                                                             int master_port, int rank,
+                                                             int world_size,
+                                                             std::chrono::milliseconds timeout);
+
+}  // namespace pipewright::backend

@@ -1,0 +1,78 @@
+#include "pipewright/backend/data.h"
+
+#include <ATen/CPUGeneratorImpl.h>
+
+#include "pipewright/backend/modules.h"
+
+namespace pipewright::backend {
+namespace {
+
+// Streams of the task, distinct from the layers' weight streams.
+constexpr std::uint64_t kTeacherSalt = 0x7eac4e5ULL;
+constexpr std::uint64_t kDataSalt = 0xda7a5eedULL;
+
+}  // namespace
+
+SyntheticTask::SyntheticTask(const AnalyzedProject& project, torch::Dtype dtype, bool with_targets)
+    : project_(&project), dtype_(dtype), teacher_(nullptr) {
+    const auto& layers = project.project.model.layers;
+    if (project.project.model.input.dtype == DType::int64) {
+        vocabulary_ = !layers.empty() && layers.front().type == "embedding"
+                          ? static_cast<std::int64_t>(layer_param(layers.front(), "num_embeddings"))
+                          : 2;
+    }
+    if (!with_targets) {
+        return;
+    }
+    const auto seed = static_cast<std::uint64_t>(project.project.training.seed);
+    teacher_ = build_model(project, seed ^ kTeacherSalt, dtype);
+    teacher_->eval();  // fixed function: batch-norm uses its running statistics
+    if (project.project.model.loss == LossKind::mse) {
+        // Unit-variance targets make the printed loss start near 1 whatever
+        // the model's depth and initialisation scale.
+        const torch::NoGradGuard no_grad;
+        const Batch first = batch(0);
+        const double sd = torch::cat(first.targets).to(torch::kFloat64).std().item<double>();
+        target_scale_ = sd > 0 ? 1.0 / sd : 1.0;
+    }
+}
+
+Batch SyntheticTask::batch(int step) const {
+    const auto& p = *project_;
+    const auto seed = static_cast<std::uint64_t>(p.project.training.seed);
+    auto gen = at::make_generator<at::CPUGeneratorImpl>(layer_seed(seed ^ kDataSalt, step));
+    std::vector<std::int64_t> sizes{p.microbatch_size};
+    sizes.insert(sizes.end(), p.project.model.input.shape.begin(),
+                 p.project.model.input.shape.end());
+    Batch b;
+    const torch::NoGradGuard no_grad;
+    for (int mb = 0; mb < p.microbatches; ++mb) {
+        torch::Tensor x = vocabulary_ > 0 ? torch::randint(vocabulary_, sizes, gen,
+                                                           torch::TensorOptions(torch::kInt64))
+                                          : torch::randn(sizes, gen, torch::TensorOptions(dtype_));
+        b.inputs.push_back(x);
+        if (!teacher_) {
+            continue;
+        }
+        torch::Tensor y = teacher_->forward(x);
+        if (p.project.model.loss == LossKind::cross_entropy) {
+            b.targets.push_back(y.argmax(-1));
+        } else {
+            b.targets.push_back(y * target_scale_);
+        }
+    }
+    return b;
+}
+
+torch::Tensor compute_loss(LossKind kind, const torch::Tensor& output,
+                           const torch::Tensor& target) {
+    if (kind == LossKind::cross_entropy) {
+        // Logits over the last dimension; every other dimension is a sample
+        // position (tokens of a sequence, pixels), as in PyTorch's LM losses.
+        return torch::nn::functional::cross_entropy(output.reshape({-1, output.size(-1)}),
+                                                    target.reshape({-1}));
+    }
+    return torch::mse_loss(output, target);
+}
+
+}  // namespace pipewright::backend

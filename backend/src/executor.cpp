@@ -1,0 +1,374 @@
+// The stage runtime. One RankExecutor runs the action list the simulator
+// times, in the same order, so measured and simulated timelines compare
+// action by action.
+#include "pipewright/backend/executor.h"
+
+#include <chrono>
+#include <map>
+#include <stdexcept>
+
+#include "pipewright/backend/modules.h"
+
+namespace pipewright::backend {
+
+double steady_seconds() {
+    return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch())
+        .count();
+}
+
+std::unique_ptr<torch::optim::Optimizer> make_optimizer(const OptimizerConfig& c,
+                                                        const std::vector<torch::Tensor>& params) {
+    switch (c.type) {
+        case OptimizerKind::sgd:
+            return std::make_unique<torch::optim::SGD>(
+                params,
+                torch::optim::SGDOptions(c.lr).momentum(c.momentum).weight_decay(c.weight_decay));
+        case OptimizerKind::adam:
+            return std::make_unique<torch::optim::Adam>(
+                params, torch::optim::AdamOptions(c.lr).weight_decay(c.weight_decay));
+        case OptimizerKind::adamw:
+            return std::make_unique<torch::optim::AdamW>(
+                params, torch::optim::AdamWOptions(c.lr).weight_decay(c.weight_decay));
+    }
+    throw BackendError("unknown optimizer");
+}
+
+namespace {
+
+// What one stage keeps for one micro-batch between its actions.
+struct Slot {
+    torch::Tensor received_input;  // RECV_F result, consumed by F
+    torch::Tensor input;           // F's input (requires grad past stage 0)
+    torch::Tensor output;          // F's output, the root of backward
+    torch::Tensor received_grad;   // RECV_B result
+    torch::Tensor output_grad;     // gradient of output kept from I for W
+    torch::Tensor loss;            // last stage: this micro-batch's share of the loss
+    torch::Tensor input_grad;      // produced by B or I, consumed by SEND_B
+};
+
+struct Stage {
+    int index = 0;
+    torch::nn::Sequential module{nullptr};
+    std::vector<torch::Tensor> params;
+    std::vector<Slot> slots;
+};
+
+struct InFlight {
+    std::unique_ptr<PendingSend> send;
+    torch::Tensor tensor;  // alive until the transfer has left
+    std::size_t event = 0;
+};
+
+double tensor_bytes(const torch::Tensor& t) {
+    return static_cast<double>(t.numel()) * static_cast<double>(t.element_size());
+}
+
+}  // namespace
+
+struct RankExecutor::Impl {
+    const AnalyzedProject& project;
+    int rank;
+    Transport& transport;
+    torch::Dtype dtype;
+    int microbatches;
+    int last_stage;
+    std::vector<int> stage_indices;
+    std::map<int, Stage> stages;  // by stage index
+    std::unique_ptr<torch::optim::Optimizer> optimizer;
+
+    // Per iteration.
+    const Batch* batch = nullptr;
+    StepRecord record;
+    std::vector<InFlight> in_flight;
+    double loss_sum = 0;
+
+    Impl(const AnalyzedProject& p, int r, Transport& t, torch::Dtype d)
+        : project(p),
+          rank(r),
+          transport(t),
+          dtype(d),
+          microbatches(p.schedule.num_microbatches),
+          last_stage(p.schedule.num_stages - 1) {
+        std::vector<torch::Tensor> all;
+        for (int s = 0; s < p.schedule.num_stages; ++s) {
+            if (p.schedule.stage_rank[static_cast<std::size_t>(s)] != rank) {
+                continue;
+            }
+            Stage st;
+            st.index = s;
+            st.module = build_stage(p, s, dtype);
+            st.module->train();
+            st.params = st.module->parameters();
+            all.insert(all.end(), st.params.begin(), st.params.end());
+            st.slots.resize(static_cast<std::size_t>(microbatches));
+            stages.emplace(s, std::move(st));
+            stage_indices.push_back(s);
+        }
+        optimizer = make_optimizer(p.project.training.optimizer, all);
+    }
+
+    int rank_of(int stage) const {
+        return project.schedule.stage_rank[static_cast<std::size_t>(stage)];
+    }
+    bool local(int stage) const { return stages.contains(stage); }
+    Slot& slot(int stage, int mb) {
+        return stages.at(stage).slots.at(static_cast<std::size_t>(mb));
+    }
+
+    // Tags are unique per stage boundary, micro-batch and direction; pairs of
+    // ranks keep them in order across iterations.
+    int tag(int boundary, int mb, bool backward) const {
+        return (boundary * microbatches + mb) * 2 + (backward ? 1 : 0);
+    }
+
+    // An empty tensor shaped like stage `stage`'s output for one micro-batch.
+    torch::Tensor boundary_like(int stage) const {
+        const auto& st = project.stages[static_cast<std::size_t>(stage)];
+        const Shape& shape = project.layers[static_cast<std::size_t>(st.last_layer)].output_shape;
+        std::vector<std::int64_t> sizes{project.microbatch_size};
+        sizes.insert(sizes.end(), shape.begin(), shape.end());
+        return torch::empty(sizes, torch::TensorOptions(dtype));
+    }
+
+    TimelineEvent& add_event(const Action& a, double start, int peer = -1, double bytes = 0) {
+        TimelineEvent e;
+        e.rank = rank;
+        e.action = a;
+        e.start_s = start;
+        e.end_s = steady_seconds();
+        e.peer_rank = peer;
+        e.bytes = bytes;
+        record.events.push_back(e);
+        return record.events.back();
+    }
+
+    void send(const Action& a, torch::Tensor t, int peer, int boundary, bool backward) {
+        const double start = steady_seconds();
+        auto pending = transport.send(t, peer, tag(boundary, a.microbatch, backward));
+        add_event(a, start, peer, tensor_bytes(t));
+        in_flight.push_back({std::move(pending), std::move(t), record.events.size() - 1});
+    }
+
+    // Closes the events of sends that have left since the last look.
+    void poll_sends(bool wait) {
+        for (auto it = in_flight.begin(); it != in_flight.end();) {
+            if (wait) {
+                it->send->wait();
+            } else if (!it->send->done()) {
+                ++it;
+                continue;
+            }
+            record.events[it->event].end_s = steady_seconds();
+            it = in_flight.erase(it);
+        }
+    }
+
+    // The roots of backward for (stage, mb) and the gradients flowing into them.
+    std::pair<torch::Tensor, torch::Tensor> backward_roots(int stage, int mb) {
+        Slot& sl = slot(stage, mb);
+        if (stage == last_stage) {
+            if (!sl.loss.defined()) {
+                const auto& target = batch->targets.at(static_cast<std::size_t>(mb));
+                // Scaled so that accumulating m micro-batches gives the
+                // gradient of the batch mean.
+                sl.loss = compute_loss(project.project.model.loss, sl.output, target) /
+                          static_cast<double>(microbatches);
+                loss_sum += sl.loss.item<double>();
+            }
+            return {sl.loss, torch::Tensor()};
+        }
+        if (sl.output_grad.defined()) {
+            return {sl.output, sl.output_grad};
+        }
+        torch::Tensor g;
+        if (local(stage + 1)) {
+            g = std::exchange(slot(stage + 1, mb).input_grad, torch::Tensor());
+        } else {
+            g = std::exchange(sl.received_grad, torch::Tensor());
+        }
+        if (!g.defined()) {
+            throw std::runtime_error("stage " + std::to_string(stage) +
+                                     ": backward before its output gradient arrived (micro-batch " +
+                                     std::to_string(mb) + ")");
+        }
+        sl.output_grad = g;
+        return {sl.output, g};
+    }
+
+    // Frees the graph and activations of a finished micro-batch; the input
+    // gradient stays until SEND_B (or the local previous stage) takes it.
+    static void forget(Slot& sl) {
+        torch::Tensor keep = std::move(sl.input_grad);
+        sl = Slot{};
+        sl.input_grad = std::move(keep);
+    }
+
+    void forward(int s, int mb) {
+        Slot& sl = slot(s, mb);
+        torch::Tensor x;
+        if (s == 0) {
+            x = batch->inputs.at(static_cast<std::size_t>(mb));
+        } else {
+            x = local(s - 1) ? slot(s - 1, mb).output.detach()
+                             : std::exchange(sl.received_input, torch::Tensor());
+            if (!x.defined()) {
+                throw std::runtime_error("stage " + std::to_string(s) +
+                                         ": forward before its input arrived");
+            }
+            // The input crossed detached; make it a leaf whose gradient is
+            // what goes back to the previous stage.
+            x = x.detach().requires_grad_(true);
+        }
+        sl.input = x;
+        sl.output = stages.at(s).module->forward(x);
+    }
+
+    void backward_full(int s, int mb) {
+        auto [root, grad] = backward_roots(s, mb);
+        if (grad.defined()) {
+            torch::autograd::backward({root}, {grad});
+        } else {
+            torch::autograd::backward({root});
+        }
+        Slot& sl = slot(s, mb);
+        if (s > 0) {
+            sl.input_grad = sl.input.grad();
+        }
+        forget(sl);  // frees the graph and activations
+    }
+
+    // Zero-bubble I: the input gradient only, keeping the graph for W.
+    void backward_input(int s, int mb) {
+        auto [root, grad] = backward_roots(s, mb);
+        if (s == 0) {
+            return;  // stage 0 has no input gradient; W does the whole pass
+        }
+        Slot& sl = slot(s, mb);
+        std::vector<torch::Tensor> grads;
+        if (grad.defined()) {
+            grads.push_back(grad);
+        }
+        sl.input_grad = torch::autograd::grad({root}, {sl.input}, grads, /*retain_graph=*/true)[0];
+    }
+
+    // Zero-bubble W: parameter gradients, accumulated like backward() does.
+    void backward_weight(int s, int mb) {
+        auto [root, grad] = backward_roots(s, mb);
+        Stage& st = stages.at(s);
+        std::vector<torch::Tensor> grads;
+        if (grad.defined()) {
+            grads.push_back(grad);
+        }
+        auto pg = torch::autograd::grad({root}, st.params, grads, /*retain_graph=*/false,
+                                        /*create_graph=*/false, /*allow_unused=*/true);
+        const torch::NoGradGuard no_grad;
+        for (std::size_t i = 0; i < pg.size(); ++i) {
+            if (!pg[i].defined()) {
+                continue;
+            }
+            auto& g = st.params[i].mutable_grad();
+            if (g.defined()) {
+                g.add_(pg[i]);
+            } else {
+                g = pg[i].clone();
+            }
+        }
+        Slot& sl = slot(s, mb);
+        forget(sl);
+    }
+
+    void execute(const Action& a) {
+        const int s = a.stage, mb = a.microbatch;
+        const double start = steady_seconds();
+        switch (a.type) {
+            case ActionType::forward:
+                forward(s, mb);
+                add_event(a, start);
+                break;
+            case ActionType::backward:
+                backward_full(s, mb);
+                add_event(a, start);
+                break;
+            case ActionType::backward_input:
+                backward_input(s, mb);
+                add_event(a, start);
+                break;
+            case ActionType::backward_weight:
+                backward_weight(s, mb);
+                add_event(a, start);
+                break;
+            case ActionType::send_forward:
+                if (!local(s + 1)) {
+                    send(a, slot(s, mb).output.detach(), rank_of(s + 1), s, false);
+                }
+                break;
+            case ActionType::send_backward:
+                if (!local(s - 1)) {
+                    send(a, std::exchange(slot(s, mb).input_grad, torch::Tensor()), rank_of(s - 1),
+                         s - 1, true);
+                }
+                break;
+            case ActionType::recv_forward:
+                if (!local(s - 1)) {
+                    auto t =
+                        transport.recv(boundary_like(s - 1), rank_of(s - 1), tag(s - 1, mb, false));
+                    add_event(a, start, rank_of(s - 1), tensor_bytes(t));
+                    slot(s, mb).received_input = std::move(t);
+                }
+                break;
+            case ActionType::recv_backward:
+                if (!local(s + 1)) {
+                    auto t = transport.recv(boundary_like(s), rank_of(s + 1), tag(s, mb, true));
+                    add_event(a, start, rank_of(s + 1), tensor_bytes(t));
+                    slot(s, mb).received_grad = std::move(t);
+                }
+                break;
+        }
+        poll_sends(false);
+    }
+};
+
+RankExecutor::RankExecutor(const AnalyzedProject& project, int rank, Transport& transport,
+                           torch::Dtype dtype)
+    : impl_(std::make_unique<Impl>(project, rank, transport, dtype)) {}
+
+RankExecutor::~RankExecutor() = default;
+
+StepRecord RankExecutor::run_step(int step, const Batch& batch) {
+    Impl& m = *impl_;
+    m.batch = &batch;
+    m.record = StepRecord{};
+    m.record.step = step;
+    m.loss_sum = 0;
+    // Iterations start together so that each one's time is its own, as in
+    // the simulated timeline.
+    m.transport.barrier();
+    m.record.start_s = steady_seconds();
+    m.optimizer->zero_grad();
+    for (const Action& a : m.project.schedule.ranks.at(static_cast<std::size_t>(m.rank))) {
+        m.execute(a);
+    }
+    m.poll_sends(true);
+    m.optimizer->step();
+    m.record.end_s = steady_seconds();
+    if (has_last_stage()) {
+        m.record.loss = m.loss_sum;
+    }
+    m.batch = nullptr;
+    return std::move(m.record);
+}
+
+bool RankExecutor::has_first_stage() const {
+    return impl_->local(0);
+}
+bool RankExecutor::has_last_stage() const {
+    return impl_->local(impl_->last_stage);
+}
+const std::vector<int>& RankExecutor::stages() const {
+    return impl_->stage_indices;
+}
+torch::nn::Sequential RankExecutor::module(int stage) const {
+    return impl_->stages.at(stage).module;
+}
+
+}  // namespace pipewright::backend

@@ -1,0 +1,238 @@
+// Torch modules for the layer catalog. Each mirrors the formulas of
+// core/src/layer_catalog.cpp (shapes, parameter counts); tests/backend checks
+// that they agree type by type.
+#include "pipewright/backend/modules.h"
+
+#include <algorithm>
+#include <array>
+#include <cmath>
+#include <limits>
+#include <mutex>
+
+namespace pipewright::backend {
+namespace {
+
+std::int64_t int_param(const LayerSpec& layer, const char* name) {
+    return static_cast<std::int64_t>(layer_param(layer, name));
+}
+
+// GPT-style pre-LN block: x + attn(ln1(x)), then x + mlp(ln2(x)), causal.
+struct TransformerBlockImpl : torch::nn::Module {
+    TransformerBlockImpl(std::int64_t hidden, std::int64_t heads, std::int64_t ratio)
+        : heads_(heads), head_dim_(hidden / heads) {
+        ln1 = register_module("ln1", torch::nn::LayerNorm(torch::nn::LayerNormOptions({hidden})));
+        qkv = register_module("qkv", torch::nn::Linear(hidden, 3 * hidden));
+        proj = register_module("proj", torch::nn::Linear(hidden, hidden));
+        ln2 = register_module("ln2", torch::nn::LayerNorm(torch::nn::LayerNormOptions({hidden})));
+        fc1 = register_module("fc1", torch::nn::Linear(hidden, ratio * hidden));
+        fc2 = register_module("fc2", torch::nn::Linear(ratio * hidden, hidden));
+    }
+
+    torch::Tensor forward(torch::Tensor x) {
+        const auto b = x.size(0), len = x.size(1), hidden = x.size(2);
+        // [batch, len, 3, heads, head_dim] -> [3, batch, heads, len, head_dim]
+        auto parts = qkv(ln1(x)).view({b, len, 3, heads_, head_dim_}).permute({2, 0, 3, 1, 4});
+        auto scores = torch::matmul(parts[0], parts[1].transpose(-2, -1)) /
+                      std::sqrt(static_cast<double>(head_dim_));
+        auto future = torch::ones({len, len}, torch::TensorOptions().dtype(torch::kBool)).triu(1);
+        scores = scores.masked_fill(future, -std::numeric_limits<double>::infinity());
+        auto attended = torch::matmul(torch::softmax(scores, -1), parts[2]);
+        x = x + proj(attended.transpose(1, 2).reshape({b, len, hidden}));
+        return x + fc2(torch::gelu(fc1(ln2(x))));
+    }
+
+    std::int64_t heads_, head_dim_;
+    torch::nn::LayerNorm ln1{nullptr}, ln2{nullptr};
+    torch::nn::Linear qkv{nullptr}, proj{nullptr}, fc1{nullptr}, fc2{nullptr};
+};
+TORCH_MODULE(TransformerBlock);
+
+torch::nn::Conv2d conv(std::int64_t in, std::int64_t out, std::int64_t k, std::int64_t stride,
+                       std::int64_t padding, bool bias) {
+    return torch::nn::Conv2d(
+        torch::nn::Conv2dOptions(in, out, k).stride(stride).padding(padding).bias(bias));
+}
+
+// ResNet-50 v1.5 bottleneck: the 3x3 convolution carries the stride.
+struct BottleneckImpl : torch::nn::Module {
+    BottleneckImpl(std::int64_t in, std::int64_t mid, std::int64_t out, std::int64_t stride,
+                   bool projection) {
+        conv1 = register_module("conv1", conv(in, mid, 1, 1, 0, false));
+        bn1 = register_module("bn1", torch::nn::BatchNorm2d(mid));
+        conv2 = register_module("conv2", conv(mid, mid, 3, stride, 1, false));
+        bn2 = register_module("bn2", torch::nn::BatchNorm2d(mid));
+        conv3 = register_module("conv3", conv(mid, out, 1, 1, 0, false));
+        bn3 = register_module("bn3", torch::nn::BatchNorm2d(out));
+        if (projection) {
+            shortcut_conv = register_module("shortcut_conv", conv(in, out, 1, stride, 0, false));
+            shortcut_bn = register_module("shortcut_bn", torch::nn::BatchNorm2d(out));
+        }
+    }
+
+    torch::Tensor forward(torch::Tensor x) {
+        auto y = torch::relu(bn1(conv1(x)));
+        y = torch::relu(bn2(conv2(y)));
+        y = bn3(conv3(y));
+        auto shortcut = shortcut_conv ? shortcut_bn(shortcut_conv(x)) : x;
+        return torch::relu(y + shortcut);
+    }
+
+    torch::nn::Conv2d conv1{nullptr}, conv2{nullptr}, conv3{nullptr}, shortcut_conv{nullptr};
+    torch::nn::BatchNorm2d bn1{nullptr}, bn2{nullptr}, bn3{nullptr}, shortcut_bn{nullptr};
+};
+TORCH_MODULE(Bottleneck);
+
+torch::nn::AnyModule make_module(const LayerSpec& l) {
+    namespace nn = torch::nn;
+    const std::string& t = l.type;
+    if (t == "linear") {
+        return nn::AnyModule(
+            nn::Linear(nn::LinearOptions(int_param(l, "in_features"), int_param(l, "out_features"))
+                           .bias(layer_param(l, "bias") != 0)));
+    }
+    if (t == "relu") {
+        return nn::AnyModule(nn::ReLU());
+    }
+    if (t == "gelu") {
+        return nn::AnyModule(nn::GELU());
+    }
+    if (t == "dropout") {
+        return nn::AnyModule(nn::Dropout(nn::DropoutOptions(layer_param(l, "p"))));
+    }
+    if (t == "flatten") {
+        return nn::AnyModule(nn::Flatten());  // keeps the batch dimension
+    }
+    if (t == "conv2d") {
+        return nn::AnyModule(conv(int_param(l, "in_channels"), int_param(l, "out_channels"),
+                                  int_param(l, "kernel_size"), int_param(l, "stride"),
+                                  int_param(l, "padding"), layer_param(l, "bias") != 0));
+    }
+    if (t == "batchnorm2d") {
+        return nn::AnyModule(nn::BatchNorm2d(int_param(l, "num_features")));
+    }
+    if (t == "maxpool2d") {
+        return nn::AnyModule(nn::MaxPool2d(nn::MaxPool2dOptions(int_param(l, "kernel_size"))
+                                               .stride(int_param(l, "stride"))
+                                               .padding(int_param(l, "padding"))));
+    }
+    if (t == "adaptive_avgpool2d") {
+        const auto o = int_param(l, "output_size");
+        return nn::AnyModule(nn::AdaptiveAvgPool2d(nn::AdaptiveAvgPool2dOptions({o, o})));
+    }
+    if (t == "resnet_bottleneck") {
+        return nn::AnyModule(Bottleneck(int_param(l, "in_channels"), int_param(l, "mid_channels"),
+                                        int_param(l, "out_channels"), int_param(l, "stride"),
+                                        layer_param(l, "projection") != 0));
+    }
+    if (t == "layernorm") {
+        return nn::AnyModule(nn::LayerNorm(nn::LayerNormOptions({int_param(l, "features")})));
+    }
+    if (t == "embedding") {
+        return nn::AnyModule(
+            nn::Embedding(int_param(l, "num_embeddings"), int_param(l, "embedding_dim")));
+    }
+    if (t == "transformer_block") {
+        return nn::AnyModule(TransformerBlock(int_param(l, "hidden"), int_param(l, "heads"),
+                                              int_param(l, "mlp_ratio")));
+    }
+    throw BackendError("layer \"" + l.name + "\": the backend cannot build layer type \"" + t +
+                       "\"");
+}
+
+Shape input_shape_of(const AnalyzedProject& p, int layer) {
+    return layer == 0 ? p.project.model.input.shape
+                      : p.layers[static_cast<std::size_t>(layer - 1)].output_shape;
+}
+
+constexpr std::array<std::string_view, 13> kBuildable = {"linear",
+                                                         "relu",
+                                                         "gelu",
+                                                         "dropout",
+                                                         "flatten",
+                                                         "conv2d",
+                                                         "batchnorm2d",
+                                                         "maxpool2d",
+                                                         "adaptive_avgpool2d",
+                                                         "resnet_bottleneck",
+                                                         "layernorm",
+                                                         "embedding",
+                                                         "transformer_block"};
+
+}  // namespace
+
+bool can_build(std::string_view type) {
+    return std::find(kBuildable.begin(), kBuildable.end(), type) != kBuildable.end();
+}
+
+torch::Dtype torch_dtype(DType dtype) {
+    switch (dtype) {
+        case DType::float32:
+            return torch::kFloat32;
+        case DType::bfloat16:
+            return torch::kBFloat16;
+        case DType::float16:
+            throw BackendError(
+                "float16 training is not supported on CPU; use float32 or bfloat16 in "
+                "training.dtype");
+        case DType::int64:
+            break;
+    }
+    throw BackendError("training.dtype must be a floating-point type");
+}
+
+torch::Dtype run_dtype(const AnalyzedProject& project, const std::string& override_dtype) {
+    if (override_dtype == "float64") {
+        return torch::kFloat64;
+    }
+    if (override_dtype == "float32") {
+        return torch::kFloat32;
+    }
+    return torch_dtype(project.project.training.dtype);
+}
+
+std::uint64_t layer_seed(std::uint64_t seed, int index) {
+    // splitmix64 of the pair: unrelated streams for nearby seeds and indices.
+    std::uint64_t z = seed * 0x9E3779B97F4A7C15ULL + static_cast<std::uint64_t>(index) + 1;
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
+    return (z ^ (z >> 31)) >> 1;  // Torch seeds are used as signed on some paths
+}
+
+torch::nn::AnyModule build_layer(const LayerSpec& layer, const Shape& /*input_shape*/,
+                                 std::uint64_t seed) {
+    // Default initialisation draws from Torch's global generator; hold it
+    // while seeding and building so that threads (in-process ranks) building
+    // their stages at once still get the weights their seed promises.
+    static std::mutex generator_mutex;
+    const std::lock_guard lock(generator_mutex);
+    torch::manual_seed(seed);
+    return make_module(layer);
+}
+
+torch::nn::Sequential build_layers(const AnalyzedProject& project, int first, int last,
+                                   std::uint64_t seed, torch::Dtype dtype) {
+    torch::nn::Sequential seq;
+    const auto& layers = project.project.model.layers;
+    for (int i = first; i <= last; ++i) {
+        const auto& spec = layers[static_cast<std::size_t>(i)];
+        // Torch module names may not contain dots; the index keeps them unique.
+        std::string name = spec.name;
+        std::replace(name.begin(), name.end(), '.', '_');
+        seq->push_back(name, build_layer(spec, input_shape_of(project, i), layer_seed(seed, i)));
+    }
+    seq->to(dtype);
+    return seq;
+}
+
+torch::nn::Sequential build_stage(const AnalyzedProject& project, int stage, torch::Dtype dtype) {
+    const auto& s = project.stages.at(static_cast<std::size_t>(stage));
+    return build_layers(project, s.first_layer, s.last_layer,
+                        static_cast<std::uint64_t>(project.project.training.seed), dtype);
+}
+
+torch::nn::Sequential build_model(const AnalyzedProject& project, std::uint64_t seed,
+                                  torch::Dtype dtype) {
+    return build_layers(project, 0, static_cast<int>(project.layers.size()) - 1, seed, dtype);
+}
+
+}  // namespace pipewright::backend

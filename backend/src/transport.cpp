@@ -1,0 +1,182 @@
+// The two transports. Gloo is used through c10d only (rendezvous, process
+// group, work handles): no socket code here.
+#include "pipewright/backend/transport.h"
+
+#include <condition_variable>
+#include <deque>
+#include <map>
+#include <mutex>
+#include <stdexcept>
+#include <tuple>
+
+#include <torch/csrc/distributed/c10d/PrefixStore.hpp>
+#include <torch/csrc/distributed/c10d/ProcessGroupGloo.hpp>
+#include <torch/csrc/distributed/c10d/TCPStore.hpp>
+
+namespace pipewright::backend {
+
+// ---- in-process --------------------------------------------------------------
+
+struct InProcessGroup::State {
+    int world_size = 0;
+    std::chrono::milliseconds timeout{};
+    std::mutex mutex;
+    std::condition_variable changed;
+    std::map<std::tuple<int, int, int>, std::deque<torch::Tensor>> queues;  // (from, to, tag)
+    bool aborted = false;
+    int barrier_count = 0;
+    std::int64_t barrier_generation = 0;
+
+    template <class Pred>
+    void wait_for(std::unique_lock<std::mutex>& lock, Pred ready, const char* what) {
+        if (!changed.wait_for(lock, timeout, [&] { return aborted || ready(); })) {
+            throw std::runtime_error(std::string("timed out waiting for ") + what);
+        }
+        if (aborted) {
+            throw std::runtime_error("another rank failed");
+        }
+    }
+};
+
+namespace {
+
+class DoneSend final : public PendingSend {
+  public:
+    bool done() override { return true; }
+    void wait() override {}
+};
+
+class InProcessTransport final : public Transport {
+  public:
+    InProcessTransport(std::shared_ptr<InProcessGroup::State> state, int rank)
+        : state_(std::move(state)), rank_(rank) {}
+
+    int rank() const override { return rank_; }
+    int world_size() const override { return state_->world_size; }
+
+    std::unique_ptr<PendingSend> send(const torch::Tensor& tensor, int peer, int tag) override {
+        // A copy, as a real transfer makes one: the receiver must not alias
+        // the sender's tensor.
+        torch::Tensor copy = tensor.detach().clone();
+        {
+            const std::lock_guard lock(state_->mutex);
+            state_->queues[{rank_, peer, tag}].push_back(std::move(copy));
+        }
+        state_->changed.notify_all();
+        return std::make_unique<DoneSend>();
+    }
+
+    torch::Tensor recv(const torch::Tensor& /*like*/, int peer, int tag) override {
+        std::unique_lock lock(state_->mutex);
+        auto& q = state_->queues[{peer, rank_, tag}];
+        state_->wait_for(
+            lock, [&] { return !q.empty(); }, "a tensor from another rank");
+        torch::Tensor t = std::move(q.front());
+        q.pop_front();
+        return t;
+    }
+
+    void barrier() override {
+        std::unique_lock lock(state_->mutex);
+        const auto generation = state_->barrier_generation;
+        if (++state_->barrier_count == state_->world_size) {
+            state_->barrier_count = 0;
+            ++state_->barrier_generation;
+            state_->changed.notify_all();
+            return;
+        }
+        state_->wait_for(
+            lock, [&] { return state_->barrier_generation != generation; }, "the other ranks");
+    }
+
+  private:
+    std::shared_ptr<InProcessGroup::State> state_;
+    int rank_;
+};
+
+// ---- c10d / Gloo ----------------------------------------------------------------
+
+class GlooSend final : public PendingSend {
+  public:
+    GlooSend(c10::intrusive_ptr<c10d::Work> work, std::chrono::milliseconds timeout)
+        : work_(std::move(work)), timeout_(timeout) {}
+    bool done() override { return work_->isCompleted(); }
+    void wait() override { work_->wait(timeout_); }
+
+  private:
+    c10::intrusive_ptr<c10d::Work> work_;
+    std::chrono::milliseconds timeout_;
+};
+
+class GlooTransport final : public Transport {
+  public:
+    GlooTransport(const std::string& host, int port, int rank, int world,
+                  std::chrono::milliseconds timeout)
+        : rank_(rank), world_(world), timeout_(timeout) {
+        c10d::TCPStoreOptions opts;
+        opts.port = static_cast<std::uint16_t>(port);
+        opts.isServer = false;  // the launcher hosts the store
+        opts.waitWorkers = false;
+        opts.timeout = timeout;
+        store_ = c10::make_intrusive<c10d::TCPStore>(host, opts);
+        auto options = c10d::ProcessGroupGloo::Options::create(timeout);
+        // Every rank of a local run is on this machine; the loopback
+        // interface avoids hostname resolution surprises.
+        options->devices.push_back(c10d::ProcessGroupGloo::createDeviceForHostname(host));
+        // A prefix keeps the group's keys apart from the launcher's own.
+        auto prefixed = c10::make_intrusive<c10d::PrefixStore>("gloo", store_);
+        group_ = c10::make_intrusive<c10d::ProcessGroupGloo>(prefixed, rank, world, options);
+    }
+
+    int rank() const override { return rank_; }
+    int world_size() const override { return world_; }
+
+    std::unique_ptr<PendingSend> send(const torch::Tensor& tensor, int peer, int tag) override {
+        std::vector<torch::Tensor> tensors{tensor.contiguous()};
+        return std::make_unique<GlooSend>(group_->send(tensors, peer, tag), timeout_);
+    }
+
+    torch::Tensor recv(const torch::Tensor& like, int peer, int tag) override {
+        std::vector<torch::Tensor> tensors{torch::empty_like(like)};
+        group_->recv(tensors, peer, tag)->wait(timeout_);
+        return tensors[0];
+    }
+
+    void barrier() override { group_->barrier()->wait(timeout_); }
+
+  private:
+    int rank_, world_;
+    std::chrono::milliseconds timeout_;
+    c10::intrusive_ptr<c10d::Store> store_;
+    c10::intrusive_ptr<c10d::ProcessGroupGloo> group_;
+};
+
+}  // namespace
+
+InProcessGroup::InProcessGroup(int world_size, std::chrono::milliseconds timeout)
+    : state_(std::make_shared<State>()) {
+    state_->world_size = world_size;
+    state_->timeout = timeout;
+}
+
+InProcessGroup::~InProcessGroup() = default;
+
+std::unique_ptr<Transport> InProcessGroup::transport(int rank) {
+    return std::make_unique<InProcessTransport>(state_, rank);
+}
+
+void InProcessGroup::abort() {
+    {
+        const std::lock_guard lock(state_->mutex);
+        state_->aborted = true;
+    }
+    state_->changed.notify_all();
+}
+
+std::unique_ptr<Transport> make_gloo_transport(const std::string& master_host, int master_port,
+                                               int rank, int world_size,
+                                               std::chrono::milliseconds timeout) {
+    return std::make_unique<GlooTransport>(master_host, master_port, rank, world_size, timeout);
+}
+
+}  // namespace pipewright::backend

@@ -1,0 +1,291 @@
+#include "plan_command.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <filesystem>
+
+#include "commands.h"
+#include "pipewright/core/project_io.h"
+#include "pipewright/sim/planner.h"
+#include "pipewright/sim/profile.h"
+#include "report_format.h"
+
+namespace pipewright::cli {
+
+void add_plan_command(CLI::App& app, PlanArgs& args) {
+    CLI::App* cmd = app.add_subcommand(
+        "plan", "Find the split of layers into stages, the schedule and the micro-batch count "
+                "with the shortest iteration that fits in memory");
+    cmd->add_option("project", args.project, "Project file (.json)")->required();
+    cmd->add_option("--schedule", args.schedule,
+                    "Plan for this schedule only (naive, gpipe, 1f1b, zb-h1)");
+    cmd->add_option("--microbatches,-m", args.microbatches, "Plan for this micro-batch count only")
+        ->check(CLI::PositiveNumber);
+    cmd->add_option("--profile", args.profile,
+                    "Measured costs from `pipewright profile` instead of the analytic model");
+    cmd->add_option("--efficiency", args.efficiency,
+                    "Fraction of peak FLOP/s reached by the analytic model (default 0.5)")
+        ->check(CLI::Range(0.001, 1.0));
+    cmd->add_flag("--json", args.json, "Print the plan and its comparisons as one JSON object");
+    cmd->add_option("--apply", args.apply, "Write the project with the plan applied to this file");
+}
+
+namespace {
+
+std::size_t at(int i) {
+    return static_cast<std::size_t>(i);
+}
+
+std::string fixed(double value, int decimals) {
+    char buffer[64];
+    std::snprintf(buffer, sizeof buffer, "%.*f", decimals, value);
+    return buffer;
+}
+
+std::string gain_text(double percent) {
+    return (percent >= 0 ? "+" : "") + fixed(percent, 1) + " %";
+}
+
+// Speed-up of the plan over another outcome, in percent.
+std::optional<double> gain_over(const PlanOutcome& plan, const PlanOutcome& other) {
+    if (!plan.report || !other.report || plan.report->iteration_time_s <= 0) {
+        return std::nullopt;
+    }
+    return (other.report->iteration_time_s / plan.report->iteration_time_s - 1.0) * 100.0;
+}
+
+std::string layer_range(const Project& project, const PlannedStage& stage) {
+    const auto& layers = project.model.layers;
+    const std::string& first = layers[at(stage.first_layer)].name;
+    if (stage.first_layer == stage.last_layer) {
+        return first;
+    }
+    return first + " … " + layers[at(stage.last_layer)].name;
+}
+
+const DeviceMetrics* metrics_of(const SimulationReport& report, const std::string& device) {
+    for (const auto& d : report.devices) {
+        if (d.name == device) {
+            return &d;
+        }
+    }
+    return nullptr;
+}
+
+int device_count(const PlanOutcome& outcome) {
+    std::vector<std::string> devices;
+    for (const auto& s : outcome.stages) {
+        if (std::find(devices.begin(), devices.end(), s.device) == devices.end()) {
+            devices.push_back(s.device);
+        }
+    }
+    return static_cast<int>(devices.size());
+}
+
+void print_plan(std::ostream& out, const PlanResult& result, const Project& project,
+                const std::string& path) {
+    const PlanOutcome& plan = result.plan;
+    const SimulationReport& r = *plan.report;
+    const int total_devices = static_cast<int>(project.topology.devices().size());
+    out << "Plan        " << project.model.name << " (" << path << ")\n";
+    out << "Chosen      " << plan.schedule << " · " << r.microbatches << " micro-batch"
+        << (r.microbatches == 1 ? "" : "es") << " of " << r.microbatch_size << " · "
+        << plan.stages.size() << " stage" << (plan.stages.size() == 1 ? "" : "s") << " on "
+        << device_count(plan) << " of " << total_devices << " device"
+        << (total_devices == 1 ? "" : "s") << '\n';
+    out << "Iteration   " << format_duration(r.iteration_time_s) << " · "
+        << format_rate(r.throughput_samples_per_s) << " samples/s · bubble "
+        << format_percent(r.bubble_fraction) << '\n';
+    if (const auto g = gain_over(plan, result.input)) {
+        out << "Gain        " << gain_text(*g) << " over the input placement";
+        if (const auto u = gain_over(plan, result.uniform)) {
+            out << ", " << gain_text(*u) << " over a uniform split";
+        }
+        out << '\n';
+    }
+    out << '\n';
+
+    TextTable stages({"stage", "device", "layers", "", "busy", "peak memory", "capacity", "fits"});
+    for (std::size_t c : {2u, 4u, 5u, 6u}) {
+        stages.right_align(c);
+    }
+    for (std::size_t k = 0; k < plan.stages.size(); ++k) {
+        const auto& s = plan.stages[k];
+        const DeviceMetrics* d = metrics_of(r, s.device);
+        stages.add_row(
+            {std::to_string(k), s.device,
+             std::to_string(s.first_layer) + "-" + std::to_string(s.last_layer),
+             layer_range(project, s), d ? format_duration(d->busy_s) : "-",
+             d ? format_bytes(static_cast<double>(d->peak_memory_bytes)) : "-",
+             d ? format_bytes(static_cast<double>(d->memory_capacity_bytes)) : "-",
+             d ? (d->fits ? "yes" : "NO") : "-"});
+    }
+    stages.print(out);
+    out << '\n';
+
+    TextTable compare({"", "stages", "schedule", "micro-batches", "iteration", "samples/s",
+                       "bubble", "peak memory", "fits", "plan gain"});
+    for (std::size_t c : {1u, 3u, 4u, 5u, 6u, 7u, 9u}) {
+        compare.right_align(c);
+    }
+    std::vector<std::string> notes;
+    const auto row = [&](const std::string& label, const PlanOutcome& o, bool is_plan) {
+        if (!o.report) {
+            compare.add_row({label, "-", o.schedule.empty() ? "-" : o.schedule, "-", "-", "-", "-",
+                             "-", "-", "n/a"});
+            notes.push_back(label + ": " + o.reason);
+            return;
+        }
+        const auto& x = *o.report;
+        std::int64_t peak = 0;
+        for (const auto& d : x.devices) {
+            peak = std::max(peak, d.peak_memory_bytes);
+        }
+        const auto g = gain_over(plan, o);
+        compare.add_row({label, std::to_string(o.stages.size()), x.schedule,
+                         std::to_string(x.microbatches) + " of " + std::to_string(x.microbatch_size),
+                         format_duration(x.iteration_time_s),
+                         format_rate(x.throughput_samples_per_s), format_percent(x.bubble_fraction),
+                         format_bytes(static_cast<double>(peak)), x.all_fit ? "yes" : "NO",
+                         is_plan ? "" : (g ? gain_text(*g) : "-")});
+    };
+    row("plan", plan, true);
+    row("input", result.input, false);
+    row("uniform", result.uniform, false);
+    compare.print(out);
+    for (const auto& n : notes) {
+        out << "  " << n << '\n';
+    }
+    out << "\nSearched " << result.statistics.split_searches << " split"
+        << (result.statistics.split_searches == 1 ? "" : "s") << " and ran "
+        << result.statistics.simulations << " simulation"
+        << (result.statistics.simulations == 1 ? "" : "s") << " in "
+        << format_duration(result.statistics.elapsed_s) << ".\n";
+}
+
+nlohmann::json placement_json(const Project& project, const std::vector<PlannedStage>& stages) {
+    nlohmann::json list = nlohmann::json::array();
+    for (std::size_t k = 0; k < stages.size(); ++k) {
+        const auto& s = stages[k];
+        nlohmann::json names = nlohmann::json::array();
+        for (int l = s.first_layer; l <= s.last_layer; ++l) {
+            names.push_back(project.model.layers[at(l)].name);
+        }
+        list.push_back({{"stage", k},
+                        {"device", s.device},
+                        {"first_layer", s.first_layer},
+                        {"last_layer", s.last_layer},
+                        {"layers", names}});
+    }
+    return list;
+}
+
+// The figures of `simulate --json` plus the placement.
+nlohmann::json outcome_json(const Project& project, const PlanOutcome& o) {
+    nlohmann::json j = {{"applicable", o.report.has_value()},
+                        {"placement", placement_json(project, o.stages)}};
+    if (!o.report) {
+        j["schedule"] = o.schedule;
+        j["reason"] = o.reason;
+        return j;
+    }
+    const nlohmann::json figures = report_to_json(*o.report);
+    for (const char* key : {"schedule", "batch_size", "microbatches", "microbatch_size",
+                            "iteration_time_s", "throughput_samples_per_s", "bubble_fraction",
+                            "all_fit", "devices"}) {
+        j[key] = figures[key];
+    }
+    return j;
+}
+
+nlohmann::json result_json(const PlanResult& result, const Project& project) {
+    nlohmann::json j;
+    j["feasible"] = result.feasible;
+    if (result.feasible) {
+        j.update(outcome_json(project, result.plan));
+        j.erase("applicable");
+        j["bottleneck_s"] = result.bottleneck_s;
+    } else {
+        j["reason"] = result.why_nothing_fits;
+    }
+    for (const auto& [key, outcome] :
+         {std::pair<const char*, const PlanOutcome*>{"baseline", &result.input},
+          std::pair<const char*, const PlanOutcome*>{"uniform", &result.uniform}}) {
+        nlohmann::json o = outcome_json(project, *outcome);
+        if (const auto g = gain_over(result.plan, *outcome)) {
+            o["gain_percent"] = *g;
+        }
+        j[key] = std::move(o);
+    }
+    j["search"] = {{"split_searches", result.statistics.split_searches},
+                   {"simulations", result.statistics.simulations},
+                   {"elapsed_s", result.statistics.elapsed_s}};
+    return j;
+}
+
+}  // namespace
+
+int run_plan(const PlanArgs& args, std::ostream& out, std::ostream& err) {
+    LoadedProject loaded = load_project_file(args.project);
+    if (!loaded.project || !loaded.diagnostics.empty()) {
+        print_problems(err, args.project, loaded.diagnostics);
+        return kInvalidInput;
+    }
+    PlanOptions options;
+    options.schedule = args.schedule;
+    options.microbatches = args.microbatches;
+    options.base_dir = std::filesystem::path(args.project).parent_path();
+    if (args.efficiency > 0) {
+        options.costs.efficiency = args.efficiency;
+    }
+    std::optional<Profile> profile;
+    if (args.profile) {
+        try {
+            profile = load_profile_file(*args.profile);
+        } catch (const InputError& e) {
+            print_problems(err, *args.profile, e.diagnostics());
+            return kInvalidInput;
+        }
+        options.costs.profile = &*profile;
+    }
+
+    PlanResult result;
+    try {
+        result = plan_pipeline(*loaded.project, options);
+    } catch (const InputError& e) {
+        print_problems(err, args.project, e.diagnostics());
+        return kInvalidInput;
+    } catch (const std::exception& e) {
+        err << "pipewright: " << args.project << ": " << e.what() << '\n';
+        return kInvalidInput;
+    }
+
+    if (!result.feasible) {
+        err << "pipewright: " << args.project << ": " << result.why_nothing_fits;
+        if (args.json) {
+            out << result_json(result, *loaded.project).dump(2) << '\n';
+        }
+        return kInvalidInput;
+    }
+    if (args.apply) {
+        try {
+            save_project_file(result.project, *args.apply);
+        } catch (const std::exception& e) {
+            err << "pipewright: cannot write the planned project: " << e.what() << '\n';
+            return kInvalidInput;
+        }
+    }
+    if (args.json) {
+        out << result_json(result, *loaded.project).dump(2) << '\n';
+        return kOk;
+    }
+    print_plan(out, result, *loaded.project, args.project);
+    if (args.apply) {
+        out << "Wrote " << *args.apply << " (the project with this plan)\n";
+    } else {
+        out << "Write the planned project with --apply OUT.json.\n";
+    }
+    return kOk;
+}
+
+}  // namespace pipewright::cli

@@ -1,0 +1,174 @@
+#include "run_command.h"
+
+#include <sstream>
+
+#include "commands.h"
+#include "report_format.h"
+
+#ifdef PIPEWRIGHT_HAVE_BACKEND
+#include "pipewright/backend/launcher.h"
+#endif
+
+namespace pipewright::cli {
+namespace {
+
+// Options shared by `run` and the worker: what defines the training.
+void add_training_options(CLI::App* cmd, RunArgs& a) {
+    cmd->add_option("project", a.project, "Project file (.json)")->required();
+    cmd->add_option("--schedule", a.schedule, "Schedule to use instead of the project's");
+    cmd->add_option("--schedule-csv", a.schedule_csv, "Run a schedule from a PyTorch-style CSV");
+    cmd->add_option("--microbatches,-m", a.microbatches, "Number of micro-batches")
+        ->check(CLI::PositiveNumber);
+    cmd->add_option("--batch-size,-b", a.batch_size, "Samples per iteration")
+        ->check(CLI::PositiveNumber);
+    cmd->add_option("--steps", a.steps, "Training steps (default: the project's)")
+        ->check(CLI::PositiveNumber);
+    cmd->add_option("--timeout", a.timeout_s,
+                    "Seconds any rank waits for another before giving up (default 60)")
+        ->check(CLI::PositiveNumber);
+    // For tests: exact comparisons with single-process training.
+    cmd->add_option("--dtype", a.dtype, "Override the compute precision")
+        ->check(CLI::IsMember({"float32", "float64"}))
+        ->group("");
+    cmd->add_flag("--save-params", a.save_params, "Write each stage's parameters")->group("");
+}
+
+#ifdef PIPEWRIGHT_HAVE_BACKEND
+backend::RunSettings settings_of(const RunArgs& a) {
+    backend::RunSettings s;
+    s.project = a.project;
+    s.schedule = a.schedule;
+    s.schedule_csv = a.schedule_csv;
+    s.microbatches = a.microbatches;
+    s.batch_size = a.batch_size;
+    s.steps = a.steps;
+    s.dtype = a.dtype;
+    s.timeout_s = a.timeout_s;
+    s.save_params = a.save_params;
+    return s;
+}
+
+void print_summary(std::ostream& out, const nlohmann::json& s, const RunArgs& a) {
+    const auto& losses = s.at("losses");
+    out << "\n"
+        << a.project << ": " << s.at("schedule").get<std::string>() << ", "
+        << s.at("batch_size").get<int>() << " samples per step in "
+        << s.at("microbatches").get<int>() << " micro-batches of "
+        << s.at("microbatch_size").get<int>() << ", " << s.at("steps").get<int>() << " steps\n\n";
+    const int measured = s.at("steps").get<int>() - s.at("warmup_steps").get<int>();
+    out << "  iteration time  " << format_duration(s.at("iteration_time_s").get<double>())
+        << "  (median of " << measured << " step" << (measured == 1 ? "" : "s") << " after "
+        << s.at("warmup_steps").get<int>() << " warm-up)\n";
+    out << "  throughput      " << format_rate(s.at("throughput_samples_per_s").get<double>())
+        << " samples/s\n";
+    out << "  bubble          " << format_percent(s.at("bubble_fraction").get<double>())
+        << "  (in the step shown in timeline.json)\n";
+    if (!losses.empty() && !losses.front().is_null() && !losses.back().is_null()) {
+        std::ostringstream l;
+        l.precision(4);
+        l << losses.front().get<double>() << " -> " << losses.back().get<double>();
+        out << "  loss            " << l.str() << "  (step 1 -> " << losses.size() << ")\n";
+    }
+    TextTable table({"rank", "device", "threads", "busy", "bubble", "peak RSS"});
+    for (const auto& d : s.at("devices")) {
+        table.add_row({std::to_string(d.at("rank").get<int>()), d.at("name").get<std::string>(),
+                       std::to_string(d.at("threads").get<int>()),
+                       format_duration(d.value("busy_s", 0.0)),
+                       format_percent(d.value("bubble_fraction", 0.0)),
+                       format_bytes(d.at("peak_memory_bytes").get<double>())});
+    }
+    table.right_align(3);
+    table.right_align(4);
+    table.right_align(5);
+    out << '\n';
+    table.print(out, "  ");
+    const std::string dir = s.at("out_dir").get<std::string>();
+    out << "\nWrote " << dir << "/: timeline.json (measured timeline), trace.json (open in "
+        << "https://ui.perfetto.dev), metrics.json, run.log\n";
+}
+#endif
+
+}  // namespace
+
+void add_run_command(CLI::App& app, RunArgs& a) {
+    CLI::App* cmd = app.add_subcommand(
+        "run", "Train the project for real with LibTorch on local CPU ranks and measure it");
+    add_training_options(cmd, a);
+    cmd->add_option("--warmup", a.warmup, "Steps left out of the medians (default 1)")
+        ->check(CLI::NonNegativeNumber);
+    cmd->add_option("--out", a.out, "Output folder (default runs/<model>-<timestamp>)");
+    cmd->add_option("--port", a.port, "Port of the rendezvous on 127.0.0.1 (default: a free one)")
+        ->check(CLI::Range(1, 65535));
+    cmd->add_option("--master", a.master, "HOST:PORT of the rendezvous store");
+    cmd->add_option("--threads-per-rank", a.threads_per_rank,
+                    "Torch threads per rank (default: cores / ranks)")
+        ->check(CLI::PositiveNumber);
+    cmd->add_option("--device", a.device, "auto, cpu or cuda (this build runs on CPUs)")
+        ->check(CLI::IsMember({"auto", "cpu", "cuda"}));
+    cmd->add_option("--progress", a.progress, "Progress on stderr: text or json (JSON lines)")
+        ->check(CLI::IsMember({"text", "json"}));
+    cmd->add_flag("--json", a.json, "Print the summary as one JSON object");
+}
+
+void add_worker_command(CLI::App& app, WorkerArgs& w) {
+    CLI::App* cmd = app.add_subcommand("worker", "");  // empty description: hidden from --help
+    add_training_options(cmd, w.run);
+    cmd->add_option("--rank", w.rank)->required();
+    cmd->add_option("--world", w.world)->required();
+    cmd->add_option("--master", w.master)->required();
+    cmd->add_option("--out", w.out)->required();
+    cmd->add_option("--threads", w.threads);
+}
+
+#ifdef PIPEWRIGHT_HAVE_BACKEND
+int run_run(const RunArgs& a, std::ostream& out, std::ostream& err) {
+    if (a.schedule && a.schedule_csv) {
+        err << "pipewright: give either --schedule or --schedule-csv, not both\n";
+        return kUsage;
+    }
+    backend::RunOptions o;
+    o.settings = settings_of(a);
+    o.warmup = a.warmup;
+    o.out_dir = a.out;
+    o.port = a.port;
+    o.master = a.master;
+    o.threads_per_rank = a.threads_per_rank;
+    o.device = a.device;
+    o.json = a.json;
+    o.progress_json = a.progress == "json";
+    const auto outcome = backend::launch_run(o, err);
+    if (outcome.exit_code != 0) {
+        return outcome.exit_code;
+    }
+    if (a.json) {
+        out << outcome.summary.dump(2) << '\n';
+    } else {
+        print_summary(out, outcome.summary, a);
+    }
+    return kOk;
+}
+
+int run_worker_command(const WorkerArgs& w, std::ostream& err) {
+    backend::WorkerOptions o;
+    o.settings = settings_of(w.run);
+    o.rank = w.rank;
+    o.world_size = w.world;
+    o.master = w.master;
+    o.out_dir = w.out;
+    o.threads = w.threads;
+    return backend::run_worker(o, err);
+}
+#else
+int run_run(const RunArgs& /*args*/, std::ostream& /*out*/, std::ostream& err) {
+    err << "pipewright: run: the LibTorch backend was not built (configure with "
+           "-DPIPEWRIGHT_BUILD_BACKEND=ON and LibTorch installed)\n";
+    return kInvalidInput;
+}
+
+int run_worker_command(const WorkerArgs& /*args*/, std::ostream& err) {
+    err << "pipewright: worker: the LibTorch backend was not built\n";
+    return kInvalidInput;
+}
+#endif
+
+}  // namespace pipewright::cli

@@ -1,0 +1,46 @@
+#pragma once
+
+#include <QScrollArea>
+
+class QFormLayout;
+
+namespace pipewright::gui {
+
+class ProjectDocument;
+
+// What the inspector shows.
+struct Selection {
+    enum class Kind { none, layer, device, container, node } kind = Kind::none;
+    int layer = -1;
+    QString path;  // device "n/c/d", container "n/c" or node "n"
+
+    bool operator==(const Selection&) const = default;
+};
+
+// The properties of the selection, edited in place: a layer's
+// hyper-parameters, a device's spec and overrides, and the cluster's link
+// figures. Every change is an undoable edit of the document.
+class Inspector : public QScrollArea {
+    Q_OBJECT
+
+  public:
+    explicit Inspector(ProjectDocument* document, QWidget* parent = nullptr);
+
+    void setSelection(const Selection& selection);
+    [[nodiscard]] const Selection& selection() const { return selection_; }
+
+  signals:
+    void refused(const QString& message);
+
+  private:
+    void rebuild();
+    void build_layer(QFormLayout* form);
+    void build_device(QFormLayout* form);
+    void build_links(QFormLayout* form);
+
+    ProjectDocument* document_;
+    Selection selection_;
+    bool editing_ = false;  // our own edit: keep the widgets (and focus)
+};
+
+}  // namespace pipewright::gui

@@ -1,0 +1,68 @@
+#include <QApplication>
+#include <QCommandLineParser>
+#include <QDir>
+#include <QSettings>
+#include <QTimer>
+#include <cstdio>
+
+#include "asset_paths.h"
+#include "main_window.h"
+#include "screenshot.h"
+
+int main(int argc, char* argv[]) {
+    QApplication app(argc, argv);
+    QApplication::setOrganizationName(QStringLiteral("Pipewright"));
+    QApplication::setApplicationName(QStringLiteral("Pipewright Studio"));
+    QApplication::setApplicationVersion(QStringLiteral(PIPEWRIGHT_VERSION));
+
+    QCommandLineParser parser;
+    parser.setApplicationDescription(
+        QStringLiteral("Plan and simulate pipeline model-parallel training."));
+    parser.addHelpOption();
+    parser.addVersionOption();
+    QCommandLineOption screenshot(QStringLiteral("screenshot"),
+                                  QStringLiteral("Render the main window to OUT.png and exit."),
+                                  QStringLiteral("OUT.png"));
+    QCommandLineOption size(QStringLiteral("size"),
+                            QStringLiteral("Window size for --screenshot (default 1600x1000)."),
+                            QStringLiteral("WxH"), QStringLiteral("1600x1000"));
+    QCommandLineOption tab(
+        QStringLiteral("tab"),
+        QStringLiteral("View shown by --screenshot: timeline, metrics or comparison."),
+        QStringLiteral("VIEW"), QStringLiteral("timeline"));
+    QCommandLineOption dark(QStringLiteral("dark"), QStringLiteral("Use the dark palette."));
+    parser.addOptions({screenshot, size, tab, dark});
+    parser.addPositionalArgument(QStringLiteral("PROJECT"),
+                                 QStringLiteral("Project file to open (default: an example)."));
+    parser.process(app);
+
+    QString project = parser.positionalArguments().value(0);
+    if (project.isEmpty()) {
+        project = pipewright::gui::default_example();
+    }
+
+    if (parser.isSet(screenshot)) {
+        pipewright::gui::ScreenshotRequest request;
+        request.output = parser.value(screenshot);
+        request.project = project;
+        request.view = parser.value(tab);
+        request.dark = parser.isSet(dark);
+        QString error;
+        if (!pipewright::gui::parse_size(parser.value(size), &request.size, &error) ||
+            !pipewright::gui::take_screenshot(request, &error)) {
+            std::fprintf(stderr, "pipewright-studio: %s\n", qPrintable(error));
+            return 1;
+        }
+        return 0;
+    }
+
+    pipewright::gui::MainWindow window;
+    window.setDarkTheme(
+        QSettings().value(QStringLiteral("darkTheme"), parser.isSet(dark)).toBool());
+    window.resize(1500, 950);
+    window.show();
+    if (!project.isEmpty()) {
+        window.openFile(project);
+    }
+    return QApplication::exec();
+}

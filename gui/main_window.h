@@ -1,0 +1,117 @@
+#pragma once
+
+#include <QMainWindow>
+#include <QSet>
+
+#include "inspector.h"
+
+class QAction;
+class QLabel;
+class QMenu;
+class QTableView;
+class QTabWidget;
+class QDockWidget;
+
+namespace pipewright::gui {
+
+class ComparisonPanel;
+class LayerPalette;
+class MetricsPanel;
+class ModelTableModel;
+class ProblemsPanel;
+class ProjectDocument;
+class SimulationRunner;
+class TimelinePlot;
+class TopologyScene;
+class TopologyView;
+class TrainingBar;
+
+class MainWindow : public QMainWindow {
+    Q_OBJECT
+
+  public:
+    explicit MainWindow(QWidget* parent = nullptr);
+    ~MainWindow() override;
+
+    // Opens a project file without asking about unsaved changes; false (and
+    // a status message) when the file cannot be read at all.
+    bool openFile(const QString& path);
+    bool saveTo(const QString& path);
+    // Places layers [first, last] on `device`; false when refused, with the
+    // reason in lastRefusal() and the refused() signal.
+    bool placeLayers(int first, int last, const QString& device);
+    // Inserts a palette entry at `row` (-1: end), optionally placing it on a device.
+    bool insertPaletteEntry(const QString& entry, int row, const QString& device = {});
+    // Re-simulates on this thread and updates every view (--screenshot).
+    void simulateNow();
+    void setDarkTheme(bool dark);
+
+    [[nodiscard]] QString lastRefusal() const { return last_refusal_; }
+    [[nodiscard]] ProjectDocument* document() const { return document_; }
+    [[nodiscard]] SimulationRunner* runner() const { return runner_; }
+    [[nodiscard]] TrainingBar* trainingBar() const { return training_; }
+    [[nodiscard]] TimelinePlot* timelinePlot() const { return timeline_; }
+    [[nodiscard]] MetricsPanel* metricsPanel() const { return metrics_; }
+    [[nodiscard]] ComparisonPanel* comparisonPanel() const { return comparison_; }
+    [[nodiscard]] ModelTableModel* modelTableModel() const { return model_; }
+    [[nodiscard]] QTableView* modelTable() const { return table_; }
+    [[nodiscard]] TopologyScene* topologyScene() const { return scene_; }
+    [[nodiscard]] ProblemsPanel* problemsPanel() const { return problems_; }
+    [[nodiscard]] Inspector* inspector() const { return inspector_; }
+    [[nodiscard]] QTabWidget* views() const { return tabs_; }
+    [[nodiscard]] TopologyView* topologyView() const { return view_; }
+
+  signals:
+    void refused(const QString& message);
+
+  protected:
+    void closeEvent(QCloseEvent* event) override;
+
+  private:
+    void build_actions();
+    void build_layout();
+    void connect_views();
+    void project_changed();
+    void simulation_done();
+    void show_problems();
+    void select_problem(const QString& path);
+    void refuse(const QString& message);
+    void update_title();
+    void select_layers(int first, int last);
+    QString base_dir() const;
+
+    // File handling (main_window_file.cpp).
+    bool maybe_save();
+    void new_from_example(const QString& path);
+    void open_dialog();
+    bool save();
+    bool save_as();
+    void add_recent(const QString& path);
+    void fill_recent_menu();
+    void export_timeline(const QString& format);
+    void export_schedule_csv();
+
+    ProjectDocument* document_ = nullptr;
+    SimulationRunner* runner_ = nullptr;
+    ModelTableModel* model_ = nullptr;
+    QTableView* table_ = nullptr;
+    TopologyScene* scene_ = nullptr;
+    TopologyView* view_ = nullptr;
+    LayerPalette* palette_ = nullptr;
+    Inspector* inspector_ = nullptr;
+    TrainingBar* training_ = nullptr;
+    TimelinePlot* timeline_ = nullptr;
+    MetricsPanel* metrics_ = nullptr;
+    ComparisonPanel* comparison_ = nullptr;
+    ProblemsPanel* problems_ = nullptr;
+    QDockWidget* problems_dock_ = nullptr;
+    QTabWidget* tabs_ = nullptr;
+    QLabel* summary_ = nullptr;
+    QLabel* legend_ = nullptr;
+    QMenu* recent_menu_ = nullptr;
+    QAction* dark_action_ = nullptr;
+    QString last_refusal_;
+    QSet<QString> problem_devices_;
+};
+
+}  // namespace pipewright::gui

@@ -1,0 +1,61 @@
+#pragma once
+
+#include <QObject>
+#include <QString>
+#include <QUndoStack>
+
+#include "pipewright/core/diagnostics.h"
+#include "pipewright/core/project.h"
+
+namespace pipewright::gui {
+
+// The open project: its current value, where it lives on disk, and the undo
+// history of every edit made to it. Widgets never change the project
+// directly; they call edit(), which goes through the undo stack.
+class ProjectDocument : public QObject {
+    Q_OBJECT
+
+  public:
+    explicit ProjectDocument(QObject* parent = nullptr);
+
+    [[nodiscard]] const Project& project() const { return project_; }
+    [[nodiscard]] QUndoStack* undoStack() { return &undo_; }
+    [[nodiscard]] QString filePath() const { return path_; }
+    // Title for the window: file name, or the model name for an unsaved one.
+    [[nodiscard]] QString displayName() const;
+    [[nodiscard]] bool isModified() const;
+    // Problems found when reading the file (unknown keys, wrong types); the
+    // semantic ones come from each simulation.
+    [[nodiscard]] const Diagnostics& loadDiagnostics() const { return load_diagnostics_; }
+
+    // Reads a project file. Structural problems do not stop it: the parts that
+    // could be read are opened and the problems kept in loadDiagnostics().
+    // Returns false with the reason only when nothing usable was found.
+    bool open(const QString& path, QString* error);
+    // Starts an unsaved project from `project` (New from example).
+    void reset(const Project& project, const QString& path = {}, Diagnostics problems = {});
+    // Atomic save; on success the document is clean and lives at `path`.
+    bool saveAs(const QString& path, QString* error);
+
+    // Records an undoable edit that replaces the project with `after`. Edits
+    // with the same non-negative mergeId in a row collapse into one step (a
+    // spin box being stepped).
+    void edit(const QString& description, const Project& after, int mergeId = -1);
+
+    // Used by the undo commands only.
+    void replaceProject(const Project& project);
+
+  signals:
+    void projectChanged();
+    void fileChanged();
+    void modifiedChanged(bool modified);
+
+  private:
+    Project project_;
+    QString path_;
+    QUndoStack undo_;
+    Diagnostics load_diagnostics_;
+    bool unsaved_new_ = false;
+};
+
+}  // namespace pipewright::gui

@@ -1,0 +1,76 @@
+#include "screenshot.h"
+
+#include <QApplication>
+#include <QEventLoop>
+#include <QFileInfo>
+#include <QImage>
+#include <QRegularExpression>
+#include <QTabWidget>
+
+#include "comparison_panel.h"
+#include "main_window.h"
+#include "project_document.h"
+
+namespace pipewright::gui {
+
+bool parse_size(const QString& text, QSize* size, QString* error) {
+    static const QRegularExpression re(QStringLiteral("^(\\d{2,5})x(\\d{2,5})$"));
+    const auto match = re.match(text.trimmed());
+    if (!match.hasMatch()) {
+        *error = QStringLiteral("--size wants WIDTHxHEIGHT in pixels, e.g. 1600x1000; got \"%1\"")
+                     .arg(text);
+        return false;
+    }
+    *size = QSize(match.captured(1).toInt(), match.captured(2).toInt());
+    return true;
+}
+
+bool take_screenshot(const ScreenshotRequest& request, QString* error) {
+    if (request.project.isEmpty()) {
+        *error = QStringLiteral("no project given and no example found (assets folder missing)");
+        return false;
+    }
+    MainWindow window;
+    window.setDarkTheme(request.dark);
+    window.setMinimumSize(0, 0);
+    window.resize(request.size);
+    if (!window.openFile(request.project)) {
+        *error = QStringLiteral("cannot open %1").arg(request.project);
+        return false;
+    }
+    const int tab = request.view == QLatin1String("metrics")      ? 1
+                    : request.view == QLatin1String("comparison") ? 2
+                                                                  : 0;
+    window.views()->setCurrentIndex(tab);
+    window.show();
+    if (tab == 2) {
+        QEventLoop loop;
+        QObject::connect(window.comparisonPanel(), &ComparisonPanel::compared, &loop,
+                         &QEventLoop::quit);
+        window.comparisonPanel()->compare(window.document()->project(),
+                                          QFileInfo(window.document()->filePath()).absolutePath());
+        loop.exec();
+    }
+    // Let layouts settle and the plots repaint at their final sizes.
+    for (int i = 0; i < 3; ++i) {
+        QApplication::processEvents();
+    }
+    window.simulateNow();
+    QApplication::processEvents();
+    QImage image = window.grab().toImage();
+    if (image.deviceIndependentSize().toSize() != request.size) {
+        *error = QStringLiteral("the window could not take the size %1x%2 (it is %3x%4)")
+                     .arg(request.size.width())
+                     .arg(request.size.height())
+                     .arg(image.width())
+                     .arg(image.height());
+        return false;
+    }
+    if (!image.save(request.output, "PNG")) {
+        *error = QStringLiteral("cannot write %1").arg(request.output);
+        return false;
+    }
+    return true;
+}
+
+}  // namespace pipewright::gui

@@ -1,0 +1,43 @@
+#pragma once
+
+#include <memory>
+
+#include "qcustomplot.h"
+#include "timeline_layout.h"
+
+namespace pipewright::gui {
+
+// Lane geometry on the value axis: rank r spans [r, r + 1).
+inline constexpr double kComputeTop = 0.06;
+inline constexpr double kComputeBottom = 0.62;
+inline constexpr double kCommTop = 0.67;
+inline constexpr double kCommBottom = 0.92;
+
+// Draws a TimelineLayout inside a QCustomPlot axis rect. Only the visible
+// part is visited and sub-pixel blocks are folded, so drawing cost follows
+// the pixels on screen, not the number of actions.
+class TimelineBlocks : public QCPAbstractPlottable {
+  public:
+    TimelineBlocks(QCPAxis* keyAxis, QCPAxis* valueAxis);
+
+    void setData(std::shared_ptr<const TimelineLayout> layout, const Timeline* timeline,
+                 double unit);
+
+    double selectTest(const QPointF& pos, bool onlySelectable,
+                      QVariant* details = nullptr) const override;
+    QCPRange getKeyRange(bool& foundRange,
+                         QCP::SignDomain inSignDomain = QCP::sdBoth) const override;
+    QCPRange getValueRange(bool& foundRange, QCP::SignDomain inSignDomain = QCP::sdBoth,
+                           const QCPRange& inKeyRange = QCPRange()) const override;
+
+  protected:
+    void draw(QCPPainter* painter) override;
+    void drawLegendIcon(QCPPainter* painter, const QRectF& rect) const override;
+
+  private:
+    std::shared_ptr<const TimelineLayout> layout_;
+    const Timeline* timeline_ = nullptr;
+    double unit_ = 1e-3;
+};
+
+}  // namespace pipewright::gui

@@ -1,0 +1,42 @@
+#pragma once
+
+#include <QToolBar>
+#include <functional>
+
+#include "pipewright/core/training.h"
+
+class QCheckBox;
+class QComboBox;
+class QSpinBox;
+
+namespace pipewright::gui {
+
+class ProjectDocument;
+
+// The training settings that change the pipeline most: schedule, batch,
+// micro-batches, compute dtype and optimizer.
+class TrainingBar : public QToolBar {
+    Q_OBJECT
+
+  public:
+    explicit TrainingBar(ProjectDocument* document, QWidget* parent = nullptr);
+
+    [[nodiscard]] QComboBox* scheduleBox() const { return schedule_; }
+    [[nodiscard]] QSpinBox* microbatchesBox() const { return microbatches_; }
+    [[nodiscard]] QSpinBox* batchSizeBox() const { return batch_; }
+
+  private:
+    void refresh();
+    void apply(const QString& what, int mergeId, const std::function<void(Training&)>& change);
+
+    ProjectDocument* document_;
+    QComboBox* schedule_ = nullptr;
+    QSpinBox* batch_ = nullptr;
+    QSpinBox* microbatches_ = nullptr;
+    QComboBox* dtype_ = nullptr;
+    QComboBox* optimizer_ = nullptr;
+    QCheckBox* checkpointing_ = nullptr;
+    bool refreshing_ = false;
+};
+
+}  // namespace pipewright::gui

@@ -1,0 +1,113 @@
+#pragma once
+
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "pipewright/core/device_catalog.h"
+#include "pipewright/core/project.h"
+#include "pipewright/sim/cost_model.h"
+#include "pipewright/sim/simulation.h"
+
+namespace pipewright {
+
+// The automatic planner (docs/planner.md): which devices carry the pipeline
+// and in what order, which contiguous layers each stage holds, the schedule
+// and the micro-batch count, chosen for the shortest simulated iteration with
+// every device within its memory.
+
+struct PlanOptions {
+    std::optional<std::string> schedule;  // fixes the schedule (naive, gpipe, 1f1b, zb-h1)
+    std::optional<int> microbatches;      // fixes the micro-batch count
+    CostModelOptions costs;
+    const DeviceCatalog* catalog = nullptr;  // builtin when null
+    // Folder that relative paths of the input project start from (its CSV schedule).
+    std::filesystem::path base_dir;
+    // How many of the best splits (by the DP's estimate) the simulator judges;
+    // each is simulated with every schedule that applies to it.
+    int simulated_splits = 6;
+};
+
+// One stage: a contiguous run of layers on one device.
+struct PlannedStage {
+    std::string device;  // device path
+    int first_layer = 0;
+    int last_layer = 0;  // inclusive
+};
+
+// A placement with a schedule and a micro-batch count, and how it simulates.
+struct PlanOutcome {
+    std::vector<PlannedStage> stages;
+    std::string schedule;
+    int microbatches = 0;
+    std::optional<SimulationReport> report;  // empty when it cannot run
+    std::string reason;                      // why it cannot run
+};
+
+struct PlanStatistics {
+    int split_searches = 0;  // DP runs (one per device sequence, stage count, micro-batch count)
+    int simulations = 0;
+    double search_s = 0;  // choosing the candidates (device orders, tables, DP)
+    double elapsed_s = 0;  // the whole plan, simulations included
+};
+
+struct PlanResult {
+    bool feasible = false;
+    PlanOutcome plan;          // the fastest candidate that fits (when feasible)
+    double bottleneck_s = 0;   // the DP's slowest stage of the plan (0 if the input won)
+    Project project;           // the input project with the plan applied
+    PlanOutcome input;         // the project as given (with the fixed schedule/micro-batches)
+    PlanOutcome uniform;       // equal layer counts over all devices
+    std::string why_nothing_fits;  // when !feasible: the tightest need and what would fit
+    PlanStatistics statistics;
+};
+
+// Throws InputError when the model cannot be analysed or an option cannot be
+// honoured (unknown schedule, micro-batches that do not divide the batch).
+[[nodiscard]] PlanResult plan_pipeline(const Project& project, const PlanOptions& options);
+
+// ---- Building blocks, exposed for tests and benchmarks ----
+
+// The DP alone: the contiguous split with the smallest bottleneck (slowest
+// stage: forward + backward of its layers on its device + sending its output
+// to the next device), with every stage within its device's memory under the
+// memory rule of `schedule`, over every device sequence the planner considers
+// (all ordered subsets on clusters of up to kExhaustiveDeviceLimit devices)
+// and every stage count, or exactly `stages` when given.
+struct SplitResult {
+    bool feasible = false;
+    double bottleneck_s = 0;
+    std::vector<int> devices;      // indices into Topology::devices(), pipeline order
+    std::vector<int> first_layer;  // per stage
+};
+inline constexpr int kExhaustiveDeviceLimit = 4;
+[[nodiscard]] SplitResult best_split(const Project& project, const PlanOptions& options,
+                                     int microbatches, const std::string& schedule,
+                                     std::optional<int> stages = std::nullopt);
+
+// Micro-batches whose activations stage k of p holds at its peak under a
+// schedule (naive 1, gpipe m, 1f1b and zb-h1 min(p - k, m)), and for zb-h1
+// the micro-batches that only still hold their weight-gradient inputs.
+struct InFlight {
+    int full = 1;
+    int weight_only = 0;
+};
+[[nodiscard]] InFlight activations_in_flight(const std::string& schedule, int stage, int stages,
+                                             int microbatches);
+
+// Equal layer counts over the first min(devices, layers) devices in topology order.
+[[nodiscard]] std::vector<PlannedStage> uniform_split(const Project& project);
+// Equal parameter counts per stage over the same devices (DeepSpeed's
+// partition_method="parameters"): the contiguous split whose largest stage
+// has the fewest parameters.
+[[nodiscard]] std::vector<PlannedStage> parameter_balanced_split(const Project& project,
+                                                                 const DeviceCatalog* catalog =
+                                                                     nullptr);
+
+// The project with this placement, schedule and micro-batch count.
+[[nodiscard]] Project with_placement(const Project& project,
+                                     const std::vector<PlannedStage>& stages,
+                                     const std::string& schedule, int microbatches);
+
+}  // namespace pipewright

@@ -1,0 +1,542 @@
+// The planner's driver: checks the options, runs the candidate search, lets
+// the simulator judge the best candidates under every schedule that applies,
+// and compares the winner with the input placement and a uniform split.
+
+#include "pipewright/sim/planner.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+
+#include "pipewright/core/schedule_generators.h"
+#include "planner_internal.h"
+
+namespace pipewright {
+
+namespace {
+
+using planner::Candidate;
+using planner::Context;
+using planner::MemoryRule;
+
+std::size_t at(int i) {
+    return static_cast<std::size_t>(i);
+}
+
+// "41.3 GiB", "812 MiB": enough digits to compare a need with a capacity.
+std::string gib(double bytes) {
+    const char* unit = "GiB";
+    double value = bytes / (1024.0 * 1024.0 * 1024.0);
+    if (value < 1) {
+        unit = "MiB";
+        value *= 1024;
+    }
+    if (value < 1) {
+        unit = "KiB";
+        value *= 1024;
+    }
+    char buffer[64];
+    std::snprintf(buffer, sizeof buffer, value >= 100 ? "%.0f %s" : "%.1f %s", value, unit);
+    return buffer;
+}
+
+std::string times(double ratio) {
+    char buffer[64];
+    std::snprintf(buffer, sizeof buffer, "%.2f×", ratio);
+    return buffer;
+}
+
+std::vector<int> divisors(int n) {
+    std::vector<int> out;
+    for (int k = 1; k <= n; ++k) {
+        if (n % k == 0) {
+            out.push_back(k);
+        }
+    }
+    return out;
+}
+
+void check_options(const Project& project, const PlanOptions& options) {
+    if (options.schedule) {
+        const ScheduleInfo* info = find_schedule(*options.schedule);
+        if (info == nullptr) {
+            std::string known;
+            for (const auto& s : schedule_catalog()) {
+                known += (known.empty() ? "" : ", ") + s.name;
+            }
+            throw InputError("--schedule", "unknown schedule \"" + *options.schedule +
+                                               "\" (known: " + known + ")");
+        }
+        if (info->name == "interleaved-1f1b") {
+            throw InputError("--schedule", "the planner places one stage per device, but " +
+                                               info->name +
+                                               " needs several stages on every device; plan with "
+                                               "1f1b or zb-h1, or simulate a looped placement");
+        }
+    }
+    const int batch = project.training.batch_size;
+    if (batch < 1) {
+        throw InputError("training.batch_size", "must be at least 1");
+    }
+    if (options.microbatches) {
+        const int m = *options.microbatches;
+        if (m < 1 || m > batch || batch % m != 0) {
+            throw InputError("--microbatches",
+                             std::to_string(m) + " does not divide the batch of " +
+                                 std::to_string(batch) + " samples into equal micro-batches");
+        }
+        if (options.schedule && *options.schedule == "naive" && m != 1) {
+            throw InputError("--microbatches",
+                             "naive model parallelism runs the whole batch as one micro-batch");
+        }
+    }
+}
+
+std::vector<PlannedStage> stages_of(const Context& context, const std::vector<int>& devices,
+                                    const std::vector<int>& first) {
+    std::vector<PlannedStage> out;
+    for (std::size_t k = 0; k < devices.size(); ++k) {
+        out.push_back({context.cluster().devices[at(devices[k])].path, first[k], first[k + 1] - 1});
+    }
+    return out;
+}
+
+// Simulates a whole project the way `pipewright simulate` does.
+void simulate_outcome(PlanOutcome& outcome, const Project& project, const AnalysisOptions& analysis,
+                      const CostModelOptions& costs) {
+    Diagnostics diagnostics;
+    auto analyzed = analyze_project(project, analysis, diagnostics);
+    if (!analyzed) {
+        outcome.reason = diagnostics.items().empty() ? "cannot be analysed"
+                                                     : diagnostics.items().front().message;
+        return;
+    }
+    outcome.schedule = analyzed->schedule.name;
+    outcome.microbatches = analyzed->microbatches;
+    outcome.stages.clear();
+    for (const auto& stage : analyzed->stages) {
+        outcome.stages.push_back(
+            {analyzed->ranks[at(stage.rank)].path, stage.first_layer, stage.last_layer});
+    }
+    try {
+        outcome.report = simulate_project(*analyzed, costs);
+    } catch (const std::exception& e) {
+        outcome.reason = e.what();
+    }
+}
+
+AnalysisOptions analysis_options(const PlanOptions& options) {
+    AnalysisOptions analysis;
+    analysis.catalog = options.catalog;
+    analysis.base_dir = options.base_dir;
+    return analysis;
+}
+
+}  // namespace
+
+InFlight activations_in_flight(const std::string& schedule, int stage, int stages,
+                               int microbatches) {
+    InFlight f;
+    if (schedule == "naive") {
+        return f;
+    }
+    if (schedule == "1f1b" || schedule == "zb-h1") {
+        f.full = std::min(stages - stage, microbatches);
+        if (schedule == "zb-h1") {
+            // Rank k holds back its first k weight gradients (docs/planner.md).
+            f.weight_only = std::max(0, std::min(stage, microbatches - f.full));
+        }
+        return f;
+    }
+    f.full = microbatches;  // gpipe: every forward before any backward
+    return f;
+}
+
+std::vector<PlannedStage> uniform_split(const Project& project) {
+    const auto devices = project.topology.devices();
+    const auto layers = static_cast<int>(project.model.layers.size());
+    const int count = std::min(static_cast<int>(devices.size()), layers);
+    std::vector<PlannedStage> out;
+    for (int k = 0; k < count; ++k) {
+        const int first = static_cast<int>(static_cast<long long>(layers) * k / count);
+        const int next = static_cast<int>(static_cast<long long>(layers) * (k + 1) / count);
+        out.push_back({devices[at(k)].path, first, next - 1});
+    }
+    return out;
+}
+
+std::vector<PlannedStage> parameter_balanced_split(const Project& project,
+                                                   const DeviceCatalog* catalog) {
+    PlanOptions options;
+    options.catalog = catalog;
+    Context context(project, options);
+    const auto& layers = context.base().layers;
+    const int count = std::min(context.devices(), context.layers());
+    std::vector<long long> prefix(layers.size() + 1, 0);
+    for (std::size_t l = 0; l < layers.size(); ++l) {
+        prefix[l + 1] = prefix[l] + layers[l].parameters;
+    }
+    const int total_layers = context.layers();
+    // Greedy is exact for a bound on parameters (a monotone cost): each stage
+    // takes as many layers as fit, leaving one for every stage after it.
+    const auto split = [&](long long bound, std::vector<int>& first) {
+        first.assign(1, 0);
+        int a = 0;
+        for (int k = 0; k < count; ++k) {
+            const int last_allowed = total_layers - (count - 1 - k);
+            int i = a + 1;
+            if (prefix[at(i)] - prefix[at(a)] > bound) {
+                return false;
+            }
+            while (i < last_allowed && prefix[at(i + 1)] - prefix[at(a)] <= bound) {
+                ++i;
+            }
+            first.push_back(i);
+            a = i;
+        }
+        return a == total_layers;
+    };
+    long long lo = 0;
+    long long hi = prefix.back();
+    std::vector<int> first;
+    while (lo < hi) {
+        const long long mid = lo + (hi - lo) / 2;
+        if (split(mid, first)) {
+            hi = mid;
+        } else {
+            lo = mid + 1;
+        }
+    }
+    (void)split(hi, first);
+    std::vector<int> devices(at(count));
+    for (int k = 0; k < count; ++k) {
+        devices[at(k)] = k;
+    }
+    return stages_of(context, devices, first);
+}
+
+Project with_placement(const Project& project, const std::vector<PlannedStage>& stages,
+                       const std::string& schedule, int microbatches) {
+    Project out = project;
+    out.placement.clear();
+    for (const auto& stage : stages) {
+        StageAssignment assignment{stage.device, {}};
+        for (int l = stage.first_layer; l <= stage.last_layer; ++l) {
+            assignment.layers.push_back(project.model.layers[at(l)].name);
+        }
+        out.placement.push_back(std::move(assignment));
+    }
+    out.training.schedule = ScheduleChoice{schedule, ""};
+    out.training.microbatches = microbatches;
+    out.training.microbatch_size.reset();
+    return out;
+}
+
+SplitResult best_split(const Project& project, const PlanOptions& options, int microbatches,
+                       const std::string& schedule, std::optional<int> stages) {
+    PlanOptions checked = options;
+    checked.schedule = schedule;
+    checked.microbatches = microbatches;
+    check_options(project, checked);
+    Context context(project, options);
+    const auto& table = context.table(microbatches);
+    const MemoryRule rule = planner::rule_of(schedule);
+    SplitResult best;
+    const int most = std::min(context.devices(), context.layers());
+    for (int p = stages.value_or(1); p <= stages.value_or(most); ++p) {
+        if (!planner::rule_for(schedule, microbatches, p)) {
+            continue;
+        }
+        for (int o : context.distinct_orders(p)) {
+            const auto problem = context.problem(table, at(o), p, rule);
+            const auto split = planner::min_bottleneck_split(problem);
+            if (split.feasible && (!best.feasible || split.value < best.bottleneck_s)) {
+                best.feasible = true;
+                best.bottleneck_s = split.value;
+                const auto& order = context.orders()[at(o)];
+                best.devices.assign(order.begin(), order.begin() + p);
+                best.first_layer.assign(split.first.begin(), split.first.end() - 1);
+            }
+        }
+    }
+    return best;
+}
+
+namespace planner {
+
+std::string explain_infeasible(Context& context, const SearchSpec& spec) {
+    const int most = std::min(context.devices(), context.layers());
+    const int m = spec.microbatches.empty() ? 1 : spec.microbatches.back();
+    // The lightest configuration: every device (the least weight per device),
+    // the most micro-batches (the smallest ones) and the fewest in flight.
+    MemoryRule rule = spec.schedule ? rule_of(*spec.schedule) : MemoryRule::one_f_one_b;
+    int stages = most;
+    if (rule != MemoryRule::gpipe && m < stages) {
+        if (spec.schedule) {
+            stages = m;
+        } else {
+            rule = MemoryRule::gpipe;
+        }
+    }
+    const LayerTable& table = context.table(m);
+    const auto lightest = [&](MemoryRule r, const LayerTable& t, int p, bool checkpointing) {
+        std::pair<Split, SplitProblem> best{Split{}, SplitProblem{}};
+        for (int o : context.distinct_orders(p)) {
+            SplitProblem problem = context.problem(t, at(o), p, r);
+            problem.checkpointing = checkpointing;
+            Split split = min_memory_ratio_split(problem);
+            if (split.feasible && (!best.first.feasible || split.value < best.first.value)) {
+                best = {std::move(split), std::move(problem)};
+            }
+        }
+        return best;
+    };
+    auto [split, problem] = lightest(rule, table, stages, context.checkpointing());
+    if (!split.feasible) {
+        return "nothing fits in memory";
+    }
+    std::size_t tight = 0;
+    double worst = 0;
+    for (std::size_t k = 0; k < problem.slots.size(); ++k) {
+        const double ratio = stage_memory(problem, k, split.first[k], split.first[k + 1]) /
+                             problem.slots[k].capacity;
+        if (ratio > worst) {
+            worst = ratio;
+            tight = k;
+        }
+    }
+    const Slot& slot = problem.slots[tight];
+    const double need = stage_memory(problem, tight, split.first[tight], split.first[tight + 1]);
+    const double weights = static_bytes(problem, split.first[tight], split.first[tight + 1]);
+    const auto& cluster = context.cluster();
+    const std::string schedule = rule == MemoryRule::gpipe
+                                     ? (m == 1 ? "naive" : "gpipe")
+                                     : (rule == MemoryRule::zb_h1 ? "zb-h1" : "1f1b");
+    std::string out = "nothing fits in memory. The lightest configuration (" + schedule + ", " +
+                      std::to_string(m) + " micro-batch" + (m == 1 ? "" : "es") + " of " +
+                      std::to_string(table.microbatch_size) + ", " + std::to_string(stages) +
+                      " stage" + (stages == 1 ? "" : "s") + ") needs " + gib(need) + " on " +
+                      cluster.devices[at(slot.device)].path + ", which has " + gib(slot.capacity) +
+                      " (" + times(worst) + " its capacity):\n  " + gib(weights) +
+                      " of weights, gradients and optimizer state, " + gib(need - weights) +
+                      " of activations (" + std::to_string(static_cast<int>(slot.full)) +
+                      " micro-batch" + (slot.full == 1 ? "" : "es") + " in flight).\n";
+
+    std::vector<std::string> fixes;
+    const auto verdict = [](double ratio) {
+        return ratio <= 1 ? "fits (" + times(ratio) + " of capacity)"
+                          : "still " + times(ratio) + " of capacity";
+    };
+    if (!context.checkpointing()) {
+        const auto with = lightest(rule, table, stages, true);
+        if (with.first.feasible) {
+            fixes.push_back("activation checkpointing (training.activation_checkpointing): " +
+                            verdict(with.first.value));
+        }
+    }
+    if (rule == MemoryRule::gpipe && context.batch() >= stages) {
+        const auto& small = context.table(context.batch());
+        const auto with = lightest(MemoryRule::one_f_one_b, small, stages, context.checkpointing());
+        if (with.first.feasible) {
+            fixes.push_back("1f1b with " + std::to_string(context.batch()) +
+                            " micro-batches (at most one per later stage in flight): " +
+                            verdict(with.first.value));
+        }
+    } else if (m < context.batch() && rule != MemoryRule::gpipe) {
+        const auto& small = context.table(context.batch());
+        const auto with = lightest(rule, small, stages, context.checkpointing());
+        if (with.first.feasible) {
+            fixes.push_back("smaller micro-batches (" + std::to_string(context.batch()) +
+                            " of 1 sample): " + verdict(with.first.value));
+        }
+    }
+    // Layers cannot be split: a layer heavier than the largest device is final.
+    double largest_capacity = 0;
+    std::string largest_spec;
+    for (const auto& spec_k : cluster.specs) {
+        if (static_cast<double>(spec_k.memory_bytes) > largest_capacity) {
+            largest_capacity = static_cast<double>(spec_k.memory_bytes);
+            largest_spec = spec_k.name;
+        }
+    }
+    int heaviest = 0;
+    for (int l = 0; l < table.layers; ++l) {
+        if (static_bytes(problem, l, l + 1) > static_bytes(problem, heaviest, heaviest + 1)) {
+            heaviest = l;
+        }
+    }
+    const double heaviest_bytes = static_bytes(problem, heaviest, heaviest + 1);
+    const double total_static = static_bytes(problem, 0, table.layers);
+    const double activations = need - weights;
+    if (heaviest_bytes > largest_capacity) {
+        fixes.push_back("nothing with these devices: layer \"" +
+                        context.base().project.model.layers[at(heaviest)].name + "\" alone needs " +
+                        gib(heaviest_bytes) +
+                        " for weights, gradients and optimizer state, more than the largest "
+                        "device (" +
+                        gib(largest_capacity) +
+                        "); use larger devices, lower precision or a lighter optimizer");
+    } else if (largest_capacity > activations) {
+        const double devices = std::ceil(total_static / (largest_capacity - activations) - 1e-9);
+        if (devices > most) {
+            fixes.push_back("more devices: " + gib(total_static) +
+                            " of weights, gradients and optimizer state need about " +
+                            std::to_string(static_cast<long long>(devices)) + " devices like " +
+                            largest_spec + " (" + gib(largest_capacity) + ") beside " +
+                            gib(activations) + " of activations each; the cluster has " +
+                            std::to_string(context.devices()));
+        }
+    }
+    if (fixes.empty()) {
+        fixes.push_back("larger devices or a smaller model");
+    }
+    out += "What would help:\n";
+    for (const auto& fix : fixes) {
+        out += "  - " + fix + "\n";
+    }
+    return out;
+}
+
+}  // namespace planner
+
+PlanResult plan_pipeline(const Project& project, const PlanOptions& options) {
+    const auto started = std::chrono::steady_clock::now();
+    check_options(project, options);
+    Context context(project, options);
+    PlanResult result;
+
+    planner::SearchSpec spec;
+    spec.schedule = options.schedule;
+    spec.keep = static_cast<std::size_t>(std::max(1, options.simulated_splits));
+    if (options.microbatches) {
+        spec.microbatches = {*options.microbatches};
+    } else if (options.schedule && *options.schedule == "naive") {
+        spec.microbatches = {1};
+    } else {
+        spec.microbatches = divisors(context.batch());
+    }
+
+    const auto candidates = planner::search_candidates(context, spec, result.statistics);
+    result.statistics.search_s =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+
+    AnalysisOptions input_analysis = analysis_options(options);
+    input_analysis.schedule = options.schedule;
+    input_analysis.microbatches = options.microbatches;
+    simulate_outcome(result.input, project, input_analysis, options.costs);
+    ++result.statistics.simulations;
+
+    // The simulator is the judge: the DP's bottleneck only ranks the splits.
+    std::optional<SimulationReport> best;
+    PlanOutcome chosen;
+    double chosen_bottleneck = 0;
+    const auto consider = [&](SimulationReport report, std::vector<PlannedStage> stages,
+                              const std::string& schedule, int microbatches, double bottleneck) {
+        if (!report.all_fit || (best && report.iteration_time_s >= best->iteration_time_s)) {
+            return;
+        }
+        chosen.stages = std::move(stages);
+        chosen.schedule = schedule;
+        chosen.microbatches = microbatches;
+        chosen_bottleneck = bottleneck;
+        best = std::move(report);
+    };
+    for (const Candidate& c : candidates) {
+        for (const auto& schedule : planner::schedules_for(c.rule, spec.schedule, c.microbatches)) {
+            try {
+                auto report = context.simulate(c.devices, c.first, c.microbatches, schedule);
+                ++result.statistics.simulations;
+                if (!report.all_fit && schedule == "zb-h1" && c.rule != MemoryRule::zb_h1) {
+                    // Zero bubble keeps weight-gradient inputs longer than
+                    // 1F1B: split again under its own memory rule.
+                    const auto problem =
+                        context.problem(context.table(c.microbatches), c.order,
+                                        static_cast<int>(c.devices.size()), MemoryRule::zb_h1);
+                    const auto split = planner::min_bottleneck_split(problem);
+                    ++result.statistics.split_searches;
+                    if (split.feasible && split.first != c.first) {
+                        report = context.simulate(c.devices, split.first, c.microbatches, schedule);
+                        ++result.statistics.simulations;
+                        consider(std::move(report), stages_of(context, c.devices, split.first),
+                                 schedule, c.microbatches, split.value);
+                        continue;
+                    }
+                }
+                consider(std::move(report), stages_of(context, c.devices, c.first), schedule,
+                         c.microbatches, c.bottleneck_s);
+            } catch (const std::exception&) {
+                // A schedule that cannot run this split is simply not a candidate.
+            }
+        }
+    }
+
+    const bool input_wins =
+        result.input.report && result.input.report->all_fit &&
+        (!best || result.input.report->iteration_time_s <= best->iteration_time_s);
+    if (input_wins) {
+        result.feasible = true;
+        result.plan = result.input;
+        Diagnostics ignored;
+        auto analyzed = analyze_project(project, input_analysis, ignored);
+        result.project = analyzed ? analyzed->project : project;
+    } else if (best) {
+        result.feasible = true;
+        result.bottleneck_s = chosen_bottleneck;
+        result.project =
+            with_placement(project, chosen.stages, chosen.schedule, chosen.microbatches);
+        // The report users see comes from the project exactly as --apply writes it.
+        simulate_outcome(chosen, result.project, analysis_options(options), options.costs);
+        ++result.statistics.simulations;
+        if (!chosen.report) {
+            chosen.report = std::move(best);
+        }
+        result.plan = std::move(chosen);
+    } else {
+        result.why_nothing_fits = planner::explain_infeasible(context, spec);
+        if (!candidates.empty()) {
+            result.why_nothing_fits +=
+                "(The planner's memory estimate found splits that fit, but none fits in "
+                "simulation.)\n";
+        }
+    }
+
+    // A uniform split with the input's schedule, or the plan's when that
+    // cannot run one stage per device.
+    const auto uniform = uniform_split(project);
+    std::vector<std::pair<std::string, int>> settings;
+    if (result.input.report) {
+        settings.emplace_back(result.input.schedule, result.input.microbatches);
+    } else {
+        settings.emplace_back(
+            options.schedule.value_or(project.training.schedule.name),
+            options.microbatches.value_or(project.training.resolved_microbatches()));
+    }
+    if (result.feasible) {
+        settings.emplace_back(result.plan.schedule, result.plan.microbatches);
+    }
+    for (const auto& [schedule, microbatches] : settings) {
+        if (find_schedule(schedule) == nullptr || microbatches < 1) {
+            continue;
+        }
+        PlanOutcome outcome;
+        outcome.stages = uniform;
+        outcome.schedule = schedule;
+        outcome.microbatches = microbatches;
+        simulate_outcome(outcome, with_placement(project, uniform, schedule, microbatches),
+                         analysis_options(options), options.costs);
+        ++result.statistics.simulations;
+        result.uniform = std::move(outcome);
+        if (result.uniform.report) {
+            break;
+        }
+    }
+    if (!result.uniform.report && result.uniform.reason.empty()) {
+        result.uniform.reason = "no schedule runs a uniform split";
+    }
+    result.statistics.elapsed_s =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+    return result;
+}
+
+}  // namespace pipewright

@@ -1,0 +1,171 @@
+#pragma once
+
+// Shared by the planner's parts: the split DP (planner_split.cpp), the
+// candidate search (planner_search.cpp) and the driver (planner.cpp).
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "pipewright/core/analysis.h"
+#include "pipewright/sim/cost_model.h"
+#include "pipewright/sim/planner.h"
+
+namespace pipewright::planner {
+
+// Which activations a stage holds at its peak; naive is gpipe with one micro-batch.
+enum class MemoryRule { gpipe, one_f_one_b, zb_h1 };
+
+// Layer figures for one micro-batch count, as prefix sums over layers so that
+// any contiguous stage costs O(1).
+struct LayerTable {
+    int microbatches = 1;
+    int microbatch_size = 1;
+    int layers = 0;
+    // [class][i]: forward + backward of layers < i for one micro-batch (with
+    // the recomputed forward under activation checkpointing).
+    std::vector<std::vector<double>> time;
+    std::vector<double> stash;         // prefix of bytes held from forward to backward
+    std::vector<double> weight_stash;  // prefix of bytes held after I until W
+    std::vector<double> params;        // prefix of parameter counts
+    std::vector<double> output_bytes;  // per layer, one micro-batch
+    std::vector<double> input_bytes;   // per layer: what enters it (layer 0: the model input)
+    std::vector<double> min_time;      // per layer: fastest class
+    std::vector<double> min_prefix;    // prefix of min_time
+    double min_total = 0;              // sum of min_time
+    double min_largest = 0;            // largest min_time
+};
+
+// One stage position of a fixed device sequence.
+struct Slot {
+    int device = 0;  // index into Cluster::devices
+    int cls = 0;
+    double capacity = 0;
+    LinkSpec next;  // towards the next stage's device (unused for the last stage)
+    double full = 1;
+    double weight_only = 0;
+};
+
+struct SplitProblem {
+    const LayerTable* table = nullptr;
+    std::vector<Slot> slots;
+    bool checkpointing = false;
+    double bytes_per_param = 0;  // static bytes (weights, gradients, optimizer state)
+};
+
+struct Split {
+    bool feasible = false;
+    double value = 0;        // bottleneck seconds, or memory ratio
+    std::vector<int> first;  // per stage, plus the layer count at the end
+};
+
+// Seconds stage k spends per micro-batch on layers [a, i) including sending
+// its output to the next stage.
+[[nodiscard]] double stage_time(const SplitProblem& problem, std::size_t k, int a, int i);
+// Peak bytes of stage k holding layers [a, i).
+[[nodiscard]] double stage_memory(const SplitProblem& problem, std::size_t k, int a, int i);
+[[nodiscard]] double static_bytes(const SplitProblem& problem, int a, int i);
+
+// Exact minimum bottleneck over contiguous splits within memory; `checks`
+// counts the feasibility passes.
+[[nodiscard]] Split min_bottleneck_split(const SplitProblem& problem, int* checks = nullptr);
+// A lower bound of the bottleneck of any split into `stages` stages: the
+// optimum when every layer runs on its fastest device, stage k's send costs
+// sends[k] (at least) and memory is ignored (greedy is exact there), found
+// to within `tolerance`.
+[[nodiscard]] double relaxed_bottleneck(const LayerTable& table, int stages,
+                                        std::span<const double> sends, double tolerance = 1e-3);
+// The smallest r such that a split fits in r times every capacity.
+[[nodiscard]] Split min_memory_ratio_split(const SplitProblem& problem);
+
+struct Cluster {
+    std::vector<DeviceLocation> devices;  // topology order
+    std::vector<DeviceSpec> specs;        // effective, per device
+    std::vector<int> device_class;        // per device
+    std::vector<DeviceSpec> classes;      // distinct effective specs
+};
+
+// Everything the search needs, computed once per plan.
+class Context {
+  public:
+    Context(const Project& project, const PlanOptions& options);
+
+    [[nodiscard]] const LayerTable& table(int microbatches);
+    [[nodiscard]] int layers() const { return static_cast<int>(base_.layers.size()); }
+    [[nodiscard]] int batch() const { return base_.project.training.batch_size; }
+    [[nodiscard]] int devices() const { return static_cast<int>(cluster_.devices.size()); }
+    [[nodiscard]] const Cluster& cluster() const { return cluster_; }
+    [[nodiscard]] const AnalyzedProject& base() const { return base_; }
+    [[nodiscard]] const CostModelOptions& costs() const { return costs_; }
+    [[nodiscard]] bool checkpointing() const { return checkpointing_; }
+
+    // Device sequences the planner considers; sequences(p) lists the orders
+    // whose first p devices differ in something the DP sees.
+    [[nodiscard]] const std::vector<std::vector<int>>& orders() const { return orders_; }
+    [[nodiscard]] const std::vector<int>& distinct_orders(int stages) const;
+    [[nodiscard]] LinkSpec link(int from, int to) const;
+    // For lower bounds: per order, what each stage's send costs at least
+    // (its link moving the smallest output of any layer).
+    [[nodiscard]] std::vector<std::vector<double>> send_floors(const LayerTable& table) const;
+
+    // The first `stages` devices of orders()[order] under a memory rule.
+    [[nodiscard]] SplitProblem problem(const LayerTable& table, std::size_t order, int stages,
+                                       MemoryRule rule) const;
+
+    // Simulates a split without re-analysing the project (the layers are
+    // analysed once); throws ScheduleError or SimulationError.
+    [[nodiscard]] SimulationReport simulate(const std::vector<int>& devices,
+                                            const std::vector<int>& first, int microbatches,
+                                            const std::string& schedule);
+
+  private:
+    void build_orders();
+
+    AnalyzedProject base_;
+    AnalyzedProject work_;
+    Cluster cluster_;
+    CostModelOptions costs_;
+    bool checkpointing_ = false;
+    double bytes_per_param_ = 0;
+    std::map<int, LayerTable> tables_;
+    std::vector<std::vector<int>> orders_;
+    std::vector<std::vector<LinkSpec>> order_links_;  // [order][k]: from device k to k + 1
+    std::vector<std::vector<int>> distinct_;          // per stage count
+};
+
+[[nodiscard]] MemoryRule rule_of(const std::string& schedule);
+// The memory rule the search uses for a stage count and micro-batch count, or
+// nullopt when no allowed schedule runs that pipeline.
+[[nodiscard]] std::optional<MemoryRule> rule_for(const std::optional<std::string>& fixed,
+                                                 int microbatches, int stages);
+[[nodiscard]] std::vector<std::string> schedules_for(MemoryRule rule,
+                                                     const std::optional<std::string>& fixed,
+                                                     int microbatches);
+
+struct Candidate {
+    std::size_t order = 0;  // index into Context::orders()
+    std::vector<int> devices;
+    std::vector<int> first;
+    int microbatches = 1;
+    MemoryRule rule = MemoryRule::gpipe;
+    double bottleneck_s = 0;
+    double estimate_s = 0;  // proxy of the iteration time
+};
+
+struct SearchSpec {
+    std::optional<std::string> schedule;
+    std::vector<int> microbatches;  // allowed counts
+    std::size_t keep = 6;           // best candidates kept
+};
+
+// The best splits by estimated iteration time, best first.
+[[nodiscard]] std::vector<Candidate> search_candidates(Context& context, const SearchSpec& spec,
+                                                       PlanStatistics& statistics);
+
+// Multi-line explanation of why nothing fits and what would.
+[[nodiscard]] std::string explain_infeasible(Context& context, const SearchSpec& spec);
+
+}  // namespace pipewright::planner

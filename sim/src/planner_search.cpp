@@ -1,0 +1,462 @@
+// The candidate search: device orders, layer tables per micro-batch count,
+// and a branch and bound over (micro-batch count, stage count) that runs the
+// split DP only where a lower bound of the estimated iteration time can still
+// beat the candidates already kept. See docs/planner.md.
+
+#include <algorithm>
+#include <bit>
+#include <cstdint>
+#include <map>
+#include <numeric>
+#include <set>
+#include <utility>
+
+#include "pipewright/core/schedule_generators.h"
+#include "planner_internal.h"
+
+namespace pipewright::planner {
+
+namespace {
+
+std::size_t at(int i) {
+    return static_cast<std::size_t>(i);
+}
+
+// Nodes, then containers, then devices, each level sorted by the mean score of
+// its devices (ties keep the file order), so that a pipeline crosses a node
+// boundary only once it has used every device of the node.
+std::vector<int> hierarchical_order(const std::vector<DeviceLocation>& devices,
+                                    const std::vector<double>& score) {
+    struct Group {
+        double score = 0;
+        std::vector<int> members;
+    };
+    std::vector<std::vector<Group>> nodes;  // [node][container]
+    for (std::size_t d = 0; d < devices.size(); ++d) {
+        const auto n = at(devices[d].node);
+        const auto c = at(devices[d].container);
+        if (nodes.size() <= n) {
+            nodes.resize(n + 1);
+        }
+        if (nodes[n].size() <= c) {
+            nodes[n].resize(c + 1);
+        }
+        nodes[n][c].members.push_back(static_cast<int>(d));
+    }
+    const auto mean = [&](const std::vector<int>& members) {
+        double sum = 0;
+        for (int d : members) {
+            sum += score[at(d)];
+        }
+        return members.empty() ? 0.0 : sum / static_cast<double>(members.size());
+    };
+    std::vector<Group> node_groups;
+    for (auto& containers : nodes) {
+        for (auto& container : containers) {
+            std::stable_sort(container.members.begin(), container.members.end(),
+                             [&](int a, int b) { return score[at(a)] < score[at(b)]; });
+            container.score = mean(container.members);
+        }
+        std::stable_sort(containers.begin(), containers.end(),
+                         [](const Group& a, const Group& b) { return a.score < b.score; });
+        Group node;
+        for (const auto& container : containers) {
+            node.members.insert(node.members.end(), container.members.begin(),
+                                container.members.end());
+        }
+        node.score = mean(node.members);
+        node_groups.push_back(std::move(node));
+    }
+    std::stable_sort(node_groups.begin(), node_groups.end(),
+                     [](const Group& a, const Group& b) { return a.score < b.score; });
+    std::vector<int> order;
+    for (const auto& node : node_groups) {
+        order.insert(order.end(), node.members.begin(), node.members.end());
+    }
+    return order;
+}
+
+std::uint64_t mix(std::uint64_t h, std::uint64_t v) {
+    h ^= v + 0x9e3779b97f4a7c15ULL + (h << 6) + (h >> 2);
+    return h * 0xff51afd7ed558ccdULL;
+}
+
+}  // namespace
+
+Context::Context(const Project& project, const PlanOptions& options) : costs_(options.costs) {
+    const auto locations = project.topology.devices();
+    if (locations.empty()) {
+        throw InputError("topology.nodes", "the topology has no devices to plan for");
+    }
+    if (project.model.layers.empty()) {
+        throw InputError("model.layers", "the model has no layers to place");
+    }
+    // Analyse the layers once, on a placement that is valid whatever the
+    // input placement says; the planner then only swaps stages and ranks.
+    Project single = project;
+    StageAssignment all{locations.front().path, {}};
+    for (const auto& layer : project.model.layers) {
+        all.layers.push_back(layer.name);
+    }
+    single.placement = {all};
+    AnalysisOptions analysis;
+    analysis.schedule = "naive";
+    analysis.catalog = options.catalog;
+    analysis.base_dir = options.base_dir;
+    Diagnostics diagnostics;
+    auto analyzed = analyze_project(single, analysis, diagnostics);
+    if (!analyzed) {
+        throw InputError(diagnostics);
+    }
+    base_ = std::move(*analyzed);
+    work_ = base_;
+
+    const DeviceCatalog& catalog =
+        options.catalog != nullptr ? *options.catalog : DeviceCatalog::builtin();
+    cluster_.devices = locations;
+    for (const auto& loc : locations) {
+        DeviceSpec spec = effective_device(project.topology, loc, catalog).spec;
+        const auto it = std::find(cluster_.classes.begin(), cluster_.classes.end(), spec);
+        cluster_.device_class.push_back(static_cast<int>(it - cluster_.classes.begin()));
+        if (it == cluster_.classes.end()) {
+            cluster_.classes.push_back(spec);
+        }
+        cluster_.specs.push_back(std::move(spec));
+    }
+    const Training& training = base_.project.training;
+    checkpointing_ = training.activation_checkpointing;
+    bytes_per_param_ = static_cast<double>(static_memory_bytes(1, training));
+    build_orders();
+}
+
+const LayerTable& Context::table(int microbatches) {
+    if (auto it = tables_.find(microbatches); it != tables_.end()) {
+        return it->second;
+    }
+    LayerTable t;
+    t.microbatches = microbatches;
+    t.microbatch_size = batch() / microbatches;
+    t.layers = layers();
+    work_.microbatch_size = t.microbatch_size;
+    const auto n = at(t.layers) + 1;
+    t.time.assign(cluster_.classes.size(), std::vector<double>(n, 0.0));
+    t.stash.assign(n, 0.0);
+    t.weight_stash.assign(n, 0.0);
+    t.params.assign(n, 0.0);
+    t.output_bytes.assign(n - 1, 0.0);
+    t.input_bytes.assign(n - 1, 0.0);
+    t.min_time.assign(n - 1, 0.0);
+    t.min_prefix.assign(n, 0.0);
+    const ModelInput& input = base_.project.model.input;
+    for (int l = 0; l < t.layers; ++l) {
+        const auto i = at(l);
+        double fastest = 0;
+        for (std::size_t c = 0; c < cluster_.classes.size(); ++c) {
+            const LayerCost cost = layer_cost(work_, l, cluster_.classes[c], costs_);
+            double seconds = cost.forward_s + cost.backward_input_s + cost.backward_weight_s;
+            if (checkpointing_) {
+                seconds += cost.forward_s;  // recomputed before the backward
+            }
+            t.time[c][i + 1] = t.time[c][i] + seconds;
+            fastest = c == 0 ? seconds : std::min(fastest, seconds);
+            if (c == 0) {
+                // Activation sizes do not depend on the device.
+                t.stash[i + 1] = t.stash[i] + cost.stash_bytes;
+                t.weight_stash[i + 1] = t.weight_stash[i] + cost.weight_stash_bytes;
+                t.output_bytes[i] = cost.output_bytes;
+            }
+        }
+        t.params[i + 1] = t.params[i] + static_cast<double>(base_.layers[i].parameters);
+        t.input_bytes[i] = l == 0 ? static_cast<double>(numel(input.shape)) * t.microbatch_size *
+                                        dtype_bytes(input.dtype)
+                                  : t.output_bytes[i - 1];
+        t.min_time[i] = fastest;
+        t.min_prefix[i + 1] = t.min_prefix[i] + fastest;
+        t.min_total += fastest;
+        t.min_largest = std::max(t.min_largest, fastest);
+    }
+    return tables_.emplace(microbatches, std::move(t)).first->second;
+}
+
+LinkSpec Context::link(int from, int to) const {
+    if (costs_.profile != nullptr && costs_.profile->transfer) {
+        return *costs_.profile->transfer;  // as the simulator does with a profile
+    }
+    const auto& topology = base_.project.topology;
+    return topology.link_between(cluster_.devices[at(from)], cluster_.devices[at(to)]).spec;
+}
+
+void Context::build_orders() {
+    const int count = devices();
+    std::vector<int> file_order(at(count));
+    std::iota(file_order.begin(), file_order.end(), 0);
+    if (count <= kExhaustiveDeviceLimit) {
+        // Small clusters: every order, so prefixes cover every ordered subset.
+        do {
+            orders_.push_back(file_order);
+        } while (std::next_permutation(file_order.begin(), file_order.end()));
+    } else {
+        orders_.push_back(file_order);
+        const LayerTable& whole = table(1);
+        std::vector<double> seconds;
+        std::vector<double> memory;
+        for (int d = 0; d < count; ++d) {
+            seconds.push_back(whole.time[at(cluster_.device_class[at(d)])][at(whole.layers)]);
+            memory.push_back(-static_cast<double>(cluster_.specs[at(d)].memory_bytes));
+        }
+        std::vector<double> slowest_first = seconds;
+        for (double& s : slowest_first) {
+            s = -s;
+        }
+        for (const auto& score : {seconds, slowest_first, memory}) {
+            auto order = hierarchical_order(cluster_.devices, score);
+            if (std::find(orders_.begin(), orders_.end(), order) == orders_.end()) {
+                orders_.push_back(std::move(order));
+            }
+        }
+    }
+    order_links_.clear();
+    for (const auto& order : orders_) {
+        std::vector<LinkSpec> links;
+        for (std::size_t k = 0; k + 1 < order.size(); ++k) {
+            links.push_back(link(order[k], order[k + 1]));
+        }
+        order_links_.push_back(std::move(links));
+    }
+    // Two prefixes with the same device classes and the same links give the
+    // same DP: run it once.
+    distinct_.assign(at(count) + 1, {});
+    std::vector<std::set<std::pair<std::uint64_t, std::uint64_t>>> seen(at(count) + 1);
+    for (std::size_t o = 0; o < orders_.size(); ++o) {
+        std::uint64_t a = 0x243f6a8885a308d3ULL;
+        std::uint64_t b = 0x13198a2e03707344ULL;
+        for (std::size_t k = 0; k < orders_[o].size(); ++k) {
+            if (k > 0) {
+                const LinkSpec& l = order_links_[o][k - 1];
+                for (double v : {l.bandwidth_GBps, l.latency_us}) {
+                    a = mix(a, std::bit_cast<std::uint64_t>(v));
+                    b = mix(b ^ 0x5bd1e995ULL, std::bit_cast<std::uint64_t>(v));
+                }
+            }
+            const auto cls = static_cast<std::uint64_t>(cluster_.device_class[at(orders_[o][k])]);
+            a = mix(a, cls);
+            b = mix(b ^ 0x5bd1e995ULL, cls);
+            if (seen[k + 1].insert({a, b}).second) {
+                distinct_[k + 1].push_back(static_cast<int>(o));
+            }
+        }
+    }
+}
+
+std::vector<std::vector<double>> Context::send_floors(const LayerTable& table) const {
+    const double bytes = table.layers < 2 ? 0.0
+                                          : *std::min_element(table.output_bytes.begin(),
+                                                              table.output_bytes.end() - 1);
+    std::vector<std::vector<double>> out;
+    for (const auto& links : order_links_) {
+        std::vector<double> sends;
+        for (const auto& l : links) {
+            sends.push_back(l.transfer_seconds(bytes));
+        }
+        out.push_back(std::move(sends));
+    }
+    return out;
+}
+
+const std::vector<int>& Context::distinct_orders(int stages) const {
+    static const std::vector<int> none;
+    return stages >= 1 && at(stages) < distinct_.size() ? distinct_[at(stages)] : none;
+}
+
+SplitProblem Context::problem(const LayerTable& table, std::size_t order, int stages,
+                              MemoryRule rule) const {
+    SplitProblem p;
+    p.table = &table;
+    p.checkpointing = checkpointing_;
+    p.bytes_per_param = bytes_per_param_;
+    const std::string schedule = rule == MemoryRule::gpipe         ? "gpipe"
+                                 : rule == MemoryRule::one_f_one_b ? "1f1b"
+                                                                   : "zb-h1";
+    for (int k = 0; k < stages; ++k) {
+        Slot slot;
+        slot.device = orders_[order][at(k)];
+        slot.cls = cluster_.device_class[at(slot.device)];
+        slot.capacity = static_cast<double>(cluster_.specs[at(slot.device)].memory_bytes);
+        if (k + 1 < stages) {
+            slot.next = order_links_[order][at(k)];
+        }
+        const InFlight f = activations_in_flight(schedule, k, stages, table.microbatches);
+        slot.full = f.full;
+        slot.weight_only = f.weight_only;
+        p.slots.push_back(slot);
+    }
+    return p;
+}
+
+SimulationReport Context::simulate(const std::vector<int>& devices, const std::vector<int>& first,
+                                   int microbatches, const std::string& schedule) {
+    // work_.project.placement stays the single-device one: the simulator reads
+    // the resolved stages and ranks only.
+    work_.microbatches = microbatches;
+    work_.microbatch_size = batch() / microbatches;
+    Training& training = work_.project.training;
+    training.microbatches = microbatches;
+    training.microbatch_size.reset();
+    training.schedule = ScheduleChoice{schedule, ""};
+    work_.stages.clear();
+    work_.ranks.clear();
+    work_.rank_specs.clear();
+    std::vector<int> stage_rank;
+    for (std::size_t k = 0; k < devices.size(); ++k) {
+        const int rank = static_cast<int>(k);
+        work_.stages.push_back({rank, rank, first[k], first[k + 1] - 1});
+        work_.ranks.push_back(cluster_.devices[at(devices[k])]);
+        work_.rank_specs.push_back(cluster_.specs[at(devices[k])]);
+        stage_rank.push_back(rank);
+    }
+    work_.schedule = add_communication(generate_schedule(schedule, stage_rank, microbatches));
+    return simulate_project(work_, costs_);
+}
+
+MemoryRule rule_of(const std::string& schedule) {
+    if (schedule == "1f1b") {
+        return MemoryRule::one_f_one_b;
+    }
+    if (schedule == "zb-h1") {
+        return MemoryRule::zb_h1;
+    }
+    return MemoryRule::gpipe;
+}
+
+std::optional<MemoryRule> rule_for(const std::optional<std::string>& fixed, int microbatches,
+                                   int stages) {
+    if (!fixed) {
+        // 1F1B holds fewer activations than GPipe for the same speed, so GPipe
+        // is only searched where 1F1B cannot run.
+        return microbatches >= stages ? MemoryRule::one_f_one_b : MemoryRule::gpipe;
+    }
+    const MemoryRule rule = rule_of(*fixed);
+    if (rule != MemoryRule::gpipe && microbatches < stages) {
+        return std::nullopt;
+    }
+    return rule;
+}
+
+std::vector<std::string> schedules_for(MemoryRule rule, const std::optional<std::string>& fixed,
+                                       int microbatches) {
+    if (fixed) {
+        return {*fixed};
+    }
+    switch (rule) {
+        case MemoryRule::gpipe:
+            // With one micro-batch GPipe is naive model parallelism.
+            return {microbatches == 1 ? "naive" : "gpipe"};
+        case MemoryRule::one_f_one_b:
+            return {"1f1b", "zb-h1"};
+        case MemoryRule::zb_h1:
+            return {"zb-h1"};
+    }
+    return {};
+}
+
+std::vector<Candidate> search_candidates(Context& context, const SearchSpec& spec,
+                                         PlanStatistics& statistics) {
+    struct Pair {
+        int microbatches;
+        int stages;
+        MemoryRule rule;
+        double lower;  // no split of this pair estimates below this
+    };
+    const int most = std::min(context.devices(), context.layers());
+    // Per micro-batch count and order: each stage's least send, and their prefix sums.
+    std::map<int, std::vector<std::vector<double>>> floors;
+    std::map<int, std::vector<std::vector<double>>> floor_sums;
+    // Every split of p stages computes at least the fastest total and sends
+    // p - 1 times; its slowest stage takes at least the mean.
+    const auto through_floor = [&](int m, std::size_t order, int p) {
+        return context.table(m).min_total + floor_sums[m][order][at(p - 1)];
+    };
+    std::vector<Pair> pairs;
+    for (int m : spec.microbatches) {
+        const LayerTable& t = context.table(m);
+        floors[m] = context.send_floors(t);
+        for (const auto& sends : floors[m]) {
+            std::vector<double> sums(sends.size() + 1, 0.0);
+            std::partial_sum(sends.begin(), sends.end(), sums.begin() + 1);
+            floor_sums[m].push_back(std::move(sums));
+        }
+        for (int p = 1; p <= most; ++p) {
+            const auto rule = rule_for(spec.schedule, m, p);
+            if (!rule) {
+                continue;
+            }
+            double through = -1;
+            for (int o : context.distinct_orders(p)) {
+                const double x = through_floor(m, at(o), p);
+                through = through < 0 ? x : std::min(through, x);
+            }
+            const double bottleneck = std::max(t.min_largest, through / p);
+            pairs.push_back({m, p, *rule, through + (m - 1) * bottleneck});
+        }
+    }
+    std::stable_sort(pairs.begin(), pairs.end(),
+                     [](const Pair& a, const Pair& b) { return a.lower < b.lower; });
+
+    std::vector<Candidate> kept;
+    for (const Pair& pair : pairs) {
+        const bool full = kept.size() >= spec.keep;
+        if (full && pair.lower >= kept.back().estimate_s) {
+            break;  // every later pair is bounded below by at least this
+        }
+        const LayerTable& t = context.table(pair.microbatches);
+        for (int o : context.distinct_orders(pair.stages)) {
+            if (kept.size() >= spec.keep) {
+                // A tighter bound for this order, worth its cost only where
+                // the cheap one failed: layers do not split, so the slowest
+                // stage is above the mean.
+                const auto& sends = floors[pair.microbatches][at(o)];
+                const double through = through_floor(pair.microbatches, at(o), pair.stages);
+                const double bottleneck =
+                    std::max(through / pair.stages,
+                             relaxed_bottleneck(t, pair.stages, std::span<const double>(sends)));
+                if (through + (pair.microbatches - 1) * bottleneck >= kept.back().estimate_s) {
+                    continue;
+                }
+            }
+            const SplitProblem problem =
+                context.problem(t, static_cast<std::size_t>(o), pair.stages, pair.rule);
+            const Split split = min_bottleneck_split(problem);
+            ++statistics.split_searches;
+            if (!split.feasible) {
+                continue;
+            }
+            // One micro-batch through every stage, then the rest at the pace
+            // of the slowest: the classic pipeline estimate.
+            double through = 0;
+            for (std::size_t k = 0; k < problem.slots.size(); ++k) {
+                through += stage_time(problem, k, split.first[k], split.first[k + 1]);
+            }
+            Candidate c;
+            c.order = static_cast<std::size_t>(o);
+            const auto& order = context.orders()[static_cast<std::size_t>(o)];
+            c.devices.assign(order.begin(), order.begin() + pair.stages);
+            c.first = split.first;
+            c.microbatches = pair.microbatches;
+            c.rule = pair.rule;
+            c.bottleneck_s = split.value;
+            c.estimate_s = through + (pair.microbatches - 1) * split.value;
+            const auto pos =
+                std::upper_bound(kept.begin(), kept.end(), c.estimate_s,
+                                 [](double e, const Candidate& k) { return e < k.estimate_s; });
+            if (at(static_cast<int>(pos - kept.begin())) < spec.keep) {
+                kept.insert(pos, std::move(c));
+                if (kept.size() > spec.keep) {
+                    kept.pop_back();
+                }
+            }
+        }
+    }
+    return kept;
+}
+
+}  // namespace pipewright::planner

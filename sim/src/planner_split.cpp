@@ -1,0 +1,397 @@
+// The split DP: for a fixed sequence of devices, the contiguous split of the
+// layers into one stage per device that minimises the slowest stage, with
+// every stage within its device's memory. See docs/planner.md.
+//
+// A bottleneck T is feasible when prefix i of the layers can end stage k for
+// some reachable end a of stage k-1 with [a, i) fitting stage k. For a fixed i
+// both conditions select a suffix of candidate a's, or a condition on a key of
+// a alone:
+//   time:   S(i) - S(a) + send(i-1) <= T   <=>  S(a) >= S(i) + send(i-1) - T
+//   memory: per_param * (P(i) - P(a)) + full * (St(i) - St(a))
+//           + weight_only * (W(i) - W(a)) <= capacity
+//           <=>  key(a) <= capacity - per_param * P(i) - full * St(i) - weight_only * W(i)
+// with key(a) = -per_param * P(a) - full * St(a) - weight_only * W(a) (under
+// checkpointing the stash is the stage input, so full * input(a) replaces the
+// St terms). S is non-decreasing, so the time condition is a suffix of a; a
+// stack of reachable a's with increasing keys answers "smallest key in the
+// suffix" by binary search. The check is exact, so bisection on T (snapping
+// to the bottleneck actually reached) finds the optimum.
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+#include "planner_internal.h"
+
+namespace pipewright::planner {
+
+namespace {
+
+std::size_t at(int i) {
+    return static_cast<std::size_t>(i);
+}
+
+constexpr double kInfinity = std::numeric_limits<double>::infinity();
+
+class Checker {
+  public:
+    explicit Checker(const SplitProblem& problem)
+        : problem_(problem),
+          table_(*problem.table),
+          layers_(table_.layers),
+          stages_(static_cast<int>(problem.slots.size())) {}
+
+    // Whether every stage can take at most `bound` seconds with every
+    // capacity scaled by `scale`; on success `first` holds such a split.
+    bool feasible(double bound, double scale, std::vector<int>& first) {
+        if (stages_ < 1 || stages_ > layers_) {
+            return false;
+        }
+        const bool timed = bound < kInfinity;
+        need_.assign(at(stages_), 0);
+        // The last stages can absorb at most what their compute allows
+        // (sending costs >= 0, memory ignored), which bounds every stage end
+        // from below; greedy from the back finds that bound exactly.
+        int end = layers_;
+        need_[at(stages_ - 1)] = layers_;
+        for (int k = stages_ - 1; k >= 1; --k) {
+            int start = k;  // stages before k need a layer each
+            if (timed) {
+                const auto& s = table_.time[at(slot(k).cls)];
+                const auto it = std::lower_bound(s.begin(), s.begin() + end, s[at(end)] - bound);
+                const int earliest = static_cast<int>(it - s.begin());
+                if (earliest >= end) {
+                    return false;  // one layer alone is slower than the bound
+                }
+                start = std::max(start, earliest);
+            }
+            need_[at(k - 1)] = start;
+            end = start;
+        }
+
+        lo_.assign(at(stages_), 0);
+        parent_.resize(at(stages_));
+        int prev_lo = 0;
+        int prev_hi = 0;
+        for (int k = 0; k < stages_; ++k) {
+            const Slot& sl = slot(k);
+            const auto& s = table_.time[at(sl.cls)];
+            const bool last = k == stages_ - 1;
+            int lo = std::max(need_[at(k)], prev_lo + 1);
+            int hi = layers_ - (stages_ - 1 - k);
+            if (timed) {
+                const auto it =
+                    std::upper_bound(s.begin() + prev_hi, s.end(), s[at(prev_hi)] + bound);
+                hi = std::min(hi, static_cast<int>(it - s.begin()) - 1);
+            }
+            if (last) {
+                lo = std::max(lo, layers_);
+            }
+            if (lo > hi) {
+                return false;
+            }
+            auto& parent = parent_[at(k)];
+            parent.assign(at(hi - lo + 1), -1);
+            lo_[at(k)] = lo;
+            stack_.clear();
+            const double cap = sl.capacity * scale;
+            int next_push = prev_lo;
+            int new_lo = -1;
+            int new_hi = -1;
+            for (int i = lo; i <= hi; ++i) {
+                for (; next_push <= std::min(i - 1, prev_hi); ++next_push) {
+                    if (reachable(k - 1, next_push)) {
+                        push(next_push, key(sl, next_push));
+                    }
+                }
+                if (stack_.empty()) {
+                    continue;
+                }
+                int first_ok = prev_lo;
+                if (timed) {
+                    const double send =
+                        last ? 0.0 : 0.5 * sl.next.transfer_seconds(table_.output_bytes[at(i - 1)]);
+                    const double threshold = s[at(i)] + send - bound;
+                    first_ok = static_cast<int>(
+                        std::lower_bound(s.begin() + prev_lo, s.begin() + i, threshold) -
+                        s.begin());
+                }
+                const auto pos =
+                    std::lower_bound(stack_.begin(), stack_.end(), first_ok,
+                                     [](const Entry& e, int index) { return e.index < index; });
+                if (pos == stack_.end() || pos->key > rhs(sl, cap, i)) {
+                    continue;
+                }
+                parent[at(i - lo)] = pos->index;
+                new_lo = new_lo < 0 ? i : new_lo;
+                new_hi = i;
+            }
+            if (new_lo < 0) {
+                return false;
+            }
+            prev_lo = new_lo;
+            prev_hi = new_hi;
+        }
+        first.assign(at(stages_ + 1), 0);
+        first[at(stages_)] = layers_;
+        int i = layers_;
+        for (int k = stages_ - 1; k >= 0; --k) {
+            i = parent_[at(k)][at(i - lo_[at(k)])];
+            first[at(k)] = i;
+        }
+        return true;
+    }
+
+  private:
+    struct Entry {
+        int index;
+        double key;
+    };
+
+    [[nodiscard]] const Slot& slot(int k) const { return problem_.slots[at(k)]; }
+
+    [[nodiscard]] bool reachable(int k, int i) const {
+        if (k < 0) {
+            return i == 0;
+        }
+        const int offset = i - lo_[at(k)];
+        const auto& parent = parent_[at(k)];
+        return offset >= 0 && at(offset) < parent.size() && parent[at(offset)] >= 0;
+    }
+
+    [[nodiscard]] double key(const Slot& sl, int a) const {
+        const double base = -problem_.bytes_per_param * table_.params[at(a)] -
+                            sl.weight_only * table_.weight_stash[at(a)];
+        return problem_.checkpointing ? base + sl.full * table_.input_bytes[at(a)]
+                                      : base - sl.full * table_.stash[at(a)];
+    }
+
+    [[nodiscard]] double rhs(const Slot& sl, double cap, int i) const {
+        const double base = cap - problem_.bytes_per_param * table_.params[at(i)] -
+                            sl.weight_only * table_.weight_stash[at(i)];
+        return problem_.checkpointing ? base : base - sl.full * table_.stash[at(i)];
+    }
+
+    // Keeps keys increasing from bottom to top: an older a with a larger key
+    // is never better than a newer one, which is in every suffix the older is.
+    void push(int index, double k) {
+        while (!stack_.empty() && stack_.back().key >= k) {
+            stack_.pop_back();
+        }
+        stack_.push_back({index, k});
+    }
+
+    const SplitProblem& problem_;
+    const LayerTable& table_;
+    int layers_;
+    int stages_;
+    std::vector<int> need_;
+    std::vector<int> lo_;
+    std::vector<std::vector<int>> parent_;
+    std::vector<Entry> stack_;
+};
+
+double bottleneck_of(const SplitProblem& problem, const std::vector<int>& first) {
+    double worst = 0;
+    for (std::size_t k = 0; k + 1 < first.size(); ++k) {
+        worst = std::max(worst, stage_time(problem, k, first[k], first[k + 1]));
+    }
+    return worst;
+}
+
+double ratio_of(const SplitProblem& problem, const std::vector<int>& first) {
+    double worst = 0;
+    for (std::size_t k = 0; k + 1 < first.size(); ++k) {
+        const double need = stage_memory(problem, k, first[k], first[k + 1]);
+        const double cap = problem.slots[k].capacity;
+        worst = std::max(worst, cap > 0 ? need / cap : (need > 0 ? kInfinity : 0.0));
+    }
+    return worst;
+}
+
+// Relative width at which bisection stops: far below any difference a user
+// or the simulator could see, far above rounding of the prefix sums.
+constexpr double kTolerance = 1e-9;
+
+}  // namespace
+
+double static_bytes(const SplitProblem& problem, int a, int i) {
+    const LayerTable& t = *problem.table;
+    return problem.bytes_per_param * (t.params[at(i)] - t.params[at(a)]);
+}
+
+double stage_time(const SplitProblem& problem, std::size_t k, int a, int i) {
+    const LayerTable& t = *problem.table;
+    const Slot& sl = problem.slots[k];
+    const auto& s = t.time[at(sl.cls)];
+    double seconds = s[at(i)] - s[at(a)];
+    if (k + 1 < problem.slots.size()) {
+        seconds += sl.next.transfer_seconds(t.output_bytes[at(i - 1)]);
+    }
+    return seconds;
+}
+
+double stage_memory(const SplitProblem& problem, std::size_t k, int a, int i) {
+    const LayerTable& t = *problem.table;
+    const Slot& sl = problem.slots[k];
+    const double stash =
+        problem.checkpointing ? t.input_bytes[at(a)] : t.stash[at(i)] - t.stash[at(a)];
+    return static_bytes(problem, a, i) + sl.full * stash +
+           sl.weight_only * (t.weight_stash[at(i)] - t.weight_stash[at(a)]);
+}
+
+Split min_bottleneck_split(const SplitProblem& problem, int* checks) {
+    Split out;
+    const LayerTable& t = *problem.table;
+    const int stages = static_cast<int>(problem.slots.size());
+    if (stages < 1 || stages > t.layers) {
+        return out;
+    }
+    Checker checker(problem);
+    int passes = 0;
+    std::vector<int> first;
+    const auto try_bound = [&](double bound) {
+        ++passes;
+        return checker.feasible(bound, 1.0, first);
+    };
+
+    std::vector<int> classes;
+    for (const auto& sl : problem.slots) {
+        classes.push_back(sl.cls);
+    }
+    std::sort(classes.begin(), classes.end());
+    classes.erase(std::unique(classes.begin(), classes.end()), classes.end());
+    double fastest_total = kInfinity;
+    double slowest_total = 0;
+    for (int c : classes) {
+        fastest_total = std::min(fastest_total, t.time[at(c)][at(t.layers)]);
+        slowest_total = std::max(slowest_total, t.time[at(c)][at(t.layers)]);
+    }
+    double largest_layer = 0;
+    double largest_output = 0;
+    for (int l = 0; l < t.layers; ++l) {
+        double fastest = kInfinity;
+        for (int c : classes) {
+            fastest = std::min(fastest, t.time[at(c)][at(l + 1)] - t.time[at(c)][at(l)]);
+        }
+        largest_layer = std::max(largest_layer, fastest);
+        largest_output = std::max(largest_output, t.output_bytes[at(l)]);
+    }
+    double largest_send = 0;
+    for (std::size_t k = 0; k + 1 < problem.slots.size(); ++k) {
+        largest_send =
+            std::max(largest_send, problem.slots[k].next.transfer_seconds(largest_output));
+    }
+    // No split does better than an even share of the fastest device's total
+    // or than its slowest layer; every split does at least as well as
+    // everything on the slowest device plus the largest send.
+    const double lowest = std::max(largest_layer, fastest_total / stages);
+    const double ceiling = slowest_total + largest_send;
+
+    // Grow from the lower bound in steps that start small and square: checks
+    // below the optimum fail fast, and the first that passes is close above
+    // it, where the reachable windows are narrow.
+    double probe = lowest > 0 ? lowest : ceiling * 1e-6;
+    double step = 1.1;
+    double lo = 0;
+    double hi = 0;
+    while (true) {
+        if (try_bound(probe)) {
+            hi = bottleneck_of(problem, first);
+            out.first = first;
+            break;
+        }
+        if (probe >= ceiling) {
+            if (checks != nullptr) {
+                *checks += passes;
+            }
+            return out;  // no split fits in memory, however slow
+        }
+        lo = probe;
+        probe = std::min(probe * step, ceiling);
+        step *= step;
+    }
+    while (hi - lo > kTolerance * hi) {
+        const double mid = lo + (hi - lo) / 2;
+        if (try_bound(mid)) {
+            hi = std::min(hi, bottleneck_of(problem, first));
+            out.first = first;
+        } else {
+            lo = mid;
+        }
+    }
+    if (checks != nullptr) {
+        *checks += passes;
+    }
+    out.feasible = true;
+    out.value = bottleneck_of(problem, out.first);
+    return out;
+}
+
+double relaxed_bottleneck(const LayerTable& table, int stages, std::span<const double> sends,
+                          double tolerance) {
+    const auto& s = table.min_prefix;
+    const int layers = table.layers;
+    if (stages < 1 || layers < 1) {
+        return 0;
+    }
+    // Empty stages are allowed: that only relaxes further.
+    const auto fits = [&](double bound) {
+        int pos = 0;
+        for (int k = 0; k < stages && pos < layers; ++k) {
+            const double budget = bound - (k + 1 < stages ? sends[at(k)] : 0.0);
+            const auto it = std::upper_bound(s.begin() + pos, s.end(), s[at(pos)] + budget);
+            pos = std::max(pos, static_cast<int>(it - s.begin()) - 1);
+        }
+        return pos >= layers;
+    };
+    double largest_send = 0;
+    for (int k = 0; k + 1 < stages; ++k) {
+        largest_send = std::max(largest_send, sends[at(k)]);
+    }
+    double lo = std::max(table.min_largest, s[at(layers)] / stages);
+    double hi = s[at(layers)] + largest_send;
+    if (fits(lo)) {
+        return lo;
+    }
+    while (hi - lo > tolerance * hi) {
+        const double mid = lo + (hi - lo) / 2;
+        (fits(mid) ? hi : lo) = mid;
+    }
+    return lo;  // infeasible, so a lower bound
+}
+
+Split min_memory_ratio_split(const SplitProblem& problem) {
+    Split out;
+    const int stages = static_cast<int>(problem.slots.size());
+    const int layers = problem.table->layers;
+    if (stages < 1 || stages > layers) {
+        return out;
+    }
+    // Equal layer counts give a split, and so an upper bound.
+    std::vector<int> first(static_cast<std::size_t>(stages) + 1);
+    for (int k = 0; k <= stages; ++k) {
+        first[at(k)] = static_cast<int>(static_cast<long long>(layers) * k / stages);
+    }
+    double hi = ratio_of(problem, first);
+    out.first = first;
+    if (!(hi < kInfinity)) {
+        return out;
+    }
+    Checker checker(problem);
+    double lo = 0;
+    while (hi - lo > kTolerance * hi) {
+        const double mid = lo + (hi - lo) / 2;
+        if (checker.feasible(kInfinity, mid, first)) {
+            hi = std::min(hi, ratio_of(problem, first));
+            out.first = first;
+        } else {
+            lo = mid;
+        }
+    }
+    out.feasible = true;
+    out.value = ratio_of(problem, out.first);
+    return out;
+}
+
+}  // namespace pipewright::planner

@@ -1,0 +1,38 @@
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include <torch/torch.h>
+
+#include "pipewright/core/analysis.h"
+
+namespace pipewright::test {
+
+// An MLP project of `layers` linear+gelu pairs of width `width`, split into
+// `stages` (contiguous, as even as possible), stage s on rank s % ranks.
+struct MlpSpec {
+    int layers = 4;
+    int width = 16;
+    int stages = 2;
+    int ranks = 2;
+    int microbatches = 4;
+    int batch = 16;
+    std::string schedule = "1f1b";
+    std::string optimizer = "sgd";
+    int seed = 7;
+};
+[[nodiscard]] std::string mlp_project_json(const MlpSpec& spec);
+[[nodiscard]] AnalyzedProject analyze_text(const std::string& json);
+[[nodiscard]] AnalyzedProject analyze_file(const std::string& path);
+
+// Plain single-process training of the whole model with gradient accumulation
+// over the same micro-batches; returns its parameters in model order.
+[[nodiscard]] std::vector<torch::Tensor> reference_parameters(const AnalyzedProject& p, int steps,
+                                                              torch::Dtype dtype);
+
+// Largest max|a - b| / max|b| over the tensors, pairwise.
+[[nodiscard]] double max_relative_difference(const std::vector<torch::Tensor>& a,
+                                             const std::vector<torch::Tensor>& b);
+
+}  // namespace pipewright::test

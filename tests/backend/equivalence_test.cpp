@@ -1,0 +1,169 @@
+// Pipelined training must equal plain training: same model, same data, same
+// micro-batches, gradient accumulation, one optimizer step per iteration.
+#include <gtest/gtest.h>
+
+#include <cctype>
+#include <thread>
+
+#include "backend_test_util.h"
+#include "pipewright/backend/executor.h"
+#include "pipewright/backend/modules.h"
+
+namespace pipewright {
+namespace {
+
+using test::MlpSpec;
+
+struct InProcessRun {
+    std::vector<std::unique_ptr<backend::RankExecutor>> executors;
+    std::vector<std::vector<backend::StepRecord>> records;  // per rank
+};
+
+// Runs every rank as a thread of this process over the in-process transport.
+InProcessRun run_in_process(const AnalyzedProject& p, int steps, torch::Dtype dtype) {
+    const int world = p.num_ranks();
+    backend::InProcessGroup group(world, std::chrono::seconds(30));
+    const backend::SyntheticTask task(p, dtype);
+    std::vector<backend::Batch> batches;
+    for (int s = 0; s < steps; ++s) {
+        batches.push_back(task.batch(s));
+    }
+    InProcessRun run;
+    run.executors.resize(static_cast<std::size_t>(world));
+    run.records.resize(static_cast<std::size_t>(world));
+    std::vector<std::unique_ptr<backend::Transport>> transports;
+    for (int r = 0; r < world; ++r) {
+        transports.push_back(group.transport(r));
+    }
+    std::vector<std::string> errors(static_cast<std::size_t>(world));
+    std::vector<std::thread> threads;
+    for (int r = 0; r < world; ++r) {
+        threads.emplace_back([&, r] {
+            const auto ri = static_cast<std::size_t>(r);
+            try {
+                run.executors[ri] =
+                    std::make_unique<backend::RankExecutor>(p, r, *transports[ri], dtype);
+                for (int s = 0; s < steps; ++s) {
+                    run.records[ri].push_back(
+                        run.executors[ri]->run_step(s, batches[static_cast<std::size_t>(s)]));
+                }
+            } catch (const std::exception& e) {
+                errors[ri] = e.what();
+                group.abort();
+            }
+        });
+    }
+    for (auto& t : threads) {
+        t.join();
+    }
+    for (int r = 0; r < world; ++r) {
+        EXPECT_EQ(errors[static_cast<std::size_t>(r)], "") << "rank " << r;
+    }
+    return run;
+}
+
+// Parameters of all stages in model order.
+std::vector<torch::Tensor> pipelined_parameters(const AnalyzedProject& p, const InProcessRun& run) {
+    std::vector<torch::Tensor> all;
+    for (int s = 0; s < p.schedule.num_stages; ++s) {
+        const int r = p.schedule.stage_rank[static_cast<std::size_t>(s)];
+        const auto& ex = run.executors[static_cast<std::size_t>(r)];
+        if (!ex) {
+            return {};
+        }
+        for (const auto& t : ex->module(s)->parameters()) {
+            all.push_back(t.detach());
+        }
+    }
+    return all;
+}
+
+class Equivalence : public ::testing::TestWithParam<MlpSpec> {};
+
+TEST_P(Equivalence, PipelinedParametersEqualSingleProcessTraining) {
+    const MlpSpec spec = GetParam();
+    const AnalyzedProject p = test::analyze_text(test::mlp_project_json(spec));
+    ASSERT_EQ(p.schedule.name, spec.schedule);
+    const int steps = 3;
+    const auto run = run_in_process(p, steps, torch::kFloat64);
+    const auto pipelined = pipelined_parameters(p, run);
+    const auto reference = test::reference_parameters(p, steps, torch::kFloat64);
+    ASSERT_EQ(pipelined.size(), reference.size());
+    EXPECT_LE(test::max_relative_difference(pipelined, reference), 1e-5);
+    // Training moved the weights: equality is not the trivial kind.
+    const auto initial =
+        backend::build_model(p, static_cast<std::uint64_t>(p.project.training.seed),
+                             torch::kFloat64)
+            ->parameters();
+    EXPECT_GT(test::max_relative_difference(reference, initial), 1e-4);
+    // Every rank recorded every action of its list, each with start <= end.
+    for (int r = 0; r < p.num_ranks(); ++r) {
+        const auto& rec = run.records[static_cast<std::size_t>(r)].back();
+        EXPECT_EQ(rec.events.size(), p.schedule.ranks[static_cast<std::size_t>(r)].size());
+        for (const auto& e : rec.events) {
+            EXPECT_LE(e.start_s, e.end_s);
+        }
+    }
+}
+
+MlpSpec spec(std::string schedule, int ranks, int stages, int microbatches,
+             std::string optimizer = "sgd") {
+    MlpSpec s;
+    s.schedule = std::move(schedule);
+    s.ranks = ranks;
+    s.stages = stages;
+    s.microbatches = microbatches;
+    s.layers = std::max(4, stages);
+    s.batch = 4 * microbatches;
+    s.optimizer = std::move(optimizer);
+    return s;
+}
+
+INSTANTIATE_TEST_SUITE_P(Schedules, Equivalence,
+                         ::testing::Values(spec("gpipe", 2, 2, 4), spec("1f1b", 2, 2, 4),
+                                           spec("1f1b", 4, 4, 8), spec("interleaved-1f1b", 2, 4, 4),
+                                           spec("zb-h1", 2, 2, 4), spec("zb-h1", 3, 3, 6, "adam"),
+                                           spec("gpipe", 3, 3, 3, "adamw")),
+                         [](const auto& info) {
+                             std::string name = info.param.schedule + "_" +
+                                                std::to_string(info.param.ranks) + "ranks_" +
+                                                info.param.optimizer;
+                             for (auto& c : name) {
+                                 c = std::isalnum(static_cast<unsigned char>(c)) ? c : '_';
+                             }
+                             return name;
+                         });
+
+TEST(Training, LossFallsOnTheCpuExampleOver20Steps) {
+    const AnalyzedProject p = test::analyze_file(PIPEWRIGHT_ASSETS_DIR "/examples/mlp-cpu.json");
+    const auto run = run_in_process(p, 20, torch::kFloat32);
+    const int last = p.schedule.stage_rank.back();
+    const auto& records = run.records[static_cast<std::size_t>(last)];
+    ASSERT_EQ(records.size(), 20U);
+    ASSERT_TRUE(records.front().loss && records.back().loss);
+    EXPECT_LT(*records.back().loss, 0.5 * *records.front().loss)
+        << "first " << *records.front().loss << ", last " << *records.back().loss;
+}
+
+TEST(Training, SameSeedSameWeightsWhateverTheSplit) {
+    MlpSpec two = spec("1f1b", 2, 2, 4);
+    MlpSpec four = spec("1f1b", 4, 4, 4);
+    two.layers = four.layers = 4;
+    const auto a = test::analyze_text(test::mlp_project_json(two));
+    const auto b = test::analyze_text(test::mlp_project_json(four));
+    std::vector<torch::Tensor> pa, pb;
+    for (int s = 0; s < 2; ++s) {
+        for (const auto& t : backend::build_stage(a, s, torch::kFloat32)->parameters()) {
+            pa.push_back(t);
+        }
+    }
+    for (int s = 0; s < 4; ++s) {
+        for (const auto& t : backend::build_stage(b, s, torch::kFloat32)->parameters()) {
+            pb.push_back(t);
+        }
+    }
+    EXPECT_EQ(test::max_relative_difference(pa, pb), 0.0);
+}
+
+}  // namespace
+}  // namespace pipewright

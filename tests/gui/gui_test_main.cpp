@@ -1,0 +1,17 @@
+#include <gtest/gtest.h>
+#include <QApplication>
+#include <QStandardPaths>
+
+int main(int argc, char** argv) {
+    // Test discovery runs the program outside ctest's environment too.
+    if (qEnvironmentVariableIsEmpty("QT_QPA_PLATFORM")) {
+        qputenv("QT_QPA_PLATFORM", "offscreen");
+    }
+    // Recent files and the theme go to a throwaway place, not the user's.
+    QStandardPaths::setTestModeEnabled(true);
+    QApplication app(argc, argv);
+    QApplication::setOrganizationName(QStringLiteral("PipewrightTests"));
+    QApplication::setApplicationName(QStringLiteral("gui_tests"));
+    ::testing::InitGoogleTest(&argc, argv);
+    return RUN_ALL_TESTS();
+}

@@ -1,0 +1,179 @@
+#include <gtest/gtest.h>
+#include <QComboBox>
+#include <QGraphicsRectItem>
+#include <QImage>
+#include <QMimeData>
+#include <QSignalSpy>
+#include <QSpinBox>
+#include <QTemporaryDir>
+#include <QTest>
+#include <fstream>
+
+#include "main_window.h"
+#include "metrics_panel.h"
+#include "model_table_model.h"
+#include "pipewright/core/project_io.h"
+#include "problems_panel.h"
+#include "project_document.h"
+#include "screenshot.h"
+#include "simulation_runner.h"
+#include "timeline_plot.h"
+#include "topology_scene.h"
+#include "topology_view.h"
+#include "training_bar.h"
+
+namespace pipewright::gui {
+namespace {
+
+QString example() {
+    return QStringLiteral(PIPEWRIGHT_ASSETS_DIR "/examples/resnet50-2gpu-pipelined.json");
+}
+
+class MainWindowTest : public ::testing::Test {
+  protected:
+    void SetUp() override {
+        window.resize(1200, 800);
+        window.runner()->setDebounceMs(10);
+        ASSERT_TRUE(window.openFile(example()));
+        window.show();
+        QCoreApplication::processEvents();
+    }
+
+    // Waits for the debounced re-simulation that an edit started.
+    bool wait_simulation() {
+        QSignalSpy spy(window.runner(), &SimulationRunner::finished);
+        return spy.wait(10000);
+    }
+
+    // Sends a drop of layers [first, last] onto the device box at `path`.
+    void drop_on_device(int first, int last, const QString& path) {
+        QGraphicsRectItem* device = window.topologyScene()->deviceItem(path);
+        ASSERT_NE(device, nullptr);
+        TopologyView* view = window.topologyView();
+        const QPoint at = view->mapFromScene(device->sceneBoundingRect().center());
+        QMimeData mime;
+        mime.setData(QString::fromLatin1(kLayersMime),
+                     QStringLiteral("%1,%2").arg(first).arg(last).toLatin1());
+        // QDropEvents outside a drag session are not delivered by Qt, so the
+        // test enters where the view's dropEvent hands over.
+        EXPECT_TRUE(view->dropAt(at, &mime));
+    }
+
+    MainWindow window;
+};
+
+TEST_F(MainWindowTest, OpeningAnExampleSimulatesIt) {
+    const auto result = window.runner()->latest();
+    ASSERT_TRUE(result && result->ok());
+    // One block per simulated action.
+    EXPECT_EQ(window.timelinePlot()->blockCount(), result->report->timeline.events.size());
+    EXPECT_EQ(window.timelinePlot()->timeline().num_ranks(), 2);
+    EXPECT_FALSE(window.metricsPanel()->headline().contains(QStringLiteral("–")));
+}
+
+TEST_F(MainWindowTest, ChangingMicrobatchesReSimulates) {
+    const auto before = window.runner()->latest();
+    ASSERT_EQ(before->report->microbatches, 6);
+    const QString headline = window.metricsPanel()->headline();
+    window.trainingBar()->microbatchesBox()->setValue(12);
+    ASSERT_TRUE(wait_simulation());
+    const auto after = window.runner()->latest();
+    ASSERT_TRUE(after->ok());
+    EXPECT_EQ(after->report->microbatches, 12);
+    EXPECT_EQ(window.timelinePlot()->blockCount(), after->report->timeline.events.size());
+    EXPECT_GT(window.timelinePlot()->blockCount(), before->report->timeline.events.size());
+    EXPECT_NE(window.metricsPanel()->headline(), headline);
+}
+
+TEST_F(MainWindowTest, DroppingALayerOnADeviceMovesItAndUndoRestoresTheProject) {
+    const Project before = window.document()->project();
+    const int layer = before.model.layer_index("layer3.0");
+    const double time_before = window.runner()->latest()->report->iteration_time_s;
+    drop_on_device(layer, layer, QStringLiteral("node0/c0/gpu0"));
+    EXPECT_EQ(window.document()->project().placement[0].layers.back(), "layer3.0");
+    ASSERT_TRUE(wait_simulation());
+    EXPECT_NE(window.runner()->latest()->report->iteration_time_s, time_before);
+
+    window.document()->undoStack()->undo();
+    EXPECT_EQ(window.document()->project(), before);
+    window.document()->undoStack()->redo();
+    EXPECT_EQ(window.document()->project().placement[0].layers.back(), "layer3.0");
+}
+
+TEST_F(MainWindowTest, AnInvalidDropIsRefusedWithAReason) {
+    // 1F1B runs one contiguous stage per device.
+    window.trainingBar()->scheduleBox()->setCurrentText(QStringLiteral("1f1b"));
+    ASSERT_EQ(window.document()->project().training.schedule.name, "1f1b");
+    const Project before = window.document()->project();
+    const int undo_steps = window.document()->undoStack()->count();
+    QSignalSpy refused(&window, &MainWindow::refused);
+    drop_on_device(5, 5, QStringLiteral("node0/c0/gpu1"));
+    ASSERT_EQ(refused.count(), 1);
+    EXPECT_TRUE(window.lastRefusal().contains(QStringLiteral("model order")));
+    EXPECT_EQ(window.document()->project(), before);
+    EXPECT_EQ(window.document()->undoStack()->count(), undo_steps);
+}
+
+TEST_F(MainWindowTest, SaveThenOpenRoundTrips) {
+    QTemporaryDir dir;
+    const QString path = dir.filePath(QStringLiteral("copy.json"));
+    window.trainingBar()->microbatchesBox()->setValue(4);
+    const Project edited = window.document()->project();
+    ASSERT_TRUE(window.saveTo(path));
+    EXPECT_FALSE(window.document()->isModified());
+    MainWindow other;
+    ASSERT_TRUE(other.openFile(path));
+    EXPECT_EQ(other.document()->project(), edited);
+}
+
+TEST(MainWindowProblems, AnInvalidProjectOpensWithItsProblemsListed) {
+    QTemporaryDir dir;
+    const QString path = dir.filePath(QStringLiteral("broken.json"));
+    auto loaded = load_project_file(example().toStdString());
+    ASSERT_TRUE(loaded.project);
+    Project broken = *loaded.project;
+    broken.model.layers[1].params["num_features"] = 3;  // conv1 gives 64 channels
+    broken.placement[1].device = "node0/c0/gpu7";
+    save_project_file(broken, path.toStdString());
+
+    MainWindow window;
+    ASSERT_TRUE(window.openFile(path));
+    EXPECT_FALSE(window.runner()->latest()->ok());
+    ProblemsPanel* problems = window.problemsPanel();
+    ASSERT_GE(problems->count(), 2);
+    QStringList paths;
+    for (int i = 0; i < problems->count(); ++i) {
+        paths << problems->item(i)->data(Qt::UserRole).toString();
+    }
+    EXPECT_TRUE(paths.filter(QStringLiteral("model.layers[1]")).size() >= 1)
+        << paths.join(' ').toStdString();
+    EXPECT_TRUE(paths.filter(QStringLiteral("placement[1]")).size() >= 1);
+    EXPECT_EQ(window.timelinePlot()->blockCount(), 0u);
+
+    // Clicking a problem selects the layer it names.
+    const int row =
+        static_cast<int>(paths.indexOf(paths.filter(QStringLiteral("model.layers[1]")).front()));
+    emit problems->itemClicked(problems->item(row));
+    EXPECT_EQ(window.inspector()->selection().kind, Selection::Kind::layer);
+    EXPECT_EQ(window.inspector()->selection().layer, 1);
+}
+
+TEST(Screenshot, WritesAPngOfTheRequestedSize) {
+    QTemporaryDir dir;
+    ScreenshotRequest request;
+    request.output = dir.filePath(QStringLiteral("shot.png"));
+    request.project = example();
+    request.size = QSize(1280, 800);
+    QString error;
+    ASSERT_TRUE(take_screenshot(request, &error)) << error.toStdString();
+    const QImage image(request.output);
+    EXPECT_EQ(image.size(), QSize(1280, 800));
+
+    QSize size;
+    EXPECT_FALSE(parse_size(QStringLiteral("big"), &size, &error));
+    request.project = dir.filePath(QStringLiteral("missing.json"));
+    EXPECT_FALSE(take_screenshot(request, &error));
+}
+
+}  // namespace
+}  // namespace pipewright::gui

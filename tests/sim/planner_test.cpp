@@ -1,0 +1,604 @@
+#include "pipewright/sim/planner.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <limits>
+#include <numeric>
+#include <random>
+
+#include "pipewright/core/project_io.h"
+
+namespace pipewright {
+namespace {
+
+const std::filesystem::path kExamples = std::filesystem::path(PIPEWRIGHT_ASSETS_DIR) / "examples";
+
+Project example(const std::string& file) {
+    auto loaded = load_project_file(kExamples / file);
+    EXPECT_TRUE(loaded.diagnostics.empty()) << loaded.diagnostics.format();
+    return *loaded.project;
+}
+
+SimulationReport simulate(const Project& project) {
+    Diagnostics problems;
+    auto analyzed = analyze_project(project, {}, problems);
+    EXPECT_TRUE(problems.empty()) << problems.format();
+    return simulate_project(*analyzed);
+}
+
+std::vector<std::string> layer_names(const Project& p) {
+    std::vector<std::string> names;
+    for (const auto& l : p.model.layers) {
+        names.push_back(l.name);
+    }
+    return names;
+}
+
+// ---- an independent brute force ---------------------------------------------
+
+// Written from the definitions (docs/planner.md), not from the planner's code.
+struct Evaluator {
+    AnalyzedProject analyzed;  // the layers, on one device
+    std::vector<DeviceLocation> devices;
+    std::vector<DeviceSpec> specs;
+    std::string schedule;
+    int microbatches = 1;
+
+    Evaluator(const Project& project, const std::string& s, int m) : schedule(s), microbatches(m) {
+        Project single = project;
+        devices = project.topology.devices();
+        single.placement = {{devices.front().path, layer_names(project)}};
+        Diagnostics d;
+        AnalysisOptions options;
+        options.schedule = "naive";
+        analyzed = *analyze_project(single, options, d);
+        analyzed.microbatch_size = project.training.batch_size / m;
+        for (const auto& loc : devices) {
+            specs.push_back(effective_device(project.topology, loc, DeviceCatalog::builtin()).spec);
+        }
+    }
+
+    [[nodiscard]] int layers() const { return static_cast<int>(analyzed.layers.size()); }
+
+    // Activations held at the peak by stage k of p: {full, weight-gradient only}.
+    [[nodiscard]] std::pair<double, double> in_flight(int k, int p) const {
+        const int m = microbatches;
+        if (schedule == "naive") {
+            return {1, 0};
+        }
+        if (schedule == "gpipe") {
+            return {m, 0};
+        }
+        const int full = std::min(p - k, m);
+        return {full, schedule == "zb-h1" ? std::max(0, std::min(k, m - full)) : 0};
+    }
+
+    // Bottleneck of a split, or +inf when a stage does not fit.
+    [[nodiscard]] double bottleneck(const std::vector<int>& order, const std::vector<int>& cuts,
+                                    double* worst_memory_ratio = nullptr) const {
+        const Training& t = analyzed.project.training;
+        const auto p = static_cast<int>(order.size());
+        double worst = 0;
+        double ratio = 0;
+        bool fits = true;
+        for (int k = 0; k < p; ++k) {
+            const auto& spec = specs[static_cast<std::size_t>(order[static_cast<std::size_t>(k)])];
+            const int a = cuts[static_cast<std::size_t>(k)];
+            const int b = cuts[static_cast<std::size_t>(k) + 1];
+            double time = 0;
+            double stash = 0;
+            double weight_stash = 0;
+            std::int64_t params = 0;
+            double output = 0;
+            for (int l = a; l < b; ++l) {
+                const LayerCost c = layer_cost(analyzed, l, spec, {});
+                time += c.forward_s + c.backward_input_s + c.backward_weight_s +
+                        (t.activation_checkpointing ? c.forward_s : 0);
+                stash += c.stash_bytes;
+                weight_stash += c.weight_stash_bytes;
+                params += analyzed.layers[static_cast<std::size_t>(l)].parameters;
+                output = c.output_bytes;
+            }
+            if (t.activation_checkpointing) {
+                stash = a == 0 ? static_cast<double>(numel(analyzed.project.model.input.shape)) *
+                                     analyzed.microbatch_size *
+                                     dtype_bytes(analyzed.project.model.input.dtype)
+                               : layer_cost(analyzed, a - 1, spec, {}).output_bytes;
+            }
+            if (k + 1 < p) {
+                const auto link = analyzed.project.topology.link_between(
+                    devices[static_cast<std::size_t>(order[static_cast<std::size_t>(k)])],
+                    devices[static_cast<std::size_t>(order[static_cast<std::size_t>(k) + 1])]);
+                time += link.spec.transfer_seconds(output);
+            }
+            const auto [full, weight_only] = in_flight(k, p);
+            const double memory = static_cast<double>(static_memory_bytes(params, t)) +
+                                  full * stash + weight_only * weight_stash;
+            ratio = std::max(ratio, memory / static_cast<double>(spec.memory_bytes));
+            fits = fits && memory <= static_cast<double>(spec.memory_bytes);
+            worst = std::max(worst, time);
+        }
+        if (worst_memory_ratio != nullptr) {
+            *worst_memory_ratio = ratio;
+        }
+        return fits ? worst : std::numeric_limits<double>::infinity();
+    }
+
+    // Every ordered subset of devices, every contiguous split.
+    [[nodiscard]] double best() const {
+        double best = std::numeric_limits<double>::infinity();
+        const auto n = static_cast<int>(devices.size());
+        std::vector<int> all(static_cast<std::size_t>(n));
+        std::iota(all.begin(), all.end(), 0);
+        do {
+            for (int p = 1; p <= std::min(n, layers()); ++p) {
+                if ((schedule == "1f1b" || schedule == "zb-h1") && microbatches < p) {
+                    continue;
+                }
+                const std::vector<int> order(all.begin(), all.begin() + p);
+                // Choose p - 1 cut points among layers() - 1 with a bit mask.
+                for (unsigned mask = 0; mask < (1u << (layers() - 1)); ++mask) {
+                    if (std::popcount(mask) != p - 1) {
+                        continue;
+                    }
+                    std::vector<int> cuts{0};
+                    for (int l = 1; l < layers(); ++l) {
+                        if ((mask >> (l - 1)) & 1u) {
+                            cuts.push_back(l);
+                        }
+                    }
+                    cuts.push_back(layers());
+                    best = std::min(best, bottleneck(order, cuts));
+                }
+            }
+        } while (std::next_permutation(all.begin(), all.end()));
+        return best;
+    }
+};
+
+struct RandomCase {
+    Project project;
+    std::string schedule;
+    int microbatches = 1;
+};
+
+RandomCase random_case(std::mt19937& rng) {
+    const auto pick = [&](int lo, int hi) { return std::uniform_int_distribution<int>(lo, hi)(rng); };
+    const auto uniform = [&](double lo, double hi) {
+        return std::uniform_real_distribution<double>(lo, hi)(rng);
+    };
+    RandomCase c;
+    Project& p = c.project;
+    p.model.name = "random";
+    std::int64_t width = 16 * pick(1, 64);
+    p.model.input.shape = {width};
+    const int layers = pick(3, 9);
+    for (int l = 0; l < layers; ++l) {
+        LayerSpec layer;
+        layer.name = "l" + std::to_string(l);
+        if (l > 0 && pick(0, 5) == 0) {
+            layer.type = "relu";
+        } else {
+            const std::int64_t out = 16 * pick(1, 256);
+            layer.type = "linear";
+            layer.params = {{"in_features", width}, {"out_features", out}};
+            width = out;
+        }
+        if (pick(0, 2) == 0) {
+            layer.cost = CostOverride{uniform(0.01, 5), uniform(0.01, 5), uniform(0, 5)};
+        }
+        if (pick(0, 3) == 0) {
+            layer.activation_bytes = pick(0, 1 << 28);
+        }
+        p.model.layers.push_back(std::move(layer));
+    }
+    // Devices scattered over up to two nodes of up to two containers.
+    const int devices = pick(1, 4);
+    p.topology.links.intra_container = {uniform(1, 300), uniform(1, 50)};
+    p.topology.links.intra_node = {uniform(1, 100), uniform(1, 50)};
+    p.topology.links.inter_node = {uniform(0.5, 50), uniform(1, 100)};
+    for (int d = 0; d < devices; ++d) {
+        const auto n = static_cast<std::size_t>(pick(0, 1));
+        const auto k = static_cast<std::size_t>(pick(0, 1));
+        while (p.topology.nodes.size() <= n) {
+            p.topology.nodes.push_back({"n" + std::to_string(p.topology.nodes.size()), {}});
+        }
+        auto& containers = p.topology.nodes[n].containers;
+        while (containers.size() <= k) {
+            containers.push_back({"c" + std::to_string(containers.size()), {}});
+        }
+        Device device{"d" + std::to_string(d), pick(0, 1) == 0 ? "A100-40GB" : "V100-32GB", {}};
+        if (pick(0, 1) == 0) {
+            device.overrides.peak_tflops = uniform(0.5, 100);
+        }
+        // From far too small to roomy: memory binds in many cases.
+        device.overrides.memory_GiB = uniform(0.02, 3);
+        containers[k].devices.push_back(device);
+    }
+    // Empty nodes or containers are not allowed.
+    for (auto& node : p.topology.nodes) {
+        std::erase_if(node.containers, [](const Container& x) { return x.devices.empty(); });
+    }
+    std::erase_if(p.topology.nodes, [](const Node& x) { return x.containers.empty(); });
+    const auto locations = p.topology.devices();
+    if (locations.size() > 1 && pick(0, 1) == 0) {
+        p.topology.link_overrides.push_back(
+            {locations[0].path, locations[1].path, {uniform(0.1, 10), uniform(1, 500)}});
+    }
+    p.placement = {{locations.front().path, layer_names(p)}};
+
+    const int batches[] = {1, 2, 4, 6, 8, 12, 16};
+    p.training.batch_size = batches[pick(0, 6)];
+    p.training.dtype = pick(0, 1) == 0 ? DType::float32 : DType::bfloat16;
+    p.training.optimizer.type = pick(0, 1) == 0 ? OptimizerKind::sgd : OptimizerKind::adam;
+    p.training.optimizer.momentum = 0.9;
+    p.training.activation_checkpointing = pick(0, 3) == 0;
+    const char* schedules[] = {"naive", "gpipe", "1f1b", "zb-h1"};
+    c.schedule = schedules[pick(0, 3)];
+    std::vector<int> divisors;
+    for (int k = 1; k <= p.training.batch_size; ++k) {
+        if (p.training.batch_size % k == 0) {
+            divisors.push_back(k);
+        }
+    }
+    c.microbatches =
+        c.schedule == "naive" ? 1 : divisors[static_cast<std::size_t>(pick(0, static_cast<int>(divisors.size()) - 1))];
+    return c;
+}
+
+TEST(Planner, SplitEqualsTheExhaustiveOptimumOnRandomCases) {
+    std::mt19937 rng(20260501);
+    int feasible = 0;
+    int infeasible = 0;
+    int memory_binds = 0;  // the optimum differs from the one ignoring memory
+    for (int trial = 0; trial < 400; ++trial) {
+        const RandomCase c = random_case(rng);
+        SCOPED_TRACE("trial " + std::to_string(trial) + ": " + c.schedule + ", m=" +
+                     std::to_string(c.microbatches) + "\n" + project_to_json(c.project).dump());
+        const Evaluator brute(c.project, c.schedule, c.microbatches);
+        const double expected = brute.best();
+        const SplitResult found = best_split(c.project, {}, c.microbatches, c.schedule);
+        ASSERT_EQ(found.feasible, expected < std::numeric_limits<double>::infinity());
+        if (!found.feasible) {
+            ++infeasible;
+            continue;
+        }
+        ++feasible;
+        EXPECT_NEAR(found.bottleneck_s, expected, 1e-7 * expected);
+        // The split returned is the one claimed, and it fits.
+        std::vector<int> cuts = found.first_layer;
+        cuts.push_back(brute.layers());
+        EXPECT_NEAR(brute.bottleneck(found.devices, cuts), found.bottleneck_s,
+                    1e-9 * found.bottleneck_s);
+
+        Project roomy = c.project;
+        for (auto& node : roomy.topology.nodes) {
+            for (auto& container : node.containers) {
+                for (auto& device : container.devices) {
+                    device.overrides.memory_GiB = 1e6;
+                }
+            }
+        }
+        const SplitResult unconstrained = best_split(roomy, {}, c.microbatches, c.schedule);
+        if (unconstrained.bottleneck_s < found.bottleneck_s * (1 - 1e-9)) {
+            ++memory_binds;
+        }
+    }
+    // The cases must exercise what they test.
+    EXPECT_GT(feasible, 150);
+    EXPECT_GT(infeasible, 20);
+    EXPECT_GT(memory_binds, 20);
+}
+
+TEST(Planner, ExactForAGivenStageCount) {
+    std::mt19937 rng(7);
+    for (int trial = 0; trial < 60; ++trial) {
+        RandomCase c = random_case(rng);
+        for (auto& node : c.project.topology.nodes) {
+            for (auto& container : node.containers) {
+                for (auto& device : container.devices) {
+                    device.overrides.memory_GiB = 1e6;
+                }
+            }
+        }
+        const Evaluator brute(c.project, "gpipe", c.microbatches);
+        const auto n = static_cast<int>(c.project.topology.devices().size());
+        for (int p = 1; p <= std::min(n, brute.layers()); ++p) {
+            const SplitResult found = best_split(c.project, {}, c.microbatches, "gpipe", p);
+            ASSERT_TRUE(found.feasible);
+            EXPECT_EQ(found.devices.size(), static_cast<std::size_t>(p));
+            EXPECT_EQ(found.first_layer.front(), 0);
+            EXPECT_TRUE(std::is_sorted(found.first_layer.begin(), found.first_layer.end()));
+        }
+    }
+}
+
+// The DP's memory rule is what the simulator measures for every schedule.
+TEST(Planner, InFlightActivationsMatchTheSimulatedPeak) {
+    std::mt19937 rng(11);
+    int checked = 0;
+    for (int trial = 0; trial < 150; ++trial) {
+        RandomCase c = random_case(rng);
+        Project& p = c.project;
+        if (p.training.activation_checkpointing && c.schedule == "zb-h1") {
+            continue;  // the rule is an estimate there (docs/planner.md)
+        }
+        const auto devices = p.topology.devices();
+        const int stages = std::min(static_cast<int>(devices.size()),
+                                    static_cast<int>(p.model.layers.size()));
+        if ((c.schedule == "1f1b" || c.schedule == "zb-h1") && c.microbatches < stages) {
+            continue;
+        }
+        std::vector<PlannedStage> split;
+        const auto layers = static_cast<int>(p.model.layers.size());
+        for (int k = 0; k < stages; ++k) {
+            split.push_back({devices[static_cast<std::size_t>(k)].path, layers * k / stages,
+                             layers * (k + 1) / stages - 1});
+        }
+        const Project planned = with_placement(p, split, c.schedule, c.microbatches);
+        const SimulationReport report = simulate(planned);
+        const Evaluator brute(p, c.schedule, c.microbatches);
+        const Training& t = brute.analyzed.project.training;
+        for (std::size_t k = 0; k < split.size(); ++k) {
+            const auto [full, weight_only] = brute.in_flight(static_cast<int>(k), stages);
+            const InFlight mine =
+                activations_in_flight(c.schedule, static_cast<int>(k), stages, c.microbatches);
+            EXPECT_EQ(mine.full, static_cast<int>(full));
+            EXPECT_EQ(mine.weight_only, static_cast<int>(weight_only));
+            double stash = 0;
+            double weight_stash = 0;
+            std::int64_t params = 0;
+            for (int l = split[k].first_layer; l <= split[k].last_layer; ++l) {
+                const LayerCost lc = layer_cost(brute.analyzed, l, brute.specs[k], {});
+                stash += lc.stash_bytes;
+                weight_stash += lc.weight_stash_bytes;
+                params += brute.analyzed.layers[static_cast<std::size_t>(l)].parameters;
+            }
+            if (t.activation_checkpointing) {
+                const int a = split[k].first_layer;
+                stash = a == 0 ? static_cast<double>(numel(p.model.input.shape)) *
+                                     brute.analyzed.microbatch_size * dtype_bytes(p.model.input.dtype)
+                               : layer_cost(brute.analyzed, a - 1, brute.specs[k], {}).output_bytes;
+            }
+            const double expected = static_cast<double>(static_memory_bytes(params, t)) +
+                                    full * stash + weight_only * weight_stash;
+            EXPECT_NEAR(static_cast<double>(report.devices[k].peak_memory_bytes), expected,
+                        2.0 + 1e-9 * expected)
+                << c.schedule << " stage " << k << " of " << stages << ", m=" << c.microbatches;
+            ++checked;
+        }
+    }
+    EXPECT_GT(checked, 100);
+}
+
+TEST(Planner, PlansFitInMemoryWhenSimulated) {
+    std::mt19937 rng(3);
+    int planned = 0;
+    for (int trial = 0; trial < 120; ++trial) {
+        const RandomCase c = random_case(rng);
+        SCOPED_TRACE(project_to_json(c.project).dump());
+        const PlanResult r = plan_pipeline(c.project, {});
+        if (!r.feasible) {
+            EXPECT_NE(r.why_nothing_fits.find("nothing fits in memory"), std::string::npos);
+            continue;
+        }
+        ++planned;
+        const SimulationReport report = simulate(r.project);
+        EXPECT_TRUE(report.all_fit);
+        EXPECT_NEAR(report.iteration_time_s, r.plan.report->iteration_time_s,
+                    1e-9 * report.iteration_time_s);
+        if (r.input.report && r.input.report->all_fit) {
+            EXPECT_LE(r.plan.report->iteration_time_s, r.input.report->iteration_time_s);
+        }
+    }
+    EXPECT_GT(planned, 60);
+}
+
+// ---- the shipped examples -------------------------------------------------------
+
+TEST(Planner, NeverSlowerThanTheInputOnTheShippedExamples) {
+    for (const auto& entry : std::filesystem::directory_iterator(kExamples)) {
+        if (entry.path().extension() != ".json") {
+            continue;
+        }
+        SCOPED_TRACE(entry.path().filename().string());
+        const Project project = example(entry.path().filename().string());
+        PlanOptions options;
+        options.base_dir = kExamples;
+        const PlanResult r = plan_pipeline(project, options);
+        ASSERT_TRUE(r.feasible) << r.why_nothing_fits;
+        ASSERT_TRUE(r.input.report.has_value()) << r.input.reason;
+        EXPECT_LE(r.plan.report->iteration_time_s, r.input.report->iteration_time_s);
+        EXPECT_TRUE(r.plan.report->all_fit);
+        // The applied project is valid and simulates to the same figures.
+        const auto text = project_to_json(r.project).dump();
+        auto reloaded = parse_project_text(text);
+        ASSERT_TRUE(reloaded.project.has_value());
+        EXPECT_TRUE(reloaded.diagnostics.empty()) << reloaded.diagnostics.format();
+        EXPECT_NEAR(simulate(*reloaded.project).iteration_time_s, r.plan.report->iteration_time_s,
+                    1e-9);
+    }
+}
+
+TEST(Planner, MovesTheResNetCutTowardBalanceAndIsFaster) {
+    const Project project = example("resnet50-2gpu-pipelined.json");
+    const PlanResult r = plan_pipeline(project, {});
+    ASSERT_TRUE(r.feasible);
+    ASSERT_EQ(r.plan.stages.size(), 2u);
+    const int input_cut = 10;  // layer2.3 ends the first stage of the example
+    EXPECT_EQ(project.placement[0].layers.back(), "layer2.3");
+    EXPECT_NE(r.plan.stages[0].last_layer, input_cut);
+    EXPECT_LT(r.plan.report->iteration_time_s, r.input.report->iteration_time_s * 0.95);
+
+    // With the schedule and micro-batches held fixed, the split alone is better balanced.
+    const auto busy_gap = [](const SimulationReport& s) {
+        return std::abs(s.devices[0].busy_s - s.devices[1].busy_s);
+    };
+    Project input_split = project;
+    input_split.training.schedule = {r.plan.schedule, ""};
+    input_split.training.microbatches = r.plan.microbatches;
+    input_split.training.microbatch_size.reset();
+    const SimulationReport same_settings = simulate(input_split);
+    EXPECT_LT(busy_gap(*r.plan.report), busy_gap(same_settings));
+    EXPECT_LT(r.plan.report->iteration_time_s, same_settings.iteration_time_s);
+}
+
+Project resnet_on_4_gpus() {
+    Project p = example("resnet50-2gpu-pipelined.json");
+    auto& devices = p.topology.nodes[0].containers[0].devices;
+    devices.push_back({"gpu2", "A100-40GB", {}});
+    devices.push_back({"gpu3", "A100-40GB", {}});
+    p = with_placement(p, uniform_split(p), "gpipe", 6);
+    return p;
+}
+
+TEST(Planner, BeatsUniformAndParameterBalancedSplitsOnResNetOn4Gpus) {
+    const Project project = resnet_on_4_gpus();
+    const PlanResult r = plan_pipeline(project, {});
+    ASSERT_TRUE(r.feasible);
+    const auto time_of = [&](const std::vector<PlannedStage>& split) {
+        return simulate(with_placement(project, split, r.plan.schedule, r.plan.microbatches))
+            .iteration_time_s;
+    };
+    const double plan = r.plan.report->iteration_time_s;
+    EXPECT_LT(plan, time_of(uniform_split(project)));
+    EXPECT_LT(plan, time_of(parameter_balanced_split(project)));
+    // ResNet's parameters sit in the last blocks, its compute is spread out:
+    // balancing parameters piles the early, compute-heavy layers on one stage.
+    const auto balanced = parameter_balanced_split(project);
+    EXPECT_GT(balanced[0].last_layer - balanced[0].first_layer,
+              balanced[3].last_layer - balanced[3].first_layer);
+}
+
+// ---- choices -----------------------------------------------------------------
+
+TEST(Planner, HonoursAFixedScheduleAndMicroBatchCount) {
+    const Project project = example("resnet50-2gpu-pipelined.json");
+    PlanOptions options;
+    options.schedule = "1f1b";
+    options.microbatches = 8;
+    const PlanResult r = plan_pipeline(project, options);
+    ASSERT_TRUE(r.feasible);
+    EXPECT_EQ(r.plan.schedule, "1f1b");
+    EXPECT_EQ(r.plan.microbatches, 8);
+    EXPECT_EQ(r.project.training.schedule.name, "1f1b");
+    EXPECT_EQ(r.project.training.microbatches, 8);
+    EXPECT_EQ(r.input.schedule, "1f1b");
+    EXPECT_EQ(r.input.microbatches, 8);
+}
+
+TEST(Planner, RejectsOptionsItCannotHonour) {
+    const Project project = example("resnet50-2gpu-pipelined.json");
+    PlanOptions options;
+    options.microbatches = 7;  // 120 is not a multiple of 7
+    EXPECT_THROW((void)plan_pipeline(project, options), InputError);
+    options.microbatches.reset();
+    options.schedule = "interleaved-1f1b";
+    EXPECT_THROW((void)plan_pipeline(project, options), InputError);
+    options.schedule = "no-such-schedule";
+    EXPECT_THROW((void)plan_pipeline(project, options), InputError);
+}
+
+TEST(Planner, UsesFewerDevicesWhenThatIsTheOnlyWayToFit) {
+    // 1F1B with 2 micro-batches: a first stage of 2 holds 2 micro-batches of
+    // the first layer's 10 GiB; alone on one device the model holds only one.
+    Project p = example("dummy-2gpu.json");
+    p.model.layers[0].activation_bytes = std::int64_t{10} << 30;
+    for (auto& d : p.topology.nodes[0].containers[0].devices) {
+        d.overrides.memory_GiB = 15;
+    }
+    PlanOptions options;
+    options.schedule = "1f1b";
+    options.microbatches = 2;
+    const PlanResult r = plan_pipeline(p, options);
+    ASSERT_TRUE(r.feasible) << r.why_nothing_fits;
+    EXPECT_EQ(r.plan.stages.size(), 1u);
+    EXPECT_TRUE(r.plan.report->all_fit);
+    EXPECT_FALSE(r.input.report->all_fit);
+}
+
+TEST(Planner, PutsTheFastDeviceWhereTheHeavyLayersAre) {
+    // Six devices (beyond exhaustive search): three slow in node0, three fast
+    // in node1; the model is heavy at its start.
+    Project p = example("dummy-2gpu.json");
+    p.topology.nodes.clear();
+    for (int n = 0; n < 2; ++n) {
+        Node node{"node" + std::to_string(n), {{"c0", {}}}};
+        for (int d = 0; d < 3; ++d) {
+            Device device{"gpu" + std::to_string(d), "A100-80GB", {}};
+            device.overrides.peak_tflops = n == 0 ? 2.0 : 20.0;
+            node.containers[0].devices.push_back(device);
+        }
+        p.topology.nodes.push_back(std::move(node));
+    }
+    p.model.layers.clear();
+    std::int64_t width = 4096;
+    p.model.input.shape = {width};
+    for (int l = 0; l < 12; ++l) {
+        const std::int64_t out = l < 6 ? 4096 : 256;
+        p.model.layers.push_back(
+            {"fc" + std::to_string(l), "linear", {{"in_features", width}, {"out_features", out}}, {}, {}});
+        width = out;
+    }
+    p.placement = {{"node0/c0/gpu0", layer_names(p)}};
+    const PlanResult r = plan_pipeline(p, {});
+    ASSERT_TRUE(r.feasible);
+    EXPECT_EQ(r.plan.stages.front().device.rfind("node1/", 0), 0u) << r.plan.stages.front().device;
+    // It stays inside a node before crossing to the next.
+    int crossings = 0;
+    for (std::size_t k = 1; k < r.plan.stages.size(); ++k) {
+        crossings += r.plan.stages[k].device.substr(0, 5) != r.plan.stages[k - 1].device.substr(0, 5);
+    }
+    EXPECT_LE(crossings, 1);
+}
+
+TEST(Planner, ExplainsWhenNothingFits) {
+    Project p = example("resnet50-2gpu-pipelined.json");
+    // About 300 MB of weights, gradients and momentum on 2 x 100 MiB.
+    for (auto& d : p.topology.nodes[0].containers[0].devices) {
+        d.overrides.memory_GiB = 100.0 / 1024;
+    }
+    const PlanResult r = plan_pipeline(p, {});
+    EXPECT_FALSE(r.feasible);
+    const std::string& why = r.why_nothing_fits;
+    EXPECT_NE(why.find("nothing fits in memory"), std::string::npos) << why;
+    EXPECT_NE(why.find("which has 100 MiB"), std::string::npos) << why;
+    EXPECT_NE(why.find("weights, gradients and optimizer state"), std::string::npos) << why;
+    EXPECT_NE(why.find("more devices"), std::string::npos) << why;
+    EXPECT_NE(why.find("the cluster has 2"), std::string::npos) << why;
+    EXPECT_NE(why.find("activation checkpointing"), std::string::npos) << why;
+    EXPECT_TRUE(r.plan.stages.empty());
+}
+
+TEST(Planner, SaysWhenOneLayerIsTooLargeForAnyDevice) {
+    Project p = example("resnet50-2gpu-pipelined.json");
+    for (auto& d : p.topology.nodes[0].containers[0].devices) {
+        d.overrides.memory_GiB = 10.0 / 1024;
+    }
+    const PlanResult r = plan_pipeline(p, {});
+    EXPECT_FALSE(r.feasible);
+    EXPECT_NE(r.why_nothing_fits.find("alone needs"), std::string::npos) << r.why_nothing_fits;
+    EXPECT_EQ(r.why_nothing_fits.find("more devices"), std::string::npos) << r.why_nothing_fits;
+}
+
+TEST(Planner, ProfiledCostsMoveTheSplit) {
+    const Project project = example("dummy-2gpu.json");
+    Profile profile;
+    profile.device_kind = "cuda";
+    profile.microbatch_size = 8;
+    // net0 very slow, the others cheap: the best 2-stage split isolates net0.
+    profile.layers = {{"net0", 50, 50, 50, {}}, {"relu", 0.01, 0.01, 0, {}}, {"net1", 1, 1, 1, {}}};
+    PlanOptions options;
+    options.costs.profile = &profile;
+    const SplitResult split = best_split(project, options, 4, "gpipe", 2);
+    ASSERT_TRUE(split.feasible);
+    EXPECT_EQ(split.first_layer, (std::vector<int>{0, 1}));
+    profile.layers = {{"net0", 0.01, 0.01, 0.01, {}}, {"relu", 0.01, 0.01, 0, {}}, {"net1", 50, 50, 50, {}}};
+    const SplitResult other = best_split(project, options, 4, "gpipe", 2);
+    EXPECT_EQ(other.first_layer, (std::vector<int>{0, 2}));
+}
+
+}  // namespace
+}  // namespace pipewright
