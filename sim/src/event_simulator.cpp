@@ -1,6 +1,9 @@
 #include "pipewright/sim/event_simulator.h"
 
+#include <sys/mman.h>
+
 #include <cmath>
+#include <cstdint>
 #include <queue>
 
 namespace pipewright {
@@ -12,6 +15,35 @@ namespace {
 enum Slot : int { kF, kBackward, kW, kSendF, kSendB, kRecvF, kRecvB, kSlotCount };
 
 constexpr double kNotYet = -1.0;
+
+// Large schedules write hundreds of MB of fresh memory once; with 4 KiB pages
+// the page faults cost more than the simulation itself (measured 4 vs 16 M
+// actions/s at p=128, m=4096), so ask for transparent huge pages.
+void advise_huge_pages(const void* data, std::size_t bytes) {
+#ifdef MADV_HUGEPAGE
+    constexpr std::uintptr_t kHuge = 2u << 20;
+    if (bytes < 2 * kHuge) {
+        return;
+    }
+    const auto begin = (reinterpret_cast<std::uintptr_t>(data) + kHuge - 1) & ~(kHuge - 1);
+    const auto end = (reinterpret_cast<std::uintptr_t>(data) + bytes) & ~(kHuge - 1);
+    if (end > begin) {
+        ::madvise(reinterpret_cast<void*>(begin), end - begin, MADV_HUGEPAGE);
+    }
+#else
+    (void)data;
+    (void)bytes;
+#endif
+}
+
+template <typename T>
+std::vector<T> filled(std::size_t n, T value) {
+    std::vector<T> v;
+    v.reserve(n);
+    advise_huge_pages(v.data(), n * sizeof(T));
+    v.assign(n, value);
+    return v;
+}
 
 int slot_of(ActionType t) {
     switch (t) {
@@ -42,8 +74,8 @@ class Simulator {
           splits_backward_(s_.splits_backward()),
           stages_(static_cast<std::size_t>(s_.num_stages)),
           mbs_(static_cast<std::size_t>(s_.num_microbatches)),
-          done_(kSlotCount * stages_ * mbs_, kNotYet),
-          waiter_(kSlotCount * stages_ * mbs_, -1),
+          done_(filled(kSlotCount * stages_ * mbs_, kNotYet)),
+          waiter_(filled(kSlotCount * stages_ * mbs_, -1)),
           pc_(s_.ranks.size(), 0),
           time_(s_.ranks.size(), 0.0),
           link_free_(input.links.size(), 0.0) {
@@ -59,6 +91,7 @@ class Simulator {
         t.devices = input.rank_devices;
         t.devices.resize(s_.ranks.size());
         t.events.reserve(s_.action_count());
+        advise_huge_pages(t.events.data(), t.events.capacity() * sizeof(TimelineEvent));
     }
 
     SimulationOutput run() {
