@@ -19,25 +19,26 @@
 
 namespace pipewright::gui {
 
-namespace {
-
-// Consecutive steps of one field merge into one undo step; different fields
-// do not.
-int merge_id(const QString& field) {
+int Inspector::merge_id(const QString& field) {
     return kMergeInspector + 100 + static_cast<int>(qHash(field) % 100000U);
 }
 
-QLabel* heading(const QString& text) {
-    auto* label = new QLabel(QStringLiteral("<b>%1</b>").arg(text.toHtmlEscaped()));
-    return label;
+QLabel* Inspector::heading(const QString& text) {
+    return new QLabel(QStringLiteral("<b>%1</b>").arg(text.toHtmlEscaped()));
 }
 
-}  // namespace
+void Inspector::edit_in_place(const QString& text, const Project& after, int mergeId) {
+    editing_ = true;
+    document_->edit(text, after, mergeId);
+    editing_ = false;
+}
 
 Inspector::Inspector(ProjectDocument* document, QWidget* parent)
     : QScrollArea(parent), document_(document) {
     setWidgetResizable(true);
     setFrameShape(QFrame::NoFrame);
+    // Rows wrap to the dock's width, so only vertical scrolling is needed.
+    setHorizontalScrollBarPolicy(Qt::ScrollBarAlwaysOff);
     connect(document_, &ProjectDocument::projectChanged, this, [this] {
         if (!editing_) {
             rebuild();
@@ -58,6 +59,9 @@ void Inspector::rebuild() {
     auto* page = new QWidget;
     auto* form = new QFormLayout(page);
     form->setFieldGrowthPolicy(QFormLayout::AllNonFixedFieldsGrow);
+    // In a narrow dock a field goes under its label rather than being
+    // squeezed until its numbers are cut off.
+    form->setRowWrapPolicy(QFormLayout::WrapLongRows);
     const Project& p = document_->project();
     if (selection_.kind == Selection::Kind::layer && selection_.layer >= 0 &&
         selection_.layer < static_cast<int>(p.model.layers.size())) {
@@ -66,10 +70,12 @@ void Inspector::rebuild() {
                p.topology.find_device(selection_.path.toStdString())) {
         build_device(form);
     } else {
-        form->addRow(heading(tr("Cluster links")));
-        auto* hint = new QLabel(tr("Select a layer or a device to edit it."));
+        auto* hint = new QLabel(
+            tr("Select a layer or a device to edit it. With nothing selected: the model's "
+               "input and the cluster's links."));
         hint->setWordWrap(true);
         form->addRow(hint);
+        build_model_input(form);
         build_links(form);
     }
     setWidget(page);
@@ -144,6 +150,7 @@ void Inspector::build_layer(QFormLayout* form) {
         editor->setToolTip(QString::fromStdString(spec.description));
         form->addRow(label, editor);
     }
+    build_cost(form);
 }
 
 void Inspector::build_device(QFormLayout* form) {
@@ -219,6 +226,7 @@ void Inspector::build_device(QFormLayout* form) {
                  device.overrides.peak_tflops, 1e5, &DeviceOverrides::peak_tflops);
     override_box(tr("Memory GiB"), tr("Replaces the catalog's memory (a MIG slice; 0: catalog)"),
                  device.overrides.memory_GiB, 1e5, &DeviceOverrides::memory_GiB);
+    build_link_overrides(form);
     build_links(form);
 }
 

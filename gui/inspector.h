@@ -2,7 +2,10 @@
 
 #include <QScrollArea>
 
+#include "pipewright/core/project.h"
+
 class QFormLayout;
+class QLabel;
 
 namespace pipewright::gui {
 
@@ -37,6 +40,18 @@ class Inspector : public QScrollArea {
     void build_layer(QFormLayout* form);
     void build_device(QFormLayout* form);
     void build_links(QFormLayout* form);
+    // inspector_sections.cpp: the optional and less common parts.
+    void build_cost(QFormLayout* form);
+    void build_model_input(QFormLayout* form);
+    void build_link_overrides(QFormLayout* form);
+    // Records an edit from a continuous control without rebuilding the page,
+    // so the control keeps its focus while it is being stepped.
+    void edit_in_place(const QString& text, const Project& after, int mergeId);
+
+    // Consecutive steps of one field merge into one undo step; different
+    // fields do not.
+    static int merge_id(const QString& field);
+    static QLabel* heading(const QString& text);
 
     ProjectDocument* document_;
     Selection selection_;

@@ -25,6 +25,7 @@
 #include "layer_blocks.h"
 #include "layer_palette.h"
 #include "metrics_panel.h"
+#include "model_table_delegate.h"
 #include "model_table_model.h"
 #include "problems_panel.h"
 #include "project_document.h"
@@ -55,6 +56,7 @@ MainWindow::~MainWindow() = default;
 void MainWindow::build_layout() {
     table_ = new QTableView(this);
     table_->setModel(model_);
+    table_->setItemDelegate(new ModelTableDelegate(document_, table_));
     table_->setSelectionBehavior(QAbstractItemView::SelectRows);
     table_->setSelectionMode(QAbstractItemView::ContiguousSelection);
     table_->setDragEnabled(true);
@@ -84,20 +86,31 @@ void MainWindow::build_layout() {
     for (BlockKind k : {BlockKind::forward, BlockKind::backward, BlockKind::backward_input,
                         BlockKind::backward_weight, BlockKind::send, BlockKind::recv}) {
         keys << QStringLiteral("<span style='color:%1;font-size:large'>■</span>&nbsp;%2")
-                    .arg(block_color(k).name(), block_name(k));
+                    .arg(block_color(k).name(),
+                         block_name(k).replace(QLatin1Char(' '), QStringLiteral("&nbsp;")));
     }
-    keys << tr("<span style='font-size:large'>▨</span>&nbsp;bubble (idle)");
-    keys << tr("labels: stage·micro-batch");
-    legend_->setText(keys.join(QStringLiteral("&nbsp;&nbsp;&nbsp;")));
+    keys << tr("<span style='font-size:large'>▨</span>&nbsp;bubble&nbsp;(idle)");
+    keys << tr("labels:&nbsp;stage·micro-batch");
+    // Plain spaces between the keys let the legend wrap in a narrow window
+    // instead of setting the window's minimum width.
+    legend_->setText(keys.join(QStringLiteral(" &nbsp; ")));
+    legend_->setWordWrap(true);
     auto* fit = new QToolButton(this);
     fit->setText(tr("Fit"));
     fit->setToolTip(tr("Show the whole iteration (F)"));
     connect(fit, &QToolButton::clicked, timeline_, &TimelinePlot::fitToWindow);
+    auto* arrows = new QToolButton(this);
+    arrows->setObjectName(QStringLiteral("transferArrows"));
+    arrows->setText(tr("Arrows"));
+    arrows->setCheckable(true);
+    arrows->setToolTip(tr("Draw an arrow from each send to the receive that takes its data"));
+    connect(arrows, &QToolButton::toggled, timeline_, &TimelinePlot::setShowTransfers);
     auto* timeline_page = new QWidget(this);
     auto* tl = new QVBoxLayout(timeline_page);
     tl->setContentsMargins(2, 2, 2, 2);
     auto* head = new QHBoxLayout;
     head->addWidget(legend_, 1);
+    head->addWidget(arrows);
     head->addWidget(fit);
     tl->addLayout(head);
     tl->addWidget(timeline_, 1);
@@ -179,37 +192,7 @@ void MainWindow::connect_views() {
     });
     connect(view_, &TopologyView::backgroundClicked, this,
             [this] { inspector_->setSelection({}); });
-    connect(view_, &TopologyView::removeDeviceRequested, this, [this](const QString& path) {
-        document_->edit(tr("Remove device"),
-                        remove_device(document_->project(), path.toStdString()));
-    });
-    connect(view_, &TopologyView::addDeviceRequested, this,
-            [this](const QString& container, const QString& spec) {
-                const Project& p = document_->project();
-                const QStringList parts = container.split(QLatin1Char('/'));
-                for (std::size_t n = 0; n < p.topology.nodes.size(); ++n) {
-                    const auto& node = p.topology.nodes[n];
-                    for (std::size_t c = 0; c < node.containers.size(); ++c) {
-                        if (parts.size() == 2 && parts[0].toStdString() == node.name &&
-                            parts[1].toStdString() == node.containers[c].name) {
-                            document_->edit(tr("Add device"),
-                                            add_device(p, static_cast<int>(n), static_cast<int>(c),
-                                                       spec.toStdString()));
-                            return;
-                        }
-                    }
-                }
-            });
-    connect(view_, &TopologyView::addContainerRequested, this, [this](const QString& node) {
-        const Project& p = document_->project();
-        for (std::size_t n = 0; n < p.topology.nodes.size(); ++n) {
-            if (p.topology.nodes[n].name == node.toStdString()) {
-                document_->edit(tr("Add container"), add_container(p, static_cast<int>(n)));
-            }
-        }
-    });
-    connect(view_, &TopologyView::addNodeRequested, this,
-            [this] { document_->edit(tr("Add node"), add_node(document_->project())); });
+    connect_topology();
 
     connect(table_->selectionModel(), &QItemSelectionModel::selectionChanged, this, [this] {
         const QModelIndexList rows = table_->selectionModel()->selectedRows();

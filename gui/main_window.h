@@ -40,6 +40,11 @@ class MainWindow : public QMainWindow {
     // Places layers [first, last] on `device`; false when refused, with the
     // reason in lastRefusal() and the refused() signal.
     bool placeLayers(int first, int last, const QString& device);
+    // Renames the node "n", container "n/c" or device "n/c/d" at `path`;
+    // false when refused (the reason as for placeLayers).
+    bool renameTopologyItem(const QString& path, const QString& name);
+    // Removes the node, container or device at `path` with its placement.
+    void removeTopologyItem(const QString& path);
     // Inserts a palette entry at `row` (-1: end), optionally placing it on a device.
     bool insertPaletteEntry(const QString& entry, int row, const QString& device = {});
     // Re-simulates on this thread and updates every view (--screenshot).
@@ -71,6 +76,7 @@ class MainWindow : public QMainWindow {
     void build_actions();
     void build_layout();
     void connect_views();
+    void connect_topology();  // main_window_topology.cpp
     void project_changed();
     void simulation_done();
     void show_problems();

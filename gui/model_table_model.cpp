@@ -119,7 +119,12 @@ QVariant ModelTableModel::data(const QModelIndex& index, int role) const {
         if (index.column() == Device) {
             return devices_[row].empty()
                        ? tr("Not placed: drag it onto a device")
-                       : tr("Stage %1 · double-click to type another device").arg(stages_[row]);
+                       : tr("Stage %1 · double-click to pick another device").arg(stages_[row]);
+        }
+        if (index.column() == Type) {
+            return tr(
+                "Double-click to pick another type: the hyper-parameters restart from "
+                "the catalog");
         }
         return {};
     }
@@ -175,7 +180,7 @@ Qt::ItemFlags ModelTableModel::flags(const QModelIndex& index) const {
         return f;
     }
     f |= Qt::ItemIsDragEnabled;
-    if (index.column() == Name || index.column() == Device) {
+    if (index.column() == Name || index.column() == Type || index.column() == Device) {
         f |= Qt::ItemIsEditable;
     }
     return f;
@@ -192,6 +197,19 @@ bool ModelTableModel::setData(const QModelIndex& index, const QVariant& value, i
     if (index.column() == Name) {
         result = rename_layer(p, index.row(), text);
         what = tr("Rename layer");
+    } else if (index.column() == Type) {
+        // The layer is refitted to the shape that reaches it, so the new type
+        // starts from numbers that fit where they can.
+        const auto row = static_cast<std::size_t>(index.row());
+        Shape input = p.model.input.shape;
+        if (row > 0 && figures_[row - 1].analysis) {
+            input = figures_[row - 1].analysis->output_shape;
+        }
+        if (text == p.model.layers[row].type) {
+            return false;
+        }
+        result = change_layer_type(p, index.row(), text, input);
+        what = tr("Change layer type");
     } else if (index.column() == Device) {
         result = place_layers(p, index.row(), index.row(), text);
         what = tr("Place layer");

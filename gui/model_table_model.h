@@ -26,8 +26,8 @@ struct LayerFigures {
 };
 [[nodiscard]] std::vector<LayerFigures> analyze_model_layers(const Project& project);
 
-// The model's layers in order, one row each. Name and device are edited in
-// place; every change goes through the document as an undoable edit.
+// The model's layers in order, one row each. Name, type and device are edited
+// in place; every change goes through the document as an undoable edit.
 class ModelTableModel : public QAbstractTableModel {
     Q_OBJECT
 

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <map>
 
+#include "layer_blocks.h"
 #include "pipewright/core/schedule_generators.h"
 
 namespace pipewright::gui {
@@ -165,6 +166,27 @@ EditResult rename_layer(const Project& project, int index, const std::string& na
     for (auto& stage : out.placement) {
         std::replace(stage.layers.begin(), stage.layers.end(), old, name);
     }
+    return {std::move(out), {}};
+}
+
+EditResult change_layer_type(const Project& project, int index, const std::string& type,
+                             const Shape& input) {
+    if (index < 0 || index >= static_cast<int>(project.model.layers.size())) {
+        return {std::nullopt, "no such layer"};
+    }
+    const auto fitted = make_palette_entry("layer:" + type, input);
+    if (fitted.empty()) {
+        return {std::nullopt, "there is no layer type \"" + type + "\" in the catalog"};
+    }
+    Project out = project;
+    LayerSpec& layer = out.model.layers[static_cast<std::size_t>(index)];
+    if (layer.type == type) {
+        return {std::move(out), {}};
+    }
+    layer.type = type;
+    layer.params = fitted.front().params;
+    layer.cost.reset();
+    layer.activation_bytes.reset();
     return {std::move(out), {}};
 }
 

@@ -41,6 +41,13 @@ struct EditResult {
 [[nodiscard]] Project move_layer(const Project& project, int from, int to);
 [[nodiscard]] EditResult rename_layer(const Project& project, int index, const std::string& name);
 
+// Gives layer `index` another catalog type. The name stays; the
+// hyper-parameters restart from the catalog (required ones sized to fit
+// `input`, the shape reaching the layer), and the cost and activation
+// overrides go, since they were measured for the old type.
+[[nodiscard]] EditResult change_layer_type(const Project& project, int index,
+                                           const std::string& type, const Shape& input);
+
 [[nodiscard]] std::string unique_layer_name(const Model& model, const std::string& base);
 
 // Topology edits; placement follows renames and forgets removed devices.

@@ -1,5 +1,7 @@
 #include "timeline_blocks.h"
 
+#include <cmath>
+
 #include "colors.h"
 
 namespace pipewright::gui {
@@ -81,19 +83,70 @@ void TimelineBlocks::draw(QCPPainter* painter) {
                 painter->setBrush(fill);
                 painter->setPen(box.width() > 4 ? QPen(fill.darker(150), 0) : Qt::NoPen);
                 painter->drawRect(box);
-                if (part == 0 && span.folded == 1 && box.width() > 18) {
+                // Communication rows are lower: their labels only fit when
+                // the row is at least as tall as the text.
+                const bool room = part == 0 || box.height() >= metrics.height() - 2;
+                if (room && span.folded == 1 && box.width() > 18) {
                     const auto& action =
                         timeline_->events[static_cast<std::size_t>(span.event)].action;
                     const QString label =
                         QStringLiteral("%1·%2").arg(action.stage).arg(action.microbatch);
                     if (metrics.horizontalAdvance(label) + 4 < box.width()) {
-                        painter->setPen(span.kind == BlockKind::backward ? Qt::black : Qt::white);
+                        // Perceived brightness picks the readable text colour.
+                        const double luma =
+                            0.299 * fill.red() + 0.587 * fill.green() + 0.114 * fill.blue();
+                        painter->setPen(luma > 140 ? Qt::black : Qt::white);
                         painter->drawText(box, Qt::AlignCenter, label);
                     }
                 }
             }
         }
     }
+    drawn_transfers_ = 0;
+    if (show_transfers_) {
+        draw_transfers(painter, t0, t1, dark);
+    }
+}
+
+void TimelineBlocks::draw_transfers(QCPPainter* painter, double t0, double t1, bool dark) {
+    // Past a few thousand arrows the chart is a solid smear that also costs
+    // real time to paint: zoom in to see them.
+    constexpr int kMaxArrows = 4000;
+    QCPAxis* key = keyAxis();
+    QCPAxis* value = valueAxis();
+    const QColor colour = dark ? QColor(240, 240, 240, 200) : QColor(30, 30, 30, 180);
+    painter->setRenderHint(QPainter::Antialiasing, true);
+    painter->setPen(QPen(colour, 1.2));
+    painter->setBrush(colour);
+    const double mid = (kCommTop + kCommBottom) / 2;
+    for (const Transfer& t : layout_->transfers()) {
+        if (t.start > t1) {
+            break;  // sorted by start
+        }
+        if (t.end < t0) {
+            continue;
+        }
+        if (++drawn_transfers_ > kMaxArrows) {
+            break;
+        }
+        const QPointF from(key->coordToPixel(t.start / unit_),
+                           value->coordToPixel(t.from_rank + mid));
+        const QPointF to(key->coordToPixel(t.end / unit_), value->coordToPixel(t.to_rank + mid));
+        painter->drawLine(from, to);
+        // A small head at the receiving end, pointing along the line.
+        const QPointF d = to - from;
+        const double length = std::hypot(d.x(), d.y());
+        if (length < 1) {
+            continue;
+        }
+        const QPointF u = d / length;
+        const QPointF n(-u.y(), u.x());
+        const double size = 6;
+        const QPointF head[3] = {to, to - u * size + n * size * 0.45,
+                                 to - u * size - n * size * 0.45};
+        painter->drawPolygon(head, 3);
+    }
+    painter->setRenderHint(QPainter::Antialiasing, false);
 }
 
 void TimelineBlocks::drawLegendIcon(QCPPainter* painter, const QRectF& rect) const {

@@ -22,6 +22,11 @@ class TimelineBlocks : public QCPAbstractPlottable {
 
     void setData(std::shared_ptr<const TimelineLayout> layout, const Timeline* timeline,
                  double unit);
+    // Draws an arrow from every visible send to its receive.
+    void setShowTransfers(bool show) { show_transfers_ = show; }
+    [[nodiscard]] bool showTransfers() const { return show_transfers_; }
+    // Arrows drawn by the last paint (for tests and the status bar).
+    [[nodiscard]] int drawnTransfers() const { return drawn_transfers_; }
 
     double selectTest(const QPointF& pos, bool onlySelectable,
                       QVariant* details = nullptr) const override;
@@ -35,9 +40,13 @@ class TimelineBlocks : public QCPAbstractPlottable {
     void drawLegendIcon(QCPPainter* painter, const QRectF& rect) const override;
 
   private:
+    void draw_transfers(QCPPainter* painter, double t0, double t1, bool dark);
+
     std::shared_ptr<const TimelineLayout> layout_;
     const Timeline* timeline_ = nullptr;
     double unit_ = 1e-3;
+    bool show_transfers_ = false;
+    int drawn_transfers_ = 0;
 };
 
 }  // namespace pipewright::gui

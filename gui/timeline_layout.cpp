@@ -1,6 +1,8 @@
 #include "timeline_layout.h"
 
 #include <algorithm>
+#include <map>
+#include <tuple>
 
 namespace pipewright::gui {
 
@@ -24,7 +26,47 @@ BlockKind block_kind(ActionType type) {
     return BlockKind::forward;
 }
 
-TimelineLayout::TimelineLayout(const Timeline& timeline) {
+namespace {
+
+// Pairs each send with the receive of the same data: SEND_F(s, m) is taken
+// by RECV_F(s + 1, m) and SEND_B(s, m) by RECV_B(s - 1, m). Repeats of one
+// transfer pair up first with first, as in the Chrome trace export.
+std::vector<Transfer> pair_transfers(const Timeline& timeline) {
+    using Key = std::tuple<ActionType, int, int>;
+    std::map<Key, std::vector<std::size_t>> receives;
+    for (std::size_t i = 0; i < timeline.events.size(); ++i) {
+        const Action& a = timeline.events[i].action;
+        if (is_recv(a.type)) {
+            receives[{a.type, a.stage, a.microbatch}].push_back(i);
+        }
+    }
+    std::map<Key, std::size_t> used;
+    std::vector<Transfer> out;
+    for (std::size_t i = 0; i < timeline.events.size(); ++i) {
+        const TimelineEvent& send = timeline.events[i];
+        if (!is_send(send.action.type)) {
+            continue;
+        }
+        const bool forward = send.action.type == ActionType::send_forward;
+        const Key key{forward ? ActionType::recv_forward : ActionType::recv_backward,
+                      send.action.stage + (forward ? 1 : -1), send.action.microbatch};
+        const auto it = receives.find(key);
+        if (it == receives.end() || used[key] >= it->second.size()) {
+            continue;
+        }
+        const std::size_t r = it->second[used[key]++];
+        const TimelineEvent& recv = timeline.events[r];
+        out.push_back({send.start_s, std::max(send.end_s, recv.end_s), send.rank, recv.rank,
+                       static_cast<int>(i), static_cast<int>(r)});
+    }
+    std::sort(out.begin(), out.end(),
+              [](const Transfer& a, const Transfer& b) { return a.start < b.start; });
+    return out;
+}
+
+}  // namespace
+
+TimelineLayout::TimelineLayout(const Timeline& timeline) : transfers_(pair_transfers(timeline)) {
     const int ranks = timeline.num_ranks();
     rows_.resize(static_cast<std::size_t>(2 * ranks));
     longest_.assign(rows_.size(), 0);

@@ -36,6 +36,18 @@ struct Span {
     BlockKind kind = BlockKind::forward;
 };
 
+// One send paired with the receive that takes its data: an arrow from the
+// sender's communication row when the transfer starts to the receiver's when
+// the receive ends.
+struct Transfer {
+    double start = 0;
+    double end = 0;
+    int from_rank = 0;
+    int to_rank = 0;
+    int send_event = 0;
+    int recv_event = 0;
+};
+
 // A timeline arranged for drawing: per rank a compute row and a
 // communication row, each sorted by start so that the visible part of a row
 // is found by binary search (Tracy's approach), and the idle gaps (bubbles)
@@ -51,6 +63,8 @@ class TimelineLayout {
     [[nodiscard]] const std::vector<std::pair<double, double>>& bubbles(int rank) const;
     [[nodiscard]] double makespan() const { return makespan_; }
     [[nodiscard]] std::size_t block_count() const;
+    // Every send with its receive, sorted by start.
+    [[nodiscard]] const std::vector<Transfer>& transfers() const { return transfers_; }
 
     // Blocks of `row` overlapping [t0, t1], with runs of blocks narrower than
     // `min_width` (seconds, i.e. a few pixels at the current zoom) folded.
@@ -64,6 +78,7 @@ class TimelineLayout {
     std::vector<std::vector<Block>> rows_;
     std::vector<double> longest_;  // per row: the longest block, bounds the search
     std::vector<std::vector<std::pair<double, double>>> bubbles_;
+    std::vector<Transfer> transfers_;
     double makespan_ = 0;
 };
 

@@ -67,6 +67,19 @@ TimelinePlot::TimelinePlot(QWidget* parent) : QCustomPlot(parent) {
 
 TimelinePlot::~TimelinePlot() = default;
 
+bool TimelinePlot::showTransfers() const {
+    return blocks_->showTransfers();
+}
+
+int TimelinePlot::drawnTransfers() const {
+    return blocks_->drawnTransfers();
+}
+
+void TimelinePlot::setShowTransfers(bool show) {
+    blocks_->setShowTransfers(show);
+    replot();
+}
+
 void TimelinePlot::applyPalette() {
     style_plot(this);
     message_->setColor(palette().color(QPalette::Text));

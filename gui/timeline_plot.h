@@ -29,8 +29,13 @@ class TimelinePlot : public QCustomPlot {
     [[nodiscard]] double timeUnit() const { return unit_; }
     [[nodiscard]] QString tooltipAt(const QPoint& pos) const;
 
+    [[nodiscard]] bool showTransfers() const;
+    [[nodiscard]] int drawnTransfers() const;
+
   public slots:
     void fitToWindow();
+    // Send→receive arrows on or off.
+    void setShowTransfers(bool show);
 
   protected:
     void mouseMoveEvent(QMouseEvent* event) override;

@@ -157,11 +157,18 @@ void TopologyView::contextMenuEvent(QContextMenuEvent* event) {
     QMenu menu(this);
     if (QGraphicsItem* device = tagged(item, TopologyItemKind::device)) {
         const QString path = device->data(kRefKey).toString();
+        menu.addAction(tr("Rename device %1…").arg(path), this,
+                       [this, path] { emit renameRequested(path); });
         menu.addAction(tr("Remove device %1").arg(path), this,
                        [this, path] { emit removeDeviceRequested(path); });
+        menu.addSeparator();
     }
     if (QGraphicsItem* container = tagged(item, TopologyItemKind::container)) {
         const QString path = container->data(kRefKey).toString();
+        menu.addAction(tr("Rename container %1…").arg(path), this,
+                       [this, path] { emit renameRequested(path); });
+        menu.addAction(tr("Remove container %1").arg(path), this,
+                       [this, path] { emit removeContainerRequested(path); });
         QMenu* add = menu.addMenu(tr("Add device to %1").arg(path));
         for (const DeviceSpec& spec : DeviceCatalog::builtin().specs()) {
             const QString name = QString::fromStdString(spec.name);
@@ -173,6 +180,12 @@ void TopologyView::contextMenuEvent(QContextMenuEvent* event) {
         const QString name = node->data(kRefKey).toString();
         menu.addAction(tr("Add container to %1").arg(name), this,
                        [this, name] { emit addContainerRequested(name); });
+        menu.addSeparator();
+        menu.addAction(tr("Rename node %1…").arg(name), this,
+                       [this, name] { emit renameRequested(name); });
+        menu.addAction(tr("Remove node %1").arg(name), this,
+                       [this, name] { emit removeNodeRequested(name); });
+        menu.addSeparator();
     }
     menu.addAction(tr("Add node"), this, [this] { emit addNodeRequested(); });
     menu.exec(event->globalPos());

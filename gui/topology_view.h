@@ -33,6 +33,10 @@ class TopologyView : public QGraphicsView {
     void addContainerRequested(const QString& node);
     void addNodeRequested();
     void removeDeviceRequested(const QString& path);
+    void removeContainerRequested(const QString& path);
+    void removeNodeRequested(const QString& name);
+    // `path` is a device "n/c/d", a container "n/c" or a node "n".
+    void renameRequested(const QString& path);
 
   protected:
     void dragEnterEvent(QDragEnterEvent* event) override;

@@ -90,6 +90,21 @@ TEST(ProjectEdit, RemovedDeviceLeavesItsLayersUnplaced) {
     EXPECT_EQ(layer_devices(out).back(), "");
 }
 
+TEST(ProjectEdit, ChangingALayerTypeKeepsTheNameAndRefitsTheParameters) {
+    Project p = resnet();
+    p.model.layers[2].cost = CostOverride{1.0, {}, {}};
+    auto result = change_layer_type(p, 2, "linear", {64, 64, 64});
+    ASSERT_TRUE(result.project) << result.refusal;
+    const LayerSpec& layer = result.project->model.layers[2];
+    EXPECT_EQ(layer.name, p.model.layers[2].name);
+    EXPECT_EQ(layer.type, "linear");
+    EXPECT_EQ(layer.params["in_features"], 64);
+    EXPECT_FALSE(layer.cost);  // measured for the old type
+    EXPECT_EQ(result.project->placement, p.placement);
+    EXPECT_FALSE(change_layer_type(p, 2, "no_such_type", {64}).project);
+    EXPECT_FALSE(change_layer_type(p, 999, "relu", {64}).project);
+}
+
 TEST(LayerBlocks, MlpFitsTheInputWidth) {
     auto layers = make_palette_entry("block:mlp", {128, 768});
     ASSERT_EQ(layers.size(), 3u);

@@ -57,5 +57,36 @@ TEST(TimelineLayout, FindsTheEventUnderTheCursorAndTheBubbles) {
     EXPECT_FALSE(layout.bubbles(0).empty());
 }
 
+TEST(TimelineLayout, PairsEachSendWithItsReceive) {
+    Timeline t;
+    t.devices = {"a", "b"};
+    auto add = [&t](int rank, Action action, double start, double end) {
+        TimelineEvent e;
+        e.rank = rank;
+        e.action = action;
+        e.start_s = start;
+        e.end_s = end;
+        t.events.push_back(e);
+    };
+    // Two forward transfers of micro-batch 0 (a repeat), one backward of 1.
+    add(0, {0, ActionType::send_forward, 0}, 1.0, 2.0);
+    add(1, {1, ActionType::recv_forward, 0}, 1.5, 2.5);
+    add(0, {0, ActionType::send_forward, 0}, 5.0, 6.0);
+    add(1, {1, ActionType::recv_forward, 0}, 6.0, 6.0);
+    add(1, {1, ActionType::send_backward, 1}, 3.0, 4.0);
+    add(0, {0, ActionType::recv_backward, 1}, 3.0, 3.5);
+    add(0, {0, ActionType::send_forward, 7}, 8.0, 9.0);  // never received
+    const TimelineLayout layout(t);
+    const auto& transfers = layout.transfers();
+    ASSERT_EQ(transfers.size(), 3u);
+    EXPECT_EQ(transfers[0].send_event, 0);
+    EXPECT_EQ(transfers[0].recv_event, 1);
+    EXPECT_DOUBLE_EQ(transfers[0].end, 2.5);
+    EXPECT_EQ(transfers[1].from_rank, 1);  // sorted by start: the backward at 3.0
+    EXPECT_EQ(transfers[1].to_rank, 0);
+    EXPECT_DOUBLE_EQ(transfers[1].end, 4.0);
+    EXPECT_EQ(transfers[2].recv_event, 3);
+}
+
 }  // namespace
 }  // namespace pipewright::gui

@@ -1,0 +1,243 @@
+// Edits made through the studio's widgets: the inspector, the model table's
+// editors, the topology actions and the timeline's arrows. Every one must be
+// re-simulated and undone back to the exact project.
+#include <gtest/gtest.h>
+#include <QAbstractItemDelegate>
+#include <QCheckBox>
+#include <QComboBox>
+#include <QDockWidget>
+#include <QDoubleSpinBox>
+#include <QLineEdit>
+#include <QPushButton>
+#include <QSignalSpy>
+#include <QTableView>
+#include <QToolButton>
+
+#include "main_window.h"
+#include "model_table_model.h"
+#include "problems_panel.h"
+#include "project_document.h"
+#include "simulation_runner.h"
+#include "timeline_plot.h"
+#include "topology_view.h"
+
+namespace pipewright::gui {
+namespace {
+
+constexpr const char* kGpu0 = "node0/c0/gpu0";
+constexpr const char* kGpu1 = "node0/c0/gpu1";
+
+class EditingTest : public ::testing::Test {
+  protected:
+    void SetUp() override {
+        window.resize(1280, 800);
+        window.runner()->setDebounceMs(10);
+        ASSERT_TRUE(window.openFile(
+            QStringLiteral(PIPEWRIGHT_ASSETS_DIR "/examples/resnet50-2gpu-pipelined.json")));
+        window.show();
+        QCoreApplication::processEvents();
+        before = window.document()->project();
+    }
+
+    bool wait_simulation() {
+        QSignalSpy spy(window.runner(), &SimulationRunner::finished);
+        return spy.wait(10000);
+    }
+
+    double iteration_time() { return window.runner()->latest()->report->iteration_time_s; }
+
+    template <typename T>
+    T* find(const QString& name) {
+        T* widget = window.inspector()->findChild<T*>(name);
+        EXPECT_NE(widget, nullptr) << name.toStdString();
+        return widget;
+    }
+
+    void undo_all() {
+        QUndoStack* stack = window.document()->undoStack();
+        while (stack->canUndo()) {
+            stack->undo();
+        }
+    }
+
+    // Edits a model table cell through the delegate's combo, as a double-click would.
+    void pick_in_table(int row, int column, const QString& choice) {
+        const QModelIndex index = window.modelTableModel()->index(row, column);
+        QAbstractItemDelegate* delegate = window.modelTable()->itemDelegateForIndex(index);
+        QStyleOptionViewItem option;
+        QWidget* editor = delegate->createEditor(window.modelTable()->viewport(), option, index);
+        auto* box = qobject_cast<QComboBox*>(editor);
+        ASSERT_NE(box, nullptr);
+        delegate->setEditorData(box, index);
+        ASSERT_GE(box->findText(choice), 0) << choice.toStdString();
+        box->setCurrentText(choice);
+        delegate->setModelData(box, window.modelTableModel(), index);
+        delete editor;
+    }
+
+    MainWindow window;
+    Project before;
+};
+
+TEST_F(EditingTest, LayerCostOverridesAreEditedAndUndone) {
+    const int layer = before.model.layer_index("layer3.0");
+    window.inspector()->setSelection({Selection::Kind::layer, layer, {}});
+    const double time_before = iteration_time();
+
+    find<QCheckBox>(QStringLiteral("costForwardCheck"))->setChecked(true);
+    auto* spin = find<QDoubleSpinBox>(QStringLiteral("costForwardSpin"));
+    ASSERT_TRUE(spin->isEnabled());
+    spin->setValue(250.0);
+    const LayerSpec& edited = window.document()->project().model.layers[layer];
+    ASSERT_TRUE(edited.cost && edited.cost->forward_ms);
+    EXPECT_DOUBLE_EQ(*edited.cost->forward_ms, 250.0);
+    EXPECT_FALSE(edited.cost->backward_input_ms);
+    ASSERT_TRUE(wait_simulation());
+    EXPECT_GT(iteration_time(), time_before);
+
+    find<QCheckBox>(QStringLiteral("activationBytesCheck"))->setChecked(true);
+    find<QDoubleSpinBox>(QStringLiteral("activationBytesSpin"))->setValue(2.0);
+    EXPECT_EQ(window.document()->project().model.layers[layer].activation_bytes, 2 << 20);
+
+    // Unticking goes back to the estimate and drops the empty override.
+    find<QCheckBox>(QStringLiteral("costForwardCheck"))->setChecked(false);
+    EXPECT_FALSE(window.document()->project().model.layers[layer].cost);
+
+    undo_all();
+    EXPECT_EQ(window.document()->project(), before);
+    // Undo rebuilt the inspector from the restored project.
+    EXPECT_FALSE(find<QCheckBox>(QStringLiteral("costForwardCheck"))->isChecked());
+}
+
+TEST_F(EditingTest, ModelInputShapeAndDtypeAreEditable) {
+    window.inspector()->setSelection({});
+    auto* shape = find<QLineEdit>(QStringLiteral("inputShape"));
+    EXPECT_EQ(shape->text(), QStringLiteral("3, 128, 128"));
+    const double time_before = iteration_time();
+    shape->setText(QStringLiteral("3 x 224 x 224"));
+    emit shape->editingFinished();
+    EXPECT_EQ(window.document()->project().model.input.shape, (Shape{3, 224, 224}));
+    ASSERT_TRUE(wait_simulation());
+    EXPECT_GT(iteration_time(), time_before);
+
+    QSignalSpy refused(&window, &MainWindow::refused);
+    shape = find<QLineEdit>(QStringLiteral("inputShape"));
+    shape->setText(QStringLiteral("3, -1"));
+    emit shape->editingFinished();
+    EXPECT_EQ(refused.count(), 1);
+    EXPECT_EQ(window.document()->project().model.input.shape, (Shape{3, 224, 224}));
+
+    find<QComboBox>(QStringLiteral("inputDtype"))->setCurrentText(QStringLiteral("float16"));
+    EXPECT_EQ(window.document()->project().model.input.dtype, DType::float16);
+    undo_all();
+    EXPECT_EQ(window.document()->project(), before);
+}
+
+TEST_F(EditingTest, TableTypeComboRefitsTheLayerAndShowsWhyItNoLongerFits) {
+    // conv1 becomes a relu: the input keeps 3 channels, and bn1 expects 64.
+    pick_in_table(0, ModelTableModel::Type, QStringLiteral("relu"));
+    const Project& p = window.document()->project();
+    EXPECT_EQ(p.model.layers[0].type, "relu");
+    EXPECT_EQ(p.model.layers[0].name, "conv1");
+    EXPECT_EQ(p.placement, before.placement);
+    QSignalSpy failed(window.runner(), &SimulationRunner::failed);
+    ASSERT_TRUE(failed.wait(10000));
+    EXPECT_FALSE(window.runner()->latest()->ok());
+    ProblemsPanel* problems = window.problemsPanel();
+    EXPECT_TRUE(problems->parentWidget()->isVisible());
+    QStringList paths;
+    for (int i = 0; i < problems->count(); ++i) {
+        paths << problems->item(i)->data(Qt::UserRole).toString();
+    }
+    EXPECT_FALSE(paths.filter(QStringLiteral("model.layers[1]")).isEmpty())
+        << paths.join(' ').toStdString();
+
+    // Back to a convolution: its parameters are refitted to the 3-channel
+    // input that reaches it, not copied from the layer it replaced.
+    pick_in_table(0, ModelTableModel::Type, QStringLiteral("conv2d"));
+    EXPECT_EQ(window.document()->project().model.layers[0].params["in_channels"], 3);
+    EXPECT_EQ(window.document()->undoStack()->count(), 2);
+    undo_all();
+    EXPECT_EQ(window.document()->project(), before);
+    ASSERT_TRUE(wait_simulation());
+    EXPECT_TRUE(window.runner()->latest()->ok());
+}
+
+TEST_F(EditingTest, TableDeviceComboOffersTheClusterDevices) {
+    const int first_of_second = before.model.layer_index("layer3.0");
+    pick_in_table(first_of_second, ModelTableModel::Device, QString::fromLatin1(kGpu0));
+    EXPECT_EQ(window.document()->project().placement[0].layers.back(), "layer3.0");
+    window.document()->undoStack()->undo();
+    EXPECT_EQ(window.document()->project(), before);
+}
+
+TEST_F(EditingTest, NodesAndContainersAreRenamedAndRemoved) {
+    ASSERT_TRUE(window.renameTopologyItem(QStringLiteral("node0"), QStringLiteral("alpha")));
+    EXPECT_EQ(window.document()->project().placement[1].device, "alpha/c0/gpu1");
+    ASSERT_TRUE(window.renameTopologyItem(QStringLiteral("alpha/c0"), QStringLiteral("box")));
+    EXPECT_EQ(window.document()->project().placement[0].device, "alpha/box/gpu0");
+    ASSERT_TRUE(wait_simulation());
+    EXPECT_TRUE(window.runner()->latest()->ok());
+    EXPECT_FALSE(window.renameTopologyItem(QStringLiteral("alpha"), QStringLiteral("a/b")));
+    EXPECT_FALSE(window.lastRefusal().isEmpty());
+
+    emit window.topologyView()->removeContainerRequested(QStringLiteral("alpha/box"));
+    EXPECT_TRUE(window.document()->project().placement.empty());
+    emit window.topologyView()->removeNodeRequested(QStringLiteral("alpha"));
+    EXPECT_TRUE(window.document()->project().topology.nodes.empty());
+    undo_all();
+    EXPECT_EQ(window.document()->project(), before);
+}
+
+TEST_F(EditingTest, DeviceLinkOverridesAreAddedEditedAndRemoved) {
+    window.inspector()->setSelection({Selection::Kind::device, -1, QString::fromLatin1(kGpu0)});
+    auto* other = find<QComboBox>(QStringLiteral("linkOtherDevice"));
+    ASSERT_EQ(other->count(), 1);
+    EXPECT_EQ(other->currentText(), QString::fromLatin1(kGpu1));
+    find<QPushButton>(QStringLiteral("linkAdd"))->click();
+    const auto& overrides = window.document()->project().topology.link_overrides;
+    ASSERT_EQ(overrides.size(), 1u);
+    // Adding starts from the level's figures, so it alone changes nothing.
+    EXPECT_EQ(overrides[0].link, before.topology.links.intra_container);
+
+    const double time_before = iteration_time();
+    auto* row = find<QWidget>(QStringLiteral("linkOverride0"));
+    const auto spins = row->findChildren<QDoubleSpinBox*>();
+    ASSERT_EQ(spins.size(), 2);
+    spins[0]->setValue(0.5);  // a slow link makes transfers show
+    EXPECT_DOUBLE_EQ(window.document()->project().topology.link_overrides[0].link.bandwidth_GBps,
+                     0.5);
+    ASSERT_TRUE(wait_simulation());
+    EXPECT_GT(iteration_time(), time_before);
+    // Every device already has its own link now: nothing left to add.
+    EXPECT_EQ(find<QComboBox>(QStringLiteral("linkOtherDevice"))->count(), 0);
+
+    row->findChild<QPushButton*>()->click();
+    EXPECT_TRUE(window.document()->project().topology.link_overrides.empty());
+    undo_all();
+    EXPECT_EQ(window.document()->project(), before);
+}
+
+TEST_F(EditingTest, TransferArrowsAreToggledFromTheLegendBar) {
+    auto* toggle = window.findChild<QToolButton*>(QStringLiteral("transferArrows"));
+    ASSERT_NE(toggle, nullptr);
+    TimelinePlot* plot = window.timelinePlot();
+    ASSERT_FALSE(plot->layout()->transfers().empty());
+    toggle->click();
+    EXPECT_TRUE(plot->showTransfers());
+    plot->replot(QCustomPlot::rpImmediateRefresh);
+    EXPECT_GT(plot->drawnTransfers(), 0);
+    toggle->click();
+    plot->replot(QCustomPlot::rpImmediateRefresh);
+    EXPECT_EQ(plot->drawnTransfers(), 0);
+}
+
+TEST_F(EditingTest, TheWindowFitsNarrowScreens) {
+    EXPECT_LE(window.minimumSizeHint().width(), 900);
+    window.resize(900, 640);
+    QCoreApplication::processEvents();
+    EXPECT_LE(window.width(), 900);
+}
+
+}  // namespace
+}  // namespace pipewright::gui
