@@ -168,9 +168,8 @@ void gains(benchmark::State& state, const Project& project) {
     const double uniform = simulate_split(project, pipewright::uniform_split(project),
                                           r.plan.schedule, r.plan.microbatches, fits);
     state.counters["uniform_fits"] = fits ? 1 : 0;
-    const double balanced =
-        simulate_split(project, pipewright::parameter_balanced_split(project), r.plan.schedule,
-                       r.plan.microbatches, fits);
+    const double balanced = simulate_split(project, pipewright::parameter_balanced_split(project),
+                                           r.plan.schedule, r.plan.microbatches, fits);
     state.counters["params_fits"] = fits ? 1 : 0;
     state.counters["plan_ms"] = plan * 1e3;
     state.counters["stages"] = static_cast<double>(r.plan.stages.size());

@@ -1,6 +1,7 @@
 #include "plan_command.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <filesystem>
 
@@ -14,8 +15,10 @@ namespace pipewright::cli {
 
 void add_plan_command(CLI::App& app, PlanArgs& args) {
     CLI::App* cmd = app.add_subcommand(
-        "plan", "Find the split of layers into stages, the schedule and the micro-batch count "
-                "with the shortest iteration that fits in memory");
+        "plan", "Choose stages, schedule and micro-batches for the fastest iteration that fits");
+    cmd->footer(
+        "Exit codes: 0 success, 1 invalid input or nothing fits (message on stderr), 2 usage "
+        "error.");
     cmd->add_option("project", args.project, "Project file (.json)")->required();
     cmd->add_option("--schedule", args.schedule,
                     "Plan for this schedule only (naive, gpipe, 1f1b, zb-h1)");
@@ -43,7 +46,8 @@ std::string fixed(double value, int decimals) {
 }
 
 std::string gain_text(double percent) {
-    return (percent >= 0 ? "+" : "") + fixed(percent, 1) + " %";
+    // Small gains keep a second decimal, so that +0.04 % does not read as none.
+    return (percent >= 0 ? "+" : "") + fixed(percent, std::fabs(percent) < 1 ? 2 : 1) + " %";
 }
 
 // Speed-up of the plan over another outcome, in percent.
@@ -112,13 +116,12 @@ void print_plan(std::ostream& out, const PlanResult& result, const Project& proj
     for (std::size_t k = 0; k < plan.stages.size(); ++k) {
         const auto& s = plan.stages[k];
         const DeviceMetrics* d = metrics_of(r, s.device);
-        stages.add_row(
-            {std::to_string(k), s.device,
-             std::to_string(s.first_layer) + "-" + std::to_string(s.last_layer),
-             layer_range(project, s), d ? format_duration(d->busy_s) : "-",
-             d ? format_bytes(static_cast<double>(d->peak_memory_bytes)) : "-",
-             d ? format_bytes(static_cast<double>(d->memory_capacity_bytes)) : "-",
-             d ? (d->fits ? "yes" : "NO") : "-"});
+        stages.add_row({std::to_string(k), s.device,
+                        std::to_string(s.first_layer) + "-" + std::to_string(s.last_layer),
+                        layer_range(project, s), d ? format_duration(d->busy_s) : "-",
+                        d ? format_bytes(static_cast<double>(d->peak_memory_bytes)) : "-",
+                        d ? format_bytes(static_cast<double>(d->memory_capacity_bytes)) : "-",
+                        d ? (d->fits ? "yes" : "NO") : "-"});
     }
     stages.print(out);
     out << '\n';
@@ -142,12 +145,12 @@ void print_plan(std::ostream& out, const PlanResult& result, const Project& proj
             peak = std::max(peak, d.peak_memory_bytes);
         }
         const auto g = gain_over(plan, o);
-        compare.add_row({label, std::to_string(o.stages.size()), x.schedule,
-                         std::to_string(x.microbatches) + " of " + std::to_string(x.microbatch_size),
-                         format_duration(x.iteration_time_s),
-                         format_rate(x.throughput_samples_per_s), format_percent(x.bubble_fraction),
-                         format_bytes(static_cast<double>(peak)), x.all_fit ? "yes" : "NO",
-                         is_plan ? "" : (g ? gain_text(*g) : "-")});
+        compare.add_row(
+            {label, std::to_string(o.stages.size()), x.schedule,
+             std::to_string(x.microbatches) + " of " + std::to_string(x.microbatch_size),
+             format_duration(x.iteration_time_s), format_rate(x.throughput_samples_per_s),
+             format_percent(x.bubble_fraction), format_bytes(static_cast<double>(peak)),
+             x.all_fit ? "yes" : "NO", is_plan ? "" : (g ? gain_text(*g) : "-")});
     };
     row("plan", plan, true);
     row("input", result.input, false);
@@ -190,9 +193,9 @@ nlohmann::json outcome_json(const Project& project, const PlanOutcome& o) {
         return j;
     }
     const nlohmann::json figures = report_to_json(*o.report);
-    for (const char* key : {"schedule", "batch_size", "microbatches", "microbatch_size",
-                            "iteration_time_s", "throughput_samples_per_s", "bubble_fraction",
-                            "all_fit", "devices"}) {
+    for (const char* key :
+         {"schedule", "batch_size", "microbatches", "microbatch_size", "iteration_time_s",
+          "throughput_samples_per_s", "bubble_fraction", "all_fit", "devices"}) {
         j[key] = figures[key];
     }
     return j;

@@ -325,8 +325,8 @@ std::string explain_infeasible(Context& context, const SearchSpec& spec) {
 
     std::vector<std::string> fixes;
     const auto verdict = [](double ratio) {
-        return ratio <= 1 ? "fits (" + times(ratio) + " of capacity)"
-                          : "still " + times(ratio) + " of capacity";
+        return ratio <= 1 ? "fits (" + times(ratio) + " the capacity)"
+                          : "still needs " + times(ratio) + " the capacity";
     };
     if (!context.checkpointing()) {
         const auto with = lightest(rule, table, stages, true);
@@ -340,8 +340,8 @@ std::string explain_infeasible(Context& context, const SearchSpec& spec) {
         const auto with = lightest(MemoryRule::one_f_one_b, small, stages, context.checkpointing());
         if (with.first.feasible) {
             fixes.push_back("1f1b with " + std::to_string(context.batch()) +
-                            " micro-batches (at most one per later stage in flight): " +
-                            verdict(with.first.value));
+                            " micro-batches (at most " + std::to_string(stages) +
+                            " in flight, not all of them): " + verdict(with.first.value));
         }
     } else if (m < context.batch() && rule != MemoryRule::gpipe) {
         const auto& small = context.table(context.batch());

@@ -352,6 +352,10 @@ std::vector<std::string> schedules_for(MemoryRule rule, const std::optional<std:
             // With one micro-batch GPipe is naive model parallelism.
             return {microbatches == 1 ? "naive" : "gpipe"};
         case MemoryRule::one_f_one_b:
+            // One micro-batch on one stage: every schedule is the same.
+            if (microbatches == 1) {
+                return {"naive"};
+            }
             return {"1f1b", "zb-h1"};
         case MemoryRule::zb_h1:
             return {"zb-h1"};
@@ -448,7 +452,7 @@ std::vector<Candidate> search_candidates(Context& context, const SearchSpec& spe
             const auto pos =
                 std::upper_bound(kept.begin(), kept.end(), c.estimate_s,
                                  [](double e, const Candidate& k) { return e < k.estimate_s; });
-            if (at(static_cast<int>(pos - kept.begin())) < spec.keep) {
+            if (static_cast<std::size_t>(pos - kept.begin()) < spec.keep) {
                 kept.insert(pos, std::move(c));
                 if (kept.size() > spec.keep) {
                     kept.pop_back();

@@ -110,7 +110,7 @@ class Checker {
                 int first_ok = prev_lo;
                 if (timed) {
                     const double send =
-                        last ? 0.0 : 0.5 * sl.next.transfer_seconds(table_.output_bytes[at(i - 1)]);
+                        last ? 0.0 : sl.next.transfer_seconds(table_.output_bytes[at(i - 1)]);
                     const double threshold = s[at(i)] + send - bound;
                     first_ok = static_cast<int>(
                         std::lower_bound(s.begin() + prev_lo, s.begin() + i, threshold) -
@@ -212,6 +212,7 @@ double ratio_of(const SplitProblem& problem, const std::vector<int>& first) {
 // Relative width at which bisection stops: far below any difference a user
 // or the simulator could see, far above rounding of the prefix sums.
 constexpr double kTolerance = 1e-9;
+constexpr int kMaxRounds = 200;
 
 }  // namespace
 
@@ -295,13 +296,15 @@ Split min_bottleneck_split(const SplitProblem& problem, int* checks) {
     double step = 1.1;
     double lo = 0;
     double hi = 0;
+    double best = 0;
     while (true) {
         if (try_bound(probe)) {
-            hi = bottleneck_of(problem, first);
+            best = bottleneck_of(problem, first);
+            hi = std::min(probe, best);
             out.first = first;
             break;
         }
-        if (probe >= ceiling) {
+        if (!(probe < ceiling)) {
             if (checks != nullptr) {
                 *checks += passes;
             }
@@ -311,11 +314,17 @@ Split min_bottleneck_split(const SplitProblem& problem, int* checks) {
         probe = std::min(probe * step, ceiling);
         step *= step;
     }
-    while (hi - lo > kTolerance * hi) {
+    // The interval at least halves every round, whatever rounding does to
+    // the bottleneck reached; the best split seen is kept.
+    for (int round = 0; round < kMaxRounds && hi - lo > kTolerance * hi; ++round) {
         const double mid = lo + (hi - lo) / 2;
         if (try_bound(mid)) {
-            hi = std::min(hi, bottleneck_of(problem, first));
-            out.first = first;
+            const double reached = bottleneck_of(problem, first);
+            if (reached < best) {
+                best = reached;
+                out.first = first;
+            }
+            hi = std::min(mid, reached);
         } else {
             lo = mid;
         }
@@ -324,7 +333,7 @@ Split min_bottleneck_split(const SplitProblem& problem, int* checks) {
         *checks += passes;
     }
     out.feasible = true;
-    out.value = bottleneck_of(problem, out.first);
+    out.value = best;
     return out;
 }
 
@@ -380,17 +389,22 @@ Split min_memory_ratio_split(const SplitProblem& problem) {
     }
     Checker checker(problem);
     double lo = 0;
-    while (hi - lo > kTolerance * hi) {
+    double best = hi;
+    for (int round = 0; round < kMaxRounds && hi - lo > kTolerance * hi; ++round) {
         const double mid = lo + (hi - lo) / 2;
         if (checker.feasible(kInfinity, mid, first)) {
-            hi = std::min(hi, ratio_of(problem, first));
-            out.first = first;
+            const double reached = ratio_of(problem, first);
+            if (reached < best) {
+                best = reached;
+                out.first = first;
+            }
+            hi = std::min(mid, reached);
         } else {
             lo = mid;
         }
     }
     out.feasible = true;
-    out.value = ratio_of(problem, out.first);
+    out.value = best;
     return out;
 }
 

@@ -165,7 +165,9 @@ struct RandomCase {
 };
 
 RandomCase random_case(std::mt19937& rng) {
-    const auto pick = [&](int lo, int hi) { return std::uniform_int_distribution<int>(lo, hi)(rng); };
+    const auto pick = [&](int lo, int hi) {
+        return std::uniform_int_distribution<int>(lo, hi)(rng);
+    };
     const auto uniform = [&](double lo, double hi) {
         return std::uniform_real_distribution<double>(lo, hi)(rng);
     };
@@ -244,7 +246,9 @@ RandomCase random_case(std::mt19937& rng) {
         }
     }
     c.microbatches =
-        c.schedule == "naive" ? 1 : divisors[static_cast<std::size_t>(pick(0, static_cast<int>(divisors.size()) - 1))];
+        c.schedule == "naive"
+            ? 1
+            : divisors[static_cast<std::size_t>(pick(0, static_cast<int>(divisors.size()) - 1))];
     return c;
 }
 
@@ -326,8 +330,8 @@ TEST(Planner, InFlightActivationsMatchTheSimulatedPeak) {
             continue;  // the rule is an estimate there (docs/planner.md)
         }
         const auto devices = p.topology.devices();
-        const int stages = std::min(static_cast<int>(devices.size()),
-                                    static_cast<int>(p.model.layers.size()));
+        const int stages =
+            std::min(static_cast<int>(devices.size()), static_cast<int>(p.model.layers.size()));
         if ((c.schedule == "1f1b" || c.schedule == "zb-h1") && c.microbatches < stages) {
             continue;
         }
@@ -358,9 +362,10 @@ TEST(Planner, InFlightActivationsMatchTheSimulatedPeak) {
             }
             if (t.activation_checkpointing) {
                 const int a = split[k].first_layer;
-                stash = a == 0 ? static_cast<double>(numel(p.model.input.shape)) *
-                                     brute.analyzed.microbatch_size * dtype_bytes(p.model.input.dtype)
-                               : layer_cost(brute.analyzed, a - 1, brute.specs[k], {}).output_bytes;
+                stash = a == 0
+                            ? static_cast<double>(numel(p.model.input.shape)) *
+                                  brute.analyzed.microbatch_size * dtype_bytes(p.model.input.dtype)
+                            : layer_cost(brute.analyzed, a - 1, brute.specs[k], {}).output_bytes;
             }
             const double expected = static_cast<double>(static_memory_bytes(params, t)) +
                                     full * stash + weight_only * weight_stash;
@@ -538,8 +543,11 @@ TEST(Planner, PutsTheFastDeviceWhereTheHeavyLayersAre) {
     p.model.input.shape = {width};
     for (int l = 0; l < 12; ++l) {
         const std::int64_t out = l < 6 ? 4096 : 256;
-        p.model.layers.push_back(
-            {"fc" + std::to_string(l), "linear", {{"in_features", width}, {"out_features", out}}, {}, {}});
+        p.model.layers.push_back({"fc" + std::to_string(l),
+                                  "linear",
+                                  {{"in_features", width}, {"out_features", out}},
+                                  {},
+                                  {}});
         width = out;
     }
     p.placement = {{"node0/c0/gpu0", layer_names(p)}};
@@ -549,7 +557,8 @@ TEST(Planner, PutsTheFastDeviceWhereTheHeavyLayersAre) {
     // It stays inside a node before crossing to the next.
     int crossings = 0;
     for (std::size_t k = 1; k < r.plan.stages.size(); ++k) {
-        crossings += r.plan.stages[k].device.substr(0, 5) != r.plan.stages[k - 1].device.substr(0, 5);
+        crossings +=
+            r.plan.stages[k].device.substr(0, 5) != r.plan.stages[k - 1].device.substr(0, 5);
     }
     EXPECT_LE(crossings, 1);
 }
@@ -595,7 +604,8 @@ TEST(Planner, ProfiledCostsMoveTheSplit) {
     const SplitResult split = best_split(project, options, 4, "gpipe", 2);
     ASSERT_TRUE(split.feasible);
     EXPECT_EQ(split.first_layer, (std::vector<int>{0, 1}));
-    profile.layers = {{"net0", 0.01, 0.01, 0.01, {}}, {"relu", 0.01, 0.01, 0, {}}, {"net1", 50, 50, 50, {}}};
+    profile.layers = {
+        {"net0", 0.01, 0.01, 0.01, {}}, {"relu", 0.01, 0.01, 0, {}}, {"net1", 50, 50, 50, {}}};
     const SplitResult other = best_split(project, options, 4, "gpipe", 2);
     EXPECT_EQ(other.first_layer, (std::vector<int>{0, 2}));
 }

@@ -48,17 +48,17 @@ struct PlanOutcome {
 struct PlanStatistics {
     int split_searches = 0;  // DP runs (one per device sequence, stage count, micro-batch count)
     int simulations = 0;
-    double search_s = 0;  // choosing the candidates (device orders, tables, DP)
+    double search_s = 0;   // choosing the candidates (device orders, tables, DP)
     double elapsed_s = 0;  // the whole plan, simulations included
 };
 
 struct PlanResult {
     bool feasible = false;
-    PlanOutcome plan;          // the fastest candidate that fits (when feasible)
-    double bottleneck_s = 0;   // the DP's slowest stage of the plan (0 if the input won)
-    Project project;           // the input project with the plan applied
-    PlanOutcome input;         // the project as given (with the fixed schedule/micro-batches)
-    PlanOutcome uniform;       // equal layer counts over all devices
+    PlanOutcome plan;              // the fastest candidate that fits (when feasible)
+    double bottleneck_s = 0;       // the DP's slowest stage of the plan (0 if the input won)
+    Project project;               // the input project with the plan applied
+    PlanOutcome input;             // the project as given (with the fixed schedule/micro-batches)
+    PlanOutcome uniform;           // equal layer counts over all devices
     std::string why_nothing_fits;  // when !feasible: the tightest need and what would fit
     PlanStatistics statistics;
 };
@@ -101,9 +101,8 @@ struct InFlight {
 // Equal parameter counts per stage over the same devices (DeepSpeed's
 // partition_method="parameters"): the contiguous split whose largest stage
 // has the fewest parameters.
-[[nodiscard]] std::vector<PlannedStage> parameter_balanced_split(const Project& project,
-                                                                 const DeviceCatalog* catalog =
-                                                                     nullptr);
+[[nodiscard]] std::vector<PlannedStage> parameter_balanced_split(
+    const Project& project, const DeviceCatalog* catalog = nullptr);
 
 // The project with this placement, schedule and micro-batch count.
 [[nodiscard]] Project with_placement(const Project& project,

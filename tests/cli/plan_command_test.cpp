@@ -1,0 +1,217 @@
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include <nlohmann/json.hpp>
+
+#include "commands.h"
+#include "pipewright/core/project_io.h"
+#include "pipewright/sim/profile.h"
+
+namespace pipewright {
+namespace {
+
+namespace fs = std::filesystem;
+const fs::path kExamples = fs::path(PIPEWRIGHT_ASSETS_DIR) / "examples";
+
+struct Result {
+    int code = 0;
+    std::string out;
+    std::string err;
+};
+
+Result run_cli(const std::vector<std::string>& args) {
+    std::vector<const char*> argv{"pipewright"};
+    for (const auto& a : args) {
+        argv.push_back(a.c_str());
+    }
+    std::ostringstream out;
+    std::ostringstream err;
+    Result r;
+    r.code = cli::run(static_cast<int>(argv.size()), argv.data(), out, err);
+    r.out = out.str();
+    r.err = err.str();
+    return r;
+}
+
+std::string example(const std::string& name) {
+    return (kExamples / name).string();
+}
+
+class TempDir {
+  public:
+    TempDir() {
+        path_ = fs::temp_directory_path() / ("pipewright-plan-test-" + std::to_string(::getpid()) +
+                                             "-" + std::to_string(counter_++));
+        fs::create_directories(path_);
+    }
+    ~TempDir() { fs::remove_all(path_); }
+    TempDir(const TempDir&) = delete;
+    TempDir& operator=(const TempDir&) = delete;
+    [[nodiscard]] fs::path operator/(const std::string& name) const { return path_ / name; }
+
+  private:
+    static inline int counter_ = 0;
+    fs::path path_;
+};
+
+TEST(PlanCommand, PrintsThePlacementAndTheComparison) {
+    auto r = run_cli({"plan", example("resnet50-2gpu-pipelined.json")});
+    ASSERT_EQ(r.code, 0) << r.err;
+    EXPECT_TRUE(r.err.empty()) << r.err;
+    for (const char* text :
+         {"Chosen", "Iteration", "samples/s", "node0/c0/gpu0", "node0/c0/gpu1", "conv1 … ", "… fc",
+          "plan", "input", "uniform", "plan gain", "over the input placement", "--apply"}) {
+        EXPECT_NE(r.out.find(text), std::string::npos) << text << "\n" << r.out;
+    }
+    // Each stage row shows its device's peak memory against its capacity.
+    EXPECT_NE(r.out.find("40.0 GiB  yes"), std::string::npos) << r.out;
+}
+
+TEST(PlanCommand, JsonHasThePlanAndTheSameFiguresForTheComparisons) {
+    auto r = run_cli({"plan", example("resnet50-2gpu-pipelined.json"), "--json"});
+    ASSERT_EQ(r.code, 0) << r.err;
+    const auto j = nlohmann::json::parse(r.out);
+    for (const char* key :
+         {"placement", "schedule", "microbatches", "iteration_time_s", "throughput_samples_per_s",
+          "bubble_fraction", "devices", "baseline", "uniform"}) {
+        EXPECT_TRUE(j.contains(key)) << key;
+    }
+    EXPECT_TRUE(j["feasible"].get<bool>());
+    ASSERT_EQ(j["placement"].size(), 2u);
+    EXPECT_EQ(j["placement"][0]["layers"][0], "conv1");
+    EXPECT_EQ(j["placement"][1]["layers"].back(), "fc");
+    EXPECT_EQ(j["placement"][0]["last_layer"].get<int>() + 1,
+              j["placement"][1]["first_layer"].get<int>());
+    for (const char* other : {"baseline", "uniform"}) {
+        const auto& o = j[other];
+        for (const char* key :
+             {"placement", "schedule", "microbatches", "iteration_time_s",
+              "throughput_samples_per_s", "bubble_fraction", "devices", "gain_percent"}) {
+            EXPECT_TRUE(o.contains(key)) << other << "." << key;
+        }
+        EXPECT_LE(j["iteration_time_s"].get<double>(), o["iteration_time_s"].get<double>());
+    }
+    EXPECT_EQ(j["baseline"]["schedule"], "gpipe");
+    EXPECT_EQ(j["baseline"]["microbatches"], 6);
+    for (const auto& d : j["devices"]) {
+        EXPECT_LE(d["peak_memory_bytes"].get<std::int64_t>(),
+                  d["memory_capacity_bytes"].get<std::int64_t>());
+    }
+}
+
+TEST(PlanCommand, ApplyWritesAProjectThatValidatesAndSimulatesAsPredicted) {
+    TempDir dir;
+    const auto out = (dir / "planned.json").string();
+    auto plan =
+        run_cli({"plan", example("resnet50-2gpu-pipelined.json"), "--json", "--apply", out});
+    ASSERT_EQ(plan.code, 0) << plan.err;
+    ASSERT_TRUE(fs::exists(out));
+    auto validate = run_cli({"validate", out});
+    EXPECT_EQ(validate.code, 0) << validate.err;
+    auto simulate = run_cli({"simulate", out, "--json"});
+    ASSERT_EQ(simulate.code, 0) << simulate.err;
+    const auto p = nlohmann::json::parse(plan.out);
+    const auto s = nlohmann::json::parse(simulate.out);
+    EXPECT_DOUBLE_EQ(s["iteration_time_s"].get<double>(), p["iteration_time_s"].get<double>());
+    EXPECT_EQ(s["schedule"], p["schedule"]);
+    EXPECT_EQ(s["microbatches"], p["microbatches"]);
+    // Everything but the placement and the training choices is kept.
+    const auto original = load_project_file(example("resnet50-2gpu-pipelined.json"));
+    const auto planned = load_project_file(out);
+    EXPECT_EQ(planned.project->model, original.project->model);
+    EXPECT_EQ(planned.project->topology, original.project->topology);
+    EXPECT_EQ(planned.project->training.optimizer, original.project->training.optimizer);
+}
+
+TEST(PlanCommand, HonoursScheduleAndMicroBatches) {
+    auto r = run_cli({"plan", example("resnet50-2gpu-pipelined.json"), "--json", "--schedule",
+                      "1f1b", "-m", "12"});
+    ASSERT_EQ(r.code, 0) << r.err;
+    const auto j = nlohmann::json::parse(r.out);
+    EXPECT_EQ(j["schedule"], "1f1b");
+    EXPECT_EQ(j["microbatches"], 12);
+    EXPECT_EQ(j["baseline"]["schedule"], "1f1b");
+}
+
+TEST(PlanCommand, NothingFitsExitsOneAndSaysWhatWould) {
+    auto loaded = load_project_file(example("resnet50-2gpu-pipelined.json"));
+    for (auto& d : loaded.project->topology.nodes[0].containers[0].devices) {
+        d.overrides.memory_GiB = 0.1;
+    }
+    TempDir dir;
+    const auto path = (dir / "tight.json").string();
+    save_project_file(*loaded.project, path);
+    const auto applied = (dir / "never.json").string();
+    auto r = run_cli({"plan", path, "--apply", applied});
+    EXPECT_EQ(r.code, 1);
+    EXPECT_TRUE(r.out.empty()) << r.out;
+    EXPECT_NE(r.err.find("nothing fits in memory"), std::string::npos) << r.err;
+    EXPECT_NE(r.err.find("more devices"), std::string::npos) << r.err;
+    EXPECT_FALSE(fs::exists(applied));
+}
+
+TEST(PlanCommand, BadInputAndUsage) {
+    auto unknown = run_cli({"plan", example("dummy-2gpu.json"), "--schedule", "fast"});
+    EXPECT_EQ(unknown.code, 1);
+    EXPECT_NE(unknown.err.find("--schedule: unknown schedule \"fast\""), std::string::npos)
+        << unknown.err;
+    auto interleaved =
+        run_cli({"plan", example("dummy-2gpu.json"), "--schedule", "interleaved-1f1b"});
+    EXPECT_EQ(interleaved.code, 1);
+    EXPECT_NE(interleaved.err.find("one stage per device"), std::string::npos) << interleaved.err;
+    auto divisor = run_cli({"plan", example("dummy-2gpu.json"), "-m", "5"});
+    EXPECT_EQ(divisor.code, 1);
+    EXPECT_NE(divisor.err.find("--microbatches"), std::string::npos) << divisor.err;
+    auto missing = run_cli({"plan", "/no/such/project.json"});
+    EXPECT_EQ(missing.code, 1);
+    EXPECT_FALSE(missing.err.empty());
+    EXPECT_EQ(run_cli({"plan"}).code, 2);
+    EXPECT_EQ(run_cli({"plan", example("dummy-2gpu.json"), "-m", "0"}).code, 2);
+    EXPECT_EQ(run_cli({"plan", example("dummy-2gpu.json"), "--bogus"}).code, 2);
+}
+
+TEST(PlanCommand, UsesAMeasuredProfile) {
+    Profile profile;
+    profile.device_kind = "cuda";
+    profile.device_name = "test";
+    profile.microbatch_size = 8;
+    // net1 dominates: the plan must give it a device of its own.
+    profile.layers = {
+        {"net0", 0.01, 0.01, 0.01, {}}, {"relu", 0.01, 0.01, 0, {}}, {"net1", 40, 40, 40, {}}};
+    TempDir dir;
+    const auto path = (dir / "profile.json").string();
+    {
+        std::ofstream f(path);
+        f << profile_to_json(profile).dump();
+    }
+    auto r = run_cli({"plan", example("dummy-2gpu.json"), "--profile", path, "--json", "--schedule",
+                      "gpipe", "-m", "4"});
+    ASSERT_EQ(r.code, 0) << r.err;
+    const auto j = nlohmann::json::parse(r.out);
+    // One device is as fast as two when net1 is the whole cost.
+    const auto& last = j["placement"].back();
+    EXPECT_EQ(last["layers"].back(), "net1");
+    EXPECT_GT(j["baseline"]["iteration_time_s"].get<double>(), 0.3);
+    EXPECT_LE(j["iteration_time_s"].get<double>(), j["baseline"]["iteration_time_s"].get<double>());
+}
+
+TEST(PlanCommand, PlansEveryShippedExample) {
+    for (const auto& entry : fs::directory_iterator(kExamples)) {
+        if (entry.path().extension() != ".json") {
+            continue;
+        }
+        auto r = run_cli({"plan", entry.path().string(), "--json"});
+        ASSERT_EQ(r.code, 0) << entry.path() << "\n" << r.err;
+        const auto j = nlohmann::json::parse(r.out);
+        EXPECT_LE(j["iteration_time_s"].get<double>(),
+                  j["baseline"]["iteration_time_s"].get<double>())
+            << entry.path();
+    }
+}
+
+}  // namespace
+}  // namespace pipewright
