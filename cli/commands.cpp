@@ -4,6 +4,7 @@
 #include <filesystem>
 
 #include "catalog_commands.h"
+#include "compare_command.h"
 #include "pipewright/core/project_io.h"
 #include "plan_command.h"
 #include "run_command.h"
@@ -108,6 +109,8 @@ int run(int argc, const char* const* argv, std::ostream& out, std::ostream& err)
     add_run_command(app, run_args);
     WorkerArgs worker_args;
     add_worker_command(app, worker_args);
+    CompareArgs compare;
+    add_compare_command(app, compare);
 
     ValidateArgs validate;
     CLI::App* validate_cmd =
@@ -142,6 +145,9 @@ int run(int argc, const char* const* argv, std::ostream& out, std::ostream& err)
     }
     if (app.got_subcommand("worker")) {
         return run_worker_command(worker_args, err);
+    }
+    if (app.got_subcommand("compare")) {
+        return run_compare(compare, out, err);
     }
     if (app.got_subcommand("validate")) {
         return run_validate(validate, out, err);

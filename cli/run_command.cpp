@@ -111,7 +111,9 @@ void add_run_command(CLI::App& app, RunArgs& a) {
 }
 
 void add_worker_command(CLI::App& app, WorkerArgs& w) {
-    CLI::App* cmd = app.add_subcommand("worker", "");  // empty description: hidden from --help
+    // Internal: started by the launcher, hidden from --help.
+    CLI::App* cmd = app.add_subcommand("worker", "One rank of a run (started by run)");
+    cmd->group("");
     add_training_options(cmd, w.run);
     cmd->add_option("--rank", w.rank)->required();
     cmd->add_option("--world", w.world)->required();

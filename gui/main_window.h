@@ -49,6 +49,9 @@ class MainWindow : public QMainWindow {
     bool insertPaletteEntry(const QString& entry, int row, const QString& device = {});
     // Re-simulates on this thread and updates every view (--screenshot).
     void simulateNow();
+    // Replaces the placement, schedule and micro-batches with the planner's
+    // best (main_window_plan.cpp); undoable. Returns false when nothing fits.
+    bool autoPlan();
     void setDarkTheme(bool dark);
 
     [[nodiscard]] QString lastRefusal() const { return last_refusal_; }

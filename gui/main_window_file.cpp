@@ -129,6 +129,12 @@ void MainWindow::build_actions() {
                             tabs_->setCurrentIndex(2);
                             comparison_->compare(document_->project(), base_dir());
                         });
+    QAction* plan =
+        simulate->addAction(tr("&Auto-plan"), QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_P), this,
+                            [this] { autoPlan(); });
+    plan->setStatusTip(
+        tr("Find the fastest split of the layers over the devices, schedule and micro-batch "
+           "count that fits in memory (undoable)"));
     QAction* run = simulate->addAction(tr("&Run on Local Devices"));
     run->setEnabled(false);
     run->setStatusTip(

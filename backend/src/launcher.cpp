@@ -144,7 +144,8 @@ struct Workers {
 
 std::string fmt_ms(double s) {
     std::ostringstream o;
-    o.precision(3);
+    o.setf(std::ios::fixed);
+    o.precision(1);
     o << s * 1000 << " ms";
     return o.str();
 }
@@ -335,6 +336,8 @@ RunOutcome launch_run(const RunOptions& o, std::ostream& err) {
                              .dump());
             } else {
                 std::ostringstream l;
+                l.setf(std::ios::fixed);
+                l.precision(4);
                 l << "step " << next_progress << "/" << steps << "  loss "
                   << p.at("loss").get<double>() << "  "
                   << fmt_ms(p.at("iteration_time_s").get<double>());

@@ -13,6 +13,7 @@
 
 #include "backend_test_util.h"
 #include "pipewright/core/project_io.h"
+#include "pipewright/core/timeline.h"
 
 namespace pipewright {
 namespace {
@@ -115,9 +116,12 @@ TEST(Launcher, KilledWorkerStopsTheRunNamingTheRank) {
     pid_t other = 0;
     const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
     while (std::chrono::steady_clock::now() < deadline) {
-        std::ifstream in(out / "run.log");
-        const std::string log((std::istreambuf_iterator<char>(in)),
-                              std::istreambuf_iterator<char>());
+        std::string log;
+        try {
+            log = read_text_file(out / "run.log");
+        } catch (const std::exception&) {
+            // not written yet
+        }
         std::smatch m;
         if (std::regex_search(log, m, pid_line) && log.find("step 2/") != std::string::npos) {
             victim = std::stoi(m[1]);

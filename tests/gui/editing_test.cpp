@@ -241,3 +241,24 @@ TEST_F(EditingTest, TheWindowFitsNarrowScreens) {
 
 }  // namespace
 }  // namespace pipewright::gui
+
+namespace pipewright::gui {
+namespace {
+
+class AutoPlanTest : public EditingTest {};
+
+TEST_F(AutoPlanTest, AutoPlanMakesTheLayoutFasterAndUndoRestoresIt) {
+    ASSERT_NE(window.runner()->latest(), nullptr);
+    const double before_time = iteration_time();
+    ASSERT_TRUE(window.autoPlan());
+    EXPECT_NE(window.document()->project(), before);
+    // The shipped split cuts after layer2.3; the plan balances the two GPUs.
+    EXPECT_NE(window.document()->project().placement, before.placement);
+    ASSERT_TRUE(wait_simulation());
+    EXPECT_LT(iteration_time(), before_time);
+    window.document()->undoStack()->undo();
+    EXPECT_EQ(window.document()->project(), before);
+}
+
+}  // namespace
+}  // namespace pipewright::gui
