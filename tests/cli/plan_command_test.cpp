@@ -7,6 +7,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "cli_test_support.h"
 #include "commands.h"
 #include "pipewright/core/project_io.h"
 #include "pipewright/sim/profile.h"
@@ -17,46 +18,10 @@ namespace {
 namespace fs = std::filesystem;
 const fs::path kExamples = fs::path(PIPEWRIGHT_ASSETS_DIR) / "examples";
 
-struct Result {
-    int code = 0;
-    std::string out;
-    std::string err;
-};
-
-Result run_cli(const std::vector<std::string>& args) {
-    std::vector<const char*> argv{"pipewright"};
-    for (const auto& a : args) {
-        argv.push_back(a.c_str());
-    }
-    std::ostringstream out;
-    std::ostringstream err;
-    Result r;
-    r.code = cli::run(static_cast<int>(argv.size()), argv.data(), out, err);
-    r.out = out.str();
-    r.err = err.str();
-    return r;
-}
-
-std::string example(const std::string& name) {
-    return (kExamples / name).string();
-}
-
-class TempDir {
-  public:
-    TempDir() {
-        path_ = fs::temp_directory_path() / ("pipewright-plan-test-" + std::to_string(::getpid()) +
-                                             "-" + std::to_string(counter_++));
-        fs::create_directories(path_);
-    }
-    ~TempDir() { fs::remove_all(path_); }
-    TempDir(const TempDir&) = delete;
-    TempDir& operator=(const TempDir&) = delete;
-    [[nodiscard]] fs::path operator/(const std::string& name) const { return path_ / name; }
-
-  private:
-    static inline int counter_ = 0;
-    fs::path path_;
-};
+using testing::example;
+using testing::run_cli;
+using testing::TempDir;
+using Result = testing::CliResult;
 
 TEST(PlanCommand, PrintsThePlacementAndTheComparison) {
     auto r = run_cli({"plan", example("resnet50-2gpu-pipelined.json")});
