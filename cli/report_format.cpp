@@ -14,61 +14,7 @@ std::string fixed(double value, int decimals) {
     return buffer;
 }
 
-std::string with_unit(double value, const char* unit) {
-    const double a = std::fabs(value);
-    return fixed(value, a >= 100 ? 0 : a >= 10 ? 1 : 2) + " " + unit;
-}
-
 }  // namespace
-
-std::string format_duration(double seconds) {
-    const double a = std::fabs(seconds);
-    if (a == 0) {
-        return "0 s";
-    }
-    if (a < 1e-6) {
-        return with_unit(seconds * 1e9, "ns");
-    }
-    if (a < 1e-3) {
-        return with_unit(seconds * 1e6, "µs");
-    }
-    if (a < 1) {
-        return with_unit(seconds * 1e3, "ms");
-    }
-    if (a < 600) {
-        return with_unit(seconds, "s");
-    }
-    return with_unit(seconds / 60, "min");
-}
-
-std::string format_bytes(double bytes) {
-    static const char* const units[] = {"B", "KiB", "MiB", "GiB", "TiB", "PiB"};
-    std::size_t u = 0;
-    while (std::fabs(bytes) >= 1024 && u + 1 < std::size(units)) {
-        bytes /= 1024;
-        ++u;
-    }
-    return u == 0 ? fixed(bytes, 0) + " B" : with_unit(bytes, units[u]);
-}
-
-std::string format_percent(double fraction) {
-    return fixed(fraction * 100, 1) + " %";
-}
-
-std::string format_rate(double per_second) {
-    const double a = std::fabs(per_second);
-    std::string digits = fixed(per_second, a >= 100 ? 0 : a >= 10 ? 1 : 2);
-    const auto dot = digits.find('.');
-    std::string whole = digits.substr(0, dot);
-    std::string grouped;
-    for (std::size_t i = 0; i < whole.size(); ++i) {
-        if (i > 0 && (whole.size() - i) % 3 == 0 && whole[i - 1] != '-') {
-            grouped += ',';
-        }
-        grouped += whole[i];
-    }
-    return dot == std::string::npos ? grouped : grouped + digits.substr(dot);
-}
 
 TextTable::TextTable(std::vector<std::string> header) {
     right_.assign(header.size(), false);

@@ -7,19 +7,11 @@
 
 #include <nlohmann/json.hpp>
 
+#include "pipewright/core/quantity_format.h"
 #include "pipewright/sim/schedule_comparison.h"
 #include "pipewright/sim/simulation.h"
 
 namespace pipewright::cli {
-
-// "41.2 ms", "3.05 s", "820 µs"
-[[nodiscard]] std::string format_duration(double seconds);
-// "5.2 GiB", "512 KiB"
-[[nodiscard]] std::string format_bytes(double bytes);
-// "18.3 %"
-[[nodiscard]] std::string format_percent(double fraction);
-// "2,912.4"
-[[nodiscard]] std::string format_rate(double per_second);
 
 // Left-aligned text table with a header row; columns padded to fit.
 class TextTable {

@@ -1,0 +1,16 @@
+#pragma once
+
+#include <string>
+
+namespace pipewright {
+
+// How quantities read in every front end (command line, studio, reports):
+// "41.2 ms", "5.20 GiB", "18.3 %", "2,912", "23.5 M".
+[[nodiscard]] std::string format_duration(double seconds);
+[[nodiscard]] std::string format_bytes(double bytes);
+[[nodiscard]] std::string format_percent(double fraction);
+[[nodiscard]] std::string format_rate(double per_second);
+// Decimal magnitudes for counts (FLOPs, parameters).
+[[nodiscard]] std::string format_count(double value);
+
+}  // namespace pipewright
