@@ -1,7 +1,9 @@
 #include "pipewright/core/analysis.h"
 
 #include <gtest/gtest.h>
+
 #include <unistd.h>
+#include "diagnostic_matchers.h"
 
 #include <algorithm>
 #include <atomic>
@@ -81,32 +83,8 @@ Diagnostics failures(const json& j, const AnalysisOptions& options = {}) {
     return d;
 }
 
-bool contains(const std::string& text, const std::string& fragment) {
-    return text.find(fragment) != std::string::npos;
-}
-
-::testing::AssertionResult has_diagnostic(const Diagnostics& d, const std::string& path,
-                                          std::initializer_list<std::string> fragments = {}) {
-    for (const auto& item : d.items()) {
-        if (item.path != path) {
-            continue;
-        }
-        bool all = true;
-        for (const auto& f : fragments) {
-            all = all && contains(item.message, f);
-        }
-        if (all) {
-            return ::testing::AssertionSuccess();
-        }
-    }
-    std::string wanted;
-    for (const auto& f : fragments) {
-        wanted += " \"" + f + "\"";
-    }
-    return ::testing::AssertionFailure()
-           << "no diagnostic at \"" << path << "\" containing" << wanted << "; got:\n"
-           << d.format();
-}
+using testing::contains;
+using testing::has_diagnostic;
 
 // A diagnostic whose path starts with `prefix` and whose message holds every fragment.
 ::testing::AssertionResult has_diagnostic_under(const Diagnostics& d, const std::string& prefix,

@@ -1,8 +1,10 @@
 #include "pipewright/core/project_io.h"
 
 #include <gtest/gtest.h>
+
 #include <sys/stat.h>
 #include <unistd.h>
+#include "diagnostic_matchers.h"
 
 #include <algorithm>
 #include <atomic>
@@ -92,33 +94,8 @@ Project parse_ok(const json& j) {
     return p.value_or(Project{});
 }
 
-bool contains(const std::string& text, const std::string& fragment) {
-    return text.find(fragment) != std::string::npos;
-}
-
-// Succeeds when some diagnostic has exactly `path` and a message holding every fragment.
-::testing::AssertionResult has_diagnostic(const Diagnostics& d, const std::string& path,
-                                          std::initializer_list<std::string> fragments = {}) {
-    for (const auto& item : d.items()) {
-        if (item.path != path) {
-            continue;
-        }
-        bool all = true;
-        for (const auto& f : fragments) {
-            all = all && contains(item.message, f);
-        }
-        if (all) {
-            return ::testing::AssertionSuccess();
-        }
-    }
-    std::string wanted;
-    for (const auto& f : fragments) {
-        wanted += " \"" + f + "\"";
-    }
-    return ::testing::AssertionFailure()
-           << "no diagnostic at \"" << path << "\" containing" << wanted << "; got:\n"
-           << d.format();
-}
+using testing::contains;
+using testing::has_diagnostic;
 
 // A project that uses every optional feature of the format.
 Project full_project() {
