@@ -24,11 +24,7 @@ void add_plan_command(CLI::App& app, PlanArgs& args) {
                     "Plan for this schedule only (naive, gpipe, 1f1b, zb-h1)");
     cmd->add_option("--microbatches,-m", args.microbatches, "Plan for this micro-batch count only")
         ->check(CLI::PositiveNumber);
-    cmd->add_option("--profile", args.profile,
-                    "Measured costs from `pipewright profile` instead of the analytic model");
-    cmd->add_option("--efficiency", args.efficiency,
-                    "Fraction of peak FLOP/s reached by the analytic model (default 0.5)")
-        ->check(CLI::Range(0.001, 1.0));
+    add_cost_options(*cmd, args.costs);
     cmd->add_flag("--json", args.json, "Print the plan and its comparisons as one JSON object");
     cmd->add_option("--apply", args.apply, "Write the project with the plan applied to this file");
 }
@@ -238,19 +234,12 @@ int run_plan(const PlanArgs& args, std::ostream& out, std::ostream& err) {
     options.schedule = args.schedule;
     options.microbatches = args.microbatches;
     options.base_dir = std::filesystem::path(args.project).parent_path();
-    if (args.efficiency > 0) {
-        options.costs.efficiency = args.efficiency;
-    }
     std::optional<Profile> profile;
-    if (args.profile) {
-        try {
-            profile = load_profile_file(*args.profile);
-        } catch (const InputError& e) {
-            print_problems(err, *args.profile, e.diagnostics());
-            return kInvalidInput;
-        }
-        options.costs.profile = &*profile;
+    const auto costs = cost_model_options(args.costs, profile, err);
+    if (!costs) {
+        return kInvalidInput;
     }
+    options.costs = *costs;
 
     PlanResult result;
     try {

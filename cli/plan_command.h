@@ -6,14 +6,15 @@
 
 #include <CLI/CLI.hpp>
 
+#include "cost_options.h"
+
 namespace pipewright::cli {
 
 struct PlanArgs {
     std::string project;
     std::optional<std::string> schedule;
     std::optional<int> microbatches;
-    std::optional<std::string> profile;
-    double efficiency = 0;  // 0: the cost model's default
+    CostArgs costs;  // --profile, --efficiency
     bool json = false;
     std::optional<std::string> apply;
 };

@@ -25,11 +25,7 @@ void add_simulate_command(CLI::App& app, SimulateArgs& args) {
         ->check(CLI::PositiveNumber);
     cmd->add_option("--batch-size,-b", args.batch_size, "Samples per iteration")
         ->check(CLI::PositiveNumber);
-    cmd->add_option("--profile", args.profile,
-                    "Measured costs from `pipewright profile` instead of the analytic model");
-    cmd->add_option("--efficiency", args.efficiency,
-                    "Fraction of peak FLOP/s reached by the analytic model (default 0.5)")
-        ->check(CLI::Range(0.001, 1.0));
+    add_cost_options(*cmd, args.costs);
     cmd->add_flag("--json", args.json, "Print the result as one JSON object");
     cmd->add_flag("--compare-schedules", args.compare_schedules,
                   "Simulate every schedule and the single-device baseline side by side");
@@ -66,20 +62,12 @@ int run_simulate(const SimulateArgs& args, std::ostream& out, std::ostream& err)
         return kUsage;
     }
 
-    CostModelOptions costs;
-    if (args.efficiency > 0) {
-        costs.efficiency = args.efficiency;
-    }
     std::optional<Profile> profile;
-    if (args.profile) {
-        try {
-            profile = load_profile_file(*args.profile);
-        } catch (const InputError& e) {
-            print_problems(err, *args.profile, e.diagnostics());
-            return kInvalidInput;
-        }
-        costs.profile = &*profile;
+    const auto cost_options = cost_model_options(args.costs, profile, err);
+    if (!cost_options) {
+        return kInvalidInput;
     }
+    const CostModelOptions& costs = *cost_options;
 
     if (args.compare_schedules) {
         LoadedProject loaded = load_project_file(args.project);

@@ -6,6 +6,8 @@
 
 #include <CLI/CLI.hpp>
 
+#include "cost_options.h"
+
 namespace pipewright::cli {
 
 struct SimulateArgs {
@@ -14,8 +16,7 @@ struct SimulateArgs {
     std::optional<std::string> schedule_csv;
     std::optional<int> microbatches;
     std::optional<int> batch_size;
-    std::optional<std::string> profile;
-    double efficiency = 0;  // 0: the cost model's default
+    CostArgs costs;  // --profile, --efficiency
     bool json = false;
     bool compare_schedules = false;
     std::optional<std::string> trace;
