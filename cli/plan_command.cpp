@@ -21,7 +21,7 @@ void add_plan_command(CLI::App& app, PlanArgs& args) {
         "error.");
     cmd->add_option("project", args.project, "Project file (.json)")->required();
     cmd->add_option("--schedule", args.schedule,
-                    "Plan for this schedule only (naive, gpipe, 1f1b, zb-h1)");
+                    "Plan for this schedule only (naive, gpipe, 1f1b, interleaved-1f1b, zb-h1)");
     cmd->add_option("--microbatches,-m", args.microbatches, "Plan for this micro-batch count only")
         ->check(CLI::PositiveNumber);
     add_cost_options(*cmd, args.costs);

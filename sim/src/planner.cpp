@@ -68,12 +68,6 @@ void check_options(const Project& project, const PlanOptions& options) {
             throw InputError("--schedule", "unknown schedule \"" + *options.schedule +
                                                "\" (known: " + known + ")");
         }
-        if (info->name == "interleaved-1f1b") {
-            throw InputError("--schedule", "the planner places one stage per device, but " +
-                                               info->name +
-                                               " needs several stages on every device; plan with "
-                                               "1f1b or zb-h1, or simulate a looped placement");
-        }
     }
     const int batch = project.training.batch_size;
     if (batch < 1) {
@@ -124,6 +118,35 @@ void simulate_outcome(PlanOutcome& outcome, const Project& project, const Analys
     } catch (const std::exception& e) {
         outcome.reason = e.what();
     }
+}
+
+// Interleaved 1F1B needs p >= 2 devices, two layers per device at least (two
+// stages each) and a micro-batch count that is a multiple of p.
+void check_interleaved_possible(const Context& context, const std::vector<int>& microbatches) {
+    const int most = std::min(context.devices(), context.layers() / 2);
+    for (int p = 2; p <= most; ++p) {
+        for (int m : microbatches) {
+            if (m >= p && m % p == 0) {
+                return;
+            }
+        }
+    }
+    std::string why;
+    if (context.devices() < 2) {
+        why = "the cluster has one device";
+    } else if (context.layers() < 4) {
+        why = "the model has " + std::to_string(context.layers()) +
+              " layers, and two stages on each of two devices take at least 4";
+    } else {
+        why = "no allowed micro-batch count is a multiple of a device count from 2 to " +
+              std::to_string(most) + " (the batch is " + std::to_string(context.batch()) +
+              " samples)";
+    }
+    throw InputError("--schedule",
+                     "interleaved-1f1b loops at least two stages over each of at "
+                     "least two devices, with a multiple of the device count as "
+                     "micro-batches; here " +
+                         why);
 }
 
 AnalysisOptions analysis_options(const PlanOptions& options) {
@@ -239,6 +262,11 @@ SplitResult best_split(const Project& project, const PlanOptions& options, int m
     checked.schedule = schedule;
     checked.microbatches = microbatches;
     check_options(project, checked);
+    if (schedule == "interleaved-1f1b") {
+        throw InputError("schedule",
+                         "best_split places one stage per device; interleaved-1f1b "
+                         "needs a looped placement (plan_pipeline searches those)");
+    }
     Context context(project, options);
     const auto& table = context.table(microbatches);
     const MemoryRule rule = planner::rule_of(schedule);
@@ -406,8 +434,11 @@ PlanResult plan_pipeline(const Project& project, const PlanOptions& options) {
     Context context(project, options);
     PlanResult result;
 
+    // Interleaved 1F1B is planned as looped variants of the best 1F1B
+    // sequences, so a fixed interleaved schedule searches those first.
+    const bool looped_only = options.schedule && *options.schedule == "interleaved-1f1b";
     planner::SearchSpec spec;
-    spec.schedule = options.schedule;
+    spec.schedule = looped_only ? std::optional<std::string>("1f1b") : options.schedule;
     spec.keep = static_cast<std::size_t>(std::max(1, options.simulated_splits));
     if (options.microbatches) {
         spec.microbatches = {*options.microbatches};
@@ -417,6 +448,9 @@ PlanResult plan_pipeline(const Project& project, const PlanOptions& options) {
         spec.microbatches = divisors(context.batch());
     }
 
+    if (looped_only) {
+        check_interleaved_possible(context, spec.microbatches);
+    }
     const auto candidates = planner::search_candidates(context, spec, result.statistics);
     result.statistics.search_s =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
@@ -442,7 +476,7 @@ PlanResult plan_pipeline(const Project& project, const PlanOptions& options) {
         chosen_bottleneck = bottleneck;
         best = std::move(report);
     };
-    for (const Candidate& c : candidates) {
+    for (const Candidate& c : looped_only ? std::vector<Candidate>{} : candidates) {
         for (const auto& schedule : planner::schedules_for(c.rule, spec.schedule, c.microbatches)) {
             try {
                 auto report = context.simulate(c.devices, c.first, c.microbatches, schedule);
@@ -467,6 +501,21 @@ PlanResult plan_pipeline(const Project& project, const PlanOptions& options) {
                          c.microbatches, c.bottleneck_s);
             } catch (const std::exception&) {
                 // A schedule that cannot run this split is simply not a candidate.
+            }
+        }
+    }
+
+    if (!options.schedule || looped_only) {
+        const std::string interleaved = "interleaved-1f1b";
+        for (const auto& c : planner::search_looped(context, candidates, spec.microbatches,
+                                                    spec.keep, result.statistics)) {
+            try {
+                auto report = context.simulate(c.devices, c.first, c.microbatches, interleaved);
+                ++result.statistics.simulations;
+                consider(std::move(report), stages_of(context, c.devices, c.first), interleaved,
+                         c.microbatches, c.bottleneck_s);
+            } catch (const std::exception&) {
+                // Not runnable as interleaved: not a candidate.
             }
         }
     }

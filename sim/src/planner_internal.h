@@ -115,8 +115,15 @@ class Context {
     [[nodiscard]] SplitProblem problem(const LayerTable& table, std::size_t order, int stages,
                                        MemoryRule rule) const;
 
+    // A looped sequence for interleaved 1F1B: `chunks` rounds over the first
+    // `devices` devices of orders()[order] (stage s on device s mod devices).
+    [[nodiscard]] SplitProblem looped_problem(const LayerTable& table, std::size_t order,
+                                              int devices, int chunks) const;
+
     // Simulates a split without re-analysing the project (the layers are
-    // analysed once); throws ScheduleError or SimulationError.
+    // analysed once); `devices` holds each stage's device, and a device that
+    // comes again (a looped placement) is the same rank. Throws ScheduleError
+    // or SimulationError.
     [[nodiscard]] SimulationReport simulate(const std::vector<int>& devices,
                                             const std::vector<int>& first, int microbatches,
                                             const std::string& schedule);
@@ -155,6 +162,18 @@ struct Candidate {
     double estimate_s = 0;  // proxy of the iteration time
 };
 
+// A looped placement for interleaved 1F1B.
+inline constexpr int kMaxLoopedChunks = 4;
+struct LoopedCandidate {
+    std::size_t order = 0;
+    std::vector<int> devices;  // per stage: the seed's devices, `chunks` times over
+    std::vector<int> first;
+    int microbatches = 1;
+    int chunks = 2;
+    double bottleneck_s = 0;
+    double estimate_s = 0;
+};
+
 struct SearchSpec {
     std::optional<std::string> schedule;
     std::vector<int> microbatches;  // allowed counts
@@ -164,6 +183,13 @@ struct SearchSpec {
 // The best splits by estimated iteration time, best first.
 [[nodiscard]] std::vector<Candidate> search_candidates(Context& context, const SearchSpec& spec,
                                                        PlanStatistics& statistics);
+
+// Looped variants (2 to kMaxLoopedChunks stages per device) of the seeds'
+// device sequences, with micro-batch counts the interleaved schedule accepts,
+// best estimate first.
+[[nodiscard]] std::vector<LoopedCandidate> search_looped(
+    Context& context, const std::vector<Candidate>& seeds,
+    const std::vector<int>& allowed_microbatches, std::size_t keep, PlanStatistics& statistics);
 
 // Multi-line explanation of why nothing fits and what would.
 [[nodiscard]] std::string explain_infeasible(Context& context, const SearchSpec& spec);

@@ -307,11 +307,15 @@ SimulationReport Context::simulate(const std::vector<int>& devices, const std::v
     work_.ranks.clear();
     work_.rank_specs.clear();
     std::vector<int> stage_rank;
+    std::map<int, int> rank_of;  // device -> rank, in order of first appearance
     for (std::size_t k = 0; k < devices.size(); ++k) {
-        const int rank = static_cast<int>(k);
-        work_.stages.push_back({rank, rank, first[k], first[k + 1] - 1});
-        work_.ranks.push_back(cluster_.devices[at(devices[k])]);
-        work_.rank_specs.push_back(cluster_.specs[at(devices[k])]);
+        const auto [it, added] = rank_of.try_emplace(devices[k], static_cast<int>(rank_of.size()));
+        const int rank = it->second;
+        if (added) {
+            work_.ranks.push_back(cluster_.devices[at(devices[k])]);
+            work_.rank_specs.push_back(cluster_.specs[at(devices[k])]);
+        }
+        work_.stages.push_back({static_cast<int>(k), rank, first[k], first[k + 1] - 1});
         stage_rank.push_back(rank);
     }
     work_.schedule = add_communication(generate_schedule(schedule, stage_rank, microbatches));

@@ -463,9 +463,11 @@ TEST(Planner, BeatsUniformAndParameterBalancedSplitsOnResNetOn4Gpus) {
     const Project project = resnet_on_4_gpus();
     const PlanResult r = plan_pipeline(project, {});
     ASSERT_TRUE(r.feasible);
+    // Flat splits run the plan's schedule, or 1F1B when the plan loops the devices.
+    const std::string flat =
+        r.plan.schedule == "interleaved-1f1b" ? std::string("1f1b") : r.plan.schedule;
     const auto time_of = [&](const std::vector<PlannedStage>& split) {
-        return simulate(with_placement(project, split, r.plan.schedule, r.plan.microbatches))
-            .iteration_time_s;
+        return simulate(with_placement(project, split, flat, r.plan.microbatches)).iteration_time_s;
     };
     const double plan = r.plan.report->iteration_time_s;
     EXPECT_LT(plan, time_of(uniform_split(project)));
@@ -500,8 +502,6 @@ TEST(Planner, RejectsOptionsItCannotHonour) {
     options.microbatches = 7;  // 120 is not a multiple of 7
     EXPECT_THROW((void)plan_pipeline(project, options), InputError);
     options.microbatches.reset();
-    options.schedule = "interleaved-1f1b";
-    EXPECT_THROW((void)plan_pipeline(project, options), InputError);
     options.schedule = "no-such-schedule";
     EXPECT_THROW((void)plan_pipeline(project, options), InputError);
 }
@@ -563,6 +563,87 @@ TEST(Planner, PutsTheFastDeviceWhereTheHeavyLayersAre) {
     EXPECT_LE(crossings, 1);
 }
 
+// 16 equal 4096-wide linear layers on 4 GPUs of one container, with only 4
+// micro-batches: 1F1B keeps a bubble of 3/7, which looping the devices (v
+// stages on each) divides by v.
+Project deep_model_few_microbatches() {
+    Project p = example("dummy-2gpu.json");
+    auto& devices = p.topology.nodes[0].containers[0].devices;
+    devices.resize(2);
+    devices.push_back({"gpu2", devices[0].spec, {}});
+    devices.push_back({"gpu3", devices[0].spec, {}});
+    p.model.layers.clear();
+    p.model.input.shape = {4096};
+    for (int l = 0; l < 16; ++l) {
+        p.model.layers.push_back({"fc" + std::to_string(l),
+                                  "linear",
+                                  {{"in_features", 4096}, {"out_features", 4096}},
+                                  {},
+                                  {}});
+    }
+    p.training.batch_size = 4096;
+    return with_placement(p, uniform_split(p), "1f1b", 4);
+}
+
+void expect_looped(const PlanOutcome& plan, int devices) {
+    ASSERT_EQ(plan.stages.size() % static_cast<std::size_t>(devices), 0u);
+    ASSERT_GE(plan.stages.size(), static_cast<std::size_t>(2 * devices));
+    for (std::size_t k = 0; k < plan.stages.size(); ++k) {
+        EXPECT_EQ(plan.stages[k].device, plan.stages[k % static_cast<std::size_t>(devices)].device)
+            << "stage " << k;
+    }
+}
+
+PlanResult plan_with(const Project& project, std::optional<std::string> schedule) {
+    PlanOptions options;
+    options.microbatches = 4;
+    options.schedule = std::move(schedule);
+    return plan_pipeline(project, options);
+}
+
+TEST(Planner, PlansInterleavedOneFOneBAsALoopedPlacement) {
+    const Project project = deep_model_few_microbatches();
+    const PlanResult looped = plan_with(project, "interleaved-1f1b");
+    ASSERT_TRUE(looped.feasible) << looped.why_nothing_fits;
+    EXPECT_EQ(looped.plan.schedule, "interleaved-1f1b");
+    expect_looped(looped.plan, 4);
+    EXPECT_TRUE(looped.plan.report->all_fit);
+    // The project --apply writes simulates to the reported figures.
+    EXPECT_DOUBLE_EQ(simulate(looped.project).iteration_time_s,
+                     looped.plan.report->iteration_time_s);
+    // Looping shortens 1F1B's bubble: faster than the best flat 1F1B plan.
+    const PlanResult flat = plan_with(project, "1f1b");
+    ASSERT_TRUE(flat.feasible);
+    EXPECT_EQ(flat.plan.stages.size(), 4u);
+    EXPECT_LT(looped.plan.report->iteration_time_s, flat.plan.report->iteration_time_s);
+    EXPECT_LT(looped.plan.report->bubble_fraction, flat.plan.report->bubble_fraction);
+    // Left free, the planner considers looped placements with the others and
+    // picks the fastest of all.
+    const PlanResult free = plan_with(project, std::nullopt);
+    ASSERT_TRUE(free.feasible);
+    for (const auto* fixed : {&looped, &flat}) {
+        EXPECT_LE(free.plan.report->iteration_time_s, fixed->plan.report->iteration_time_s);
+    }
+    // best_split is the one-stage-per-device building block.
+    EXPECT_THROW((void)best_split(project, {}, 4, "interleaved-1f1b"), InputError);
+}
+
+TEST(Planner, SaysWhyInterleavingCannotBePlanned) {
+    // A batch of one sample: one micro-batch, not a multiple of any device count.
+    Project project = deep_model_few_microbatches();
+    project.training.batch_size = 1;
+    project = with_placement(project, uniform_split(project), "gpipe", 1);
+    PlanOptions options;
+    options.schedule = "interleaved-1f1b";
+    try {
+        (void)plan_pipeline(project, options);
+        FAIL() << "expected an InputError";
+    } catch (const InputError& e) {
+        EXPECT_NE(std::string(e.what()).find("multiple of a device count"), std::string::npos)
+            << e.what();
+    }
+}
+
 TEST(Planner, ExplainsWhenNothingFits) {
     Project p = example("resnet50-2gpu-pipelined.json");
     // About 300 MB of weights, gradients and momentum on 2 x 100 MiB.
@@ -598,14 +679,17 @@ TEST(Planner, ProfiledCostsMoveTheSplit) {
     profile.device_kind = "cuda";
     profile.microbatch_size = 8;
     // net0 very slow, the others cheap: the best 2-stage split isolates net0.
-    profile.layers = {{"net0", 50, 50, 50, {}}, {"relu", 0.01, 0.01, 0, {}}, {"net1", 1, 1, 1, {}}};
+    profile.layers = {{"net0", 50, 50, 50, {}, {}, {}},
+                      {"relu", 0.01, 0.01, 0, {}, {}, {}},
+                      {"net1", 1, 1, 1, {}, {}, {}}};
     PlanOptions options;
     options.costs.profile = &profile;
     const SplitResult split = best_split(project, options, 4, "gpipe", 2);
     ASSERT_TRUE(split.feasible);
     EXPECT_EQ(split.first_layer, (std::vector<int>{0, 1}));
-    profile.layers = {
-        {"net0", 0.01, 0.01, 0.01, {}}, {"relu", 0.01, 0.01, 0, {}}, {"net1", 50, 50, 50, {}}};
+    profile.layers = {{"net0", 0.01, 0.01, 0.01, {}, {}, {}},
+                      {"relu", 0.01, 0.01, 0, {}, {}, {}},
+                      {"net1", 50, 50, 50, {}, {}, {}}};
     const SplitResult other = best_split(project, options, 4, "gpipe", 2);
     EXPECT_EQ(other.first_layer, (std::vector<int>{0, 2}));
 }

@@ -18,7 +18,7 @@ namespace pipewright {
 // every device within its memory.
 
 struct PlanOptions {
-    std::optional<std::string> schedule;  // fixes the schedule (naive, gpipe, 1f1b, zb-h1)
+    std::optional<std::string> schedule;  // fixes the schedule (any but a CSV one)
     std::optional<int> microbatches;      // fixes the micro-batch count
     CostModelOptions costs;
     const DeviceCatalog* catalog = nullptr;  // builtin when null

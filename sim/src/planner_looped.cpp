@@ -1,0 +1,140 @@
+// Looped placements for interleaved 1F1B: the device sequence of a kept
+// candidate carries v stages per device (stage s on device s mod p), which
+// divides the pipeline bubble by v at the price of v times as many transfers.
+// See docs/planner.md, section 4.
+
+#include <algorithm>
+#include <set>
+#include <tuple>
+
+#include "planner_internal.h"
+
+namespace pipewright::planner {
+
+namespace {
+
+std::size_t at(int i) {
+    return static_cast<std::size_t>(i);
+}
+
+// Chunk-micro-batches whose activations chunk `chunk` of rank `rank` holds at
+// the end of Megatron-LM's warm-up (the interleaved generator's order: groups
+// of p forwards visit the chunks in turn), plus the steady state's first
+// forward: the peak of that chunk, within one micro-batch.
+int interleaved_in_flight(int rank, int chunk, int devices, int chunks, int microbatches) {
+    const int total = microbatches * chunks;
+    const int warmup = std::min((devices - rank - 1) * 2 + (chunks - 1) * devices, total);
+    int held = 0;
+    for (int k = 0; k <= std::min(warmup, total - 1); ++k) {
+        if ((k / devices) % chunks == chunk) {
+            ++held;
+        }
+    }
+    return std::clamp(held, 1, microbatches);
+}
+
+}  // namespace
+
+SplitProblem Context::looped_problem(const LayerTable& table, std::size_t order, int devices,
+                                     int chunks) const {
+    SplitProblem p;
+    p.table = &table;
+    p.checkpointing = checkpointing_;
+    p.bytes_per_param = bytes_per_param_;
+    const int stages = devices * chunks;
+    for (int k = 0; k < stages; ++k) {
+        Slot slot;
+        slot.device = orders_[order][at(k % devices)];
+        slot.cls = cluster_.device_class[at(slot.device)];
+        // The DP bounds each stage alone; a device's chunks share its memory,
+        // so each gets an equal share here and the simulator checks the sum.
+        slot.capacity = static_cast<double>(cluster_.specs[at(slot.device)].memory_bytes) / chunks;
+        if (k + 1 < stages) {
+            slot.next = link(slot.device, orders_[order][at((k + 1) % devices)]);
+        }
+        slot.full =
+            interleaved_in_flight(k % devices, k / devices, devices, chunks, table.microbatches);
+        p.slots.push_back(slot);
+    }
+    return p;
+}
+
+std::vector<LoopedCandidate> search_looped(Context& context, const std::vector<Candidate>& seeds,
+                                           const std::vector<int>& allowed_microbatches,
+                                           std::size_t keep, PlanStatistics& statistics) {
+    // Micro-batch counts to try with p devices: the seed's own when the
+    // interleaved schedule accepts it (a multiple of p), else the nearest
+    // allowed multiples of p on either side.
+    const auto counts_for = [&](int seed_m, int p) {
+        std::set<int> out;
+        int below = 0;
+        int above = 0;
+        for (int m : allowed_microbatches) {
+            if (m < p || m % p != 0) {
+                continue;
+            }
+            if (m == seed_m) {
+                return std::set<int>{m};
+            }
+            if (m < seed_m) {
+                below = std::max(below, m);
+            } else if (above == 0 || m < above) {
+                above = m;
+            }
+        }
+        for (int m : {below, above}) {
+            if (m > 0) {
+                out.insert(m);
+            }
+        }
+        return out;
+    };
+
+    std::set<std::tuple<std::size_t, int, int, int>> tried;  // order, devices, m, chunks
+    std::vector<LoopedCandidate> kept;
+    for (const Candidate& seed : seeds) {
+        const int p = static_cast<int>(seed.devices.size());
+        if (p < 2) {
+            continue;  // one device: nothing to interleave with
+        }
+        for (int m : counts_for(seed.microbatches, p)) {
+            for (int v = 2; v <= kMaxLoopedChunks && v * p <= context.layers(); ++v) {
+                if (!tried.insert({seed.order, p, m, v}).second) {
+                    continue;
+                }
+                const SplitProblem problem =
+                    context.looped_problem(context.table(m), seed.order, p, v);
+                const Split split = min_bottleneck_split(problem);
+                ++statistics.split_searches;
+                if (!split.feasible) {
+                    continue;
+                }
+                // One micro-batch through every chunk, then each device runs
+                // v chunks of every other micro-batch at the slowest pace.
+                double through = 0;
+                for (std::size_t k = 0; k < problem.slots.size(); ++k) {
+                    through += stage_time(problem, k, split.first[k], split.first[k + 1]);
+                }
+                LoopedCandidate c;
+                c.order = seed.order;
+                for (int k = 0; k < p * v; ++k) {
+                    c.devices.push_back(seed.devices[at(k % p)]);
+                }
+                c.first = split.first;
+                c.microbatches = m;
+                c.chunks = v;
+                c.bottleneck_s = split.value;
+                c.estimate_s = through + static_cast<double>(m - 1) * v * split.value;
+                kept.push_back(std::move(c));
+            }
+        }
+    }
+    std::stable_sort(kept.begin(), kept.end(),
+                     [](const auto& a, const auto& b) { return a.estimate_s < b.estimate_s; });
+    if (kept.size() > keep) {
+        kept.resize(keep);
+    }
+    return kept;
+}
+
+}  // namespace pipewright::planner
