@@ -41,6 +41,9 @@ LayerCost layer_cost(const AnalyzedProject& project, int layer, const DeviceSpec
             c.forward_s = measured->forward_ms * 1e-3 * scale;
             c.backward_input_s = measured->backward_input_ms * 1e-3 * scale;
             c.backward_weight_s = measured->backward_weight_ms * 1e-3 * scale;
+            c.backward_full_s = measured->backward_ms.value_or(0) * 1e-3 * scale;
+            // Weights do not grow with the micro-batch: no scaling.
+            c.optimizer_s = measured->optimizer_ms.value_or(0) * 1e-3;
             if (measured->activation_bytes) {
                 const double ratio = c.stash_bytes > 0 ? c.weight_stash_bytes / c.stash_bytes : 0;
                 c.stash_bytes = static_cast<double>(*measured->activation_bytes) * scale;
@@ -50,6 +53,10 @@ LayerCost layer_cost(const AnalyzedProject& project, int layer, const DeviceSpec
         }
     }
     if (spec.cost) {
+        // An override of either backward part replaces the measured whole.
+        if (spec.cost->backward_input_ms || spec.cost->backward_weight_ms) {
+            c.backward_full_s = 0;
+        }
         if (spec.cost->forward_ms) {
             c.forward_s = *spec.cost->forward_ms * 1e-3;
         }
@@ -79,15 +86,25 @@ std::vector<StageCost> stage_costs(const AnalyzedProject& project,
     for (const auto& stage : project.stages) {
         const DeviceSpec& device = project.rank_specs.at(static_cast<std::size_t>(stage.rank));
         StageCost s;
+        bool measured_full = false;
+        double full_s = 0;
         for (int l = stage.first_layer; l <= stage.last_layer; ++l) {
             LayerCost c = layer_cost(project, l, device, options);
             s.forward_s += c.forward_s;
             s.backward_input_s += c.backward_input_s;
             s.backward_weight_s += c.backward_weight_s;
+            // Layers without a measured whole backward count as I + W.
+            measured_full = measured_full || c.backward_full_s > 0;
+            full_s += c.backward_full_s > 0 ? c.backward_full_s
+                                            : c.backward_input_s + c.backward_weight_s;
+            s.optimizer_s += c.optimizer_s;
             s.stash_bytes += c.stash_bytes;
             s.weight_stash_bytes += c.weight_stash_bytes;
             s.output_bytes = c.output_bytes;
             s.parameters += project.layers[static_cast<std::size_t>(l)].parameters;
+        }
+        if (measured_full) {
+            s.backward_full_s = full_s;
         }
         if (stage.first_layer > 0) {
             s.input_bytes =
@@ -101,6 +118,9 @@ std::vector<StageCost> stage_costs(const AnalyzedProject& project,
             // Only the stage input is kept; backward first recomputes the forward.
             s.stash_bytes = s.input_bytes;
             s.backward_input_s += s.forward_s;
+            if (s.backward_full_s > 0) {
+                s.backward_full_s += s.forward_s;
+            }
         }
         out.push_back(s);
     }

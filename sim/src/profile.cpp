@@ -23,6 +23,12 @@ nlohmann::json profile_to_json(const Profile& p) {
                              {"forward_ms", l.forward_ms},
                              {"backward_input_ms", l.backward_input_ms},
                              {"backward_weight_ms", l.backward_weight_ms}};
+        if (l.backward_ms) {
+            lj["backward_ms"] = *l.backward_ms;
+        }
+        if (l.optimizer_ms) {
+            lj["optimizer_ms"] = *l.optimizer_ms;
+        }
         if (l.activation_bytes) {
             lj["activation_bytes"] = *l.activation_bytes;
         }
@@ -34,6 +40,34 @@ nlohmann::json profile_to_json(const Profile& p) {
     if (p.transfer) {
         j["transfer"] = {{"bandwidth_GBps", p.transfer->bandwidth_GBps},
                          {"latency_us", p.transfer->latency_us}};
+        if (!p.transfer_samples.empty()) {
+            nlohmann::json samples = nlohmann::json::array();
+            for (const auto& t : p.transfer_samples) {
+                samples.push_back({{"bytes", t.bytes}, {"seconds", t.seconds}});
+            }
+            j["transfer"]["samples"] = std::move(samples);
+        }
+    }
+    // Only what is known: an older or hand-written profile has none of it.
+    const ProfileMachine& m = p.machine;
+    nlohmann::json machine = nlohmann::json::object();
+    if (!m.host.empty()) {
+        machine["host"] = m.host;
+    }
+    for (const auto& [key, value] :
+         {std::pair{"cores", m.cores}, {"threads", m.threads}, {"repeats", m.repeats}}) {
+        if (value > 0) {
+            machine[key] = value;
+        }
+    }
+    if (!m.transport.empty()) {
+        machine["transport"] = m.transport;
+    }
+    if (!m.torch_version.empty()) {
+        machine["torch_version"] = m.torch_version;
+    }
+    if (!machine.empty()) {
+        j["machine"] = std::move(machine);
     }
     return j;
 }
@@ -47,6 +81,66 @@ double read_ms(const nlohmann::json& j, const char* key, const std::string& path
         return 0;
     }
     return j[key].get<double>();
+}
+
+std::vector<TransferSample> read_samples(const nlohmann::json& t, Diagnostics& d) {
+    std::vector<TransferSample> out;
+    if (!t.contains("samples")) {
+        return out;
+    }
+    if (!t["samples"].is_array()) {
+        d.add("transfer.samples", "must be a list of {bytes, seconds}");
+        return out;
+    }
+    for (std::size_t i = 0; i < t["samples"].size(); ++i) {
+        const auto& s = t["samples"][i];
+        const auto positive = [&](const char* key) {
+            return s.is_object() && s.contains(key) && s[key].is_number() &&
+                   std::isfinite(s[key].get<double>()) && s[key].get<double>() >= 0;
+        };
+        if (!positive("bytes") || !positive("seconds")) {
+            d.add("transfer.samples[" + std::to_string(i) + "]",
+                  "needs non-negative numbers bytes and seconds");
+            continue;
+        }
+        out.push_back({s["bytes"].get<double>(), s["seconds"].get<double>()});
+    }
+    return out;
+}
+
+ProfileMachine read_machine(const nlohmann::json& j, Diagnostics& d) {
+    ProfileMachine m;
+    if (!j.contains("machine")) {
+        return m;
+    }
+    const auto& mj = j["machine"];
+    if (!mj.is_object()) {
+        d.add("machine", "must be an object describing where the profile was measured");
+        return m;
+    }
+    for (auto [key, target] : {std::pair{"host", &m.host},
+                               {"transport", &m.transport},
+                               {"torch_version", &m.torch_version}}) {
+        if (mj.contains(key)) {
+            if (!mj[key].is_string()) {
+                d.add(std::string("machine.") + key, "must be a string");
+            } else {
+                *target = mj[key].get<std::string>();
+            }
+        }
+    }
+    for (auto [key, target] :
+         {std::pair{"cores", &m.cores}, {"threads", &m.threads}, {"repeats", &m.repeats}}) {
+        if (mj.contains(key)) {
+            if (!mj[key].is_number_integer() || mj[key].get<std::int64_t>() < 0 ||
+                mj[key].get<std::int64_t>() > 1'000'000) {
+                d.add(std::string("machine.") + key, "must be a non-negative whole number");
+            } else {
+                *target = mj[key].get<int>();
+            }
+        }
+    }
+    return m;
 }
 
 }  // namespace
@@ -83,6 +177,12 @@ Profile profile_from_json(const nlohmann::json& j) {
             l.forward_ms = read_ms(lj, "forward_ms", path, d);
             l.backward_input_ms = read_ms(lj, "backward_input_ms", path, d);
             l.backward_weight_ms = read_ms(lj, "backward_weight_ms", path, d);
+            for (auto [key, target] : {std::pair{"backward_ms", &l.backward_ms},
+                                       std::pair{"optimizer_ms", &l.optimizer_ms}}) {
+                if (lj.contains(key)) {
+                    *target = read_ms(lj, key, path, d);
+                }
+            }
             if (lj.contains("activation_bytes")) {
                 if (!lj["activation_bytes"].is_number_integer()) {
                     d.add(path + ".activation_bytes", "must be a whole number of bytes");
@@ -101,8 +201,10 @@ Profile profile_from_json(const nlohmann::json& j) {
             d.add("transfer", "needs a positive bandwidth_GBps and a non-negative latency_us");
         } else {
             p.transfer = LinkSpec{t["bandwidth_GBps"].get<double>(), t["latency_us"].get<double>()};
+            p.transfer_samples = read_samples(t, d);
         }
     }
+    p.machine = read_machine(j, d);
     if (!d.empty()) {
         throw InputError(std::move(d));
     }

@@ -1,5 +1,6 @@
 #include "pipewright/sim/simulation.h"
 
+#include <algorithm>
 #include <map>
 
 namespace pipewright {
@@ -32,6 +33,39 @@ void describe_links(const AnalyzedProject& project, const CostModelOptions& opti
     }
 }
 
+namespace {
+
+// A real iteration ends with each rank zeroing its gradients and stepping its
+// optimizer after its last action; a profile measures what that costs
+// (StageCost::optimizer_s, 0 otherwise). The iteration lasts until the last
+// rank has stepped. It is not an action, so the timeline does not show it.
+double with_optimizer_steps(const Timeline& timeline, const std::vector<StageCost>& stages,
+                            const AnalyzedProject& project, double iteration_s) {
+    const auto n = static_cast<std::size_t>(project.num_ranks());
+    std::vector<double> step_s(n, 0);
+    for (std::size_t s = 0; s < stages.size(); ++s) {
+        step_s[static_cast<std::size_t>(project.stages[s].rank)] += stages[s].optimizer_s;
+    }
+    if (timeline.events.empty()) {
+        return iteration_s;
+    }
+    double begin = timeline.events.front().start_s;
+    std::vector<double> end(n, begin);
+    for (const auto& e : timeline.events) {
+        begin = std::min(begin, e.start_s);
+        const auto r = static_cast<std::size_t>(e.rank);
+        if (r < n) {
+            end[r] = std::max(end[r], e.end_s);
+        }
+    }
+    for (std::size_t r = 0; r < n; ++r) {
+        iteration_s = std::max(iteration_s, end[r] + step_s[r] - begin);
+    }
+    return iteration_s;
+}
+
+}  // namespace
+
 SimulationReport simulate_project(const AnalyzedProject& project, const CostModelOptions& options) {
     SimulationInput input;
     input.schedule = &project.schedule;
@@ -55,9 +89,10 @@ SimulationReport simulate_project(const AnalyzedProject& project, const CostMode
     report.batch_size = project.project.training.batch_size;
     report.microbatches = project.microbatches;
     report.microbatch_size = project.microbatch_size;
-    report.iteration_time_s = metrics.iteration_time_s;
+    report.iteration_time_s =
+        with_optimizer_steps(output.timeline, input.stages, project, metrics.iteration_time_s);
     report.throughput_samples_per_s =
-        metrics.iteration_time_s > 0 ? report.batch_size / metrics.iteration_time_s : 0;
+        report.iteration_time_s > 0 ? report.batch_size / report.iteration_time_s : 0;
     report.bubble_fraction = metrics.bubble_fraction;
     report.devices = std::move(metrics.devices);
     for (std::size_t r = 0; r < report.devices.size(); ++r) {

@@ -69,7 +69,8 @@ TEST(Simulation, ProfileReplacesAnalyticCostsAndLinks) {
     Profile profile;
     profile.microbatch_size = project.microbatch_size * 2;  // scaled down by half
     for (const auto& layer : project.project.model.layers) {
-        profile.layers.push_back({layer.name, 4.0, 2.0, 2.0, std::nullopt});
+        profile.layers.push_back(
+            {layer.name, 4.0, 2.0, 2.0, std::nullopt, std::nullopt, std::nullopt});
     }
     profile.transfer = LinkSpec{1.0, 100.0};
     CostModelOptions options;
@@ -94,7 +95,8 @@ TEST(Simulation, ProfileRoundTripsThroughJson) {
     p.device_kind = "cpu";
     p.device_name = "x86_64";
     p.microbatch_size = 8;
-    p.layers = {{"a", 1.5, 0.5, 0.25, 1024}, {"b", 0.1, 0.2, 0.0, std::nullopt}};
+    p.layers = {{"a", 1.5, 0.5, 0.25, 2.0, 0.125, 1024},
+                {"b", 0.1, 0.2, 0.0, std::nullopt, std::nullopt, std::nullopt}};
     p.transfer = LinkSpec{2.5, 40};
     EXPECT_EQ(profile_from_json(profile_to_json(p)), p);
     auto bad = profile_to_json(p);

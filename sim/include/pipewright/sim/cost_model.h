@@ -23,6 +23,8 @@ struct LayerCost {
     double forward_s = 0;
     double backward_input_s = 0;
     double backward_weight_s = 0;
+    double backward_full_s = 0;     // whole backward (B) measured as one pass; 0: I + W
+    double optimizer_s = 0;         // per iteration: zero the gradients, one step (measured)
     double stash_bytes = 0;         // held from its forward until its backward
     double weight_stash_bytes = 0;  // of which held after I until W
     double output_bytes = 0;
@@ -34,13 +36,20 @@ struct StageCost {
     double forward_s = 0;
     double backward_input_s = 0;
     double backward_weight_s = 0;
+    // The whole backward (B) when it was measured as one pass; 0: I + W.
+    double backward_full_s = 0;
+    // Once per iteration after the last action: zero_grad and the optimizer
+    // step over the stage's parameters (measured; 0 without a profile).
+    double optimizer_s = 0;
     double output_bytes = 0;  // activation sent to the next stage
     double input_bytes = 0;   // gradient sent back to the previous stage
     double stash_bytes = 0;
     double weight_stash_bytes = 0;
     std::int64_t parameters = 0;
 
-    [[nodiscard]] double backward_s() const { return backward_input_s + backward_weight_s; }
+    [[nodiscard]] double backward_s() const {
+        return backward_full_s > 0 ? backward_full_s : backward_input_s + backward_weight_s;
+    }
 };
 
 [[nodiscard]] LayerCost layer_cost(const AnalyzedProject& project, int layer,

@@ -19,8 +19,38 @@ struct LayerProfile {
     double backward_input_ms = 0;
     double backward_weight_ms = 0;
     std::optional<std::int64_t> activation_bytes;  // per micro-batch
+    // The whole backward in one autograd pass, as schedules without split
+    // backward run it (B); when absent, B costs input + weight gradient.
+    // (Last, with initialisers, so that {name, f, i, w, bytes} still works.)
+    std::optional<double> backward_ms = std::nullopt;
+    // Zeroing the gradients and one optimizer step over the layer's
+    // parameters: once per iteration, not per micro-batch.
+    std::optional<double> optimizer_ms = std::nullopt;
 
     bool operator==(const LayerProfile&) const = default;
+};
+
+// One point of a transfer measurement: the median one-way time of a message
+// of `bytes` between two ranks.
+struct TransferSample {
+    double bytes = 0;
+    double seconds = 0;
+
+    bool operator==(const TransferSample&) const = default;
+};
+
+// Where and how a profile was measured. Everything is optional in the file
+// (older profiles lack it); it explains the figures, the simulator does not
+// need it.
+struct ProfileMachine {
+    std::string host;       // hostname
+    int cores = 0;          // hardware threads of the machine
+    int threads = 0;        // Torch threads the layers ran with (a rank's share)
+    int repeats = 0;        // timed repetitions per layer (medians kept)
+    std::string transport;  // what carried the transfer measurement, e.g. "gloo"
+    std::string torch_version;
+
+    bool operator==(const ProfileMachine&) const = default;
 };
 
 struct Profile {
@@ -31,7 +61,9 @@ struct Profile {
     std::string device_name;  // what the machine reported
     int microbatch_size = 1;  // the layer times were measured at this size
     std::vector<LayerProfile> layers;
-    std::optional<LinkSpec> transfer;  // measured between two ranks
+    std::optional<LinkSpec> transfer;              // measured between two ranks
+    std::vector<TransferSample> transfer_samples;  // what the transfer was fitted to
+    ProfileMachine machine;
 
     [[nodiscard]] const LayerProfile* find(const std::string& layer) const;
     bool operator==(const Profile&) const = default;

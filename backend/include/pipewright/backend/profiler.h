@@ -1,0 +1,85 @@
+#pragma once
+
+// `pipewright profile`: what each layer and each transfer really costs on this
+// machine, written as the Profile that `simulate --profile` and `plan
+// --profile` read. Torch headers stay out of here so that the CLI compiles
+// without them.
+
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <ostream>
+#include <string>
+#include <vector>
+
+#include "pipewright/core/analysis.h"
+#include "pipewright/sim/profile.h"
+
+namespace pipewright::backend {
+
+struct ProfileOptions {
+    std::string project;
+    std::optional<int> microbatches;  // replace the project's training settings
+    std::optional<int> batch_size;
+    std::string device = "auto";  // auto, cpu, cuda
+    int threads = 0;              // Torch threads; 0: cores / ranks, what a rank of a run gets
+    int repeats = 10;             // timed repetitions per layer (the median is kept)
+    int warmup = 2;               // untimed repetitions first
+    bool measure_transfer = true;
+    double timeout_s = 60;  // bound on every c10d wait of the transfer measurement
+};
+
+// How layers are timed, for callers that already hold an analysed project.
+struct LayerTimingOptions {
+    int repeats = 10;
+    int warmup = 2;
+    std::string dtype;  // "" = the project's; "float32" or "float64"
+    // Called before each round over all layers (index, rounds, warm-up
+    // rounds first), e.g. for progress.
+    std::function<void(int, int)> on_round;
+};
+
+// Times forward, input-gradient and weight-gradient of every layer at the
+// project's micro-batch size with the calling process's Torch threads
+// (medians over `repeats` rounds, each visiting every layer). The backward is split as the
+// zero-bubble executor splits it: the input gradient with the graph retained, then the parameter
+// gradients from the same graph. The first layer's input gradient is 0: the
+// data needs none, so no run ever computes it. Activation bytes are core's
+// per-micro-batch stash for the layer. Throws BackendError for a layer the
+// backend cannot build.
+[[nodiscard]] std::vector<LayerProfile> measure_layers(const AnalyzedProject& project,
+                                                       const LayerTimingOptions& options);
+
+struct TransferFit {
+    LinkSpec link;  // latency = intercept, bandwidth = 1 / slope
+    std::vector<TransferSample> samples;
+};
+
+// Least-squares fit of seconds = latency + bytes / bandwidth. The intercept
+// is clamped at zero and the slope at a tiny positive value, so the result is
+// always a usable link. Throws std::invalid_argument for fewer than two sizes.
+[[nodiscard]] TransferFit fit_transfer(std::vector<TransferSample> samples);
+
+struct TransferOptions {
+    std::vector<std::int64_t> message_bytes;  // sizes to time; empty: a default ladder
+    int repeats = 20;
+    double timeout_s = 60;
+    std::string host = "127.0.0.1";
+};
+
+// Latency and bandwidth between two ranks over the real transport: a c10d
+// TCPStore on `host` (a free port) and two threads, each with its own
+// ProcessGroupGloo, ping-pong float32 tensors of every size.
+[[nodiscard]] TransferFit measure_transfer(const TransferOptions& options);
+
+struct ProfileOutcome {
+    int exit_code = 1;  // 0 success, 1 invalid input or failure
+    std::optional<Profile> profile;
+};
+
+// The whole measurement: loads the project (problems go to `err`), checks the
+// device, sets the threads, times layers and the transfer. Progress goes to
+// `err` as readable lines.
+[[nodiscard]] ProfileOutcome profile_project(const ProfileOptions& options, std::ostream& err);
+
+}  // namespace pipewright::backend

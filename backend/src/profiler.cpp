@@ -1,0 +1,140 @@
+// `pipewright profile`: loads the project as a run would, measures its layers
+// with the threads one rank of a run gets, and the transfer between two ranks.
+#include "pipewright/backend/profiler.h"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <array>
+#include <sstream>
+#include <thread>
+
+#include <torch/torch.h>
+#include <torch/version.h>
+
+#include "pipewright/backend/launcher.h"
+#include "pipewright/backend/modules.h"
+
+namespace pipewright::backend {
+namespace {
+
+std::string host_name() {
+    std::array<char, 256> name{};
+    if (::gethostname(name.data(), name.size() - 1) != 0) {
+        return "";
+    }
+    return name.data();
+}
+
+std::string fmt_ms(double ms) {
+    std::ostringstream o;
+    o.setf(std::ios::fixed);
+    o.precision(ms < 1 ? 3 : 1);
+    o << ms << " ms";
+    return o.str();
+}
+
+// The default sizes plus what crosses this project's stage boundaries (one
+// micro-batch of a layer's output), so the fit is anchored where it is used.
+std::vector<std::int64_t> boundary_ladder(const AnalyzedProject& p) {
+    std::vector<std::int64_t> sizes{4 << 10, 64 << 10, 256 << 10, 1 << 20, 4 << 20};
+    const auto element_bytes = static_cast<double>(dtype_bytes(p.project.training.dtype));
+    // The last stage's output is the model's: it crosses nothing.
+    for (std::size_t s = 0; s + 1 < p.stages.size(); ++s) {
+        const auto& stage = p.stages[s];
+        const double bytes = p.layers[static_cast<std::size_t>(stage.last_layer)].output_elements *
+                             p.microbatch_size * element_bytes;
+        // Bounded so that a huge boundary cannot stall the profile.
+        if (bytes >= 4 && bytes <= 256.0 * (1 << 20)) {
+            sizes.push_back(static_cast<std::int64_t>(bytes));
+        }
+    }
+    std::sort(sizes.begin(), sizes.end());
+    sizes.erase(std::unique(sizes.begin(), sizes.end()), sizes.end());
+    return sizes;
+}
+
+}  // namespace
+
+ProfileOutcome profile_project(const ProfileOptions& o, std::ostream& err) {
+    ProfileOutcome outcome;
+    RunSettings settings;
+    settings.project = o.project;
+    settings.microbatches = o.microbatches;
+    settings.batch_size = o.batch_size;
+    const auto project = load_for_run(settings, err);
+    if (!project) {
+        return outcome;
+    }
+    if (o.device == "cuda") {
+        err << "pipewright: --device cuda: "
+            << (torch::cuda::is_available()
+                    ? "CUDA profiling is not implemented yet in this build; use --device cpu\n"
+                    : "this Pipewright is built against a LibTorch without CUDA support (or no "
+                      "GPU is visible); use --device cpu\n");
+        return outcome;
+    }
+    const unsigned cores = std::max(1U, std::thread::hardware_concurrency());
+    const int ranks = std::max(1, project->num_ranks());
+    // What `run` gives each rank by default, so the figures are the ones a
+    // rank of a run sees.
+    const int threads = o.threads > 0 ? o.threads : std::max(1, static_cast<int>(cores) / ranks);
+
+    Profile profile;
+    profile.device_kind = "cpu";
+    profile.device_name = "CPU, " + std::to_string(threads) + " thread" + (threads == 1 ? "" : "s");
+    profile.microbatch_size = project->microbatch_size;
+    profile.machine.host = host_name();
+    profile.machine.cores = static_cast<int>(cores);
+    profile.machine.threads = threads;
+    profile.machine.repeats = o.repeats;
+    profile.machine.torch_version = TORCH_VERSION;
+
+    err << "pipewright: profiling " << project->project.model.name << ": " << project->layers.size()
+        << " layers at micro-batch size " << project->microbatch_size << " on the CPU with "
+        << threads << " thread" << (threads == 1 ? "" : "s") << ", " << o.repeats
+        << " repeats after " << o.warmup << " warm-up\n"
+        << std::flush;
+    const int previous_threads = torch::get_num_threads();
+    torch::set_num_threads(threads);
+    try {
+        LayerTimingOptions timing;
+        timing.repeats = o.repeats;
+        timing.warmup = o.warmup;
+        timing.on_round = [&](int round, int rounds) {
+            err << "  round " << (round + 1) << "/" << rounds
+                << (round < o.warmup ? " (warm-up)" : "") << " over the layers\n"
+                << std::flush;
+        };
+        profile.layers = measure_layers(*project, timing);
+        double total_ms = 0;
+        for (const auto& l : profile.layers) {
+            total_ms += l.forward_ms + l.backward_input_ms + l.backward_weight_ms;
+        }
+        err << "  layers: " << fmt_ms(total_ms) << " per micro-batch (forward + backward)\n";
+        if (o.measure_transfer) {
+            err << "  transfer: ping-pong between two Gloo ranks on 127.0.0.1\n" << std::flush;
+            TransferOptions transfer;
+            transfer.timeout_s = o.timeout_s;
+            transfer.message_bytes = boundary_ladder(*project);
+            const TransferFit fit = measure_transfer(transfer);
+            profile.transfer = fit.link;
+            profile.transfer_samples = fit.samples;
+            profile.machine.transport = "gloo";
+        }
+    } catch (const c10::Error& e) {
+        torch::set_num_threads(previous_threads);
+        err << "pipewright: profile: " << e.what_without_backtrace() << '\n';
+        return outcome;
+    } catch (const std::exception& e) {
+        torch::set_num_threads(previous_threads);
+        err << "pipewright: profile: " << o.project << ": " << e.what() << '\n';
+        return outcome;
+    }
+    torch::set_num_threads(previous_threads);
+    outcome.profile = std::move(profile);
+    outcome.exit_code = 0;
+    return outcome;
+}
+
+}  // namespace pipewright::backend

@@ -1,0 +1,226 @@
+// Per-layer timing for `pipewright profile`: forward, input gradient and
+// weight gradient of each layer alone, at the micro-batch size of a run.
+#include <algorithm>
+#include <chrono>
+
+#include <ATen/CPUGeneratorImpl.h>
+
+#include "pipewright/backend/executor.h"
+#include "pipewright/backend/modules.h"
+#include "pipewright/backend/profiler.h"
+#include "pipewright/core/layer_catalog.h"
+
+namespace pipewright::backend {
+namespace {
+
+double now_s() {
+    return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch())
+        .count();
+}
+
+double median(std::vector<double> v) {
+    if (v.empty()) {
+        return 0;
+    }
+    std::sort(v.begin(), v.end());
+    const std::size_t n = v.size();
+    return n % 2 == 1 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+// A micro-batch of the layer's input, as the run would hand it over: token
+// ids for a model that starts with an embedding, random values otherwise.
+torch::Tensor layer_input(const AnalyzedProject& p, int layer, torch::Dtype dtype,
+                          at::Generator& gen) {
+    std::vector<std::int64_t> sizes{p.microbatch_size};
+    const auto& model = p.project.model;
+    if (layer == 0) {
+        sizes.insert(sizes.end(), model.input.shape.begin(), model.input.shape.end());
+        if (model.input.dtype == DType::int64) {
+            // As SyntheticTask draws them: ids below the embedding's vocabulary.
+            const auto& first = model.layers.front();
+            const auto vocabulary =
+                first.type == "embedding"
+                    ? static_cast<std::int64_t>(layer_param(first, "num_embeddings"))
+                    : 2;
+            return torch::randint(vocabulary, sizes, gen, torch::TensorOptions(torch::kInt64));
+        }
+        return torch::randn(sizes, gen, torch::TensorOptions(dtype));
+    }
+    const Shape& shape = p.layers[static_cast<std::size_t>(layer - 1)].output_shape;
+    sizes.insert(sizes.end(), shape.begin(), shape.end());
+    return torch::randn(sizes, gen, torch::TensorOptions(dtype));
+}
+
+struct Timings {
+    std::vector<double> forward, input_grad, weight_grad, backward, optimizer;
+};
+
+// Adds the parameter gradients into .grad, as autograd's accumulation does.
+void accumulate(const std::vector<torch::Tensor>& params, const std::vector<torch::Tensor>& grads) {
+    const torch::NoGradGuard no_grad;
+    for (std::size_t i = 0; i < grads.size(); ++i) {
+        if (!grads[i].defined()) {
+            continue;
+        }
+        auto& acc = params[i].mutable_grad();
+        if (acc.defined()) {
+            acc.add_(grads[i]);
+        } else {
+            acc = grads[i].clone();
+        }
+    }
+}
+
+// One forward and split backward, as the executor splits zero-bubble
+// backward: I is autograd::grad to the input with the graph retained, W the
+// parameter gradients from that graph, added into .grad.
+void time_split(torch::nn::Sequential& module, const std::vector<torch::Tensor>& params,
+                const torch::Tensor& input, bool needs_input_grad, Timings* out) {
+    const torch::Tensor x = needs_input_grad ? input.detach().requires_grad_(true) : input;
+    double t0 = now_s();
+    const torch::Tensor y = module->forward(x);
+    const double forward = now_s() - t0;
+    // The output gradient, as RECV_B would deliver it; made outside the
+    // timed parts.
+    const torch::Tensor g = torch::ones_like(y);
+    double input_grad = 0;
+    double weight_grad = 0;
+    if (y.requires_grad()) {
+        if (needs_input_grad) {
+            t0 = now_s();
+            (void)torch::autograd::grad({y}, {x}, {g}, /*retain_graph=*/true);
+            input_grad = now_s() - t0;
+        }
+        if (!params.empty()) {
+            t0 = now_s();
+            accumulate(params, torch::autograd::grad({y}, params, {g}, /*retain_graph=*/false,
+                                                     /*create_graph=*/false,
+                                                     /*allow_unused=*/true));
+            weight_grad = now_s() - t0;
+        }
+    }
+    if (out != nullptr) {
+        out->forward.push_back(forward);
+        out->input_grad.push_back(input_grad);
+        out->weight_grad.push_back(weight_grad);
+    }
+}
+
+// One forward and the whole backward in one pass (B of the other schedules).
+void time_full(torch::nn::Sequential& module, const torch::Tensor& input, bool needs_input_grad,
+               Timings* out) {
+    const torch::Tensor x = needs_input_grad ? input.detach().requires_grad_(true) : input;
+    double t0 = now_s();
+    const torch::Tensor y = module->forward(x);
+    const double forward = now_s() - t0;
+    const torch::Tensor g = torch::ones_like(y);
+    double backward = 0;
+    if (y.requires_grad()) {
+        t0 = now_s();
+        torch::autograd::backward({y}, {g});
+        backward = now_s() - t0;
+    }
+    if (out != nullptr) {
+        out->forward.push_back(forward);
+        out->backward.push_back(backward);
+    }
+}
+
+// zero_grad and one step of the project's optimizer over stand-ins of the
+// layer's parameters (same shapes and type, zero gradients): the cost of the
+// real step without changing the weights being timed.
+void time_optimizer(torch::optim::Optimizer& optimizer, Timings* out) {
+    const double t0 = now_s();
+    optimizer.zero_grad();
+    optimizer.step();
+    if (out != nullptr) {
+        out->optimizer.push_back(now_s() - t0);
+    }
+}
+
+// One layer ready to be timed, with what its repetitions accumulate.
+struct LayerBench {
+    torch::nn::Sequential module{nullptr};
+    std::vector<torch::Tensor> params;
+    torch::Tensor input;
+    bool needs_input_grad = false;
+    std::vector<torch::Tensor> stand_ins;  // the optimizer's parameters
+    std::unique_ptr<torch::optim::Optimizer> optimizer;
+    Timings timings;
+};
+
+}  // namespace
+
+std::vector<LayerProfile> measure_layers(const AnalyzedProject& project,
+                                         const LayerTimingOptions& options) {
+    const torch::Dtype dtype = run_dtype(project, options.dtype);
+    const auto seed = static_cast<std::uint64_t>(project.project.training.seed);
+    // In the project's precision, as core counts the bytes the memory model holds.
+    const double element_bytes = static_cast<double>(dtype_bytes(project.project.training.dtype));
+    auto gen = at::make_generator<at::CPUGeneratorImpl>(layer_seed(seed, -1));
+    const int count = static_cast<int>(project.layers.size());
+
+    std::vector<LayerBench> benches(project.layers.size());
+    for (int l = 0; l < count; ++l) {
+        const auto& spec = project.project.model.layers[static_cast<std::size_t>(l)];
+        if (!can_build(spec.type)) {
+            throw BackendError("layer \"" + spec.name +
+                               "\": the backend cannot build layer type \"" + spec.type + "\"");
+        }
+        LayerBench& b = benches[static_cast<std::size_t>(l)];
+        b.module = build_layers(project, l, l, seed, dtype);
+        b.module->train();  // dropout and batch-norm as in training
+        b.params = b.module->parameters();
+        b.input = layer_input(project, l, dtype, gen);
+        // The data needs no gradient; every later layer's input does.
+        b.needs_input_grad = l > 0 && b.input.is_floating_point();
+        for (const auto& p : b.params) {
+            b.stand_ins.push_back(torch::zeros_like(p).requires_grad_(true));
+            b.stand_ins.back().mutable_grad() = torch::zeros_like(p);
+        }
+        if (!b.params.empty()) {
+            b.optimizer = make_optimizer(project.project.training.optimizer, b.stand_ins);
+        }
+    }
+
+    // Round-robin: every repetition visits every layer, so a burst of load
+    // from elsewhere on the machine spreads over all layers' samples instead
+    // of inflating every sample of the one layer it hit.
+    const int repeats = std::max(1, options.repeats);
+    const int rounds = options.warmup + repeats;
+    for (int i = 0; i < rounds; ++i) {
+        if (options.on_round) {
+            options.on_round(i, rounds);
+        }
+        for (auto& b : benches) {
+            Timings* keep = i < options.warmup ? nullptr : &b.timings;
+            time_split(b.module, b.params, b.input, b.needs_input_grad, keep);
+            time_full(b.module, b.input, b.needs_input_grad, keep);
+            if (b.optimizer) {
+                time_optimizer(*b.optimizer, keep);
+            }
+        }
+    }
+
+    std::vector<LayerProfile> out;
+    out.reserve(benches.size());
+    for (int l = 0; l < count; ++l) {
+        const Timings& t = benches[static_cast<std::size_t>(l)].timings;
+        LayerProfile lp;
+        lp.name = project.project.model.layers[static_cast<std::size_t>(l)].name;
+        lp.forward_ms = median(t.forward) * 1e3;
+        lp.backward_input_ms = median(t.input_grad) * 1e3;
+        lp.backward_weight_ms = median(t.weight_grad) * 1e3;
+        lp.backward_ms = median(t.backward) * 1e3;
+        lp.optimizer_ms = median(t.optimizer) * 1e3;  // 0 without parameters
+        // What the memory model holds for the layer per micro-batch, from
+        // the catalog (see docs/real-runs.md, "Profiling").
+        lp.activation_bytes =
+            static_cast<std::int64_t>(project.layers[static_cast<std::size_t>(l)].stashed_elements *
+                                      project.microbatch_size * element_bytes);
+        out.push_back(std::move(lp));
+    }
+    return out;
+}
+
+}  // namespace pipewright::backend

@@ -1,0 +1,154 @@
+#include "profile_command.h"
+
+#include <unistd.h>
+
+#include <filesystem>
+
+#include "commands.h"
+#include "pipewright/core/project_io.h"
+#include "pipewright/sim/profile.h"
+#include "report_format.h"
+
+#ifdef PIPEWRIGHT_HAVE_BACKEND
+#include "pipewright/backend/profiler.h"
+#endif
+
+namespace pipewright::cli {
+
+void add_profile_command(CLI::App& app, ProfileArgs& a) {
+    CLI::App* cmd = app.add_subcommand(
+        "profile",
+        "Measure each layer's and a transfer's real cost on this machine, for simulate --profile");
+    cmd->add_option("project", a.project, "Project file (.json)")->required();
+    cmd->add_option("--out,-o", a.out, "Profile file to write (default profile.json)");
+    cmd->add_option("--device", a.device, "auto, cpu or cuda (this build runs on CPUs)")
+        ->check(CLI::IsMember({"auto", "cpu", "cuda"}));
+    cmd->add_option("--threads", a.threads,
+                    "Torch threads for the layers (default: cores / ranks, what a rank of "
+                    "`run` gets)")
+        ->check(CLI::PositiveNumber);
+    cmd->add_option("--repeats", a.repeats,
+                    "Timed repetitions per layer; medians kept (default 10)")
+        ->check(CLI::Range(1, 100000));
+    cmd->add_option("--warmup", a.warmup, "Untimed repetitions per layer first (default 2)")
+        ->check(CLI::Range(0, 100000));
+    cmd->add_option("--microbatches,-m", a.microbatches,
+                    "Number of micro-batches (sets the micro-batch size measured at)")
+        ->check(CLI::PositiveNumber);
+    cmd->add_option("--batch-size,-b", a.batch_size, "Samples per iteration")
+        ->check(CLI::PositiveNumber);
+    cmd->add_flag("--json", a.json, "Print the profile as JSON instead of a table");
+}
+
+#ifdef PIPEWRIGHT_HAVE_BACKEND
+namespace {
+
+// Checked before measuring, so that a typo does not cost the whole profile.
+bool check_writable(const std::string& path, std::ostream& err) {
+    namespace fs = std::filesystem;
+    const fs::path p(path);
+    const fs::path folder = p.has_parent_path() ? p.parent_path() : fs::path(".");
+    std::error_code ec;
+    std::string why;
+    if (p.filename().empty() || fs::is_directory(p, ec)) {
+        why = "it is a folder; give a file name such as " + (p / "profile.json").string();
+    } else if (!fs::is_directory(folder, ec)) {
+        why = "the folder " + folder.string() + " does not exist";
+    } else if (::access(folder.c_str(), W_OK) != 0) {
+        why = "the folder " + folder.string() + " is not writable";
+    } else if (fs::exists(p, ec) && ::access(p.c_str(), W_OK) != 0) {
+        why = "the file is not writable";
+    }
+    if (!why.empty()) {
+        err << "pipewright: cannot write the profile " << path << ": " << why << '\n';
+        return false;
+    }
+    return true;
+}
+
+std::string ms(double v) {
+    return format_duration(v * 1e-3);
+}
+
+void print_profile(std::ostream& out, const Profile& p, const std::string& project,
+                   const std::string& path) {
+    out << project << ": measured on " << (p.machine.host.empty() ? "this machine" : p.machine.host)
+        << " (" << p.device_name << "), micro-batch size " << p.microbatch_size << ", median of "
+        << p.machine.repeats << "\n\n";
+    TextTable table({"layer", "forward", "input grad", "weight grad", "activations"});
+    LayerProfile total;
+    std::int64_t total_bytes = 0;
+    for (const auto& l : p.layers) {
+        table.add_row(
+            {l.name, ms(l.forward_ms), ms(l.backward_input_ms), ms(l.backward_weight_ms),
+             l.activation_bytes ? format_bytes(static_cast<double>(*l.activation_bytes)) : "-"});
+        total.forward_ms += l.forward_ms;
+        total.backward_input_ms += l.backward_input_ms;
+        total.backward_weight_ms += l.backward_weight_ms;
+        total_bytes += l.activation_bytes.value_or(0);
+    }
+    table.add_row({"total", ms(total.forward_ms), ms(total.backward_input_ms),
+                   ms(total.backward_weight_ms), format_bytes(static_cast<double>(total_bytes))});
+    for (std::size_t c = 1; c <= 4; ++c) {
+        table.right_align(c);
+    }
+    table.print(out, "  ");
+    if (p.transfer) {
+        out << "\nTransfer between two ranks (" << p.machine.transport << ", 127.0.0.1): latency "
+            << format_duration(p.transfer->latency_us * 1e-6) << " + bytes / "
+            << format_bytes(p.transfer->bandwidth_GBps * 1e9) << "/s\n";
+        TextTable samples({"message", "one way", "fit"});
+        for (const auto& s : p.transfer_samples) {
+            samples.add_row({format_bytes(s.bytes), format_duration(s.seconds),
+                             format_duration(p.transfer->transfer_seconds(s.bytes))});
+        }
+        samples.right_align(0);
+        samples.right_align(1);
+        samples.right_align(2);
+        samples.print(out, "  ");
+    }
+    out << "\nWrote " << path << "; use it with `pipewright simulate " << project << " --profile "
+        << path << "`\n";
+}
+
+}  // namespace
+
+int run_profile(const ProfileArgs& a, std::ostream& out, std::ostream& err) {
+    if (!check_writable(a.out, err)) {
+        return kInvalidInput;
+    }
+    backend::ProfileOptions o;
+    o.project = a.project;
+    o.microbatches = a.microbatches;
+    o.batch_size = a.batch_size;
+    o.device = a.device;
+    o.threads = a.threads;
+    o.repeats = a.repeats;
+    o.warmup = a.warmup;
+    const auto outcome = backend::profile_project(o, err);
+    if (outcome.exit_code != 0 || !outcome.profile) {
+        return kInvalidInput;
+    }
+    const std::string text = profile_to_json(*outcome.profile).dump(2) + "\n";
+    try {
+        write_file_atomically(a.out, text);
+    } catch (const std::exception& e) {
+        err << "pipewright: cannot write the profile: " << e.what() << '\n';
+        return kInvalidInput;
+    }
+    if (a.json) {
+        out << text;
+    } else {
+        print_profile(out, *outcome.profile, a.project, a.out);
+    }
+    return kOk;
+}
+#else
+int run_profile(const ProfileArgs& /*args*/, std::ostream& /*out*/, std::ostream& err) {
+    err << "pipewright: profile: the LibTorch backend was not built (configure with "
+           "-DPIPEWRIGHT_BUILD_BACKEND=ON and LibTorch installed)\n";
+    return kInvalidInput;
+}
+#endif
+
+}  // namespace pipewright::cli

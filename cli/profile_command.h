@@ -1,0 +1,30 @@
+#pragma once
+
+#include <optional>
+#include <ostream>
+#include <string>
+
+#include <CLI/CLI.hpp>
+
+namespace pipewright::cli {
+
+// Without the backend the struct still exists so that commands.cpp needs no
+// #ifdef; the command then says that the backend was not built.
+struct ProfileArgs {
+    std::string project;
+    std::string out = "profile.json";
+    std::string device = "auto";
+    int threads = 0;  // 0: cores / ranks
+    int repeats = 10;
+    int warmup = 2;
+    std::optional<int> microbatches;
+    std::optional<int> batch_size;
+    bool json = false;
+};
+
+// `pipewright profile PROJECT`: measured layer and transfer costs of this
+// machine, written as a profile for `simulate --profile` and `plan --profile`.
+void add_profile_command(CLI::App& app, ProfileArgs& args);
+int run_profile(const ProfileArgs& args, std::ostream& out, std::ostream& err);
+
+}  // namespace pipewright::cli

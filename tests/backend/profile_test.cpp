@@ -1,0 +1,228 @@
+// `pipewright profile`: measured layer and transfer costs, the profile file
+// they make, its use by the simulator, and the command's errors.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <filesystem>
+#include <sstream>
+
+#include "backend_test_util.h"
+#include "cli_runner.h"
+#include "pipewright/backend/profiler.h"
+#include "pipewright/core/project_io.h"
+#include "pipewright/sim/cost_model.h"
+#include "pipewright/sim/simulation.h"
+
+namespace pipewright {
+namespace {
+
+namespace fs = std::filesystem;
+
+// Three linear layers with GELUs between them, on two ranks.
+test::MlpSpec small_mlp() {
+    test::MlpSpec spec;
+    spec.layers = 3;
+    spec.width = 64;
+    spec.batch = 32;
+    spec.microbatches = 4;
+    return spec;
+}
+
+fs::path write_project(const fs::path& dir) {
+    return test::write_project(dir, small_mlp());
+}
+
+// One measurement shared by the tests that only read it: profiling is the
+// slow part.
+const Profile& measured_profile() {
+    static const Profile profile = [] {
+        const auto dir = test::temp_dir("profile-shared");
+        backend::ProfileOptions o;
+        o.project = write_project(dir).string();
+        o.threads = 1;
+        o.repeats = 3;
+        o.warmup = 1;
+        std::ostringstream err;
+        auto outcome = backend::profile_project(o, err);
+        if (outcome.exit_code != 0 || !outcome.profile) {
+            throw std::runtime_error("profiling failed: " + err.str());
+        }
+        return *outcome.profile;
+    }();
+    return profile;
+}
+
+TEST(Profile, MeasuresEveryLayerAndTheTransfer) {
+    const Profile& p = measured_profile();
+    const auto project = test::analyze_text(test::mlp_project_json(small_mlp()));
+    ASSERT_EQ(p.layers.size(), project.layers.size());
+    EXPECT_EQ(p.device_kind, "cpu");
+    EXPECT_EQ(p.microbatch_size, project.microbatch_size);
+    EXPECT_EQ(p.machine.threads, 1);
+    EXPECT_EQ(p.machine.repeats, 3);
+    for (std::size_t l = 0; l < p.layers.size(); ++l) {
+        const auto& m = p.layers[l];
+        const auto& spec = project.project.model.layers[l];
+        SCOPED_TRACE(m.name);
+        EXPECT_EQ(m.name, spec.name);
+        EXPECT_GT(m.forward_ms, 0);
+        EXPECT_GT(m.backward_input_ms + m.backward_weight_ms, 0);
+        if (spec.type == "linear") {
+            EXPECT_GT(m.backward_weight_ms, 0);
+        } else {
+            EXPECT_EQ(m.backward_weight_ms, 0) << "a GELU has no weights";
+        }
+        if (l == 0) {
+            EXPECT_EQ(m.backward_input_ms, 0) << "the data needs no gradient";
+        } else {
+            EXPECT_GT(m.backward_input_ms, 0);
+        }
+    }
+    ASSERT_TRUE(p.transfer.has_value());
+    EXPECT_GT(p.transfer->bandwidth_GBps, 0);
+    EXPECT_GT(p.transfer->latency_us, 0);
+    EXPECT_GE(p.transfer_samples.size(), 2U);
+    EXPECT_EQ(p.machine.transport, "gloo");
+}
+
+TEST(Profile, ActivationBytesAreWhatCoreComputes) {
+    const Profile& p = measured_profile();
+    const auto project = test::analyze_text(test::mlp_project_json(small_mlp()));
+    const CostModelOptions analytic;
+    for (std::size_t l = 0; l < p.layers.size(); ++l) {
+        SCOPED_TRACE(p.layers[l].name);
+        ASSERT_TRUE(p.layers[l].activation_bytes.has_value());
+        const LayerCost c =
+            layer_cost(project, static_cast<int>(l), project.rank_specs[0], analytic);
+        EXPECT_EQ(static_cast<double>(*p.layers[l].activation_bytes), c.stash_bytes);
+    }
+}
+
+TEST(Profile, FileRoundTripsThroughTheSimulatorsReader) {
+    const Profile& p = measured_profile();
+    const auto dir = test::temp_dir("profile-roundtrip");
+    const fs::path file = dir / "profile.json";
+    write_file_atomically(file, profile_to_json(p).dump(2));
+    const Profile back = load_profile_file(file);
+    // JSON keeps doubles exactly (shortest round-trip printing).
+    EXPECT_EQ(back, p);
+}
+
+TEST(Profile, SimulationUsesTheMeasuredCosts) {
+    const Profile& p = measured_profile();
+    const auto project = test::analyze_text(test::mlp_project_json(small_mlp()));
+    CostModelOptions options;
+    options.profile = &p;
+    const SimulationReport report = simulate_project(project, options);
+    EXPECT_GT(report.iteration_time_s, 0);
+    ASSERT_EQ(report.stages.size(), project.stages.size());
+    for (std::size_t s = 0; s < project.stages.size(); ++s) {
+        double forward_ms = 0;
+        for (int l = project.stages[s].first_layer; l <= project.stages[s].last_layer; ++l) {
+            forward_ms += p.layers[static_cast<std::size_t>(l)].forward_ms;
+        }
+        EXPECT_NEAR(report.stages[s].forward_s, forward_ms * 1e-3, 1e-12);
+    }
+    ASSERT_FALSE(report.links.empty());
+    // A link carrying b bytes is busy b / bandwidth: the measured bandwidth.
+    const auto& link = report.links.front();
+    ASSERT_GT(link.bytes, 0);
+    EXPECT_NEAR(link.busy_s, link.bytes / (p.transfer->bandwidth_GBps * 1e9), 1e-12);
+}
+
+TEST(Profile, FitRecoversLatencyAndBandwidth) {
+    // 10 us + bytes / 2 GB/s, exactly.
+    std::vector<TransferSample> samples;
+    for (double bytes : {1e3, 1e5, 1e6, 1e7}) {
+        samples.push_back({bytes, 10e-6 + bytes / 2e9});
+    }
+    const backend::TransferFit fit = backend::fit_transfer(samples);
+    EXPECT_NEAR(fit.link.latency_us, 10, 1e-6);
+    EXPECT_NEAR(fit.link.bandwidth_GBps, 2, 1e-9);
+
+    // Noise that tilts the line below zero at zero bytes is clamped.
+    const backend::TransferFit clamped =
+        backend::fit_transfer({{1e3, 1e-6}, {1e6, 2e-3}, {2e6, 4.2e-3}});
+    EXPECT_EQ(clamped.link.latency_us, 0);
+    EXPECT_GT(clamped.link.bandwidth_GBps, 0);
+
+    EXPECT_THROW((void)backend::fit_transfer({{1e3, 1e-6}}), std::invalid_argument);
+    EXPECT_THROW((void)backend::fit_transfer({{1e3, 1e-6}, {1e3, 2e-6}}), std::invalid_argument);
+}
+
+TEST(ProfileCommand, WritesAProfileThatSimulateReads) {
+    const auto dir = test::temp_dir("profile-cli");
+    const auto project = write_project(dir);
+    const fs::path out = dir / "measured.json";
+    const test::CliResult r =
+        test::run_cli("profile " + project.string() + " --out " + out.string() +
+                          " --threads 1 --repeats 2 --warmup 0",
+                      dir);
+    ASSERT_EQ(r.code, 0) << r.output;
+    EXPECT_NE(r.output.find("input grad"), std::string::npos) << r.output;
+    EXPECT_NE(r.output.find("fc0"), std::string::npos) << r.output;
+    const Profile p = load_profile_file(out);
+    EXPECT_EQ(p.layers.size(), 5U);
+
+    const test::CliResult sim = test::run_cli(
+        "simulate " + project.string() + " --profile " + out.string() + " --json", dir);
+    ASSERT_EQ(sim.code, 0) << sim.output;
+    const auto report = nlohmann::json::parse(test::last_json_object(sim.output));
+    EXPECT_GT(report.at("iteration_time_s").get<double>(), 0);
+}
+
+TEST(ProfileCommand, UnwritableOutNamesThePath) {
+    const auto dir = test::temp_dir("profile-unwritable");
+    const auto project = write_project(dir);
+    const std::string missing = (dir / "no-such-folder" / "profile.json").string();
+    const test::CliResult r =
+        test::run_cli("profile " + project.string() + " --out " + missing, dir);
+    EXPECT_EQ(r.code, 1);
+    EXPECT_NE(r.output.find(missing), std::string::npos) << r.output;
+    EXPECT_NE(r.output.find("does not exist"), std::string::npos) << r.output;
+    EXPECT_EQ(r.output.find("profiling"), std::string::npos) << "checked before measuring";
+
+    const test::CliResult folder =
+        test::run_cli("profile " + project.string() + " --out " + dir.string(), dir);
+    EXPECT_EQ(folder.code, 1);
+    EXPECT_NE(folder.output.find("it is a folder"), std::string::npos) << folder.output;
+}
+
+TEST(ProfileCommand, InvalidProjectListsItsProblems) {
+    const auto dir = test::temp_dir("profile-invalid");
+    auto j = nlohmann::json::parse(test::mlp_project_json(small_mlp()));
+    j["model"]["layers"][0]["out_features"] = -3;
+    j["training"]["microbatches"] = 0;
+    const fs::path project = dir / "bad.json";
+    write_file_atomically(project, j.dump());
+    const test::CliResult r =
+        test::run_cli("profile " + project.string() + " --out " + (dir / "p.json").string(), dir);
+    EXPECT_EQ(r.code, 1);
+    EXPECT_NE(r.output.find("problems"), std::string::npos) << r.output;
+    EXPECT_NE(r.output.find("model.layers[0]"), std::string::npos) << r.output;
+    EXPECT_NE(r.output.find("training.microbatches"), std::string::npos) << r.output;
+    EXPECT_FALSE(fs::exists(dir / "p.json"));
+
+    const test::CliResult missing =
+        test::run_cli("profile " + (dir / "nothing.json").string(), dir);
+    EXPECT_EQ(missing.code, 1);
+    EXPECT_NE(missing.output.find("nothing.json"), std::string::npos) << missing.output;
+}
+
+TEST(ProfileCommand, UsageErrorsAndCudaRefusal) {
+    const auto dir = test::temp_dir("profile-usage");
+    const auto project = write_project(dir);
+    EXPECT_EQ(test::run_cli("profile", dir).code, 2);
+    EXPECT_EQ(test::run_cli("profile " + project.string() + " --repeats 0", dir).code, 2);
+    EXPECT_EQ(test::run_cli("profile " + project.string() + " --device tpu", dir).code, 2);
+    EXPECT_EQ(test::run_cli("profile " + project.string() + " --threads -1", dir).code, 2);
+
+    const test::CliResult cuda = test::run_cli(
+        "profile " + project.string() + " --device cuda --out " + (dir / "p.json").string(), dir);
+    EXPECT_EQ(cuda.code, 1);
+    EXPECT_NE(cuda.output.find("--device cuda"), std::string::npos) << cuda.output;
+    EXPECT_FALSE(fs::exists(dir / "p.json"));
+}
+
+}  // namespace
+}  // namespace pipewright
