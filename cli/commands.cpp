@@ -7,6 +7,7 @@
 #include "compare_command.h"
 #include "pipewright/core/project_io.h"
 #include "plan_command.h"
+#include "profile_command.h"
 #include "run_command.h"
 #include "simulate_command.h"
 
@@ -109,6 +110,8 @@ int run(int argc, const char* const* argv, std::ostream& out, std::ostream& err)
     add_run_command(app, run_args);
     WorkerArgs worker_args;
     add_worker_command(app, worker_args);
+    ProfileArgs profile;
+    add_profile_command(app, profile);
     CompareArgs compare;
     add_compare_command(app, compare);
 
@@ -145,6 +148,9 @@ int run(int argc, const char* const* argv, std::ostream& out, std::ostream& err)
     }
     if (app.got_subcommand("worker")) {
         return run_worker_command(worker_args, err);
+    }
+    if (app.got_subcommand("profile")) {
+        return run_profile(profile, out, err);
     }
     if (app.got_subcommand("compare")) {
         return run_compare(compare, out, err);

@@ -69,22 +69,30 @@ void print_summary(std::ostream& out, const nlohmann::json& s, const RunArgs& a)
         l << losses.front().get<double>() << " -> " << losses.back().get<double>();
         out << "  loss            " << l.str() << "  (step 1 -> " << losses.size() << ")\n";
     }
-    TextTable table({"rank", "device", "threads", "busy", "bubble", "peak RSS"});
+    TextTable table({"rank", "device", "threads", "busy", "bubble", "peak RSS", "above runtime"});
     for (const auto& d : s.at("devices")) {
         table.add_row({std::to_string(d.at("rank").get<int>()), d.at("name").get<std::string>(),
                        std::to_string(d.at("threads").get<int>()),
                        format_duration(d.value("busy_s", 0.0)),
                        format_percent(d.value("bubble_fraction", 0.0)),
-                       format_bytes(d.at("peak_memory_bytes").get<double>())});
+                       format_bytes(d.at("peak_memory_bytes").get<double>()),
+                       format_bytes(d.value("model_peak_memory_bytes", 0.0))});
     }
-    table.right_align(3);
-    table.right_align(4);
-    table.right_align(5);
+    for (std::size_t column = 3; column <= 6; ++column) {
+        table.right_align(column);
+    }
     out << '\n';
     table.print(out, "  ");
     const std::string dir = s.at("out_dir").get<std::string>();
-    out << "\nWrote " << dir << "/: timeline.json (measured timeline), trace.json (open in "
-        << "https://ui.perfetto.dev), metrics.json, run.log\n";
+    if (s.value("complete", true)) {
+        out << "\nWrote " << dir << "/: timeline.json (measured timeline), trace.json (open in "
+            << "https://ui.perfetto.dev), metrics.json, run.log\n";
+    } else {
+        out << "\nNode " << s.value("node_rank", 0) << " of " << s.value("nnodes", 1)
+            << ": the figures above cover this node's ranks only; node 0 wrote the complete "
+               "timeline and metrics.\nWrote "
+            << dir << "/: summary.json, run.log, rank-R.log\n";
+    }
 }
 #endif
 
@@ -99,9 +107,22 @@ void add_run_command(CLI::App& app, RunArgs& a) {
     cmd->add_option("--out", a.out, "Output folder (default runs/<model>-<timestamp>)");
     cmd->add_option("--port", a.port, "Port of the rendezvous on 127.0.0.1 (default: a free one)")
         ->check(CLI::Range(1, 65535));
-    cmd->add_option("--master", a.master, "HOST:PORT of the rendezvous store");
+    cmd->add_option("--master", a.master,
+                    "HOST:PORT of the rendezvous store; node 0 hosts it there, the other nodes "
+                    "connect to it (required with --nnodes > 1)");
+    cmd->add_option("--nnodes", a.nnodes,
+                    "Number of nodes (machines) of a multi-node run; start one launcher on each "
+                    "(default 1)")
+        ->check(CLI::PositiveNumber);
+    cmd->add_option("--node-rank", a.node_rank,
+                    "This node's index, 0 to nnodes - 1; node 0 hosts the store and writes the "
+                    "complete outputs (default 0)")
+        ->check(CLI::NonNegativeNumber);
+    cmd->add_option("--nproc-per-node", a.nproc_per_node,
+                    "Ranks this node starts (default: ranks / nnodes, in rank order)")
+        ->check(CLI::PositiveNumber);
     cmd->add_option("--threads-per-rank", a.threads_per_rank,
-                    "Torch threads per rank (default: cores / ranks)")
+                    "Torch threads per rank (default: cores / ranks of this node)")
         ->check(CLI::PositiveNumber);
     cmd->add_option("--device", a.device, "auto, cpu or cuda (this build runs on CPUs)")
         ->check(CLI::IsMember({"auto", "cpu", "cuda"}));
@@ -134,6 +155,9 @@ int run_run(const RunArgs& a, std::ostream& out, std::ostream& err) {
     o.out_dir = a.out;
     o.port = a.port;
     o.master = a.master;
+    o.nnodes = a.nnodes;
+    o.node_rank = a.node_rank;
+    o.nproc_per_node = a.nproc_per_node;
     o.threads_per_rank = a.threads_per_rank;
     o.device = a.device;
     o.json = a.json;

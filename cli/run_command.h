@@ -21,6 +21,9 @@ struct RunArgs {
     std::optional<std::string> out;
     std::optional<int> port;
     std::optional<std::string> master;
+    int nnodes = 1;
+    int node_rank = 0;
+    std::optional<int> nproc_per_node;
     int threads_per_rank = 0;
     std::string device = "auto";
     std::string progress = "text";

@@ -8,6 +8,7 @@
 #include <stdexcept>
 
 #include "pipewright/backend/modules.h"
+#include "send_completions.h"
 
 namespace pipewright::backend {
 
@@ -53,12 +54,6 @@ struct Stage {
     std::vector<Slot> slots;
 };
 
-struct InFlight {
-    std::unique_ptr<PendingSend> send;
-    torch::Tensor tensor;  // alive until the transfer has left
-    std::size_t event = 0;
-};
-
 double tensor_bytes(const torch::Tensor& t) {
     return static_cast<double>(t.numel()) * static_cast<double>(t.element_size());
 }
@@ -79,8 +74,11 @@ struct RankExecutor::Impl {
     // Per iteration.
     const Batch* batch = nullptr;
     StepRecord record;
-    std::vector<InFlight> in_flight;
     double loss_sum = 0;
+    std::function<std::int64_t()> memory_probe;
+    // Declared last: destroyed first, so that its threads stop before the
+    // state they stamp goes away.
+    SendCompletions sends;
 
     Impl(const AnalyzedProject& p, int r, Transport& t, torch::Dtype d)
         : project(p),
@@ -142,24 +140,25 @@ struct RankExecutor::Impl {
         return record.events.back();
     }
 
+    // Posts the send and goes on at once; the send's event ends when a
+    // watcher thread sees the transfer complete (see SendCompletions).
     void send(const Action& a, torch::Tensor t, int peer, int boundary, bool backward) {
         const double start = steady_seconds();
         auto pending = transport.send(t, peer, tag(boundary, a.microbatch, backward));
-        add_event(a, start, peer, tensor_bytes(t));
-        in_flight.push_back({std::move(pending), std::move(t), record.events.size() - 1});
+        const TimelineEvent& e = add_event(a, start, peer, tensor_bytes(t));
+        sends.watch(std::move(pending), std::move(t), peer, record.events.size() - 1, e.end_s);
     }
 
-    // Closes the events of sends that have left since the last look.
-    void poll_sends(bool wait) {
-        for (auto it = in_flight.begin(); it != in_flight.end();) {
-            if (wait) {
-                it->send->wait();
-            } else if (!it->send->done()) {
-                ++it;
-                continue;
-            }
-            record.events[it->event].end_s = steady_seconds();
-            it = in_flight.erase(it);
+    // Waits for the sends still in flight and closes their events.
+    void finish_sends() {
+        for (const auto& [event, end] : sends.collect()) {
+            record.events.at(event).end_s = end;
+        }
+    }
+
+    void sample_memory() {
+        if (memory_probe) {
+            record.memory.push_back({steady_seconds(), memory_probe()});
         }
     }
 
@@ -324,7 +323,7 @@ struct RankExecutor::Impl {
                 }
                 break;
         }
-        poll_sends(false);
+        sample_memory();
     }
 };
 
@@ -344,18 +343,24 @@ StepRecord RankExecutor::run_step(int step, const Batch& batch) {
     // the simulated timeline.
     m.transport.barrier();
     m.record.start_s = steady_seconds();
+    m.sample_memory();
     m.optimizer->zero_grad();
     for (const Action& a : m.project.schedule.ranks.at(static_cast<std::size_t>(m.rank))) {
         m.execute(a);
     }
-    m.poll_sends(true);
+    m.finish_sends();
     m.optimizer->step();
     m.record.end_s = steady_seconds();
+    m.sample_memory();
     if (has_last_stage()) {
         m.record.loss = m.loss_sum;
     }
     m.batch = nullptr;
     return std::move(m.record);
+}
+
+void RankExecutor::set_memory_probe(std::function<std::int64_t()> probe) {
+    impl_->memory_probe = std::move(probe);
 }
 
 bool RankExecutor::has_first_stage() const {

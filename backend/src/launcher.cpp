@@ -1,15 +1,13 @@
-// `pipewright run`: hosts the c10d rendezvous store, starts one worker
-// process per rank (this same binary), relays progress and stops everything
-// as soon as one rank fails or the user interrupts.
+// `pipewright run`: hosts or joins the c10d rendezvous store, starts one
+// worker process per rank of this node (this same binary), relays progress
+// and stops everything as soon as one rank, here or on another node, fails
+// or the user interrupts.
 #include "pipewright/backend/launcher.h"
 
-#include <fcntl.h>
-#include <sys/prctl.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <csignal>
-#include <cstring>
 #include <ctime>
 #include <filesystem>
 #include <fstream>
@@ -19,8 +17,11 @@
 #include <torch/csrc/distributed/c10d/TCPStore.hpp>
 
 #include "pipewright/backend/modules.h"
+#include "pipewright/backend/transport.h"
 #include "pipewright/core/project_io.h"
-#include "run_report.h"
+#include "rendezvous.h"
+#include "run_outputs.h"
+#include "worker_processes.h"
 
 namespace pipewright::backend {
 namespace {
@@ -54,100 +55,105 @@ std::string default_out_dir(const std::string& model) {
     return dir;
 }
 
-pid_t spawn(const std::vector<std::string>& args, const std::string& log_path) {
-    std::vector<char*> argv;
-    for (const auto& a : args) {
-        argv.push_back(const_cast<char*>(a.c_str()));
-    }
-    argv.push_back(nullptr);
-    const int fd = ::open(log_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-    if (fd < 0) {
-        throw std::runtime_error("cannot create " + log_path + ": " + std::strerror(errno));
-    }
-    const pid_t parent = ::getpid();
-    const pid_t pid = ::fork();
-    if (pid == 0) {
-        // Only async-signal-safe calls between fork and exec. A worker must
-        // not outlive its launcher, even one killed with SIGKILL.
-        ::prctl(PR_SET_PDEATHSIG, SIGKILL);
-        if (::getppid() != parent) {
-            ::_exit(1);
-        }
-        ::dup2(fd, STDOUT_FILENO);
-        ::dup2(fd, STDERR_FILENO);
-        ::execv(argv[0], argv.data());
-        ::_exit(127);
-    }
-    ::close(fd);
-    if (pid < 0) {
-        throw std::runtime_error(std::string("cannot start a worker: ") + std::strerror(errno));
-    }
-    return pid;
-}
-
-std::string last_line(const std::string& path) {
-    std::ifstream in(path);
-    std::string line, last;
-    while (std::getline(in, line)) {
-        if (!line.empty()) {
-            last = line;
-        }
-    }
-    return last;
-}
-
-std::string describe_exit(int status) {
-    if (WIFSIGNALED(status)) {
-        const int sig = WTERMSIG(status);
-        return "killed by signal " + std::to_string(sig) + " (" + ::strsignal(sig) + ")";
-    }
-    return "exit code " + std::to_string(WEXITSTATUS(status));
-}
-
-struct Workers {
-    std::vector<pid_t> pids;
-    std::vector<bool> alive;
-
-    // SIGTERM, two seconds of grace, then SIGKILL: never leaves strays.
-    void stop_all() {
-        for (std::size_t r = 0; r < pids.size(); ++r) {
-            if (alive[r]) {
-                ::kill(pids[r], SIGTERM);
-            }
-        }
-        const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(2);
-        while (std::chrono::steady_clock::now() < deadline && reap() > 0) {
-            std::this_thread::sleep_for(std::chrono::milliseconds(20));
-        }
-        for (std::size_t r = 0; r < pids.size(); ++r) {
-            if (alive[r]) {
-                ::kill(pids[r], SIGKILL);
-                int status = 0;
-                ::waitpid(pids[r], &status, 0);
-                alive[r] = false;
-            }
-        }
-    }
-    // Collects exited workers; returns how many are still running.
-    int reap() {
-        int running = 0;
-        for (std::size_t r = 0; r < pids.size(); ++r) {
-            int status = 0;
-            if (alive[r] && ::waitpid(pids[r], &status, WNOHANG) == pids[r]) {
-                alive[r] = false;
-            }
-            running += alive[r] ? 1 : 0;
-        }
-        return running;
-    }
-};
-
 std::string fmt_ms(double s) {
     std::ostringstream o;
     o.setf(std::ios::fixed);
     o.precision(1);
     o << s * 1000 << " ms";
     return o.str();
+}
+
+std::string fmt_s(double s) {
+    std::ostringstream o;
+    o << s << " s";
+    return o.str();
+}
+
+// What every node of a run must agree on; node 0 compares the others' with
+// its own before any wrong pairing could train garbage or hang.
+nlohmann::json configuration(const AnalyzedProject& p, const RunOptions& o, int steps) {
+    return {{"model", p.project.model.name},
+            {"schedule", p.schedule.name},
+            {"stages", p.schedule.num_stages},
+            {"microbatches", p.microbatches},
+            {"batch_size", p.microbatches * p.microbatch_size},
+            {"steps", steps},
+            {"dtype", o.settings.dtype},
+            {"ranks", p.num_ranks()},
+            {"nnodes", o.nnodes},
+            {"nproc_per_node", o.nproc_per_node ? nlohmann::json(*o.nproc_per_node) : nullptr}};
+}
+
+std::string configuration_difference(const nlohmann::json& mine, const nlohmann::json& theirs) {
+    for (const auto& [key, value] : mine.items()) {
+        if (!theirs.contains(key) || theirs.at(key) != value) {
+            return key + " " + value.dump() + " here, " +
+                   (theirs.contains(key) ? theirs.at(key).dump() : "none") + " there";
+        }
+    }
+    return "";
+}
+
+// Checks the project before any process starts; returns the problem.
+std::string backend_problem(const AnalyzedProject& project, const RunOptions& o) {
+    if (o.device == "cuda") {
+        return std::string("--device cuda: ") +
+               (torch::cuda::is_available()
+                    ? "CUDA execution is not implemented yet in this build; use --device cpu"
+                    : "this Pipewright is built against a LibTorch without CUDA support (or no "
+                      "GPU is visible); use --device cpu");
+    }
+    try {
+        (void)run_dtype(project, o.settings.dtype);
+        for (const auto& l : project.project.model.layers) {
+            if (!can_build(l.type)) {
+                throw BackendError("layer \"" + l.name +
+                                   "\": the backend cannot build layer type \"" + l.type + "\"");
+            }
+        }
+    } catch (const std::exception& e) {
+        return o.settings.project + ": " + e.what();
+    }
+    return "";
+}
+
+// The rendezvous: node 0 hosts the store (a taken port fails here, before any
+// worker starts; port 0 asks for a free one), other nodes connect to it.
+c10::intrusive_ptr<c10d::Store> open_store(const HostPort& master, const RunOptions& o,
+                                           std::chrono::milliseconds timeout, int& port,
+                                           std::ostream& err) {
+    if (o.node_rank == 0) {
+        try {
+            c10d::TCPStoreOptions so;
+            so.port = static_cast<std::uint16_t>(master.port);
+            so.isServer = true;
+            so.waitWorkers = false;
+            so.timeout = timeout;
+            auto store = c10::make_intrusive<c10d::TCPStore>(master.host, so);
+            port = store->getPort();
+            return store;
+        } catch (const std::exception& e) {
+            const std::string why = e.what();
+            err << "pipewright: cannot listen on " << master.host << ":" << master.port << ": "
+                << (why.find("in use") != std::string::npos ||
+                            why.find("EADDRINUSE") != std::string::npos
+                        ? "the port is already in use"
+                        : why.substr(0, why.find('\n')))
+                << "; choose another with " << (o.master ? "--master" : "--port")
+                << (o.nnodes > 1 ? "" : ", or leave it out to pick a free one") << '\n';
+            return {};
+        }
+    }
+    try {
+        port = master.port;
+        return connect_rendezvous_store(master.host, master.port, timeout);
+    } catch (const std::exception&) {
+        err << "pipewright: cannot reach the master " << master.host << ":" << master.port
+            << " within " << fmt_s(o.settings.timeout_s)
+            << " (nothing answered there: is the launcher of node 0 running, with the same "
+               "--master, and is the port open?)\n";
+        return {};
+    }
 }
 
 }  // namespace
@@ -176,30 +182,40 @@ std::optional<AnalyzedProject> load_for_run(const RunSettings& s, std::ostream& 
     return analyzed;
 }
 
+NodeRanks node_ranks(int world, int nnodes, int node_rank, std::optional<int> nproc_per_node) {
+    if (nnodes < 1) {
+        throw std::invalid_argument("--nnodes must be at least 1");
+    }
+    if (node_rank < 0 || node_rank >= nnodes) {
+        throw std::invalid_argument("--node-rank must be from 0 to " + std::to_string(nnodes - 1) +
+                                    " with --nnodes " + std::to_string(nnodes) + ", got " +
+                                    std::to_string(node_rank));
+    }
+    if (nproc_per_node) {
+        if (*nproc_per_node * nnodes != world) {
+            throw std::invalid_argument(
+                "--nproc-per-node " + std::to_string(*nproc_per_node) + " on " +
+                std::to_string(nnodes) + " node" + (nnodes == 1 ? "" : "s") + " makes " +
+                std::to_string(*nproc_per_node * nnodes) + " ranks, but the project places " +
+                "its stages on " + std::to_string(world) + " devices");
+        }
+    } else if (world % nnodes != 0) {
+        throw std::invalid_argument("the project's " + std::to_string(world) +
+                                    " devices do not split evenly over " + std::to_string(nnodes) +
+                                    " nodes; give --nproc-per-node or another --nnodes");
+    }
+    const int per_node = nproc_per_node.value_or(world / nnodes);
+    return {node_rank * per_node, per_node};
+}
+
 RunOutcome launch_run(const RunOptions& o, std::ostream& err) {
     RunOutcome outcome;
     auto project = load_for_run(o.settings, err);
     if (!project) {
         return outcome;
     }
-    if (o.device == "cuda") {
-        err << "pipewright: --device cuda: "
-            << (torch::cuda::is_available()
-                    ? "CUDA execution is not implemented yet in this build; use --device cpu\n"
-                    : "this Pipewright is built against a LibTorch without CUDA support (or no "
-                      "GPU is visible); use --device cpu\n");
-        return outcome;
-    }
-    try {
-        (void)run_dtype(*project, o.settings.dtype);
-        for (const auto& l : project->project.model.layers) {
-            if (!can_build(l.type)) {
-                throw BackendError("layer \"" + l.name +
-                                   "\": the backend cannot build layer type \"" + l.type + "\"");
-            }
-        }
-    } catch (const std::exception& e) {
-        err << "pipewright: " << o.settings.project << ": " << e.what() << '\n';
+    if (const std::string problem = backend_problem(*project, o); !problem.empty()) {
+        err << "pipewright: " << problem << '\n';
         return outcome;
     }
     if (project->project.training.activation_checkpointing) {
@@ -210,42 +226,45 @@ RunOutcome launch_run(const RunOptions& o, std::ostream& err) {
         err << "pipewright: give either --port or --master, not both\n";
         return outcome;
     }
-    std::string host = "127.0.0.1";
-    int port = o.port.value_or(0);
-    if (o.master) {
-        const auto colon = o.master->rfind(':');
-        if (colon == std::string::npos || colon == 0) {
-            err << "pipewright: --master must be HOST:PORT, got \"" << *o.master << "\"\n";
-            return outcome;
-        }
-        host = o.master->substr(0, colon);
-        port = std::atoi(o.master->c_str() + colon + 1);
-    }
     const int world = project->num_ranks();
-    const auto timeout =
-        std::chrono::milliseconds(static_cast<std::int64_t>(o.settings.timeout_s * 1000));
-
-    // The launcher hosts the rendezvous store: a taken port fails here, with
-    // a clear message, before any worker starts. Port 0 asks for a free one.
-    c10::intrusive_ptr<c10d::TCPStore> store;
+    NodeRanks mine;
+    HostPort master{"127.0.0.1", o.port.value_or(0)};
     try {
-        c10d::TCPStoreOptions so;
-        so.port = static_cast<std::uint16_t>(port);
-        so.isServer = true;
-        so.waitWorkers = false;
-        so.timeout = timeout;
-        store = c10::make_intrusive<c10d::TCPStore>(host, so);
+        mine = node_ranks(world, o.nnodes, o.node_rank, o.nproc_per_node);
+        if (o.master) {
+            master = parse_host_port(*o.master, "--master");
+        } else if (o.nnodes > 1) {
+            throw std::invalid_argument("--nnodes " + std::to_string(o.nnodes) +
+                                        " needs --master HOST:PORT, the address of node 0");
+        }
+        if (o.nnodes > 1 && master.port == 0) {
+            throw std::invalid_argument(
+                "--master needs a fixed port with --nnodes > 1: the other nodes must know it");
+        }
     } catch (const std::exception& e) {
-        const std::string why = e.what();
-        err << "pipewright: cannot listen on " << host << ":" << port << ": "
-            << (why.find("in use") != std::string::npos ||
-                        why.find("EADDRINUSE") != std::string::npos
-                    ? "the port is already in use"
-                    : why.substr(0, why.find('\n')))
-            << "; choose another with --port, or leave it out to pick a free one\n";
+        err << "pipewright: " << e.what() << '\n';
         return outcome;
     }
-    port = store->getPort();
+    const auto timeout =
+        std::chrono::milliseconds(static_cast<std::int64_t>(o.settings.timeout_s * 1000));
+    const int steps = o.settings.steps.value_or(project->project.training.steps);
+    const bool multi = o.nnodes > 1;
+    const std::string node_name = multi ? "node " + std::to_string(o.node_rank) + ": " : "";
+
+    int port = 0;
+    const c10::intrusive_ptr<c10d::Store> store = open_store(master, o, timeout, port, err);
+    if (!store) {
+        return outcome;
+    }
+    const nlohmann::json config = configuration(*project, o, steps);
+    if (multi) {
+        if (store->add(keys::node_claim(o.node_rank), 1) > 1) {
+            err << "pipewright: node rank " << o.node_rank << " is already taken by another "
+                << "launcher of the run at " << master.host << ":" << port << '\n';
+            return outcome;
+        }
+        set_text(*store, keys::node(o.node_rank), config.dump());
+    }
 
     outcome.out_dir = o.out_dir.value_or(default_out_dir(project->project.model.name));
     std::error_code ec;
@@ -258,23 +277,44 @@ RunOutcome launch_run(const RunOptions& o, std::ostream& err) {
     const unsigned cores = std::max(1U, std::thread::hardware_concurrency());
     const int threads = o.threads_per_rank > 0
                             ? o.threads_per_rank
-                            : std::max(1, static_cast<int>(cores) / std::max(1, world));
-    const int steps = o.settings.steps.value_or(project->project.training.steps);
+                            : std::max(1, static_cast<int>(cores) / std::max(1, mine.count));
     const bool json = o.progress_json;
+    const std::string ranks_text = mine.count == 1
+                                       ? "rank " + std::to_string(mine.first)
+                                       : "ranks " + std::to_string(mine.first) + "-" +
+                                             std::to_string(mine.first + mine.count - 1);
     if (!json) {
-        log.line("pipewright: running " + project->project.model.name + " with " +
+        log.line("pipewright: " + node_name + "running " + project->project.model.name + " with " +
                  project->schedule.name + " on " + std::to_string(world) + " CPU rank" +
-                 (world == 1 ? "" : "s") + " (" + std::to_string(threads) + " thread" +
-                 (threads == 1 ? "" : "s") + " each), " + std::to_string(steps) + " steps, store " +
-                 host + ":" + std::to_string(port) + ", output " + outcome.out_dir);
+                 (world == 1 ? "" : "s") +
+                 (multi ? " over " + std::to_string(o.nnodes) + " nodes (" + ranks_text + " here)"
+                        : "") +
+                 " (" + std::to_string(threads) + " thread" + (threads == 1 ? "" : "s") +
+                 " each), " + std::to_string(steps) + " steps, store " + master.host + ":" +
+                 std::to_string(port) + ", output " + outcome.out_dir);
     }
 
     std::signal(SIGINT, on_interrupt);
     std::signal(SIGTERM, on_interrupt);
     g_interrupted = 0;
-    Workers workers;
+    WorkerProcesses workers;
+    // Every launcher announces its node's failure so that the others stop
+    // at once instead of waiting for their c10d timeouts.
+    const auto fail = [&](const std::string& message) {
+        workers.stop_all();
+        log.line("pipewright: " + node_name + message);
+        if (multi) {
+            try {
+                set_text(*store, keys::kFailed,
+                         "node " + std::to_string(o.node_rank) + ": " + message);
+            } catch (const std::exception&) {
+                // the store is gone: the others learn it themselves
+            }
+        }
+        return outcome;
+    };
     const std::string exe = std::filesystem::read_symlink("/proc/self/exe").string();
-    for (int r = 0; r < world; ++r) {
+    for (int r = mine.first; r < mine.first + mine.count; ++r) {
         std::vector<std::string> args{exe,
                                       "worker",
                                       o.settings.project,
@@ -283,7 +323,7 @@ RunOutcome launch_run(const RunOptions& o, std::ostream& err) {
                                       "--world",
                                       std::to_string(world),
                                       "--master",
-                                      host + ":" + std::to_string(port),
+                                      master.host + ":" + std::to_string(port),
                                       "--out",
                                       outcome.out_dir,
                                       "--threads",
@@ -310,22 +350,18 @@ RunOutcome launch_run(const RunOptions& o, std::ostream& err) {
             args.emplace_back("--save-params");
         }
         try {
-            workers.pids.push_back(
-                spawn(args, outcome.out_dir + "/rank-" + std::to_string(r) + ".log"));
-            workers.alive.push_back(true);
-            log.file << "rank " << r << ": pid " << workers.pids.back() << '\n' << std::flush;
+            const pid_t pid =
+                workers.start(r, args, outcome.out_dir + "/rank-" + std::to_string(r) + ".log");
+            log.file << "rank " << r << ": pid " << pid << '\n' << std::flush;
         } catch (const std::exception& e) {
-            workers.stop_all();
-            log.line(std::string("pipewright: ") + e.what());
-            return outcome;
+            return fail(e.what());
         }
     }
 
     int next_progress = 0;
     const auto relay_progress = [&] {
-        while (store->check({"progress/" + std::to_string(next_progress)})) {
-            const auto bytes = store->get("progress/" + std::to_string(next_progress));
-            const auto p = nlohmann::json::parse(std::string(bytes.begin(), bytes.end()));
+        while (const auto text = try_get_text(*store, keys::progress(next_progress))) {
+            const auto p = nlohmann::json::parse(*text);
             ++next_progress;
             if (json) {
                 log.line(nlohmann::json{{"event", "step"},
@@ -345,41 +381,110 @@ RunOutcome launch_run(const RunOptions& o, std::ostream& err) {
             }
         }
     };
+    // Which node hosts a rank, for messages about ranks that never came.
+    const auto nodes_of = [&](const std::vector<int>& ranks) {
+        std::vector<int> nodes;
+        for (int r : ranks) {
+            const int n = std::min(o.nnodes - 1, r / std::max(1, mine.count));
+            if (nodes.empty() || nodes.back() != n) {
+                nodes.push_back(n);
+            }
+        }
+        return nodes;
+    };
+    const auto never_joined = [&](const std::vector<int>& missing) {
+        std::string m = "rank" + std::string(missing.size() == 1 ? " " : "s ") +
+                        list_ranks(missing) + " never joined within " + fmt_s(o.settings.timeout_s);
+        if (multi) {
+            const auto nodes = nodes_of(missing);
+            m += " (node" + std::string(nodes.size() == 1 ? " " : "s ") + list_ranks(nodes) +
+                 " did not arrive at " + master.host + ":" + std::to_string(port) + ")";
+        }
+        return m + "; stopped the ranks here";
+    };
+    std::optional<std::chrono::steady_clock::time_point> local_up;
+    bool all_joined = false;
+    std::vector<bool> node_checked(static_cast<std::size_t>(o.nnodes), false);
     while (true) {
         if (g_interrupted != 0) {
-            workers.stop_all();
-            log.line("pipewright: interrupted; stopped all " + std::to_string(world) + " ranks");
+            fail("interrupted; stopped all " + std::to_string(mine.count) + " ranks" +
+                 (multi ? " of this node" : ""));
             outcome.exit_code = 130;
             return outcome;
         }
-        // Reap every exited worker of this round, then blame a crashed one
-        // first: its peers fail only because it vanished.
-        int failed = -1;
-        int failed_status = 0;
-        for (std::size_t r = 0; r < workers.pids.size(); ++r) {
-            int status = 0;
-            if (workers.alive[r] &&
-                ::waitpid(workers.pids[r], &status, WNOHANG) == workers.pids[r]) {
-                workers.alive[r] = false;
-                const bool bad = !WIFEXITED(status) || WEXITSTATUS(status) != 0;
-                if (bad && (failed < 0 || (WIFSIGNALED(status) && !WIFSIGNALED(failed_status)))) {
-                    failed = static_cast<int>(r);
-                    failed_status = status;
+        const auto failed = workers.reap();
+        try {
+            if (!all_joined) {
+                const auto missing = missing_ranks(*store, world);
+                all_joined = missing.empty();
+                const bool local_missing = std::any_of(missing.begin(), missing.end(), [&](int r) {
+                    return r >= mine.first && r < mine.first + mine.count;
+                });
+                // The wait for the others starts once this node's ranks are up
+                // (starting LibTorch takes seconds on a loaded machine).
+                if (!local_missing && !local_up) {
+                    local_up = std::chrono::steady_clock::now();
+                }
+                // A worker here that failed once its peers were due failed
+                // because of the ranks that did not come: name those.
+                if (!all_joined && local_up &&
+                    (failed || std::chrono::steady_clock::now() - *local_up > timeout)) {
+                    return fail(never_joined(missing));
                 }
             }
-        }
-        if (failed >= 0) {
+            if (failed && multi) {
+                // A rank here that failed because a rank of another node
+                // vanished: that node's launcher names the real cause.
+                for (int i = 0; i < 10; ++i) {
+                    if (const auto other = try_get_text(*store, keys::kFailed)) {
+                        workers.stop_all();
+                        log.line("pipewright: " + node_name + "stopped: " + *other);
+                        return outcome;
+                    }
+                    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+                }
+            }
+            if (failed) {
+                const std::string rank_log =
+                    outcome.out_dir + "/rank-" + std::to_string(failed->rank) + ".log";
+                const std::string why = last_line(rank_log);
+                return fail("rank " + std::to_string(failed->rank) + " failed (" +
+                            describe_exit(failed->status) + ")" + (why.empty() ? "" : ": " + why) +
+                            "; stopped the other ranks" + (multi ? " of this node" : "") +
+                            " (log: " + rank_log + ")");
+            }
+            if (multi) {
+                if (const auto other = try_get_text(*store, keys::kFailed)) {
+                    workers.stop_all();
+                    log.line("pipewright: " + node_name + "stopped: " + *other);
+                    return outcome;
+                }
+                for (int n = 1; o.node_rank == 0 && n < o.nnodes; ++n) {
+                    const auto text = node_checked[static_cast<std::size_t>(n)]
+                                          ? std::nullopt
+                                          : try_get_text(*store, keys::node(n));
+                    if (text) {
+                        node_checked[static_cast<std::size_t>(n)] = true;
+                        const std::string diff =
+                            configuration_difference(config, nlohmann::json::parse(*text));
+                        if (!diff.empty()) {
+                            return fail("node " + std::to_string(n) +
+                                        " runs another configuration (" + diff + ")");
+                        }
+                    }
+                }
+            }
+            relay_progress();
+        } catch (const std::exception& e) {
+            // Only node 0's launcher ending takes the store away.
             workers.stop_all();
-            const std::string rank_log =
-                outcome.out_dir + "/rank-" + std::to_string(failed) + ".log";
-            const std::string why = last_line(rank_log);
-            log.line("pipewright: rank " + std::to_string(failed) + " failed (" +
-                     describe_exit(failed_status) + ")" + (why.empty() ? "" : ": " + why) +
-                     "; stopped the other ranks (log: " + rank_log + ")");
+            log.line("pipewright: " + node_name + "lost the rendezvous store at " + master.host +
+                     ":" + std::to_string(port) + " (" +
+                     std::string(e.what()).substr(0, std::string(e.what()).find('\n')) +
+                     "); stopped the ranks here");
             return outcome;
         }
-        relay_progress();
-        if (workers.reap() == 0) {
+        if (workers.running() == 0) {
             break;
         }
         std::this_thread::sleep_for(std::chrono::milliseconds(50));
@@ -387,22 +492,41 @@ RunOutcome launch_run(const RunOptions& o, std::ostream& err) {
     relay_progress();
 
     try {
-        std::vector<nlohmann::json> ranks;
-        for (int r = 0; r < world; ++r) {
-            ranks.push_back(nlohmann::json::parse(
-                read_text_file(outcome.out_dir + "/rank-" + std::to_string(r) + ".json")));
+        if (o.node_rank == 0) {
+            // Every rank's record, the other nodes' through the store.
+            const auto other_failure = [&] { return try_get_text(*store, keys::kFailed); };
+            outcome.summary = write_complete_outputs(*project, *store, o.warmup, outcome.out_dir,
+                                                     timeout, other_failure);
+        } else {
+            outcome.summary = write_node_outputs(*project, mine, o.warmup, outcome.out_dir);
         }
-        RunReport report = build_run_report(*project, ranks, o.warmup);
-        save_timeline_file(report.timeline, outcome.out_dir + "/timeline.json");
-        write_file_atomically(outcome.out_dir + "/trace.json",
-                              timeline_to_chrome_trace(report.timeline).dump() + "\n");
-        write_file_atomically(outcome.out_dir + "/metrics.json", report.metrics.dump(2) + "\n");
-        report.summary["out_dir"] = outcome.out_dir;
-        log.file << report.summary.dump(2) << '\n';
-        outcome.summary = std::move(report.summary);
     } catch (const std::exception& e) {
-        log.line(std::string("pipewright: cannot write the run's outputs: ") + e.what());
-        return outcome;
+        return fail(std::string("cannot write the run's outputs: ") + e.what());
+    }
+    outcome.summary["out_dir"] = outcome.out_dir;
+    if (multi) {
+        outcome.summary["nnodes"] = o.nnodes;
+        outcome.summary["node_rank"] = o.node_rank;
+    }
+    log.file << outcome.summary.dump(2) << '\n' << std::flush;
+    if (multi) {
+        try {
+            if (o.node_rank == 0) {
+                // The store lives in this process: keep it until the other
+                // nodes have finished with it.
+                std::vector<std::string> done;
+                for (int n = 1; n < o.nnodes; ++n) {
+                    done.push_back(keys::node_done(n));
+                }
+                store->wait(done, timeout);
+            } else {
+                set_text(*store, keys::node_done(o.node_rank), "1");
+            }
+        } catch (const std::exception&) {
+            log.line("pipewright: " + node_name +
+                     "note: not every node confirmed the end of the run; its outputs are "
+                     "complete");
+        }
     }
     outcome.exit_code = 0;
     return outcome;

@@ -2,7 +2,11 @@
 // group, work handles): no socket code here.
 #include "pipewright/backend/transport.h"
 
+#include <unistd.h>
+
+#include <array>
 #include <condition_variable>
+#include <cstdlib>
 #include <deque>
 #include <map>
 #include <mutex>
@@ -96,12 +100,34 @@ class InProcessTransport final : public Transport {
 
 // ---- c10d / Gloo ----------------------------------------------------------------
 
+bool is_loopback(const std::string& host) {
+    return host == "localhost" || host.rfind("127.", 0) == 0 || host == "::1";
+}
+
+// The interface this rank's Gloo connections use. A loopback master means
+// every rank is on this machine; otherwise the ranks of other machines must
+// reach ours through a real interface.
+std::shared_ptr<::gloo::transport::Device> device_for(const std::string& master_host) {
+    if (is_loopback(master_host)) {
+        return c10d::ProcessGroupGloo::createDeviceForHostname(master_host);
+    }
+    if (const char* name = std::getenv("GLOO_SOCKET_IFNAME"); name != nullptr && *name != 0) {
+        return c10d::ProcessGroupGloo::createDeviceForInterface(name);
+    }
+    std::array<char, 256> hostname{};
+    if (::gethostname(hostname.data(), hostname.size() - 1) != 0) {
+        throw std::runtime_error("cannot read this machine's hostname; set GLOO_SOCKET_IFNAME");
+    }
+    return c10d::ProcessGroupGloo::createDeviceForHostname(hostname.data());
+}
+
 class GlooSend final : public PendingSend {
   public:
     GlooSend(c10::intrusive_ptr<c10d::Work> work, std::chrono::milliseconds timeout)
         : work_(std::move(work)), timeout_(timeout) {}
     bool done() override { return work_->isCompleted(); }
     void wait() override { work_->wait(timeout_); }
+    void abort() override { work_->abort(); }
 
   private:
     c10::intrusive_ptr<c10d::Work> work_;
@@ -110,19 +136,11 @@ class GlooSend final : public PendingSend {
 
 class GlooTransport final : public Transport {
   public:
-    GlooTransport(const std::string& host, int port, int rank, int world,
-                  std::chrono::milliseconds timeout)
-        : rank_(rank), world_(world), timeout_(timeout) {
-        c10d::TCPStoreOptions opts;
-        opts.port = static_cast<std::uint16_t>(port);
-        opts.isServer = false;  // the launcher hosts the store
-        opts.waitWorkers = false;
-        opts.timeout = timeout;
-        store_ = c10::make_intrusive<c10d::TCPStore>(host, opts);
+    GlooTransport(c10::intrusive_ptr<c10d::Store> store, const std::string& host, int rank,
+                  int world, std::chrono::milliseconds timeout)
+        : rank_(rank), world_(world), timeout_(timeout), store_(std::move(store)) {
         auto options = c10d::ProcessGroupGloo::Options::create(timeout);
-        // Every rank of a local run is on this machine; the loopback
-        // interface avoids hostname resolution surprises.
-        options->devices.push_back(c10d::ProcessGroupGloo::createDeviceForHostname(host));
+        options->devices.push_back(device_for(host));
         // A prefix keeps the group's keys apart from the launcher's own.
         auto prefixed = c10::make_intrusive<c10d::PrefixStore>("gloo", store_);
         group_ = c10::make_intrusive<c10d::ProcessGroupGloo>(prefixed, rank, world, options);
@@ -173,10 +191,29 @@ void InProcessGroup::abort() {
     state_->changed.notify_all();
 }
 
+c10::intrusive_ptr<c10d::Store> connect_rendezvous_store(const std::string& host, int port,
+                                                         std::chrono::milliseconds timeout) {
+    c10d::TCPStoreOptions opts;
+    opts.port = static_cast<std::uint16_t>(port);
+    opts.isServer = false;  // the launcher of node 0 hosts the store
+    opts.waitWorkers = false;
+    opts.timeout = timeout;
+    return c10::make_intrusive<c10d::TCPStore>(host, opts);
+}
+
 std::unique_ptr<Transport> make_gloo_transport(const std::string& master_host, int master_port,
                                                int rank, int world_size,
                                                std::chrono::milliseconds timeout) {
-    return std::make_unique<GlooTransport>(master_host, master_port, rank, world_size, timeout);
+    return std::make_unique<GlooTransport>(
+        connect_rendezvous_store(master_host, master_port, timeout), master_host, rank, world_size,
+        timeout);
+}
+
+std::unique_ptr<Transport> make_gloo_transport(c10::intrusive_ptr<c10d::Store> store,
+                                               const std::string& master_host, int rank,
+                                               int world_size, std::chrono::milliseconds timeout) {
+    return std::make_unique<GlooTransport>(std::move(store), master_host, rank, world_size,
+                                           timeout);
 }
 
 }  // namespace pipewright::backend

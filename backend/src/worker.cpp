@@ -1,8 +1,8 @@
 // One rank of a real run, as a process of its own: rendezvous, execute the
-// steps, publish progress, write this rank's records for the launcher.
-#include <sys/resource.h>
-
+// steps, publish progress, leave this rank's record in the run folder of its
+// node and in the store, where node 0's launcher collects every rank's.
 #include <fstream>
+#include <sstream>
 
 #include <torch/csrc/distributed/c10d/TCPStore.hpp>
 
@@ -10,15 +10,11 @@
 #include "pipewright/backend/launcher.h"
 #include "pipewright/backend/modules.h"
 #include "pipewright/core/project_io.h"
+#include "rendezvous.h"
+#include "resident_memory.h"
 
 namespace pipewright::backend {
 namespace {
-
-std::int64_t peak_rss_bytes() {
-    rusage usage{};
-    getrusage(RUSAGE_SELF, &usage);
-    return static_cast<std::int64_t>(usage.ru_maxrss) * 1024;  // Linux reports KiB
-}
 
 nlohmann::json step_to_json(const StepRecord& r) {
     nlohmann::json events = nlohmann::json::array();
@@ -29,20 +25,35 @@ nlohmann::json step_to_json(const StepRecord& r) {
                           {"bytes", e.bytes},
                           {"peer_rank", e.peer_rank}});
     }
-    nlohmann::json j{
-        {"step", r.step}, {"start_s", r.start_s}, {"end_s", r.end_s}, {"events", events}};
+    // [time_s, bytes] pairs: one per action boundary, so kept compact.
+    nlohmann::json memory = nlohmann::json::array();
+    for (const auto& m : r.memory) {
+        memory.push_back({m.time_s, m.bytes});
+    }
+    nlohmann::json j{{"step", r.step},
+                     {"start_s", r.start_s},
+                     {"end_s", r.end_s},
+                     {"events", events},
+                     {"memory", memory}};
     if (r.loss) {
         j["loss"] = *r.loss;
     }
     return j;
 }
 
-std::pair<std::string, int> split_master(const std::string& master) {
-    const auto colon = master.rfind(':');
-    if (colon == std::string::npos) {
-        throw BackendError("--master must be HOST:PORT, got \"" + master + "\"");
-    }
-    return {master.substr(0, colon), std::stoi(master.substr(colon + 1))};
+// Processes that show the same boot id share CLOCK_MONOTONIC (steady_clock),
+// so their records line up without correction.
+std::string clock_id() {
+    std::ifstream in("/proc/sys/kernel/random/boot_id");
+    std::string id;
+    std::getline(in, id);
+    return id;
+}
+
+std::string seconds_text(std::chrono::milliseconds ms) {
+    std::ostringstream o;
+    o << static_cast<double>(ms.count()) / 1000 << " s";
+    return o.str();
 }
 
 }  // namespace
@@ -56,19 +67,39 @@ int run_worker(const WorkerOptions& o, std::ostream& err) {
         }
         torch::set_num_threads(o.threads);
         const torch::Dtype dtype = run_dtype(*project, o.settings.dtype);
-        const auto [host, port] = split_master(o.master);
+        const HostPort master = parse_host_port(o.master, "--master");
         const auto timeout =
             std::chrono::milliseconds(static_cast<std::int64_t>(o.settings.timeout_s * 1000));
-        auto transport = make_gloo_transport(host, port, o.rank, o.world_size, timeout);
+
+        c10::intrusive_ptr<c10d::Store> store;
+        try {
+            store = connect_rendezvous_store(master.host, master.port, timeout);
+        } catch (const std::exception&) {
+            throw BackendError("cannot reach the rendezvous store at " + o.master + " within " +
+                               seconds_text(timeout));
+        }
+        // Gloo's own rendezvous would wait for missing ranks for minutes and
+        // not say which; this wait is bounded and names them.
+        set_text(*store, keys::joined(o.rank), "1");
+        if (const auto missing = wait_for_ranks(*store, o.world_size, timeout); !missing.empty()) {
+            throw BackendError("rank" + std::string(missing.size() == 1 ? " " : "s ") +
+                               list_ranks(missing) + " never joined within " +
+                               seconds_text(timeout));
+        }
+        auto transport = make_gloo_transport(store, master.host, o.rank, o.world_size, timeout);
+
+        // The data's teacher (a whole model, on the rank with the last stage)
+        // is not part of the training the simulator models: build it first.
+        const auto& stage_rank = project->schedule.stage_rank;
+        const SyntheticTask task(*project, dtype,
+                                 !stage_rank.empty() && stage_rank.back() == o.rank);
+        // What the process holds before the model exists (LibTorch, Gloo, the
+        // teacher): the measured memory above it compares with the simulator's.
+        const ResidentMemory resident;
+        const std::int64_t runtime_bytes = resident.bytes();
         RankExecutor executor(*project, o.rank, *transport, dtype);
+        executor.set_memory_probe([&resident] { return resident.bytes(); });
 
-        // A store client of our own for progress: the launcher polls it.
-        c10d::TCPStoreOptions store_options;
-        store_options.port = static_cast<std::uint16_t>(port);
-        store_options.timeout = timeout;
-        c10d::TCPStore store(host, store_options);
-
-        const SyntheticTask task(*project, dtype, executor.has_last_stage());
         const int steps = o.settings.steps.value_or(project->project.training.steps);
         nlohmann::json records = nlohmann::json::array();
         for (int step = 0; step < steps; ++step) {
@@ -78,9 +109,7 @@ int run_worker(const WorkerOptions& o, std::ostream& err) {
             if (r.loss) {
                 const nlohmann::json progress{
                     {"step", step}, {"loss", *r.loss}, {"iteration_time_s", r.end_s - r.start_s}};
-                const std::string text = progress.dump();
-                store.set("progress/" + std::to_string(step),
-                          std::vector<std::uint8_t>(text.begin(), text.end()));
+                set_text(*store, keys::progress(step), progress.dump());
             }
         }
         if (o.settings.save_params) {
@@ -91,10 +120,13 @@ int run_worker(const WorkerOptions& o, std::ostream& err) {
         }
         const nlohmann::json mine{{"rank", o.rank},
                                   {"threads", o.threads},
-                                  {"peak_rss_bytes", peak_rss_bytes()},
+                                  {"clock", clock_id()},
+                                  {"peak_rss_bytes", peak_resident_bytes()},
+                                  {"runtime_rss_bytes", runtime_bytes},
                                   {"steps", records}};
-        write_file_atomically(o.out_dir + "/rank-" + std::to_string(o.rank) + ".json",
-                              mine.dump() + "\n");
+        const std::string text = mine.dump() + "\n";
+        write_file_atomically(o.out_dir + "/rank-" + std::to_string(o.rank) + ".json", text);
+        set_text(*store, keys::record(o.rank), text);
         return 0;
     } catch (const c10::Error& e) {
         // Torch's what() carries a C++ backtrace; the first line is the reason.

@@ -1,5 +1,7 @@
 #pragma once
 
+#include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <vector>
@@ -21,6 +23,9 @@ struct StepRecord {
     double end_s = 0;    // after the optimizer step
     std::vector<TimelineEvent> events;
     std::optional<double> loss;  // mean over the batch; on the rank with the last stage
+    // Memory samples (steady-clock time, bytes) at the iteration's start, after
+    // every action and after the optimizer step; empty without a memory probe.
+    std::vector<MemorySample> memory;
 };
 
 // The project's optimizer over `params` (SGD with momentum, Adam, AdamW).
@@ -43,6 +48,10 @@ class RankExecutor {
     // `batch` needs inputs when this rank holds stage 0, targets when it
     // holds the last stage.
     [[nodiscard]] StepRecord run_step(int step, const Batch& batch);
+
+    // Sampled at every action boundary of run_step (a worker passes its
+    // resident set size). Must be cheap: it runs between the actions.
+    void set_memory_probe(std::function<std::int64_t()> probe);
 
     [[nodiscard]] bool has_first_stage() const;
     [[nodiscard]] bool has_last_stage() const;

@@ -32,7 +32,11 @@ struct RunOptions {
     std::optional<std::string> out_dir;
     std::optional<int> port;
     std::optional<std::string> master;  // HOST:PORT of the rendezvous store
-    int threads_per_rank = 0;           // 0: cores / ranks
+    int threads_per_rank = 0;           // 0: cores / ranks of this node
+    // Multi-node, as torchrun: this launcher starts only its node's ranks.
+    int nnodes = 1;
+    int node_rank = 0;
+    std::optional<int> nproc_per_node;  // default: ranks / nnodes
     std::string device = "auto";
     bool json = false;
     bool progress_json = false;
@@ -52,14 +56,27 @@ struct WorkerOptions {
 [[nodiscard]] std::optional<AnalyzedProject> load_for_run(const RunSettings& settings,
                                                           std::ostream& err);
 
+// The ranks one node of a multi-node run starts: `count` ranks from `first`,
+// in rank order. Throws std::invalid_argument naming the problem (ranks that
+// do not split evenly, a node rank out of range, a --nproc-per-node that does
+// not add up to the project's devices).
+struct NodeRanks {
+    int first = 0;
+    int count = 0;
+};
+[[nodiscard]] NodeRanks node_ranks(int world, int nnodes, int node_rank,
+                                   std::optional<int> nproc_per_node);
+
 struct RunOutcome {
     int exit_code = 1;       // 0 success, 1 failure, 130 interrupted
     nlohmann::json summary;  // on success: what `run --json` prints
     std::string out_dir;
 };
 
-// `pipewright run`: one worker process per rank, progress on `err` (and in
-// run.log), outputs in the run folder.
+// `pipewright run`: one worker process per rank of this node, progress on
+// `err` (and in run.log), outputs in the run folder. Node 0 writes the
+// complete outputs, gathered from every node through the rendezvous store;
+// other nodes write their run.log, their ranks' records and summary.json.
 [[nodiscard]] RunOutcome launch_run(const RunOptions& options, std::ostream& err);
 
 // `pipewright worker` (internal): one rank of a run.

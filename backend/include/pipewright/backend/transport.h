@@ -7,16 +7,22 @@
 #include <vector>
 
 #include <torch/torch.h>
+#include <torch/csrc/distributed/c10d/Store.hpp>
 
 namespace pipewright::backend {
 
-// A send in flight: the executor polls it to time the transfer and keeps the
-// tensor alive until it has left.
+// A send in flight. The executor hands it to a watcher thread that waits on
+// it, to stamp the moment the transfer completed, and keeps the tensor alive
+// until then.
 class PendingSend {
   public:
     virtual ~PendingSend() = default;
+    // True only when the send is known complete without waiting (a Gloo send
+    // learns that it completed only inside wait()).
     [[nodiscard]] virtual bool done() = 0;
     virtual void wait() = 0;  // throws when the transfer failed or timed out
+    // Makes a wait() in another thread return early (shutting down).
+    virtual void abort() {}
 };
 
 // Point-to-point tensors between ranks, plus what an iteration needs around
@@ -54,11 +60,27 @@ class InProcessGroup {
     std::shared_ptr<State> state_;
 };
 
+// A client of the rendezvous TCPStore on host:port. Connecting retries until
+// `timeout`, so a store that starts a little later is still found; after
+// that it throws.
+[[nodiscard]] c10::intrusive_ptr<c10d::Store> connect_rendezvous_store(
+    const std::string& host, int port, std::chrono::milliseconds timeout);
+
 // c10d: a TCPStore client for the rendezvous on master_host:master_port and a
 // ProcessGroupGloo over it. Every wait is bounded by `timeout`.
 [[nodiscard]] std::unique_ptr<Transport> make_gloo_transport(const std::string& master_host,
                                                              int master_port, int rank,
                                                              int world_size,
+                                                             std::chrono::milliseconds timeout);
+
+// The same over a store the caller already holds (a worker keeps one client
+// for the rendezvous, progress and its records). `master_host` chooses the
+// network interface: a loopback master keeps every rank on the loopback
+// interface; otherwise GLOO_SOCKET_IFNAME names the interface, or Gloo uses
+// the address this machine's hostname resolves to (as PyTorch does).
+[[nodiscard]] std::unique_ptr<Transport> make_gloo_transport(c10::intrusive_ptr<c10d::Store> store,
+                                                             const std::string& master_host,
+                                                             int rank, int world_size,
                                                              std::chrono::milliseconds timeout);
 
 }  // namespace pipewright::backend

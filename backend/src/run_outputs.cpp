@@ -1,0 +1,68 @@
+#include "run_outputs.h"
+
+#include <thread>
+
+#include "pipewright/core/project_io.h"
+#include "rendezvous.h"
+#include "run_report.h"
+
+namespace pipewright::backend {
+
+nlohmann::json write_complete_outputs(
+    const AnalyzedProject& project, c10d::Store& store, int warmup, const std::string& out_dir,
+    std::chrono::milliseconds timeout,
+    const std::function<std::optional<std::string>()>& other_failure) {
+    const int world = project.num_ranks();
+    std::vector<nlohmann::json> ranks(static_cast<std::size_t>(world));
+    std::vector<bool> have(static_cast<std::size_t>(world), false);
+    const auto deadline = std::chrono::steady_clock::now() + timeout;
+    while (true) {
+        std::vector<int> missing;
+        for (int r = 0; r < world; ++r) {
+            const auto ri = static_cast<std::size_t>(r);
+            if (!have[ri]) {
+                if (const auto text = try_get_text(store, keys::record(r))) {
+                    ranks[ri] = nlohmann::json::parse(*text);
+                    have[ri] = true;
+                } else {
+                    missing.push_back(r);
+                }
+            }
+        }
+        if (missing.empty()) {
+            break;
+        }
+        if (const auto failure = other_failure()) {
+            throw std::runtime_error(*failure);
+        }
+        if (std::chrono::steady_clock::now() >= deadline) {
+            throw std::runtime_error("no record arrived from rank" +
+                                     std::string(missing.size() == 1 ? " " : "s ") +
+                                     list_ranks(missing));
+        }
+        std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    }
+    RunReport report = build_run_report(project, ranks, warmup);
+    save_timeline_file(report.timeline, out_dir + "/timeline.json");
+    write_file_atomically(out_dir + "/trace.json",
+                          timeline_to_chrome_trace(report.timeline).dump() + "\n");
+    write_file_atomically(out_dir + "/metrics.json", report.metrics.dump(2) + "\n");
+    report.summary["complete"] = true;
+    return std::move(report.summary);
+}
+
+nlohmann::json write_node_outputs(const AnalyzedProject& project, NodeRanks mine, int warmup,
+                                  const std::string& out_dir) {
+    std::vector<nlohmann::json> ranks;
+    for (int r = mine.first; r < mine.first + mine.count; ++r) {
+        ranks.push_back(nlohmann::json::parse(
+            read_text_file(out_dir + "/rank-" + std::to_string(r) + ".json")));
+    }
+    RunReport report = build_run_report(project, ranks, warmup);
+    // Times and the bubble cover this node's ranks only; node 0 has the run's.
+    report.summary["complete"] = false;
+    write_file_atomically(out_dir + "/summary.json", report.summary.dump(2) + "\n");
+    return std::move(report.summary);
+}
+
+}  // namespace pipewright::backend

@@ -1,0 +1,54 @@
+#pragma once
+
+#include <sys/types.h>
+
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace pipewright::backend {
+
+// The worker processes a launcher started on this node: started with their
+// output in a log file, reaped, and stopped together so that none outlives
+// the run.
+class WorkerProcesses {
+  public:
+    WorkerProcesses() = default;
+    ~WorkerProcesses();  // stops what still runs
+    WorkerProcesses(const WorkerProcesses&) = delete;
+    WorkerProcesses& operator=(const WorkerProcesses&) = delete;
+
+    // Starts `args` (args[0] is the program) for `rank` with stdout and
+    // stderr in `log_path`; throws std::runtime_error when it cannot. The
+    // child dies with the launcher, even one killed with SIGKILL.
+    pid_t start(int rank, const std::vector<std::string>& args, const std::string& log_path);
+
+    struct Failure {
+        int rank = 0;
+        int status = 0;  // as waitpid reports it
+    };
+    // Reaps the workers that exited since the last call. Returns the failed
+    // one to blame, if any: a worker killed by a signal before one that
+    // exited with an error (its peers fail only because it vanished).
+    [[nodiscard]] std::optional<Failure> reap();
+    [[nodiscard]] int running() const;
+
+    // SIGTERM, two seconds of grace, then SIGKILL; waits for all of them.
+    void stop_all();
+
+  private:
+    struct Worker {
+        int rank = 0;
+        pid_t pid = 0;
+        bool alive = false;
+    };
+    std::vector<Worker> workers_;
+};
+
+// "exit code 3", "killed by signal 9 (Killed)".
+[[nodiscard]] std::string describe_exit(int status);
+
+// The last non-empty line of a text file ("" when there is none).
+[[nodiscard]] std::string last_line(const std::string& path);
+
+}  // namespace pipewright::backend

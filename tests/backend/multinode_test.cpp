@@ -1,0 +1,173 @@
+// Multi-node runs as torchrun does them: one launcher per node, each starting
+// only its node's ranks, meeting at node 0's store. Two launchers on this
+// machine act as two nodes; faults of the rendezvous end quickly and clearly.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <filesystem>
+#include <thread>
+
+#include "backend_test_util.h"
+#include "cli_runner.h"
+#include "pipewright/backend/launcher.h"
+#include "pipewright/core/project_io.h"
+#include "pipewright/core/timeline.h"
+
+namespace pipewright {
+namespace {
+
+namespace fs = std::filesystem;
+using test::run_cli;
+
+TEST(NodeRanks, SplitsRanksEvenlyInRankOrder) {
+    const auto n1 = backend::node_ranks(4, 2, 1, std::nullopt);
+    EXPECT_EQ(n1.first, 2);
+    EXPECT_EQ(n1.count, 2);
+    const auto single = backend::node_ranks(3, 1, 0, std::nullopt);
+    EXPECT_EQ(single.first, 0);
+    EXPECT_EQ(single.count, 3);
+    const auto given = backend::node_ranks(6, 3, 2, 2);
+    EXPECT_EQ(given.first, 4);
+    EXPECT_EQ(given.count, 2);
+}
+
+std::string problem_of(int world, int nnodes, int node_rank, std::optional<int> per_node) {
+    try {
+        (void)backend::node_ranks(world, nnodes, node_rank, per_node);
+    } catch (const std::invalid_argument& e) {
+        return e.what();
+    }
+    return "";
+}
+
+TEST(NodeRanks, RefusesLayoutsThatDoNotAddUp) {
+    EXPECT_NE(problem_of(3, 2, 0, std::nullopt).find("do not split evenly over 2 nodes"),
+              std::string::npos);
+    EXPECT_NE(problem_of(4, 2, 0, 3).find("makes 6 ranks, but the project places its stages on 4"),
+              std::string::npos);
+    EXPECT_NE(problem_of(4, 2, 2, std::nullopt).find("--node-rank must be from 0 to 1"),
+              std::string::npos);
+    EXPECT_NE(problem_of(4, 0, 0, std::nullopt).find("--nnodes must be at least 1"),
+              std::string::npos);
+}
+
+std::vector<double> losses_of(const test::CliResult& r) {
+    return nlohmann::json::parse(test::last_json_object(r.output))
+        .at("losses")
+        .get<std::vector<double>>();
+}
+
+TEST(MultiNode, TwoLaunchersCompleteARunWithTheLossesOfOneLauncher) {
+    const auto dir = test::temp_dir("nodes");
+    test::MlpSpec spec;
+    spec.ranks = 4;
+    spec.stages = 4;
+    spec.microbatches = 4;
+    spec.schedule = "1f1b";
+    const auto project = test::write_project(dir, spec);
+    const std::string common =
+        "run " + project.string() +
+        " --steps 3 --dtype float64 --threads-per-rank 1 --json --timeout 30";
+    const std::string master = "127.0.0.1:" + std::to_string(test::free_port());
+    test::CliResult node0, node1;
+    std::thread second([&] {
+        node1 = run_cli(common + " --nnodes 2 --node-rank 1 --master " + master + " --out " +
+                            (dir / "node1").string(),
+                        dir, "node1");
+    });
+    node0 = run_cli(common + " --nnodes 2 --node-rank 0 --master " + master + " --out " +
+                        (dir / "node0").string(),
+                    dir, "node0");
+    second.join();
+    ASSERT_EQ(node0.code, 0) << node0.output;
+    ASSERT_EQ(node1.code, 0) << node1.output;
+
+    const auto single = run_cli(common + " --out " + (dir / "single").string(), dir, "single");
+    ASSERT_EQ(single.code, 0) << single.output;
+    const auto expected = losses_of(single);
+    const auto got = losses_of(node0);
+    ASSERT_EQ(got.size(), 3U);
+    ASSERT_EQ(got.size(), expected.size());
+    for (std::size_t k = 0; k < got.size(); ++k) {
+        EXPECT_NEAR(got[k], expected[k], 1e-12 * std::abs(expected[k])) << "step " << k;
+    }
+
+    // Node 0 holds the complete run: every rank's lane and every action.
+    const Timeline t = load_timeline_file(dir / "node0" / "timeline.json");
+    const auto p = test::analyze_text(test::mlp_project_json(spec));
+    std::size_t actions = 0;
+    for (const auto& rank : p.schedule.ranks) {
+        actions += rank.size();
+    }
+    EXPECT_EQ(t.events.size(), actions);
+    const auto summary0 = nlohmann::json::parse(test::last_json_object(node0.output));
+    EXPECT_EQ(summary0.at("devices").size(), 4U);
+    EXPECT_TRUE(summary0.at("complete").get<bool>());
+    EXPECT_EQ(summary0.at("nnodes"), 2);
+    // Node 1 keeps its own log and the summary of its ranks 2 and 3.
+    const auto summary1 = nlohmann::json::parse(read_text_file(dir / "node1" / "summary.json"));
+    EXPECT_FALSE(summary1.at("complete").get<bool>());
+    ASSERT_EQ(summary1.at("devices").size(), 2U);
+    EXPECT_EQ(summary1.at("devices").at(0).at("rank"), 2);
+    EXPECT_TRUE(fs::exists(dir / "node1" / "run.log"));
+    EXPECT_FALSE(fs::exists(dir / "node1" / "timeline.json"));
+    EXPECT_EQ(test::processes_mentioning(dir.string()), std::vector<pid_t>{});
+    fs::remove_all(dir);
+}
+
+TEST(MultiNode, UnreachableMasterIsAClearErrorWithinTheTimeout) {
+    const auto dir = test::temp_dir("unreachable");
+    test::MlpSpec spec;
+    spec.ranks = 4;
+    spec.stages = 4;
+    const auto project = test::write_project(dir, spec);
+    const auto out = dir / "run";
+    const auto r = run_cli("run " + project.string() +
+                               " --nnodes 2 --node-rank 1 --timeout 2 --master 127.0.0.1:" +
+                               std::to_string(test::free_port()) + " --out " + out.string(),
+                           dir);
+    EXPECT_EQ(r.code, 1) << r.output;
+    EXPECT_NE(r.output.find("cannot reach the master 127.0.0.1:"), std::string::npos) << r.output;
+    EXPECT_LT(r.seconds, 15);
+    EXPECT_EQ(test::processes_mentioning(out.string()), std::vector<pid_t>{});
+    fs::remove_all(dir);
+}
+
+TEST(MultiNode, NodeThatNeverArrivesIsNamedAfterTheTimeout) {
+    const auto dir = test::temp_dir("absent");
+    test::MlpSpec spec;
+    spec.ranks = 4;
+    spec.stages = 4;
+    const auto project = test::write_project(dir, spec);
+    const auto out = dir / "run";
+    const auto r = run_cli("run " + project.string() +
+                               " --nnodes 2 --node-rank 0 --timeout 3 --threads-per-rank 1 "
+                               "--master 127.0.0.1:" +
+                               std::to_string(test::free_port()) + " --out " + out.string(),
+                           dir);
+    EXPECT_EQ(r.code, 1) << r.output;
+    EXPECT_NE(r.output.find("ranks 2 and 3 never joined within 3 s (node 1 did not arrive"),
+              std::string::npos)
+        << r.output;
+    EXPECT_GE(r.seconds, 3);
+    EXPECT_LT(r.seconds, 20);
+    EXPECT_EQ(test::processes_mentioning(out.string()), std::vector<pid_t>{});
+    fs::remove_all(dir);
+}
+
+TEST(MultiNode, LayoutThatDoesNotMatchTheProjectIsRefused) {
+    const auto dir = test::temp_dir("layout");
+    const auto project = test::write_project(dir, test::MlpSpec{});  // 2 devices
+    const auto r =
+        run_cli("run " + project.string() + " --nnodes 2 --node-rank 0 " +
+                    "--nproc-per-node 2 --master 127.0.0.1:" + std::to_string(test::free_port()),
+                dir);
+    EXPECT_EQ(r.code, 1) << r.output;
+    EXPECT_NE(r.output.find("makes 4 ranks, but the project places its stages on 2 devices"),
+              std::string::npos)
+        << r.output;
+    fs::remove_all(dir);
+}
+
+}  // namespace
+}  // namespace pipewright
