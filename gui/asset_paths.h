@@ -5,13 +5,20 @@
 
 namespace pipewright::gui {
 
-// Folder with devices.json and examples/: next to an installed program
-// (../share/pipewright), else the source tree's assets/ of the build. Empty
-// when neither exists.
+// Folders that may hold the shared assets (examples/), most preferred first:
+// the installed data folder relative to the running program (bin/ ->
+// share/pipewright, so an installed, packaged or unpacked tree finds its own
+// copy wherever it lies), then the source tree's assets/ (a program run from
+// its build folder), then pipewright/ under the XDG data folders
+// ($XDG_DATA_HOME, $XDG_DATA_DIRS: /usr/local/share, /usr/share).
+[[nodiscard]] QStringList asset_dir_candidates();
+// The first candidate that has an examples/ folder, cleaned; empty when none
+// does.
 [[nodiscard]] QString assets_dir();
 // Absolute paths of the example projects, sorted by name.
 [[nodiscard]] QStringList example_projects();
-// The project the studio opens when none is given.
+// The project the studio opens when none is given; empty when there are no
+// examples.
 [[nodiscard]] QString default_example();
 
 }  // namespace pipewright::gui

@@ -16,6 +16,7 @@
 #include "pipewright/core/layer_catalog.h"
 #include "project_document.h"
 #include "project_edit.h"
+#include "topology_edit.h"
 
 namespace pipewright::gui {
 
@@ -69,10 +70,16 @@ void Inspector::rebuild() {
     } else if (selection_.kind == Selection::Kind::device &&
                p.topology.find_device(selection_.path.toStdString())) {
         build_device(form);
+    } else if (selection_.kind == Selection::Kind::container &&
+               find_container(p, selection_.path.toStdString()).first >= 0) {
+        build_container(form);
+    } else if (selection_.kind == Selection::Kind::node &&
+               find_node(p, selection_.path.toStdString()) >= 0) {
+        build_node(form);
     } else {
         auto* hint = new QLabel(
-            tr("Select a layer or a device to edit it. With nothing selected: the model's "
-               "input and the cluster's links."));
+            tr("Select a layer, device, container or node to edit it. With nothing selected: "
+               "the model's input and the cluster's links."));
         hint->setWordWrap(true);
         form->addRow(hint);
         build_model_input(form);
@@ -231,7 +238,6 @@ void Inspector::build_device(QFormLayout* form) {
 }
 
 void Inspector::build_links(QFormLayout* form) {
-    const LinkClasses& links = document_->project().topology.links;
     struct Level {
         QString name;
         LinkSpec LinkClasses::*member;
@@ -246,40 +252,44 @@ void Inspector::build_links(QFormLayout* form) {
     };
     form->addRow(heading(tr("Links")));
     for (const Level& level : levels) {
-        const LinkSpec& spec = links.*(level.member);
-        auto* bandwidth = new QDoubleSpinBox;
-        bandwidth->setRange(0.001, 1e5);
-        bandwidth->setDecimals(1);
-        bandwidth->setSuffix(tr(" GB/s"));
-        bandwidth->setValue(spec.bandwidth_GBps);
-        bandwidth->setKeyboardTracking(false);
-        bandwidth->setToolTip(level.tip);
-        auto* latency = new QDoubleSpinBox;
-        latency->setRange(0, 1e6);
-        latency->setDecimals(1);
-        latency->setSuffix(tr(" µs"));
-        latency->setValue(spec.latency_us);
-        latency->setKeyboardTracking(false);
-        latency->setToolTip(level.tip);
-        auto apply = [this, member = level.member, name = level.name](double LinkSpec::*field,
-                                                                      double v) {
-            Project edited = document_->project();
-            (edited.topology.links.*member).*field = v;
-            editing_ = true;
-            document_->edit(tr("Set link %1").arg(name), edited, merge_id(name));
-            editing_ = false;
-        };
-        connect(bandwidth, &QDoubleSpinBox::valueChanged, this,
-                [apply](double v) { apply(&LinkSpec::bandwidth_GBps, v); });
-        connect(latency, &QDoubleSpinBox::valueChanged, this,
-                [apply](double v) { apply(&LinkSpec::latency_us, v); });
-        auto* row = new QWidget;
-        auto* h = new QHBoxLayout(row);
-        h->setContentsMargins(0, 0, 0, 0);
-        h->addWidget(bandwidth);
-        h->addWidget(latency);
-        form->addRow(level.name, row);
+        form->addRow(level.name, link_editor(level.member, level.name, level.tip));
     }
+}
+
+QWidget* Inspector::link_editor(LinkSpec LinkClasses::*member, const QString& name,
+                                const QString& tip) {
+    const LinkSpec& spec = document_->project().topology.links.*member;
+    auto* bandwidth = new QDoubleSpinBox;
+    bandwidth->setRange(0.001, 1e5);
+    bandwidth->setDecimals(1);
+    bandwidth->setSuffix(tr(" GB/s"));
+    bandwidth->setValue(spec.bandwidth_GBps);
+    bandwidth->setKeyboardTracking(false);
+    bandwidth->setToolTip(tip);
+    auto* latency = new QDoubleSpinBox;
+    latency->setRange(0, 1e6);
+    latency->setDecimals(1);
+    latency->setSuffix(tr(" µs"));
+    latency->setValue(spec.latency_us);
+    latency->setKeyboardTracking(false);
+    latency->setToolTip(tip);
+    auto apply = [this, member, name](double LinkSpec::*field, double v) {
+        Project edited = document_->project();
+        (edited.topology.links.*member).*field = v;
+        editing_ = true;
+        document_->edit(tr("Set link %1").arg(name), edited, merge_id(name));
+        editing_ = false;
+    };
+    connect(bandwidth, &QDoubleSpinBox::valueChanged, this,
+            [apply](double v) { apply(&LinkSpec::bandwidth_GBps, v); });
+    connect(latency, &QDoubleSpinBox::valueChanged, this,
+            [apply](double v) { apply(&LinkSpec::latency_us, v); });
+    auto* row = new QWidget;
+    auto* h = new QHBoxLayout(row);
+    h->setContentsMargins(0, 0, 0, 0);
+    h->addWidget(bandwidth);
+    h->addWidget(latency);
+    return row;
 }
 
 }  // namespace pipewright::gui

@@ -21,8 +21,9 @@ struct Selection {
 };
 
 // The properties of the selection, edited in place: a layer's
-// hyper-parameters, a device's spec and overrides, and the cluster's link
-// figures. Every change is an undoable edit of the document.
+// hyper-parameters, a device's spec and overrides, what a node or container
+// holds and the link that joins its parts, and the cluster's link figures. Every change is an
+// undoable edit of the document.
 class Inspector : public QScrollArea {
     Q_OBJECT
 
@@ -40,6 +41,12 @@ class Inspector : public QScrollArea {
     void build_layer(QFormLayout* form);
     void build_device(QFormLayout* form);
     void build_links(QFormLayout* form);
+    // One link level's bandwidth and latency, edited in place (undoable).
+    QWidget* link_editor(LinkSpec LinkClasses::*member, const QString& name, const QString& tip);
+    // inspector_topology.cpp: a node's and a container's page.
+    void build_node(QFormLayout* form);
+    void build_container(QFormLayout* form);
+    void add_contents(QFormLayout* form, int node, int container);
     // inspector_sections.cpp: the optional and less common parts.
     void build_cost(QFormLayout* form);
     void build_model_input(QFormLayout* form);

@@ -1,6 +1,7 @@
 #include <QApplication>
 #include <QCommandLineParser>
 #include <QDir>
+#include <QIcon>
 #include <QSettings>
 #include <QTimer>
 #include <cstdio>
@@ -14,10 +15,13 @@ int main(int argc, char* argv[]) {
     QApplication::setOrganizationName(QStringLiteral("Pipewright"));
     QApplication::setApplicationName(QStringLiteral("Pipewright Studio"));
     QApplication::setApplicationVersion(QStringLiteral(PIPEWRIGHT_VERSION));
+    QApplication::setWindowIcon(QIcon(QStringLiteral(":/icons/pipewright-studio.svg")));
+    // Lets Wayland shells match the window to the installed desktop entry and icon.
+    QGuiApplication::setDesktopFileName(QStringLiteral("pipewright-studio"));
 
     QCommandLineParser parser;
     parser.setApplicationDescription(
-        QStringLiteral("Plan and simulate pipeline model-parallel training."));
+        QStringLiteral("Plan, simulate and run pipeline model-parallel training."));
     parser.addHelpOption();
     parser.addVersionOption();
     QCommandLineOption screenshot(QStringLiteral("screenshot"),
@@ -28,10 +32,13 @@ int main(int argc, char* argv[]) {
                             QStringLiteral("WxH"), QStringLiteral("1600x1000"));
     QCommandLineOption tab(
         QStringLiteral("tab"),
-        QStringLiteral("View shown by --screenshot: timeline, metrics or comparison."),
+        QStringLiteral("View shown by --screenshot: timeline, metrics, comparison or run."),
         QStringLiteral("VIEW"), QStringLiteral("timeline"));
     QCommandLineOption dark(QStringLiteral("dark"), QStringLiteral("Use the dark palette."));
-    parser.addOptions({screenshot, size, tab, dark});
+    QCommandLineOption run(QStringLiteral("run"),
+                           QStringLiteral("With --screenshot: make a short real run first "
+                                          "(pipewright run), to show its measured timeline."));
+    parser.addOptions({screenshot, size, tab, dark, run});
     parser.addPositionalArgument(QStringLiteral("PROJECT"),
                                  QStringLiteral("Project file to open (default: an example)."));
     parser.process(app);
@@ -47,6 +54,7 @@ int main(int argc, char* argv[]) {
         request.project = project;
         request.view = parser.value(tab);
         request.dark = parser.isSet(dark);
+        request.run = parser.isSet(run);
         QString error;
         if (!pipewright::gui::parse_size(parser.value(size), &request.size, &error) ||
             !pipewright::gui::take_screenshot(request, &error)) {

@@ -30,6 +30,8 @@
 #include "problems_panel.h"
 #include "project_document.h"
 #include "project_edit.h"
+#include "run_folder.h"
+#include "run_panel.h"
 #include "simulation_runner.h"
 #include "timeline_plot.h"
 #include "topology_scene.h"
@@ -121,6 +123,8 @@ void MainWindow::build_layout() {
     tabs_->addTab(timeline_page, tr("Timeline"));
     tabs_->addTab(metrics_, tr("Metrics"));
     tabs_->addTab(comparison_, tr("Schedule comparison"));
+    run_panel_ = new RunPanel(this);
+    tabs_->addTab(run_panel_, tr("Run"));
 
     auto* central = new QSplitter(Qt::Vertical, this);
     central->addWidget(top);
@@ -190,9 +194,9 @@ void MainWindow::connect_views() {
     connect(view_, &TopologyView::containerClicked, this, [this](const QString& path) {
         inspector_->setSelection({Selection::Kind::container, -1, path});
     });
-    connect(view_, &TopologyView::backgroundClicked, this,
-            [this] { inspector_->setSelection({}); });
+    connect(view_, &TopologyView::backgroundClicked, this, &MainWindow::select_canvas_background);
     connect_topology();
+    connect_run();
 
     connect(table_->selectionModel(), &QItemSelectionModel::selectionChanged, this, [this] {
         const QModelIndexList rows = table_->selectionModel()->selectedRows();
@@ -254,6 +258,7 @@ void MainWindow::simulation_done() {
         summary_->setText(tr("Not simulated"));
     }
     show_problems();
+    update_run_comparison();
 }
 
 void MainWindow::show_problems() {
@@ -425,6 +430,11 @@ void MainWindow::setDarkTheme(bool dark) {
         pal.setColor(QPalette::Mid, QColor(0x55, 0x5A, 0x60));
         pal.setColor(QPalette::Dark, QColor(0x18, 0x1A, 0x1D));
         pal.setColor(QPalette::PlaceholderText, QColor(0x90, 0x90, 0x90));
+        // Disabled controls must look disabled on the dark background too.
+        for (const auto role : {QPalette::WindowText, QPalette::Text, QPalette::ButtonText}) {
+            pal.setColor(QPalette::Disabled, role, QColor(0x80, 0x84, 0x8A));
+        }
+        pal.setColor(QPalette::Disabled, QPalette::Button, QColor(0x2E, 0x31, 0x36));
     }
     QApplication::setPalette(pal);
     if (dark_action_ != nullptr) {

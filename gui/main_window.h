@@ -2,6 +2,7 @@
 
 #include <QMainWindow>
 #include <QSet>
+#include <memory>
 
 #include "inspector.h"
 
@@ -20,7 +21,9 @@ class MetricsPanel;
 class ModelTableModel;
 class ProblemsPanel;
 class ProjectDocument;
+class RunPanel;
 class SimulationRunner;
+struct MeasuredRun;
 class TimelinePlot;
 class TopologyScene;
 class TopologyView;
@@ -53,6 +56,16 @@ class MainWindow : public QMainWindow {
     // best (main_window_plan.cpp); undoable. Returns false when nothing fits.
     bool autoPlan();
     void setDarkTheme(bool dark);
+    // Real runs (main_window_run.cpp). startRun writes the project as edited
+    // into a fresh run folder and starts `pipewright run` on it; false with
+    // the reason in the Run panel when it cannot start.
+    bool startRun();
+    // Shows a finished run's measured timeline under the simulated one and
+    // its simulated-vs-measured table; false with the reason when the folder
+    // cannot be read.
+    bool showRun(const QString& dir);
+    // Where this project's runs go and are listed from.
+    [[nodiscard]] QString runsDir() const;
 
     [[nodiscard]] QString lastRefusal() const { return last_refusal_; }
     [[nodiscard]] ProjectDocument* document() const { return document_; }
@@ -68,18 +81,29 @@ class MainWindow : public QMainWindow {
     [[nodiscard]] Inspector* inspector() const { return inspector_; }
     [[nodiscard]] QTabWidget* views() const { return tabs_; }
     [[nodiscard]] TopologyView* topologyView() const { return view_; }
+    [[nodiscard]] RunPanel* runPanel() const { return run_panel_; }
+    [[nodiscard]] QAction* runAction() const { return run_action_; }
 
   signals:
     void refused(const QString& message);
 
   protected:
     void closeEvent(QCloseEvent* event) override;
+    // Notes where the canvas was pressed, to tell a node box from the
+    // background (main_window_topology.cpp).
+    bool eventFilter(QObject* watched, QEvent* event) override;
 
   private:
     void build_actions();
     void build_layout();
     void connect_views();
     void connect_topology();  // main_window_topology.cpp
+    void connect_run();       // main_window_run.cpp
+    // A press on the canvas outside any device or container: the node box
+    // under it, or nothing.
+    void select_canvas_background();
+    void project_file_changed();
+    void update_run_comparison();
     void project_changed();
     void simulation_done();
     void show_problems();
@@ -119,8 +143,12 @@ class MainWindow : public QMainWindow {
     QLabel* legend_ = nullptr;
     QMenu* recent_menu_ = nullptr;
     QAction* dark_action_ = nullptr;
+    RunPanel* run_panel_ = nullptr;
+    QAction* run_action_ = nullptr;
+    std::shared_ptr<const MeasuredRun> measured_run_;  // shown under the simulation
     QString last_refusal_;
     QSet<QString> problem_devices_;
+    QPoint canvas_press_;
 };
 
 }  // namespace pipewright::gui

@@ -8,6 +8,7 @@
 #include <QKeySequence>
 #include <QMenuBar>
 #include <QMessageBox>
+#include <QPushButton>
 #include <QSettings>
 #include <QStatusBar>
 #include <QTabWidget>
@@ -21,8 +22,10 @@
 #include "pipewright/core/schedule_csv.h"
 #include "project_document.h"
 #include "project_edit.h"
+#include "run_panel.h"
 #include "simulation_runner.h"
 #include "timeline_plot.h"
+#include "training_bar.h"
 
 namespace pipewright::gui {
 
@@ -115,6 +118,8 @@ void MainWindow::build_actions() {
                     [this] { tabs_->setCurrentIndex(1); });
     view->addAction(tr("Schedule &Comparison"), QKeySequence(Qt::CTRL | Qt::Key_3), this,
                     [this] { tabs_->setCurrentIndex(2); });
+    view->addAction(tr("&Run"), QKeySequence(Qt::CTRL | Qt::Key_4), this,
+                    [this] { tabs_->setCurrentIndex(3); });
     dark_action_ = view->addAction(tr("&Dark Theme"));
     dark_action_->setCheckable(true);
     connect(dark_action_, &QAction::toggled, this, [this](bool on) { setDarkTheme(on); });
@@ -135,20 +140,31 @@ void MainWindow::build_actions() {
     plan->setStatusTip(
         tr("Find the fastest split of the layers over the devices, schedule and micro-batch "
            "count that fits in memory (undoable)"));
-    QAction* run = simulate->addAction(tr("&Run on Local Devices"));
-    run->setEnabled(false);
-    run->setStatusTip(
-        tr("Real runs arrive with the execution backend (pipewright run); this build "
-           "only simulates"));
-    run->setToolTip(run->statusTip());
+    simulate->addSeparator();
+    run_action_ =
+        simulate->addAction(tr("&Run on Local Devices"), QKeySequence(Qt::CTRL | Qt::Key_R), this,
+                            [this] { startRun(); });
+    run_action_->setStatusTip(
+        tr("Train this layout for real on the local devices (pipewright run) and compare the "
+           "measured timeline with the simulated one"));
+    // The Run panel's button knows whether a run can start (a command line
+    // found, none running); the menu item and toolbar button follow it.
+    const auto follow_run_button = [this] {
+        run_action_->setEnabled(run_panel_->runButton()->isEnabled());
+        run_action_->setToolTip(run_panel_->runButton()->toolTip());
+    };
+    follow_run_button();
+    connect(run_panel_, &RunPanel::runAvailabilityChanged, this, follow_run_button);
+    training_->addSeparator();
+    training_->addAction(run_action_);
 
     QMenu* help = menuBar()->addMenu(tr("&Help"));
     help->addAction(tr("&About Pipewright Studio"), this, [this] {
-        QMessageBox::about(
-            this, tr("About Pipewright Studio"),
-            tr("<b>Pipewright Studio</b><p>Plan and simulate pipeline "
-               "model-parallel training: place layers on devices, pick a schedule, "
-               "and read the predicted timeline, bubbles, throughput and memory.</p>"));
+        QMessageBox::about(this, tr("About Pipewright Studio"),
+                           tr("<b>Pipewright Studio</b><p>Plan, simulate and run pipeline "
+                              "model-parallel training: place layers on devices, pick a schedule, "
+                              "read the predicted timeline, bubbles, throughput and memory, then "
+                              "train the same layout on the local devices and compare.</p>"));
     });
 }
 
@@ -313,6 +329,13 @@ void MainWindow::export_schedule_csv() {
 }
 
 void MainWindow::closeEvent(QCloseEvent* event) {
+    if (run_panel_->isRunning() &&
+        QMessageBox::question(this, tr("A run is going"),
+                              tr("A real run of this project is still going. Stop it and quit?")) !=
+            QMessageBox::Yes) {
+        event->ignore();
+        return;
+    }
     if (maybe_save()) {
         event->accept();
     } else {

@@ -1,16 +1,20 @@
 // The cluster edits the topology canvas asks for: add, rename and remove
 // nodes, containers and devices. Each is one undoable edit.
+#include <QGraphicsItem>
 #include <QInputDialog>
+#include <QMouseEvent>
 #include <QStatusBar>
 
 #include "main_window.h"
 #include "project_document.h"
 #include "topology_edit.h"
+#include "topology_scene.h"
 #include "topology_view.h"
 
 namespace pipewright::gui {
 
 void MainWindow::connect_topology() {
+    view_->viewport()->installEventFilter(this);
     connect(view_, &TopologyView::removeDeviceRequested, this, &MainWindow::removeTopologyItem);
     connect(view_, &TopologyView::removeContainerRequested, this, &MainWindow::removeTopologyItem);
     connect(view_, &TopologyView::removeNodeRequested, this, &MainWindow::removeTopologyItem);
@@ -40,6 +44,26 @@ void MainWindow::connect_topology() {
     });
     connect(view_, &TopologyView::addNodeRequested, this,
             [this] { document_->edit(tr("Add node"), add_node(document_->project())); });
+}
+
+bool MainWindow::eventFilter(QObject* watched, QEvent* event) {
+    if (watched == view_->viewport() && event->type() == QEvent::MouseButtonPress) {
+        canvas_press_ = static_cast<QMouseEvent*>(event)->pos();
+    }
+    return QMainWindow::eventFilter(watched, event);
+}
+
+void MainWindow::select_canvas_background() {
+    // The canvas reports presses on devices and containers itself; a press
+    // on a node's own box (its frame or title) arrives as background.
+    for (QGraphicsItem* item = view_->itemAt(canvas_press_); item != nullptr;
+         item = item->parentItem()) {
+        if (item->data(kKindKey).toInt() == static_cast<int>(TopologyItemKind::node)) {
+            inspector_->setSelection({Selection::Kind::node, -1, item->data(kRefKey).toString()});
+            return;
+        }
+    }
+    inspector_->setSelection({});
 }
 
 bool MainWindow::renameTopologyItem(const QString& path, const QString& name) {

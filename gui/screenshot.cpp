@@ -6,10 +6,12 @@
 #include <QImage>
 #include <QRegularExpression>
 #include <QTabWidget>
+#include <QTimer>
 
 #include "comparison_panel.h"
 #include "main_window.h"
 #include "project_document.h"
+#include "run_panel.h"
 
 namespace pipewright::gui {
 
@@ -40,9 +42,36 @@ bool take_screenshot(const ScreenshotRequest& request, QString* error) {
     }
     const int tab = request.view == QLatin1String("metrics")      ? 1
                     : request.view == QLatin1String("comparison") ? 2
+                    : request.view == QLatin1String("run")        ? 3
                                                                   : 0;
-    window.views()->setCurrentIndex(tab);
     window.show();
+    if (request.run) {
+        RunPanel* panel = window.runPanel();
+        panel->setDefaultSteps(ScreenshotRequest::kRunSteps);
+        QEventLoop loop;
+        QString failure;
+        QObject::connect(panel, &RunPanel::runSucceeded, &loop, &QEventLoop::quit);
+        QObject::connect(panel, &RunPanel::runFailed, &loop, [&](const QString& message) {
+            failure = message;
+            loop.quit();
+        });
+        if (!window.startRun()) {
+            *error = QStringLiteral("cannot start the run: %1").arg(panel->errorText());
+            return false;
+        }
+        // A short run takes seconds; this bounds a stuck one.
+        QTimer::singleShot(10 * 60 * 1000, &loop, [&] {
+            failure = QStringLiteral("the run took more than ten minutes");
+            panel->cancel();
+            loop.quit();
+        });
+        loop.exec();
+        if (!failure.isEmpty()) {
+            *error = QStringLiteral("the run failed: %1").arg(failure);
+            return false;
+        }
+    }
+    window.views()->setCurrentIndex(tab);
     if (tab == 2) {
         QEventLoop loop;
         QObject::connect(window.comparisonPanel(), &ComparisonPanel::compared, &loop,

@@ -29,7 +29,7 @@ QCPRange TimelineBlocks::getKeyRange(bool& foundRange, QCP::SignDomain) const {
 
 QCPRange TimelineBlocks::getValueRange(bool& foundRange, QCP::SignDomain, const QCPRange&) const {
     foundRange = layout_ && layout_->ranks() > 0;
-    return {0, foundRange ? static_cast<double>(layout_->ranks()) : 1};
+    return {offset_, offset_ + (foundRange ? static_cast<double>(layout_->ranks()) : 1)};
 }
 
 void TimelineBlocks::draw(QCPPainter* painter) {
@@ -57,18 +57,22 @@ void TimelineBlocks::draw(QCPPainter* painter) {
     };
 
     QBrush hatch(dark ? QColor(255, 255, 255, 60) : QColor(0, 0, 0, 45), Qt::BDiagPattern);
-    for (int r = 0; r < layout_->ranks(); ++r) {
+    // Measured lanes are tinted warm so they never pass for simulated ones.
+    const QColor lane = measured_ ? (dark ? QColor(255, 190, 90, 34) : QColor(230, 150, 30, 30))
+                                  : (dark ? QColor(255, 255, 255, 12) : QColor(0, 0, 0, 10));
+    for (int rank = 0; rank < layout_->ranks(); ++rank) {
+        const double r = offset_ + rank;
         painter->setPen(Qt::NoPen);
-        painter->setBrush(dark ? QColor(255, 255, 255, 12) : QColor(0, 0, 0, 10));
+        painter->setBrush(lane);
         painter->drawRect(rect(t0, t1, r + kComputeTop - 0.03, r + kCommBottom + 0.03));
         painter->setBrush(hatch);
-        for (const auto& [b0, b1] : layout_->bubbles(r)) {
+        for (const auto& [b0, b1] : layout_->bubbles(rank)) {
             if (b1 >= t0 && b0 <= t1) {
                 painter->drawRect(rect(b0, b1, r + kComputeTop, r + kComputeBottom));
             }
         }
         for (int part = 0; part < 2; ++part) {
-            const int row = 2 * r + part;
+            const int row = 2 * rank + part;
             const double top = r + (part == 0 ? kComputeTop : kCommTop);
             const double bottom = r + (part == 0 ? kComputeBottom : kCommBottom);
             for (const Span& span : layout_->visible(row, t0, t1, min_width)) {
@@ -130,8 +134,9 @@ void TimelineBlocks::draw_transfers(QCPPainter* painter, double t0, double t1, b
             break;
         }
         const QPointF from(key->coordToPixel(t.start / unit_),
-                           value->coordToPixel(t.from_rank + mid));
-        const QPointF to(key->coordToPixel(t.end / unit_), value->coordToPixel(t.to_rank + mid));
+                           value->coordToPixel(offset_ + t.from_rank + mid));
+        const QPointF to(key->coordToPixel(t.end / unit_),
+                         value->coordToPixel(offset_ + t.to_rank + mid));
         painter->drawLine(from, to);
         // A small head at the receiving end, pointing along the line.
         const QPointF d = to - from;

@@ -22,6 +22,12 @@ class TimelineBlocks : public QCPAbstractPlottable {
 
     void setData(std::shared_ptr<const TimelineLayout> layout, const Timeline* timeline,
                  double unit);
+    // Lanes start at `offset` on the value axis: the measured lanes sit under
+    // the simulated ones. Measured lanes get their own background tint.
+    void setLanes(double offset, bool measured) {
+        offset_ = offset;
+        measured_ = measured;
+    }
     // Draws an arrow from every visible send to its receive.
     void setShowTransfers(bool show) { show_transfers_ = show; }
     [[nodiscard]] bool showTransfers() const { return show_transfers_; }
@@ -45,6 +51,8 @@ class TimelineBlocks : public QCPAbstractPlottable {
     std::shared_ptr<const TimelineLayout> layout_;
     const Timeline* timeline_ = nullptr;
     double unit_ = 1e-3;
+    double offset_ = 0;
+    bool measured_ = false;
     bool show_transfers_ = false;
     int drawn_transfers_ = 0;
 };

@@ -26,6 +26,9 @@ double time_unit_for(double makespan, QString* label) {
     return 1e-6;
 }
 
+// Space between the simulated and the measured lanes, for their caption.
+constexpr double kMeasuredGap = 0.4;
+
 }  // namespace
 
 TimelinePlot::TimelinePlot(QWidget* parent) : QCustomPlot(parent) {
@@ -41,6 +44,17 @@ TimelinePlot::TimelinePlot(QWidget* parent) : QCustomPlot(parent) {
     setNoAntialiasingOnDrag(true);
     setMouseTracking(true);
     blocks_ = new TimelineBlocks(xAxis, yAxis);
+    measured_blocks_ = new TimelineBlocks(xAxis, yAxis);
+    measured_caption_ = new QCPItemText(this);
+    measured_caption_->position->setTypeX(QCPItemPosition::ptAxisRectRatio);
+    measured_caption_->position->setTypeY(QCPItemPosition::ptPlotCoords);
+    measured_caption_->setPositionAlignment(Qt::AlignLeft | Qt::AlignVCenter);
+    measured_caption_->setClipToAxisRect(true);
+    measured_caption_->setVisible(false);
+    measured_rule_ = new QCPItemLine(this);
+    measured_rule_->start->setTypeX(QCPItemPosition::ptAxisRectRatio);
+    measured_rule_->end->setTypeX(QCPItemPosition::ptAxisRectRatio);
+    measured_rule_->setVisible(false);
     message_ = new QCPItemText(this);
     message_->position->setType(QCPItemPosition::ptAxisRectRatio);
     message_->position->setCoords(0.5, 0.5);
@@ -50,10 +64,10 @@ TimelinePlot::TimelinePlot(QWidget* parent) : QCustomPlot(parent) {
     // Keep the view inside the iteration: panning far off shows nothing.
     connect(xAxis, qOverload<const QCPRange&>(&QCPAxis::rangeChanged), this,
             [this](const QCPRange& r) {
-                if (!layout_ || layout_->makespan() <= 0) {
+                if (span_s_ <= 0) {
                     return;
                 }
-                const double span = layout_->makespan() / unit_;
+                const double span = span_s_ / unit_;
                 const double minimum = span * 1e-6;
                 if (r.size() < minimum) {
                     const double centre = r.center();
@@ -77,12 +91,21 @@ int TimelinePlot::drawnTransfers() const {
 
 void TimelinePlot::setShowTransfers(bool show) {
     blocks_->setShowTransfers(show);
+    measured_blocks_->setShowTransfers(show);
     replot();
 }
 
 void TimelinePlot::applyPalette() {
     style_plot(this);
-    message_->setColor(palette().color(QPalette::Text));
+    const QColor text = palette().color(QPalette::Text);
+    message_->setColor(text);
+    const bool dark = palette().color(QPalette::Base).lightness() < 128;
+    const QColor measured = dark ? QColor(255, 190, 90) : QColor(160, 90, 0);
+    measured_caption_->setColor(measured);
+    QFont bold = font();
+    bold.setBold(true);
+    measured_caption_->setFont(bold);
+    measured_rule_->setPen(QPen(measured, 1, Qt::DashLine));
 }
 
 void TimelinePlot::changeEvent(QEvent* event) {
@@ -96,66 +119,135 @@ void TimelinePlot::changeEvent(QEvent* event) {
 void TimelinePlot::setTimeline(const Timeline& timeline) {
     timeline_ = timeline;
     layout_ = std::make_shared<TimelineLayout>(timeline_);
-    QString label;
-    unit_ = time_unit_for(layout_->makespan(), &label);
-    xAxis->setLabel(label);
-    blocks_->setData(layout_, &timeline_, unit_);
     message_->setVisible(false);
-
-    auto ticker = QSharedPointer<QCPAxisTickerText>::create();
-    for (int r = 0; r < timeline_.num_ranks(); ++r) {
-        const QString device =
-            QString::fromStdString(timeline_.devices[static_cast<std::size_t>(r)]);
-        ticker->addTick(r + (kComputeTop + kComputeBottom) / 2, device);
-        ticker->addTick(r + (kCommTop + kCommBottom) / 2, tr("comm"));
-    }
-    yAxis->setTicker(ticker);
-    yAxis->setRange(-0.05, std::max(1, timeline_.num_ranks()) + 0.02);
+    update_lanes();
     fitToWindow();
 }
 
 void TimelinePlot::clearTimeline(const QString& message) {
     timeline_ = Timeline{};
     layout_.reset();
-    blocks_->setData(nullptr, nullptr, unit_);
-    yAxis->setTicker(QSharedPointer<QCPAxisTickerText>::create());
     message_->setText(message);
     message_->setVisible(!message.isEmpty());
+    update_lanes();
     replot();
+}
+
+void TimelinePlot::setMeasuredTimeline(const Timeline& timeline, const QString& name) {
+    measured_ = timeline;
+    measured_layout_ = std::make_shared<TimelineLayout>(measured_);
+    measured_name_ = name;
+    update_lanes();
+    fitToWindow();
+}
+
+void TimelinePlot::clearMeasuredTimeline() {
+    measured_ = Timeline{};
+    measured_layout_.reset();
+    measured_name_.clear();
+    update_lanes();
+    fitToWindow();
+}
+
+QString TimelinePlot::measuredLabel() const {
+    return measured_caption_->visible() ? measured_caption_->text() : QString();
+}
+
+void TimelinePlot::update_lanes() {
+    const double simulated_span = layout_ ? layout_->makespan() : 0;
+    const double measured_span = measured_layout_ ? measured_layout_->makespan() : 0;
+    span_s_ = std::max(simulated_span, measured_span);
+    QString label;
+    unit_ = time_unit_for(span_s_, &label);
+    xAxis->setLabel(label);
+
+    const int simulated_ranks = layout_ ? layout_->ranks() : 0;
+    const int measured_ranks = measured_layout_ ? measured_layout_->ranks() : 0;
+    measured_offset_ = simulated_ranks > 0 ? simulated_ranks + kMeasuredGap : kMeasuredGap;
+    blocks_->setData(layout_, layout_ ? &timeline_ : nullptr, unit_);
+    measured_blocks_->setData(measured_layout_, measured_layout_ ? &measured_ : nullptr, unit_);
+    measured_blocks_->setLanes(measured_offset_, true);
+
+    auto ticker = QSharedPointer<QCPAxisTickerText>::create();
+    for (int r = 0; r < simulated_ranks; ++r) {
+        ticker->addTick(r + (kComputeTop + kComputeBottom) / 2,
+                        QString::fromStdString(timeline_.devices[static_cast<std::size_t>(r)]));
+        ticker->addTick(r + (kCommTop + kCommBottom) / 2, tr("comm"));
+    }
+    for (int r = 0; r < measured_ranks; ++r) {
+        const double lane = measured_offset_ + r;
+        ticker->addTick(
+            lane + (kComputeTop + kComputeBottom) / 2,
+            tr("%1 · measured")
+                .arg(QString::fromStdString(measured_.devices[static_cast<std::size_t>(r)])));
+        ticker->addTick(lane + (kCommTop + kCommBottom) / 2, tr("comm"));
+    }
+    yAxis->setTicker(ticker);
+    lane_labels_ = ticker->ticks().values();
+
+    const bool measured = measured_ranks > 0;
+    measured_caption_->setVisible(measured);
+    measured_rule_->setVisible(measured);
+    if (measured) {
+        const double y = measured_offset_ - kMeasuredGap / 2;
+        measured_caption_->setText(measured_name_.isEmpty()
+                                       ? tr("measured")
+                                       : tr("measured · run %1").arg(measured_name_));
+        measured_caption_->position->setCoords(0.005, y);
+        measured_rule_->start->setCoords(0, measured_offset_ - 0.02);
+        measured_rule_->end->setCoords(1, measured_offset_ - 0.02);
+    }
+    const double bottom = measured ? measured_offset_ + measured_ranks : simulated_ranks;
+    yAxis->setRange(simulated_ranks > 0 ? -0.05 : 0, std::max(1.0, bottom) + 0.02);
 }
 
 std::size_t TimelinePlot::blockCount() const {
     return layout_ ? layout_->block_count() : 0;
 }
 
+std::size_t TimelinePlot::measuredBlockCount() const {
+    return measured_layout_ ? measured_layout_->block_count() : 0;
+}
+
 void TimelinePlot::fitToWindow() {
-    const double span = layout_ ? layout_->makespan() / unit_ : 1;
+    const double span = span_s_ > 0 ? span_s_ / unit_ : 1;
     xAxis->setRange(-span * 0.01, span * 1.01);
     replot();
 }
 
 QString TimelinePlot::tooltipAt(const QPoint& pos) const {
-    if (!layout_ || !axisRect()->rect().contains(pos)) {
+    if (!axisRect()->rect().contains(pos)) {
         return {};
     }
     const double t = xAxis->pixelToCoord(pos.x()) * unit_;
     const double v = yAxis->pixelToCoord(pos.y());
-    const int rank = static_cast<int>(std::floor(v));
-    if (rank < 0 || rank >= layout_->ranks()) {
+    const bool in_measured = measured_layout_ && v >= measured_offset_;
+    const TimelineLayout* layout = in_measured ? measured_layout_.get() : layout_.get();
+    if (layout == nullptr) {
         return {};
     }
-    const double within = v - rank;
+    const double lane = in_measured ? v - measured_offset_ : v;
+    const int rank = static_cast<int>(std::floor(lane));
+    if (rank < 0 || rank >= layout->ranks()) {
+        return {};
+    }
+    const double within = lane - rank;
     const int row = 2 * rank + (within < (kComputeBottom + kCommTop) / 2 ? 0 : 1);
     const double tolerance = 2 * xAxis->range().size() * unit_ / std::max(1, axisRect()->width());
-    const int index = layout_->event_at(row, t, tolerance);
+    const int index = layout->event_at(row, t, tolerance);
     if (index < 0) {
         return {};
     }
-    const auto& e = timeline_.events[static_cast<std::size_t>(index)];
+    const QString text = tooltip_for(in_measured ? measured_ : timeline_, index);
+    return in_measured ? text + tr("<br><i>measured</i>") : text;
+}
+
+QString TimelinePlot::tooltip_for(const Timeline& timeline, int index) const {
+    const auto& e = timeline.events[static_cast<std::size_t>(index)];
     QString text =
         QStringLiteral("<b>%1</b> on %2<br>start %3 · duration %4")
             .arg(QString::fromStdString(to_string(e.action)),
-                 QString::fromStdString(timeline_.devices[static_cast<std::size_t>(e.rank)]),
+                 QString::fromStdString(timeline.devices[static_cast<std::size_t>(e.rank)]),
                  format_duration(e.start_s), format_duration(e.duration_s()));
     if (!is_compute(e.action.type)) {
         text += QStringLiteral("<br>%1 %2 rank %3")
