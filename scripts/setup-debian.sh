@@ -17,6 +17,9 @@ packages=(
   # real execution (LibTorch with c10d; OpenBLAS so Torch does not fall back
   # to the reference BLAS, which is ~40x slower)
   libtorch-dev libgloo-dev libopenblas0-openmp
+  # packages and their tests: cpack's dependency scan (dpkg-shlibdeps), the
+  # desktop entry, AppStream and MIME checks (tests/packaging)
+  dpkg-dev desktop-file-utils appstream shared-mime-info
 )
 
 if [ "$(id -u)" -eq 0 ]; then
