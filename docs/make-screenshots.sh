@@ -1,0 +1,126 @@
+#!/usr/bin/env bash
+# Regenerates every picture in docs/images from the built studio, so that the
+# documentation's screenshots stay reproducible.
+#
+#   docs/make-screenshots.sh [STUDIO]
+#
+# STUDIO is the pipewright-studio program (default: $STUDIO, else the first of
+# build/release, build/ci, build/dev that has one). Needs ImageMagick's
+# `convert` (Debian: imagemagick) for the crops of the concept pictures. Runs
+# without a display (Qt's offscreen platform). The Run panel pictures make
+# short real runs on the CPUs, so the whole script takes a minute or two.
+#
+# Every picture is a 1600x1000 window (`pipewright-studio --screenshot`);
+# the concept-* pictures are crops of it at fixed places: the view panel
+# (timeline, metrics or comparison) or the model table and cluster canvas
+# above it. If the window's layout changes, adjust the geometries below and
+# look at every picture before committing it.
+set -euo pipefail
+
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+cd "$root"
+
+studio="${1:-${STUDIO:-}}"
+if [ -z "$studio" ]; then
+  for candidate in build/release build/ci build/dev; do
+    if [ -x "$candidate/gui/pipewright-studio" ]; then
+      studio="$candidate/gui/pipewright-studio"
+      break
+    fi
+  done
+fi
+if [ -z "$studio" ] || [ ! -x "$studio" ]; then
+  echo "usage: $0 [path/to/pipewright-studio]   (or set STUDIO; build it first)" >&2
+  exit 2
+fi
+if ! command -v convert >/dev/null 2>&1; then
+  echo "make-screenshots: ImageMagick's convert is needed for the crops (apt install imagemagick)" >&2
+  exit 2
+fi
+
+export QT_QPA_PLATFORM=offscreen
+images=docs/images
+mkdir -p "$images"
+work="$(mktemp -d "${TMPDIR:-/tmp}/pipewright-shots.XXXXXX")"
+trap 'rm -rf "$work"' EXIT
+
+size=1600x1000
+# Crops of a 1600x1000 window: WIDTHxHEIGHT+LEFT+TOP.
+view_panel=1084x537+172+440   # the Timeline / Metrics / Schedule comparison panel
+design_area=1084x392+172+48   # the model table and the cluster canvas
+
+made=()
+
+# shot OUT.png [studio options...] PROJECT: the whole window.
+shot() {
+  local out="$1"
+  shift
+  "$studio" --screenshot "$out" --size "$size" "$@" 2>"$work/studio.log" || {
+    cat "$work/studio.log" >&2
+    echo "make-screenshots: the studio failed on $*" >&2
+    exit 1
+  }
+}
+
+# full NAME [studio options...] [PROJECT]: docs/images/NAME.png, the whole window.
+full() {
+  local name="$1"
+  shift
+  shot "$images/$name.png" "$@"
+  made+=("$name.png")
+  echo "$images/$name.png"
+}
+
+# crop NAME GEOMETRY [studio options...] PROJECT: a part of the window.
+crop() {
+  local name="$1" geometry="$2"
+  shift 2
+  shot "$work/$name.png" "$@"
+  convert "$work/$name.png" -crop "$geometry" +repage -strip "$images/$name.png"
+  made+=("$name.png")
+  echo "$images/$name.png"
+}
+
+ex=assets/examples
+four=docs/examples/four-stages
+
+# The studio tour (docs/studio.md, docs/getting-started.md and the README).
+full studio-timeline
+full studio-metrics --tab metrics
+full studio-comparison --tab comparison
+full studio-dark --dark "$ex/transformer-interleaved-4gpu.json"
+# The Run panel: a short real run first (needs a studio with --run and a
+# `pipewright` built with the LibTorch backend next to it or on the PATH).
+if "$studio" --help 2>/dev/null | grep -q -- '--run'; then
+  full studio-run --tab run --run "$ex/mlp-cpu.json"
+  full studio-run-timeline --run "$ex/mlp-cpu.json"
+else
+  echo "make-screenshots: this studio has no --run; studio-run*.png left as they are" >&2
+  made+=(studio-run.png studio-run-timeline.png)
+fi
+
+# Concepts (docs/concepts.md).
+crop concept-placement "$design_area" "$ex/seven-layers-two-nodes.json"
+crop concept-naive "$view_panel" "$ex/resnet50-2gpu-naive.json"
+crop concept-microbatches "$view_panel" "$ex/resnet50-2gpu-pipelined.json"
+crop concept-gpipe "$view_panel" "$four-gpipe.json"
+crop concept-1f1b "$view_panel" "$four-1f1b.json"
+crop concept-interleaved "$view_panel" "$four-interleaved-1f1b.json"
+crop concept-zb-h1 "$view_panel" "$four-zb-h1.json"
+crop concept-memory-gpipe "$view_panel" --tab metrics "$four-gpipe.json"
+crop concept-memory-1f1b "$view_panel" --tab metrics "$four-1f1b.json"
+crop concept-communication "$view_panel" "$ex/seven-layers-two-nodes.json"
+crop concept-comparison "$view_panel" --tab comparison "$ex/resnet50-2gpu-pipelined.json"
+
+# Pictures in docs/images that this script does not make would go stale
+# unnoticed: name them.
+for file in "$images"/*.png; do
+  name="$(basename "$file")"
+  known=no
+  for m in "${made[@]}"; do
+    [ "$m" = "$name" ] && known=yes
+  done
+  if [ "$known" = no ]; then
+    echo "make-screenshots: $file is not made by this script; add it here" >&2
+  fi
+done
