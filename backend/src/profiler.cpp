@@ -12,6 +12,7 @@
 #include <torch/torch.h>
 #include <torch/version.h>
 
+#include "allocator_tuning.h"
 #include "pipewright/backend/launcher.h"
 #include "pipewright/backend/modules.h"
 
@@ -62,6 +63,10 @@ ProfileOutcome profile_project(const ProfileOptions& o, std::ostream& err) {
     settings.project = o.project;
     settings.microbatches = o.microbatches;
     settings.batch_size = o.batch_size;
+    // Layer and transfer costs do not depend on the schedule; GPipe accepts
+    // any placement and micro-batch count, so profiling at a size the
+    // project's own schedule refuses (one micro-batch under 1F1B) still works.
+    settings.schedule = "gpipe";
     const auto project = load_for_run(settings, err);
     if (!project) {
         return outcome;
@@ -97,6 +102,9 @@ ProfileOutcome profile_project(const ProfileOptions& o, std::ostream& err) {
         << std::flush;
     const int previous_threads = torch::get_num_threads();
     torch::set_num_threads(threads);
+    // As the workers of a run do (worker.cpp): subnormals flushed to zero.
+    at::globalContext().setFlushDenormal(true);
+    keep_freed_memory_for_reuse();
     try {
         LayerTimingOptions timing;
         timing.repeats = o.repeats;
