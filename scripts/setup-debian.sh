@@ -20,6 +20,8 @@ packages=(
   # packages and their tests: cpack's dependency scan (dpkg-shlibdeps), the
   # desktop entry, AppStream and MIME checks (tests/packaging)
   dpkg-dev desktop-file-utils appstream shared-mime-info
+  # the benchmark scripts of real runs (bench/run_throughput.sh, run_fidelity.sh)
+  jq
 )
 
 if [ "$(id -u)" -eq 0 ]; then

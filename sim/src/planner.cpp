@@ -8,6 +8,7 @@
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <limits>
 
 #include "pipewright/core/schedule_generators.h"
 #include "planner_internal.h"
@@ -507,8 +508,18 @@ PlanResult plan_pipeline(const Project& project, const PlanOptions& options) {
 
     if (!options.schedule || looped_only) {
         const std::string interleaved = "interleaved-1f1b";
+        // Looping pays only where it shortens the bubble more than its extra
+        // transfers cost: unless interleaving is asked for, simulate only the
+        // looped splits estimated faster than the best flat one (each
+        // simulation is v times larger than a flat one).
+        const double flat_best = candidates.empty() || looped_only
+                                     ? std::numeric_limits<double>::infinity()
+                                     : candidates.front().estimate_s;
         for (const auto& c : planner::search_looped(context, candidates, spec.microbatches,
                                                     spec.keep, result.statistics)) {
+            if (c.estimate_s >= flat_best) {
+                break;  // best first: the rest are slower still
+            }
             try {
                 auto report = context.simulate(c.devices, c.first, c.microbatches, interleaved);
                 ++result.statistics.simulations;

@@ -109,10 +109,12 @@ std::vector<LoopedCandidate> search_looped(Context& context, const std::vector<C
                 if (!split.feasible) {
                     continue;
                 }
-                // One micro-batch through every chunk, then each device runs
-                // v chunks of every other micro-batch at the slowest pace.
+                // Megatron's (m·v + p − 1) chunk times: one micro-batch through
+                // the first loop of p chunks fills the pipeline, then each
+                // device runs m·v − 1 more chunks at the slowest pace. With
+                // v = 1 it is the flat candidates' estimate.
                 double through = 0;
-                for (std::size_t k = 0; k < problem.slots.size(); ++k) {
+                for (std::size_t k = 0; k < static_cast<std::size_t>(p); ++k) {
                     through += stage_time(problem, k, split.first[k], split.first[k + 1]);
                 }
                 LoopedCandidate c;
@@ -124,7 +126,7 @@ std::vector<LoopedCandidate> search_looped(Context& context, const std::vector<C
                 c.microbatches = m;
                 c.chunks = v;
                 c.bottleneck_s = split.value;
-                c.estimate_s = through + static_cast<double>(m - 1) * v * split.value;
+                c.estimate_s = through + static_cast<double>(m * v - 1) * split.value;
                 kept.push_back(std::move(c));
             }
         }
