@@ -9,23 +9,13 @@
 #include "pipewright/backend/modules.h"
 #include "pipewright/backend/profiler.h"
 #include "pipewright/core/layer_catalog.h"
+#include "profiler_timing.h"
 
 namespace pipewright::backend {
 namespace {
 
-double now_s() {
-    return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch())
-        .count();
-}
-
-double median(std::vector<double> v) {
-    if (v.empty()) {
-        return 0;
-    }
-    std::sort(v.begin(), v.end());
-    const std::size_t n = v.size();
-    return n % 2 == 1 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
-}
+using profiling::median;
+using profiling::now_s;
 
 // A micro-batch of the layer's input, as the run would hand it over: token
 // ids for a model that starts with an embedding, random values otherwise.

@@ -10,20 +10,13 @@
 
 #include "pipewright/backend/profiler.h"
 #include "pipewright/backend/transport.h"
+#include "profiler_timing.h"
 
 namespace pipewright::backend {
 namespace {
 
-double now_s() {
-    return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch())
-        .count();
-}
-
-double median(std::vector<double> v) {
-    std::sort(v.begin(), v.end());
-    const std::size_t n = v.size();
-    return n == 0 ? 0 : (n % 2 == 1 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]));
-}
+using profiling::median;
+using profiling::now_s;
 
 // From 4 KiB (where latency dominates) to 4 MiB (where bandwidth does); the
 // profiler adds the project's own boundary sizes.
