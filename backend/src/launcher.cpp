@@ -158,6 +158,11 @@ c10::intrusive_ptr<c10d::Store> open_store(const HostPort& master, const RunOpti
 
 }  // namespace
 
+int default_threads_per_rank(int ranks_on_this_machine) {
+    const unsigned cores = std::max(1U, std::thread::hardware_concurrency());
+    return std::max(1, static_cast<int>(cores) / std::max(1, ranks_on_this_machine));
+}
+
 std::optional<AnalyzedProject> load_for_run(const RunSettings& s, std::ostream& err) {
     LoadedProject loaded = load_project_file(s.project);
     Diagnostics problems = loaded.diagnostics;
@@ -274,10 +279,8 @@ RunOutcome launch_run(const RunOptions& o, std::ostream& err) {
         return outcome;
     }
     Log log{err, std::ofstream(outcome.out_dir + "/run.log")};
-    const unsigned cores = std::max(1U, std::thread::hardware_concurrency());
-    const int threads = o.threads_per_rank > 0
-                            ? o.threads_per_rank
-                            : std::max(1, static_cast<int>(cores) / std::max(1, mine.count));
+    const int threads =
+        o.threads_per_rank > 0 ? o.threads_per_rank : default_threads_per_rank(mine.count);
     const bool json = o.progress_json;
     const std::string ranks_text = mine.count == 1
                                        ? "rank " + std::to_string(mine.first)

@@ -6,7 +6,6 @@
 
 #include <algorithm>
 #include <array>
-#include <sstream>
 #include <thread>
 
 #include <torch/torch.h>
@@ -15,6 +14,7 @@
 #include "allocator_tuning.h"
 #include "pipewright/backend/launcher.h"
 #include "pipewright/backend/modules.h"
+#include "pipewright/core/quantity_format.h"
 
 namespace pipewright::backend {
 namespace {
@@ -27,18 +27,24 @@ std::string host_name() {
     return name.data();
 }
 
-std::string fmt_ms(double ms) {
-    std::ostringstream o;
-    o.setf(std::ios::fixed);
-    o.precision(ms < 1 ? 3 : 1);
-    o << ms << " ms";
-    return o.str();
-}
+// Torch's thread count for the duration of a profile, restored however it ends.
+class ThreadCount {
+  public:
+    explicit ThreadCount(int threads) : previous_(torch::get_num_threads()) {
+        torch::set_num_threads(threads);
+    }
+    ~ThreadCount() { torch::set_num_threads(previous_); }
+    ThreadCount(const ThreadCount&) = delete;
+    ThreadCount& operator=(const ThreadCount&) = delete;
+
+  private:
+    int previous_;
+};
 
 // The default sizes plus what crosses this project's stage boundaries (one
 // micro-batch of a layer's output), so the fit is anchored where it is used.
 std::vector<std::int64_t> boundary_ladder(const AnalyzedProject& p) {
-    std::vector<std::int64_t> sizes{4 << 10, 64 << 10, 256 << 10, 1 << 20, 4 << 20};
+    std::vector<std::int64_t> sizes = default_transfer_sizes();
     const auto element_bytes = static_cast<double>(dtype_bytes(p.project.training.dtype));
     // The last stage's output is the model's: it crosses nothing.
     for (std::size_t s = 0; s + 1 < p.stages.size(); ++s) {
@@ -80,10 +86,9 @@ ProfileOutcome profile_project(const ProfileOptions& o, std::ostream& err) {
         return outcome;
     }
     const unsigned cores = std::max(1U, std::thread::hardware_concurrency());
-    const int ranks = std::max(1, project->num_ranks());
     // What `run` gives each rank by default, so the figures are the ones a
     // rank of a run sees.
-    const int threads = o.threads > 0 ? o.threads : std::max(1, static_cast<int>(cores) / ranks);
+    const int threads = o.threads > 0 ? o.threads : default_threads_per_rank(project->num_ranks());
 
     Profile profile;
     profile.device_kind = "cpu";
@@ -100,8 +105,7 @@ ProfileOutcome profile_project(const ProfileOptions& o, std::ostream& err) {
         << threads << " thread" << (threads == 1 ? "" : "s") << ", " << o.repeats
         << " repeats after " << o.warmup << " warm-up\n"
         << std::flush;
-    const int previous_threads = torch::get_num_threads();
-    torch::set_num_threads(threads);
+    const ThreadCount thread_count(threads);
     // As the workers of a run do (worker.cpp): subnormals flushed to zero.
     at::globalContext().setFlushDenormal(true);
     keep_freed_memory_for_reuse();
@@ -119,7 +123,8 @@ ProfileOutcome profile_project(const ProfileOptions& o, std::ostream& err) {
         for (const auto& l : profile.layers) {
             total_ms += l.forward_ms + l.backward_input_ms + l.backward_weight_ms;
         }
-        err << "  layers: " << fmt_ms(total_ms) << " per micro-batch (forward + backward)\n";
+        err << "  layers: " << format_duration(total_ms * 1e-3)
+            << " per micro-batch (forward + backward)\n";
         if (o.measure_transfer) {
             err << "  transfer: ping-pong between two Gloo ranks on 127.0.0.1\n" << std::flush;
             TransferOptions transfer;
@@ -131,15 +136,12 @@ ProfileOutcome profile_project(const ProfileOptions& o, std::ostream& err) {
             profile.machine.transport = "gloo";
         }
     } catch (const c10::Error& e) {
-        torch::set_num_threads(previous_threads);
         err << "pipewright: profile: " << e.what_without_backtrace() << '\n';
         return outcome;
     } catch (const std::exception& e) {
-        torch::set_num_threads(previous_threads);
         err << "pipewright: profile: " << o.project << ": " << e.what() << '\n';
         return outcome;
     }
-    torch::set_num_threads(previous_threads);
     outcome.profile = std::move(profile);
     outcome.exit_code = 0;
     return outcome;

@@ -18,12 +18,6 @@ namespace {
 using profiling::median;
 using profiling::now_s;
 
-// From 4 KiB (where latency dominates) to 4 MiB (where bandwidth does); the
-// profiler adds the project's own boundary sizes.
-std::vector<std::int64_t> default_ladder() {
-    return {4 << 10, 64 << 10, 256 << 10, 1 << 20, 4 << 20};
-}
-
 constexpr int kWarmupRoundTrips = 3;
 
 // Rank 0 sends and waits for the echo; rank 1 echoes. Half the round trip is
@@ -61,6 +55,10 @@ std::vector<double> ping_pong(Transport& t, const std::vector<std::int64_t>& siz
 }
 
 }  // namespace
+
+std::vector<std::int64_t> default_transfer_sizes() {
+    return {4 << 10, 64 << 10, 256 << 10, 1 << 20, 4 << 20};
+}
 
 TransferFit fit_transfer(std::vector<TransferSample> samples) {
     if (samples.size() < 2) {
@@ -100,7 +98,7 @@ TransferFit fit_transfer(std::vector<TransferSample> samples) {
 
 TransferFit measure_transfer(const TransferOptions& o) {
     const std::vector<std::int64_t> sizes =
-        o.message_bytes.empty() ? default_ladder() : o.message_bytes;
+        o.message_bytes.empty() ? default_transfer_sizes() : o.message_bytes;
     const auto timeout = std::chrono::milliseconds(static_cast<std::int64_t>(o.timeout_s * 1000));
     // The rendezvous store, hosted here as the launcher hosts it for a run.
     c10d::TCPStoreOptions so;

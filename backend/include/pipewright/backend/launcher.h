@@ -26,6 +26,10 @@ struct RunSettings {
     bool save_params = false;  // write each stage's parameters (tests)
 };
 
+// Torch threads a rank gets unless told: this machine's cores shared among
+// the ranks it runs, at least one.
+[[nodiscard]] int default_threads_per_rank(int ranks_on_this_machine);
+
 struct RunOptions {
     RunSettings settings;
     int warmup = 1;

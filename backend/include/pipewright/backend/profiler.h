@@ -60,8 +60,11 @@ struct TransferFit {
 // always a usable link. Throws std::invalid_argument for fewer than two sizes.
 [[nodiscard]] TransferFit fit_transfer(std::vector<TransferSample> samples);
 
+// From 4 KiB (where latency dominates) to 4 MiB (where bandwidth does).
+[[nodiscard]] std::vector<std::int64_t> default_transfer_sizes();
+
 struct TransferOptions {
-    std::vector<std::int64_t> message_bytes;  // sizes to time; empty: a default ladder
+    std::vector<std::int64_t> message_bytes;  // sizes to time; empty: default_transfer_sizes()
     int repeats = 20;
     double timeout_s = 60;
     std::string host = "127.0.0.1";
