@@ -121,35 +121,6 @@ void simulate_outcome(PlanOutcome& outcome, const Project& project, const Analys
     }
 }
 
-// Interleaved 1F1B needs p >= 2 devices, two layers per device at least (two
-// stages each) and a micro-batch count that is a multiple of p.
-void check_interleaved_possible(const Context& context, const std::vector<int>& microbatches) {
-    const int most = std::min(context.devices(), context.layers() / 2);
-    for (int p = 2; p <= most; ++p) {
-        for (int m : microbatches) {
-            if (m >= p && m % p == 0) {
-                return;
-            }
-        }
-    }
-    std::string why;
-    if (context.devices() < 2) {
-        why = "the cluster has one device";
-    } else if (context.layers() < 4) {
-        why = "the model has " + std::to_string(context.layers()) +
-              " layers, and two stages on each of two devices take at least 4";
-    } else {
-        why = "no allowed micro-batch count is a multiple of a device count from 2 to " +
-              std::to_string(most) + " (the batch is " + std::to_string(context.batch()) +
-              " samples)";
-    }
-    throw InputError("--schedule",
-                     "interleaved-1f1b loops at least two stages over each of at "
-                     "least two devices, with a multiple of the device count as "
-                     "micro-batches; here " +
-                         why);
-}
-
 AnalysisOptions analysis_options(const PlanOptions& options) {
     AnalysisOptions analysis;
     analysis.catalog = options.catalog;
@@ -450,7 +421,7 @@ PlanResult plan_pipeline(const Project& project, const PlanOptions& options) {
     }
 
     if (looped_only) {
-        check_interleaved_possible(context, spec.microbatches);
+        planner::check_interleaved_possible(context, spec.microbatches);
     }
     const auto candidates = planner::search_candidates(context, spec, result.statistics);
     result.statistics.search_s =

@@ -184,6 +184,10 @@ struct SearchSpec {
 [[nodiscard]] std::vector<Candidate> search_candidates(Context& context, const SearchSpec& spec,
                                                        PlanStatistics& statistics);
 
+// Throws InputError saying why when no looped placement can exist (one
+// device, fewer than 4 layers, no micro-batch count a multiple of p).
+void check_interleaved_possible(const Context& context, const std::vector<int>& microbatches);
+
 // Looped variants (2 to kMaxLoopedChunks stages per device) of the seeds'
 // device sequences, with micro-batch counts the interleaved schedule accepts,
 // best estimate first.
