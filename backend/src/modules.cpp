@@ -9,6 +9,8 @@
 #include <limits>
 #include <mutex>
 
+#include "fused_linear.h"
+
 namespace pipewright::backend {
 namespace {
 
@@ -21,11 +23,11 @@ struct TransformerBlockImpl : torch::nn::Module {
     TransformerBlockImpl(std::int64_t hidden, std::int64_t heads, std::int64_t ratio)
         : heads_(heads), head_dim_(hidden / heads) {
         ln1 = register_module("ln1", torch::nn::LayerNorm(torch::nn::LayerNormOptions({hidden})));
-        qkv = register_module("qkv", torch::nn::Linear(hidden, 3 * hidden));
-        proj = register_module("proj", torch::nn::Linear(hidden, hidden));
+        qkv = register_module("qkv", FusedLinear(hidden, 3 * hidden));
+        proj = register_module("proj", FusedLinear(hidden, hidden));
         ln2 = register_module("ln2", torch::nn::LayerNorm(torch::nn::LayerNormOptions({hidden})));
-        fc1 = register_module("fc1", torch::nn::Linear(hidden, ratio * hidden));
-        fc2 = register_module("fc2", torch::nn::Linear(ratio * hidden, hidden));
+        fc1 = register_module("fc1", FusedLinear(hidden, ratio * hidden));
+        fc2 = register_module("fc2", FusedLinear(ratio * hidden, hidden));
     }
 
     torch::Tensor forward(torch::Tensor x) {
@@ -43,7 +45,7 @@ struct TransformerBlockImpl : torch::nn::Module {
 
     std::int64_t heads_, head_dim_;
     torch::nn::LayerNorm ln1{nullptr}, ln2{nullptr};
-    torch::nn::Linear qkv{nullptr}, proj{nullptr}, fc1{nullptr}, fc2{nullptr};
+    FusedLinear qkv{nullptr}, proj{nullptr}, fc1{nullptr}, fc2{nullptr};
 };
 TORCH_MODULE(TransformerBlock);
 
@@ -87,8 +89,8 @@ torch::nn::AnyModule make_module(const LayerSpec& l) {
     const std::string& t = l.type;
     if (t == "linear") {
         return nn::AnyModule(
-            nn::Linear(nn::LinearOptions(int_param(l, "in_features"), int_param(l, "out_features"))
-                           .bias(layer_param(l, "bias") != 0)));
+            FusedLinear(nn::LinearOptions(int_param(l, "in_features"), int_param(l, "out_features"))
+                            .bias(layer_param(l, "bias") != 0)));
     }
     if (t == "relu") {
         return nn::AnyModule(nn::ReLU());
