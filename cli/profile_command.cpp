@@ -21,7 +21,7 @@ void add_profile_command(CLI::App& app, ProfileArgs& a) {
         "Measure each layer's and a transfer's real cost on this machine, for simulate --profile");
     cmd->add_option("project", a.project, "Project file (.json)")->required();
     cmd->add_option("--out,-o", a.out, "Profile file to write (default profile.json)");
-    cmd->add_option("--device", a.device, "auto, cpu or cuda (this build runs on CPUs)")
+    cmd->add_option("--device", a.device, "auto (the first GPU when there is one), cpu or cuda")
         ->check(CLI::IsMember({"auto", "cpu", "cuda"}));
     cmd->add_option("--threads", a.threads,
                     "Torch threads for the layers (default: cores / ranks, what a rank of "

@@ -1,5 +1,6 @@
 #include "run_command.h"
 
+#include <algorithm>
 #include <sstream>
 
 #include "commands.h"
@@ -69,9 +70,18 @@ void print_summary(std::ostream& out, const nlohmann::json& s, const RunArgs& a)
         l << losses.front().get<double>() << " -> " << losses.back().get<double>();
         out << "  loss            " << l.str() << "  (step 1 -> " << losses.size() << ")\n";
     }
-    TextTable table({"rank", "device", "threads", "busy", "bubble", "peak RSS", "above runtime"});
-    for (const auto& d : s.at("devices")) {
-        table.add_row({std::to_string(d.at("rank").get<int>()), d.at("name").get<std::string>(),
+    const auto& devices = s.at("devices");
+    const bool on_gpus = std::any_of(devices.begin(), devices.end(), [](const auto& d) {
+        return d.value("memory_kind", std::string("rss")) == "cuda_allocated";
+    });
+    // On a GPU the allocator counts tensors only: no runtime to subtract.
+    TextTable table({"rank", "device", "threads", "busy", "bubble",
+                     on_gpus ? "peak allocated" : "peak RSS", "above runtime"});
+    for (const auto& d : devices) {
+        const std::string where = d.at("name").get<std::string>();
+        const std::string spec = d.value("spec", std::string("cpu"));
+        table.add_row({std::to_string(d.at("rank").get<int>()),
+                       spec == "cpu" ? where : where + " (" + spec + ")",
                        std::to_string(d.at("threads").get<int>()),
                        format_duration(d.value("busy_s", 0.0)),
                        format_percent(d.value("bubble_fraction", 0.0)),
@@ -124,7 +134,8 @@ void add_run_command(CLI::App& app, RunArgs& a) {
     cmd->add_option("--threads-per-rank", a.threads_per_rank,
                     "Torch threads per rank (default: cores / ranks of this node)")
         ->check(CLI::PositiveNumber);
-    cmd->add_option("--device", a.device, "auto, cpu or cuda (this build runs on CPUs)")
+    cmd->add_option("--device", a.device,
+                    "auto (a GPU per rank when there are enough, else CPUs), cpu or cuda")
         ->check(CLI::IsMember({"auto", "cpu", "cuda"}));
     cmd->add_option("--progress", a.progress, "Progress on stderr: text or json (JSON lines)")
         ->check(CLI::IsMember({"text", "json"}));
@@ -141,6 +152,8 @@ void add_worker_command(CLI::App& app, WorkerArgs& w) {
     cmd->add_option("--master", w.master)->required();
     cmd->add_option("--out", w.out)->required();
     cmd->add_option("--threads", w.threads);
+    cmd->add_option("--device", w.device)->check(CLI::IsMember({"cpu", "cuda"}));
+    cmd->add_option("--local-rank", w.local_rank);
 }
 
 #ifdef PIPEWRIGHT_HAVE_BACKEND
@@ -182,6 +195,8 @@ int run_worker_command(const WorkerArgs& w, std::ostream& err) {
     o.master = w.master;
     o.out_dir = w.out;
     o.threads = w.threads;
+    o.device = w.device;
+    o.local_rank = w.local_rank;
     return backend::run_worker(o, err);
 }
 #else

@@ -40,6 +40,8 @@ struct WorkerArgs {
     std::string master;
     std::string out;
     int threads = 1;
+    std::string device = "cpu";
+    int local_rank = 0;
 };
 
 void add_run_command(CLI::App& app, RunArgs& args);

@@ -7,8 +7,10 @@
 #include <map>
 #include <stdexcept>
 
+#include "action_clock.h"
 #include "pipewright/backend/modules.h"
 #include "send_completions.h"
+#include "transfer_channels.h"
 
 namespace pipewright::backend {
 
@@ -65,6 +67,7 @@ struct RankExecutor::Impl {
     int rank;
     Transport& transport;
     torch::Dtype dtype;
+    torch::Device device;
     int microbatches;
     int last_stage;
     std::vector<int> stage_indices;
@@ -74,17 +77,26 @@ struct RankExecutor::Impl {
     // Per iteration.
     const Batch* batch = nullptr;
     StepRecord record;
-    double loss_sum = 0;
+    torch::Tensor loss_sum;  // on the device: reading it would wait for the GPU
     std::function<std::int64_t()> memory_probe;
+    // Action times are stamps of the clock until the iteration ends (a GPU
+    // runs behind the thread that issues its work; see ActionClock).
+    std::unique_ptr<ActionClock> clock;
+    struct Stamps {
+        std::size_t start = 0, end = 0;
+    };
+    std::vector<Stamps> event_stamps;  // parallel to record.events
+    std::vector<std::pair<std::size_t, std::int64_t>> memory_stamps;
     // Declared last: destroyed first, so that its threads stop before the
     // state they stamp goes away.
     SendCompletions sends;
 
-    Impl(const AnalyzedProject& p, int r, Transport& t, torch::Dtype d)
+    Impl(const AnalyzedProject& p, int r, Transport& t, torch::Dtype d, torch::Device dev)
         : project(p),
           rank(r),
           transport(t),
           dtype(d),
+          device(dev),
           microbatches(p.schedule.num_microbatches),
           last_stage(p.schedule.num_stages - 1) {
         std::vector<torch::Tensor> all;
@@ -95,6 +107,7 @@ struct RankExecutor::Impl {
             Stage st;
             st.index = s;
             st.module = build_stage(p, s, dtype);
+            st.module->to(device);
             st.module->train();
             st.params = st.module->parameters();
             all.insert(all.end(), st.params.begin(), st.params.end());
@@ -103,6 +116,7 @@ struct RankExecutor::Impl {
             stage_indices.push_back(s);
         }
         optimizer = make_optimizer(p.project.training.optimizer, all);
+        clock = make_action_clock(device);
     }
 
     int rank_of(int stage) const {
@@ -116,7 +130,7 @@ struct RankExecutor::Impl {
     // Tags are unique per stage boundary, micro-batch and direction; pairs of
     // ranks keep them in order across iterations.
     int tag(int boundary, int mb, bool backward) const {
-        return (boundary * microbatches + mb) * 2 + (backward ? 1 : 0);
+        return transfer_tag(boundary, mb, backward, microbatches);
     }
 
     // An empty tensor shaped like stage `stage`'s output for one micro-batch.
@@ -125,40 +139,53 @@ struct RankExecutor::Impl {
         const Shape& shape = project.layers[static_cast<std::size_t>(st.last_layer)].output_shape;
         std::vector<std::int64_t> sizes{project.microbatch_size};
         sizes.insert(sizes.end(), shape.begin(), shape.end());
-        return torch::empty(sizes, torch::TensorOptions(dtype));
+        return torch::empty(sizes, torch::TensorOptions(dtype).device(device));
     }
 
-    TimelineEvent& add_event(const Action& a, double start, int peer = -1, double bytes = 0) {
+    // An event from the stamp `start` to now; times are filled in at the
+    // end of the iteration.
+    void add_event(const Action& a, std::size_t start, int peer = -1, double bytes = 0) {
         TimelineEvent e;
         e.rank = rank;
         e.action = a;
-        e.start_s = start;
-        e.end_s = steady_seconds();
         e.peer_rank = peer;
         e.bytes = bytes;
         record.events.push_back(e);
-        return record.events.back();
+        event_stamps.push_back({start, clock->stamp()});
     }
 
     // Posts the send and goes on at once; the send's event ends when a
     // watcher thread sees the transfer complete (see SendCompletions).
     void send(const Action& a, torch::Tensor t, int peer, int boundary, bool backward) {
-        const double start = steady_seconds();
+        const std::size_t start = clock->stamp();
+        const double posted = steady_seconds();
         auto pending = transport.send(t, peer, tag(boundary, a.microbatch, backward));
-        const TimelineEvent& e = add_event(a, start, peer, tensor_bytes(t));
-        sends.watch(std::move(pending), std::move(t), peer, record.events.size() - 1, e.end_s);
+        add_event(a, start, peer, tensor_bytes(t));
+        sends.watch(std::move(pending), std::move(t), peer, record.events.size() - 1, posted);
     }
 
-    // Waits for the sends still in flight and closes their events.
-    void finish_sends() {
-        for (const auto& [event, end] : sends.collect()) {
-            record.events.at(event).end_s = end;
+    // Turns the iteration's stamps into times; a send ends when its
+    // transfer completed (`send_ends`, from SendCompletions::collect).
+    std::vector<double> resolve_times(
+        const std::vector<std::pair<std::size_t, double>>& send_ends) {
+        std::vector<double> times = clock->resolve();
+        for (std::size_t i = 0; i < record.events.size(); ++i) {
+            record.events[i].start_s = times.at(event_stamps[i].start);
+            record.events[i].end_s = times.at(event_stamps[i].end);
         }
+        for (const auto& [at, bytes] : memory_stamps) {
+            record.memory.push_back({times.at(at), bytes});
+        }
+        for (const auto& [event, end] : send_ends) {
+            TimelineEvent& e = record.events.at(event);
+            e.end_s = std::max(end, e.start_s);
+        }
+        return times;
     }
 
     void sample_memory() {
         if (memory_probe) {
-            record.memory.push_back({steady_seconds(), memory_probe()});
+            memory_stamps.emplace_back(clock->stamp(), memory_probe());
         }
     }
 
@@ -167,12 +194,14 @@ struct RankExecutor::Impl {
         Slot& sl = slot(stage, mb);
         if (stage == last_stage) {
             if (!sl.loss.defined()) {
-                const auto& target = batch->targets.at(static_cast<std::size_t>(mb));
+                const torch::Tensor target =
+                    batch->targets.at(static_cast<std::size_t>(mb)).to(device);
                 // Scaled so that accumulating m micro-batches gives the
                 // gradient of the batch mean.
                 sl.loss = compute_loss(project.project.model.loss, sl.output, target) /
                           static_cast<double>(microbatches);
-                loss_sum += sl.loss.item<double>();
+                const torch::Tensor value = sl.loss.detach();
+                loss_sum = loss_sum.defined() ? loss_sum + value : value;
             }
             return {sl.loss, torch::Tensor()};
         }
@@ -206,7 +235,7 @@ struct RankExecutor::Impl {
         Slot& sl = slot(s, mb);
         torch::Tensor x;
         if (s == 0) {
-            x = batch->inputs.at(static_cast<std::size_t>(mb));
+            x = batch->inputs.at(static_cast<std::size_t>(mb)).to(device);
         } else {
             x = local(s - 1) ? slot(s - 1, mb).output.detach()
                              : std::exchange(sl.received_input, torch::Tensor());
@@ -278,7 +307,7 @@ struct RankExecutor::Impl {
 
     void execute(const Action& a) {
         const int s = a.stage, mb = a.microbatch;
-        const double start = steady_seconds();
+        const std::size_t start = clock->stamp();
         switch (a.type) {
             case ActionType::forward:
                 forward(s, mb);
@@ -328,8 +357,8 @@ struct RankExecutor::Impl {
 };
 
 RankExecutor::RankExecutor(const AnalyzedProject& project, int rank, Transport& transport,
-                           torch::Dtype dtype)
-    : impl_(std::make_unique<Impl>(project, rank, transport, dtype)) {}
+                           torch::Dtype dtype, torch::Device device)
+    : impl_(std::make_unique<Impl>(project, rank, transport, dtype, device)) {}
 
 RankExecutor::~RankExecutor() = default;
 
@@ -338,22 +367,28 @@ StepRecord RankExecutor::run_step(int step, const Batch& batch) {
     m.batch = &batch;
     m.record = StepRecord{};
     m.record.step = step;
-    m.loss_sum = 0;
+    m.loss_sum = torch::Tensor();
+    m.event_stamps.clear();
+    m.memory_stamps.clear();
     // Iterations start together so that each one's time is its own, as in
     // the simulated timeline.
     m.transport.barrier();
-    m.record.start_s = steady_seconds();
+    m.clock->begin_iteration();
+    const std::size_t start = m.clock->stamp();
     m.sample_memory();
     m.optimizer->zero_grad();
     for (const Action& a : m.project.schedule.ranks.at(static_cast<std::size_t>(m.rank))) {
         m.execute(a);
     }
-    m.finish_sends();
+    const auto send_ends = m.sends.collect();
     m.optimizer->step();
-    m.record.end_s = steady_seconds();
+    const std::size_t end = m.clock->stamp();
     m.sample_memory();
-    if (has_last_stage()) {
-        m.record.loss = m.loss_sum;
+    const std::vector<double> times = m.resolve_times(send_ends);
+    m.record.start_s = times.at(start);
+    m.record.end_s = times.at(end);
+    if (has_last_stage() && m.loss_sum.defined()) {
+        m.record.loss = m.loss_sum.item<double>();
     }
     m.batch = nullptr;
     return std::move(m.record);

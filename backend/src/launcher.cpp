@@ -16,6 +16,7 @@
 
 #include <torch/csrc/distributed/c10d/TCPStore.hpp>
 
+#include "compute_device.h"
 #include "pipewright/backend/modules.h"
 #include "pipewright/backend/transport.h"
 #include "pipewright/core/project_io.h"
@@ -96,13 +97,6 @@ std::string configuration_difference(const nlohmann::json& mine, const nlohmann:
 
 // Checks the project before any process starts; returns the problem.
 std::string backend_problem(const AnalyzedProject& project, const RunOptions& o) {
-    if (o.device == "cuda") {
-        return std::string("--device cuda: ") +
-               (torch::cuda::is_available()
-                    ? "CUDA execution is not implemented yet in this build; use --device cpu"
-                    : "this Pipewright is built against a LibTorch without CUDA support (or no "
-                      "GPU is visible); use --device cpu");
-    }
     try {
         (void)run_dtype(project, o.settings.dtype);
         for (const auto& l : project.project.model.layers) {
@@ -250,6 +244,13 @@ RunOutcome launch_run(const RunOptions& o, std::ostream& err) {
         err << "pipewright: " << e.what() << '\n';
         return outcome;
     }
+    std::string device_kind;
+    try {
+        device_kind = resolve_device_kind(o.device, mine.count);
+    } catch (const std::exception& e) {
+        err << "pipewright: " << e.what() << '\n';
+        return outcome;
+    }
     const auto timeout =
         std::chrono::milliseconds(static_cast<std::int64_t>(o.settings.timeout_s * 1000));
     const int steps = o.settings.steps.value_or(project->project.training.steps);
@@ -288,8 +289,8 @@ RunOutcome launch_run(const RunOptions& o, std::ostream& err) {
                                              std::to_string(mine.first + mine.count - 1);
     if (!json) {
         log.line("pipewright: " + node_name + "running " + project->project.model.name + " with " +
-                 project->schedule.name + " on " + std::to_string(world) + " CPU rank" +
-                 (world == 1 ? "" : "s") +
+                 project->schedule.name + " on " + std::to_string(world) +
+                 (device_kind == "cuda" ? " GPU" : " CPU") + " rank" + (world == 1 ? "" : "s") +
                  (multi ? " over " + std::to_string(o.nnodes) + " nodes (" + ranks_text + " here)"
                         : "") +
                  " (" + std::to_string(threads) + " thread" + (threads == 1 ? "" : "s") +
@@ -334,7 +335,11 @@ RunOutcome launch_run(const RunOptions& o, std::ostream& err) {
                                       "--steps",
                                       std::to_string(steps),
                                       "--timeout",
-                                      std::to_string(o.settings.timeout_s)};
+                                      std::to_string(o.settings.timeout_s),
+                                      "--device",
+                                      device_kind,
+                                      "--local-rank",
+                                      std::to_string(r - mine.first)};
         const auto add = [&](const char* flag, const auto& value) {
             if (value) {
                 std::ostringstream v;

@@ -12,6 +12,7 @@
 #include <torch/version.h>
 
 #include "allocator_tuning.h"
+#include "compute_device.h"
 #include "pipewright/backend/launcher.h"
 #include "pipewright/backend/modules.h"
 #include "pipewright/core/quantity_format.h"
@@ -77,22 +78,25 @@ ProfileOutcome profile_project(const ProfileOptions& o, std::ostream& err) {
     if (!project) {
         return outcome;
     }
-    if (o.device == "cuda") {
-        err << "pipewright: --device cuda: "
-            << (torch::cuda::is_available()
-                    ? "CUDA profiling is not implemented yet in this build; use --device cpu\n"
-                    : "this Pipewright is built against a LibTorch without CUDA support (or no "
-                      "GPU is visible); use --device cpu\n");
+    // One rank's device: the first GPU, or the CPU.
+    std::string kind;
+    try {
+        kind = resolve_device_kind(o.device, 1);
+    } catch (const std::exception& e) {
+        err << "pipewright: " << e.what() << '\n';
         return outcome;
     }
+    const bool on_gpu = kind == "cuda";
     const unsigned cores = std::max(1U, std::thread::hardware_concurrency());
     // What `run` gives each rank by default, so the figures are the ones a
     // rank of a run sees.
     const int threads = o.threads > 0 ? o.threads : default_threads_per_rank(project->num_ranks());
 
     Profile profile;
-    profile.device_kind = "cpu";
-    profile.device_name = "CPU, " + std::to_string(threads) + " thread" + (threads == 1 ? "" : "s");
+    profile.device_kind = kind;
+    profile.device_name =
+        on_gpu ? device_name(rank_device(kind, 0))
+               : "CPU, " + std::to_string(threads) + " thread" + (threads == 1 ? "" : "s");
     profile.microbatch_size = project->microbatch_size;
     profile.machine.host = host_name();
     profile.machine.cores = static_cast<int>(cores);
@@ -101,9 +105,11 @@ ProfileOutcome profile_project(const ProfileOptions& o, std::ostream& err) {
     profile.machine.torch_version = TORCH_VERSION;
 
     err << "pipewright: profiling " << project->project.model.name << ": " << project->layers.size()
-        << " layers at micro-batch size " << project->microbatch_size << " on the CPU with "
-        << threads << " thread" << (threads == 1 ? "" : "s") << ", " << o.repeats
-        << " repeats after " << o.warmup << " warm-up\n"
+        << " layers at micro-batch size " << project->microbatch_size << " on "
+        << (on_gpu
+                ? profile.device_name
+                : "the CPU with " + std::to_string(threads) + " thread" + (threads == 1 ? "" : "s"))
+        << ", " << o.repeats << " repeats after " << o.warmup << " warm-up\n"
         << std::flush;
     const ThreadCount thread_count(threads);
     // As the workers of a run do (worker.cpp): subnormals flushed to zero.
@@ -113,6 +119,7 @@ ProfileOutcome profile_project(const ProfileOptions& o, std::ostream& err) {
         LayerTimingOptions timing;
         timing.repeats = o.repeats;
         timing.warmup = o.warmup;
+        timing.device = kind;
         timing.on_round = [&](int round, int rounds) {
             err << "  round " << (round + 1) << "/" << rounds
                 << (round < o.warmup ? " (warm-up)" : "") << " over the layers\n"
@@ -125,7 +132,12 @@ ProfileOutcome profile_project(const ProfileOptions& o, std::ostream& err) {
         }
         err << "  layers: " << format_duration(total_ms * 1e-3)
             << " per micro-batch (forward + backward)\n";
-        if (o.measure_transfer) {
+        if (o.measure_transfer && on_gpu) {
+            // The ping-pong below runs between two Gloo ranks in host memory;
+            // between GPUs the project's link classes (NVLink, PCIe, network)
+            // describe the transfer better than that would.
+            err << "  transfer: not measured on GPUs; the simulation keeps the project's links\n";
+        } else if (o.measure_transfer) {
             err << "  transfer: ping-pong between two Gloo ranks on 127.0.0.1\n" << std::flush;
             TransferOptions transfer;
             transfer.timeout_s = o.timeout_s;

@@ -5,6 +5,7 @@
 
 #include <ATen/CPUGeneratorImpl.h>
 
+#include "compute_device.h"
 #include "pipewright/backend/executor.h"
 #include "pipewright/backend/modules.h"
 #include "pipewright/backend/profiler.h"
@@ -15,7 +16,12 @@ namespace pipewright::backend {
 namespace {
 
 using profiling::median;
-using profiling::now_s;
+
+// The device's clock: a GPU's queued work has run before the time is read.
+double now_s(const torch::Device& device) {
+    synchronize(device);
+    return profiling::now_s();
+}
 
 // A micro-batch of the layer's input, as the run would hand it over: token
 // ids for a model that starts with an embedding, random values otherwise.
@@ -65,11 +71,12 @@ void accumulate(const std::vector<torch::Tensor>& params, const std::vector<torc
 // backward: I is autograd::grad to the input with the graph retained, W the
 // parameter gradients from that graph, added into .grad.
 void time_split(torch::nn::Sequential& module, const std::vector<torch::Tensor>& params,
-                const torch::Tensor& input, bool needs_input_grad, Timings* out) {
+                const torch::Tensor& input, bool needs_input_grad, const torch::Device& device,
+                Timings* out) {
     const torch::Tensor x = needs_input_grad ? input.detach().requires_grad_(true) : input;
-    double t0 = now_s();
+    double t0 = now_s(device);
     const torch::Tensor y = module->forward(x);
-    const double forward = now_s() - t0;
+    const double forward = now_s(device) - t0;
     // The output gradient, as RECV_B would deliver it; made outside the
     // timed parts.
     const torch::Tensor g = torch::ones_like(y);
@@ -77,16 +84,16 @@ void time_split(torch::nn::Sequential& module, const std::vector<torch::Tensor>&
     double weight_grad = 0;
     if (y.requires_grad()) {
         if (needs_input_grad) {
-            t0 = now_s();
+            t0 = now_s(device);
             (void)torch::autograd::grad({y}, {x}, {g}, /*retain_graph=*/true);
-            input_grad = now_s() - t0;
+            input_grad = now_s(device) - t0;
         }
         if (!params.empty()) {
-            t0 = now_s();
+            t0 = now_s(device);
             accumulate(params, torch::autograd::grad({y}, params, {g}, /*retain_graph=*/false,
                                                      /*create_graph=*/false,
                                                      /*allow_unused=*/true));
-            weight_grad = now_s() - t0;
+            weight_grad = now_s(device) - t0;
         }
     }
     if (out != nullptr) {
@@ -98,17 +105,17 @@ void time_split(torch::nn::Sequential& module, const std::vector<torch::Tensor>&
 
 // One forward and the whole backward in one pass (B of the other schedules).
 void time_full(torch::nn::Sequential& module, const torch::Tensor& input, bool needs_input_grad,
-               Timings* out) {
+               const torch::Device& device, Timings* out) {
     const torch::Tensor x = needs_input_grad ? input.detach().requires_grad_(true) : input;
-    double t0 = now_s();
+    double t0 = now_s(device);
     const torch::Tensor y = module->forward(x);
-    const double forward = now_s() - t0;
+    const double forward = now_s(device) - t0;
     const torch::Tensor g = torch::ones_like(y);
     double backward = 0;
     if (y.requires_grad()) {
-        t0 = now_s();
+        t0 = now_s(device);
         torch::autograd::backward({y}, {g});
-        backward = now_s() - t0;
+        backward = now_s(device) - t0;
     }
     if (out != nullptr) {
         out->forward.push_back(forward);
@@ -119,12 +126,12 @@ void time_full(torch::nn::Sequential& module, const torch::Tensor& input, bool n
 // zero_grad and one step of the project's optimizer over stand-ins of the
 // layer's parameters (same shapes and type, zero gradients): the cost of the
 // real step without changing the weights being timed.
-void time_optimizer(torch::optim::Optimizer& optimizer, Timings* out) {
-    const double t0 = now_s();
+void time_optimizer(torch::optim::Optimizer& optimizer, const torch::Device& device, Timings* out) {
+    const double t0 = now_s(device);
     optimizer.zero_grad();
     optimizer.step();
     if (out != nullptr) {
-        out->optimizer.push_back(now_s() - t0);
+        out->optimizer.push_back(now_s(device) - t0);
     }
 }
 
@@ -144,6 +151,7 @@ struct LayerBench {
 std::vector<LayerProfile> measure_layers(const AnalyzedProject& project,
                                          const LayerTimingOptions& options) {
     const torch::Dtype dtype = run_dtype(project, options.dtype);
+    const torch::Device device = rank_device(options.device, 0);
     const auto seed = static_cast<std::uint64_t>(project.project.training.seed);
     // In the project's precision, as core counts the bytes the memory model holds.
     const double element_bytes = static_cast<double>(dtype_bytes(project.project.training.dtype));
@@ -159,9 +167,10 @@ std::vector<LayerProfile> measure_layers(const AnalyzedProject& project,
         }
         LayerBench& b = benches[static_cast<std::size_t>(l)];
         b.module = build_layers(project, l, l, seed, dtype);
+        b.module->to(device);
         b.module->train();  // dropout and batch-norm as in training
         b.params = b.module->parameters();
-        b.input = layer_input(project, l, dtype, gen);
+        b.input = layer_input(project, l, dtype, gen).to(device);
         // The data needs no gradient; every later layer's input does.
         b.needs_input_grad = l > 0 && b.input.is_floating_point();
         for (const auto& p : b.params) {
@@ -184,10 +193,10 @@ std::vector<LayerProfile> measure_layers(const AnalyzedProject& project,
         }
         for (auto& b : benches) {
             Timings* keep = i < options.warmup ? nullptr : &b.timings;
-            time_split(b.module, b.params, b.input, b.needs_input_grad, keep);
-            time_full(b.module, b.input, b.needs_input_grad, keep);
+            time_split(b.module, b.params, b.input, b.needs_input_grad, device, keep);
+            time_full(b.module, b.input, b.needs_input_grad, device, keep);
             if (b.optimizer) {
-                time_optimizer(*b.optimizer, keep);
+                time_optimizer(*b.optimizer, device, keep);
             }
         }
     }

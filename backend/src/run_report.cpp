@@ -142,7 +142,11 @@ RunReport build_run_report(const AnalyzedProject& project, const std::vector<nlo
         const auto ri = static_cast<std::size_t>(rank);
         nlohmann::json d{{"rank", rank},
                          {"name", project.ranks.at(ri).path},
-                         {"spec", "cpu"},
+                         {"spec", r.value("device", std::string("cpu"))},
+                         {"device_name", r.value("device_name", std::string("CPU"))},
+                         // rss: the process's resident set; cuda_allocated:
+                         // bytes of tensors on the GPU (caching allocator)
+                         {"memory_kind", r.value("memory_kind", std::string("rss"))},
                          {"threads", r.at("threads")},
                          // The kernel updates getrusage's high-water mark
                          // lazily; a sample can lie above it.

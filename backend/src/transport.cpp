@@ -149,15 +149,19 @@ class GlooTransport final : public Transport {
     int rank() const override { return rank_; }
     int world_size() const override { return world_; }
 
+    // Gloo moves host memory: a tensor on a GPU (a CUDA run without NCCL)
+    // goes through a host copy on both sides.
     std::unique_ptr<PendingSend> send(const torch::Tensor& tensor, int peer, int tag) override {
-        std::vector<torch::Tensor> tensors{tensor.contiguous()};
+        std::vector<torch::Tensor> tensors{tensor.is_cpu() ? tensor.contiguous()
+                                                           : tensor.to(torch::kCPU)};
         return std::make_unique<GlooSend>(group_->send(tensors, peer, tag), timeout_);
     }
 
     torch::Tensor recv(const torch::Tensor& like, int peer, int tag) override {
-        std::vector<torch::Tensor> tensors{torch::empty_like(like)};
+        std::vector<torch::Tensor> tensors{
+            torch::empty(like.sizes(), like.options().device(torch::kCPU))};
         group_->recv(tensors, peer, tag)->wait(timeout_);
-        return tensors[0];
+        return like.is_cpu() ? tensors[0] : tensors[0].to(like.device());
     }
 
     void barrier() override { group_->barrier()->wait(timeout_); }

@@ -8,12 +8,17 @@
 #include <torch/csrc/distributed/c10d/TCPStore.hpp>
 
 #include "allocator_tuning.h"
+#include "compute_device.h"
 #include "pipewright/backend/executor.h"
 #include "pipewright/backend/launcher.h"
 #include "pipewright/backend/modules.h"
 #include "pipewright/core/project_io.h"
 #include "rendezvous.h"
 #include "resident_memory.h"
+#include "transfer_channels.h"
+#ifdef PIPEWRIGHT_WITH_NCCL
+#include "transport_nccl.h"
+#endif
 
 namespace pipewright::backend {
 namespace {
@@ -58,6 +63,34 @@ std::string seconds_text(std::chrono::milliseconds ms) {
     return o.str();
 }
 
+// GPUs talk through NCCL where this build has it and the schedule receives
+// every channel in the order it is sent; otherwise through Gloo (host copies).
+std::unique_ptr<Transport> make_transport(c10::intrusive_ptr<c10d::Store> store,
+                                          const std::string& master_host, int rank, int world,
+                                          const torch::Device& device, const Schedule& schedule,
+                                          std::chrono::milliseconds timeout, std::ostream& err) {
+#ifdef PIPEWRIGHT_WITH_NCCL
+    if (device.is_cuda()) {
+        if (const std::string problem = channel_order_problem(schedule); problem.empty()) {
+            const int m = schedule.num_microbatches;
+            return make_nccl_transport(std::move(store), master_host, rank, world, device, timeout,
+                                       [m](int tag) { return transfer_channel(tag, m); });
+        } else if (rank == 0) {
+            err << "pipewright worker rank 0: note: " << problem
+                << "; NCCL matches messages by order, so transfers go through Gloo and host "
+                   "memory\n";
+        }
+    }
+#else
+    (void)schedule;
+    if (device.is_cuda() && rank == 0) {
+        err << "pipewright worker rank 0: note: this build has no NCCL; transfers between GPUs "
+               "go through Gloo and host memory\n";
+    }
+#endif
+    return make_gloo_transport(std::move(store), master_host, rank, world, timeout);
+}
+
 }  // namespace
 
 int run_worker(const WorkerOptions& o, std::ostream& err) {
@@ -68,6 +101,7 @@ int run_worker(const WorkerOptions& o, std::ostream& err) {
             return 1;
         }
         torch::set_num_threads(o.threads);
+        const torch::Device device = rank_device(o.device, o.local_rank);
         // Subnormal floats cost up to 100x a normal multiply on x86; the
         // activations of a deep, freshly initialised model shrink into them.
         // The profile flushes them too, so the two time the same arithmetic.
@@ -93,7 +127,8 @@ int run_worker(const WorkerOptions& o, std::ostream& err) {
                                list_ranks(missing) + " never joined within " +
                                seconds_text(timeout));
         }
-        auto transport = make_gloo_transport(store, master.host, o.rank, o.world_size, timeout);
+        auto transport = make_transport(store, master.host, o.rank, o.world_size, device,
+                                        project->schedule, timeout, err);
 
         // The data's teacher (a whole model, on the rank with the last stage)
         // is not part of the training the simulator models: build it first.
@@ -102,10 +137,16 @@ int run_worker(const WorkerOptions& o, std::ostream& err) {
                                  !stage_rank.empty() && stage_rank.back() == o.rank);
         // What the process holds before the model exists (LibTorch, Gloo, the
         // teacher): the measured memory above it compares with the simulator's.
+        // On a GPU the device's allocator counts only tensors, so the model's
+        // share is all of it.
         const ResidentMemory resident;
-        const std::int64_t runtime_bytes = resident.bytes();
-        RankExecutor executor(*project, o.rank, *transport, dtype);
-        executor.set_memory_probe([&resident] { return resident.bytes(); });
+        const std::int64_t runtime_bytes = device.is_cuda() ? 0 : resident.bytes();
+        RankExecutor executor(*project, o.rank, *transport, dtype, device);
+        if (device.is_cuda()) {
+            executor.set_memory_probe([device] { return allocated_bytes(device); });
+        } else {
+            executor.set_memory_probe([&resident] { return resident.bytes(); });
+        }
 
         const int steps = o.settings.steps.value_or(project->project.training.steps);
         nlohmann::json records = nlohmann::json::array();
@@ -128,7 +169,11 @@ int run_worker(const WorkerOptions& o, std::ostream& err) {
         const nlohmann::json mine{{"rank", o.rank},
                                   {"threads", o.threads},
                                   {"clock", clock_id()},
-                                  {"peak_rss_bytes", peak_resident_bytes()},
+                                  {"device", device.str()},
+                                  {"device_name", device_name(device)},
+                                  {"memory_kind", device.is_cuda() ? "cuda_allocated" : "rss"},
+                                  {"peak_rss_bytes", device.is_cuda() ? peak_allocated_bytes(device)
+                                                                      : peak_resident_bytes()},
                                   {"runtime_rss_bytes", runtime_bytes},
                                   {"steps", records}};
         const std::string text = mine.dump() + "\n";

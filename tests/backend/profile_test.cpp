@@ -80,8 +80,13 @@ TEST(Profile, MeasuresEveryLayerAndTheTransfer) {
     }
     ASSERT_TRUE(p.transfer.has_value());
     EXPECT_GT(p.transfer->bandwidth_GBps, 0);
-    EXPECT_GT(p.transfer->latency_us, 0);
+    // A fit over noisy samples may put the intercept below zero, which the
+    // fit clamps; every message itself took time.
+    EXPECT_GE(p.transfer->latency_us, 0);
     EXPECT_GE(p.transfer_samples.size(), 2U);
+    for (const auto& sample : p.transfer_samples) {
+        EXPECT_GT(sample.seconds, 0) << sample.bytes << " bytes";
+    }
     EXPECT_EQ(p.machine.transport, "gloo");
 }
 

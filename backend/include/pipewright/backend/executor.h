@@ -39,8 +39,9 @@ struct StepRecord {
 // gradients accumulated over the micro-batches, one optimizer step.
 class RankExecutor {
   public:
-    RankExecutor(const AnalyzedProject& project, int rank, Transport& transport,
-                 torch::Dtype dtype);
+    // Runs on `device` (a CPU, or one CUDA device: the rank's own GPU).
+    RankExecutor(const AnalyzedProject& project, int rank, Transport& transport, torch::Dtype dtype,
+                 torch::Device device = torch::kCPU);
     ~RankExecutor();
     RankExecutor(const RankExecutor&) = delete;
     RankExecutor& operator=(const RankExecutor&) = delete;

@@ -53,6 +53,8 @@ struct WorkerOptions {
     std::string master = "127.0.0.1:0";
     std::string out_dir;
     int threads = 1;
+    std::string device = "cpu";  // "cpu" or "cuda", as the launcher resolved --device
+    int local_rank = 0;          // position among this machine's ranks: its GPU
 };
 
 // Loads and analyses the project with the settings' overrides. On failure

@@ -33,7 +33,8 @@ struct ProfileOptions {
 struct LayerTimingOptions {
     int repeats = 10;
     int warmup = 2;
-    std::string dtype;  // "" = the project's; "float32" or "float64"
+    std::string dtype;           // "" = the project's; "float32" or "float64"
+    std::string device = "cpu";  // "cpu" or "cuda" (the first GPU)
     // Called before each round over all layers (index, rounds, warm-up
     // rounds first), e.g. for progress.
     std::function<void(int, int)> on_round;

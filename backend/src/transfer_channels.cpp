@@ -1,0 +1,56 @@
+#include "transfer_channels.h"
+
+#include <map>
+#include <utility>
+#include <vector>
+
+namespace pipewright::backend {
+
+std::string channel_order_problem(const Schedule& schedule) {
+    const auto rank_of = [&](int stage) {
+        return schedule.stage_rank.at(static_cast<std::size_t>(stage));
+    };
+    // (boundary, backward) -> micro-batches in the order they are sent / received.
+    using Channel = std::pair<int, bool>;
+    std::map<Channel, std::vector<int>> sent, received;
+    for (const auto& actions : schedule.ranks) {
+        for (const Action& a : actions) {
+            const int s = a.stage;
+            switch (a.type) {
+                case ActionType::send_forward:
+                    if (rank_of(s + 1) != rank_of(s)) {
+                        sent[{s, false}].push_back(a.microbatch);
+                    }
+                    break;
+                case ActionType::send_backward:
+                    if (rank_of(s - 1) != rank_of(s)) {
+                        sent[{s - 1, true}].push_back(a.microbatch);
+                    }
+                    break;
+                case ActionType::recv_forward:
+                    if (rank_of(s - 1) != rank_of(s)) {
+                        received[{s - 1, false}].push_back(a.microbatch);
+                    }
+                    break;
+                case ActionType::recv_backward:
+                    if (rank_of(s + 1) != rank_of(s)) {
+                        received[{s, true}].push_back(a.microbatch);
+                    }
+                    break;
+                default:
+                    break;
+            }
+        }
+    }
+    for (const auto& [channel, order] : sent) {
+        if (received[channel] != order) {
+            const auto [boundary, backward] = channel;
+            return std::string(backward ? "gradients" : "activations") + " between stages " +
+                   std::to_string(boundary) + " and " + std::to_string(boundary + 1) +
+                   " are received in another order than they are sent";
+        }
+    }
+    return "";
+}
+
+}  // namespace pipewright::backend

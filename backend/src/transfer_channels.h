@@ -1,0 +1,27 @@
+#pragma once
+// How transfers between stages are named on the wire. A tag is unique per
+// stage boundary, micro-batch and direction; a channel groups the tags of
+// one boundary and direction, whose micro-batches every schedule sends and
+// receives in one order. Gloo matches messages by tag; NCCL has no tags and
+// matches them by order, so it gets one communicator per channel.
+#include <string>
+
+#include "pipewright/core/schedule.h"
+
+namespace pipewright::backend {
+
+[[nodiscard]] constexpr int transfer_tag(int boundary, int microbatch, bool backward,
+                                         int microbatches) {
+    return (boundary * microbatches + microbatch) * 2 + (backward ? 1 : 0);
+}
+
+[[nodiscard]] constexpr int transfer_channel(int tag, int microbatches) {
+    return tag / (2 * microbatches) * 2 + tag % 2;
+}
+
+// "" when, on every channel between two ranks, the sender posts its sends in
+// the order the receiver takes them (what a transport without tags needs);
+// otherwise the first channel where they differ, in words.
+[[nodiscard]] std::string channel_order_problem(const Schedule& schedule);
+
+}  // namespace pipewright::backend

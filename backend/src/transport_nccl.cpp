@@ -1,0 +1,125 @@
+#include "transport_nccl.h"
+
+#include <map>
+#include <thread>
+
+#include <c10/cuda/CUDAGuard.h>
+#include <torch/csrc/distributed/c10d/PrefixStore.hpp>
+#include <torch/csrc/distributed/c10d/ProcessGroupNCCL.hpp>
+
+#include "compute_device.h"
+
+namespace pipewright::backend {
+namespace {
+
+// An NCCL send completes on the GPU; wait() on its work would only make the
+// calling thread's stream wait. The watcher thread polls instead, so the
+// completion it stamps is when the transfer really finished.
+class NcclSend final : public PendingSend {
+  public:
+    NcclSend(c10::intrusive_ptr<c10d::Work> work, std::chrono::milliseconds timeout)
+        : work_(std::move(work)), timeout_(timeout) {}
+
+    bool done() override { return false; }
+
+    void wait() override {
+        const auto deadline = std::chrono::steady_clock::now() + timeout_;
+        while (!work_->isCompleted()) {
+            if (aborted_.load()) {
+                throw std::runtime_error("a send to another rank was abandoned");
+            }
+            if (std::chrono::steady_clock::now() > deadline) {
+                throw std::runtime_error("a send to another rank did not complete within " +
+                                         std::to_string(timeout_.count() / 1000) + " s");
+            }
+            std::this_thread::sleep_for(std::chrono::microseconds(50));
+        }
+        if (!work_->isSuccess()) {
+            std::rethrow_exception(work_->exception());
+        }
+    }
+
+    void abort() override { aborted_.store(true); }
+
+  private:
+    c10::intrusive_ptr<c10d::Work> work_;
+    std::chrono::milliseconds timeout_;
+    std::atomic<bool> aborted_{false};
+};
+
+class NcclTransport final : public Transport {
+  public:
+    NcclTransport(c10::intrusive_ptr<c10d::Store> store, const std::string& master_host, int rank,
+                  int world, const torch::Device& device, std::chrono::milliseconds timeout,
+                  std::function<int(int)> channel_of)
+        : rank_(rank),
+          world_(world),
+          device_(device),
+          timeout_(timeout),
+          store_(std::move(store)),
+          channel_of_(std::move(channel_of)),
+          control_(make_gloo_transport(store_, master_host, rank, world, timeout)) {}
+
+    int rank() const override { return rank_; }
+    int world_size() const override { return world_; }
+
+    std::unique_ptr<PendingSend> send(const torch::Tensor& tensor, int peer, int tag) override {
+        const c10::cuda::CUDAGuard guard(device_);
+        std::vector<torch::Tensor> tensors{tensor.contiguous()};
+        return std::make_unique<NcclSend>(group(tag).send(tensors, peer, 0), timeout_);
+    }
+
+    torch::Tensor recv(const torch::Tensor& like, int peer, int tag) override {
+        const c10::cuda::CUDAGuard guard(device_);
+        std::vector<torch::Tensor> tensors{torch::empty_like(like)};
+        // Makes this rank's stream wait for the transfer; the thread goes on
+        // queueing work, as it does behind every kernel.
+        group(tag).recv(tensors, peer, 0)->wait(timeout_);
+        return tensors[0];
+    }
+
+    void barrier() override {
+        synchronize(device_);
+        control_->barrier();
+    }
+
+  private:
+    // Created on first use: NCCL sets up a communicator only between the two
+    // ranks of a channel, when they first exchange a tensor.
+    c10d::ProcessGroupNCCL& group(int tag) {
+        const int channel = channel_of_(tag);
+        auto it = groups_.find(channel);
+        if (it == groups_.end()) {
+            auto options = c10d::ProcessGroupNCCL::Options::create();
+            options->timeout = timeout_;
+            auto prefixed =
+                c10::make_intrusive<c10d::PrefixStore>("nccl/" + std::to_string(channel), store_);
+            it = groups_
+                     .emplace(channel, c10::make_intrusive<c10d::ProcessGroupNCCL>(prefixed, rank_,
+                                                                                   world_, options))
+                     .first;
+        }
+        return *it->second;
+    }
+
+    int rank_, world_;
+    torch::Device device_;
+    std::chrono::milliseconds timeout_;
+    c10::intrusive_ptr<c10d::Store> store_;
+    std::function<int(int)> channel_of_;
+    std::unique_ptr<Transport> control_;
+    std::map<int, c10::intrusive_ptr<c10d::ProcessGroupNCCL>> groups_;
+};
+
+}  // namespace
+
+std::unique_ptr<Transport> make_nccl_transport(c10::intrusive_ptr<c10d::Store> store,
+                                               const std::string& master_host, int rank,
+                                               int world_size, const torch::Device& device,
+                                               std::chrono::milliseconds timeout,
+                                               std::function<int(int tag)> channel_of) {
+    return std::make_unique<NcclTransport>(std::move(store), master_host, rank, world_size, device,
+                                           timeout, std::move(channel_of));
+}
+
+}  // namespace pipewright::backend
