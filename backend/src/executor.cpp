@@ -87,6 +87,9 @@ struct RankExecutor::Impl {
     };
     std::vector<Stamps> event_stamps;  // parallel to record.events
     std::vector<std::pair<std::size_t, std::int64_t>> memory_stamps;
+    // Receives posted ahead of their action, by tag (see take_receive).
+    std::map<int, std::unique_ptr<PendingRecv>> receives_ahead;
+    std::vector<int> next_on_channel;
     // Declared last: destroyed first, so that its threads stop before the
     // state they stamp goes away.
     SendCompletions sends;
@@ -117,6 +120,7 @@ struct RankExecutor::Impl {
         }
         optimizer = make_optimizer(p.project.training.optimizer, all);
         clock = make_action_clock(device);
+        next_on_channel = channel_successors(my_actions());
     }
 
     int rank_of(int stage) const {
@@ -305,7 +309,65 @@ struct RankExecutor::Impl {
         forget(sl);
     }
 
-    void execute(const Action& a) {
+    // The tag of RECV action `a`'s message.
+    int recv_tag(const Action& a) const {
+        return a.type == ActionType::recv_forward ? tag(a.stage - 1, a.microbatch, false)
+                                                  : tag(a.stage, a.microbatch, true);
+    }
+
+    // Posts the receive of RECV action `a` (a transfer from another rank).
+    std::unique_ptr<PendingRecv> post_receive(const Action& a) {
+        const int s = a.stage;
+        return a.type == ActionType::recv_forward
+                   ? transport.post_recv(boundary_like(s - 1), rank_of(s - 1), recv_tag(a))
+                   : transport.post_recv(boundary_like(s), rank_of(s + 1), recv_tag(a));
+    }
+
+    // The tensor of the RECV action at `index`. The next receive on the same
+    // channel is posted before waiting, so that its data can move while this
+    // rank computes, as the simulator's links deliver a message as soon as it
+    // is sent. One buffer per channel is in flight ahead.
+    torch::Tensor take_receive(std::size_t index) {
+        const auto& actions = my_actions();
+        const Action& a = actions[index];
+        std::unique_ptr<PendingRecv> mine;
+        if (auto node = receives_ahead.extract(recv_tag(a)); !node.empty()) {
+            mine = std::move(node.mapped());
+        } else {
+            mine = post_receive(a);
+        }
+        if (const int next = next_on_channel[index]; next >= 0) {
+            const Action& n = actions[static_cast<std::size_t>(next)];
+            receives_ahead.emplace(recv_tag(n), post_receive(n));
+        }
+        return mine->wait();
+    }
+
+    const std::vector<Action>& my_actions() const {
+        return project.schedule.ranks.at(static_cast<std::size_t>(rank));
+    }
+
+    // For each RECV action of this rank, the next one on the same channel
+    // (same kind and stage, so the same boundary and direction), or -1.
+    static std::vector<int> channel_successors(const std::vector<Action>& actions) {
+        std::vector<int> next(actions.size(), -1);
+        std::map<std::pair<ActionType, int>, std::size_t> last;
+        for (std::size_t i = 0; i < actions.size(); ++i) {
+            const Action& a = actions[i];
+            if (!is_recv(a.type)) {
+                continue;
+            }
+            const auto key = std::make_pair(a.type, a.stage);
+            if (const auto it = last.find(key); it != last.end()) {
+                next[it->second] = static_cast<int>(i);
+            }
+            last[key] = i;
+        }
+        return next;
+    }
+
+    void execute(std::size_t index) {
+        const Action& a = my_actions()[index];
         const int s = a.stage, mb = a.microbatch;
         const std::size_t start = clock->stamp();
         switch (a.type) {
@@ -338,15 +400,14 @@ struct RankExecutor::Impl {
                 break;
             case ActionType::recv_forward:
                 if (!local(s - 1)) {
-                    auto t =
-                        transport.recv(boundary_like(s - 1), rank_of(s - 1), tag(s - 1, mb, false));
+                    auto t = take_receive(index);
                     add_event(a, start, rank_of(s - 1), tensor_bytes(t));
                     slot(s, mb).received_input = std::move(t);
                 }
                 break;
             case ActionType::recv_backward:
                 if (!local(s + 1)) {
-                    auto t = transport.recv(boundary_like(s), rank_of(s + 1), tag(s, mb, true));
+                    auto t = take_receive(index);
                     add_event(a, start, rank_of(s + 1), tensor_bytes(t));
                     slot(s, mb).received_grad = std::move(t);
                 }
@@ -377,8 +438,8 @@ StepRecord RankExecutor::run_step(int step, const Batch& batch) {
     const std::size_t start = m.clock->stamp();
     m.sample_memory();
     m.optimizer->zero_grad();
-    for (const Action& a : m.project.schedule.ranks.at(static_cast<std::size_t>(m.rank))) {
-        m.execute(a);
+    for (std::size_t i = 0; i < m.my_actions().size(); ++i) {
+        m.execute(i);
     }
     const auto send_ends = m.sends.collect();
     m.optimizer->step();

@@ -50,6 +50,26 @@ class DoneSend final : public PendingSend {
     void wait() override {}
 };
 
+class QueuedRecv final : public PendingRecv {
+  public:
+    QueuedRecv(std::shared_ptr<InProcessGroup::State> state, int from, int to, int tag)
+        : state_(std::move(state)), key_(from, to, tag) {}
+
+    torch::Tensor wait() override {
+        std::unique_lock lock(state_->mutex);
+        auto& q = state_->queues[key_];
+        state_->wait_for(
+            lock, [&] { return !q.empty(); }, "a tensor from another rank");
+        torch::Tensor t = std::move(q.front());
+        q.pop_front();
+        return t;
+    }
+
+  private:
+    std::shared_ptr<InProcessGroup::State> state_;
+    std::tuple<int, int, int> key_;
+};
+
 class InProcessTransport final : public Transport {
   public:
     InProcessTransport(std::shared_ptr<InProcessGroup::State> state, int rank)
@@ -70,14 +90,11 @@ class InProcessTransport final : public Transport {
         return std::make_unique<DoneSend>();
     }
 
-    torch::Tensor recv(const torch::Tensor& /*like*/, int peer, int tag) override {
-        std::unique_lock lock(state_->mutex);
-        auto& q = state_->queues[{peer, rank_, tag}];
-        state_->wait_for(
-            lock, [&] { return !q.empty(); }, "a tensor from another rank");
-        torch::Tensor t = std::move(q.front());
-        q.pop_front();
-        return t;
+    // The sender already copied the tensor into the queue; waiting is
+    // taking it out.
+    std::unique_ptr<PendingRecv> post_recv(const torch::Tensor& /*like*/, int peer,
+                                           int tag) override {
+        return std::make_unique<QueuedRecv>(state_, peer, rank_, tag);
     }
 
     void barrier() override {
@@ -134,6 +151,45 @@ class GlooSend final : public PendingSend {
     std::chrono::milliseconds timeout_;
 };
 
+// Gloo moves host memory: a receive for a tensor on a GPU (a CUDA run
+// without NCCL) lands in host memory and is copied over once it has arrived.
+class GlooRecv final : public PendingRecv {
+  public:
+    GlooRecv(const c10::intrusive_ptr<c10d::ProcessGroupGloo>& group, const torch::Tensor& like,
+             int peer, int tag, std::chrono::milliseconds timeout)
+        : buffer_{torch::empty(like.sizes(), like.options().device(torch::kCPU))},
+          device_(like.device()),
+          timeout_(timeout) {
+        work_ = group->recv(buffer_, peer, tag);
+    }
+
+    // A receive nobody waited for (the rank is failing) is withdrawn: Gloo
+    // must not write into a buffer that is gone.
+    ~GlooRecv() override {
+        if (!waited_) {
+            try {
+                work_->abort();
+            } catch (...) {  // NOLINT(bugprone-empty-catch): shutting down anyway
+            }
+        }
+    }
+    GlooRecv(const GlooRecv&) = delete;
+    GlooRecv& operator=(const GlooRecv&) = delete;
+
+    torch::Tensor wait() override {
+        waited_ = true;
+        work_->wait(timeout_);
+        return device_.is_cpu() ? buffer_[0] : buffer_[0].to(device_);
+    }
+
+  private:
+    bool waited_ = false;
+    std::vector<torch::Tensor> buffer_;
+    torch::Device device_;
+    std::chrono::milliseconds timeout_;
+    c10::intrusive_ptr<c10d::Work> work_;
+};
+
 class GlooTransport final : public Transport {
   public:
     GlooTransport(c10::intrusive_ptr<c10d::Store> store, const std::string& host, int rank,
@@ -157,11 +213,8 @@ class GlooTransport final : public Transport {
         return std::make_unique<GlooSend>(group_->send(tensors, peer, tag), timeout_);
     }
 
-    torch::Tensor recv(const torch::Tensor& like, int peer, int tag) override {
-        std::vector<torch::Tensor> tensors{
-            torch::empty(like.sizes(), like.options().device(torch::kCPU))};
-        group_->recv(tensors, peer, tag)->wait(timeout_);
-        return like.is_cpu() ? tensors[0] : tensors[0].to(like.device());
+    std::unique_ptr<PendingRecv> post_recv(const torch::Tensor& like, int peer, int tag) override {
+        return std::make_unique<GlooRecv>(group_, like, peer, tag, timeout_);
     }
 
     void barrier() override { group_->barrier()->wait(timeout_); }

@@ -47,6 +47,29 @@ class NcclSend final : public PendingSend {
     std::atomic<bool> aborted_{false};
 };
 
+class NcclRecv final : public PendingRecv {
+  public:
+    NcclRecv(c10d::ProcessGroupNCCL& group, const torch::Tensor& like, int peer,
+             const torch::Device& device, std::chrono::milliseconds timeout)
+        : buffer_{torch::empty_like(like)}, device_(device), timeout_(timeout) {
+        work_ = group.recv(buffer_, peer, 0);
+    }
+
+    // Makes this rank's stream wait for the transfer; the thread goes on
+    // queueing work, as it does behind every kernel.
+    torch::Tensor wait() override {
+        const c10::cuda::CUDAGuard guard(device_);
+        work_->wait(timeout_);
+        return buffer_[0];
+    }
+
+  private:
+    std::vector<torch::Tensor> buffer_;
+    torch::Device device_;
+    std::chrono::milliseconds timeout_;
+    c10::intrusive_ptr<c10d::Work> work_;
+};
+
 class NcclTransport final : public Transport {
   public:
     NcclTransport(c10::intrusive_ptr<c10d::Store> store, const std::string& master_host, int rank,
@@ -69,13 +92,9 @@ class NcclTransport final : public Transport {
         return std::make_unique<NcclSend>(group(tag).send(tensors, peer, 0), timeout_);
     }
 
-    torch::Tensor recv(const torch::Tensor& like, int peer, int tag) override {
+    std::unique_ptr<PendingRecv> post_recv(const torch::Tensor& like, int peer, int tag) override {
         const c10::cuda::CUDAGuard guard(device_);
-        std::vector<torch::Tensor> tensors{torch::empty_like(like)};
-        // Makes this rank's stream wait for the transfer; the thread goes on
-        // queueing work, as it does behind every kernel.
-        group(tag).recv(tensors, peer, 0)->wait(timeout_);
-        return tensors[0];
+        return std::make_unique<NcclRecv>(group(tag), like, peer, device_, timeout_);
     }
 
     void barrier() override {

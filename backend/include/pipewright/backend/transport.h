@@ -25,6 +25,16 @@ class PendingSend {
     virtual void abort() {}
 };
 
+// A receive posted ahead of the action that needs the tensor, so that the
+// data can move while the rank still computes.
+class PendingRecv {
+  public:
+    virtual ~PendingRecv() = default;
+    // Blocks until the tensor has arrived (throws when the transfer failed or
+    // timed out) and returns it; call once.
+    [[nodiscard]] virtual torch::Tensor wait() = 0;
+};
+
 // Point-to-point tensors between ranks, plus what an iteration needs around
 // them. Messages between two ranks with the same tag arrive in send order.
 class Transport {
@@ -36,8 +46,14 @@ class Transport {
     // matching receives exist.
     [[nodiscard]] virtual std::unique_ptr<PendingSend> send(const torch::Tensor& tensor, int peer,
                                                             int tag) = 0;
-    // Blocks until the tensor arrives; `like` gives its shape and type.
-    [[nodiscard]] virtual torch::Tensor recv(const torch::Tensor& like, int peer, int tag) = 0;
+    // Posts a receive without waiting; `like` gives the tensor's shape, type
+    // and device.
+    [[nodiscard]] virtual std::unique_ptr<PendingRecv> post_recv(const torch::Tensor& like,
+                                                                 int peer, int tag) = 0;
+    // Blocks until the tensor arrives.
+    [[nodiscard]] torch::Tensor recv(const torch::Tensor& like, int peer, int tag) {
+        return post_recv(like, peer, tag)->wait();
+    }
     virtual void barrier() = 0;
 };
 
