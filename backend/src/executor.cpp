@@ -47,6 +47,11 @@ struct Slot {
     torch::Tensor output_grad;     // gradient of output kept from I for W
     torch::Tensor loss;            // last stage: this micro-batch's share of the loss
     torch::Tensor input_grad;      // produced by B or I, consumed by SEND_B
+    // Activation checkpointing: the random state F drew its dropout masks
+    // from (stages with dropout only), and whether backward has recomputed
+    // the forward with its graph yet.
+    torch::Tensor rng_state;
+    bool recomputed = false;
 };
 
 struct Stage {
@@ -54,7 +59,41 @@ struct Stage {
     torch::nn::Sequential module{nullptr};
     std::vector<torch::Tensor> params;
     std::vector<Slot> slots;
+    bool random = false;  // draws random numbers in training (dropout)
 };
+
+// Sets the device's default generator to `state` and puts the previous state
+// back when it goes, so that a recomputed forward draws the masks the first
+// forward drew and the draws after it are not disturbed.
+class ReplayRandomState {
+  public:
+    ReplayRandomState(const torch::Device& device, const torch::Tensor& state)
+        : generator_(at::globalContext().defaultGenerator(device)) {
+        if (state.defined()) {
+            const std::lock_guard lock(generator_.mutex());
+            saved_ = generator_.get_state();
+            generator_.set_state(state);
+        }
+    }
+    ~ReplayRandomState() {
+        if (saved_.defined()) {
+            const std::lock_guard lock(generator_.mutex());
+            generator_.set_state(saved_);
+        }
+    }
+    ReplayRandomState(const ReplayRandomState&) = delete;
+    ReplayRandomState& operator=(const ReplayRandomState&) = delete;
+
+  private:
+    at::Generator generator_;
+    torch::Tensor saved_;
+};
+
+torch::Tensor random_state(const torch::Device& device) {
+    at::Generator generator = at::globalContext().defaultGenerator(device);
+    const std::lock_guard lock(generator.mutex());
+    return generator.get_state();
+}
 
 double tensor_bytes(const torch::Tensor& t) {
     return static_cast<double>(t.numel()) * static_cast<double>(t.element_size());
@@ -68,6 +107,7 @@ struct RankExecutor::Impl {
     Transport& transport;
     torch::Dtype dtype;
     torch::Device device;
+    bool checkpointing;
     int microbatches;
     int last_stage;
     std::vector<int> stage_indices;
@@ -100,6 +140,7 @@ struct RankExecutor::Impl {
           transport(t),
           dtype(d),
           device(dev),
+          checkpointing(p.project.training.activation_checkpointing),
           microbatches(p.schedule.num_microbatches),
           last_stage(p.schedule.num_stages - 1) {
         std::vector<torch::Tensor> all;
@@ -113,6 +154,11 @@ struct RankExecutor::Impl {
             st.module->to(device);
             st.module->train();
             st.params = st.module->parameters();
+            const auto& stage_info = p.stages[static_cast<std::size_t>(s)];
+            for (int l = stage_info.first_layer; l <= stage_info.last_layer; ++l) {
+                st.random = st.random ||
+                            p.project.model.layers[static_cast<std::size_t>(l)].type == "dropout";
+            }
             all.insert(all.end(), st.params.begin(), st.params.end());
             st.slots.resize(static_cast<std::size_t>(microbatches));
             stages.emplace(s, std::move(st));
@@ -193,8 +239,21 @@ struct RankExecutor::Impl {
         }
     }
 
+    // Activation checkpointing: the forward again, this time with its graph,
+    // from the input F kept (once per micro-batch: W reuses what I rebuilt).
+    void recompute(int stage, int mb) {
+        Slot& sl = slot(stage, mb);
+        if (!checkpointing || sl.recomputed) {
+            return;
+        }
+        const ReplayRandomState replay(device, sl.rng_state);
+        sl.output = stages.at(stage).module->forward(sl.input);
+        sl.recomputed = true;
+    }
+
     // The roots of backward for (stage, mb) and the gradients flowing into them.
     std::pair<torch::Tensor, torch::Tensor> backward_roots(int stage, int mb) {
+        recompute(stage, mb);
         Slot& sl = slot(stage, mb);
         if (stage == last_stage) {
             if (!sl.loss.defined()) {
@@ -241,7 +300,7 @@ struct RankExecutor::Impl {
         if (s == 0) {
             x = batch->inputs.at(static_cast<std::size_t>(mb)).to(device);
         } else {
-            x = local(s - 1) ? slot(s - 1, mb).output.detach()
+            x = local(s - 1) ? consume_output(s - 1, mb)
                              : std::exchange(sl.received_input, torch::Tensor());
             if (!x.defined()) {
                 throw std::runtime_error("stage " + std::to_string(s) +
@@ -252,7 +311,31 @@ struct RankExecutor::Impl {
             x = x.detach().requires_grad_(true);
         }
         sl.input = x;
+        if (!checkpointing) {
+            sl.output = stages.at(s).module->forward(x);
+            return;
+        }
+        // Checkpointing: no graph, so the activations inside the stage go at
+        // once; only the input stays, and the output until it is passed on.
+        if (stages.at(s).random) {
+            sl.rng_state = random_state(device);
+        }
+        const torch::NoGradGuard no_graph;
         sl.output = stages.at(s).module->forward(x);
+        if (s == last_stage) {
+            sl.output = torch::Tensor();  // backward recomputes it for the loss
+        }
+    }
+
+    // The output of stage `s` for the next stage: detached; under
+    // checkpointing nothing else needs it, so the slot lets it go.
+    torch::Tensor consume_output(int s, int mb) {
+        Slot& sl = slot(s, mb);
+        torch::Tensor out = sl.output.detach();
+        if (checkpointing) {
+            sl.output = torch::Tensor();
+        }
+        return out;
     }
 
     void backward_full(int s, int mb) {
@@ -389,7 +472,7 @@ struct RankExecutor::Impl {
                 break;
             case ActionType::send_forward:
                 if (!local(s + 1)) {
-                    send(a, slot(s, mb).output.detach(), rank_of(s + 1), s, false);
+                    send(a, consume_output(s, mb), rank_of(s + 1), s, false);
                 }
                 break;
             case ActionType::send_backward:

@@ -217,10 +217,6 @@ RunOutcome launch_run(const RunOptions& o, std::ostream& err) {
         err << "pipewright: " << problem << '\n';
         return outcome;
     }
-    if (project->project.training.activation_checkpointing) {
-        err << "pipewright: note: activation checkpointing is not implemented by the backend; "
-               "running without it\n";
-    }
     if (o.port && o.master) {
         err << "pipewright: give either --port or --master, not both\n";
         return outcome;

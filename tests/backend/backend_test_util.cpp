@@ -65,6 +65,7 @@ std::string mlp_project_json(const MlpSpec& s) {
           {"optimizer", optimizer},
           {"steps", 3},
           {"dtype", "float32"},
+          {"activation_checkpointing", s.checkpointing},
           {"seed", s.seed}}}};
     return project.dump(2);
 }

@@ -21,6 +21,7 @@ struct MlpSpec {
     std::string schedule = "1f1b";
     std::string optimizer = "sgd";
     int seed = 7;
+    bool checkpointing = false;  // training.activation_checkpointing
 };
 [[nodiscard]] std::string mlp_project_json(const MlpSpec& spec);
 [[nodiscard]] AnalyzedProject analyze_text(const std::string& json);

@@ -107,8 +107,9 @@ TEST_P(Equivalence, PipelinedParametersEqualSingleProcessTraining) {
 }
 
 MlpSpec spec(std::string schedule, int ranks, int stages, int microbatches,
-             std::string optimizer = "sgd") {
+             std::string optimizer = "sgd", bool checkpointing = false) {
     MlpSpec s;
+    s.checkpointing = checkpointing;
     s.schedule = std::move(schedule);
     s.ranks = ranks;
     s.stages = stages;
@@ -123,16 +124,61 @@ INSTANTIATE_TEST_SUITE_P(Schedules, Equivalence,
                          ::testing::Values(spec("gpipe", 2, 2, 4), spec("1f1b", 2, 2, 4),
                                            spec("1f1b", 4, 4, 8), spec("interleaved-1f1b", 2, 4, 4),
                                            spec("zb-h1", 2, 2, 4), spec("zb-h1", 3, 3, 6, "adam"),
-                                           spec("gpipe", 3, 3, 3, "adamw")),
+                                           spec("gpipe", 3, 3, 3, "adamw"),
+                                           // Activation checkpointing recomputes the
+                                           // forward in backward: the same arithmetic.
+                                           spec("gpipe", 2, 2, 4, "sgd", true),
+                                           spec("1f1b", 3, 3, 6, "sgd", true),
+                                           spec("interleaved-1f1b", 2, 4, 4, "sgd", true),
+                                           spec("zb-h1", 2, 2, 4, "adam", true)),
                          [](const auto& test_info) {
                              const MlpSpec& p = test_info.param;
                              std::string name = p.schedule + "_" + std::to_string(p.ranks) +
-                                                "ranks_" + p.optimizer;
+                                                "ranks_" + p.optimizer +
+                                                (p.checkpointing ? "_checkpointing" : "");
                              for (auto& c : name) {
                                  c = std::isalnum(static_cast<unsigned char>(c)) ? c : '_';
                              }
                              return name;
                          });
+
+// A one-stage model with dropout: checkpointing must replay each
+// micro-batch's masks when it recomputes the forward, and leave the random
+// draws after it as they were, so training is the same with and without it.
+TEST(Checkpointing, RecomputedForwardReplaysTheDropoutMasks) {
+    const auto project_with = [](bool checkpointing, double drop = 0.5) {
+        nlohmann::json j = nlohmann::json::parse(test::mlp_project_json(spec("gpipe", 1, 1, 4)));
+        auto& layers = j["model"]["layers"];
+        nlohmann::json with_dropout = nlohmann::json::array();
+        for (std::size_t i = 0; i < layers.size(); ++i) {
+            with_dropout.push_back(layers[i]);
+            if (i == 0) {
+                with_dropout.push_back({{"name", "drop"}, {"type", "dropout"}, {"p", drop}});
+            }
+        }
+        layers = with_dropout;
+        auto& placed = j["placement"][0]["layers"];
+        placed.insert(placed.begin() + 1, "drop");
+        j["training"]["activation_checkpointing"] = checkpointing;
+        return test::analyze_text(j.dump());
+    };
+    // Building the stages seeds the generator the masks come from, so both
+    // runs draw the same masks unless the recompute breaks the stream.
+    const auto train = [](const AnalyzedProject& p) {
+        return pipelined_parameters(p, run_in_process(p, 2, torch::kFloat64));
+    };
+    const AnalyzedProject plain = project_with(false);
+    const AnalyzedProject checkpointed = project_with(true);
+    ASSERT_EQ(plain.schedule.num_stages, 1);
+    const auto a = train(plain);
+    const auto b = train(checkpointed);
+    ASSERT_FALSE(a.empty());
+    EXPECT_LE(test::max_relative_difference(b, a), 1e-12);
+    // The masks matter (without dropout training ends elsewhere), so a
+    // recompute that drew other masks would fail the comparison above.
+    const auto without_dropout = train(project_with(false, 0.0));
+    EXPECT_GT(test::max_relative_difference(without_dropout, a), 1e-6);
+}
 
 TEST(Training, LossFallsOnTheCpuExampleOver20Steps) {
     const AnalyzedProject p = test::analyze_file(PIPEWRIGHT_ASSETS_DIR "/examples/mlp-cpu.json");
