@@ -90,6 +90,7 @@ bool MainWindow::startRun() {
     request.project_file = project_file;
     request.out_dir = dir;
     request.steps = run_panel_->steps();
+    request.device = run_panel_->device();
     run_panel_->start(request);
     statusBar()->showMessage(
         tr("Running %1 on the local devices…").arg(QString::fromStdString(project.model.name)),

@@ -1,5 +1,6 @@
 #include "run_panel.h"
 
+#include <QComboBox>
 #include <QFontDatabase>
 #include <QHBoxLayout>
 #include <QHeaderView>
@@ -50,6 +51,14 @@ RunPanel::RunPanel(QWidget* parent) : QWidget(parent), process_(new RunProcess(t
     steps_->setRange(1, 1000000);
     steps_->setValue(10);
     steps_->setToolTip(tr("Training steps of the run; the first is left out of the medians"));
+    device_ = new QComboBox(this);
+    device_->setObjectName(QStringLiteral("runDeviceCombo"));
+    device_->addItem(tr("Auto"), QStringLiteral("auto"));
+    device_->addItem(tr("CPUs"), QStringLiteral("cpu"));
+    device_->addItem(tr("GPUs (CUDA)"), QStringLiteral("cuda"));
+    device_->setToolTip(
+        tr("Auto: a GPU for each rank when Pipewright is built with CUDA and this machine has "
+           "enough of them, CPU workers otherwise"));
     progress_ = new QProgressBar(this);
     progress_->setRange(0, 1);
     progress_->setValue(0);
@@ -64,6 +73,9 @@ RunPanel::RunPanel(QWidget* parent) : QWidget(parent), process_(new RunProcess(t
     top->addSpacing(8);
     top->addWidget(new QLabel(tr("Steps"), this));
     top->addWidget(steps_);
+    top->addSpacing(8);
+    top->addWidget(new QLabel(tr("Devices"), this));
+    top->addWidget(device_);
     top->addWidget(progress_, 1);
 
     error_ = new QLabel(this);
@@ -203,6 +215,10 @@ void RunPanel::setCli(const CliLocation& cli) {
 
 void RunPanel::setDefaultSteps(int steps) {
     steps_->setValue(std::max(1, steps));
+}
+
+QString RunPanel::device() const {
+    return device_->currentData().toString();
 }
 
 int RunPanel::steps() const {

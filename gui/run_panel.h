@@ -13,6 +13,7 @@ class QListWidget;
 class QPlainTextEdit;
 class QProgressBar;
 class QPushButton;
+class QComboBox;
 class QSpinBox;
 class QTableWidget;
 
@@ -36,6 +37,8 @@ class RunPanel : public QWidget {
     // Steps a run makes unless the user changes it (the project's).
     void setDefaultSteps(int steps);
     [[nodiscard]] int steps() const;
+    // Where the ranks run, as `run --device` takes it: auto, cpu or cuda.
+    [[nodiscard]] QString device() const;
 
     void start(const RunRequest& request);
     void cancel();
@@ -88,6 +91,7 @@ class RunPanel : public QWidget {
     QPushButton* run_ = nullptr;
     QPushButton* cancel_ = nullptr;
     QSpinBox* steps_ = nullptr;
+    QComboBox* device_ = nullptr;
     QProgressBar* progress_ = nullptr;
     QLabel* status_ = nullptr;
     QLabel* error_ = nullptr;

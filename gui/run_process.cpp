@@ -45,6 +45,9 @@ QStringList RunProcess::arguments(const RunRequest& request) {
     if (request.port) {
         args << QStringLiteral("--port") << QString::number(*request.port);
     }
+    if (!request.device.isEmpty()) {
+        args << QStringLiteral("--device") << request.device;
+    }
     return args;
 }
 

@@ -18,6 +18,7 @@ struct RunRequest {
     QString out_dir;       // the run folder
     std::optional<int> steps;
     std::optional<int> port;  // rendezvous port; a free one when unset
+    QString device;           // --device: auto, cpu or cuda; the CLI's default when empty
 };
 
 // A real run as a child process. The studio never links LibTorch: the

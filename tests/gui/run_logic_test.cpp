@@ -80,13 +80,18 @@ TEST(RunSummary, ReadsWhatRunJsonPrints) {
 }
 
 TEST(RunProcess, AsksForJsonProgressTheFolderAndOverrides) {
-    RunRequest request{QStringLiteral("/bin/pipewright"), QStringLiteral("/r/project.json"),
-                       QStringLiteral("/r"), 3, 29500};
+    RunRequest request{QStringLiteral("/bin/pipewright"),
+                       QStringLiteral("/r/project.json"),
+                       QStringLiteral("/r"),
+                       3,
+                       29500,
+                       QStringLiteral("cpu")};
     EXPECT_EQ(RunProcess::arguments(request),
               (QStringList{"run", "/r/project.json", "--progress", "json", "--out", "/r", "--json",
-                           "--steps", "3", "--port", "29500"}));
+                           "--steps", "3", "--port", "29500", "--device", "cpu"}));
     request.steps.reset();
     request.port.reset();
+    request.device.clear();
     EXPECT_EQ(RunProcess::arguments(request).size(), 7);
 }
 

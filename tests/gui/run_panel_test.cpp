@@ -6,6 +6,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <QComboBox>
 #include <QDir>
 #include <QFile>
 #include <QListWidget>
@@ -227,6 +228,30 @@ TEST_F(RealRunTest, AFailedRunShowsTheReasonAndTheStudioKeepsWorking) {
     EXPECT_TRUE(window.runner()->latest()->ok());
 }
 
+// Choosing GPUs where there are none (or the build has no CUDA) is the
+// command line's clear refusal, shown in the panel.
+TEST_F(RealRunTest, GpusChosenWhereThereAreNoneAreRefusedInWords) {
+    if (!PIPEWRIGHT_TEST_HAVE_BACKEND) {
+        GTEST_SKIP() << "the LibTorch backend is not built";
+    }
+    auto* devices = window.runPanel()->findChild<QComboBox*>(QStringLiteral("runDeviceCombo"));
+    ASSERT_NE(devices, nullptr);
+    EXPECT_EQ(window.runPanel()->device(), QStringLiteral("auto"));
+    devices->setCurrentIndex(devices->findData(QStringLiteral("cuda")));
+    EXPECT_EQ(window.runPanel()->device(), QStringLiteral("cuda"));
+    window.runPanel()->setDefaultSteps(2);
+    ASSERT_TRUE(window.startRun());
+    const bool succeeded = wait_run();
+    if (succeeded) {
+        GTEST_SKIP() << "this machine has GPUs and a CUDA build";
+    }
+    const QString error = window.runPanel()->errorText();
+    EXPECT_TRUE(error.contains(QStringLiteral("--device cuda: "))) << error.toStdString();
+    EXPECT_TRUE(window.runPanel()->logText().contains(QStringLiteral("--device cuda")))
+        << window.runPanel()->logText().toStdString();
+    EXPECT_TRUE(window.runPanel()->runButton()->isEnabled());
+}
+
 // A port on 127.0.0.1 held by this process for the test's length.
 class TakenPort {
   public:
@@ -264,7 +289,7 @@ TEST_F(RealRunTest, ATakenPortIsReportedBeforeAnyRankStarts) {
     ASSERT_GT(taken.port(), 0);
     RunProcess process;
     QSignalSpy failed(&process, &RunProcess::failed);
-    RunRequest request{cli_path(), project_path, dir.path(), 1, taken.port()};
+    RunRequest request{cli_path(), project_path, dir.path(), 1, taken.port(), QString()};
     ASSERT_TRUE(process.start(request));
     ASSERT_TRUE(failed.wait(120000));
     const QString message = failed.front().front().toString();
@@ -275,7 +300,7 @@ TEST(RunProcessStart, AMissingProgramIsAFailureNotACrash) {
     RunProcess process;
     QSignalSpy failed(&process, &RunProcess::failed);
     RunRequest request{QStringLiteral("/nonexistent/pipewright"), QStringLiteral("p.json"),
-                       QDir::tempPath(), std::nullopt, std::nullopt};
+                       QDir::tempPath(), std::nullopt, std::nullopt, QString()};
     ASSERT_TRUE(process.start(request));
     ASSERT_TRUE(failed.count() > 0 || failed.wait(10000));
     EXPECT_TRUE(failed.front().front().toString().contains(QStringLiteral("cannot start")));
