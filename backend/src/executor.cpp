@@ -9,6 +9,7 @@
 
 #include "action_clock.h"
 #include "pipewright/backend/modules.h"
+#include "random_replay.h"
 #include "send_completions.h"
 #include "transfer_channels.h"
 
@@ -61,39 +62,6 @@ struct Stage {
     std::vector<Slot> slots;
     bool random = false;  // draws random numbers in training (dropout)
 };
-
-// Sets the device's default generator to `state` and puts the previous state
-// back when it goes, so that a recomputed forward draws the masks the first
-// forward drew and the draws after it are not disturbed.
-class ReplayRandomState {
-  public:
-    ReplayRandomState(const torch::Device& device, const torch::Tensor& state)
-        : generator_(at::globalContext().defaultGenerator(device)) {
-        if (state.defined()) {
-            const std::lock_guard lock(generator_.mutex());
-            saved_ = generator_.get_state();
-            generator_.set_state(state);
-        }
-    }
-    ~ReplayRandomState() {
-        if (saved_.defined()) {
-            const std::lock_guard lock(generator_.mutex());
-            generator_.set_state(saved_);
-        }
-    }
-    ReplayRandomState(const ReplayRandomState&) = delete;
-    ReplayRandomState& operator=(const ReplayRandomState&) = delete;
-
-  private:
-    at::Generator generator_;
-    torch::Tensor saved_;
-};
-
-torch::Tensor random_state(const torch::Device& device) {
-    at::Generator generator = at::globalContext().defaultGenerator(device);
-    const std::lock_guard lock(generator.mutex());
-    return generator.get_state();
-}
 
 double tensor_bytes(const torch::Tensor& t) {
     return static_cast<double>(t.numel()) * static_cast<double>(t.element_size());
