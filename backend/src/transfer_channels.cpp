@@ -6,6 +6,20 @@
 
 namespace pipewright::backend {
 
+std::vector<ChannelEnds> channel_ends(const Schedule& schedule) {
+    std::vector<ChannelEnds> out;
+    const auto& ranks = schedule.stage_rank;
+    for (std::size_t b = 0; b + 1 < ranks.size(); ++b) {
+        if (ranks[b] == ranks[b + 1]) {
+            continue;  // both stages on one rank: nothing crosses
+        }
+        const int boundary = static_cast<int>(b);
+        out.push_back({boundary * 2, ranks[b], ranks[b + 1]});      // activations
+        out.push_back({boundary * 2 + 1, ranks[b + 1], ranks[b]});  // gradients
+    }
+    return out;
+}
+
 std::string channel_order_problem(const Schedule& schedule) {
     const auto rank_of = [&](int stage) {
         return schedule.stage_rank.at(static_cast<std::size_t>(stage));

@@ -5,6 +5,7 @@
 // receives in one order. Gloo matches messages by tag; NCCL has no tags and
 // matches them by order, so it gets one communicator per channel.
 #include <string>
+#include <vector>
 
 #include "pipewright/core/schedule.h"
 
@@ -18,6 +19,19 @@ namespace pipewright::backend {
 [[nodiscard]] constexpr int transfer_channel(int tag, int microbatches) {
     return tag / (2 * microbatches) * 2 + tag % 2;
 }
+
+// One channel's two ends.
+struct ChannelEnds {
+    int channel = 0;
+    int sender = 0;    // rank
+    int receiver = 0;  // rank
+
+    bool operator==(const ChannelEnds&) const = default;
+};
+
+// Every channel the schedule sends over (between two different ranks), in
+// channel order.
+[[nodiscard]] std::vector<ChannelEnds> channel_ends(const Schedule& schedule);
 
 // "" when, on every channel between two ranks, the sender posts its sends in
 // the order the receiver takes them (what a transport without tags needs);

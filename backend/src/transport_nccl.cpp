@@ -83,6 +83,27 @@ class NcclTransport final : public Transport {
           channel_of_(std::move(channel_of)),
           control_(make_gloo_transport(store_, master_host, rank, world, timeout)) {}
 
+    // NCCL sets up a channel's communicator on its first transfer, blocking
+    // both ranks until the other one arrives. Left to the schedule, a rank
+    // blocked setting up one channel could wait for a rank blocked setting
+    // up another. So every rank sets up its channels first, all in channel
+    // order, with a one-element transfer each: a rank waits only for ranks
+    // that are at the same channel or before it, which always progress.
+    void connect(const std::vector<ChannelEnds>& ends) {
+        const c10::cuda::CUDAGuard guard(device_);
+        for (const ChannelEnds& e : ends) {
+            if (e.sender != rank_ && e.receiver != rank_) {
+                continue;
+            }
+            std::vector<torch::Tensor> one{
+                torch::zeros({1}, torch::TensorOptions().device(device_))};
+            c10d::ProcessGroupNCCL& g = channel_group(e.channel);
+            auto work = e.sender == rank_ ? g.send(one, e.receiver, 0) : g.recv(one, e.sender, 0);
+            work->wait(timeout_);
+        }
+        synchronize(device_);
+    }
+
     int rank() const override { return rank_; }
     int world_size() const override { return world_; }
 
@@ -103,10 +124,11 @@ class NcclTransport final : public Transport {
     }
 
   private:
-    // Created on first use: NCCL sets up a communicator only between the two
-    // ranks of a channel, when they first exchange a tensor.
-    c10d::ProcessGroupNCCL& group(int tag) {
-        const int channel = channel_of_(tag);
+    c10d::ProcessGroupNCCL& group(int tag) { return channel_group(channel_of_(tag)); }
+
+    // One process group per channel, made on first use; NCCL sets up a
+    // communicator in it only between the channel's two ranks.
+    c10d::ProcessGroupNCCL& channel_group(int channel) {
         auto it = groups_.find(channel);
         if (it == groups_.end()) {
             auto options = c10d::ProcessGroupNCCL::Options::create();
@@ -136,9 +158,12 @@ std::unique_ptr<Transport> make_nccl_transport(c10::intrusive_ptr<c10d::Store> s
                                                const std::string& master_host, int rank,
                                                int world_size, const torch::Device& device,
                                                std::chrono::milliseconds timeout,
-                                               std::function<int(int tag)> channel_of) {
-    return std::make_unique<NcclTransport>(std::move(store), master_host, rank, world_size, device,
-                                           timeout, std::move(channel_of));
+                                               std::function<int(int tag)> channel_of,
+                                               const std::vector<ChannelEnds>& ends) {
+    auto transport = std::make_unique<NcclTransport>(
+        std::move(store), master_host, rank, world_size, device, timeout, std::move(channel_of));
+    transport->connect(ends);
+    return transport;
 }
 
 }  // namespace pipewright::backend

@@ -7,6 +7,7 @@
 #include <string>
 
 #include "pipewright/backend/transport.h"
+#include "transfer_channels.h"
 
 namespace pipewright::backend {
 
@@ -14,11 +15,13 @@ namespace pipewright::backend {
 // occupies its communicator's stream until the peer receives it. So each
 // channel (`channel_of(tag)`, see transfer_channels.h) gets a process group
 // of its own, and the caller must have checked that every channel is
-// received in the order it is sent (channel_order_problem). The barrier
-// between iterations goes through a Gloo group over the same store.
+// received in the order it is sent (channel_order_problem). The channels of
+// `ends` that touch this rank are set up before it returns (see connect in
+// the source). The barrier between iterations goes through a Gloo group over
+// the same store.
 [[nodiscard]] std::unique_ptr<Transport> make_nccl_transport(
     c10::intrusive_ptr<c10d::Store> store, const std::string& master_host, int rank, int world_size,
     const torch::Device& device, std::chrono::milliseconds timeout,
-    std::function<int(int tag)> channel_of);
+    std::function<int(int tag)> channel_of, const std::vector<ChannelEnds>& ends);
 
 }  // namespace pipewright::backend

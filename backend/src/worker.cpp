@@ -73,8 +73,9 @@ std::unique_ptr<Transport> make_transport(c10::intrusive_ptr<c10d::Store> store,
     if (device.is_cuda()) {
         if (const std::string problem = channel_order_problem(schedule); problem.empty()) {
             const int m = schedule.num_microbatches;
-            return make_nccl_transport(std::move(store), master_host, rank, world, device, timeout,
-                                       [m](int tag) { return transfer_channel(tag, m); });
+            return make_nccl_transport(
+                std::move(store), master_host, rank, world, device, timeout,
+                [m](int tag) { return transfer_channel(tag, m); }, channel_ends(schedule));
         } else if (rank == 0) {
             err << "pipewright worker rank 0: note: " << problem
                 << "; NCCL matches messages by order, so transfers go through Gloo and host "

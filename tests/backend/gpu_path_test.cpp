@@ -41,6 +41,13 @@ TEST(TransferChannels, EveryGeneratedScheduleReceivesInSendingOrder) {
     }
 }
 
+TEST(TransferChannels, EndsOfEveryBoundaryBetweenTwoRanksInChannelOrder) {
+    // Stages 1 and 2 share rank 1: nothing crosses their boundary.
+    const Schedule s = add_communication(generate_schedule("gpipe", {0, 1, 1, 2}, 4));
+    const std::vector<ChannelEnds> expected = {{0, 0, 1}, {1, 1, 0}, {4, 1, 2}, {5, 2, 1}};
+    EXPECT_EQ(channel_ends(s), expected);
+}
+
 TEST(TransferChannels, AReceiverThatTakesMicroBatchesOutOfOrderIsNamed) {
     Schedule s = add_communication(generate_schedule("gpipe", {0, 1}, 2));
     // Rank 1 receives micro-batch 1's activations before micro-batch 0's.
