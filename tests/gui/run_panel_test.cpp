@@ -299,8 +299,12 @@ TEST_F(RealRunTest, ATakenPortIsReportedBeforeAnyRankStarts) {
 TEST(RunProcessStart, AMissingProgramIsAFailureNotACrash) {
     RunProcess process;
     QSignalSpy failed(&process, &RunProcess::failed);
-    RunRequest request{QStringLiteral("/nonexistent/pipewright"), QStringLiteral("p.json"),
-                       QDir::tempPath(), std::nullopt, std::nullopt, QString()};
+    RunRequest request{QStringLiteral("/nonexistent/pipewright"),
+                       QStringLiteral("p.json"),
+                       QDir::tempPath(),
+                       std::nullopt,
+                       std::nullopt,
+                       QString()};
     ASSERT_TRUE(process.start(request));
     ASSERT_TRUE(failed.count() > 0 || failed.wait(10000));
     EXPECT_TRUE(failed.front().front().toString().contains(QStringLiteral("cannot start")));
