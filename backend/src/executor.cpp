@@ -134,7 +134,7 @@ struct RankExecutor::Impl {
         }
         optimizer = make_optimizer(p.project.training.optimizer, all);
         clock = make_action_clock(device);
-        next_on_channel = channel_successors(my_actions());
+        next_on_channel = next_receive_on_channel(my_actions());
     }
 
     int rank_of(int stage) const {
@@ -360,18 +360,22 @@ struct RankExecutor::Impl {
         forget(sl);
     }
 
-    // The tag of RECV action `a`'s message.
+    // RECV action `a`: the stage whose output crosses (activations of the
+    // previous stage, or this stage's own output's gradient), the rank that
+    // sends it, and the message's tag.
+    static int recv_boundary(const Action& a) {
+        return a.type == ActionType::recv_forward ? a.stage - 1 : a.stage;
+    }
+    int recv_peer(const Action& a) const {
+        return rank_of(a.type == ActionType::recv_forward ? a.stage - 1 : a.stage + 1);
+    }
     int recv_tag(const Action& a) const {
-        return a.type == ActionType::recv_forward ? tag(a.stage - 1, a.microbatch, false)
-                                                  : tag(a.stage, a.microbatch, true);
+        return tag(recv_boundary(a), a.microbatch, a.type == ActionType::recv_backward);
     }
 
     // Posts the receive of RECV action `a` (a transfer from another rank).
     std::unique_ptr<PendingRecv> post_receive(const Action& a) {
-        const int s = a.stage;
-        return a.type == ActionType::recv_forward
-                   ? transport.post_recv(boundary_like(s - 1), rank_of(s - 1), recv_tag(a))
-                   : transport.post_recv(boundary_like(s), rank_of(s + 1), recv_tag(a));
+        return transport.post_recv(boundary_like(recv_boundary(a)), recv_peer(a), recv_tag(a));
     }
 
     // The tensor of the RECV action at `index`. The next receive on the same
@@ -396,25 +400,6 @@ struct RankExecutor::Impl {
 
     const std::vector<Action>& my_actions() const {
         return project.schedule.ranks.at(static_cast<std::size_t>(rank));
-    }
-
-    // For each RECV action of this rank, the next one on the same channel
-    // (same kind and stage, so the same boundary and direction), or -1.
-    static std::vector<int> channel_successors(const std::vector<Action>& actions) {
-        std::vector<int> next(actions.size(), -1);
-        std::map<std::pair<ActionType, int>, std::size_t> last;
-        for (std::size_t i = 0; i < actions.size(); ++i) {
-            const Action& a = actions[i];
-            if (!is_recv(a.type)) {
-                continue;
-            }
-            const auto key = std::make_pair(a.type, a.stage);
-            if (const auto it = last.find(key); it != last.end()) {
-                next[it->second] = static_cast<int>(i);
-            }
-            last[key] = i;
-        }
-        return next;
     }
 
     void execute(std::size_t index) {
@@ -452,14 +437,14 @@ struct RankExecutor::Impl {
             case ActionType::recv_forward:
                 if (!local(s - 1)) {
                     auto t = take_receive(index);
-                    add_event(a, start, rank_of(s - 1), tensor_bytes(t));
+                    add_event(a, start, recv_peer(a), tensor_bytes(t));
                     slot(s, mb).received_input = std::move(t);
                 }
                 break;
             case ActionType::recv_backward:
                 if (!local(s + 1)) {
                     auto t = take_receive(index);
-                    add_event(a, start, rank_of(s + 1), tensor_bytes(t));
+                    add_event(a, start, recv_peer(a), tensor_bytes(t));
                     slot(s, mb).received_grad = std::move(t);
                 }
                 break;

@@ -106,10 +106,7 @@ ProfileOutcome profile_project(const ProfileOptions& o, std::ostream& err) {
 
     err << "pipewright: profiling " << project->project.model.name << ": " << project->layers.size()
         << " layers at micro-batch size " << project->microbatch_size << " on "
-        << (on_gpu
-                ? profile.device_name
-                : "the CPU with " + std::to_string(threads) + " thread" + (threads == 1 ? "" : "s"))
-        << ", " << o.repeats << " repeats after " << o.warmup << " warm-up\n"
+        << profile.device_name << ", " << o.repeats << " repeats after " << o.warmup << " warm-up\n"
         << std::flush;
     const ThreadCount thread_count(threads);
     // As the workers of a run do (worker.cpp): subnormals flushed to zero.

@@ -6,6 +6,23 @@
 
 namespace pipewright::backend {
 
+std::vector<int> next_receive_on_channel(const std::vector<Action>& actions) {
+    std::vector<int> next(actions.size(), -1);
+    std::map<std::pair<ActionType, int>, std::size_t> last;  // (kind, stage) -> index
+    for (std::size_t i = 0; i < actions.size(); ++i) {
+        const Action& a = actions[i];
+        if (!is_recv(a.type)) {
+            continue;
+        }
+        const auto key = std::make_pair(a.type, a.stage);
+        if (const auto it = last.find(key); it != last.end()) {
+            next[it->second] = static_cast<int>(i);
+        }
+        last[key] = i;
+    }
+    return next;
+}
+
 std::vector<ChannelEnds> channel_ends(const Schedule& schedule) {
     std::vector<ChannelEnds> out;
     const auto& ranks = schedule.stage_rank;

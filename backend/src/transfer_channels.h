@@ -20,6 +20,11 @@ namespace pipewright::backend {
     return tag / (2 * microbatches) * 2 + tag % 2;
 }
 
+// For each RECV action of one rank's list, the index of the next RECV on the
+// same channel (same kind and stage), or -1: the receive worth posting once
+// this one has arrived.
+[[nodiscard]] std::vector<int> next_receive_on_channel(const std::vector<Action>& actions);
+
 // One channel's two ends.
 struct ChannelEnds {
     int channel = 0;

@@ -63,6 +63,30 @@ std::string seconds_text(std::chrono::milliseconds ms) {
     return o.str();
 }
 
+// What a rank's memory figures measure: the process's resident set on a CPU
+// (above what it held before the model existed: LibTorch, Gloo, the data's
+// teacher), the caching allocator's tensors on a GPU (tensors only, so no
+// runtime to subtract).
+class RankMemory {
+  public:
+    explicit RankMemory(const torch::Device& device)
+        : device_(device), runtime_(device.is_cuda() ? 0 : resident_.bytes()) {}
+
+    [[nodiscard]] std::int64_t now() const {
+        return device_.is_cuda() ? allocated_bytes(device_) : resident_.bytes();
+    }
+    [[nodiscard]] std::int64_t peak() const {
+        return device_.is_cuda() ? peak_allocated_bytes(device_) : peak_resident_bytes();
+    }
+    [[nodiscard]] std::int64_t runtime() const { return runtime_; }
+    [[nodiscard]] const char* kind() const { return device_.is_cuda() ? "cuda_allocated" : "rss"; }
+
+  private:
+    torch::Device device_;
+    ResidentMemory resident_;
+    std::int64_t runtime_;
+};
+
 // GPUs talk through NCCL where this build has it and the schedule receives
 // every channel in the order it is sent; otherwise through Gloo (host copies).
 std::unique_ptr<Transport> make_transport(c10::intrusive_ptr<c10d::Store> store,
@@ -136,18 +160,11 @@ int run_worker(const WorkerOptions& o, std::ostream& err) {
         const auto& stage_rank = project->schedule.stage_rank;
         const SyntheticTask task(*project, dtype,
                                  !stage_rank.empty() && stage_rank.back() == o.rank);
-        // What the process holds before the model exists (LibTorch, Gloo, the
-        // teacher): the measured memory above it compares with the simulator's.
-        // On a GPU the device's allocator counts only tensors, so the model's
-        // share is all of it.
-        const ResidentMemory resident;
-        const std::int64_t runtime_bytes = device.is_cuda() ? 0 : resident.bytes();
+        // Made before the model exists: the measured memory above it compares
+        // with the simulator's.
+        const RankMemory memory(device);
         RankExecutor executor(*project, o.rank, *transport, dtype, device);
-        if (device.is_cuda()) {
-            executor.set_memory_probe([device] { return allocated_bytes(device); });
-        } else {
-            executor.set_memory_probe([&resident] { return resident.bytes(); });
-        }
+        executor.set_memory_probe([&memory] { return memory.now(); });
 
         const int steps = o.settings.steps.value_or(project->project.training.steps);
         nlohmann::json records = nlohmann::json::array();
@@ -172,10 +189,9 @@ int run_worker(const WorkerOptions& o, std::ostream& err) {
                                   {"clock", clock_id()},
                                   {"device", device.str()},
                                   {"device_name", device_name(device)},
-                                  {"memory_kind", device.is_cuda() ? "cuda_allocated" : "rss"},
-                                  {"peak_rss_bytes", device.is_cuda() ? peak_allocated_bytes(device)
-                                                                      : peak_resident_bytes()},
-                                  {"runtime_rss_bytes", runtime_bytes},
+                                  {"memory_kind", memory.kind()},
+                                  {"peak_rss_bytes", memory.peak()},
+                                  {"runtime_rss_bytes", memory.runtime()},
                                   {"steps", records}};
         const std::string text = mine.dump() + "\n";
         write_file_atomically(o.out_dir + "/rank-" + std::to_string(o.rank) + ".json", text);

@@ -48,6 +48,34 @@ TEST(TransferChannels, EndsOfEveryBoundaryBetweenTwoRanksInChannelOrder) {
     EXPECT_EQ(channel_ends(s), expected);
 }
 
+TEST(TransferChannels, EachReceiveKnowsTheNextOnItsChannel) {
+    // Rank 1 holds stages 1 and 3: activations arrive for both, gradients
+    // for stage 1, three channels interleaved in one action list.
+    const Schedule s = add_communication(generate_schedule("interleaved-1f1b", {0, 1, 0, 1}, 4));
+    const auto& actions = s.ranks[1];
+    const auto next = next_receive_on_channel(actions);
+    ASSERT_EQ(next.size(), actions.size());
+    for (std::size_t i = 0; i < actions.size(); ++i) {
+        const Action& a = actions[i];
+        if (!is_recv(a.type)) {
+            EXPECT_EQ(next[i], -1);
+            continue;
+        }
+        // The next receive of the same kind and stage, and no other.
+        int expected = -1;
+        for (std::size_t j = i + 1; j < actions.size(); ++j) {
+            if (actions[j].type == a.type && actions[j].stage == a.stage) {
+                expected = static_cast<int>(j);
+                break;
+            }
+        }
+        EXPECT_EQ(next[i], expected) << i;
+        if (expected >= 0) {
+            EXPECT_EQ(actions[static_cast<std::size_t>(expected)].microbatch, a.microbatch + 1);
+        }
+    }
+}
+
 TEST(TransferChannels, AReceiverThatTakesMicroBatchesOutOfOrderIsNamed) {
     Schedule s = add_communication(generate_schedule("gpipe", {0, 1}, 2));
     // Rank 1 receives micro-batch 1's activations before micro-batch 0's.
