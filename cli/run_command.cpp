@@ -4,6 +4,7 @@
 #include <sstream>
 
 #include "commands.h"
+#include "option_checks.h"
 #include "report_format.h"
 
 #ifdef PIPEWRIGHT_HAVE_BACKEND
@@ -19,14 +20,16 @@ void add_training_options(CLI::App* cmd, RunArgs& a) {
     cmd->add_option("--schedule", a.schedule, "Schedule to use instead of the project's");
     cmd->add_option("--schedule-csv", a.schedule_csv, "Run a schedule from a PyTorch-style CSV");
     cmd->add_option("--microbatches,-m", a.microbatches, "Number of micro-batches")
-        ->check(CLI::PositiveNumber);
+        ->check(whole_number(1));
     cmd->add_option("--batch-size,-b", a.batch_size, "Samples per iteration")
-        ->check(CLI::PositiveNumber);
+        ->check(whole_number(1));
     cmd->add_option("--steps", a.steps, "Training steps (default: the project's)")
-        ->check(CLI::PositiveNumber);
+        ->check(whole_number(1));
+    // At most a week: a wait that long is a hang, and the bound keeps the
+    // conversion to milliseconds finite and exact.
     cmd->add_option("--timeout", a.timeout_s,
                     "Seconds any rank waits for another before giving up (default 60)")
-        ->check(CLI::PositiveNumber);
+        ->check(finite_number(0.001, 604800));
     // For tests: exact comparisons with single-process training.
     cmd->add_option("--dtype", a.dtype, "Override the compute precision")
         ->check(CLI::IsMember({"float32", "float64"}))
@@ -113,27 +116,33 @@ void add_run_command(CLI::App& app, RunArgs& a) {
         "run", "Train the project for real with LibTorch on local CPU ranks and measure it");
     add_training_options(cmd, a);
     cmd->add_option("--warmup", a.warmup, "Steps left out of the medians (default 1)")
-        ->check(CLI::NonNegativeNumber);
-    cmd->add_option("--out", a.out, "Output folder (default runs/<model>-<timestamp>)");
-    cmd->add_option("--port", a.port, "Port of the rendezvous on 127.0.0.1 (default: a free one)")
-        ->check(CLI::Range(1, 65535));
+        ->check(whole_number(0));
+    cmd->add_option("--out", a.out,
+                    "Output folder, new or empty (default runs/<model>-<timestamp>)");
+    cmd->add_flag("--overwrite", a.overwrite,
+                  "Replace the earlier run in a non-empty --out (only a run's own files)");
+    cmd->add_option("--port", a.port,
+                    "Host the rendezvous as a TCPStore on this port (of every interface) "
+                    "instead of a private file")
+        ->check(whole_number(1, 65535));
     cmd->add_option("--master", a.master,
                     "HOST:PORT of the rendezvous store; node 0 hosts it there, the other nodes "
                     "connect to it (required with --nnodes > 1)");
     cmd->add_option("--nnodes", a.nnodes,
                     "Number of nodes (machines) of a multi-node run; start one launcher on each "
                     "(default 1)")
-        ->check(CLI::PositiveNumber);
+        ->check(whole_number(1));
     cmd->add_option("--node-rank", a.node_rank,
                     "This node's index, 0 to nnodes - 1; node 0 hosts the store and writes the "
                     "complete outputs (default 0)")
-        ->check(CLI::NonNegativeNumber);
+        ->check(whole_number(0));
     cmd->add_option("--nproc-per-node", a.nproc_per_node,
                     "Ranks this node starts (default: ranks / nnodes, in rank order)")
-        ->check(CLI::PositiveNumber);
+        ->check(whole_number(1));
     cmd->add_option("--threads-per-rank", a.threads_per_rank,
-                    "Torch threads per rank (default: cores / ranks of this node)")
-        ->check(CLI::PositiveNumber);
+                    "Torch threads per rank, at most the cores (default: cores / ranks of the "
+                    "run on this machine)")
+        ->check(whole_number(1));
     cmd->add_option("--device", a.device,
                     "auto (a GPU per rank when there are enough, else CPUs), cpu or cuda")
         ->check(CLI::IsMember({"auto", "cpu", "cuda"}));
@@ -149,7 +158,8 @@ void add_worker_command(CLI::App& app, WorkerArgs& w) {
     add_training_options(cmd, w.run);
     cmd->add_option("--rank", w.rank)->required();
     cmd->add_option("--world", w.world)->required();
-    cmd->add_option("--master", w.master)->required();
+    cmd->add_option("--master", w.master);
+    cmd->add_option("--store-file", w.store_file);
     cmd->add_option("--out", w.out)->required();
     cmd->add_option("--threads", w.threads);
     cmd->add_option("--device", w.device)->check(CLI::IsMember({"cpu", "cuda"}));
@@ -166,6 +176,7 @@ int run_run(const RunArgs& a, std::ostream& out, std::ostream& err) {
     o.settings = settings_of(a);
     o.warmup = a.warmup;
     o.out_dir = a.out;
+    o.overwrite = a.overwrite;
     o.port = a.port;
     o.master = a.master;
     o.nnodes = a.nnodes;
@@ -193,6 +204,7 @@ int run_worker_command(const WorkerArgs& w, std::ostream& err) {
     o.rank = w.rank;
     o.world_size = w.world;
     o.master = w.master;
+    o.store_file = w.store_file;
     o.out_dir = w.out;
     o.threads = w.threads;
     o.device = w.device;

@@ -19,6 +19,7 @@ struct RunArgs {
     std::optional<int> steps;
     int warmup = 1;
     std::optional<std::string> out;
+    bool overwrite = false;
     std::optional<int> port;
     std::optional<std::string> master;
     int nnodes = 1;
@@ -38,8 +39,9 @@ struct WorkerArgs {
     int rank = 0;
     int world = 1;
     std::string master;
+    std::string store_file;
     std::string out;
-    int threads = 1;
+    int threads = 0;
     std::string device = "cpu";
     int local_rank = 0;
 };

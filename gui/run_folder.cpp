@@ -11,6 +11,7 @@
 #include <exception>
 
 #include "asset_paths.h"
+#include "pipewright/core/file_names.h"
 #include "pipewright/core/project_io.h"
 
 namespace pipewright::gui {
@@ -18,13 +19,7 @@ namespace pipewright::gui {
 namespace {
 
 QString safe_name(const QString& name) {
-    QString out;
-    for (const QChar c : name) {
-        out += c.isLetterOrNumber() || c == QLatin1Char('-') || c == QLatin1Char('_')
-                   ? c
-                   : QLatin1Char('_');
-    }
-    return out.isEmpty() ? QStringLiteral("run") : out;
+    return QString::fromStdString(safe_file_stem(name.toStdString()));
 }
 
 bool is_inside(const QString& path, const QString& dir) {

@@ -11,25 +11,50 @@
 #include <ctime>
 #include <filesystem>
 #include <fstream>
+#include <iostream>
 #include <sstream>
 #include <thread>
 
 #include <torch/csrc/distributed/c10d/TCPStore.hpp>
 
 #include "compute_device.h"
+#include "heartbeat.h"
 #include "pipewright/backend/modules.h"
 #include "pipewright/backend/transport.h"
+#include "pipewright/core/printable_name.h"
 #include "pipewright/core/project_io.h"
 #include "rendezvous.h"
+#include "run_folder.h"
 #include "run_outputs.h"
+#include "run_store.h"
+#include "stderr_capture.h"
 #include "worker_processes.h"
 
 namespace pipewright::backend {
 namespace {
 
+// The signal that interrupted the run (0: none). A closed terminal (SIGHUP)
+// or a closed pipe (SIGPIPE, `pipewright run | head -1`) stops the ranks like
+// Ctrl-C does instead of killing the launcher and orphaning its run folder.
 volatile std::sig_atomic_t g_interrupted = 0;
-extern "C" void on_interrupt(int /*signal*/) {
-    g_interrupted = 1;
+extern "C" void on_interrupt(int signal) {
+    g_interrupted = signal;
+}
+
+// How long a rank's heartbeat must stand still before it counts as silent.
+constexpr std::chrono::milliseconds kSilence = 3 * kHeartbeatPeriod;
+
+std::string interruption_text(int signal) {
+    switch (signal) {
+        case SIGHUP:
+            return "the terminal closed (SIGHUP)";
+        case SIGPIPE:
+            return "the output pipe closed (SIGPIPE)";
+        case SIGTERM:
+            return "terminated (SIGTERM)";
+        default:
+            return "interrupted";
+    }
 }
 
 // Progress goes to the terminal and to run.log alike.
@@ -41,20 +66,6 @@ struct Log {
         file << text << '\n' << std::flush;
     }
 };
-
-std::string default_out_dir(const std::string& model) {
-    const std::time_t now = std::time(nullptr);
-    std::tm tm{};
-    localtime_r(&now, &tm);
-    char stamp[32];
-    std::strftime(stamp, sizeof stamp, "%Y%m%d-%H%M%S", &tm);
-    const std::string base = "runs/" + (model.empty() ? "run" : model) + "-" + stamp;
-    std::string dir = base;
-    for (int i = 2; std::filesystem::exists(dir); ++i) {
-        dir = base + "-" + std::to_string(i);
-    }
-    return dir;
-}
 
 std::string fmt_ms(double s) {
     std::ostringstream o;
@@ -101,7 +112,7 @@ std::string backend_problem(const AnalyzedProject& project, const RunOptions& o)
         (void)run_dtype(project, o.settings.dtype);
         for (const auto& l : project.project.model.layers) {
             if (!can_build(l.type)) {
-                throw BackendError("layer \"" + l.name +
+                throw BackendError("layer \"" + printable_name(l.name) +
                                    "\": the backend cannot build layer type \"" + l.type + "\"");
             }
         }
@@ -111,11 +122,23 @@ std::string backend_problem(const AnalyzedProject& project, const RunOptions& o)
     return "";
 }
 
-// The rendezvous: node 0 hosts the store (a taken port fails here, before any
-// worker starts; port 0 asks for a free one), other nodes connect to it.
-c10::intrusive_ptr<c10d::Store> open_store(const HostPort& master, const RunOptions& o,
-                                           std::chrono::milliseconds timeout, int& port,
-                                           std::ostream& err) {
+// The rendezvous. A run on this machine alone meets through a private file;
+// one that spans machines (or asked for a port) through a TCPStore that node 0
+// hosts (a taken port fails here, before any worker starts; port 0 asks for a
+// free one) and the other nodes connect to.
+std::optional<RunStore> open_store(const HostPort& master, const RunOptions& o,
+                                   std::chrono::milliseconds timeout, std::ostream& err) {
+    if (!o.master && !o.port) {
+        try {
+            return open_private_store(timeout);
+        } catch (const std::exception& e) {
+            err << "pipewright: " << e.what() << '\n';
+            return std::nullopt;
+        }
+    }
+    RunStore run;
+    run.gloo_host = master.host;
+    int port = master.port;
     if (o.node_rank == 0) {
         try {
             c10d::TCPStoreOptions so;
@@ -125,7 +148,7 @@ c10::intrusive_ptr<c10d::Store> open_store(const HostPort& master, const RunOpti
             so.timeout = timeout;
             auto store = c10::make_intrusive<c10d::TCPStore>(master.host, so);
             port = store->getPort();
-            return store;
+            run.store = store;
         } catch (const std::exception& e) {
             const std::string why = e.what();
             err << "pipewright: cannot listen on " << master.host << ":" << master.port << ": "
@@ -135,19 +158,22 @@ c10::intrusive_ptr<c10d::Store> open_store(const HostPort& master, const RunOpti
                         : why.substr(0, why.find('\n')))
                 << "; choose another with " << (o.master ? "--master" : "--port")
                 << (o.nnodes > 1 ? "" : ", or leave it out to pick a free one") << '\n';
-            return {};
+            return std::nullopt;
+        }
+    } else {
+        try {
+            run.store = connect_rendezvous_store(master.host, master.port, timeout);
+        } catch (const std::exception&) {
+            err << "pipewright: cannot reach the master " << master.host << ":" << master.port
+                << " within " << fmt_s(o.settings.timeout_s)
+                << " (nothing answered there: is the launcher of node 0 running, with the same "
+                   "--master, and is the port open?)\n";
+            return std::nullopt;
         }
     }
-    try {
-        port = master.port;
-        return connect_rendezvous_store(master.host, master.port, timeout);
-    } catch (const std::exception&) {
-        err << "pipewright: cannot reach the master " << master.host << ":" << master.port
-            << " within " << fmt_s(o.settings.timeout_s)
-            << " (nothing answered there: is the launcher of node 0 running, with the same "
-               "--master, and is the port open?)\n";
-        return {};
-    }
+    run.where = master.host + ":" + std::to_string(port);
+    run.worker_args = {"--master", run.where};
+    return run;
 }
 
 }  // namespace
@@ -217,8 +243,11 @@ RunOutcome launch_run(const RunOptions& o, std::ostream& err) {
         err << "pipewright: " << problem << '\n';
         return outcome;
     }
+    // Options that contradict each other or the run are usage errors (2).
+    constexpr int kUsageError = 2;
     if (o.port && o.master) {
         err << "pipewright: give either --port or --master, not both\n";
+        outcome.exit_code = kUsageError;
         return outcome;
     }
     const int world = project->num_ranks();
@@ -238,6 +267,15 @@ RunOutcome launch_run(const RunOptions& o, std::ostream& err) {
         }
     } catch (const std::exception& e) {
         err << "pipewright: " << e.what() << '\n';
+        outcome.exit_code = kUsageError;
+        return outcome;
+    }
+    if (const unsigned cores = std::max(1U, std::thread::hardware_concurrency());
+        o.threads_per_rank > static_cast<int>(cores)) {
+        err << "pipewright: --threads-per-rank " << o.threads_per_rank << " is more than this "
+            << "machine's " << cores << " core" << (cores == 1 ? "" : "s") << "; give at most "
+            << cores << " (or leave it out: cores / ranks)\n";
+        outcome.exit_code = kUsageError;
         return outcome;
     }
     std::string device_kind;
@@ -253,49 +291,65 @@ RunOutcome launch_run(const RunOptions& o, std::ostream& err) {
     const bool multi = o.nnodes > 1;
     const std::string node_name = multi ? "node " + std::to_string(o.node_rank) + ": " : "";
 
-    int port = 0;
-    const c10::intrusive_ptr<c10d::Store> store = open_store(master, o, timeout, port, err);
-    if (!store) {
+    std::optional<RunStore> rendezvous = open_store(master, o, timeout, err);
+    if (!rendezvous) {
         return outcome;
     }
+    const c10::intrusive_ptr<c10d::Store> store = rendezvous->store;
     const nlohmann::json config = configuration(*project, o, steps);
     if (multi) {
         if (store->add(keys::node_claim(o.node_rank), 1) > 1) {
             err << "pipewright: node rank " << o.node_rank << " is already taken by another "
-                << "launcher of the run at " << master.host << ":" << port << '\n';
+                << "launcher of the run at " << rendezvous->where << '\n';
             return outcome;
         }
         set_text(*store, keys::node(o.node_rank), config.dump());
     }
 
-    outcome.out_dir = o.out_dir.value_or(default_out_dir(project->project.model.name));
-    std::error_code ec;
-    std::filesystem::create_directories(outcome.out_dir, ec);
-    if (ec) {
-        err << "pipewright: cannot create " << outcome.out_dir << ": " << ec.message() << '\n';
+    outcome.out_dir = o.out_dir.value_or(default_run_folder(project->project.model.name));
+    try {
+        prepare_run_folder(outcome.out_dir, o.settings.project, o.overwrite);
+    } catch (const std::exception& e) {
+        err << "pipewright: " << e.what() << '\n';
         return outcome;
     }
-    Log log{err, std::ofstream(outcome.out_dir + "/run.log")};
+    StderrCapture capture(outcome.out_dir + "/run.log");
+    Log log{&err == &std::cerr ? capture.terminal() : err,
+            std::ofstream(outcome.out_dir + "/run.log", std::ios::app)};
+    // Without --threads-per-rank the workers share this machine's cores among
+    // all the ranks they find on it at the rendezvous, so that launchers of
+    // several nodes on one machine do not oversubscribe it.
     const int threads =
         o.threads_per_rank > 0 ? o.threads_per_rank : default_threads_per_rank(mine.count);
+    const std::string threads_text =
+        o.threads_per_rank == 0 && multi
+            ? "cores shared by the ranks on this machine"
+            : std::to_string(threads) + " thread" + (threads == 1 ? "" : "s") + " each";
     const bool json = o.progress_json;
     const std::string ranks_text = mine.count == 1
                                        ? "rank " + std::to_string(mine.first)
                                        : "ranks " + std::to_string(mine.first) + "-" +
                                              std::to_string(mine.first + mine.count - 1);
     if (!json) {
-        log.line("pipewright: " + node_name + "running " + project->project.model.name + " with " +
-                 project->schedule.name + " on " + std::to_string(world) +
-                 (device_kind == "cuda" ? " GPU" : " CPU") + " rank" + (world == 1 ? "" : "s") +
+        log.line("pipewright: " + node_name + "running " +
+                 printable_name(project->project.model.name) + " with " + project->schedule.name +
+                 " on " + std::to_string(world) + (device_kind == "cuda" ? " GPU" : " CPU") +
+                 " rank" + (world == 1 ? "" : "s") +
                  (multi ? " over " + std::to_string(o.nnodes) + " nodes (" + ranks_text + " here)"
                         : "") +
-                 " (" + std::to_string(threads) + " thread" + (threads == 1 ? "" : "s") +
-                 " each), " + std::to_string(steps) + " steps, store " + master.host + ":" +
-                 std::to_string(port) + ", output " + outcome.out_dir);
+                 " (" + threads_text + "), " + std::to_string(steps) + " steps, store " +
+                 rendezvous->where + ", output " + outcome.out_dir);
+        if (o.node_rank == 0 && (o.master || o.port)) {
+            log.line("pipewright: note: the rendezvous store listens on port " +
+                     rendezvous->where.substr(rendezvous->where.rfind(':') + 1) +
+                     " of every interface of this machine (LibTorch's TCPStore takes no "
+                     "address); run multi-node only inside a trusted network");
+        }
     }
 
-    std::signal(SIGINT, on_interrupt);
-    std::signal(SIGTERM, on_interrupt);
+    for (const int signal : {SIGINT, SIGTERM, SIGHUP, SIGPIPE}) {
+        std::signal(signal, on_interrupt);
+    }
     g_interrupted = 0;
     WorkerProcesses workers;
     // Every launcher announces its node's failure so that the others stop
@@ -322,12 +376,10 @@ RunOutcome launch_run(const RunOptions& o, std::ostream& err) {
                                       std::to_string(r),
                                       "--world",
                                       std::to_string(world),
-                                      "--master",
-                                      master.host + ":" + std::to_string(port),
                                       "--out",
                                       outcome.out_dir,
                                       "--threads",
-                                      std::to_string(threads),
+                                      std::to_string(o.threads_per_rank),
                                       "--steps",
                                       std::to_string(steps),
                                       "--timeout",
@@ -336,6 +388,7 @@ RunOutcome launch_run(const RunOptions& o, std::ostream& err) {
                                       device_kind,
                                       "--local-rank",
                                       std::to_string(r - mine.first)};
+        args.insert(args.end(), rendezvous->worker_args.begin(), rendezvous->worker_args.end());
         const auto add = [&](const char* flag, const auto& value) {
             if (value) {
                 std::ostringstream v;
@@ -402,18 +455,52 @@ RunOutcome launch_run(const RunOptions& o, std::ostream& err) {
         if (multi) {
             const auto nodes = nodes_of(missing);
             m += " (node" + std::string(nodes.size() == 1 ? " " : "s ") + list_ranks(nodes) +
-                 " did not arrive at " + master.host + ":" + std::to_string(port) + ")";
+                 " did not arrive at " + rendezvous->where + ")";
         }
         return m + "; stopped the ranks here";
+    };
+    HeartbeatWatch heartbeats(world, std::chrono::steady_clock::now());
+    // Why a rank failed, naming the ranks that had stopped answering when
+    // it did: a rank waiting on a stopped peer fails with the peer's fault.
+    const auto failure_message = [&](const WorkerProcesses::Failure& failed) {
+        const std::string rank_log =
+            outcome.out_dir + "/rank-" + std::to_string(failed.rank) + ".log";
+        std::string why = last_line(rank_log);
+        if (const auto reported = try_get_text(*store, keys::failure(failed.rank))) {
+            why = reported->substr(0, reported->find('\n'));
+        }
+        const std::string failure = "rank " + std::to_string(failed.rank) + " failed (" +
+                                    describe_exit(failed.status) + ")" +
+                                    (why.empty() ? "" : ": " + why);
+        const auto now = std::chrono::steady_clock::now();
+        const auto silent = heartbeats.silent_ranks(*store, failed.rank, now, kSilence);
+        if (silent.empty()) {
+            return failure + "; stopped the other ranks" + (multi ? " of this node" : "") +
+                   " (log: " + rank_log + ")";
+        }
+        std::string culprit =
+            "rank" + std::string(silent.size() == 1 ? " " : "s ") + list_ranks(silent);
+        if (multi) {
+            const auto nodes = nodes_of(silent);
+            culprit +=
+                " (node" + std::string(nodes.size() == 1 ? " " : "s ") + list_ranks(nodes) + ")";
+        }
+        const double quiet_s =
+            static_cast<double>(heartbeats.silent_for(silent.front(), now).count()) / 1000;
+        return culprit + " stopped answering (no sign of life for " + fmt_s(quiet_s) +
+               ": stopped, hung or cut off" + (multi ? ", or its launcher ended" : "") + "); " +
+               failure + " waiting for it; stopped the other ranks" +
+               (multi ? " of this node" : "") + " (log: " + rank_log + ")";
     };
     std::optional<std::chrono::steady_clock::time_point> local_up;
     bool all_joined = false;
     std::vector<bool> node_checked(static_cast<std::size_t>(o.nnodes), false);
     while (true) {
         if (g_interrupted != 0) {
-            fail("interrupted; stopped all " + std::to_string(mine.count) + " ranks" +
-                 (multi ? " of this node" : ""));
-            outcome.exit_code = 130;
+            const int signal = g_interrupted;
+            fail(interruption_text(signal) + "; stopped all " + std::to_string(mine.count) +
+                 " ranks" + (multi ? " of this node" : ""));
+            outcome.exit_code = 128 + signal;
             return outcome;
         }
         const auto failed = workers.reap();
@@ -436,26 +523,32 @@ RunOutcome launch_run(const RunOptions& o, std::ostream& err) {
                     return fail(never_joined(missing));
                 }
             }
+            heartbeats.poll(*store, std::chrono::steady_clock::now());
             if (failed && multi) {
                 // A rank here that failed because a rank of another node
-                // vanished: that node's launcher names the real cause.
-                for (int i = 0; i < 10; ++i) {
+                // vanished: that node's launcher names the real cause, or,
+                // when that launcher is gone too, the silence of its ranks.
+                const auto since = std::chrono::steady_clock::now();
+                // A counter is read once a period, so a silence shows a
+                // period or two after the rank went quiet.
+                while (std::chrono::steady_clock::now() - since < kSilence + 2 * kHeartbeatPeriod) {
                     if (const auto other = try_get_text(*store, keys::kFailed)) {
                         workers.stop_all();
                         log.line("pipewright: " + node_name + "stopped: " + *other);
                         return outcome;
                     }
+                    heartbeats.poll(*store, std::chrono::steady_clock::now());
+                    if (!heartbeats
+                             .silent_ranks(*store, failed->rank, std::chrono::steady_clock::now(),
+                                           kSilence)
+                             .empty()) {
+                        break;
+                    }
                     std::this_thread::sleep_for(std::chrono::milliseconds(50));
                 }
             }
             if (failed) {
-                const std::string rank_log =
-                    outcome.out_dir + "/rank-" + std::to_string(failed->rank) + ".log";
-                const std::string why = last_line(rank_log);
-                return fail("rank " + std::to_string(failed->rank) + " failed (" +
-                            describe_exit(failed->status) + ")" + (why.empty() ? "" : ": " + why) +
-                            "; stopped the other ranks" + (multi ? " of this node" : "") +
-                            " (log: " + rank_log + ")");
+                return fail(failure_message(*failed));
             }
             if (multi) {
                 if (const auto other = try_get_text(*store, keys::kFailed)) {
@@ -482,8 +575,8 @@ RunOutcome launch_run(const RunOptions& o, std::ostream& err) {
         } catch (const std::exception& e) {
             // Only node 0's launcher ending takes the store away.
             workers.stop_all();
-            log.line("pipewright: " + node_name + "lost the rendezvous store at " + master.host +
-                     ":" + std::to_string(port) + " (" +
+            log.line("pipewright: " + node_name + "lost the rendezvous store at " +
+                     rendezvous->where + " (" +
                      std::string(e.what()).substr(0, std::string(e.what()).find('\n')) +
                      "); stopped the ranks here");
             return outcome;

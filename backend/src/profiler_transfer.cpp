@@ -1,12 +1,12 @@
 // Transfer cost between two ranks for `pipewright profile`, measured over the
-// same c10d transport a run uses (TCPStore rendezvous, ProcessGroupGloo), not
+// same c10d transport a run uses (ProcessGroupGloo over TCP), not
 // estimated: two threads of this process play rank 0 and rank 1.
 #include <algorithm>
 #include <chrono>
 #include <future>
 #include <stdexcept>
 
-#include <torch/csrc/distributed/c10d/TCPStore.hpp>
+#include <torch/csrc/distributed/c10d/HashStore.hpp>
 
 #include "pipewright/backend/profiler.h"
 #include "pipewright/backend/transport.h"
@@ -100,20 +100,16 @@ TransferFit measure_transfer(const TransferOptions& o) {
     const std::vector<std::int64_t> sizes =
         o.message_bytes.empty() ? default_transfer_sizes() : o.message_bytes;
     const auto timeout = std::chrono::milliseconds(static_cast<std::int64_t>(o.timeout_s * 1000));
-    // The rendezvous store, hosted here as the launcher hosts it for a run.
-    c10d::TCPStoreOptions so;
-    so.port = 0;  // a free port
-    so.isServer = true;
-    so.waitWorkers = false;
-    so.timeout = timeout;
-    auto store = c10::make_intrusive<c10d::TCPStore>(o.host, so);
-    const int port = store->getPort();
+    // Both ranks live in this process: they meet in an in-memory store, so
+    // profiling opens no port; the Gloo connections themselves are real.
+    auto store = c10::make_intrusive<c10d::HashStore>();
+    store->setTimeout(timeout);
 
     // Each rank builds its process group in its own thread: the two
     // constructors meet in the rendezvous. Every wait is bounded by the
     // timeout, so a failing rank ends the other with an error, not a hang.
     auto rank_main = [&](int rank) {
-        auto transport = make_gloo_transport(o.host, port, rank, 2, timeout);
+        auto transport = make_gloo_transport(store, o.host, rank, 2, timeout);
         return ping_pong(*transport, sizes, std::max(1, o.repeats));
     };
     auto other = std::async(std::launch::async, rank_main, 1);

@@ -47,6 +47,12 @@ std::string node(int node) {
 std::string node_done(int node) {
     return "node-done/" + std::to_string(node);
 }
+std::string alive(int rank) {
+    return "alive/" + std::to_string(rank);
+}
+std::string failure(int rank) {
+    return "failure/" + std::to_string(rank);
+}
 }  // namespace keys
 
 void set_text(c10d::Store& store, const std::string& key, const std::string& text) {

@@ -36,6 +36,11 @@ namespace keys {
 // Set by a launcher of a node other than 0 once its outputs are written:
 // node 0 keeps the store until then.
 [[nodiscard]] std::string node_done(int node);
+// A worker's sign of life: a counter it raises every second while it runs.
+[[nodiscard]] std::string alive(int rank);
+// Why a worker failed, as text: reaches the launcher even when the worker
+// cannot write its log (a full disk).
+[[nodiscard]] std::string failure(int rank);
 // Set by the first launcher whose part of the run failed: why, as text.
 inline constexpr const char* kFailed = "failed";
 }  // namespace keys

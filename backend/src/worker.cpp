@@ -1,6 +1,9 @@
 // One rank of a real run, as a process of its own: rendezvous, execute the
 // steps, publish progress, leave this rank's record in the run folder of its
 // node and in the store, where node 0's launcher collects every rank's.
+#include <unistd.h>
+
+#include <array>
 #include <fstream>
 #include <sstream>
 
@@ -9,12 +12,14 @@
 
 #include "allocator_tuning.h"
 #include "compute_device.h"
+#include "heartbeat.h"
 #include "pipewright/backend/executor.h"
 #include "pipewright/backend/launcher.h"
 #include "pipewright/backend/modules.h"
 #include "pipewright/core/project_io.h"
 #include "rendezvous.h"
 #include "resident_memory.h"
+#include "run_store.h"
 #include "transfer_channels.h"
 #ifdef PIPEWRIGHT_WITH_NCCL
 #include "transport_nccl.h"
@@ -55,6 +60,22 @@ std::string clock_id() {
     std::string id;
     std::getline(in, id);
     return id;
+}
+
+// One machine: its boot id and host name (containers on one host share its
+// cores and its boot id, but not always its host name: either will do).
+std::string machine_id() {
+    std::array<char, 256> host{};
+    ::gethostname(host.data(), host.size() - 1);
+    return clock_id() + "/" + host.data();
+}
+
+int ranks_on_machine(c10d::Store& store, int world, const std::string& machine) {
+    int count = 0;
+    for (int r = 0; r < world; ++r) {
+        count += get_text(store, keys::joined(r)) == machine ? 1 : 0;
+    }
+    return std::max(1, count);
 }
 
 std::string seconds_text(std::chrono::milliseconds ms) {
@@ -120,39 +141,74 @@ std::unique_ptr<Transport> make_transport(c10::intrusive_ptr<c10d::Store> store,
 
 int run_worker(const WorkerOptions& o, std::ostream& err) {
     const std::string who = "rank " + std::to_string(o.rank);
-    try {
-        auto project = load_for_run(o.settings, err);
-        if (!project) {
-            return 1;
+    c10::intrusive_ptr<c10d::Store> store;
+    // The reason goes to the log and to the store: the launcher reads it
+    // there when the log could not be written (a full disk).
+    const auto report = [&](const std::string& reason) {
+        err << "pipewright worker " << who << ": " << reason << '\n' << std::flush;
+        if (store) {
+            try {
+                set_text(*store, keys::failure(o.rank), reason);
+            } catch (const std::exception&) {
+                // the store is gone with the launcher: nobody is left to tell
+            }
         }
-        torch::set_num_threads(o.threads);
+        return 1;
+    };
+    try {
+        // The store first, so that every later failure reaches the launcher.
+        const auto timeout =
+            std::chrono::milliseconds(static_cast<std::int64_t>(o.settings.timeout_s * 1000));
+        std::string gloo_host = kLoopbackHost;
+        if (!o.store_file.empty()) {
+            try {
+                store = connect_private_store(o.store_file, timeout);
+            } catch (const std::exception& e) {
+                throw BackendError("cannot open the run's rendezvous file " + o.store_file + ": " +
+                                   e.what());
+            }
+        } else {
+            const HostPort master = parse_host_port(o.master, "--master");
+            gloo_host = master.host;
+            try {
+                store = connect_rendezvous_store(master.host, master.port, timeout);
+            } catch (const std::exception&) {
+                throw BackendError("cannot reach the rendezvous store at " + o.master + " within " +
+                                   seconds_text(timeout));
+            }
+        }
+        std::ostringstream problems;
+        auto project = load_for_run(o.settings, problems);
+        if (!project) {
+            return report(problems.str());
+        }
+        const torch::Dtype dtype = run_dtype(*project, o.settings.dtype);
+        if (o.threads > 0) {
+            torch::set_num_threads(o.threads);
+        }
         const torch::Device device = rank_device(o.device, o.local_rank);
         // Subnormal floats cost up to 100x a normal multiply on x86; the
         // activations of a deep, freshly initialised model shrink into them.
         // The profile flushes them too, so the two time the same arithmetic.
         at::globalContext().setFlushDenormal(true);
         keep_freed_memory_for_reuse();
-        const torch::Dtype dtype = run_dtype(*project, o.settings.dtype);
-        const HostPort master = parse_host_port(o.master, "--master");
-        const auto timeout =
-            std::chrono::milliseconds(static_cast<std::int64_t>(o.settings.timeout_s * 1000));
-
-        c10::intrusive_ptr<c10d::Store> store;
-        try {
-            store = connect_rendezvous_store(master.host, master.port, timeout);
-        } catch (const std::exception&) {
-            throw BackendError("cannot reach the rendezvous store at " + o.master + " within " +
-                               seconds_text(timeout));
-        }
         // Gloo's own rendezvous would wait for missing ranks for minutes and
-        // not say which; this wait is bounded and names them.
-        set_text(*store, keys::joined(o.rank), "1");
+        // not say which; this wait is bounded and names them. The joined key
+        // names this rank's machine, so that the ranks of launchers that
+        // share a machine share its cores.
+        const std::string machine = machine_id();
+        set_text(*store, keys::joined(o.rank), machine);
+        const Heartbeat heartbeat(store, o.rank);
         if (const auto missing = wait_for_ranks(*store, o.world_size, timeout); !missing.empty()) {
             throw BackendError("rank" + std::string(missing.size() == 1 ? " " : "s ") +
                                list_ranks(missing) + " never joined within " +
                                seconds_text(timeout));
         }
-        auto transport = make_transport(store, master.host, o.rank, o.world_size, device,
+        if (o.threads <= 0) {
+            torch::set_num_threads(
+                default_threads_per_rank(ranks_on_machine(*store, o.world_size, machine)));
+        }
+        auto transport = make_transport(store, gloo_host, o.rank, o.world_size, device,
                                         project->schedule, timeout, err);
 
         // The data's teacher (a whole model, on the rank with the last stage)
@@ -185,7 +241,7 @@ int run_worker(const WorkerOptions& o, std::ostream& err) {
             }
         }
         const nlohmann::json mine{{"rank", o.rank},
-                                  {"threads", o.threads},
+                                  {"threads", torch::get_num_threads()},
                                   {"clock", clock_id()},
                                   {"device", device.str()},
                                   {"device_name", device_name(device)},
@@ -199,11 +255,10 @@ int run_worker(const WorkerOptions& o, std::ostream& err) {
         return 0;
     } catch (const c10::Error& e) {
         // Torch's what() carries a C++ backtrace; the first line is the reason.
-        err << "pipewright worker " << who << ": " << e.what_without_backtrace() << '\n';
+        return report(e.what_without_backtrace());
     } catch (const std::exception& e) {
-        err << "pipewright worker " << who << ": " << e.what() << '\n';
+        return report(e.what());
     }
-    return 1;
 }
 
 }  // namespace pipewright::backend

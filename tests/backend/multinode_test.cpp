@@ -3,8 +3,13 @@
 // machine act as two nodes; faults of the rendezvous end quickly and clearly.
 #include <gtest/gtest.h>
 
+#include <signal.h>
+
+#include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <filesystem>
+#include <fstream>
 #include <thread>
 
 #include "backend_test_util.h"
@@ -162,10 +167,104 @@ TEST(MultiNode, LayoutThatDoesNotMatchTheProjectIsRefused) {
         run_cli("run " + project.string() + " --nnodes 2 --node-rank 0 " +
                     "--nproc-per-node 2 --master 127.0.0.1:" + std::to_string(test::free_port()),
                 dir);
-    EXPECT_EQ(r.code, 1) << r.output;
+    EXPECT_EQ(r.code, 2) << r.output;
     EXPECT_NE(r.output.find("makes 4 ranks, but the project places its stages on 2 devices"),
               std::string::npos)
         << r.output;
+    fs::remove_all(dir);
+}
+
+// Two launchers on one machine (the documented way to try multi-node) share
+// its cores instead of each giving its ranks all of them.
+TEST(MultiNode, LaunchersOnOneMachineShareItsCores) {
+    const auto dir = test::temp_dir("share");
+    const auto project = test::write_project(dir, test::MlpSpec{});  // 2 ranks
+    const std::string common = "run " + project.string() + " --steps 1 --json --timeout 30";
+    const std::string master = "127.0.0.1:" + std::to_string(test::free_port());
+    test::CliResult node0, node1;
+    std::thread second([&] {
+        node1 = run_cli(common + " --nnodes 2 --node-rank 1 --master " + master + " --out " +
+                            (dir / "node1").string(),
+                        dir, "node1");
+    });
+    node0 = run_cli(common + " --nnodes 2 --node-rank 0 --master " + master + " --out " +
+                        (dir / "node0").string(),
+                    dir, "node0");
+    second.join();
+    ASSERT_EQ(node0.code, 0) << node0.output;
+    ASSERT_EQ(node1.code, 0) << node1.output;
+    const int cores = static_cast<int>(std::max(1U, std::thread::hardware_concurrency()));
+    const auto summary = nlohmann::json::parse(test::last_json_object(node0.output));
+    for (const auto& device : summary.at("devices")) {
+        EXPECT_EQ(device.at("threads").get<int>(), std::max(1, cores / 2)) << device.dump();
+    }
+    fs::remove_all(dir);
+}
+
+// The pid of the launcher (`pipewright run`) whose --out is `out`.
+pid_t launcher_of(const fs::path& out) {
+    for (const pid_t pid : test::processes_mentioning(out.string())) {
+        std::ifstream in("/proc/" + std::to_string(pid) + "/cmdline", std::ios::binary);
+        std::vector<std::string> argv;
+        for (std::string arg; std::getline(in, arg, '\0');) {
+            argv.push_back(arg);
+        }
+        if (argv.size() > 1 && argv[0].find("pipewright") != std::string::npos &&
+            argv[1] == "run") {
+            return pid;
+        }
+    }
+    return 0;
+}
+
+// A node whose launcher is killed takes its ranks along; the other node's
+// ranks fail on a closed connection, and their launcher names the node that
+// went silent, not its own rank.
+TEST(MultiNode, AKilledNodeIsNamedByTheNodeThatRemains) {
+    const auto dir = test::temp_dir("killed-node");
+    test::MlpSpec spec;
+    spec.width = 64;
+    const auto project = test::write_project(dir, spec);
+    const std::string common =
+        "run " + project.string() + " --steps 1000000 --threads-per-rank 1 --timeout 30";
+    const std::string master = "127.0.0.1:" + std::to_string(test::free_port());
+    test::CliResult node0, node1;
+    std::thread first([&] {
+        node0 = run_cli(common + " --nnodes 2 --node-rank 0 --master " + master + " --out " +
+                            (dir / "node0").string(),
+                        dir, "node0");
+    });
+    std::thread second([&] {
+        node1 = run_cli(common + " --nnodes 2 --node-rank 1 --master " + master + " --out " +
+                            (dir / "node1").string(),
+                        dir, "node1");
+    });
+    pid_t victim = 0;
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(90);
+    while (victim == 0 && std::chrono::steady_clock::now() < deadline) {
+        std::string log;
+        try {
+            log = read_text_file(dir / "node0" / "run.log");
+        } catch (const std::exception&) {
+            // not written yet
+        }
+        if (log.find("step 2/") != std::string::npos) {
+            victim = launcher_of(dir / "node1");
+        }
+        std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    }
+    if (victim > 0) {
+        ::kill(victim, SIGKILL);
+    } else {
+        ::kill(launcher_of(dir / "node0"), SIGKILL);
+    }
+    first.join();
+    second.join();
+    ASSERT_GT(victim, 0) << "training never started";
+    EXPECT_EQ(node0.code, 1) << node0.output;
+    EXPECT_NE(node0.output.find("rank 1 (node 1) stopped answering"), std::string::npos)
+        << node0.output;
+    EXPECT_EQ(test::processes_mentioning(dir.string()), std::vector<pid_t>{});
     fs::remove_all(dir);
 }
 

@@ -339,12 +339,32 @@ TEST(ProjectIo, SaveLeavesNoTemporaryFiles) {
     save_project_file(full_project(), file);
     save_project_file(full_project(), file);
     EXPECT_EQ(entries_of(dir.path()), (std::vector<std::string>{"p.json"}));
-    // mkstemp makes 0600 files; a saved project is an ordinary document.
-    const auto perms = fs::status(file).permissions();
-    EXPECT_NE(perms & fs::perms::owner_read, fs::perms::none);
-    EXPECT_NE(perms & fs::perms::owner_write, fs::perms::none);
-    EXPECT_NE(perms & fs::perms::group_read, fs::perms::none);
-    EXPECT_NE(perms & fs::perms::others_read, fs::perms::none);
+}
+
+// A new file is 0666 less the user's umask, as any editor makes it.
+TEST(ProjectIo, SaveOfANewFileFollowsTheUmask) {
+    TempDir dir;
+    const mode_t previous = ::umask(027);
+    save_project_file(full_project(), dir.path() / "p.json");
+    ::umask(previous);
+    EXPECT_EQ(fs::status(dir.path() / "p.json").permissions(), fs::perms(0640));
+    const mode_t open = ::umask(0);
+    save_project_file(full_project(), dir.path() / "q.json");
+    ::umask(open);
+    EXPECT_EQ(fs::status(dir.path() / "q.json").permissions(), fs::perms(0666));
+}
+
+// Overwriting never widens (or narrows) a file's permissions.
+TEST(ProjectIo, SaveOverAFileKeepsItsPermissions) {
+    TempDir dir;
+    const fs::path file = dir.path() / "p.json";
+    save_project_file(full_project(), file);
+    fs::permissions(file, fs::perms(0600), fs::perm_options::replace);
+    save_project_file(full_project(), file);
+    EXPECT_EQ(fs::status(file).permissions(), fs::perms(0600));
+    fs::permissions(file, fs::perms(0664), fs::perm_options::replace);
+    save_project_file(full_project(), file);
+    EXPECT_EQ(fs::status(file).permissions(), fs::perms(0664));
 }
 
 TEST(ProjectIo, SaveIntoAMissingFolderThrowsAndLeavesNothing) {

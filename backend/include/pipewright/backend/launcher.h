@@ -34,6 +34,7 @@ struct RunOptions {
     RunSettings settings;
     int warmup = 1;
     std::optional<std::string> out_dir;
+    bool overwrite = false;  // replace the run in a non-empty out_dir
     std::optional<int> port;
     std::optional<std::string> master;  // HOST:PORT of the rendezvous store
     int threads_per_rank = 0;           // 0: cores / ranks of this node
@@ -50,9 +51,10 @@ struct WorkerOptions {
     RunSettings settings;
     int rank = 0;
     int world_size = 1;
-    std::string master = "127.0.0.1:0";
+    std::string master;      // HOST:PORT of a TCP rendezvous store, or
+    std::string store_file;  // the file of a run's private store (one machine)
     std::string out_dir;
-    int threads = 1;
+    int threads = 0;             // 0: this machine's cores shared by its ranks of the run
     std::string device = "cpu";  // "cpu" or "cuda", as the launcher resolved --device
     int local_rank = 0;          // position among this machine's ranks: its GPU
 };

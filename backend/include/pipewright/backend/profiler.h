@@ -71,9 +71,9 @@ struct TransferOptions {
     std::string host = "127.0.0.1";
 };
 
-// Latency and bandwidth between two ranks over the real transport: a c10d
-// TCPStore on `host` (a free port) and two threads, each with its own
-// ProcessGroupGloo, ping-pong float32 tensors of every size.
+// Latency and bandwidth between two ranks over the real transport: two
+// threads, each with its own ProcessGroupGloo on `host`, meet in an in-memory
+// c10d store and ping-pong float32 tensors of every size.
 [[nodiscard]] TransferFit measure_transfer(const TransferOptions& options);
 
 struct ProfileOutcome {

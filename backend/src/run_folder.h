@@ -1,0 +1,26 @@
+#pragma once
+
+// The folder a run writes into. A run never mixes its outputs with an earlier
+// run's (compare would read the old timeline after a failed run), and never
+// deletes what it did not write.
+
+#include <string>
+
+namespace pipewright::backend {
+
+// runs/<model>-<YYYYmmdd-HHMMSS>[-N] under the current folder, the model's
+// name made safe as a file name (a project cannot steer it elsewhere).
+[[nodiscard]] std::string default_run_folder(const std::string& model_name);
+
+// Whether a file name is one that a run writes (run.log, metrics.json,
+// rank-3.json, params-stage-0.pt, …, or an unfinished atomic write of one).
+[[nodiscard]] bool is_run_output(const std::string& file_name);
+
+// Makes `dir` ready: created when missing; an empty folder is used as it is.
+// A folder with files is refused unless `overwrite`, and then only when every
+// file in it is a run's output, which is removed first. The project file
+// being run may lie in the folder (the studio writes it there) and is kept.
+// Throws BackendError saying what to do.
+void prepare_run_folder(const std::string& dir, const std::string& project_file, bool overwrite);
+
+}  // namespace pipewright::backend
