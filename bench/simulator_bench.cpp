@@ -70,9 +70,9 @@ std::unique_ptr<SimCase> make_case(int ranks, int microbatches) {
     for (std::size_t r = 0; r < n; ++r) {
         in.rank_devices.push_back("gpu" + std::to_string(r));
     }
-    in.link_index.assign(n, std::vector<int>(n, -1));
     const auto add_link = [&in](std::size_t from, std::size_t to) {
-        in.link_index[from][to] = static_cast<int>(in.links.size());
+        in.link_index.set(static_cast<int>(from), static_cast<int>(to),
+                          static_cast<int>(in.links.size()));
         in.links.push_back({in.rank_devices[from] + "->" + in.rank_devices[to], kNeighbourLink});
     };
     for (std::size_t r = 0; r + 1 < n; ++r) {

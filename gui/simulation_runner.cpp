@@ -1,6 +1,7 @@
 #include "simulation_runner.h"
 
 #include <QtConcurrent/QtConcurrentRun>
+#include <new>
 
 #include "pipewright/sim/event_simulator.h"
 
@@ -21,6 +22,10 @@ SimulationResult simulate_now(const Project& project, const std::string& base_di
         result.report = simulate_project(*analyzed);
     } catch (const InputError& e) {
         result.diagnostics.append(e.diagnostics());
+    } catch (const std::bad_alloc&) {
+        result.error =
+            "out of memory: this case needs more memory than is available; try fewer "
+            "micro-batches or stages";
     } catch (const std::exception& e) {
         result.error = e.what();
     }

@@ -1,6 +1,7 @@
 #include "pipewright/core/analysis.h"
 
-#include <map>
+#include <string_view>
+#include <unordered_map>
 
 #include "pipewright/core/schedule_check.h"
 #include "pipewright/core/schedule_csv.h"
@@ -67,7 +68,10 @@ void analyze_layers(const Project& p, AnalyzedProject& out, Diagnostics& d) {
 
 void resolve_ranks(const Project& p, const DeviceCatalog& catalog, AnalyzedProject& out,
                    Diagnostics& d) {
-    auto devices = p.topology.devices();
+    // Every lookup by path below goes through the hash map: a scan per
+    // stage made validating 10⁵ devices O(N²) (issue 18).
+    const DeviceLookup lookup(p.topology);
+    const auto& devices = lookup.devices();
     if (devices.empty() && !p.topology.nodes.empty()) {
         d.add("topology.nodes", "the topology has no devices");
     }
@@ -86,13 +90,13 @@ void resolve_ranks(const Project& p, const DeviceCatalog& catalog, AnalyzedProje
     for (std::size_t i = 0; i < p.topology.link_overrides.size(); ++i) {
         const auto& o = p.topology.link_overrides[i];
         for (const auto& end : {o.device_a, o.device_b}) {
-            if (!end.empty() && !p.topology.find_device(end)) {
+            if (!end.empty() && !lookup.find(end)) {
                 d.add("topology.link_overrides[" + std::to_string(i) + "].between",
                       "no device \"" + end + "\" in the topology");
             }
         }
     }
-    std::map<std::string, int> rank_of;
+    std::unordered_map<std::string_view, int> rank_of;  // views into p.placement
     for (std::size_t i = 0; i < p.placement.size(); ++i) {
         const auto& device = p.placement[i].device;
         if (device.empty()) {
@@ -102,7 +106,7 @@ void resolve_ranks(const Project& p, const DeviceCatalog& catalog, AnalyzedProje
                       "\")");
             continue;
         }
-        auto loc = p.topology.find_device(device);
+        auto loc = lookup.find(device);
         if (!loc) {
             d.add(stage_path(i) + ".device",
                   "no device \"" + device + "\" in the topology (devices: " + join(device_names) +
@@ -117,7 +121,7 @@ void resolve_ranks(const Project& p, const DeviceCatalog& catalog, AnalyzedProje
                 out.rank_specs.push_back(DeviceSpec{});  // reported above
             }
         }
-        out.stages.push_back({static_cast<int>(i), rank_of[device], 0, 0});
+        out.stages.push_back({static_cast<int>(i), rank_of.at(device), 0, 0});
     }
 }
 
@@ -259,7 +263,9 @@ void build_schedule(const AnalysisOptions& o, AnalyzedProject& out, Diagnostics&
     if (!csv.empty()) {
         const std::string path_name = o.schedule_csv ? "--schedule-csv" : "training.schedule.csv";
         std::filesystem::path file = csv;
-        if (file.is_relative() && !o.base_dir.empty()) {
+        // The project's own path starts from its folder; a command-line path
+        // from the current folder, as a shell user expects.
+        if (file.is_relative() && !o.base_dir.empty() && !o.schedule_csv) {
             file = o.base_dir / file;
         }
         try {

@@ -1,16 +1,21 @@
+#include <algorithm>
 #include <cstddef>
-#include <map>
+#include <cstdint>
+#include <optional>
 #include <string>
 #include <tuple>
 #include <vector>
 
+#include "json_text.h"
 #include "pipewright/core/timeline.h"
+#include "timeline_sizes.h"
 
 namespace pipewright {
 
 namespace {
 
 using Json = nlohmann::json;
+using detail::JsonTextWriter;
 
 constexpr int kComputeTid = 1;
 constexpr int kCommTid = 2;
@@ -48,119 +53,207 @@ bool is_comm(ActionType t) {
     return is_send(t) || is_recv(t);
 }
 
-Json metadata(const char* name, int pid, int tid, Json args) {
-    Json j{{"ph", "M"}, {"name", name}, {"pid", pid}, {"args", std::move(args)}};
+// "rank 0 · node0/c0/gpu0" (U+00B7 middle dot in UTF-8)
+std::string process_label(const Timeline& t, int rank) {
+    const auto& device = t.devices[static_cast<std::size_t>(rank)];
+    std::string label = "rank " + std::to_string(rank);
+    if (!device.empty()) {
+        label += " \xC2\xB7 " + device;
+    }
+    return label;
+}
+
+// Keys below are in the order nlohmann::json (a sorted map) writes them, so
+// that the text is what timeline_to_chrome_trace(t).dump() gave before it was
+// streamed.
+void append_metadata(JsonTextWriter& w, const char* name, int pid, int tid,
+                     const std::string& args) {
+    w.raw("{\"args\":").raw(args).raw(",\"name\":\"").raw(name).raw("\",\"ph\":\"M\",\"pid\":");
+    w.integer(pid);
     if (tid > 0) {
-        j["tid"] = tid;
+        w.raw(",\"tid\":").integer(tid);
     }
-    return j;
+    w.raw("}");
 }
 
-// Key of a receive: (type, stage, micro-batch).
-using RecvKey = std::tuple<ActionType, int, int>;
-
-// The receive that takes what `send` sends: SEND_F(s, m) -> RECV_F(s+1, m),
-// SEND_B(s, m) -> RECV_B(s-1, m).
-RecvKey matching_recv(const Action& send) {
-    if (send.type == ActionType::send_forward) {
-        return {ActionType::recv_forward, send.stage + 1, send.microbatch};
-    }
-    return {ActionType::recv_backward, send.stage - 1, send.microbatch};
+void append_process(JsonTextWriter& w, const Timeline& t, int rank) {
+    const int pid = pid_of(rank);
+    const std::string sort_index = "{\"sort_index\":" + std::to_string(rank) + "}";
+    append_metadata(w, "process_name", pid, 0,
+                    "{\"name\":" + nlohmann::json(process_label(t, rank)).dump() + "}");
+    w.raw(",");
+    append_metadata(w, "process_sort_index", pid, 0, sort_index);
+    w.raw(",");
+    append_metadata(w, "thread_name", pid, kComputeTid, "{\"name\":\"compute\"}");
+    w.raw(",");
+    append_metadata(w, "thread_sort_index", pid, kComputeTid, "{\"sort_index\":0}");
+    w.raw(",");
+    append_metadata(w, "thread_name", pid, kCommTid, "{\"name\":\"communication\"}");
+    w.raw(",");
+    append_metadata(w, "thread_sort_index", pid, kCommTid, "{\"sort_index\":1}");
 }
+
+void append_action(JsonTextWriter& w, const TimelineEvent& e) {
+    const bool comm = is_comm(e.action.type);
+    w.raw("{\"args\":{");
+    if (comm) {
+        w.raw("\"bytes\":").number(e.bytes).raw(",");
+    }
+    w.raw("\"microbatch\":").integer(e.action.microbatch);
+    if (comm && e.peer_rank >= 0) {
+        w.raw(",\"peer_rank\":").integer(e.peer_rank);
+    }
+    w.raw(",\"stage\":").integer(e.action.stage);
+    w.raw("},\"cat\":\"").raw(category(e.action.type)).raw("\",\"dur\":");
+    w.number(to_us(e.end_s - e.start_s));
+    w.raw(",\"name\":\"").raw(to_string(e.action)).raw("\",\"ph\":\"X\",\"pid\":");
+    w.integer(pid_of(e.rank)).raw(",\"tid\":").integer(comm ? kCommTid : kComputeTid);
+    w.raw(",\"ts\":").number(to_us(e.start_s)).raw("}");
+}
+
+// An arrow from a send (its start) to the receive that takes its data (its end).
+void append_flow(JsonTextWriter& w, int id, const TimelineEvent& send, const TimelineEvent& recv) {
+    w.raw("{\"cat\":\"transfer\",\"id\":").integer(id);
+    w.raw(",\"name\":\"transfer\",\"ph\":\"s\",\"pid\":").integer(pid_of(send.rank));
+    w.raw(",\"tid\":").integer(kCommTid).raw(",\"ts\":").number(to_us(send.start_s));
+    w.raw("},{\"bp\":\"e\",\"cat\":\"transfer\",\"id\":").integer(id);
+    w.raw(",\"name\":\"transfer\",\"ph\":\"f\",\"pid\":").integer(pid_of(recv.rank));
+    w.raw(",\"tid\":").integer(kCommTid).raw(",\"ts\":").number(to_us(recv.end_s)).raw("}");
+}
+
+void append_head(JsonTextWriter& w, const Timeline& t) {
+    w.raw("{\"displayTimeUnit\":\"ms\",\"otherData\":{\"num_microbatches\":");
+    w.integer(t.num_microbatches).raw(",\"num_stages\":").integer(t.num_stages);
+    w.raw(",\"schedule\":").string(t.schedule).raw(",\"source\":").string(t.source);
+    w.raw("},\"traceEvents\":[");
+}
+
+// The receives of a timeline by what they receive, to pair every send with
+// its receive: repeated transfers of the same data pair up first with first,
+// in timeline order. One flat sorted array (24 bytes a receive) instead of a
+// map of vectors, which took most of the memory of large traces.
+class ReceiveIndex {
+  public:
+    explicit ReceiveIndex(const Timeline& t) {
+        for (std::size_t i = 0; i < t.events.size(); ++i) {
+            const Action& a = t.events[i].action;
+            if (is_recv(a.type)) {
+                receives_.push_back({a.type, a.stage, a.microbatch, i});
+            }
+        }
+        std::stable_sort(receives_.begin(), receives_.end(),
+                         [](const Receive& a, const Receive& b) { return a.key() < b.key(); });
+        taken_.assign(receives_.size(), 0);
+    }
+
+    // The event index of the next unpaired receive of what `send` sends.
+    std::optional<std::size_t> take(const Action& send) {
+        const Receive wanted{matching_recv_type(send), matching_recv_stage(send), send.microbatch,
+                             0};
+        const auto first =
+            std::lower_bound(receives_.begin(), receives_.end(), wanted,
+                             [](const Receive& a, const Receive& b) { return a.key() < b.key(); });
+        if (first == receives_.end() || first->key() != wanted.key()) {
+            return std::nullopt;
+        }
+        const auto head = static_cast<std::size_t>(first - receives_.begin());
+        const std::size_t at = head + taken_[head];
+        if (at >= receives_.size() || receives_[at].key() != wanted.key()) {
+            return std::nullopt;
+        }
+        ++taken_[head];
+        return receives_[at].event;
+    }
+
+  private:
+    struct Receive {
+        ActionType type;
+        int stage;
+        int microbatch;
+        std::size_t event;
+        [[nodiscard]] std::tuple<ActionType, int, int> key() const {
+            return {type, stage, microbatch};
+        }
+    };
+    // SEND_F(s, m) -> RECV_F(s+1, m), SEND_B(s, m) -> RECV_B(s-1, m).
+    static ActionType matching_recv_type(const Action& send) {
+        return send.type == ActionType::send_forward ? ActionType::recv_forward
+                                                     : ActionType::recv_backward;
+    }
+    static int matching_recv_stage(const Action& send) {
+        return send.type == ActionType::send_forward ? send.stage + 1 : send.stage - 1;
+    }
+
+    std::vector<Receive> receives_;
+    std::vector<std::uint32_t> taken_;  // at the first receive of each key: how many are paired
+};
 
 }  // namespace
 
-nlohmann::json timeline_to_chrome_trace(const Timeline& timeline) {
-    Json events = Json::array();
-
-    for (int rank = 0; rank < timeline.num_ranks(); ++rank) {
-        const int pid = pid_of(rank);
-        const auto& device = timeline.devices[static_cast<std::size_t>(rank)];
-        // "rank 0 · node0/c0/gpu0" (U+00B7 middle dot in UTF-8)
-        std::string label = "rank " + std::to_string(rank);
-        if (!device.empty()) {
-            label += " \xC2\xB7 " + device;
-        }
-        events.push_back(metadata("process_name", pid, 0, {{"name", label}}));
-        events.push_back(metadata("process_sort_index", pid, 0, {{"sort_index", rank}}));
-        events.push_back(metadata("thread_name", pid, kComputeTid, {{"name", "compute"}}));
-        events.push_back(metadata("thread_sort_index", pid, kComputeTid, {{"sort_index", 0}}));
-        events.push_back(metadata("thread_name", pid, kCommTid, {{"name", "communication"}}));
-        events.push_back(metadata("thread_sort_index", pid, kCommTid, {{"sort_index", 1}}));
+void write_chrome_trace(const Timeline& t, TextSink& out) {
+    JsonTextWriter w(out);
+    append_head(w, t);
+    bool first = true;
+    const auto separate = [&] {
+        w.raw(first ? "" : ",");
+        first = false;
+    };
+    for (int rank = 0; rank < t.num_ranks(); ++rank) {
+        separate();
+        append_process(w, t, rank);
+        w.maybe_flush();
     }
-
-    // Receives by what they receive, in timeline order, so that repeated
-    // transfers of the same data pair up first with first.
-    std::map<RecvKey, std::vector<std::size_t>> receives;
-    for (std::size_t i = 0; i < timeline.events.size(); ++i) {
-        const auto& a = timeline.events[i].action;
-        if (is_recv(a.type)) {
-            receives[{a.type, a.stage, a.microbatch}].push_back(i);
-        }
+    for (const auto& e : t.events) {
+        separate();
+        append_action(w, e);
+        w.maybe_flush();
     }
-    std::map<RecvKey, std::size_t> used;
-
-    Json flows = Json::array();
+    // Flow arrows after every action, numbered in the order of their sends.
+    ReceiveIndex receives(t);
     int next_flow_id = 1;
-    for (const auto& e : timeline.events) {
-        const bool comm = is_comm(e.action.type);
-        Json args{{"stage", e.action.stage}, {"microbatch", e.action.microbatch}};
-        if (comm) {
-            args["bytes"] = e.bytes;
-            if (e.peer_rank >= 0) {
-                args["peer_rank"] = e.peer_rank;
-            }
-        }
-        events.push_back({{"ph", "X"},
-                          {"name", to_string(e.action)},
-                          {"cat", category(e.action.type)},
-                          {"pid", pid_of(e.rank)},
-                          {"tid", comm ? kCommTid : kComputeTid},
-                          {"ts", to_us(e.start_s)},
-                          {"dur", to_us(e.end_s - e.start_s)},
-                          {"args", std::move(args)}});
-
+    for (const auto& e : t.events) {
         if (!is_send(e.action.type)) {
             continue;
         }
-        const RecvKey key = matching_recv(e.action);
-        auto it = receives.find(key);
-        if (it == receives.end()) {
-            continue;
+        if (const auto recv = receives.take(e.action)) {
+            separate();
+            append_flow(w, next_flow_id++, e, t.events[*recv]);
+            w.maybe_flush();
         }
-        auto& next = used[key];
-        if (next >= it->second.size()) {
-            continue;
-        }
-        const auto& recv = timeline.events[it->second[next++]];
-        const int id = next_flow_id++;
-        flows.push_back({{"ph", "s"},
-                         {"name", "transfer"},
-                         {"cat", "transfer"},
-                         {"id", id},
-                         {"pid", pid_of(e.rank)},
-                         {"tid", kCommTid},
-                         {"ts", to_us(e.start_s)}});
-        flows.push_back({{"ph", "f"},
-                         {"bp", "e"},
-                         {"name", "transfer"},
-                         {"cat", "transfer"},
-                         {"id", id},
-                         {"pid", pid_of(recv.rank)},
-                         {"tid", kCommTid},
-                         {"ts", to_us(recv.end_s)}});
     }
-    for (auto& f : flows) {
-        events.push_back(std::move(f));
-    }
+    w.raw("]}");
+    w.flush();
+}
 
-    return Json{{"traceEvents", std::move(events)},
-                {"displayTimeUnit", "ms"},
-                {"otherData",
-                 {{"source", timeline.source},
-                  {"schedule", timeline.schedule},
-                  {"num_stages", timeline.num_stages},
-                  {"num_microbatches", timeline.num_microbatches}}}};
+std::uint64_t estimate_chrome_trace_bytes(const Timeline& t) {
+    CountingSink counted;
+    JsonTextWriter w(counted);
+    append_head(w, t);
+    w.flush();
+    std::uint64_t bytes = counted.bytes() + 2;
+    bytes += detail::sampled_bytes(static_cast<std::size_t>(t.num_ranks()),
+                                   [&](JsonTextWriter& s, std::size_t r) {
+                                       append_process(s, t, static_cast<int>(r));
+                                       s.raw(",");
+                                   });
+    bytes += detail::sampled_bytes(t.events.size(), [&](JsonTextWriter& s, std::size_t i) {
+        const TimelineEvent& e = t.events[i];
+        append_action(s, e);
+        s.raw(",");
+        // Every send gets an arrow to its receive, about this long.
+        if (is_send(e.action.type)) {
+            append_flow(s, static_cast<int>(i), e, e);
+            s.raw(",");
+        }
+    });
+    return bytes;
+}
+
+nlohmann::json timeline_to_chrome_trace(const Timeline& timeline) {
+    // One writer for both: the streamed text, parsed.
+    StringSink text;
+    write_chrome_trace(timeline, text);
+    return Json::parse(text.text());
 }
 
 }  // namespace pipewright

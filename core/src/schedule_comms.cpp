@@ -10,7 +10,12 @@ Schedule add_communication(const Schedule& compute_only) {
     if (compute_only.has_communication()) {
         return compute_only;
     }
-    Schedule out = compute_only;
+    Schedule out;
+    out.name = compute_only.name;
+    out.num_stages = compute_only.num_stages;
+    out.num_microbatches = compute_only.num_microbatches;
+    out.stage_rank = compute_only.stage_rank;
+    out.ranks.resize(compute_only.ranks.size());  // filled below, without a copy first
     const int last = compute_only.num_stages - 1;
     for (std::size_t r = 0; r < compute_only.ranks.size(); ++r) {
         const int rank = static_cast<int>(r);
@@ -19,25 +24,42 @@ Schedule add_communication(const Schedule& compute_only) {
             return owner >= 0 && owner != rank;
         };
         const auto& in = compute_only.ranks[r];
+        // Whether each compute action gets a receive before it and a send after it.
+        const auto recv_before = [&](const Action& a) {
+            const bool forward = a.type == ActionType::forward;
+            const bool backward =
+                a.type == ActionType::backward || a.type == ActionType::backward_input;
+            return (forward && a.stage > 0 && elsewhere(a.stage - 1)) ||
+                   (backward && a.stage < last && elsewhere(a.stage + 1));
+        };
+        const auto send_after = [&](const Action& a) {
+            const bool forward = a.type == ActionType::forward;
+            const bool backward =
+                a.type == ActionType::backward || a.type == ActionType::backward_input;
+            return (forward && a.stage < last && elsewhere(a.stage + 1)) ||
+                   (backward && a.stage > 0 && elsewhere(a.stage - 1));
+        };
+        // Counted first: a middle rank's list triples, and growing into it
+        // would hold up to 4 times the compute actions (issue 18: memory of
+        // millions of actions).
+        std::size_t size = in.size();
+        for (const Action& a : in) {
+            size += (recv_before(a) ? 1 : 0) + (send_after(a) ? 1 : 0);
+        }
         auto& lowered = out.ranks[r];
-        lowered.clear();
-        lowered.reserve(in.size() * 2);
+        lowered.reserve(size);
         for (const Action& a : in) {
             const int st = a.stage;
             const int mb = a.microbatch;
             const bool forward = a.type == ActionType::forward;
-            const bool backward =
-                a.type == ActionType::backward || a.type == ActionType::backward_input;
-            if (forward && st > 0 && elsewhere(st - 1)) {
-                lowered.push_back({st, ActionType::recv_forward, mb});
-            } else if (backward && st < last && elsewhere(st + 1)) {
-                lowered.push_back({st, ActionType::recv_backward, mb});
+            if (recv_before(a)) {
+                lowered.push_back(
+                    {st, forward ? ActionType::recv_forward : ActionType::recv_backward, mb});
             }
             lowered.push_back(a);
-            if (forward && st < last && elsewhere(st + 1)) {
-                lowered.push_back({st, ActionType::send_forward, mb});
-            } else if (backward && st > 0 && elsewhere(st - 1)) {
-                lowered.push_back({st, ActionType::send_backward, mb});
+            if (send_after(a)) {
+                lowered.push_back(
+                    {st, forward ? ActionType::send_forward : ActionType::send_backward, mb});
             }
         }
     }

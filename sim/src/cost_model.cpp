@@ -2,13 +2,44 @@
 
 #include <algorithm>
 
+#include "pipewright/core/diagnostics.h"
+#include "pipewright/core/quantity_format.h"
+
 namespace pipewright {
+
+namespace {
+
+// Memory figures end as 64-bit byte counts (the memory model, the report):
+// a stage whose activations for every micro-batch could not be counted is
+// refused instead of wrapping to a small, "fitting" figure.
+void check_stage_bytes(const StageCost& s, int stage, int microbatches) {
+    constexpr double kMaxBytes = 0x1p62;  // 4 EiB, a margin below 2^63
+    const double in_flight = (s.stash_bytes + s.weight_stash_bytes) * std::max(1, microbatches);
+    if (!(in_flight <= kMaxBytes) || !(s.input_bytes <= kMaxBytes) ||
+        !(s.output_bytes <= kMaxBytes)) {
+        throw InputError("model.layers",
+                         "stage " + std::to_string(stage) + " would keep more than " +
+                             format_bytes(kMaxBytes) + " of activations for " +
+                             std::to_string(microbatches) +
+                             " micro-batches, more than Pipewright can count; check the "
+                             "layers' (or the profile's) activation_bytes and the batch size");
+    }
+}
+
+}  // namespace
 
 std::int64_t static_memory_bytes(std::int64_t parameters, const Training& training) {
     const std::int64_t weight = dtype_bytes(training.dtype);
     // Mixed precision keeps an fp32 master copy of the weights for the optimizer.
     const std::int64_t master = training.dtype == DType::float32 ? 0 : 4;
-    return parameters * (2 * weight + master + training.optimizer.state_bytes_per_param());
+    std::int64_t bytes = 0;
+    if (__builtin_mul_overflow(
+            parameters, 2 * weight + master + training.optimizer.state_bytes_per_param(), &bytes)) {
+        throw InputError("model.layers", std::to_string(parameters) +
+                                             " parameters need more bytes of weights and "
+                                             "optimizer state than 64 bits can count");
+    }
+    return bytes;
 }
 
 LayerCost layer_cost(const AnalyzedProject& project, int layer, const DeviceSpec& device,
@@ -122,6 +153,7 @@ std::vector<StageCost> stage_costs(const AnalyzedProject& project,
                 s.backward_full_s += s.forward_s;
             }
         }
+        check_stage_bytes(s, stage.index, project.microbatches);
         out.push_back(s);
     }
     return out;

@@ -79,6 +79,17 @@ class Simulator {
           pc_(s_.ranks.size(), 0),
           time_(s_.ranks.size(), 0.0),
           link_free_(input.links.size(), 0.0) {
+        // One hash lookup per stage and direction here, none per send.
+        send_link_.assign(2 * stages_, -1);
+        for (std::size_t st = 0; st < stages_; ++st) {
+            const int rank = s_.stage_rank[st];
+            if (st + 1 < stages_) {
+                send_link_[2 * st] = input.link_index.find(rank, s_.stage_rank[st + 1]);
+            }
+            if (st > 0) {
+                send_link_[2 * st + 1] = input.link_index.find(rank, s_.stage_rank[st - 1]);
+            }
+        }
         out_.links.resize(input.links.size());
         for (std::size_t i = 0; i < input.links.size(); ++i) {
             out_.links[i].name = input.links[i].name;
@@ -203,8 +214,9 @@ class Simulator {
                   TimelineEvent& e) {
         const bool forward = a.type == ActionType::send_forward;
         const int peer = s_.stage_rank[static_cast<std::size_t>(a.stage + (forward ? 1 : -1))];
-        const int link =
-            in_.link_index[static_cast<std::size_t>(rank)][static_cast<std::size_t>(peer)];
+        const auto stage = static_cast<std::size_t>(a.stage);
+        const int link = rank == s_.stage_rank[stage] ? send_link_[2 * stage + (forward ? 0 : 1)]
+                                                      : in_.link_index.find(rank, peer);
         const double bytes = forward ? cost.output_bytes : cost.input_bytes;
         e.bytes = bytes;
         e.peer_rank = peer;
@@ -257,6 +269,7 @@ class Simulator {
     std::vector<std::size_t> pc_;
     std::vector<double> time_;
     std::vector<double> link_free_;
+    std::vector<int> send_link_;  // [2 * stage + (0 forward, 1 backward)] -> link, -1 none
     std::priority_queue<Entry, std::vector<Entry>, Later> ready_;
     SimulationOutput out_;
 };

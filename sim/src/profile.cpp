@@ -1,8 +1,12 @@
 #include "pipewright/sim/profile.h"
 
 #include <cmath>
+#include <cstdio>
+#include <limits>
 
 #include "pipewright/core/diagnostics.h"
+#include "pipewright/core/input_limits.h"
+#include "pipewright/core/json_parse.h"
 #include "pipewright/core/project_io.h"
 
 namespace pipewright {
@@ -74,10 +78,18 @@ nlohmann::json profile_to_json(const Profile& p) {
 
 namespace {
 
+// A limit in a message: "1000000", "0.001".
+std::string show_limit(double value) {
+    char buffer[64];
+    std::snprintf(buffer, sizeof buffer, "%.15g", value);
+    return buffer;
+}
+
 double read_ms(const nlohmann::json& j, const char* key, const std::string& path, Diagnostics& d) {
     if (!j.contains(key) || !j[key].is_number() || !std::isfinite(j[key].get<double>()) ||
-        j[key].get<double>() < 0) {
-        d.add(path + "." + key, "must be a non-negative number of milliseconds");
+        j[key].get<double>() < 0 || j[key].get<double>() > limits::kMaxMilliseconds) {
+        d.add(path + "." + key,
+              "must be a number of milliseconds from 0 to " + show_limit(limits::kMaxMilliseconds));
         return 0;
     }
     return j[key].get<double>();
@@ -157,8 +169,10 @@ Profile profile_from_json(const nlohmann::json& j) {
     p.device_kind = j.value("device_kind", "");
     p.device_name = j.value("device_name", "");
     if (!j.contains("microbatch_size") || !j["microbatch_size"].is_number_integer() ||
-        j["microbatch_size"].get<int>() < 1) {
-        d.add("microbatch_size", "must be a whole number of at least 1");
+        j["microbatch_size"].get<std::int64_t>() < 1 ||
+        j["microbatch_size"].get<std::uint64_t>() > std::numeric_limits<int>::max()) {
+        d.add("microbatch_size", "must be a whole number from 1 to " +
+                                     std::to_string(std::numeric_limits<int>::max()));
     } else {
         p.microbatch_size = j["microbatch_size"].get<int>();
     }
@@ -184,8 +198,16 @@ Profile profile_from_json(const nlohmann::json& j) {
                 }
             }
             if (lj.contains("activation_bytes")) {
-                if (!lj["activation_bytes"].is_number_integer()) {
-                    d.add(path + ".activation_bytes", "must be a whole number of bytes");
+                // The same bound as in a project: a larger count would wrap
+                // once multiplied by the micro-batches in flight.
+                const auto& bytes = lj["activation_bytes"];
+                if (!bytes.is_number_integer() || bytes.get<std::int64_t>() < 0 ||
+                    bytes.get<std::uint64_t>() >
+                        static_cast<std::uint64_t>(limits::kMaxActivationBytes)) {
+                    d.add(path + ".activation_bytes",
+                          "must be a whole number of bytes from 0 to " +
+                              std::to_string(limits::kMaxActivationBytes) + ", got " +
+                              bytes.dump());
                 } else {
                     l.activation_bytes = lj["activation_bytes"].get<std::int64_t>();
                 }
@@ -195,10 +217,15 @@ Profile profile_from_json(const nlohmann::json& j) {
     }
     if (j.contains("transfer")) {
         const auto& t = j["transfer"];
-        if (!t.is_object() || !t.contains("bandwidth_GBps") || !t["bandwidth_GBps"].is_number() ||
-            !(t["bandwidth_GBps"].get<double>() > 0) || !t.contains("latency_us") ||
-            !t["latency_us"].is_number() || t["latency_us"].get<double>() < 0) {
-            d.add("transfer", "needs a positive bandwidth_GBps and a non-negative latency_us");
+        const auto within = [&](const char* key, double min, double max) {
+            return t.is_object() && t.contains(key) && t[key].is_number() &&
+                   t[key].get<double>() >= min && t[key].get<double>() <= max;
+        };
+        if (!within("bandwidth_GBps", limits::kMinBandwidthGBps, limits::kMaxBandwidthGBps) ||
+            !within("latency_us", 0, limits::kMaxLatencyUs)) {
+            d.add("transfer", "needs bandwidth_GBps from " + show_limit(limits::kMinBandwidthGBps) +
+                                  " to " + show_limit(limits::kMaxBandwidthGBps) +
+                                  " and latency_us from 0 to " + show_limit(limits::kMaxLatencyUs));
         } else {
             p.transfer = LinkSpec{t["bandwidth_GBps"].get<double>(), t["latency_us"].get<double>()};
             p.transfer_samples = read_samples(t, d);
@@ -218,20 +245,23 @@ Profile load_profile_file(const std::filesystem::path& path) {
     } catch (const std::exception& e) {
         throw InputError("--profile", e.what());
     }
-    nlohmann::json j;
-    try {
-        j = nlohmann::json::parse(text);
-    } catch (const nlohmann::json::parse_error& e) {
-        throw InputError(path.string(), std::string("not valid JSON: ") + e.what());
-    }
-    try {
-        return profile_from_json(j);
-    } catch (const InputError& e) {
+    ParsedJson parsed = parse_json(text);
+    // Name the file in every location so that each message stands alone.
+    auto located = [&](const Diagnostics& problems) {
         Diagnostics d;
-        for (const auto& item : e.diagnostics().items()) {
+        for (const auto& item : problems.items()) {
             d.add(path.filename().string() + ": " + item.path, item.message);
         }
-        throw InputError(std::move(d));
+        return d;
+    };
+    if (!parsed.problems.empty()) {
+        // A duplicated key makes the measured figures ambiguous: refuse them.
+        throw InputError(located(parsed.problems));
+    }
+    try {
+        return profile_from_json(*parsed.value);
+    } catch (const InputError& e) {
+        throw InputError(located(e.diagnostics()));
     }
 }
 

@@ -2,33 +2,121 @@
 
 #include <algorithm>
 #include <map>
+#include <string>
+#include <unordered_map>
+#include <utility>
+#include <vector>
 
 namespace pipewright {
 
+namespace {
+
+using RankPair = std::pair<int, int>;
+
+// Rank pairs that exchange data: the ranks of neighbouring stages, both ways.
+// Only these get a link; all pairs made simulating 10⁴ devices O(N²) in time
+// and memory (issue 18).
+std::vector<RankPair> communicating_pairs(const AnalyzedProject& project) {
+    std::vector<RankPair> pairs;
+    for (std::size_t s = 0; s + 1 < project.stages.size(); ++s) {
+        const int a = project.stages[s].rank;
+        const int b = project.stages[s + 1].rank;
+        if (a != b) {
+            pairs.emplace_back(a, b);
+            pairs.emplace_back(b, a);
+        }
+    }
+    std::sort(pairs.begin(), pairs.end());
+    pairs.erase(std::unique(pairs.begin(), pairs.end()), pairs.end());
+    return pairs;
+}
+
+// Links are listed (and numbered) in the order of the first (from, to) rank
+// pair, over all pairs, that uses each, as when every pair was resolved. A
+// link of its own pair comes at that pair; a link shared by the devices of
+// two nodes (or two containers) at the first pair of ranks from the two
+// groups that no override takes off it.
+class LinkOrder {
+  public:
+    LinkOrder(const AnalyzedProject& project, const LinkResolver& resolver)
+        : ranks_(project.ranks), resolver_(resolver) {
+        for (std::size_t r = 0; r < ranks_.size(); ++r) {
+            by_node_[ranks_[r].node].push_back(static_cast<int>(r));
+            by_container_[{ranks_[r].node, ranks_[r].container}].push_back(static_cast<int>(r));
+        }
+    }
+
+    [[nodiscard]] RankPair first_pair(const RankPair& pair, LinkClass link_class) const {
+        const DeviceLocation& a = ranks_[static_cast<std::size_t>(pair.first)];
+        const DeviceLocation& b = ranks_[static_cast<std::size_t>(pair.second)];
+        if (link_class == LinkClass::inter_node) {
+            return first_free(by_node_.at(a.node), by_node_.at(b.node), pair);
+        }
+        if (link_class == LinkClass::intra_node) {
+            return first_free(by_container_.at({a.node, a.container}),
+                              by_container_.at({b.node, b.container}), pair);
+        }
+        return pair;
+    }
+
+  private:
+    // Each rejected pair is an override, so this ends after at most as many
+    // steps as there are overrides, plus one per rank of `from`.
+    RankPair first_free(const std::vector<int>& from, const std::vector<int>& to,
+                        const RankPair& fallback) const {
+        for (const int a : from) {
+            for (const int b : to) {
+                if (!resolver_.overridden(ranks_[static_cast<std::size_t>(a)].path,
+                                          ranks_[static_cast<std::size_t>(b)].path)) {
+                    return {a, b};
+                }
+            }
+        }
+        return fallback;
+    }
+
+    const std::vector<DeviceLocation>& ranks_;
+    const LinkResolver& resolver_;
+    std::map<int, std::vector<int>> by_node_;                       // ranks, ascending
+    std::map<std::pair<int, int>, std::vector<int>> by_container_;  // (node, container)
+};
+
+}  // namespace
+
 void describe_links(const AnalyzedProject& project, const CostModelOptions& options,
                     SimulationInput& input) {
-    const auto n = static_cast<std::size_t>(project.num_ranks());
-    input.link_index.assign(n, std::vector<int>(n, -1));
+    input.link_index = LinkIndex{};
     input.links.clear();
-    std::map<std::string, int> by_resource;
-    const Topology& topology = project.project.topology;
-    for (std::size_t a = 0; a < n; ++a) {
-        for (std::size_t b = 0; b < n; ++b) {
-            if (a == b) {
-                continue;
-            }
-            ResolvedLink link = topology.link_between(project.ranks[a], project.ranks[b]);
-            if (options.profile != nullptr && options.profile->transfer) {
-                link.spec = *options.profile->transfer;  // measured on the real transport
-            }
-            auto [it, inserted] =
-                by_resource.emplace(link.resource, static_cast<int>(input.links.size()));
-            if (inserted) {
-                input.links.push_back(
-                    {link.resource + " (" + std::string(to_string(link.link_class)) + ")",
-                     link.spec});
-            }
-            input.link_index[a][b] = it->second;
+    const LinkResolver resolver(project.project.topology);
+    const LinkOrder order(project, resolver);
+    struct Used {
+        RankPair first;  // listing order
+        ResolvedLink link;
+        std::vector<RankPair> pairs;
+    };
+    std::vector<Used> used;
+    std::unordered_map<std::string, std::size_t> by_resource;
+    for (const RankPair& pair : communicating_pairs(project)) {
+        ResolvedLink link = resolver.between(project.ranks[static_cast<std::size_t>(pair.first)],
+                                             project.ranks[static_cast<std::size_t>(pair.second)]);
+        const auto [it, inserted] = by_resource.emplace(link.resource, used.size());
+        if (inserted) {
+            used.push_back({order.first_pair(pair, link.link_class), std::move(link), {}});
+        }
+        used[it->second].pairs.push_back(pair);
+    }
+    std::sort(used.begin(), used.end(),
+              [](const Used& a, const Used& b) { return a.first < b.first; });
+    for (const Used& u : used) {
+        const int index = static_cast<int>(input.links.size());
+        LinkSpec spec = u.link.spec;
+        if (options.profile != nullptr && options.profile->transfer) {
+            spec = *options.profile->transfer;  // measured on the real transport
+        }
+        input.links.push_back(
+            {u.link.resource + " (" + std::string(to_string(u.link.link_class)) + ")", spec});
+        for (const RankPair& pair : u.pairs) {
+            input.link_index.set(pair.first, pair.second, index);
         }
     }
 }

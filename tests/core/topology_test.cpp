@@ -225,5 +225,46 @@ TEST(Topology, EffectiveDeviceWithAnUnknownSpecThrows) {
     }
 }
 
+TEST(Topology, DeviceLookupFindsWhatFindDeviceFinds) {
+    const Topology t = sample_topology();
+    const DeviceLookup lookup(t);
+    ASSERT_EQ(lookup.devices().size(), t.devices().size());
+    for (const auto& loc : t.devices()) {
+        const auto found = lookup.find(loc.path);
+        ASSERT_TRUE(found.has_value()) << loc.path;
+        EXPECT_EQ(found->path, loc.path);
+        EXPECT_EQ(found->node, loc.node);
+        EXPECT_EQ(found->container, loc.container);
+        EXPECT_EQ(found->device, loc.device);
+    }
+    for (const std::string missing :
+         {"", "n0", "n0/c0", "n0/c0/g2", "n0/c0/g0/", "n2/c0/g0", "n0/c1/g1", "/n0/c0/g0"}) {
+        EXPECT_FALSE(lookup.find(missing).has_value()) << missing;
+        EXPECT_FALSE(t.find_device(missing).has_value()) << missing;
+    }
+}
+
+TEST(Topology, LinkResolverAgreesWithLinkBetweenOnEveryPair) {
+    Topology t = sample_topology();
+    // The first override of a pair wins, in either order.
+    t.link_overrides = {{"n0/c0/g0", "n1/c0/g1", {7, 1}},
+                        {"n1/c0/g1", "n0/c0/g0", {8, 2}},
+                        {"n0/c1/g0", "n0/c0/g1", {9, 3}}};
+    const LinkResolver resolver(t);
+    const auto devices = t.devices();
+    for (const auto& a : devices) {
+        for (const auto& b : devices) {
+            const ResolvedLink expected = t.link_between(a, b);
+            const ResolvedLink got = resolver.between(a, b);
+            EXPECT_EQ(got.link_class, expected.link_class) << a.path << " -> " << b.path;
+            EXPECT_EQ(got.spec, expected.spec) << a.path << " -> " << b.path;
+            EXPECT_EQ(got.resource, expected.resource) << a.path << " -> " << b.path;
+        }
+    }
+    EXPECT_EQ(resolver.between(at(t, "n1/c0/g1"), at(t, "n0/c0/g0")).spec, (LinkSpec{7, 1}));
+    EXPECT_TRUE(resolver.overridden("n0/c0/g1", "n0/c1/g0"));
+    EXPECT_FALSE(resolver.overridden("n0/c0/g0", "n0/c0/g1"));
+}
+
 }  // namespace
 }  // namespace pipewright

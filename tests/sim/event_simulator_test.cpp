@@ -83,7 +83,7 @@ TEST(EventSimulator, TransfersSharingALinkGoOneAfterAnother) {
         const auto& next = find_event(out.timeline, "0SEND_F" + std::to_string(m));
         EXPECT_NEAR(next.start_s, prev.end_s, 1e-12) << m;
     }
-    const int link_0_to_1 = p.input.link_index[0][1];
+    const int link_0_to_1 = p.input.link_index.find(0, 1);
     const auto& usage = out.links[static_cast<std::size_t>(link_0_to_1)];
     EXPECT_EQ(usage.transfers, 4);
     EXPECT_DOUBLE_EQ(usage.bytes, 4e6);
@@ -110,7 +110,6 @@ TEST(EventSimulator, DeadlockedScheduleNamesTheStalledRanks) {
     SimulationInput input;
     input.schedule = &s;
     input.stages.assign(2, equal_cost(1, 1, 0));
-    input.link_index = {{-1, -1}, {-1, -1}};
     input.rank_devices = {"a", "b"};
     try {
         (void)simulate_schedule(input);

@@ -28,7 +28,6 @@ inline Pipeline make_pipeline(const std::string& name, int stages, int ranks, in
     p.schedule = add_communication(generate_schedule(name, stage_rank, microbatches));
     p.input.stages.assign(static_cast<std::size_t>(stages), cost);
     const auto n = static_cast<std::size_t>(ranks);
-    p.input.link_index.assign(n, std::vector<int>(n, -1));
     for (std::size_t r = 0; r < n; ++r) {
         p.input.rank_devices.push_back("dev" + std::to_string(r));
     }
@@ -36,7 +35,8 @@ inline Pipeline make_pipeline(const std::string& name, int stages, int ranks, in
         for (std::size_t a = 0; a < n; ++a) {
             for (std::size_t b = 0; b < n; ++b) {
                 if (a != b) {
-                    p.input.link_index[a][b] = static_cast<int>(p.input.links.size());
+                    p.input.link_index.set(static_cast<int>(a), static_cast<int>(b),
+                                           static_cast<int>(p.input.links.size()));
                     p.input.links.push_back(
                         {"dev" + std::to_string(a) + "->dev" + std::to_string(b), *link});
                 }

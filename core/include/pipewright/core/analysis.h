@@ -45,7 +45,9 @@ struct AnalysisOptions {
     std::optional<int> microbatches;
     std::optional<int> batch_size;
     const DeviceCatalog* catalog = nullptr;  // builtin when null
-    // Folder that relative paths in the project (a schedule CSV) start from.
+    // Folder that relative paths in the project (training.schedule.csv) start
+    // from. Not `schedule_csv` above: a command-line path is taken as given,
+    // relative to the current folder.
     std::filesystem::path base_dir;
 };
 

@@ -7,6 +7,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "pipewright/core/output_file.h"
 #include "pipewright/core/schedule.h"
 
 namespace pipewright {
@@ -55,6 +56,12 @@ struct Timeline {
 };
 
 [[nodiscard]] nlohmann::json timeline_to_json(const Timeline& timeline);
+// The text of timeline_to_json(timeline).dump(), written piece by piece: the
+// document never exists whole in memory (large timelines are gigabytes).
+void write_timeline_json(const Timeline& timeline, TextSink& out);
+// About how many bytes write_timeline_json writes, from a sample of the
+// events, without writing them.
+[[nodiscard]] std::uint64_t estimate_timeline_json_bytes(const Timeline& timeline);
 // Throws InputError naming the JSON path of the first problems found.
 [[nodiscard]] Timeline timeline_from_json(const nlohmann::json& j);
 void save_timeline_file(const Timeline& timeline, const std::filesystem::path& path);
@@ -64,5 +71,9 @@ void save_timeline_file(const Timeline& timeline, const std::filesystem::path& p
 // device, a compute and a communication thread in each, flow arrows from
 // every send to its receive. Timestamps in microseconds.
 [[nodiscard]] nlohmann::json timeline_to_chrome_trace(const Timeline& timeline);
+// Its text (timeline_to_chrome_trace(timeline).dump()), written piece by piece.
+void write_chrome_trace(const Timeline& timeline, TextSink& out);
+// About how many bytes write_chrome_trace writes, from a sample of the events.
+[[nodiscard]] std::uint64_t estimate_chrome_trace_bytes(const Timeline& timeline);
 
 }  // namespace pipewright

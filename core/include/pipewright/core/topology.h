@@ -3,6 +3,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <unordered_map>
 #include <vector>
 
 #include "pipewright/core/device_catalog.h"
@@ -95,13 +96,49 @@ struct Topology {
 
     // Every device, depth first, in file order.
     [[nodiscard]] std::vector<DeviceLocation> devices() const;
+    // One lookup walks the tree; to look up many devices use a DeviceLookup.
     [[nodiscard]] std::optional<DeviceLocation> find_device(std::string_view path) const;
     [[nodiscard]] const Device& device_at(const DeviceLocation& loc) const;
-    // Link from device `from` to device `to` (directional resource).
+    // Link from device `from` to device `to` (directional resource). Scans
+    // the overrides; to resolve many links use a LinkResolver.
     [[nodiscard]] ResolvedLink link_between(const DeviceLocation& from,
                                             const DeviceLocation& to) const;
 
     bool operator==(const Topology&) const = default;
+};
+
+// Every device of a topology by path, for code that looks up many of them:
+// a scan per lookup makes a pass over N devices O(N²) (issue 18).
+class DeviceLookup {
+  public:
+    explicit DeviceLookup(const Topology& topology);
+    // The map holds views into devices_: a copy would point into the original.
+    DeviceLookup(const DeviceLookup&) = delete;
+    DeviceLookup& operator=(const DeviceLookup&) = delete;
+    DeviceLookup(DeviceLookup&&) = default;
+    DeviceLookup& operator=(DeviceLookup&&) = default;
+
+    [[nodiscard]] const std::vector<DeviceLocation>& devices() const { return devices_; }
+    [[nodiscard]] std::optional<DeviceLocation> find(std::string_view path) const;
+
+  private:
+    std::vector<DeviceLocation> devices_;
+    std::unordered_map<std::string_view, std::size_t> by_path_;  // views into devices_
+};
+
+// Topology::link_between with the overrides in a hash map, for code that
+// resolves the links of many device pairs. Keeps a reference to `topology`.
+class LinkResolver {
+  public:
+    explicit LinkResolver(const Topology& topology);
+
+    [[nodiscard]] ResolvedLink between(const DeviceLocation& from, const DeviceLocation& to) const;
+    // Whether a link override joins the two devices (either way round).
+    [[nodiscard]] bool overridden(std::string_view a, std::string_view b) const;
+
+  private:
+    const Topology& topology_;
+    std::unordered_map<std::string, std::size_t> overrides_;  // "a\0b" -> first matching override
 };
 
 // Catalog figures of a device with its overrides applied.

@@ -1,7 +1,9 @@
 #pragma once
 
+#include <cstdint>
 #include <stdexcept>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "pipewright/core/schedule.h"
@@ -25,13 +27,35 @@ struct SimLink {
     LinkSpec spec;
 };
 
+// Which link carries the transfers from one rank to another. Only the pairs
+// that communicate are listed (in a pipeline, neighbouring stages), so it
+// grows with the stages, not with the square of the ranks (issue 18).
+class LinkIndex {
+  public:
+    // Transfers from rank `from` to rank `to` go over links[link].
+    void set(int from, int to, int link) { links_[key(from, to)] = link; }
+    // -1 when the pair has no link (transfers between them are free).
+    [[nodiscard]] int find(int from, int to) const {
+        const auto it = links_.find(key(from, to));
+        return it == links_.end() ? -1 : it->second;
+    }
+    // Pairs listed.
+    [[nodiscard]] std::size_t size() const { return links_.size(); }
+
+  private:
+    static std::uint64_t key(int from, int to) {
+        return (static_cast<std::uint64_t>(static_cast<std::uint32_t>(from)) << 32) |
+               static_cast<std::uint32_t>(to);
+    }
+    std::unordered_map<std::uint64_t, int> links_;
+};
+
 struct SimulationInput {
     const Schedule* schedule = nullptr;     // lowered (with sends and receives)
     std::vector<StageCost> stages;          // per stage, per micro-batch
     std::vector<std::string> rank_devices;  // names of the lanes
     std::vector<SimLink> links;
-    // link_index[from_rank][to_rank] -> index into links (-1 on the diagonal)
-    std::vector<std::vector<int>> link_index;
+    LinkIndex link_index;  // (from rank, to rank) -> index into links
 };
 
 struct LinkUsage {

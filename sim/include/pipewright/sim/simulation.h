@@ -25,7 +25,8 @@ struct SimulationReport {
     Timeline timeline;  // with the memory curve of every rank
 };
 
-// The links between the ranks of a project, as the simulator needs them.
+// The links between the ranks of a project that exchange data (neighbouring
+// stages), as the simulator needs them; other pairs get none.
 void describe_links(const AnalyzedProject& project, const CostModelOptions& options,
                     SimulationInput& input);
 

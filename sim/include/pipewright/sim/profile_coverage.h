@@ -1,0 +1,38 @@
+#pragma once
+
+// Which of a model's costs a measured profile supplies. A profile of another
+// model matches no layer by name, yet its transfer fit would still replace
+// every link: the user must hear about it, and every summary says where its
+// figures came from.
+
+#include <string>
+#include <vector>
+
+#include "pipewright/core/model.h"
+#include "pipewright/sim/profile.h"
+
+namespace pipewright {
+
+struct ProfileCoverage {
+    std::vector<std::string> measured;    // model layers priced from the profile
+    std::vector<std::string> overridden;  // model layers with a cost in the project (it wins)
+    std::vector<std::string> estimated;   // model layers the profile lacks: analytic estimate
+    std::vector<std::string> foreign;     // profile layers the model does not have
+    bool transfer = false;                // the profile's transfer fit prices every link
+    std::size_t model_layers = 0;
+
+    [[nodiscard]] bool matches_none() const { return measured.empty() && overridden.empty(); }
+    [[nodiscard]] bool partial() const { return !estimated.empty() || !foreign.empty(); }
+};
+
+[[nodiscard]] ProfileCoverage profile_coverage(const Profile& profile, const Model& model);
+
+// "3 of 5 layers and the transfers from the profile; analytic estimate for
+// conv1, fc" (names escaped, lists shortened).
+[[nodiscard]] std::string describe_cost_sources(const ProfileCoverage& coverage);
+
+// One warning per problem ("the profile matches none of the model's 5 layers
+// ..."), empty when the profile fits the model.
+[[nodiscard]] std::vector<std::string> profile_warnings(const ProfileCoverage& coverage);
+
+}  // namespace pipewright
