@@ -5,6 +5,7 @@
 
 #include "catalog_commands.h"
 #include "compare_command.h"
+#include "pipewright/core/printable_name.h"
 #include "pipewright/core/project_io.h"
 #include "plan_command.h"
 #include "profile_command.h"
@@ -15,9 +16,12 @@ namespace pipewright::cli {
 
 void print_problems(std::ostream& err, const std::string& what, const Diagnostics& diagnostics) {
     const auto n = diagnostics.size();
-    err << "pipewright: " << what << ": " << n << " problem" << (n == 1 ? "" : "s") << ":\n";
+    err << "pipewright: " << printable_name(what) << ": " << n << " problem" << (n == 1 ? "" : "s")
+        << ":\n";
+    // Paths hold the file's keys and messages quote its names: both untrusted.
     for (const auto& d : diagnostics.items()) {
-        err << "  " << (d.path.empty() ? "" : d.path + ": ") << d.message << '\n';
+        err << "  " << printable_name(d.path.empty() ? d.message : d.path + ": " + d.message)
+            << '\n';
     }
 }
 

@@ -9,6 +9,7 @@
 
 #include "commands.h"
 #include "pipewright/core/diagnostics.h"
+#include "pipewright/core/printable_name.h"
 #include "pipewright/core/timeline.h"
 #include "pipewright/sim/metrics.h"
 #include "report_format.h"
@@ -69,7 +70,8 @@ int run_compare(const CompareArgs& a, std::ostream& out, std::ostream& err) {
             print_problems(err, *arg, e.diagnostics());
             return kInvalidInput;
         } catch (const std::exception& e) {
-            err << "pipewright: " << *arg << ": " << e.what() << '\n';
+            err << "pipewright: " << printable_name(*arg) << ": " << printable_name(e.what())
+                << '\n';
             return kInvalidInput;
         }
     }
@@ -106,9 +108,9 @@ int run_compare(const CompareArgs& a, std::ostream& out, std::ostream& err) {
             << '\n';
         return kOk;
     }
-    out << "Simulated " << a.simulated << " (" << sim.source << ", " << sim.schedule
-        << ") vs measured " << a.measured << " (" << real.source << ", " << real.schedule
-        << ")\n\n";
+    out << "Simulated " << printable_name(a.simulated) << " (" << printable_name(sim.source) << ", "
+        << printable_name(sim.schedule) << ") vs measured " << printable_name(a.measured) << " ("
+        << printable_name(real.source) << ", " << printable_name(real.schedule) << ")\n\n";
     TextTable table({"", "simulated", "measured", "error"});
     for (const auto& r : rows) {
         const double e = r.error();

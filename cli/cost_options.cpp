@@ -1,6 +1,8 @@
 #include "cost_options.h"
 
 #include "commands.h"
+#include "option_checks.h"
+#include "pipewright/sim/profile_coverage.h"
 
 namespace pipewright::cli {
 
@@ -10,7 +12,7 @@ void add_cost_options(CLI::App& command, CostArgs& args) {
     command
         .add_option("--efficiency", args.efficiency,
                     "Fraction of peak FLOP/s reached by the analytic model (default 0.5)")
-        ->check(CLI::Range(0.001, 1.0));
+        ->check(finite_number(0.001, 1.0));
 }
 
 std::optional<CostModelOptions> cost_model_options(const CostArgs& args,
@@ -30,6 +32,18 @@ std::optional<CostModelOptions> cost_model_options(const CostArgs& args,
         costs.profile = &*profile_storage;
     }
     return costs;
+}
+
+std::string check_profile_fit(const CostModelOptions& costs, const Project& project,
+                              std::ostream& err) {
+    if (costs.profile == nullptr) {
+        return {};
+    }
+    const ProfileCoverage coverage = profile_coverage(*costs.profile, project.model);
+    for (const auto& warning : profile_warnings(coverage)) {
+        err << "pipewright: warning: " << warning << '\n';
+    }
+    return describe_cost_sources(coverage);
 }
 
 }  // namespace pipewright::cli

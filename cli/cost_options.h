@@ -6,6 +6,7 @@
 
 #include <CLI/CLI.hpp>
 
+#include "pipewright/core/project.h"
 #include "pipewright/sim/cost_model.h"
 #include "pipewright/sim/profile.h"
 
@@ -25,5 +26,11 @@ void add_cost_options(CLI::App& command, CostArgs& args);
 std::optional<CostModelOptions> cost_model_options(const CostArgs& args,
                                                    std::optional<Profile>& profile_storage,
                                                    std::ostream& err);
+
+// Warns on `err` when the profile in `costs` does not fit the model (no layer
+// or only some match) and returns the summary's "where the costs come from"
+// text; empty without a profile.
+std::string check_profile_fit(const CostModelOptions& costs, const Project& project,
+                              std::ostream& err);
 
 }  // namespace pipewright::cli

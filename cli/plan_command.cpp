@@ -6,6 +6,8 @@
 #include <filesystem>
 
 #include "commands.h"
+#include "option_checks.h"
+#include "pipewright/core/printable_name.h"
 #include "pipewright/core/project_io.h"
 #include "pipewright/sim/planner.h"
 #include "pipewright/sim/profile.h"
@@ -23,7 +25,7 @@ void add_plan_command(CLI::App& app, PlanArgs& args) {
     cmd->add_option("--schedule", args.schedule,
                     "Plan for this schedule only (naive, gpipe, 1f1b, interleaved-1f1b, zb-h1)");
     cmd->add_option("--microbatches,-m", args.microbatches, "Plan for this micro-batch count only")
-        ->check(CLI::PositiveNumber);
+        ->check(whole_number(1));
     add_cost_options(*cmd, args.costs);
     cmd->add_flag("--json", args.json, "Print the plan and its comparisons as one JSON object");
     cmd->add_option("--apply", args.apply, "Write the project with the plan applied to this file");
@@ -36,6 +38,9 @@ std::size_t at(int i) {
 }
 
 std::string fixed(double value, int decimals) {
+    if (!std::isfinite(value)) {
+        return format_percent(value);  // "(infinite)", never "inf"
+    }
     char buffer[64];
     std::snprintf(buffer, sizeof buffer, "%.*f", decimals, value);
     return buffer;
@@ -58,9 +63,9 @@ std::string layer_range(const Project& project, const PlannedStage& stage) {
     const auto& layers = project.model.layers;
     const std::string& first = layers[at(stage.first_layer)].name;
     if (stage.first_layer == stage.last_layer) {
-        return first;
+        return printable_name(first);
     }
-    return first + " … " + layers[at(stage.last_layer)].name;
+    return printable_name(first + " … " + layers[at(stage.last_layer)].name);
 }
 
 const DeviceMetrics* metrics_of(const SimulationReport& report, const std::string& device) {
@@ -87,7 +92,8 @@ void print_plan(std::ostream& out, const PlanResult& result, const Project& proj
     const PlanOutcome& plan = result.plan;
     const SimulationReport& r = *plan.report;
     const int total_devices = static_cast<int>(project.topology.devices().size());
-    out << "Plan        " << project.model.name << " (" << path << ")\n";
+    out << "Plan        " << printable_name(project.model.name) << " (" << printable_name(path)
+        << ")\n";
     out << "Chosen      " << plan.schedule << " · " << r.microbatches << " micro-batch"
         << (r.microbatches == 1 ? "" : "es") << " of " << r.microbatch_size << " · "
         << plan.stages.size() << " stage" << (plan.stages.size() == 1 ? "" : "s") << " on "
@@ -112,7 +118,7 @@ void print_plan(std::ostream& out, const PlanResult& result, const Project& proj
     for (std::size_t k = 0; k < plan.stages.size(); ++k) {
         const auto& s = plan.stages[k];
         const DeviceMetrics* d = metrics_of(r, s.device);
-        stages.add_row({std::to_string(k), s.device,
+        stages.add_row({std::to_string(k), printable_name(s.device),
                         std::to_string(s.first_layer) + "-" + std::to_string(s.last_layer),
                         layer_range(project, s), d ? format_duration(d->busy_s) : "-",
                         d ? format_bytes(static_cast<double>(d->peak_memory_bytes)) : "-",
@@ -132,7 +138,7 @@ void print_plan(std::ostream& out, const PlanResult& result, const Project& proj
         if (!o.report) {
             compare.add_row({label, "-", o.schedule.empty() ? "-" : o.schedule, "-", "-", "-", "-",
                              "-", "-", "n/a"});
-            notes.push_back(label + ": " + o.reason);
+            notes.push_back(printable_name(label + ": " + o.reason));
             return;
         }
         const auto& x = *o.report;
@@ -240,6 +246,7 @@ int run_plan(const PlanArgs& args, std::ostream& out, std::ostream& err) {
         return kInvalidInput;
     }
     options.costs = *costs;
+    (void)check_profile_fit(*costs, *loaded.project, err);
 
     PlanResult result;
     try {
@@ -248,12 +255,14 @@ int run_plan(const PlanArgs& args, std::ostream& out, std::ostream& err) {
         print_problems(err, args.project, e.diagnostics());
         return kInvalidInput;
     } catch (const std::exception& e) {
-        err << "pipewright: " << args.project << ": " << e.what() << '\n';
+        err << "pipewright: " << printable_name(args.project) << ": " << printable_name(e.what())
+            << '\n';
         return kInvalidInput;
     }
 
     if (!result.feasible) {
-        err << "pipewright: " << args.project << ": " << result.why_nothing_fits;
+        err << "pipewright: " << printable_name(args.project) << ": "
+            << printable_text(result.why_nothing_fits);
         if (args.json) {
             out << result_json(result, *loaded.project).dump(2) << '\n';
         }

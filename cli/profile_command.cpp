@@ -5,6 +5,7 @@
 #include <filesystem>
 
 #include "commands.h"
+#include "option_checks.h"
 #include "pipewright/core/project_io.h"
 #include "pipewright/sim/profile.h"
 #include "report_format.h"
@@ -26,17 +27,17 @@ void add_profile_command(CLI::App& app, ProfileArgs& a) {
     cmd->add_option("--threads", a.threads,
                     "Torch threads for the layers (default: cores / ranks, what a rank of "
                     "`run` gets)")
-        ->check(CLI::PositiveNumber);
+        ->check(whole_number(1));
     cmd->add_option("--repeats", a.repeats,
                     "Timed repetitions per layer; medians kept (default 10)")
-        ->check(CLI::Range(1, 100000));
+        ->check(whole_number(1, 100000));
     cmd->add_option("--warmup", a.warmup, "Untimed repetitions per layer first (default 2)")
-        ->check(CLI::Range(0, 100000));
+        ->check(whole_number(0, 100000));
     cmd->add_option("--microbatches,-m", a.microbatches,
                     "Number of micro-batches (sets the micro-batch size measured at)")
-        ->check(CLI::PositiveNumber);
+        ->check(whole_number(1));
     cmd->add_option("--batch-size,-b", a.batch_size, "Samples per iteration")
-        ->check(CLI::PositiveNumber);
+        ->check(whole_number(1));
     cmd->add_flag("--json", a.json, "Print the profile as JSON instead of a table");
 }
 

@@ -4,14 +4,34 @@
 #include <cmath>
 #include <cstdio>
 
+#include "pipewright/core/printable_name.h"
+
 namespace pipewright::cli {
 
 namespace {
 
 std::string fixed(double value, int decimals) {
+    if (!std::isfinite(value)) {
+        return format_percent(value);  // "(infinite)", never "inf"
+    }
     char buffer[64];
     std::snprintf(buffer, sizeof buffer, "%.*f", decimals, value);
     return buffer;
+}
+
+// The simulator's results are finite for every input the readers accept;
+// should one not be, the summary says so in words.
+bool all_finite(const SimulationReport& r) {
+    bool ok = std::isfinite(r.iteration_time_s) && std::isfinite(r.throughput_samples_per_s) &&
+              std::isfinite(r.bubble_fraction);
+    for (const auto& d : r.devices) {
+        ok = ok && std::isfinite(d.busy_s) && std::isfinite(d.start_s) && std::isfinite(d.end_s) &&
+             std::isfinite(d.bubble_fraction);
+    }
+    for (const auto& l : r.links) {
+        ok = ok && std::isfinite(l.bytes) && std::isfinite(l.busy_s);
+    }
+    return ok;
 }
 
 }  // namespace
@@ -67,9 +87,10 @@ void TextTable::print(std::ostream& out, const std::string& indent) const {
     }
 }
 
-void print_report(std::ostream& out, const SimulationReport& r, const std::string& project_name) {
-    out << "Project     " << project_name << '\n';
-    out << "Schedule    " << r.schedule << " · " << r.microbatches << " micro-batch"
+void print_report(std::ostream& out, const SimulationReport& r, const std::string& project_name,
+                  const std::string& cost_sources) {
+    out << "Project     " << printable_name(project_name) << '\n';
+    out << "Schedule    " << printable_name(r.schedule) << " · " << r.microbatches << " micro-batch"
         << (r.microbatches == 1 ? "" : "es") << " of " << r.microbatch_size << " · batch "
         << r.batch_size << '\n';
     out << "Iteration   " << format_duration(r.iteration_time_s) << " · "
@@ -83,7 +104,14 @@ void print_report(std::ostream& out, const SimulationReport& r, const std::strin
         << (over == 0
                 ? "every device fits"
                 : std::to_string(over) + " device" + (over == 1 ? "" : "s") + " over capacity")
-        << "\n\n";
+        << '\n';
+    if (!cost_sources.empty()) {
+        out << "Costs       " << cost_sources << '\n';
+    }
+    if (!all_finite(r)) {
+        out << "Warning     some figures are not finite numbers: an input value is too extreme\n";
+    }
+    out << '\n';
 
     TextTable table({"rank", "device", "spec", "busy", "start", "end", "bubble", "peak memory",
                      "capacity", "fits"});
@@ -91,9 +119,9 @@ void print_report(std::ostream& out, const SimulationReport& r, const std::strin
         table.right_align(c);
     }
     for (const auto& d : r.devices) {
-        table.add_row({std::to_string(d.rank), d.name, d.spec, format_duration(d.busy_s),
-                       format_duration(d.start_s), format_duration(d.end_s),
-                       format_percent(d.bubble_fraction),
+        table.add_row({std::to_string(d.rank), printable_name(d.name), printable_name(d.spec),
+                       format_duration(d.busy_s), format_duration(d.start_s),
+                       format_duration(d.end_s), format_percent(d.bubble_fraction),
                        format_bytes(static_cast<double>(d.peak_memory_bytes)),
                        format_bytes(static_cast<double>(d.memory_capacity_bytes)),
                        d.fits ? "yes" : "NO"});
@@ -110,7 +138,7 @@ void print_report(std::ostream& out, const SimulationReport& r, const std::strin
                 continue;
             }
             any = true;
-            links.add_row({l.name, format_bytes(l.bytes), format_duration(l.busy_s),
+            links.add_row({printable_name(l.name), format_bytes(l.bytes), format_duration(l.busy_s),
                            std::to_string(l.transfers)});
         }
         if (any) {
@@ -164,8 +192,8 @@ void print_comparison(std::ostream& out, const std::vector<ComparisonRow>& rows)
     std::vector<std::string> notes;
     for (const auto& row : rows) {
         if (!row.report) {
-            table.add_row({row.label, "-", "-", "-", "-", "-", "-", "n/a"});
-            notes.push_back(row.label + ": " + row.reason);
+            table.add_row({printable_name(row.label), "-", "-", "-", "-", "-", "-", "n/a"});
+            notes.push_back(printable_name(row.label + ": " + row.reason));
             continue;
         }
         const auto& r = *row.report;
@@ -176,12 +204,12 @@ void print_comparison(std::ostream& out, const std::vector<ComparisonRow>& rows)
         std::string gain =
             row.baseline ? "baseline"
                          : (row.gain_percent >= 0 ? "+" : "") + fixed(row.gain_percent, 1) + " %";
-        table.add_row({row.label, std::to_string(r.microbatches),
+        table.add_row({printable_name(row.label), std::to_string(r.microbatches),
                        format_duration(r.iteration_time_s), format_rate(r.throughput_samples_per_s),
                        format_percent(r.bubble_fraction), format_bytes(static_cast<double>(peak)),
                        r.all_fit ? "yes" : "NO", gain});
         if (!row.reason.empty()) {
-            notes.push_back(row.label + ": " + row.reason);
+            notes.push_back(printable_name(row.label + ": " + row.reason));
         }
     }
     table.print(out);

@@ -26,8 +26,10 @@ class TextTable {
     std::vector<bool> right_;
 };
 
+// `cost_sources`: where the costs came from when a profile is used
+// (check_profile_fit), shown as a "Costs" line.
 void print_report(std::ostream& out, const SimulationReport& report,
-                  const std::string& project_name);
+                  const std::string& project_name, const std::string& cost_sources = {});
 [[nodiscard]] nlohmann::json report_to_json(const SimulationReport& report);
 
 void print_comparison(std::ostream& out, const std::vector<ComparisonRow>& rows);

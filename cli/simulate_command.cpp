@@ -1,8 +1,11 @@
 #include "simulate_command.h"
 
 #include <filesystem>
+#include <new>
 
 #include "commands.h"
+#include "option_checks.h"
+#include "pipewright/core/printable_name.h"
 #include "pipewright/core/project_io.h"
 #include "pipewright/core/schedule_csv.h"
 #include "pipewright/core/timeline.h"
@@ -22,34 +25,15 @@ void add_simulate_command(CLI::App& app, SimulateArgs& args) {
     cmd->add_option("--schedule-csv", args.schedule_csv,
                     "Simulate a schedule from a PyTorch-style CSV (one row per rank)");
     cmd->add_option("--microbatches,-m", args.microbatches, "Number of micro-batches")
-        ->check(CLI::PositiveNumber);
+        ->check(whole_number(1));
     cmd->add_option("--batch-size,-b", args.batch_size, "Samples per iteration")
-        ->check(CLI::PositiveNumber);
+        ->check(whole_number(1));
     add_cost_options(*cmd, args.costs);
     cmd->add_flag("--json", args.json, "Print the result as one JSON object");
     cmd->add_flag("--compare-schedules", args.compare_schedules,
                   "Simulate every schedule and the single-device baseline side by side");
-    cmd->add_option("--trace", args.trace, "Write a Chrome trace (open in Perfetto)");
-    cmd->add_option("--timeline", args.timeline, "Write the Pipewright timeline JSON");
-    cmd->add_option("--export-csv", args.export_csv,
-                    "Write the schedule as PyTorch CSV (torch.distributed.pipelining)");
+    add_output_options(*cmd, args.outputs);
 }
-
-namespace {
-
-// Writes an output file; returns false after printing why it failed.
-bool write_output(const std::string& path, const std::string& contents, const std::string& what,
-                  std::ostream& err) {
-    try {
-        write_file_atomically(path, contents);
-        return true;
-    } catch (const std::exception& e) {
-        err << "pipewright: cannot write the " << what << ": " << e.what() << '\n';
-        return false;
-    }
-}
-
-}  // namespace
 
 int run_simulate(const SimulateArgs& args, std::ostream& out, std::ostream& err) {
     AnalysisOptions options;
@@ -81,6 +65,7 @@ int run_simulate(const SimulateArgs& args, std::ostream& out, std::ostream& err)
         if (!load_analyzed(args.project, options, err)) {
             return kInvalidInput;
         }
+        (void)check_profile_fit(costs, *loaded.project, err);
         auto rows = compare_schedules(*loaded.project, options, costs);
         if (args.json) {
             out << comparison_to_json(rows).dump(2) << '\n';
@@ -94,28 +79,19 @@ int run_simulate(const SimulateArgs& args, std::ostream& out, std::ostream& err)
     if (!project) {
         return kInvalidInput;
     }
+    const std::string cost_sources = check_profile_fit(costs, project->project, err);
     SimulationReport report;
     try {
         report = simulate_project(*project, costs);
+    } catch (const std::bad_alloc&) {
+        throw;  // reported by main as out of memory
     } catch (const std::exception& e) {
-        err << "pipewright: " << args.project << ": " << e.what() << '\n';
+        err << "pipewright: " << printable_name(args.project) << ": " << printable_name(e.what())
+            << '\n';
         return kInvalidInput;
     }
 
-    bool ok = true;
-    if (args.trace) {
-        ok &= write_output(*args.trace, timeline_to_chrome_trace(report.timeline).dump() + "\n",
-                           "trace", err);
-    }
-    if (args.timeline) {
-        ok &= write_output(*args.timeline, timeline_to_json(report.timeline).dump() + "\n",
-                           "timeline", err);
-    }
-    if (args.export_csv) {
-        ok &=
-            write_output(*args.export_csv, schedule_to_csv(project->schedule), "schedule CSV", err);
-    }
-    if (!ok) {
+    if (!write_simulation_outputs(args.outputs, report, *project, err)) {
         return kInvalidInput;
     }
 
@@ -124,18 +100,8 @@ int run_simulate(const SimulateArgs& args, std::ostream& out, std::ostream& err)
         return kOk;
     }
     const std::string name = project->project.model.name + " (" + args.project + ")";
-    print_report(out, report, name);
-    if (args.trace) {
-        out << "\nWrote " << *args.trace
-            << " (Chrome trace: open it in https://ui.perfetto.dev or chrome://tracing)\n";
-    }
-    if (args.timeline) {
-        out << (args.trace ? "" : "\n") << "Wrote " << *args.timeline << " (Pipewright timeline)\n";
-    }
-    if (args.export_csv) {
-        out << ((args.trace || args.timeline) ? "" : "\n") << "Wrote " << *args.export_csv
-            << " (schedule, one row per rank)\n";
-    }
+    print_report(out, report, name, cost_sources);
+    print_written_outputs(args.outputs, out);
     return kOk;
 }
 

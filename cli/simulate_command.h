@@ -7,6 +7,7 @@
 #include <CLI/CLI.hpp>
 
 #include "cost_options.h"
+#include "simulate_outputs.h"
 
 namespace pipewright::cli {
 
@@ -19,9 +20,7 @@ struct SimulateArgs {
     CostArgs costs;  // --profile, --efficiency
     bool json = false;
     bool compare_schedules = false;
-    std::optional<std::string> trace;
-    std::optional<std::string> timeline;
-    std::optional<std::string> export_csv;
+    OutputArgs outputs;  // --trace, --timeline, --export-csv, --max-output-size
 };
 
 void add_simulate_command(CLI::App& app, SimulateArgs& args);

@@ -1,8 +1,12 @@
 #include "pipewright/core/device_catalog.h"
 
 #include <cmath>
+#include <stdexcept>
 
+#include "json_reader.h"
 #include "pipewright/core/diagnostics.h"
+#include "pipewright/core/input_limits.h"
+#include "pipewright/core/json_parse.h"
 
 namespace pipewright {
 
@@ -22,15 +26,17 @@ double DeviceSpec::flops_for(DType dtype) const {
 
 namespace {
 
-double positive_number(const nlohmann::json& j, const std::string& key, const std::string& path,
-                       Diagnostics& diagnostics) {
+double number_in(const nlohmann::json& j, const std::string& key, const std::string& path,
+                 double min, double max, Diagnostics& diagnostics) {
     if (!j.contains(key)) {
         diagnostics.add(path + "." + key, "missing");
         return 0;
     }
     const auto& v = j.at(key);
-    if (!v.is_number() || !(v.get<double>() > 0) || !std::isfinite(v.get<double>())) {
-        diagnostics.add(path + "." + key, "must be a positive number, got " + v.dump());
+    if (!v.is_number() || !(v.get<double>() >= min) || !(v.get<double>() <= max)) {
+        diagnostics.add(path + "." + key, "must be a number from " + detail::show_limit(min) +
+                                              " to " + detail::show_limit(max) + ", got " +
+                                              v.dump());
         return 0;
     }
     return v.get<double>();
@@ -71,8 +77,9 @@ DeviceCatalog DeviceCatalog::from_json(const nlohmann::json& j) {
             if (!d.contains(key)) {
                 return fallback;
             }
-            if (!d[key].is_number() || !(d[key].get<double>() >= 0)) {
-                diagnostics.add(path + "." + key, "must be a number, zero or more");
+            if (!d[key].is_number() || !(d[key].get<double>() >= 0) ||
+                !(d[key].get<double>() <= 1e9)) {
+                diagnostics.add(path + "." + key, "must be a number from 0 to 1000000000");
                 return fallback;
             }
             return d[key].get<double>();
@@ -82,8 +89,10 @@ DeviceCatalog DeviceCatalog::from_json(const nlohmann::json& j) {
             diagnostics.add(path + ".kind", "must be \"gpu\" or \"cpu\"");
         }
         spec.description = text("description", "");
-        spec.memory_bytes = static_cast<std::int64_t>(
-            positive_number(d, "memory_GiB", path, diagnostics) * 1024.0 * 1024.0 * 1024.0);
+        spec.memory_bytes =
+            static_cast<std::int64_t>(number_in(d, "memory_GiB", path, limits::kMinMemoryGiB,
+                                                limits::kMaxMemoryGiB, diagnostics) *
+                                      1024.0 * 1024.0 * 1024.0);
         spec.memory_bandwidth_GBps = number("memory_bandwidth_GBps", 0.0);
         // Typical launch-plus-sync cost when the catalog does not say.
         spec.kernel_overhead_s =
@@ -95,9 +104,13 @@ DeviceCatalog DeviceCatalog::from_json(const nlohmann::json& j) {
         for (const auto& [key, value] : d["peak_tflops"].items()) {
             auto dtype = parse_dtype(key);
             if (!dtype || *dtype == DType::int64 || !value.is_number() ||
-                !(value.get<double>() > 0)) {
+                !(value.get<double>() >= limits::kMinPeakTflops) ||
+                !(value.get<double>() <= limits::kMaxPeakTflops)) {
                 diagnostics.add(path + ".peak_tflops." + key,
-                                "expected a positive TFLOP/s for float32, float16 or bfloat16");
+                                "expected TFLOP/s from " +
+                                    detail::show_limit(limits::kMinPeakTflops) + " to " +
+                                    detail::show_limit(limits::kMaxPeakTflops) +
+                                    " for float32, float16 or bfloat16");
                 continue;
             }
             spec.peak_flops[*dtype] = value.get<double>() * 1e12;
@@ -120,8 +133,14 @@ DeviceCatalog DeviceCatalog::from_json(const nlohmann::json& j) {
 }
 
 const DeviceCatalog& DeviceCatalog::builtin() {
-    static const DeviceCatalog catalog =
-        from_json(nlohmann::json::parse(embedded::kBuiltinDevicesJson));
+    static const DeviceCatalog catalog = [] {
+        ParsedJson parsed = parse_json(embedded::kBuiltinDevicesJson);
+        if (!parsed.value || !parsed.problems.empty()) {
+            // Compiled in and tested: reaching this is a build defect.
+            throw std::logic_error("the builtin device catalog: " + parsed.problems.format());
+        }
+        return from_json(*parsed.value);
+    }();
     return catalog;
 }
 

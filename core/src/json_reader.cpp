@@ -1,6 +1,7 @@
 #include "json_reader.h"
 
 #include <cmath>
+#include <cstdio>
 
 namespace pipewright::detail {
 
@@ -10,6 +11,12 @@ std::string describe(const nlohmann::json& value) {
         text = text.substr(0, 57) + "...";
     }
     return text;
+}
+
+std::string show_limit(double value) {
+    char buffer[64];
+    std::snprintf(buffer, sizeof buffer, "%.15g", value);
+    return buffer;
 }
 
 ObjectReader::ObjectReader(const nlohmann::json& j, std::string path, Diagnostics& diagnostics)
@@ -57,7 +64,7 @@ std::optional<std::string> ObjectReader::string(const std::string& key, bool req
 }
 
 std::optional<double> ObjectReader::number(const std::string& key, bool required,
-                                           double min_exclusive) {
+                                           double min_exclusive, double max) {
     const auto* v = get(key);
     if (v == nullptr) {
         if (required && object_ != nullptr) {
@@ -75,19 +82,42 @@ std::optional<double> ObjectReader::number(const std::string& key, bool required
                        describe(*v));
         return std::nullopt;
     }
+    if (x > max) {
+        error(key, "must be at most " + show_limit(max) + ", got " + describe(*v));
+        return std::nullopt;
+    }
     return x;
 }
 
-std::optional<double> ObjectReader::non_negative(const std::string& key, bool required) {
+std::optional<double> ObjectReader::in_range(const std::string& key, bool required, double min,
+                                             double max) {
+    const auto* v = get(key);
+    if (v == nullptr) {
+        if (required && object_ != nullptr) {
+            error(key, "missing (a number is required)");
+        }
+        return std::nullopt;
+    }
+    const double x = v->is_number() ? v->get<double>() : 0.0;
+    if (!v->is_number() || !std::isfinite(x) || x < min || x > max) {
+        error(key, "must be a number from " + show_limit(min) + " to " + show_limit(max) +
+                       ", got " + describe(*v));
+        return std::nullopt;
+    }
+    return x;
+}
+
+std::optional<double> ObjectReader::non_negative(const std::string& key, bool required,
+                                                 double max) {
     const auto* v = get(key);
     if (v != nullptr && v->is_number() && v->get<double>() == 0.0) {
         return 0.0;
     }
-    return number(key, required, 0.0);
+    return number(key, required, 0.0, max);
 }
 
 std::optional<std::int64_t> ObjectReader::integer(const std::string& key, bool required,
-                                                  std::int64_t min) {
+                                                  std::int64_t min, std::int64_t max) {
     const auto* v = get(key);
     if (v == nullptr) {
         if (required && object_ != nullptr) {
@@ -100,8 +130,11 @@ std::optional<std::int64_t> ObjectReader::integer(const std::string& key, bool r
         return std::nullopt;
     }
     auto x = v->get<std::int64_t>();
-    if (v->is_number_unsigned() && v->get<std::uint64_t>() > 1'000'000'000'000ULL) {
-        error(key, "is too large: " + describe(*v));
+    // Unsigned first: above 2^63 the signed view would wrap negative.
+    if ((v->is_number_unsigned() && v->get<std::uint64_t>() > static_cast<std::uint64_t>(max)) ||
+        x > max) {
+        error(key,
+              "is too large: must be at most " + std::to_string(max) + ", got " + describe(*v));
         return std::nullopt;
     }
     if (x < min) {

@@ -16,6 +16,9 @@ namespace pipewright::detail {
 
 class ObjectReader {
   public:
+    static constexpr double kMaxNumber = 1e15;
+    static constexpr std::int64_t kMaxInteger = 1'000'000'000'000;
+
     ObjectReader(const nlohmann::json& j, std::string path, Diagnostics& diagnostics);
 
     [[nodiscard]] bool is_object() const { return object_ != nullptr; }
@@ -25,9 +28,17 @@ class ObjectReader {
     [[nodiscard]] const nlohmann::json* get(const std::string& key) const;
 
     std::optional<std::string> string(const std::string& key, bool required);
-    std::optional<double> number(const std::string& key, bool required, double min_exclusive);
-    std::optional<double> non_negative(const std::string& key, bool required);
-    std::optional<std::int64_t> integer(const std::string& key, bool required, std::int64_t min);
+    // Finite numbers only; `max` bounds what later sums and products meet.
+    std::optional<double> number(const std::string& key, bool required, double min_exclusive,
+                                 double max = kMaxNumber);
+    std::optional<double> non_negative(const std::string& key, bool required,
+                                       double max = kMaxNumber);
+    // From `min` to `max`, both included (a positive minimum keeps a divisor
+    // such as a bandwidth from making a time infinite).
+    std::optional<double> in_range(const std::string& key, bool required, double min, double max);
+    // Whole numbers; fields stored as int pass INT_MAX as `max`.
+    std::optional<std::int64_t> integer(const std::string& key, bool required, std::int64_t min,
+                                        std::int64_t max = kMaxInteger);
     std::optional<bool> boolean(const std::string& key);
     const nlohmann::json* array(const std::string& key, bool required);
     const nlohmann::json* object(const std::string& key, bool required);
@@ -45,5 +56,8 @@ class ObjectReader {
 
 // "[1, 2]" for a JSON value in a message, shortened when long.
 [[nodiscard]] std::string describe(const nlohmann::json& value);
+
+// A limit in a message: "1048576", "0.001", "1e-06".
+[[nodiscard]] std::string show_limit(double value);
 
 }  // namespace pipewright::detail

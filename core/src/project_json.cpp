@@ -1,6 +1,8 @@
+#include <limits>
 #include <set>
 
 #include "json_reader.h"
+#include "pipewright/core/input_limits.h"
 #include "pipewright/core/project_io.h"
 
 namespace pipewright {
@@ -22,9 +24,9 @@ std::optional<CostOverride> parse_cost(const json& j, const std::string& path, D
     }
     r.reject_unknown({"forward_ms", "backward_input_ms", "backward_weight_ms"});
     CostOverride c;
-    c.forward_ms = r.non_negative("forward_ms", false);
-    c.backward_input_ms = r.non_negative("backward_input_ms", false);
-    c.backward_weight_ms = r.non_negative("backward_weight_ms", false);
+    c.forward_ms = r.non_negative("forward_ms", false, limits::kMaxMilliseconds);
+    c.backward_input_ms = r.non_negative("backward_input_ms", false, limits::kMaxMilliseconds);
+    c.backward_weight_ms = r.non_negative("backward_weight_ms", false, limits::kMaxMilliseconds);
     return c;
 }
 
@@ -40,7 +42,8 @@ LayerSpec parse_layer(const json& j, const std::string& path, Diagnostics& d) {
         layer.cost = parse_cost(*cost, r.field_path("cost"), d);
     }
     if (r.has("activation_bytes")) {
-        layer.activation_bytes = r.integer("activation_bytes", false, 0);
+        layer.activation_bytes =
+            r.integer("activation_bytes", false, 0, limits::kMaxActivationBytes);
     }
     for (const auto& [key, value] : j.items()) {
         if (key != "name" && key != "type" && key != "cost" && key != "activation_bytes") {
@@ -123,8 +126,11 @@ LinkSpec parse_link(const json& j, const std::string& path, Diagnostics& d, Link
         r.reject_unknown({"bandwidth_GBps", "latency_us"});
     }
     LinkSpec link = fallback;
-    link.bandwidth_GBps = r.number("bandwidth_GBps", true, 0).value_or(fallback.bandwidth_GBps);
-    link.latency_us = r.non_negative("latency_us", false).value_or(fallback.latency_us);
+    link.bandwidth_GBps =
+        r.in_range("bandwidth_GBps", true, limits::kMinBandwidthGBps, limits::kMaxBandwidthGBps)
+            .value_or(fallback.bandwidth_GBps);
+    link.latency_us =
+        r.non_negative("latency_us", false, limits::kMaxLatencyUs).value_or(fallback.latency_us);
     return link;
 }
 
@@ -137,8 +143,10 @@ Device parse_device(const json& j, const std::string& path, Diagnostics& d) {
     r.reject_unknown({"name", "spec", "peak_tflops", "memory_GiB"});
     dev.name = r.string("name", true).value_or("");
     dev.spec = r.string("spec", true).value_or("");
-    dev.overrides.peak_tflops = r.number("peak_tflops", false, 0);
-    dev.overrides.memory_GiB = r.number("memory_GiB", false, 0);
+    dev.overrides.peak_tflops =
+        r.in_range("peak_tflops", false, limits::kMinPeakTflops, limits::kMaxPeakTflops);
+    dev.overrides.memory_GiB =
+        r.in_range("memory_GiB", false, limits::kMinMemoryGiB, limits::kMaxMemoryGiB);
     return dev;
 }
 
@@ -303,11 +311,13 @@ Training parse_training(const json& j, Diagnostics& d) {
     }
     r.reject_unknown({"batch_size", "microbatches", "microbatch_size", "schedule", "optimizer",
                       "steps", "dtype", "activation_checkpointing", "seed"});
-    t.batch_size = static_cast<int>(r.integer("batch_size", true, 1).value_or(1));
-    if (auto m = r.integer("microbatches", false, 1)) {
+    // Stored as int: a larger value would wrap (and then read "must be at least 1").
+    constexpr std::int64_t int_max = std::numeric_limits<int>::max();
+    t.batch_size = static_cast<int>(r.integer("batch_size", true, 1, int_max).value_or(1));
+    if (auto m = r.integer("microbatches", false, 1, int_max)) {
         t.microbatches = static_cast<int>(*m);
     }
-    if (auto s = r.integer("microbatch_size", false, 1)) {
+    if (auto s = r.integer("microbatch_size", false, 1, int_max)) {
         t.microbatch_size = static_cast<int>(*s);
     }
     if (t.microbatches && t.microbatch_size) {
@@ -340,7 +350,7 @@ Training parse_training(const json& j, Diagnostics& d) {
         t.optimizer.momentum = o.non_negative("momentum", false).value_or(0);
         t.optimizer.weight_decay = o.non_negative("weight_decay", false).value_or(0);
     }
-    t.steps = static_cast<int>(r.integer("steps", false, 1).value_or(t.steps));
+    t.steps = static_cast<int>(r.integer("steps", false, 1, int_max).value_or(t.steps));
     if (auto dtype = r.string("dtype", false)) {
         auto parsed = parse_dtype(*dtype);
         if (!parsed || *parsed == DType::int64) {
@@ -351,7 +361,7 @@ Training parse_training(const json& j, Diagnostics& d) {
         }
     }
     t.activation_checkpointing = r.boolean("activation_checkpointing").value_or(false);
-    t.seed = static_cast<int>(r.integer("seed", false, 0).value_or(0));
+    t.seed = static_cast<int>(r.integer("seed", false, 0, int_max).value_or(0));
     return t;
 }
 

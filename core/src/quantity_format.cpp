@@ -19,9 +19,18 @@ std::string with_unit(double value, const char* unit) {
     return fixed(value, a >= 100 ? 0 : a >= 10 ? 1 : 2) + " " + unit;
 }
 
+// Never print "inf", "-nan %" or "inf min" as if it were a figure: a
+// non-finite result means some input was absurd, and the text says so.
+std::string not_finite(double value) {
+    return std::isnan(value) ? "(not a number)" : value > 0 ? "(infinite)" : "(-infinite)";
+}
+
 }  // namespace
 
 std::string format_duration(double seconds) {
+    if (!std::isfinite(seconds)) {
+        return not_finite(seconds);
+    }
     const double a = std::fabs(seconds);
     if (a == 0) {
         return "0 s";
@@ -42,6 +51,9 @@ std::string format_duration(double seconds) {
 }
 
 std::string format_bytes(double bytes) {
+    if (!std::isfinite(bytes)) {
+        return not_finite(bytes);
+    }
     static const char* const units[] = {"B", "KiB", "MiB", "GiB", "TiB", "PiB"};
     std::size_t u = 0;
     while (std::fabs(bytes) >= 1024 && u + 1 < std::size(units)) {
@@ -52,10 +64,16 @@ std::string format_bytes(double bytes) {
 }
 
 std::string format_percent(double fraction) {
+    if (!std::isfinite(fraction)) {
+        return not_finite(fraction);
+    }
     return fixed(fraction * 100, 1) + " %";
 }
 
 std::string format_rate(double per_second) {
+    if (!std::isfinite(per_second)) {
+        return not_finite(per_second);
+    }
     const double a = std::fabs(per_second);
     std::string digits = fixed(per_second, a >= 100 ? 0 : a >= 10 ? 1 : 2);
     const auto dot = digits.find('.');
@@ -71,6 +89,9 @@ std::string format_rate(double per_second) {
 }
 
 std::string format_count(double value) {
+    if (!std::isfinite(value)) {
+        return not_finite(value);
+    }
     const double a = std::fabs(value);
     if (a >= 1e12) {
         return with_unit(value / 1e12, "T");

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "pipewright/core/diagnostics.h"
+#include "pipewright/core/input_file.h"
 
 namespace pipewright {
 
@@ -187,16 +188,21 @@ Schedule schedule_from_csv(const std::string& text, const std::string& name) {
 }
 
 Schedule load_schedule_csv(const std::filesystem::path& path) {
-    std::ifstream in(path, std::ios::binary);
-    if (!in) {
-        throw InputError(path.string(),
-                         "cannot open the schedule file; check that it exists and "
-                         "is readable");
-    }
-    std::ostringstream text;
-    text << in.rdbuf();
+    std::string text;
     try {
-        return schedule_from_csv(text.str(), path.stem().string());
+        text = read_text_file(path);
+    } catch (const std::exception& e) {
+        // "FILE: reason" (missing, a device, too large): the file becomes the location.
+        std::string reason = e.what();
+        const std::string prefix = path.string() + ": ";
+        if (reason.compare(0, prefix.size(), prefix) == 0) {
+            reason.erase(0, prefix.size());
+        }
+        throw InputError(path.string(),
+                         reason + "; check that the schedule file exists and is readable");
+    }
+    try {
+        return schedule_from_csv(text, path.stem().string());
     } catch (const InputError& e) {
         // Name the file in every location so that the message stands alone.
         Diagnostics located;

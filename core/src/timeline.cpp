@@ -8,6 +8,7 @@
 #include <utility>
 
 #include "pipewright/core/diagnostics.h"
+#include "pipewright/core/json_parse.h"
 #include "pipewright/core/project_io.h"
 
 namespace pipewright {
@@ -475,13 +476,15 @@ void save_timeline_file(const Timeline& timeline, const std::filesystem::path& p
 
 Timeline load_timeline_file(const std::filesystem::path& path) {
     const std::string text = read_text_file(path);
-    nlohmann::json j;
-    try {
-        j = nlohmann::json::parse(text);
-    } catch (const nlohmann::json::parse_error& e) {
-        throw InputError("", path.string() + ": not valid JSON: " + e.what());
+    ParsedJson parsed = parse_json(text);
+    if (!parsed.problems.empty()) {
+        Diagnostics located;
+        for (const auto& d : parsed.problems.items()) {
+            located.add(path.string() + ": " + d.path, d.message);
+        }
+        throw InputError(std::move(located));
     }
-    return timeline_from_json(j);
+    return timeline_from_json(*parsed.value);
 }
 
 }  // namespace pipewright

@@ -196,7 +196,7 @@ TEST(ProjectIo, LinkBandwidthZero) {
     json j = dummy_json();
     j["topology"]["links"]["intra_node"]["bandwidth_GBps"] = 0;
     const Diagnostics d = diagnose(j);
-    EXPECT_TRUE(has_diagnostic(d, "topology.links.intra_node.bandwidth_GBps", {"greater than"}));
+    EXPECT_TRUE(has_diagnostic(d, "topology.links.intra_node.bandwidth_GBps", {"from 0.001 to"}));
     EXPECT_EQ(d.size(), 1U) << d.format();
     j["topology"]["links"]["inter_node"] = {{"latency_us", 3}};
     EXPECT_TRUE(
@@ -247,7 +247,7 @@ TEST(ProjectIo, DeviceOverridesAreRead) {
     EXPECT_EQ(d.overrides.memory_GiB, 10.5);
     dev["peak_tflops"] = 0;
     EXPECT_TRUE(has_diagnostic(
-        diagnose(j), "topology.nodes[0].containers[0].devices[1].peak_tflops", {"greater than"}));
+        diagnose(j), "topology.nodes[0].containers[0].devices[1].peak_tflops", {"from 1e-06 to"}));
 }
 
 TEST(ProjectIo, PlacementRangeExpandsToTheNames) {

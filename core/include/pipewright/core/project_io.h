@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include "pipewright/core/diagnostics.h"
+#include "pipewright/core/input_file.h"
 #include "pipewright/core/project.h"
 
 namespace pipewright {
@@ -34,6 +35,5 @@ void save_project_file(const Project& project, const std::filesystem::path& path
 
 // Atomic write of any text file (same guarantees as save_project_file).
 void write_file_atomically(const std::filesystem::path& path, const std::string& contents);
-[[nodiscard]] std::string read_text_file(const std::filesystem::path& path);
 
 }  // namespace pipewright

@@ -6,6 +6,7 @@ namespace pipewright {
 
 // How quantities read in every front end (command line, studio, reports):
 // "41.2 ms", "5.20 GiB", "18.3 %", "2,912", "23.5 M".
+// A non-finite value reads "(infinite)" or "(not a number)", never as a figure.
 [[nodiscard]] std::string format_duration(double seconds);
 [[nodiscard]] std::string format_bytes(double bytes);
 [[nodiscard]] std::string format_percent(double fraction);

@@ -1,0 +1,32 @@
+#pragma once
+
+// The one place where Pipewright turns JSON text (project, profile, timeline,
+// device catalog) into a document. Input files are untrusted: nesting depth
+// is bounded before anything deep is built (the document's copy, comparison
+// and printing all recurse), and a key given twice in one object is reported
+// instead of silently keeping the last one.
+
+#include <optional>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "pipewright/core/diagnostics.h"
+
+namespace pipewright {
+
+// Arrays and objects inside each other. Pipewright's own files need at most
+// about 8; layer parameters a few more.
+inline constexpr int kMaxJsonDepth = 64;
+
+struct ParsedJson {
+    // Unset when the text is not JSON or is nested deeper than kMaxJsonDepth.
+    std::optional<nlohmann::json> value;
+    // Why `value` is unset (path "(document)"), or every duplicated key, each
+    // with its JSON path ("training.batch_size"), as unknown keys are reported.
+    Diagnostics problems;
+};
+
+[[nodiscard]] ParsedJson parse_json(const std::string& text);
+
+}  // namespace pipewright
