@@ -11,6 +11,7 @@
 #include <filesystem>
 #include <fstream>
 #include <thread>
+#include <utility>
 
 #include "backend_test_util.h"
 #include "cli_runner.h"
@@ -62,17 +63,10 @@ std::vector<double> losses_of(const test::CliResult& r) {
         .get<std::vector<double>>();
 }
 
-TEST(MultiNode, TwoLaunchersCompleteARunWithTheLossesOfOneLauncher) {
-    const auto dir = test::temp_dir("nodes");
-    test::MlpSpec spec;
-    spec.ranks = 4;
-    spec.stages = 4;
-    spec.microbatches = 4;
-    spec.schedule = "1f1b";
-    const auto project = test::write_project(dir, spec);
-    const std::string common =
-        "run " + project.string() +
-        " --steps 3 --dtype float64 --threads-per-rank 1 --json --timeout 30";
+// `common` on two launchers of this machine, as nodes 0 and 1 of one run,
+// each writing into dir/nodeN.
+std::pair<test::CliResult, test::CliResult> run_two_nodes(const std::string& common,
+                                                          const fs::path& dir) {
     const std::string master = "127.0.0.1:" + std::to_string(test::free_port());
     test::CliResult node0, node1;
     std::thread second([&] {
@@ -84,6 +78,21 @@ TEST(MultiNode, TwoLaunchersCompleteARunWithTheLossesOfOneLauncher) {
                         (dir / "node0").string(),
                     dir, "node0");
     second.join();
+    return {node0, node1};
+}
+
+TEST(MultiNode, TwoLaunchersCompleteARunWithTheLossesOfOneLauncher) {
+    const auto dir = test::temp_dir("nodes");
+    test::MlpSpec spec;
+    spec.ranks = 4;
+    spec.stages = 4;
+    spec.microbatches = 4;
+    spec.schedule = "1f1b";
+    const auto project = test::write_project(dir, spec);
+    const std::string common =
+        "run " + project.string() +
+        " --steps 3 --dtype float64 --threads-per-rank 1 --json --timeout 30";
+    const auto [node0, node1] = run_two_nodes(common, dir);
     ASSERT_EQ(node0.code, 0) << node0.output;
     ASSERT_EQ(node1.code, 0) << node1.output;
 
@@ -180,17 +189,7 @@ TEST(MultiNode, LaunchersOnOneMachineShareItsCores) {
     const auto dir = test::temp_dir("share");
     const auto project = test::write_project(dir, test::MlpSpec{});  // 2 ranks
     const std::string common = "run " + project.string() + " --steps 1 --json --timeout 30";
-    const std::string master = "127.0.0.1:" + std::to_string(test::free_port());
-    test::CliResult node0, node1;
-    std::thread second([&] {
-        node1 = run_cli(common + " --nnodes 2 --node-rank 1 --master " + master + " --out " +
-                            (dir / "node1").string(),
-                        dir, "node1");
-    });
-    node0 = run_cli(common + " --nnodes 2 --node-rank 0 --master " + master + " --out " +
-                        (dir / "node0").string(),
-                    dir, "node0");
-    second.join();
+    const auto [node0, node1] = run_two_nodes(common, dir);
     ASSERT_EQ(node0.code, 0) << node0.output;
     ASSERT_EQ(node1.code, 0) << node1.output;
     const int cores = static_cast<int>(std::max(1U, std::thread::hardware_concurrency()));
