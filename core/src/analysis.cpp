@@ -195,7 +195,14 @@ void check_placement_order(const Project& p, AnalyzedProject& out, Diagnostics& 
 }
 
 void resolve_batch(const Project& p, const AnalysisOptions& o, bool microbatching,
-                   AnalyzedProject& out, Diagnostics& d) {
+                   const Diagnostics& earlier, AnalyzedProject& out, Diagnostics& d) {
+    // A value of the file that was refused stands in as a default here;
+    // checking the batch against it would add a second, misleading problem.
+    if ((!o.batch_size && earlier.mentions("training.batch_size")) ||
+        (!o.microbatches && (earlier.mentions("training.microbatches") ||
+                             earlier.mentions("training.microbatch_size")))) {
+        return;
+    }
     const Training& t = p.training;
     const int batch = o.batch_size.value_or(t.batch_size);
     int m = o.microbatches ? *o.microbatches : t.resolved_microbatches();
@@ -350,7 +357,7 @@ std::optional<AnalyzedProject> analyze_project(const Project& project,
         d.add(options.schedule ? "--schedule" : "training.schedule",
               "unknown schedule \"" + schedule_name + "\" (known: " + join(names) + ")");
     }
-    resolve_batch(project, options, info == nullptr || info->microbatching, out, d);
+    resolve_batch(project, options, info == nullptr || info->microbatching, diagnostics, out, d);
     if (options.schedule) {
         out.project.training.schedule = ScheduleChoice{*options.schedule, ""};
     } else if (options.schedule_csv) {

@@ -9,6 +9,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "pipewright/core/analysis.h"
 #include "pipewright/core/printable_name.h"
 #include "pipewright/core/quantity_format.h"
 #include "project_fixtures.h"
@@ -63,6 +64,19 @@ TEST(InputLimits, BatchSizeBeyondAnIntSaysTheLimit) {
         EXPECT_TRUE(has_diagnostic(d, "training.batch_size", {"at most 2147483647"}));
         EXPECT_TRUE(has_diagnostic(d, "training.microbatches", {"at most 2147483647"}));
     }
+}
+
+// The refused batch is not checked again against the micro-batches as the
+// default that stands in for it (1 sample).
+TEST(InputLimits, ARefusedBatchSizeIsTheOnlyProblemOfTheBatch) {
+    json j = dummy_json();
+    j["training"]["batch_size"] = std::int64_t{3000000000};
+    Diagnostics d;
+    const auto project = project_from_json(j, d);
+    ASSERT_TRUE(project.has_value()) << d.format();
+    (void)analyze_project(*project, AnalysisOptions{}, d);
+    EXPECT_EQ(d.size(), 1U) << d.format();
+    EXPECT_TRUE(has_diagnostic(d, "training.batch_size", {"at most 2147483647"}));
 }
 
 TEST(InputLimits, NonFiniteQuantitiesAreNeverPrintedAsFigures) {
