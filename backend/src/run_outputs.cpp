@@ -2,6 +2,7 @@
 
 #include <thread>
 
+#include "pipewright/core/output_file.h"
 #include "pipewright/core/project_io.h"
 #include "rendezvous.h"
 #include "run_report.h"
@@ -44,8 +45,11 @@ nlohmann::json write_complete_outputs(
     }
     RunReport report = build_run_report(project, ranks, warmup);
     save_timeline_file(report.timeline, out_dir + "/timeline.json");
-    write_file_atomically(out_dir + "/trace.json",
-                          timeline_to_chrome_trace(report.timeline).dump() + "\n");
+    // Streamed: a long run's trace never exists in memory whole.
+    OutputFile trace(out_dir + "/trace.json");
+    write_chrome_trace(report.timeline, trace);
+    trace.write("\n");
+    trace.commit();
     write_file_atomically(out_dir + "/metrics.json", report.metrics.dump(2) + "\n");
     report.summary["complete"] = true;
     return std::move(report.summary);
