@@ -8,18 +8,19 @@
 
 namespace pipewright::gui {
 
-std::optional<double> ComparisonRow::error() const {
+std::optional<double> RunComparisonRow::error() const {
     if (!simulated_s || !measured_s || *measured_s <= 0) {
         return std::nullopt;
     }
     return (*simulated_s - *measured_s) / *measured_s;
 }
 
-std::vector<ComparisonRow> compare_run(const SimulationReport* simulated, const Timeline& measured,
-                                       std::optional<double> measured_iteration_s) {
+std::vector<RunComparisonRow> compare_run(const SimulationReport* simulated,
+                                          const Timeline& measured,
+                                          std::optional<double> measured_iteration_s) {
     const TimelineMetrics metrics = timeline_metrics(measured);
-    std::vector<ComparisonRow> rows;
-    ComparisonRow iteration;
+    std::vector<RunComparisonRow> rows;
+    RunComparisonRow iteration;
     iteration.what = QObject::tr("Iteration time");
     if (simulated != nullptr) {
         iteration.simulated_s = simulated->iteration_time_s;
@@ -31,20 +32,20 @@ std::vector<ComparisonRow> compare_run(const SimulationReport* simulated, const 
     rows.push_back(iteration);
 
     auto busy_row = [](const std::string& device) {
-        ComparisonRow row;
+        RunComparisonRow row;
         row.device = QString::fromStdString(device);
         row.what = QObject::tr("Busy %1").arg(row.device);
         return row;
     };
     if (simulated != nullptr) {
         for (const DeviceMetrics& d : simulated->devices) {
-            ComparisonRow row = busy_row(d.name);
+            RunComparisonRow row = busy_row(d.name);
             row.simulated_s = d.busy_s;
             rows.push_back(row);
         }
     }
     for (const DeviceMetrics& d : metrics.devices) {
-        auto it = std::find_if(rows.begin() + 1, rows.end(), [&](const ComparisonRow& r) {
+        auto it = std::find_if(rows.begin() + 1, rows.end(), [&](const RunComparisonRow& r) {
             return r.device == QString::fromStdString(d.name);
         });
         if (it == rows.end()) {

@@ -11,7 +11,7 @@
 namespace pipewright::gui {
 
 // One line of the simulated-vs-measured table.
-struct ComparisonRow {
+struct RunComparisonRow {
     QString what;    // "Iteration time" or "Busy localhost/proc/cpu0"
     QString device;  // the device path of a busy-time row, empty otherwise
     std::optional<double> simulated_s;
@@ -28,9 +28,9 @@ struct ComparisonRow {
 // knows gets a row with the other side empty. `simulated` may be null (the
 // layout on screen does not simulate); `measured_iteration_s` is the run's
 // median iteration time (metrics.json), else the measured timeline's span.
-[[nodiscard]] std::vector<ComparisonRow> compare_run(const SimulationReport* simulated,
-                                                     const Timeline& measured,
-                                                     std::optional<double> measured_iteration_s);
+[[nodiscard]] std::vector<RunComparisonRow> compare_run(const SimulationReport* simulated,
+                                                        const Timeline& measured,
+                                                        std::optional<double> measured_iteration_s);
 
 // Whether `ran` is the layout `current` describes, as far as a run is
 // concerned: the same model, cluster, placement and training (the schedule

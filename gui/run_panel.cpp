@@ -326,12 +326,12 @@ void RunPanel::selectPastRun(const QString& dir) {
     }
 }
 
-void RunPanel::showComparison(const QString& runName, const std::vector<ComparisonRow>& rows,
+void RunPanel::showComparison(const QString& runName, const std::vector<RunComparisonRow>& rows,
                               const QString& note) {
     table_title_->setText(tr("<b>Simulated vs measured</b> · run %1").arg(runName.toHtmlEscaped()));
     table_->setRowCount(static_cast<int>(rows.size()));
     for (int r = 0; r < static_cast<int>(rows.size()); ++r) {
-        const ComparisonRow& row = rows[static_cast<std::size_t>(r)];
+        const RunComparisonRow& row = rows[static_cast<std::size_t>(r)];
         const QString none = QStringLiteral("—");
         table_->setItem(r, 0, cell(row.what, Qt::AlignLeft));
         table_->setItem(r, 1, cell(row.simulated_s ? format_duration(*row.simulated_s) : none));

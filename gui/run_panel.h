@@ -53,7 +53,7 @@ class RunPanel : public QWidget {
 
     // The table for the run shown; `note` warns when the run's layout is not
     // the one on screen.
-    void showComparison(const QString& runName, const std::vector<ComparisonRow>& rows,
+    void showComparison(const QString& runName, const std::vector<RunComparisonRow>& rows,
                         const QString& note);
     void clearComparison(const QString& why);
     // A failure or problem to show above the log (empty hides it).
