@@ -15,8 +15,6 @@
 #include <sstream>
 #include <thread>
 
-#include <torch/csrc/distributed/c10d/TCPStore.hpp>
-
 #include "compute_device.h"
 #include "heartbeat.h"
 #include "pipewright/backend/modules.h"
@@ -120,60 +118,6 @@ std::string backend_problem(const AnalyzedProject& project, const RunOptions& o)
         return o.settings.project + ": " + e.what();
     }
     return "";
-}
-
-// The rendezvous. A run on this machine alone meets through a private file;
-// one that spans machines (or asked for a port) through a TCPStore that node 0
-// hosts (a taken port fails here, before any worker starts; port 0 asks for a
-// free one) and the other nodes connect to.
-std::optional<RunStore> open_store(const HostPort& master, const RunOptions& o,
-                                   std::chrono::milliseconds timeout, std::ostream& err) {
-    if (!o.master && !o.port) {
-        try {
-            return open_private_store(timeout);
-        } catch (const std::exception& e) {
-            err << "pipewright: " << e.what() << '\n';
-            return std::nullopt;
-        }
-    }
-    RunStore run;
-    run.gloo_host = master.host;
-    int port = master.port;
-    if (o.node_rank == 0) {
-        try {
-            c10d::TCPStoreOptions so;
-            so.port = static_cast<std::uint16_t>(master.port);
-            so.isServer = true;
-            so.waitWorkers = false;
-            so.timeout = timeout;
-            auto store = c10::make_intrusive<c10d::TCPStore>(master.host, so);
-            port = store->getPort();
-            run.store = store;
-        } catch (const std::exception& e) {
-            const std::string why = e.what();
-            err << "pipewright: cannot listen on " << master.host << ":" << master.port << ": "
-                << (why.find("in use") != std::string::npos ||
-                            why.find("EADDRINUSE") != std::string::npos
-                        ? "the port is already in use"
-                        : why.substr(0, why.find('\n')))
-                << "; choose another with " << (o.master ? "--master" : "--port")
-                << (o.nnodes > 1 ? "" : ", or leave it out to pick a free one") << '\n';
-            return std::nullopt;
-        }
-    } else {
-        try {
-            run.store = connect_rendezvous_store(master.host, master.port, timeout);
-        } catch (const std::exception&) {
-            err << "pipewright: cannot reach the master " << master.host << ":" << master.port
-                << " within " << fmt_s(o.settings.timeout_s)
-                << " (nothing answered there: is the launcher of node 0 running, with the same "
-                   "--master, and is the port open?)\n";
-            return std::nullopt;
-        }
-    }
-    run.where = master.host + ":" + std::to_string(port);
-    run.worker_args = {"--master", run.where};
-    return run;
 }
 
 }  // namespace
@@ -291,7 +235,7 @@ RunOutcome launch_run(const RunOptions& o, std::ostream& err) {
     const bool multi = o.nnodes > 1;
     const std::string node_name = multi ? "node " + std::to_string(o.node_rank) + ": " : "";
 
-    std::optional<RunStore> rendezvous = open_store(master, o, timeout, err);
+    std::optional<RunStore> rendezvous = open_run_store(master, o, timeout, err);
     if (!rendezvous) {
         return outcome;
     }
@@ -339,9 +283,9 @@ RunOutcome launch_run(const RunOptions& o, std::ostream& err) {
                         : "") +
                  " (" + threads_text + "), " + std::to_string(steps) + " steps, store " +
                  rendezvous->where + ", output " + outcome.out_dir);
-        if (o.node_rank == 0 && (o.master || o.port)) {
+        if (rendezvous->listening_port) {
             log.line("pipewright: note: the rendezvous store listens on port " +
-                     rendezvous->where.substr(rendezvous->where.rfind(':') + 1) +
+                     std::to_string(*rendezvous->listening_port) +
                      " of every interface of this machine (LibTorch's TCPStore takes no "
                      "address); run multi-node only inside a trusted network");
         }
@@ -450,12 +394,11 @@ RunOutcome launch_run(const RunOptions& o, std::ostream& err) {
         return nodes;
     };
     const auto never_joined = [&](const std::vector<int>& missing) {
-        std::string m = "rank" + std::string(missing.size() == 1 ? " " : "s ") +
-                        list_ranks(missing) + " never joined within " + fmt_s(o.settings.timeout_s);
+        std::string m =
+            counted("rank", missing) + " never joined within " + fmt_s(o.settings.timeout_s);
         if (multi) {
             const auto nodes = nodes_of(missing);
-            m += " (node" + std::string(nodes.size() == 1 ? " " : "s ") + list_ranks(nodes) +
-                 " did not arrive at " + rendezvous->where + ")";
+            m += " (" + counted("node", nodes) + " did not arrive at " + rendezvous->where + ")";
         }
         return m + "; stopped the ranks here";
     };
@@ -478,13 +421,8 @@ RunOutcome launch_run(const RunOptions& o, std::ostream& err) {
             return failure + "; stopped the other ranks" + (multi ? " of this node" : "") +
                    " (log: " + rank_log + ")";
         }
-        std::string culprit =
-            "rank" + std::string(silent.size() == 1 ? " " : "s ") + list_ranks(silent);
-        if (multi) {
-            const auto nodes = nodes_of(silent);
-            culprit +=
-                " (node" + std::string(nodes.size() == 1 ? " " : "s ") + list_ranks(nodes) + ")";
-        }
+        const std::string culprit =
+            counted("rank", silent) + (multi ? " (" + counted("node", nodes_of(silent)) + ")" : "");
         const double quiet_s =
             static_cast<double>(heartbeats.silent_for(silent.front(), now).count()) / 1000;
         return culprit + " stopped answering (no sign of life for " + fmt_s(quiet_s) +

@@ -103,4 +103,8 @@ std::string list_ranks(const std::vector<int>& ranks) {
     return s;
 }
 
+std::string counted(const std::string& noun, const std::vector<int>& numbers) {
+    return noun + (numbers.size() == 1 ? " " : "s ") + list_ranks(numbers);
+}
+
 }  // namespace pipewright::backend

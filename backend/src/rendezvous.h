@@ -57,5 +57,7 @@ void set_text(c10d::Store& store, const std::string& key, const std::string& tex
 
 // "1, 2 and 5".
 [[nodiscard]] std::string list_ranks(const std::vector<int>& ranks);
+// The list after its noun, singular or plural: "rank 3", "nodes 1 and 2".
+[[nodiscard]] std::string counted(const std::string& noun, const std::vector<int>& numbers);
 
 }  // namespace pipewright::backend

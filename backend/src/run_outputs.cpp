@@ -37,9 +37,7 @@ nlohmann::json write_complete_outputs(
             throw std::runtime_error(*failure);
         }
         if (std::chrono::steady_clock::now() >= deadline) {
-            throw std::runtime_error("no record arrived from rank" +
-                                     std::string(missing.size() == 1 ? " " : "s ") +
-                                     list_ranks(missing));
+            throw std::runtime_error("no record arrived from " + counted("rank", missing));
         }
         std::this_thread::sleep_for(std::chrono::milliseconds(20));
     }

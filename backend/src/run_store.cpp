@@ -6,8 +6,10 @@
 #include <system_error>
 
 #include <torch/csrc/distributed/c10d/FileStore.hpp>
+#include <torch/csrc/distributed/c10d/TCPStore.hpp>
 
 #include "pipewright/backend/modules.h"
+#include "pipewright/backend/transport.h"
 
 namespace pipewright::backend {
 
@@ -58,14 +60,67 @@ c10::intrusive_ptr<c10d::Store> connect_private_store(const std::string& file,
     return store;
 }
 
+namespace {
+
 RunStore open_private_store(std::chrono::milliseconds timeout) {
     RunStore run;
     run.folder = PrivateFolder::make("pipewright-rendezvous");
     const std::string file = (run.folder.path() / "store").string();
     run.store = connect_private_store(file, timeout);
     run.worker_args = {"--store-file", file};
-    run.gloo_host = kLoopbackHost;
     run.where = "a private file (no network port)";
+    return run;
+}
+
+}  // namespace
+
+std::optional<RunStore> open_run_store(const HostPort& master, const RunOptions& o,
+                                       std::chrono::milliseconds timeout, std::ostream& err) {
+    if (!o.master && !o.port) {
+        try {
+            return open_private_store(timeout);
+        } catch (const std::exception& e) {
+            err << "pipewright: " << e.what() << '\n';
+            return std::nullopt;
+        }
+    }
+    RunStore run;
+    int port = master.port;
+    if (o.node_rank == 0) {
+        try {
+            c10d::TCPStoreOptions so;
+            so.port = static_cast<std::uint16_t>(master.port);
+            so.isServer = true;
+            so.waitWorkers = false;
+            so.timeout = timeout;
+            auto store = c10::make_intrusive<c10d::TCPStore>(master.host, so);
+            port = store->getPort();
+            run.store = store;
+            run.listening_port = port;
+        } catch (const std::exception& e) {
+            const std::string why = e.what();
+            err << "pipewright: cannot listen on " << master.host << ":" << master.port << ": "
+                << (why.find("in use") != std::string::npos ||
+                            why.find("EADDRINUSE") != std::string::npos
+                        ? "the port is already in use"
+                        : why.substr(0, why.find('\n')))
+                << "; choose another with " << (o.master ? "--master" : "--port")
+                << (o.nnodes > 1 ? "" : ", or leave it out to pick a free one") << '\n';
+            return std::nullopt;
+        }
+    } else {
+        try {
+            run.store = connect_rendezvous_store(master.host, master.port, timeout);
+        } catch (const std::exception&) {
+            err << "pipewright: cannot reach the master " << master.host << ":" << master.port
+                << " within " << o.settings.timeout_s << " s"
+                << " (nothing answered there: is the launcher of node 0 running, with the same "
+                   "--master, and is the port open?)\n";
+            return std::nullopt;
+        }
+    }
+    run.where = master.host + ":" + std::to_string(port);
+    run.worker_args = {"--master", run.where};
     return run;
 }
 

@@ -11,11 +11,14 @@
 
 #include <chrono>
 #include <filesystem>
+#include <optional>
+#include <ostream>
 #include <string>
 #include <vector>
 
 #include <torch/csrc/distributed/c10d/Store.hpp>
 
+#include "pipewright/backend/launcher.h"
 #include "rendezvous.h"
 
 namespace pipewright::backend {
@@ -41,15 +44,21 @@ struct RunStore {
     c10::intrusive_ptr<c10d::Store> store;
     // The arguments that tell a worker how to reach it.
     std::vector<std::string> worker_args;
-    // The address the Gloo connections of this node use to find each other.
-    std::string gloo_host;
     // For messages: "a private file (no network port)" or "HOST:PORT".
     std::string where;
+    // The port a TCPStore of this launcher listens on (every interface).
+    std::optional<int> listening_port;
     PrivateFolder folder;
 };
 
-// A store of this machine only: a FileStore in a fresh private folder.
-[[nodiscard]] RunStore open_private_store(std::chrono::milliseconds timeout);
+// The launcher's store: a private file for a run on this machine alone; a
+// TCPStore with --port or --master, hosted by node 0 (a taken port fails
+// here, before any worker starts; port 0 asks for a free one) and reached by
+// the other nodes. nullopt after writing the reason to `err`.
+[[nodiscard]] std::optional<RunStore> open_run_store(const HostPort& master,
+                                                     const RunOptions& options,
+                                                     std::chrono::milliseconds timeout,
+                                                     std::ostream& err);
 
 // A worker's end of a private store.
 [[nodiscard]] c10::intrusive_ptr<c10d::Store> connect_private_store(

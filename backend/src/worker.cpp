@@ -200,8 +200,7 @@ int run_worker(const WorkerOptions& o, std::ostream& err) {
         set_text(*store, keys::joined(o.rank), machine);
         const Heartbeat heartbeat(store, o.rank);
         if (const auto missing = wait_for_ranks(*store, o.world_size, timeout); !missing.empty()) {
-            throw BackendError("rank" + std::string(missing.size() == 1 ? " " : "s ") +
-                               list_ranks(missing) + " never joined within " +
+            throw BackendError(counted("rank", missing) + " never joined within " +
                                seconds_text(timeout));
         }
         if (o.threads <= 0) {
