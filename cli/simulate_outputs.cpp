@@ -62,7 +62,7 @@ std::string size_to_ask(std::uint64_t bytes) {
 
 struct PlannedOutput {
     std::string path;
-    std::string what;  // "trace"
+    std::string what;  // "trace", "timeline", "schedule CSV"
     std::function<std::uint64_t()> estimate;
     std::function<void(TextSink&)> write;
 };
@@ -71,21 +71,21 @@ std::vector<PlannedOutput> planned_outputs(const OutputArgs& args, const Simulat
                                            const AnalyzedProject& project) {
     std::vector<PlannedOutput> out;
     const Timeline& timeline = report.timeline;
-    if (args.trace) {
-        out.push_back({*args.trace, "trace",
-                       [&timeline] { return estimate_chrome_trace_bytes(timeline) + 1; },
-                       [&timeline](TextSink& sink) {
-                           write_chrome_trace(timeline, sink);
+    // A JSON document of the timeline, one line with its final newline.
+    const auto add_json = [&out, &timeline](const std::string& path, const char* what,
+                                            std::uint64_t (*estimate)(const Timeline&),
+                                            void (*write)(const Timeline&, TextSink&)) {
+        out.push_back({path, what, [&timeline, estimate] { return estimate(timeline) + 1; },
+                       [&timeline, write](TextSink& sink) {
+                           write(timeline, sink);
                            sink.write("\n");
                        }});
+    };
+    if (args.trace) {
+        add_json(*args.trace, "trace", estimate_chrome_trace_bytes, write_chrome_trace);
     }
     if (args.timeline) {
-        out.push_back({*args.timeline, "timeline",
-                       [&timeline] { return estimate_timeline_json_bytes(timeline) + 1; },
-                       [&timeline](TextSink& sink) {
-                           write_timeline_json(timeline, sink);
-                           sink.write("\n");
-                       }});
+        add_json(*args.timeline, "timeline", estimate_timeline_json_bytes, write_timeline_json);
     }
     if (args.export_csv) {
         const Schedule& schedule = project.schedule;

@@ -1,6 +1,5 @@
 #include "pipewright/core/json_parse.h"
 
-#include <unordered_set>
 #include <utility>
 #include <vector>
 
@@ -13,12 +12,10 @@ using nlohmann::json;
 struct TooDeep {};
 
 // One open array or object while parsing: enough to name the path of a
-// duplicated key and to find duplicates in O(keys) overall.
+// duplicated key. The element being read is always the container's last.
 struct Frame {
     json* value = nullptr;  // inside the document being built
     std::string key;        // objects: the member being read
-    std::size_t index = 0;  // arrays: elements started so far (the one read is index - 1)
-    std::unordered_set<std::string> keys;
 };
 
 // Builds the document from SAX events. nlohmann's own parser callback would
@@ -47,7 +44,8 @@ class Builder {
     bool key(json::string_t& k) {
         Frame& f = frames_.back();
         f.key = k;
-        if (!f.keys.insert(k).second) {
+        // The earlier member of that name is already in the object.
+        if (f.value->contains(k)) {
             problems_.add(path(),
                           "appears twice in the same object (each key may appear only once; "
                           "otherwise the last one would silently win)");
@@ -74,7 +72,6 @@ class Builder {
         Frame& f = frames_.back();
         if (f.value->is_array()) {
             f.value->push_back(std::move(v));
-            ++f.index;
             return &f.value->back();
         }
         json& member = (*f.value)[f.key];
@@ -94,7 +91,7 @@ class Builder {
             throw TooDeep{};
         }
         json* at = slot(std::move(container));
-        frames_.push_back(Frame{at, {}, 0, {}});
+        frames_.push_back(Frame{at, {}});
         return true;
     }
 
@@ -110,7 +107,7 @@ class Builder {
             if (f.value->is_object()) {
                 out += (out.empty() ? "" : ".") + f.key;
             } else {
-                out += "[" + std::to_string(f.index - 1) + "]";
+                out += "[" + std::to_string(f.value->size() - 1) + "]";
             }
         }
         return out;

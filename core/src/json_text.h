@@ -17,6 +17,13 @@
 
 namespace pipewright::detail {
 
+// Whether a double is a whole number a JSON integer holds exactly (up to
+// 2^53): timelines write those as integers ("bytes": 81920).
+inline bool is_exact_integer(double v) {
+    constexpr double kMaxExactInteger = 9007199254740992.0;
+    return std::isfinite(v) && std::floor(v) == v && std::fabs(v) <= kMaxExactInteger;
+}
+
 class JsonTextWriter {
   public:
     explicit JsonTextWriter(TextSink& sink) : sink_(sink) { buffer_.reserve(kFlushBytes + 1024); }

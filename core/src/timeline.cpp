@@ -11,6 +11,8 @@
 #include "pipewright/core/json_parse.h"
 #include "pipewright/core/project_io.h"
 
+#include "json_text.h"
+
 namespace pipewright {
 
 namespace {
@@ -21,13 +23,10 @@ using OrderedJson = nlohmann::ordered_json;
 // Past this many problems the rest of a broken file adds nothing useful.
 constexpr std::size_t kMaxDiagnostics = 50;
 
-// 2^53: integers up to here are exact in a double.
-constexpr double kMaxExactInteger = 9007199254740992.0;
-
 // Whole numbers are written as JSON integers ("bytes": 81920), others as
 // doubles in nlohmann's shortest round-trip form.
 OrderedJson number_json(double v) {
-    if (std::isfinite(v) && std::floor(v) == v && std::fabs(v) <= kMaxExactInteger) {
+    if (detail::is_exact_integer(v)) {
         return static_cast<std::int64_t>(v);
     }
     return v;
@@ -125,7 +124,7 @@ class Reader {
         }
         if (v.is_number_float()) {
             const auto d = v.get<double>();
-            if (std::isfinite(d) && std::floor(d) == d && std::fabs(d) <= kMaxExactInteger) {
+            if (detail::is_exact_integer(d)) {
                 return static_cast<std::int64_t>(d);
             }
         }

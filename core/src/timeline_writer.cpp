@@ -11,12 +11,9 @@ namespace {
 
 using detail::JsonTextWriter;
 
-// 2^53: integers up to here are exact in a double.
-constexpr double kMaxExactInteger = 9007199254740992.0;
-
 // As number_json in timeline.cpp: whole numbers as JSON integers.
 void whole_or_double(JsonTextWriter& w, double v) {
-    if (std::isfinite(v) && std::floor(v) == v && std::fabs(v) <= kMaxExactInteger) {
+    if (detail::is_exact_integer(v)) {
         w.integer(static_cast<std::int64_t>(v));
     } else {
         w.number(v);
