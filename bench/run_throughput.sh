@@ -89,7 +89,7 @@ fi
 run_pipewright() {  # name, extra args...
     local name=$1
     shift
-    "$pipewright" run "$@" --steps "$steps" --warmup "$warmup" --json --out "$work/$name" \
+    "$pipewright" run "$@" --steps "$steps" --warmup "$warmup" --json --overwrite --out "$work/$name" \
         2> "$work/$name.err" | jq -r '.iteration_time_s' >> "$work/$name.times"
 }
 
