@@ -3,6 +3,7 @@
 #include <CLI/CLI.hpp>
 #include <filesystem>
 
+#include "backend_handoff.h"
 #include "catalog_commands.h"
 #include "compare_command.h"
 #include "pipewright/core/printable_name.h"
@@ -93,6 +94,21 @@ bool wants_version(int argc, const char* const* argv) {
 }  // namespace
 
 int run(int argc, const char* const* argv, std::ostream& out, std::ostream& err) {
+    BackendCommands hand_over;
+    hand_over.run = [&](const RunArgs&, std::ostream&, std::ostream& e) {
+        return hand_over_to_backend(argc, argv, "run", e);
+    };
+    hand_over.profile = [&](const ProfileArgs&, std::ostream&, std::ostream& e) {
+        return hand_over_to_backend(argc, argv, "profile", e);
+    };
+    hand_over.worker = [&](const WorkerArgs&, std::ostream& e) {
+        return hand_over_to_backend(argc, argv, "worker", e);
+    };
+    return run(argc, argv, out, err, hand_over);
+}
+
+int run(int argc, const char* const* argv, std::ostream& out, std::ostream& err,
+        const BackendCommands& backend) {
     if (wants_version(argc, argv)) {
         out << "pipewright " << PIPEWRIGHT_VERSION << '\n';
         return kOk;
@@ -148,13 +164,13 @@ int run(int argc, const char* const* argv, std::ostream& out, std::ostream& err)
         return run_plan(plan, out, err);
     }
     if (app.got_subcommand("run")) {
-        return run_run(run_args, out, err);
+        return backend.run(run_args, out, err);
     }
     if (app.got_subcommand("worker")) {
-        return run_worker_command(worker_args, err);
+        return backend.worker(worker_args, err);
     }
     if (app.got_subcommand("profile")) {
-        return run_profile(profile, out, err);
+        return backend.profile(profile, out, err);
     }
     if (app.got_subcommand("compare")) {
         return run_compare(compare, out, err);

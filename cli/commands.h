@@ -1,5 +1,6 @@
 #pragma once
 
+#include <functional>
 #include <optional>
 #include <ostream>
 #include <string>
@@ -10,9 +11,28 @@ namespace pipewright::cli {
 
 enum ExitCode : int { kOk = 0, kInvalidInput = 1, kUsage = 2 };
 
+struct RunArgs;
+struct WorkerArgs;
+struct ProfileArgs;
+
+// What carries out the commands that train and measure with LibTorch. The
+// front end hands them over to the backend program (backend_handoff.h); the
+// backend program runs them itself (backend_commands.h). Both parse the same
+// command line, so usage errors and --help never need Torch.
+struct BackendCommands {
+    std::function<int(const RunArgs&, std::ostream& out, std::ostream& err)> run;
+    std::function<int(const ProfileArgs&, std::ostream& out, std::ostream& err)> profile;
+    std::function<int(const WorkerArgs&, std::ostream& err)> worker;
+};
+
 // Runs the command line with the given arguments; what a shell would see on
 // stdout and stderr goes to `out` and `err`. Returns the exit code.
+// `run`, `profile` and `worker` replace this process with the backend program.
 int run(int argc, const char* const* argv, std::ostream& out, std::ostream& err);
+
+// The same, with the backend commands carried out by `backend`.
+int run(int argc, const char* const* argv, std::ostream& out, std::ostream& err,
+        const BackendCommands& backend);
 
 // Loads and analyses a project file, printing every problem to `err`.
 // Returns nullopt (after printing) when the project cannot be used.

@@ -8,8 +8,8 @@
 
 namespace pipewright::cli {
 
-// Without the backend the struct still exists so that commands.cpp needs no
-// #ifdef; the command then says that the backend was not built.
+// Parsed by the front end and again by the backend program, which measures
+// (profile_execution.cpp).
 struct ProfileArgs {
     std::string project;
     std::string out = "profile.json";
@@ -25,6 +25,5 @@ struct ProfileArgs {
 // `pipewright profile PROJECT`: measured layer and transfer costs of this
 // machine, written as a profile for `simulate --profile` and `plan --profile`.
 void add_profile_command(CLI::App& app, ProfileArgs& args);
-int run_profile(const ProfileArgs& args, std::ostream& out, std::ostream& err);
 
 }  // namespace pipewright::cli

@@ -8,8 +8,9 @@
 
 namespace pipewright::cli {
 
-// Both commands keep their own copy of the options; without the backend the
-// structs still exist so that commands.cpp needs no #ifdef.
+// The options of `run` and of the per-rank `worker`. The front end parses
+// them (for --help and usage errors) and hands the command over to the
+// backend program, which parses them again and trains (run_execution.cpp).
 struct RunArgs {
     std::string project;
     std::optional<std::string> schedule;
@@ -47,10 +48,8 @@ struct WorkerArgs {
 };
 
 void add_run_command(CLI::App& app, RunArgs& args);
-int run_run(const RunArgs& args, std::ostream& out, std::ostream& err);
 
 // The hidden per-rank subcommand the launcher starts.
 void add_worker_command(CLI::App& app, WorkerArgs& args);
-int run_worker_command(const WorkerArgs& args, std::ostream& err);
 
 }  // namespace pipewright::cli

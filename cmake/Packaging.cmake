@@ -3,11 +3,13 @@
 #   cmake --preset ci -B build-pkg && cmake --build build-pkg
 #   cpack --config build-pkg/CPackConfig.cmake -B build-pkg/packages
 #
-# Two install components become two Debian packages:
-#   cli    -> `pipewright`         the command line (and the LibTorch backend
-#                                  when PIPEWRIGHT_BUILD_BACKEND is on), the
-#                                  examples, the docs and the man page. No Qt:
-#                                  a cluster node needs no GUI.
+# Three install components become three Debian packages:
+#   cli    -> `pipewright`         the command line, the examples, the docs
+#                                  and the man page. No Qt and no LibTorch: it
+#                                  validates, simulates and plans anywhere.
+#   backend -> `pipewright-backend` (with PIPEWRIGHT_BUILD_BACKEND) the
+#                                  LibTorch program under libexec/pipewright
+#                                  that `pipewright run` and `profile` execute.
 #   studio -> `pipewright-studio`  the Qt desktop app with its desktop entry,
 #                                  AppStream metainfo, icons and MIME type.
 #                                  Depends on the exact same `pipewright`,
@@ -43,11 +45,16 @@ set(CPACK_VERBATIM_VARIABLES ON)
 # Components. Anything installed without one of these components (a
 # third-party install() rule, say) stays out of the packages.
 set(CPACK_COMPONENTS_ALL cli)
+if(PIPEWRIGHT_BUILD_BACKEND)
+  list(APPEND CPACK_COMPONENTS_ALL backend)
+endif()
 if(PIPEWRIGHT_BUILD_GUI)
   list(APPEND CPACK_COMPONENTS_ALL studio)
 endif()
 set(CPACK_COMPONENT_CLI_DISPLAY_NAME "Pipewright command line")
 set(CPACK_COMPONENT_STUDIO_DISPLAY_NAME "Pipewright Studio")
+set(CPACK_COMPONENT_BACKEND_DISPLAY_NAME "Pipewright real runs (LibTorch)")
+set(CPACK_COMPONENT_BACKEND_DEPENDS cli)
 set(CPACK_COMPONENT_STUDIO_DEPENDS cli)
 set(CPACK_DEB_COMPONENT_INSTALL ON)
 set(CPACK_ARCHIVE_COMPONENT_INSTALL OFF)
@@ -59,7 +66,7 @@ set(CPACK_DEBIAN_PACKAGE_SECTION science)
 set(CPACK_DEBIAN_PACKAGE_PRIORITY optional)
 set(CPACK_DEBIAN_PACKAGE_SHLIBDEPS ON)
 set(CPACK_DEBIAN_PACKAGE_CONTROL_STRICT_PERMISSION ON)
-# Turns CPACK_COMPONENT_STUDIO_DEPENDS into "pipewright (= <version>-1)".
+# Turns CPACK_COMPONENT_*_DEPENDS into "pipewright (= <version>-1)".
 set(CPACK_DEBIAN_ENABLE_COMPONENT_DEPENDS ON)
 
 set(CPACK_DEBIAN_CLI_PACKAGE_NAME pipewright)
@@ -75,10 +82,19 @@ This package holds the `pipewright` command line, example projects and the
 documentation.")
 if(PIPEWRIGHT_BUILD_BACKEND)
   string(APPEND CPACK_DEBIAN_CLI_DESCRIPTION
-         "\n`pipewright run` executes a plan for real with LibTorch, one process"
-         "\nper pipeline rank over Gloo.")
+         "\n`pipewright run` and `pipewright profile` need the pipewright-backend"
+         "\npackage.")
+  set(CPACK_DEBIAN_CLI_PACKAGE_RECOMMENDS pipewright-backend)
+
+  set(CPACK_DEBIAN_BACKEND_PACKAGE_NAME pipewright-backend)
+  set(CPACK_DEBIAN_BACKEND_DESCRIPTION
+      "run planned pipelines for real with LibTorch
+This package lets `pipewright run` train a project's pipeline for real, one
+process per pipeline rank over Gloo (or NCCL on GPUs), measuring every
+action, and `pipewright profile` measure each layer's cost on this machine.
+It holds the LibTorch program that the `pipewright` command line starts.")
   # LibTorch falls back to the reference BLAS otherwise, ~40x slower.
-  set(CPACK_DEBIAN_CLI_PACKAGE_RECOMMENDS "libopenblas0-openmp | libopenblas0")
+  set(CPACK_DEBIAN_BACKEND_PACKAGE_RECOMMENDS "libopenblas0-openmp | libopenblas0")
 endif()
 
 set(CPACK_DEBIAN_STUDIO_PACKAGE_NAME pipewright-studio)

@@ -2,8 +2,11 @@
 # Builds the packages with CPack into a temporary folder, unpacks them and
 # checks that what a user installs works:
 #   - `pipewright` (.deb): the unpacked command line prints its version,
-#     simulates and validates every installed example, links no Qt, and the
-#     package depends on LibTorch (with the backend) but not on Qt;
+#     simulates and validates every installed example, links neither Qt nor
+#     LibTorch, and the package depends on neither;
+#   - `pipewright-backend` (.deb, with the backend): depends on LibTorch and
+#     the same `pipewright`; unpacked beside it, `pipewright run` trains, and
+#     without it `pipewright run` says that the backend is not installed;
 #   - `pipewright-studio` (.deb): depends on the same `pipewright` and on Qt
 #     and QCustomPlot, not on LibTorch; ships the desktop entry, metainfo,
 #     icons and MIME type, which validate; the unpacked studio starts on the
@@ -59,7 +62,11 @@ fi
 arch=$(dpkg --print-architecture)
 cli_deb="$tmp/out/pipewright_${deb_version}_${arch}.deb"
 studio_deb="$tmp/out/pipewright-studio_${deb_version}_${arch}.deb"
+backend_deb="$tmp/out/pipewright-backend_${deb_version}_${arch}.deb"
 [ -f "$cli_deb" ] || fail "no $(basename "$cli_deb") in: $(ls "$tmp/out")"
+if [ "$with_backend" = 1 ]; then
+  [ -f "$backend_deb" ] || fail "no $(basename "$backend_deb") in: $(ls "$tmp/out")"
+fi
 if [ "$with_gui" = 1 ]; then
   [ -f "$studio_deb" ] || fail "no $(basename "$studio_deb") in: $(ls "$tmp/out")"
 fi
@@ -71,11 +78,8 @@ dpkg-deb --info "$cli_deb"
 [ "$(field "$cli_deb" Version)" = "$deb_version" ] || fail "cli version"
 cli_depends=$(field "$cli_deb" Depends)
 [[ $cli_depends == *libstdc++6* ]] || fail "pipewright Depends lacks libstdc++6: $cli_depends"
-if [ "$with_backend" = 1 ]; then
-  [[ $cli_depends == *libtorch1.13* ]] || fail "pipewright Depends lacks LibTorch: $cli_depends"
-fi
-if [[ $cli_depends =~ libqt6|qcustomplot ]]; then
-  fail "pipewright (the command line) must not depend on Qt: $cli_depends"
+if [[ $cli_depends =~ libqt6|qcustomplot|libtorch ]]; then
+  fail "pipewright (the command line) must depend on neither Qt nor LibTorch: $cli_depends"
 fi
 for f in Maintainer Description Section Homepage; do
   [ -n "$(field "$cli_deb" "$f")" ] || fail "pipewright has no $f field"
@@ -92,20 +96,42 @@ if [ -f "$source/docs/man/pipewright.1" ]; then
   grep -q '^\.TH PIPEWRIGHT 1' "$tmp/pipewright.1" || fail "the installed man page is not pipewright(1)"
 fi
 [ ! -e "$tmp/cli/usr/bin/pipewright-studio" ] || fail "the studio is in the cli package"
-if needed "$cli" | grep -E '^libQt|qcustomplot'; then
-  fail "the unpacked pipewright links Qt"
+if needed "$cli" | grep -E '^libQt|qcustomplot|^libtorch|^libc10'; then
+  fail "the unpacked pipewright links Qt or LibTorch"
 fi
 "$cli" --version | tee "$tmp/version.txt"
 grep -qF "$version" "$tmp/version.txt" || fail "pipewright --version does not say $version"
 "$cli" simulate "$tmp/cli/usr/share/pipewright/examples/$default_example" | tee "$tmp/simulate.txt"
 grep -q '^Iteration' "$tmp/simulate.txt" || fail "simulate printed no iteration time"
+# Without the backend package, `run` says what is missing.
+if "$cli" run "$tmp/cli/usr/share/pipewright/examples/mlp-cpu.json" >"$tmp/run-none.txt" 2>&1; then
+  fail "pipewright run succeeded without the backend package"
+fi
+grep -q 'Install the pipewright-backend package' "$tmp/run-none.txt" ||
+  { cat "$tmp/run-none.txt" >&2; fail "pipewright run without the backend did not say what to install"; }
+# ---------------------------------------------------------------------------
 if [ "$with_backend" = 1 ]; then
-  # A real (tiny) training run from the unpacked tree: the backend re-executes
-  # this very program for each rank.
+  step "pipewright-backend: control fields"
+  dpkg-deb --info "$backend_deb"
+  [ "$(field "$backend_deb" Package)" = pipewright-backend ] || fail "backend package name"
+  backend_depends=$(field "$backend_deb" Depends)
+  for dep in "pipewright (= $deb_version)" libtorch1.13; do
+    [[ $backend_depends == *"$dep"* ]] || fail "pipewright-backend Depends lacks $dep: $backend_depends"
+  done
+  [[ $backend_depends != *libqt6* ]] || fail "the backend must not depend on Qt: $backend_depends"
+  [[ "$(field "$cli_deb" Recommends)" == *pipewright-backend* ]] ||
+    fail "pipewright does not recommend pipewright-backend"
+
+  step "pipewright-backend: a real run from the unpacked packages"
+  dpkg-deb -x "$backend_deb" "$tmp/cli"
+  expect_file "$tmp/cli" usr/libexec/pipewright/pipewright-backend
+  # A real (tiny) training run: the front end hands over to the backend,
+  # which re-executes itself for each rank.
   "$cli" run "$tmp/cli/usr/share/pipewright/examples/mlp-cpu.json" --steps 2 --warmup 0 \
     --out "$tmp/run" >"$tmp/run.txt" 2>&1 || { cat "$tmp/run.txt" >&2; fail "pipewright run failed"; }
   [ -s "$tmp/run/timeline.json" ] || fail "pipewright run wrote no measured timeline"
 fi
+
 # Every installed example is a valid project (none left out or half copied).
 for example in "$tmp"/cli/usr/share/pipewright/examples/*.json; do
   "$cli" validate "$example" >"$tmp/validate.txt" 2>&1 ||
@@ -206,6 +232,9 @@ mkdir "$tmp/tgz"
 tar -xzf "${tarballs[0]}" -C "$tmp/tgz"
 tree=$(echo "$tmp"/tgz/*)
 expect_file "$tree" bin/pipewright "share/pipewright/examples/$default_example" share/doc/pipewright/README.md
+if [ "$with_backend" = 1 ]; then
+  expect_file "$tree" libexec/pipewright/pipewright-backend
+fi
 "$tree/bin/pipewright" simulate "$tree/share/pipewright/examples/$default_example" >/dev/null
 if [ "$with_gui" = 1 ]; then
   expect_file "$tree" bin/pipewright-studio share/applications/pipewright-studio.desktop

@@ -1,0 +1,24 @@
+#pragma once
+
+// The commands that the backend program (`pipewright-backend`) carries out
+// with LibTorch. Only that program links them; the front end hands these
+// commands over to it (backend_handoff.h).
+
+#include <ostream>
+
+#include "commands.h"
+#include "profile_command.h"
+#include "run_command.h"
+
+namespace pipewright::cli {
+
+int run_run(const RunArgs& args, std::ostream& out, std::ostream& err);
+int run_worker_command(const WorkerArgs& args, std::ostream& err);
+int run_profile(const ProfileArgs& args, std::ostream& out, std::ostream& err);
+
+// The three above, for run(argc, argv, out, err, backend).
+[[nodiscard]] inline BackendCommands torch_backend_commands() {
+    return BackendCommands{run_run, run_profile, run_worker_command};
+}
+
+}  // namespace pipewright::cli

@@ -1,0 +1,116 @@
+#include <unistd.h>
+
+#include <filesystem>
+
+#include "backend_commands.h"
+#include "pipewright/backend/profiler.h"
+#include "pipewright/core/project_io.h"
+#include "pipewright/sim/profile.h"
+#include "report_format.h"
+
+// `profile` carried out by the backend program (LibTorch).
+
+namespace pipewright::cli {
+namespace {
+
+// Checked before measuring, so that a typo does not cost the whole profile.
+bool check_writable(const std::string& path, std::ostream& err) {
+    namespace fs = std::filesystem;
+    const fs::path p(path);
+    const fs::path folder = p.has_parent_path() ? p.parent_path() : fs::path(".");
+    std::error_code ec;
+    std::string why;
+    if (p.filename().empty() || fs::is_directory(p, ec)) {
+        why = "it is a folder; give a file name such as " + (p / "profile.json").string();
+    } else if (!fs::is_directory(folder, ec)) {
+        why = "the folder " + folder.string() + " does not exist";
+    } else if (::access(folder.c_str(), W_OK) != 0) {
+        why = "the folder " + folder.string() + " is not writable";
+    } else if (fs::exists(p, ec) && ::access(p.c_str(), W_OK) != 0) {
+        why = "the file is not writable";
+    }
+    if (!why.empty()) {
+        err << "pipewright: cannot write the profile " << path << ": " << why << '\n';
+        return false;
+    }
+    return true;
+}
+
+std::string ms(double v) {
+    return format_duration(v * 1e-3);
+}
+
+void print_profile(std::ostream& out, const Profile& p, const std::string& project,
+                   const std::string& path) {
+    out << project << ": measured on " << (p.machine.host.empty() ? "this machine" : p.machine.host)
+        << " (" << p.device_name << "), micro-batch size " << p.microbatch_size << ", median of "
+        << p.machine.repeats << "\n\n";
+    TextTable table({"layer", "forward", "input grad", "weight grad", "activations"});
+    LayerProfile total;
+    std::int64_t total_bytes = 0;
+    for (const auto& l : p.layers) {
+        table.add_row(
+            {l.name, ms(l.forward_ms), ms(l.backward_input_ms), ms(l.backward_weight_ms),
+             l.activation_bytes ? format_bytes(static_cast<double>(*l.activation_bytes)) : "-"});
+        total.forward_ms += l.forward_ms;
+        total.backward_input_ms += l.backward_input_ms;
+        total.backward_weight_ms += l.backward_weight_ms;
+        total_bytes += l.activation_bytes.value_or(0);
+    }
+    table.add_row({"total", ms(total.forward_ms), ms(total.backward_input_ms),
+                   ms(total.backward_weight_ms), format_bytes(static_cast<double>(total_bytes))});
+    for (std::size_t c = 1; c <= 4; ++c) {
+        table.right_align(c);
+    }
+    table.print(out, "  ");
+    if (p.transfer) {
+        out << "\nTransfer between two ranks (" << p.machine.transport << ", 127.0.0.1): latency "
+            << format_duration(p.transfer->latency_us * 1e-6) << " + bytes / "
+            << format_bytes(p.transfer->bandwidth_GBps * 1e9) << "/s\n";
+        TextTable samples({"message", "one way", "fit"});
+        for (const auto& s : p.transfer_samples) {
+            samples.add_row({format_bytes(s.bytes), format_duration(s.seconds),
+                             format_duration(p.transfer->transfer_seconds(s.bytes))});
+        }
+        samples.right_align(0);
+        samples.right_align(1);
+        samples.right_align(2);
+        samples.print(out, "  ");
+    }
+    out << "\nWrote " << path << "; use it with `pipewright simulate " << project << " --profile "
+        << path << "`\n";
+}
+
+}  // namespace
+
+int run_profile(const ProfileArgs& a, std::ostream& out, std::ostream& err) {
+    if (!check_writable(a.out, err)) {
+        return kInvalidInput;
+    }
+    backend::ProfileOptions o;
+    o.project = a.project;
+    o.microbatches = a.microbatches;
+    o.batch_size = a.batch_size;
+    o.device = a.device;
+    o.threads = a.threads;
+    o.repeats = a.repeats;
+    o.warmup = a.warmup;
+    const auto outcome = backend::profile_project(o, err);
+    if (outcome.exit_code != 0 || !outcome.profile) {
+        return kInvalidInput;
+    }
+    const std::string text = profile_to_json(*outcome.profile).dump(2) + "\n";
+    try {
+        write_file_atomically(a.out, text);
+    } catch (const std::exception& e) {
+        err << "pipewright: cannot write the profile: " << e.what() << '\n';
+        return kInvalidInput;
+    }
+    if (a.json) {
+        out << text;
+    } else {
+        print_profile(out, *outcome.profile, a.project, a.out);
+    }
+    return kOk;
+}
+}  // namespace pipewright::cli
