@@ -11,7 +11,7 @@
 #include "pipewright/core/diagnostics.h"
 #include "pipewright/core/printable_name.h"
 #include "pipewright/core/timeline.h"
-#include "pipewright/sim/metrics.h"
+#include "pipewright/core/timeline_metrics.h"
 #include "report_format.h"
 
 namespace pipewright::cli {

@@ -6,7 +6,7 @@
 namespace pipewright::cli {
 namespace {
 
-// Options shared by `run` and the worker: what defines the training.
+// What defines the training (the launcher passes it on to each worker).
 void add_training_options(CLI::App* cmd, RunArgs& a) {
     cmd->add_option("project", a.project, "Project file (.json)")->required();
     cmd->add_option("--schedule", a.schedule, "Schedule to use instead of the project's");
@@ -72,18 +72,12 @@ void add_run_command(CLI::App& app, RunArgs& a) {
 }
 
 void add_worker_command(CLI::App& app, WorkerArgs& w) {
-    // Internal: started by the launcher, hidden from --help.
+    // Internal: started by the launcher, hidden from --help. Its arguments
+    // pass through untouched to the backend, which alone writes and reads them.
     CLI::App* cmd = app.add_subcommand("worker", "One rank of a run (started by run)");
     cmd->group("");
-    add_training_options(cmd, w.run);
-    cmd->add_option("--rank", w.rank)->required();
-    cmd->add_option("--world", w.world)->required();
-    cmd->add_option("--master", w.master);
-    cmd->add_option("--store-file", w.store_file);
-    cmd->add_option("--out", w.out)->required();
-    cmd->add_option("--threads", w.threads);
-    cmd->add_option("--device", w.device)->check(CLI::IsMember({"cpu", "cuda"}));
-    cmd->add_option("--local-rank", w.local_rank);
+    cmd->prefix_command();
+    cmd->callback([cmd, &w] { w.arguments = cmd->remaining(); });
 }
 
 }  // namespace pipewright::cli

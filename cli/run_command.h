@@ -3,6 +3,7 @@
 #include <optional>
 #include <ostream>
 #include <string>
+#include <vector>
 
 #include <CLI/CLI.hpp>
 
@@ -35,16 +36,11 @@ struct RunArgs {
     bool json = false;
 };
 
+// Everything after `worker`, as the launcher wrote it: the backend reads it
+// with parse_worker_arguments (backend/worker_command_line.h), the one place
+// that also writes it.
 struct WorkerArgs {
-    RunArgs run;
-    int rank = 0;
-    int world = 1;
-    std::string master;
-    std::string store_file;
-    std::string out;
-    int threads = 0;
-    std::string device = "cpu";
-    int local_rank = 0;
+    std::vector<std::string> arguments;
 };
 
 void add_run_command(CLI::App& app, RunArgs& args);

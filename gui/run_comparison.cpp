@@ -4,7 +4,7 @@
 #include <QObject>
 #include <algorithm>
 
-#include "pipewright/sim/metrics.h"
+#include "pipewright/core/timeline_metrics.h"
 
 namespace pipewright::gui {
 

@@ -47,9 +47,8 @@ std::vector<Transfer> pair_transfers(const Timeline& timeline) {
         if (!is_send(send.action.type)) {
             continue;
         }
-        const bool forward = send.action.type == ActionType::send_forward;
-        const Key key{forward ? ActionType::recv_forward : ActionType::recv_backward,
-                      send.action.stage + (forward ? 1 : -1), send.action.microbatch};
+        const Action recv_action = matching_transfer(send.action);
+        const Key key{recv_action.type, recv_action.stage, recv_action.microbatch};
         const auto it = receives.find(key);
         if (it == receives.end() || used[key] >= it->second.size()) {
             continue;

@@ -5,7 +5,7 @@
 #include <map>
 
 #include "pipewright/core/project.h"
-#include "pipewright/sim/metrics.h"
+#include "pipewright/core/timeline_metrics.h"
 
 class QGraphicsRectItem;
 

@@ -8,6 +8,7 @@
 #include <stdexcept>
 
 #include "action_clock.h"
+#include "pipewright/backend/backend_error.h"
 #include "pipewright/backend/modules.h"
 #include "random_replay.h"
 #include "send_completions.h"
@@ -246,9 +247,9 @@ struct RankExecutor::Impl {
             g = std::exchange(sl.received_grad, torch::Tensor());
         }
         if (!g.defined()) {
-            throw std::runtime_error("stage " + std::to_string(stage) +
-                                     ": backward before its output gradient arrived (micro-batch " +
-                                     std::to_string(mb) + ")");
+            throw BackendError("stage " + std::to_string(stage) +
+                               ": backward before its output gradient arrived (micro-batch " +
+                               std::to_string(mb) + ")");
         }
         sl.output_grad = g;
         return {sl.output, g};
@@ -271,8 +272,8 @@ struct RankExecutor::Impl {
             x = local(s - 1) ? consume_output(s - 1, mb)
                              : std::exchange(sl.received_input, torch::Tensor());
             if (!x.defined()) {
-                throw std::runtime_error("stage " + std::to_string(s) +
-                                         ": forward before its input arrived");
+                throw BackendError("stage " + std::to_string(s) +
+                                   ": forward before its input arrived");
             }
             // The input crossed detached; make it a leaf whose gradient is
             // what goes back to the previous stage.
@@ -366,9 +367,7 @@ struct RankExecutor::Impl {
     static int recv_boundary(const Action& a) {
         return a.type == ActionType::recv_forward ? a.stage - 1 : a.stage;
     }
-    int recv_peer(const Action& a) const {
-        return rank_of(a.type == ActionType::recv_forward ? a.stage - 1 : a.stage + 1);
-    }
+    int recv_peer(const Action& a) const { return rank_of(peer_stage(a)); }
     int recv_tag(const Action& a) const {
         return tag(recv_boundary(a), a.microbatch, a.type == ActionType::recv_backward);
     }

@@ -2,6 +2,7 @@
 
 #include <thread>
 
+#include "pipewright/backend/backend_error.h"
 #include "pipewright/core/output_file.h"
 #include "pipewright/core/project_io.h"
 #include "rendezvous.h"
@@ -9,12 +10,12 @@
 
 namespace pipewright::backend {
 
-nlohmann::json write_complete_outputs(
+RunSummary write_complete_outputs(
     const AnalyzedProject& project, c10d::Store& store, int warmup, const std::string& out_dir,
     std::chrono::milliseconds timeout,
     const std::function<std::optional<std::string>()>& other_failure) {
     const int world = project.num_ranks();
-    std::vector<nlohmann::json> ranks(static_cast<std::size_t>(world));
+    std::vector<RankRecord> ranks(static_cast<std::size_t>(world));
     std::vector<bool> have(static_cast<std::size_t>(world), false);
     const auto deadline = std::chrono::steady_clock::now() + timeout;
     while (true) {
@@ -23,7 +24,7 @@ nlohmann::json write_complete_outputs(
             const auto ri = static_cast<std::size_t>(r);
             if (!have[ri]) {
                 if (const auto text = try_get_text(store, keys::record(r))) {
-                    ranks[ri] = nlohmann::json::parse(*text);
+                    ranks[ri] = parse_rank_record(*text, "the record of rank " + std::to_string(r));
                     have[ri] = true;
                 } else {
                     missing.push_back(r);
@@ -34,10 +35,10 @@ nlohmann::json write_complete_outputs(
             break;
         }
         if (const auto failure = other_failure()) {
-            throw std::runtime_error(*failure);
+            throw BackendError(*failure);
         }
         if (std::chrono::steady_clock::now() >= deadline) {
-            throw std::runtime_error("no record arrived from " + counted("rank", missing));
+            throw BackendError("no record arrived from " + counted("rank", missing));
         }
         std::this_thread::sleep_for(std::chrono::milliseconds(20));
     }
@@ -48,22 +49,22 @@ nlohmann::json write_complete_outputs(
     write_chrome_trace(report.timeline, trace);
     trace.write("\n");
     trace.commit();
-    write_file_atomically(out_dir + "/metrics.json", report.metrics.dump(2) + "\n");
-    report.summary["complete"] = true;
+    write_file_atomically(out_dir + "/metrics.json", to_json(report.metrics).dump(2) + "\n");
+    report.summary.complete = true;
     return std::move(report.summary);
 }
 
-nlohmann::json write_node_outputs(const AnalyzedProject& project, NodeRanks mine, int warmup,
-                                  const std::string& out_dir) {
-    std::vector<nlohmann::json> ranks;
+RunSummary write_node_outputs(const AnalyzedProject& project, NodeRanks mine, int warmup,
+                              const std::string& out_dir) {
+    std::vector<RankRecord> ranks;
     for (int r = mine.first; r < mine.first + mine.count; ++r) {
-        ranks.push_back(nlohmann::json::parse(
-            read_text_file(out_dir + "/rank-" + std::to_string(r) + ".json")));
+        const std::string file = out_dir + "/rank-" + std::to_string(r) + ".json";
+        ranks.push_back(parse_rank_record(read_text_file(file), file));
     }
     RunReport report = build_run_report(project, ranks, warmup);
     // Times and the bubble cover this node's ranks only; node 0 has the run's.
-    report.summary["complete"] = false;
-    write_file_atomically(out_dir + "/summary.json", report.summary.dump(2) + "\n");
+    report.summary.complete = false;
+    write_file_atomically(out_dir + "/summary.json", to_json(report.summary).dump(2) + "\n");
     return std::move(report.summary);
 }
 

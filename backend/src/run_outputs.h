@@ -5,11 +5,11 @@
 #include <optional>
 #include <string>
 
-#include <nlohmann/json.hpp>
 #include <torch/csrc/distributed/c10d/Store.hpp>
 
 #include "pipewright/backend/launcher.h"
 #include "pipewright/core/analysis.h"
+#include "pipewright/core/run_records.h"
 
 namespace pipewright::backend {
 
@@ -17,9 +17,9 @@ namespace pipewright::backend {
 // the rendezvous store (the other nodes' ranks may still be finishing; it
 // waits up to `timeout`, and stops early when `other_failure` reports a
 // failed node), then writes timeline.json, trace.json and metrics.json into
-// `out_dir`. Returns the summary; throws std::runtime_error naming what is
+// `out_dir`. Returns the summary; throws BackendError naming what is
 // missing.
-[[nodiscard]] nlohmann::json write_complete_outputs(
+[[nodiscard]] RunSummary write_complete_outputs(
     const AnalyzedProject& project, c10d::Store& store, int warmup, const std::string& out_dir,
     std::chrono::milliseconds timeout,
     const std::function<std::optional<std::string>()>& other_failure);
@@ -27,7 +27,7 @@ namespace pipewright::backend {
 // Another node: the summary of its own ranks, from their record files in
 // `out_dir`, written there as summary.json ("complete": false; node 0 holds
 // the whole run).
-[[nodiscard]] nlohmann::json write_node_outputs(const AnalyzedProject& project, NodeRanks ranks,
-                                                int warmup, const std::string& out_dir);
+[[nodiscard]] RunSummary write_node_outputs(const AnalyzedProject& project, NodeRanks ranks,
+                                            int warmup, const std::string& out_dir);
 
 }  // namespace pipewright::backend

@@ -5,7 +5,8 @@
 #include <cmath>
 #include <limits>
 
-#include "pipewright/sim/metrics.h"
+#include "pipewright/backend/backend_error.h"
+#include "pipewright/core/timeline_metrics.h"
 
 namespace pipewright::backend {
 namespace {
@@ -24,28 +25,53 @@ double median(std::vector<double> v) {
 // Across machines the clocks are unrelated, so each rank's events are placed
 // relative to its own exit from the barrier that opens the iteration (the
 // barrier releases all ranks within a network latency of each other).
-bool shared_clock(const std::vector<nlohmann::json>& ranks) {
+bool shared_clock(const std::vector<RankRecord>& ranks) {
+    return std::all_of(ranks.begin(), ranks.end(), [&](const RankRecord& r) {
+        return !r.clock.empty() && r.clock == ranks.front().clock;
+    });
+}
+
+// Records that cannot be merged: the message names the rank and what is off.
+void check_records(const AnalyzedProject& project, const std::vector<RankRecord>& ranks) {
+    const auto world = static_cast<std::size_t>(project.num_ranks());
+    std::vector<bool> seen(world, false);
     for (const auto& r : ranks) {
-        if (r.value("clock", "").empty() ||
-            r.value("clock", "") != ranks.front().value("clock", "")) {
-            return false;
+        const auto rank = static_cast<std::size_t>(r.rank);
+        if (rank >= world) {
+            throw BackendError("a record is of rank " + std::to_string(r.rank) +
+                               ", but the project has " + std::to_string(world) + " ranks");
+        }
+        if (seen[rank]) {
+            throw BackendError("rank " + std::to_string(r.rank) + " has two records");
+        }
+        seen[rank] = true;
+        if (r.steps.size() != ranks.front().steps.size()) {
+            throw BackendError("rank " + std::to_string(r.rank) + " recorded " +
+                               std::to_string(r.steps.size()) + " steps, rank " +
+                               std::to_string(ranks.front().rank) + " " +
+                               std::to_string(ranks.front().steps.size()));
+        }
+        for (const auto& step : r.steps) {
+            for (const auto& e : step.events) {
+                if (e.action.stage < 0 || e.action.stage >= project.schedule.num_stages ||
+                    project.schedule.stage_rank[static_cast<std::size_t>(e.action.stage)] !=
+                        r.rank) {
+                    throw BackendError("rank " + std::to_string(r.rank) + " recorded " +
+                                       to_string(e.action) + " in step " +
+                                       std::to_string(step.step) +
+                                       ", which is not an action of that rank");
+                }
+            }
         }
     }
-    return true;
 }
 
 }  // namespace
 
-RunReport build_run_report(const AnalyzedProject& project, const std::vector<nlohmann::json>& ranks,
+RunReport build_run_report(const AnalyzedProject& project, const std::vector<RankRecord>& ranks,
                            int warmup) {
-    const std::size_t steps = ranks.empty() ? 0 : ranks.front().at("steps").size();
-    for (const auto& r : ranks) {
-        if (r.at("steps").size() != steps) {
-            throw std::runtime_error("rank " + r.at("rank").dump() + " recorded " +
-                                     std::to_string(r.at("steps").size()) + " steps, rank " +
-                                     ranks.front().at("rank").dump() + " " + std::to_string(steps));
-        }
-    }
+    check_records(project, ranks);
+    const std::size_t steps = ranks.empty() ? 0 : ranks.front().steps.size();
     const bool shared = shared_clock(ranks);
     const int batch = project.microbatches * project.microbatch_size;
     // origin[k][i]: the time rank i's step k counts from.
@@ -55,14 +81,14 @@ RunReport build_run_report(const AnalyzedProject& project, const std::vector<nlo
     for (std::size_t k = 0; k < steps; ++k) {
         double earliest = std::numeric_limits<double>::max();
         for (const auto& r : ranks) {
-            earliest = std::min(earliest, r.at("steps").at(k).at("start_s").get<double>());
+            earliest = std::min(earliest, r.steps[k].start_s);
         }
         for (std::size_t i = 0; i < ranks.size(); ++i) {
-            const auto& s = ranks[i].at("steps").at(k);
-            origin[k][i] = shared ? earliest : s.at("start_s").get<double>();
-            times[k] = std::max(times[k], s.at("end_s").get<double>() - origin[k][i]);
-            if (s.contains("loss")) {
-                losses[k] = s.at("loss").get<double>();
+            const RecordedStep& s = ranks[i].steps[k];
+            origin[k][i] = shared ? earliest : s.start_s;
+            times[k] = std::max(times[k], s.end_s - origin[k][i]);
+            if (s.loss) {
+                losses[k] = s.loss;
             }
         }
     }
@@ -94,40 +120,35 @@ RunReport build_run_report(const AnalyzedProject& project, const std::vector<nlo
     // quantity the simulator's memory model predicts.
     t.memory.assign(project.ranks.size(), {});
     std::vector<std::int64_t> model_peak(ranks.size(), 0), sampled_peak(ranks.size(), 0);
-    nlohmann::json step_peaks(steps, nlohmann::json::array());
+    std::vector<std::vector<std::int64_t>> step_peaks(steps);
     for (std::size_t i = 0; i < ranks.size(); ++i) {
-        const auto& r = ranks[i];
-        const auto rank = r.at("rank").get<std::size_t>();
-        const std::int64_t runtime = r.value("runtime_rss_bytes", std::int64_t{0});
+        const RankRecord& r = ranks[i];
+        const auto rank = static_cast<std::size_t>(r.rank);
         for (std::size_t k = 0; k < steps; ++k) {
-            const auto& s = r.at("steps").at(k);
             std::int64_t peak = 0;
-            for (const auto& m : s.value("memory", nlohmann::json::array())) {
-                const auto bytes = m.at(1).get<std::int64_t>();
-                peak = std::max(peak, bytes);
+            for (const MemorySample& m : r.steps[k].memory) {
+                peak = std::max(peak, m.bytes);
                 if (k == shown) {
-                    t.memory.at(rank).push_back({m.at(0).get<double>() - origin[k][i],
-                                                 std::max<std::int64_t>(0, bytes - runtime)});
+                    t.memory[rank].push_back(
+                        {m.time_s - origin[k][i],
+                         std::max<std::int64_t>(0, m.bytes - r.runtime_memory_bytes)});
                 }
             }
             step_peaks[k].push_back(peak);
             if (k >= first) {
                 sampled_peak[i] = std::max(sampled_peak[i], peak);
-                model_peak[i] = std::max(model_peak[i], std::max<std::int64_t>(0, peak - runtime));
+                model_peak[i] = std::max(model_peak[i],
+                                         std::max<std::int64_t>(0, peak - r.runtime_memory_bytes));
             }
         }
         if (steps == 0) {
             continue;
         }
-        for (const auto& e : r.at("steps").at(shown).at("events")) {
-            TimelineEvent ev;
-            ev.rank = static_cast<int>(rank);
-            ev.action = parse_action(e.at("action").get<std::string>()).value_or(Action{});
-            ev.start_s = e.at("start_s").get<double>() - origin[shown][i];
-            ev.end_s = e.at("end_s").get<double>() - origin[shown][i];
-            ev.bytes = e.at("bytes").get<double>();
-            ev.peer_rank = e.at("peer_rank").get<int>();
-            t.events.push_back(ev);
+        for (TimelineEvent e : r.steps[shown].events) {
+            e.rank = r.rank;
+            e.start_s -= origin[shown][i];
+            e.end_s -= origin[shown][i];
+            t.events.push_back(e);
         }
     }
     if (std::all_of(t.memory.begin(), t.memory.end(), [](const auto& m) { return m.empty(); })) {
@@ -135,65 +156,59 @@ RunReport build_run_report(const AnalyzedProject& project, const std::vector<nlo
     }
     const TimelineMetrics tm = timeline_metrics(t);
 
-    nlohmann::json devices = nlohmann::json::array();
+    std::vector<RunDeviceMetrics> devices;
     for (std::size_t i = 0; i < ranks.size(); ++i) {
-        const auto& r = ranks[i];
-        const int rank = r.at("rank").get<int>();
-        const auto ri = static_cast<std::size_t>(rank);
-        nlohmann::json d{{"rank", rank},
-                         {"name", project.ranks.at(ri).path},
-                         {"spec", r.value("device", std::string("cpu"))},
-                         {"device_name", r.value("device_name", std::string("CPU"))},
-                         // rss: the process's resident set; cuda_allocated:
-                         // bytes of tensors on the GPU (caching allocator)
-                         {"memory_kind", r.value("memory_kind", std::string("rss"))},
-                         {"threads", r.at("threads")},
-                         // The kernel updates getrusage's high-water mark
-                         // lazily; a sample can lie above it.
-                         {"peak_memory_bytes",
-                          std::max(r.at("peak_rss_bytes").get<std::int64_t>(), sampled_peak[i])},
-                         {"runtime_memory_bytes", r.value("runtime_rss_bytes", 0)},
-                         {"peak_sampled_memory_bytes", sampled_peak[i]},
-                         {"model_peak_memory_bytes", model_peak[i]}};
-        for (const auto& m : tm.devices) {
-            if (m.rank == rank) {
-                d["busy_s"] = m.busy_s;
-                d["start_s"] = m.start_s;
-                d["end_s"] = m.end_s;
-                d["bubble_fraction"] = m.bubble_fraction;
-            }
-        }
-        devices.push_back(d);
+        const RankRecord& r = ranks[i];
+        RunDeviceMetrics d;
+        d.rank = r.rank;
+        d.name = project.ranks.at(static_cast<std::size_t>(r.rank)).path;
+        d.spec = r.device;
+        d.device_name = r.device_name;
+        d.memory_kind = r.memory_kind;
+        d.threads = r.threads;
+        // The kernel updates getrusage's high-water mark lazily; a sample
+        // can lie above it.
+        d.peak_memory_bytes = std::max(r.peak_memory_bytes, sampled_peak[i]);
+        d.runtime_memory_bytes = r.runtime_memory_bytes;
+        d.peak_sampled_memory_bytes = sampled_peak[i];
+        d.model_peak_memory_bytes = model_peak[i];
+        const DeviceMetrics& m = tm.devices.at(static_cast<std::size_t>(r.rank));
+        d.busy_s = m.busy_s;
+        d.start_s = m.start_s;
+        d.end_s = m.end_s;
+        d.bubble_fraction = m.bubble_fraction;
+        devices.push_back(std::move(d));
     }
-    nlohmann::json loss_list = nlohmann::json::array();
-    nlohmann::json step_list = nlohmann::json::array();
+    RunMetrics& metrics = report.metrics;
     for (std::size_t k = 0; k < steps; ++k) {
-        loss_list.push_back(losses[k] ? nlohmann::json(*losses[k]) : nlohmann::json());
-        step_list.push_back({{"step", k},
-                             {"iteration_time_s", times[k]},
-                             {"loss", loss_list.back()},
-                             {"samples_per_s", times[k] > 0 ? batch / times[k] : 0.0},
-                             {"peak_memory_bytes", step_peaks[k]},
-                             {"warmup", k < first}});
+        RunStepMetrics step;
+        step.step = static_cast<int>(k);
+        step.iteration_time_s = times[k];
+        step.loss = losses[k];
+        step.samples_per_s = times[k] > 0 ? batch / times[k] : 0.0;
+        step.peak_memory_bytes = step_peaks[k];
+        step.warmup = k < first;
+        metrics.steps.push_back(std::move(step));
     }
     const double throughput = iteration > 0 ? batch / iteration : 0;
-    report.summary = {{"schedule", project.schedule.name},
-                      {"batch_size", batch},
-                      {"microbatches", project.microbatches},
-                      {"microbatch_size", project.microbatch_size},
-                      {"steps", steps},
-                      {"warmup_steps", first},
-                      {"iteration_time_s", iteration},
-                      {"throughput_samples_per_s", throughput},
-                      {"bubble_fraction", tm.bubble_fraction},
-                      {"clock", shared ? "shared" : "aligned at each iteration's barrier"},
-                      {"losses", loss_list},
-                      {"devices", devices}};
-    report.metrics = {{"iteration_time_s", iteration},
-                      {"throughput_samples_per_s", throughput},
-                      {"timeline_step", shown},
-                      {"steps", step_list},
-                      {"devices", devices}};
+    metrics.iteration_time_s = iteration;
+    metrics.throughput_samples_per_s = throughput;
+    metrics.timeline_step = static_cast<int>(shown);
+    metrics.devices = devices;
+
+    RunSummary& summary = report.summary;
+    summary.schedule = project.schedule.name;
+    summary.batch_size = batch;
+    summary.microbatches = project.microbatches;
+    summary.microbatch_size = project.microbatch_size;
+    summary.steps = static_cast<int>(steps);
+    summary.warmup_steps = static_cast<int>(first);
+    summary.iteration_time_s = iteration;
+    summary.throughput_samples_per_s = throughput;
+    summary.bubble_fraction = tm.bubble_fraction;
+    summary.clock = shared ? "shared" : "aligned at each iteration's barrier";
+    summary.losses = losses;
+    summary.devices = std::move(devices);
     return report;
 }
 

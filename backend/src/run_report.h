@@ -3,23 +3,25 @@
 #include <string>
 #include <vector>
 
-#include <nlohmann/json.hpp>
-
 #include "pipewright/core/analysis.h"
+#include "pipewright/core/run_records.h"
 #include "pipewright/core/timeline.h"
 
 namespace pipewright::backend {
 
 // What a finished run leaves behind, merged from the ranks' records.
 struct RunReport {
-    nlohmann::json summary;  // what `run --json` prints
-    nlohmann::json metrics;  // metrics.json
-    Timeline timeline;       // the representative measured iteration
+    RunSummary summary;  // what `run --json` prints
+    RunMetrics metrics;  // metrics.json
+    Timeline timeline;   // the representative measured iteration
 };
 
-// `ranks[r]` is rank r's record file (see worker.cpp). Steps before `warmup`
-// are excluded from the medians (all steps are kept when none would remain).
+// `ranks` are the records of the ranks reported on (every rank, or one
+// node's). Steps before `warmup` are excluded from the medians (all steps are
+// kept when none would remain). Throws BackendError when the records do not
+// fit the project or each other (a rank outside the project, a different
+// number of steps).
 [[nodiscard]] RunReport build_run_report(const AnalyzedProject& project,
-                                         const std::vector<nlohmann::json>& ranks, int warmup);
+                                         const std::vector<RankRecord>& ranks, int warmup);
 
 }  // namespace pipewright::backend

@@ -67,7 +67,7 @@ RunStore open_private_store(std::chrono::milliseconds timeout) {
     run.folder = PrivateFolder::make("pipewright-rendezvous");
     const std::string file = (run.folder.path() / "store").string();
     run.store = connect_private_store(file, timeout);
-    run.worker_args = {"--store-file", file};
+    run.store_file = file;
     run.where = "a private file (no network port)";
     return run;
 }
@@ -120,7 +120,7 @@ std::optional<RunStore> open_run_store(const HostPort& master, const RunOptions&
         }
     }
     run.where = master.host + ":" + std::to_string(port);
-    run.worker_args = {"--master", run.where};
+    run.master = run.where;
     return run;
 }
 

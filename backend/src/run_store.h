@@ -42,8 +42,9 @@ class PrivateFolder {
 
 struct RunStore {
     c10::intrusive_ptr<c10d::Store> store;
-    // The arguments that tell a worker how to reach it.
-    std::vector<std::string> worker_args;
+    // How a worker reaches it: one of the two is set.
+    std::string store_file;  // a private FileStore
+    std::string master;      // HOST:PORT of a TCPStore
     // For messages: "a private file (no network port)" or "HOST:PORT".
     std::string where;
     // The port a TCPStore of this launcher listens on (every interface).

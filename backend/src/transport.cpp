@@ -2,6 +2,8 @@
 // group, work handles): no socket code here.
 #include "pipewright/backend/transport.h"
 
+#include "pipewright/backend/backend_error.h"
+
 #include <unistd.h>
 
 #include <array>
@@ -34,10 +36,10 @@ struct InProcessGroup::State {
     template <class Pred>
     void wait_for(std::unique_lock<std::mutex>& lock, Pred ready, const char* what) {
         if (!changed.wait_for(lock, timeout, [&] { return aborted || ready(); })) {
-            throw std::runtime_error(std::string("timed out waiting for ") + what);
+            throw BackendError(std::string("timed out waiting for ") + what);
         }
         if (aborted) {
-            throw std::runtime_error("another rank failed");
+            throw BackendError("another rank failed");
         }
     }
 };
@@ -133,7 +135,7 @@ std::shared_ptr<::gloo::transport::Device> device_for(const std::string& master_
     }
     std::array<char, 256> hostname{};
     if (::gethostname(hostname.data(), hostname.size() - 1) != 0) {
-        throw std::runtime_error("cannot read this machine's hostname; set GLOO_SOCKET_IFNAME");
+        throw BackendError("cannot read this machine's hostname; set GLOO_SOCKET_IFNAME");
     }
     return c10d::ProcessGroupGloo::createDeviceForHostname(hostname.data());
 }

@@ -8,6 +8,7 @@
 #include <torch/csrc/distributed/c10d/ProcessGroupNCCL.hpp>
 
 #include "compute_device.h"
+#include "pipewright/backend/backend_error.h"
 
 namespace pipewright::backend {
 namespace {
@@ -26,11 +27,11 @@ class NcclSend final : public PendingSend {
         const auto deadline = std::chrono::steady_clock::now() + timeout_;
         while (!work_->isCompleted()) {
             if (aborted_.load()) {
-                throw std::runtime_error("a send to another rank was abandoned");
+                throw BackendError("a send to another rank was abandoned");
             }
             if (std::chrono::steady_clock::now() > deadline) {
-                throw std::runtime_error("a send to another rank did not complete within " +
-                                         std::to_string(timeout_.count() / 1000) + " s");
+                throw BackendError("a send to another rank did not complete within " +
+                                   std::to_string(timeout_.count() / 1000) + " s");
             }
             std::this_thread::sleep_for(std::chrono::microseconds(50));
         }

@@ -17,6 +17,7 @@
 #include "pipewright/backend/launcher.h"
 #include "pipewright/backend/modules.h"
 #include "pipewright/core/project_io.h"
+#include "pipewright/core/run_records.h"
 #include "rendezvous.h"
 #include "resident_memory.h"
 #include "run_store.h"
@@ -28,29 +29,15 @@
 namespace pipewright::backend {
 namespace {
 
-nlohmann::json step_to_json(const StepRecord& r) {
-    nlohmann::json events = nlohmann::json::array();
-    for (const auto& e : r.events) {
-        events.push_back({{"action", to_string(e.action)},
-                          {"start_s", e.start_s},
-                          {"end_s", e.end_s},
-                          {"bytes", e.bytes},
-                          {"peer_rank", e.peer_rank}});
-    }
-    // [time_s, bytes] pairs: one per action boundary, so kept compact.
-    nlohmann::json memory = nlohmann::json::array();
-    for (const auto& m : r.memory) {
-        memory.push_back({m.time_s, m.bytes});
-    }
-    nlohmann::json j{{"step", r.step},
-                     {"start_s", r.start_s},
-                     {"end_s", r.end_s},
-                     {"events", events},
-                     {"memory", memory}};
-    if (r.loss) {
-        j["loss"] = *r.loss;
-    }
-    return j;
+RecordedStep recorded(const StepRecord& r) {
+    RecordedStep s;
+    s.step = r.step;
+    s.start_s = r.start_s;
+    s.end_s = r.end_s;
+    s.loss = r.loss;
+    s.events = r.events;
+    s.memory = r.memory;
+    return s;
 }
 
 // Processes that show the same boot id share CLOCK_MONOTONIC (steady_clock),
@@ -222,11 +209,11 @@ int run_worker(const WorkerOptions& o, std::ostream& err) {
         executor.set_memory_probe([&memory] { return memory.now(); });
 
         const int steps = o.settings.steps.value_or(project->project.training.steps);
-        nlohmann::json records = nlohmann::json::array();
+        RankRecord record;
         for (int step = 0; step < steps; ++step) {
             const Batch batch = task.batch(step);
             const StepRecord r = executor.run_step(step, batch);
-            records.push_back(step_to_json(r));
+            record.steps.push_back(recorded(r));
             if (r.loss) {
                 const nlohmann::json progress{
                     {"step", step}, {"loss", *r.loss}, {"iteration_time_s", r.end_s - r.start_s}};
@@ -239,16 +226,15 @@ int run_worker(const WorkerOptions& o, std::ostream& err) {
                             o.out_dir + "/params-stage-" + std::to_string(s) + ".pt");
             }
         }
-        const nlohmann::json mine{{"rank", o.rank},
-                                  {"threads", torch::get_num_threads()},
-                                  {"clock", clock_id()},
-                                  {"device", device.str()},
-                                  {"device_name", device_name(device)},
-                                  {"memory_kind", memory.kind()},
-                                  {"peak_rss_bytes", memory.peak()},
-                                  {"runtime_rss_bytes", memory.runtime()},
-                                  {"steps", records}};
-        const std::string text = mine.dump() + "\n";
+        record.rank = o.rank;
+        record.threads = torch::get_num_threads();
+        record.clock = clock_id();
+        record.device = device.str();
+        record.device_name = device_name(device);
+        record.memory_kind = memory.kind();
+        record.peak_memory_bytes = memory.peak();
+        record.runtime_memory_bytes = memory.runtime();
+        const std::string text = to_json(record).dump() + "\n";
         write_file_atomically(o.out_dir + "/rank-" + std::to_string(o.rank) + ".json", text);
         set_text(*store, keys::record(o.rank), text);
         return 0;

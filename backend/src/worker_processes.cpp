@@ -13,6 +13,8 @@
 #include <stdexcept>
 #include <thread>
 
+#include "pipewright/backend/backend_error.h"
+
 namespace pipewright::backend {
 
 WorkerProcesses::~WorkerProcesses() {
@@ -28,7 +30,7 @@ pid_t WorkerProcesses::start(int rank, const std::vector<std::string>& args,
     argv.push_back(nullptr);
     const int fd = ::open(log_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
     if (fd < 0) {
-        throw std::runtime_error("cannot create " + log_path + ": " + std::strerror(errno));
+        throw BackendError("cannot create " + log_path + ": " + std::strerror(errno));
     }
     const pid_t parent = ::getpid();
     const pid_t pid = ::fork();
@@ -46,7 +48,7 @@ pid_t WorkerProcesses::start(int rank, const std::vector<std::string>& args,
     }
     ::close(fd);
     if (pid < 0) {
-        throw std::runtime_error(std::string("cannot start a worker: ") + std::strerror(errno));
+        throw BackendError(std::string("cannot start a worker: ") + std::strerror(errno));
     }
     workers_.push_back({rank, pid, true});
     return pid;

@@ -19,7 +19,7 @@ class WorkerProcesses {
     WorkerProcesses& operator=(const WorkerProcesses&) = delete;
 
     // Starts `args` (args[0] is the program) for `rank` with stdout and
-    // stderr in `log_path`; throws std::runtime_error when it cannot. The
+    // stderr in `log_path`; throws BackendError when it cannot. The
     // child dies with the launcher, even one killed with SIGKILL.
     pid_t start(int rank, const std::vector<std::string>& args, const std::string& log_path);
 

@@ -148,8 +148,8 @@ class ReceiveIndex {
 
     // The event index of the next unpaired receive of what `send` sends.
     std::optional<std::size_t> take(const Action& send) {
-        const Receive wanted{matching_recv_type(send), matching_recv_stage(send), send.microbatch,
-                             0};
+        const Action recv = matching_transfer(send);
+        const Receive wanted{recv.type, recv.stage, recv.microbatch, 0};
         const auto first =
             std::lower_bound(receives_.begin(), receives_.end(), wanted,
                              [](const Receive& a, const Receive& b) { return a.key() < b.key(); });
@@ -175,15 +175,6 @@ class ReceiveIndex {
             return {type, stage, microbatch};
         }
     };
-    // SEND_F(s, m) -> RECV_F(s+1, m), SEND_B(s, m) -> RECV_B(s-1, m).
-    static ActionType matching_recv_type(const Action& send) {
-        return send.type == ActionType::send_forward ? ActionType::recv_forward
-                                                     : ActionType::recv_backward;
-    }
-    static int matching_recv_stage(const Action& send) {
-        return send.type == ActionType::send_forward ? send.stage + 1 : send.stage - 1;
-    }
-
     std::vector<Receive> receives_;
     std::vector<std::uint32_t> taken_;  // at the first receive of each key: how many are paired
 };

@@ -251,8 +251,10 @@ void check_pairs(const Context& c, const ActionTable& table, CappedReport& repor
             continue;
         }
         for (int mb = 0; mb < s.num_microbatches; ++mb) {
-            check({st, ActionType::send_forward, mb}, {st + 1, ActionType::recv_forward, mb});
-            check({st + 1, ActionType::send_backward, mb}, {st, ActionType::recv_backward, mb});
+            for (const Action send : {Action{st, ActionType::send_forward, mb},
+                                      Action{st + 1, ActionType::send_backward, mb}}) {
+                check(send, matching_transfer(send));
+            }
         }
     }
 }

@@ -201,7 +201,7 @@ class Simulator {
                 e.end_s = std::max(time_[r], arrival);
                 const bool forward = a.type == ActionType::recv_forward;
                 e.bytes = forward ? cost.input_bytes : cost.output_bytes;
-                e.peer_rank = s_.stage_rank[static_cast<std::size_t>(a.stage + (forward ? -1 : 1))];
+                e.peer_rank = s_.stage_rank[static_cast<std::size_t>(peer_stage(a))];
                 time_[r] = e.end_s;
                 break;
             }
@@ -213,7 +213,7 @@ class Simulator {
     void transfer(int rank, const Action& a, double start, const StageCost& cost,
                   TimelineEvent& e) {
         const bool forward = a.type == ActionType::send_forward;
-        const int peer = s_.stage_rank[static_cast<std::size_t>(a.stage + (forward ? 1 : -1))];
+        const int peer = s_.stage_rank[static_cast<std::size_t>(peer_stage(a))];
         const auto stage = static_cast<std::size_t>(a.stage);
         const int link = rank == s_.stage_rank[stage] ? send_link_[2 * stage + (forward ? 0 : 1)]
                                                       : in_.link_index.find(rank, peer);

@@ -7,6 +7,8 @@
 #include <utility>
 #include <vector>
 
+#include "pipewright/sim/memory_model.h"
+
 namespace pipewright {
 
 namespace {

@@ -67,13 +67,9 @@ TEST(Launcher, GlooRunEqualsSingleProcessTrainingAndWritesOutputs) {
     fs::remove_all(dir);
 }
 
-// The matching receive of a send: SEND_F of stage s goes to RECV_F of s + 1,
-// SEND_B of stage s to RECV_B of s - 1, same micro-batch.
+// The event of the receive that matches a send.
 const TimelineEvent* matching_recv(const Timeline& t, const TimelineEvent& send) {
-    const bool forward = send.action.type == ActionType::send_forward;
-    const Action want{send.action.stage + (forward ? 1 : -1),
-                      forward ? ActionType::recv_forward : ActionType::recv_backward,
-                      send.action.microbatch};
+    const Action want = matching_transfer(send.action);
     for (const auto& e : t.events) {
         if (e.action == want) {
             return &e;

@@ -44,6 +44,24 @@ TEST(ScheduleAction, ParseFormatRoundTripForEveryType) {
     }
 }
 
+TEST(ScheduleAction, TheOtherEndOfATransfer) {
+    const auto other = [](const char* text) {
+        return to_string(matching_transfer(*parse_action(text)));
+    };
+    EXPECT_EQ(other("2SEND_F5"), "3RECV_F5");
+    EXPECT_EQ(other("3RECV_F5"), "2SEND_F5");
+    EXPECT_EQ(other("2SEND_B5"), "1RECV_B5");
+    EXPECT_EQ(other("1RECV_B5"), "2SEND_B5");
+    EXPECT_EQ(other("2F5"), "2F5");
+    EXPECT_EQ(peer_stage(*parse_action("0SEND_F0")), 1);
+    EXPECT_EQ(peer_stage(*parse_action("0RECV_B0")), 1);
+    // Every transfer is its own partner's partner.
+    for (const char* text : {"4SEND_F1", "4RECV_F1", "4SEND_B1", "4RECV_B1"}) {
+        const Action a = *parse_action(text);
+        EXPECT_EQ(matching_transfer(matching_transfer(a)), a) << text;
+    }
+}
+
 TEST(ScheduleAction, ParsesPyTorchStrings) {
     EXPECT_EQ(parse_action("2F0"), (Action{2, ActionType::forward, 0}));
     EXPECT_EQ(parse_action("1SEND_B3"), (Action{1, ActionType::send_backward, 3}));

@@ -133,10 +133,8 @@ Json reference_trace(const Timeline& timeline) {
         if (!is_send(e.action.type)) {
             continue;
         }
-        const RecvKey key =
-            e.action.type == ActionType::send_forward
-                ? RecvKey{ActionType::recv_forward, e.action.stage + 1, e.action.microbatch}
-                : RecvKey{ActionType::recv_backward, e.action.stage - 1, e.action.microbatch};
+        const Action wanted = matching_transfer(e.action);
+        const RecvKey key{wanted.type, wanted.stage, wanted.microbatch};
         auto it = receives.find(key);
         if (it == receives.end()) {
             continue;

@@ -6,8 +6,9 @@
 #include <vector>
 
 #include "pipewright/core/schedule_generators.h"
+#include "pipewright/core/timeline_metrics.h"
 #include "pipewright/sim/event_simulator.h"
-#include "pipewright/sim/metrics.h"
+#include "pipewright/sim/memory_model.h"
 
 namespace pipewright::testing {
 

@@ -10,6 +10,7 @@
 #include <nlohmann/json.hpp>
 
 #include "pipewright/core/analysis.h"
+#include "pipewright/core/run_records.h"
 
 namespace pipewright::backend {
 
@@ -24,6 +25,8 @@ struct RunSettings {
     std::string dtype;         // "" = the project's; "float64" for exact tests
     double timeout_s = 60;     // bound on every c10d wait
     bool save_params = false;  // write each stage's parameters (tests)
+
+    bool operator==(const RunSettings&) const = default;
 };
 
 // Torch threads a rank gets unless told: this machine's cores shared among
@@ -57,6 +60,8 @@ struct WorkerOptions {
     int threads = 0;             // 0: this machine's cores shared by its ranks of the run
     std::string device = "cpu";  // "cpu" or "cuda", as the launcher resolved --device
     int local_rank = 0;          // position among this machine's ranks: its GPU
+
+    bool operator==(const WorkerOptions&) const = default;
 };
 
 // Loads and analyses the project with the settings' overrides. On failure
@@ -76,8 +81,8 @@ struct NodeRanks {
                                    std::optional<int> nproc_per_node);
 
 struct RunOutcome {
-    int exit_code = 1;       // 0 success, 1 failure, 130 interrupted
-    nlohmann::json summary;  // on success: what `run --json` prints
+    int exit_code = 1;   // 0 success, 1 failure, 130 interrupted
+    RunSummary summary;  // on success: what `run --json` prints
     std::string out_dir;
 };
 

@@ -7,17 +7,12 @@
 
 #include <torch/torch.h>
 
+#include "pipewright/backend/backend_error.h"
 #include "pipewright/core/analysis.h"
 #include "pipewright/core/layer.h"
 #include "pipewright/core/tensor.h"
 
 namespace pipewright::backend {
-
-// A layer type the backend cannot build, or a precision it cannot run.
-class BackendError : public std::runtime_error {
-  public:
-    using std::runtime_error::runtime_error;
-};
 
 // The Torch element type for a project's compute precision; throws
 // BackendError for precisions the CPU backend does not train in.

@@ -45,6 +45,29 @@ struct Action {
     bool operator==(const Action&) const = default;
 };
 
+// The other end of a transfer (a send or a receive; other actions are
+// returned as they are): SEND_F(s, m) pairs with RECV_F(s+1, m) and SEND_B(s,
+// m) with RECV_B(s-1, m), in both directions. The one place that says so: the
+// simulator, the executor, the traces and the studio all ask here.
+[[nodiscard]] constexpr Action matching_transfer(const Action& a) {
+    switch (a.type) {
+        case ActionType::send_forward:
+            return {a.stage + 1, ActionType::recv_forward, a.microbatch};
+        case ActionType::recv_forward:
+            return {a.stage - 1, ActionType::send_forward, a.microbatch};
+        case ActionType::send_backward:
+            return {a.stage - 1, ActionType::recv_backward, a.microbatch};
+        case ActionType::recv_backward:
+            return {a.stage + 1, ActionType::send_backward, a.microbatch};
+        default:
+            return a;
+    }
+}
+// The stage that a send goes to or a receive comes from.
+[[nodiscard]] constexpr int peer_stage(const Action& a) {
+    return matching_transfer(a).stage;
+}
+
 // Largest stage or micro-batch index an action string may carry.
 inline constexpr int kMaxActionIndex = 100'000'000;
 
@@ -104,8 +127,11 @@ struct Dependencies {
             }
             break;
         case ActionType::recv_forward:
-            add(st - 1, ActionType::send_forward, mb);
+        case ActionType::recv_backward: {
+            const Action send = matching_transfer(a);
+            add(send.stage, send.type, mb);
             break;
+        }
         case ActionType::send_forward:
             add(st, ActionType::forward, mb);
             break;
@@ -119,9 +145,6 @@ struct Dependencies {
                     add(st, ActionType::recv_backward, mb);
                 }
             }
-            break;
-        case ActionType::recv_backward:
-            add(st + 1, ActionType::send_backward, mb);
             break;
         case ActionType::send_backward:
             add(st, splits_backward ? ActionType::backward_input : ActionType::backward, mb);

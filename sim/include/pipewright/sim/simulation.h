@@ -4,9 +4,9 @@
 #include <vector>
 
 #include "pipewright/core/analysis.h"
+#include "pipewright/core/timeline_metrics.h"
 #include "pipewright/sim/cost_model.h"
 #include "pipewright/sim/event_simulator.h"
-#include "pipewright/sim/metrics.h"
 
 namespace pipewright {
 

@@ -5,11 +5,11 @@
 #include <vector>
 
 #include "pipewright/core/timeline.h"
-#include "pipewright/sim/event_simulator.h"
-#include "pipewright/sim/memory_model.h"
 
 namespace pipewright {
 
+// Arithmetic over a Timeline, simulated or measured alike: the backend's run
+// report and the simulator's summary use the same definitions.
 struct DeviceMetrics {
     std::string name;  // device path
     std::string spec;

@@ -1,4 +1,4 @@
-#include "pipewright/sim/metrics.h"
+#include "pipewright/core/timeline_metrics.h"
 
 #include <algorithm>
 #include <limits>
