@@ -82,7 +82,10 @@ int run_simulate(const SimulateArgs& args, std::ostream& out, std::ostream& err)
     const std::string cost_sources = check_profile_fit(costs, project->project, err);
     SimulationReport report;
     try {
-        report = simulate_project(*project, costs);
+        // Only the trace and the timeline files need every action's times.
+        const bool events = args.outputs.trace || args.outputs.timeline;
+        report =
+            simulate_project(*project, costs, events ? Recording::timeline : Recording::summary);
     } catch (const std::bad_alloc&) {
         throw;  // reported by main as out of memory
     } catch (const std::exception& e) {

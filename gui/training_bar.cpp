@@ -80,7 +80,7 @@ TrainingBar::TrainingBar(ProjectDocument* document, QWidget* parent)
         schedule_->setToolTip(schedule_->itemData(i, Qt::ToolTipRole).toString());
         apply(tr("Change schedule"), -1, [name](Training& t) {
             t.schedule = ScheduleChoice{name.toStdString(), ""};
-            if (name == QLatin1String("naive")) {
+            if (schedule_kind(name.toStdString()) == ScheduleKind::naive) {
                 t.microbatches = 1;
                 t.microbatch_size.reset();
             }

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstddef>
 #include <string>
+#include <utility>
 
 #include "schedule_internal.h"
 
@@ -285,57 +286,112 @@ Schedule make_zb_h1(std::string_view name, const std::vector<int>& stage_rank,
 
 }  // namespace
 
+namespace {
+
+struct KindName {
+    ScheduleKind kind;
+    std::string_view name;
+};
+
+// The one mapping between kinds and the names files and users write.
+constexpr KindName kKindNames[] = {
+    {ScheduleKind::naive, "naive"},      {ScheduleKind::gpipe, "gpipe"},
+    {ScheduleKind::one_f_one_b, "1f1b"}, {ScheduleKind::interleaved_1f1b, "interleaved-1f1b"},
+    {ScheduleKind::zb_h1, "zb-h1"},
+};
+
+ScheduleInfo info(ScheduleKind kind, std::string title, std::string constraints,
+                  bool splits_backward, bool multiple_stages_per_rank, bool microbatching) {
+    return {kind,
+            std::string(to_string(kind)),
+            std::move(title),
+            std::move(constraints),
+            splits_backward,
+            multiple_stages_per_rank,
+            microbatching};
+}
+
+}  // namespace
+
+std::string_view to_string(ScheduleKind kind) {
+    for (const auto& k : kKindNames) {
+        if (k.kind == kind) {
+            return k.name;
+        }
+    }
+    return "?";
+}
+
+std::optional<ScheduleKind> schedule_kind(std::string_view name) {
+    for (const auto& k : kKindNames) {
+        if (k.name == name) {
+            return k.kind;
+        }
+    }
+    return std::nullopt;
+}
+
 const std::vector<ScheduleInfo>& schedule_catalog() {
+    // In the order of kKindNames, which schedule_info relies on.
     static const std::vector<ScheduleInfo> catalog = {
-        {"naive", "Naive model parallelism (no micro-batching)",
-         "microbatches = 1; any stage placement", false, true, false},
-        {"gpipe", "GPipe: all forwards, then all backwards", "any stage placement", false, true,
-         true},
-        {"1f1b", "One forward, one backward (PipeDream-Flush)",
-         "microbatches >= stages; one stage per device, stage s on device s", false, false, true},
-        {"interleaved-1f1b", "Interleaved 1F1B with virtual stages (Megatron-LM)",
-         "at least 2 stages per device, stage s on device s mod devices; microbatches a multiple "
-         "of devices",
-         false, true, true},
-        {"zb-h1", "Zero Bubble H1: backward split into input and weight gradients",
-         "microbatches >= stages; one stage per device, stage s on device s", true, false, true},
+        info(ScheduleKind::naive, "Naive model parallelism (no micro-batching)",
+             "microbatches = 1; any stage placement", false, true, false),
+        info(ScheduleKind::gpipe, "GPipe: all forwards, then all backwards", "any stage placement",
+             false, true, true),
+        info(ScheduleKind::one_f_one_b, "One forward, one backward (PipeDream-Flush)",
+             "microbatches >= stages; one stage per device, stage s on device s", false, false,
+             true),
+        info(ScheduleKind::interleaved_1f1b, "Interleaved 1F1B with virtual stages (Megatron-LM)",
+             "at least 2 stages per device, stage s on device s mod devices; microbatches a "
+             "multiple of devices",
+             false, true, true),
+        info(ScheduleKind::zb_h1, "Zero Bubble H1: backward split into input and weight gradients",
+             "microbatches >= stages; one stage per device, stage s on device s", true, false,
+             true),
     };
     return catalog;
 }
 
 const ScheduleInfo* find_schedule(std::string_view name) {
-    for (const auto& info : schedule_catalog()) {
-        if (info.name == name) {
-            return &info;
-        }
+    const auto kind = schedule_kind(name);
+    return kind ? &schedule_info(*kind) : nullptr;
+}
+
+const ScheduleInfo& schedule_info(ScheduleKind kind) {
+    return schedule_catalog()[static_cast<std::size_t>(kind)];
+}
+
+Schedule generate_schedule(ScheduleKind kind, const std::vector<int>& stage_rank,
+                           int microbatches) {
+    const std::string_view name = to_string(kind);
+    const Layout layout = check_layout(name, stage_rank, microbatches);
+    switch (kind) {
+        case ScheduleKind::naive:
+            return make_naive(name, stage_rank, layout);
+        case ScheduleKind::gpipe:
+            return make_gpipe(name, stage_rank, layout);
+        case ScheduleKind::one_f_one_b:
+            return make_1f1b(name, stage_rank, layout);
+        case ScheduleKind::interleaved_1f1b:
+            return make_interleaved(name, stage_rank, layout);
+        case ScheduleKind::zb_h1:
+            return make_zb_h1(name, stage_rank, layout);
     }
-    return nullptr;
+    throw ScheduleError("unknown schedule kind");
 }
 
 Schedule generate_schedule(std::string_view name, const std::vector<int>& stage_rank,
                            int microbatches) {
-    if (find_schedule(name) == nullptr) {
+    const auto kind = schedule_kind(name);
+    if (!kind) {
         std::string known;
-        for (const auto& info : schedule_catalog()) {
-            known += (known.empty() ? "" : ", ") + info.name;
+        for (const auto& i : schedule_catalog()) {
+            known += (known.empty() ? "" : ", ") + i.name;
         }
         throw ScheduleError("unknown schedule \"" + std::string(name) + "\"; choose one of " +
                             known);
     }
-    const Layout layout = check_layout(name, stage_rank, microbatches);
-    if (name == "naive") {
-        return make_naive(name, stage_rank, layout);
-    }
-    if (name == "gpipe") {
-        return make_gpipe(name, stage_rank, layout);
-    }
-    if (name == "1f1b") {
-        return make_1f1b(name, stage_rank, layout);
-    }
-    if (name == "interleaved-1f1b") {
-        return make_interleaved(name, stage_rank, layout);
-    }
-    return make_zb_h1(name, stage_rank, layout);
+    return generate_schedule(*kind, stage_rank, microbatches);
 }
 
 }  // namespace pipewright

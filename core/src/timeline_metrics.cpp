@@ -1,45 +1,25 @@
 #include "pipewright/core/timeline_metrics.h"
 
 #include <algorithm>
-#include <limits>
 
 namespace pipewright {
 
-TimelineMetrics timeline_metrics(const Timeline& timeline) {
+TimelineMetrics MetricsAccumulator::metrics(const std::vector<std::string>& devices) const {
     TimelineMetrics m;
-    const auto ranks = static_cast<std::size_t>(timeline.num_ranks());
+    const std::size_t ranks = ranks_.size();
     m.devices.resize(ranks);
-    for (std::size_t r = 0; r < ranks; ++r) {
-        m.devices[r].name = timeline.devices[r];
-        m.devices[r].rank = static_cast<int>(r);
-        m.devices[r].start_s = std::numeric_limits<double>::infinity();
-    }
-    double begin = std::numeric_limits<double>::infinity();
-    double end = 0;
-    for (const auto& e : timeline.events) {
-        begin = std::min(begin, e.start_s);
-        end = std::max(end, e.end_s);
-        const auto r = static_cast<std::size_t>(e.rank);
-        if (r >= ranks || !is_compute(e.action.type)) {
-            continue;
-        }
-        auto& d = m.devices[r];
-        d.busy_s += e.duration_s();
-        d.start_s = std::min(d.start_s, e.start_s);
-        d.end_s = std::max(d.end_s, e.end_s);
-    }
-    if (timeline.events.empty()) {
-        begin = 0;
-    }
     // Measured timelines start at an arbitrary clock; report from the first event.
-    m.iteration_time_s = end - begin;
+    const double begin = events_ == 0 ? 0 : begin_;
+    m.iteration_time_s = end_ - begin;
     double busy_total = 0;
-    for (auto& d : m.devices) {
-        if (d.start_s == std::numeric_limits<double>::infinity()) {
-            d.start_s = 0;
-        }
-        d.start_s -= begin;
-        d.end_s = std::max(0.0, d.end_s - begin);
+    for (std::size_t r = 0; r < ranks; ++r) {
+        DeviceMetrics& d = m.devices[r];
+        const Rank& rank = ranks_[r];
+        d.name = r < devices.size() ? devices[r] : std::string();
+        d.rank = static_cast<int>(r);
+        d.busy_s = rank.busy_s;
+        d.start_s = (rank.start_s == kInfinity ? 0 : rank.start_s) - begin;
+        d.end_s = std::max(0.0, rank.end_s - begin);
         d.bubble_fraction = m.iteration_time_s > 0 ? 1.0 - d.busy_s / m.iteration_time_s : 0.0;
         busy_total += d.busy_s;
     }
@@ -47,6 +27,14 @@ TimelineMetrics timeline_metrics(const Timeline& timeline) {
         m.bubble_fraction = 1.0 - busy_total / (static_cast<double>(ranks) * m.iteration_time_s);
     }
     return m;
+}
+
+TimelineMetrics timeline_metrics(const Timeline& timeline) {
+    MetricsAccumulator totals(static_cast<std::size_t>(timeline.num_ranks()));
+    for (const auto& e : timeline.events) {
+        totals.add(e);
+    }
+    return totals.metrics(timeline.devices);
 }
 
 }  // namespace pipewright

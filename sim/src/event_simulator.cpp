@@ -6,6 +6,8 @@
 #include <cstdint>
 #include <queue>
 
+#include "pipewright/sim/memory_model.h"
+
 namespace pipewright {
 
 namespace {
@@ -101,8 +103,15 @@ class Simulator {
         t.num_microbatches = s_.num_microbatches;
         t.devices = input.rank_devices;
         t.devices.resize(s_.ranks.size());
-        t.events.reserve(s_.action_count());
-        advise_huge_pages(t.events.data(), t.events.capacity() * sizeof(TimelineEvent));
+        if (input.record_timeline) {
+            t.events.reserve(s_.action_count());
+            advise_huge_pages(t.events.data(), t.events.capacity() * sizeof(TimelineEvent));
+        }
+        out_.totals = MetricsAccumulator(s_.ranks.size());
+        memory_.reserve(s_.ranks.size());
+        for (std::size_t r = 0; r < s_.ranks.size(); ++r) {
+            memory_.emplace_back(r < input.static_bytes.size() ? input.static_bytes[r] : 0);
+        }
     }
 
     SimulationOutput run() {
@@ -115,6 +124,11 @@ class Simulator {
             advance(rank);
         }
         report_deadlock_if_any();
+        out_.peak_memory_bytes.reserve(memory_.size());
+        for (MemoryLevel& m : memory_) {
+            m.finish();
+            out_.peak_memory_bytes.push_back(m.peak_bytes());
+        }
         return std::move(out_);
     }
 
@@ -207,7 +221,15 @@ class Simulator {
             }
         }
         complete(key(a), is_send(a.type) ? e.end_s : std::max(e.end_s, time_[r]));
-        out_.timeline.events.push_back(e);
+        out_.totals.add(e);
+        // A rank's compute actions run one after another, so its memory
+        // changes come in time order, as MemoryLevel needs them.
+        if (const auto change = memory_change(cost, a.type, e.start_s, e.end_s)) {
+            memory_[r].add(*change);
+        }
+        if (in_.record_timeline) {
+            out_.timeline.events.push_back(e);
+        }
     }
 
     void transfer(int rank, const Action& a, double start, const StageCost& cost,
@@ -271,6 +293,7 @@ class Simulator {
     std::vector<double> link_free_;
     std::vector<int> send_link_;  // [2 * stage + (0 forward, 1 backward)] -> link, -1 none
     std::priority_queue<Entry, std::vector<Entry>, Later> ready_;
+    std::vector<MemoryLevel> memory_;  // per rank
     SimulationOutput out_;
 };
 

@@ -4,74 +4,68 @@
 
 namespace pipewright {
 
-namespace {
+MemoryLevel::MemoryLevel(std::int64_t static_bytes, std::vector<MemorySample>* curve)
+    : current_(static_cast<double>(static_bytes)), peak_bytes_(static_bytes), curve_(curve) {
+    if (curve_ != nullptr) {
+        curve_->push_back({0.0, static_bytes});
+    }
+}
 
-struct Change {
-    double time_s;
-    double delta;
-};
-
-}  // namespace
+void MemoryLevel::settle() {
+    // Frees first. Summed in this order whatever order the changes came in,
+    // so that the totals are the same to the last bit.
+    std::sort(pending_.begin(), pending_.end());
+    for (const double delta : pending_) {
+        current_ += delta;
+    }
+    pending_.clear();
+    const auto bytes = static_cast<std::int64_t>(std::max(0.0, current_));
+    if (curve_ != nullptr) {
+        if (!curve_->empty() && curve_->back().time_s == pending_time_s_) {
+            curve_->back().bytes = bytes;
+        } else {
+            curve_->push_back({pending_time_s_, bytes});
+        }
+    }
+    if (bytes > peak_bytes_) {
+        peak_bytes_ = bytes;
+        peak_time_s_ = pending_time_s_;
+    }
+}
 
 std::vector<RankMemory> memory_over_time(const Timeline& timeline,
                                          const std::vector<StageCost>& stages,
                                          const std::vector<std::int64_t>& static_bytes) {
     const auto ranks = static_cast<std::size_t>(timeline.num_ranks());
-    std::vector<std::vector<Change>> changes(ranks);
+    std::vector<std::vector<MemoryChange>> changes(ranks);
     for (const auto& e : timeline.events) {
         const auto r = static_cast<std::size_t>(e.rank);
         if (r >= ranks || e.action.stage < 0 ||
             static_cast<std::size_t>(e.action.stage) >= stages.size()) {
             continue;
         }
-        const StageCost& s = stages[static_cast<std::size_t>(e.action.stage)];
-        switch (e.action.type) {
-            case ActionType::forward:
-                changes[r].push_back({e.start_s, s.stash_bytes});
-                break;
-            case ActionType::backward:
-                changes[r].push_back({e.end_s, -s.stash_bytes});
-                break;
-            case ActionType::backward_input:
-                changes[r].push_back({e.end_s, s.weight_stash_bytes - s.stash_bytes});
-                break;
-            case ActionType::backward_weight:
-                changes[r].push_back({e.end_s, -s.weight_stash_bytes});
-                break;
-            default:
-                break;
+        const auto change = memory_change(stages[static_cast<std::size_t>(e.action.stage)],
+                                          e.action.type, e.start_s, e.end_s);
+        if (change) {
+            changes[r].push_back(*change);
         }
     }
     std::vector<RankMemory> out(ranks);
     for (std::size_t r = 0; r < ranks; ++r) {
         auto& c = changes[r];
-        // At equal times, frees first: a backward that ends as the next
-        // forward begins has already released its activations.
-        std::stable_sort(c.begin(), c.end(), [](const Change& a, const Change& b) {
-            return a.time_s < b.time_s || (a.time_s == b.time_s && a.delta < b.delta);
+        // A measured timeline need not list a rank's actions in time order.
+        std::stable_sort(c.begin(), c.end(), [](const MemoryChange& a, const MemoryChange& b) {
+            return a.time_s < b.time_s;
         });
         RankMemory& m = out[r];
         m.static_bytes = r < static_bytes.size() ? static_bytes[r] : 0;
-        double current = static_cast<double>(m.static_bytes);
-        m.peak_bytes = m.static_bytes;
-        m.curve.push_back({0.0, m.static_bytes});
-        for (std::size_t i = 0; i < c.size(); ++i) {
-            current += c[i].delta;
-            // One sample per distinct time keeps the curve small.
-            if (i + 1 < c.size() && c[i + 1].time_s == c[i].time_s) {
-                continue;
-            }
-            const auto bytes = static_cast<std::int64_t>(std::max(0.0, current));
-            if (!m.curve.empty() && m.curve.back().time_s == c[i].time_s) {
-                m.curve.back().bytes = bytes;
-            } else {
-                m.curve.push_back({c[i].time_s, bytes});
-            }
-            if (bytes > m.peak_bytes) {
-                m.peak_bytes = bytes;
-                m.peak_time_s = c[i].time_s;
-            }
+        MemoryLevel level(m.static_bytes, &m.curve);
+        for (const MemoryChange& change : c) {
+            level.add(change);
         }
+        level.finish();
+        m.peak_bytes = level.peak_bytes();
+        m.peak_time_s = level.peak_time_s();
     }
     return out;
 }

@@ -6,8 +6,6 @@
 
 #include <algorithm>
 #include <chrono>
-#include <cmath>
-#include <cstdio>
 #include <limits>
 
 #include "pipewright/core/schedule_generators.h"
@@ -23,29 +21,6 @@ using planner::MemoryRule;
 
 std::size_t at(int i) {
     return static_cast<std::size_t>(i);
-}
-
-// "41.3 GiB", "812 MiB": enough digits to compare a need with a capacity.
-std::string gib(double bytes) {
-    const char* unit = "GiB";
-    double value = bytes / (1024.0 * 1024.0 * 1024.0);
-    if (value < 1) {
-        unit = "MiB";
-        value *= 1024;
-    }
-    if (value < 1) {
-        unit = "KiB";
-        value *= 1024;
-    }
-    char buffer[64];
-    std::snprintf(buffer, sizeof buffer, value >= 100 ? "%.0f %s" : "%.1f %s", value, unit);
-    return buffer;
-}
-
-std::string times(double ratio) {
-    char buffer[64];
-    std::snprintf(buffer, sizeof buffer, "%.2f×", ratio);
-    return buffer;
 }
 
 std::vector<int> divisors(int n) {
@@ -81,7 +56,7 @@ void check_options(const Project& project, const PlanOptions& options) {
                              std::to_string(m) + " does not divide the batch of " +
                                  std::to_string(batch) + " samples into equal micro-batches");
         }
-        if (options.schedule && *options.schedule == "naive" && m != 1) {
+        if (options.schedule && schedule_kind(*options.schedule) == ScheduleKind::naive && m != 1) {
             throw InputError("--microbatches",
                              "naive model parallelism runs the whole batch as one micro-batch");
         }
@@ -95,6 +70,24 @@ std::vector<PlannedStage> stages_of(const Context& context, const std::vector<in
         out.push_back({context.cluster().devices[at(devices[k])].path, first[k], first[k + 1] - 1});
     }
     return out;
+}
+
+// Runs `simulate`; nullopt, saying why in `reason`, when the placement cannot
+// be simulated: its schedule cannot run it (ScheduleError), it deadlocks
+// (SimulationError), or its figures are past what the cost model counts
+// (InputError). Anything else is a defect or out of memory and propagates.
+template <typename Simulate>
+std::optional<SimulationReport> unless_ruled_out(Simulate&& simulate, std::string& reason) {
+    try {
+        return simulate();
+    } catch (const ScheduleError& e) {
+        reason = e.what();
+    } catch (const SimulationError& e) {
+        reason = e.what();
+    } catch (const InputError& e) {
+        reason = e.what();
+    }
+    return std::nullopt;
 }
 
 // Simulates a whole project the way `pipewright simulate` does.
@@ -114,11 +107,8 @@ void simulate_outcome(PlanOutcome& outcome, const Project& project, const Analys
         outcome.stages.push_back(
             {analyzed->ranks[at(stage.rank)].path, stage.first_layer, stage.last_layer});
     }
-    try {
-        outcome.report = simulate_project(*analyzed, costs);
-    } catch (const std::exception& e) {
-        outcome.reason = e.what();
-    }
+    outcome.report = unless_ruled_out(
+        [&] { return simulate_project(*analyzed, costs, Recording::summary); }, outcome.reason);
 }
 
 AnalysisOptions analysis_options(const PlanOptions& options) {
@@ -130,15 +120,14 @@ AnalysisOptions analysis_options(const PlanOptions& options) {
 
 }  // namespace
 
-InFlight activations_in_flight(const std::string& schedule, int stage, int stages,
-                               int microbatches) {
+InFlight activations_in_flight(ScheduleKind schedule, int stage, int stages, int microbatches) {
     InFlight f;
-    if (schedule == "naive") {
+    if (schedule == ScheduleKind::naive) {
         return f;
     }
-    if (schedule == "1f1b" || schedule == "zb-h1") {
+    if (schedule == ScheduleKind::one_f_one_b || schedule == ScheduleKind::zb_h1) {
         f.full = std::min(stages - stage, microbatches);
-        if (schedule == "zb-h1") {
+        if (schedule == ScheduleKind::zb_h1) {
             // Rank k holds back its first k weight gradients (docs/planner.md).
             f.weight_only = std::max(0, std::min(stage, microbatches - f.full));
         }
@@ -146,6 +135,15 @@ InFlight activations_in_flight(const std::string& schedule, int stage, int stage
     }
     f.full = microbatches;  // gpipe: every forward before any backward
     return f;
+}
+
+InFlight activations_in_flight(const std::string& schedule, int stage, int stages,
+                               int microbatches) {
+    const auto kind = schedule_kind(schedule);
+    if (!kind) {
+        throw InputError("schedule", "unknown schedule \"" + schedule + "\"");
+    }
+    return activations_in_flight(*kind, stage, stages, microbatches);
 }
 
 std::vector<PlannedStage> uniform_split(const Project& project) {
@@ -234,18 +232,19 @@ SplitResult best_split(const Project& project, const PlanOptions& options, int m
     checked.schedule = schedule;
     checked.microbatches = microbatches;
     check_options(project, checked);
-    if (schedule == "interleaved-1f1b") {
+    const ScheduleKind kind = *schedule_kind(schedule);  // check_options knows it
+    if (kind == ScheduleKind::interleaved_1f1b) {
         throw InputError("schedule",
                          "best_split places one stage per device; interleaved-1f1b "
                          "needs a looped placement (plan_pipeline searches those)");
     }
     Context context(project, options);
     const auto& table = context.table(microbatches);
-    const MemoryRule rule = planner::rule_of(schedule);
+    const MemoryRule rule = planner::rule_of(kind);
     SplitResult best;
     const int most = std::min(context.devices(), context.layers());
     for (int p = stages.value_or(1); p <= stages.value_or(most); ++p) {
-        if (!planner::rule_for(schedule, microbatches, p)) {
+        if (!planner::rule_for(kind, microbatches, p)) {
             continue;
         }
         for (int o : context.distinct_orders(p)) {
@@ -263,143 +262,6 @@ SplitResult best_split(const Project& project, const PlanOptions& options, int m
     return best;
 }
 
-namespace planner {
-
-std::string explain_infeasible(Context& context, const SearchSpec& spec) {
-    const int most = std::min(context.devices(), context.layers());
-    const int m = spec.microbatches.empty() ? 1 : spec.microbatches.back();
-    // The lightest configuration: every device (the least weight per device),
-    // the most micro-batches (the smallest ones) and the fewest in flight.
-    MemoryRule rule = spec.schedule ? rule_of(*spec.schedule) : MemoryRule::one_f_one_b;
-    int stages = most;
-    if (rule != MemoryRule::gpipe && m < stages) {
-        if (spec.schedule) {
-            stages = m;
-        } else {
-            rule = MemoryRule::gpipe;
-        }
-    }
-    const LayerTable& table = context.table(m);
-    const auto lightest = [&](MemoryRule r, const LayerTable& t, int p, bool checkpointing) {
-        std::pair<Split, SplitProblem> best{Split{}, SplitProblem{}};
-        for (int o : context.distinct_orders(p)) {
-            SplitProblem problem = context.problem(t, at(o), p, r);
-            problem.checkpointing = checkpointing;
-            Split split = min_memory_ratio_split(problem);
-            if (split.feasible && (!best.first.feasible || split.value < best.first.value)) {
-                best = {std::move(split), std::move(problem)};
-            }
-        }
-        return best;
-    };
-    auto [split, problem] = lightest(rule, table, stages, context.checkpointing());
-    if (!split.feasible) {
-        return "nothing fits in memory";
-    }
-    std::size_t tight = 0;
-    double worst = 0;
-    for (std::size_t k = 0; k < problem.slots.size(); ++k) {
-        const double ratio = stage_memory(problem, k, split.first[k], split.first[k + 1]) /
-                             problem.slots[k].capacity;
-        if (ratio > worst) {
-            worst = ratio;
-            tight = k;
-        }
-    }
-    const Slot& slot = problem.slots[tight];
-    const double need = stage_memory(problem, tight, split.first[tight], split.first[tight + 1]);
-    const double weights = static_bytes(problem, split.first[tight], split.first[tight + 1]);
-    const auto& cluster = context.cluster();
-    const std::string schedule = rule == MemoryRule::gpipe
-                                     ? (m == 1 ? "naive" : "gpipe")
-                                     : (rule == MemoryRule::zb_h1 ? "zb-h1" : "1f1b");
-    std::string out = "nothing fits in memory. The lightest configuration (" + schedule + ", " +
-                      std::to_string(m) + " micro-batch" + (m == 1 ? "" : "es") + " of " +
-                      std::to_string(table.microbatch_size) + ", " + std::to_string(stages) +
-                      " stage" + (stages == 1 ? "" : "s") + ") needs " + gib(need) + " on " +
-                      cluster.devices[at(slot.device)].path + ", which has " + gib(slot.capacity) +
-                      " (" + times(worst) + " its capacity):\n  " + gib(weights) +
-                      " of weights, gradients and optimizer state, " + gib(need - weights) +
-                      " of activations (" + std::to_string(static_cast<int>(slot.full)) +
-                      " micro-batch" + (slot.full == 1 ? "" : "es") + " in flight).\n";
-
-    std::vector<std::string> fixes;
-    const auto verdict = [](double ratio) {
-        return ratio <= 1 ? "fits (" + times(ratio) + " the capacity)"
-                          : "still needs " + times(ratio) + " the capacity";
-    };
-    if (!context.checkpointing()) {
-        const auto with = lightest(rule, table, stages, true);
-        if (with.first.feasible) {
-            fixes.push_back("activation checkpointing (training.activation_checkpointing): " +
-                            verdict(with.first.value));
-        }
-    }
-    if (rule == MemoryRule::gpipe && context.batch() >= stages) {
-        const auto& small = context.table(context.batch());
-        const auto with = lightest(MemoryRule::one_f_one_b, small, stages, context.checkpointing());
-        if (with.first.feasible) {
-            fixes.push_back("1f1b with " + std::to_string(context.batch()) +
-                            " micro-batches (at most " + std::to_string(stages) +
-                            " in flight, not all of them): " + verdict(with.first.value));
-        }
-    } else if (m < context.batch() && rule != MemoryRule::gpipe) {
-        const auto& small = context.table(context.batch());
-        const auto with = lightest(rule, small, stages, context.checkpointing());
-        if (with.first.feasible) {
-            fixes.push_back("smaller micro-batches (" + std::to_string(context.batch()) +
-                            " of 1 sample): " + verdict(with.first.value));
-        }
-    }
-    // Layers cannot be split: a layer heavier than the largest device is final.
-    double largest_capacity = 0;
-    std::string largest_spec;
-    for (const auto& spec_k : cluster.specs) {
-        if (static_cast<double>(spec_k.memory_bytes) > largest_capacity) {
-            largest_capacity = static_cast<double>(spec_k.memory_bytes);
-            largest_spec = spec_k.name;
-        }
-    }
-    int heaviest = 0;
-    for (int l = 0; l < table.layers; ++l) {
-        if (static_bytes(problem, l, l + 1) > static_bytes(problem, heaviest, heaviest + 1)) {
-            heaviest = l;
-        }
-    }
-    const double heaviest_bytes = static_bytes(problem, heaviest, heaviest + 1);
-    const double total_static = static_bytes(problem, 0, table.layers);
-    const double activations = need - weights;
-    if (heaviest_bytes > largest_capacity) {
-        fixes.push_back("nothing with these devices: layer \"" +
-                        context.base().project.model.layers[at(heaviest)].name + "\" alone needs " +
-                        gib(heaviest_bytes) +
-                        " for weights, gradients and optimizer state, more than the largest "
-                        "device (" +
-                        gib(largest_capacity) +
-                        "); use larger devices, lower precision or a lighter optimizer");
-    } else if (largest_capacity > activations) {
-        const double devices = std::ceil(total_static / (largest_capacity - activations) - 1e-9);
-        if (devices > most) {
-            fixes.push_back("more devices: " + gib(total_static) +
-                            " of weights, gradients and optimizer state need about " +
-                            std::to_string(static_cast<long long>(devices)) + " devices like " +
-                            largest_spec + " (" + gib(largest_capacity) + ") beside " +
-                            gib(activations) + " of activations each; the cluster has " +
-                            std::to_string(context.devices()));
-        }
-    }
-    if (fixes.empty()) {
-        fixes.push_back("larger devices or a smaller model");
-    }
-    out += "What would help:\n";
-    for (const auto& fix : fixes) {
-        out += "  - " + fix + "\n";
-    }
-    return out;
-}
-
-}  // namespace planner
-
 PlanResult plan_pipeline(const Project& project, const PlanOptions& options) {
     const auto started = std::chrono::steady_clock::now();
     check_options(project, options);
@@ -408,13 +270,15 @@ PlanResult plan_pipeline(const Project& project, const PlanOptions& options) {
 
     // Interleaved 1F1B is planned as looped variants of the best 1F1B
     // sequences, so a fixed interleaved schedule searches those first.
-    const bool looped_only = options.schedule && *options.schedule == "interleaved-1f1b";
+    const std::optional<ScheduleKind> fixed =
+        options.schedule ? schedule_kind(*options.schedule) : std::nullopt;
+    const bool looped_only = fixed == ScheduleKind::interleaved_1f1b;
     planner::SearchSpec spec;
-    spec.schedule = looped_only ? std::optional<std::string>("1f1b") : options.schedule;
+    spec.schedule = looped_only ? ScheduleKind::one_f_one_b : fixed;
     spec.keep = static_cast<std::size_t>(std::max(1, options.simulated_splits));
     if (options.microbatches) {
         spec.microbatches = {*options.microbatches};
-    } else if (options.schedule && *options.schedule == "naive") {
+    } else if (fixed == ScheduleKind::naive) {
         spec.microbatches = {1};
     } else {
         spec.microbatches = divisors(context.batch());
@@ -438,47 +302,57 @@ PlanResult plan_pipeline(const Project& project, const PlanOptions& options) {
     PlanOutcome chosen;
     double chosen_bottleneck = 0;
     const auto consider = [&](SimulationReport report, std::vector<PlannedStage> stages,
-                              const std::string& schedule, int microbatches, double bottleneck) {
+                              ScheduleKind schedule, int microbatches, double bottleneck) {
         if (!report.all_fit || (best && report.iteration_time_s >= best->iteration_time_s)) {
             return;
         }
         chosen.stages = std::move(stages);
-        chosen.schedule = schedule;
+        chosen.schedule = std::string(to_string(schedule));
         chosen.microbatches = microbatches;
         chosen_bottleneck = bottleneck;
         best = std::move(report);
     };
     for (const Candidate& c : looped_only ? std::vector<Candidate>{} : candidates) {
-        for (const auto& schedule : planner::schedules_for(c.rule, spec.schedule, c.microbatches)) {
-            try {
-                auto report = context.simulate(c.devices, c.first, c.microbatches, schedule);
-                ++result.statistics.simulations;
-                if (!report.all_fit && schedule == "zb-h1" && c.rule != MemoryRule::zb_h1) {
-                    // Zero bubble keeps weight-gradient inputs longer than
-                    // 1F1B: split again under its own memory rule.
-                    const auto problem =
-                        context.problem(context.table(c.microbatches), c.order,
-                                        static_cast<int>(c.devices.size()), MemoryRule::zb_h1);
-                    const auto split = planner::min_bottleneck_split(problem);
-                    ++result.statistics.split_searches;
-                    if (split.feasible && split.first != c.first) {
-                        report = context.simulate(c.devices, split.first, c.microbatches, schedule);
-                        ++result.statistics.simulations;
-                        consider(std::move(report), stages_of(context, c.devices, split.first),
-                                 schedule, c.microbatches, split.value);
-                        continue;
-                    }
-                }
-                consider(std::move(report), stages_of(context, c.devices, c.first), schedule,
-                         c.microbatches, c.bottleneck_s);
-            } catch (const std::exception&) {
-                // A schedule that cannot run this split is simply not a candidate.
+        for (const ScheduleKind schedule :
+             planner::schedules_for(c.rule, spec.schedule, c.microbatches)) {
+            // A schedule that cannot run a split is simply not a candidate.
+            std::string not_a_candidate;
+            const auto simulate = [&](const std::vector<int>& first) {
+                return unless_ruled_out(
+                    [&] { return context.simulate(c.devices, first, c.microbatches, schedule); },
+                    not_a_candidate);
+            };
+            auto report = simulate(c.first);
+            if (!report) {
+                continue;
             }
+            ++result.statistics.simulations;
+            if (!report->all_fit && schedule == ScheduleKind::zb_h1 &&
+                c.rule != MemoryRule::zb_h1) {
+                // Zero bubble keeps weight-gradient inputs longer than
+                // 1F1B: split again under its own memory rule.
+                const auto problem =
+                    context.problem(context.table(c.microbatches), c.order,
+                                    static_cast<int>(c.devices.size()), MemoryRule::zb_h1);
+                const auto split = planner::min_bottleneck_split(problem);
+                ++result.statistics.split_searches;
+                if (split.feasible && split.first != c.first) {
+                    report = simulate(split.first);
+                    if (report) {
+                        ++result.statistics.simulations;
+                        consider(std::move(*report), stages_of(context, c.devices, split.first),
+                                 schedule, c.microbatches, split.value);
+                    }
+                    continue;
+                }
+            }
+            consider(std::move(*report), stages_of(context, c.devices, c.first), schedule,
+                     c.microbatches, c.bottleneck_s);
         }
     }
 
     if (!options.schedule || looped_only) {
-        const std::string interleaved = "interleaved-1f1b";
+        const ScheduleKind interleaved = ScheduleKind::interleaved_1f1b;
         // Looping pays only where it shortens the bubble more than its extra
         // transfers cost: unless interleaving is asked for, simulate only the
         // looped splits estimated faster than the best flat one (each
@@ -491,13 +365,15 @@ PlanResult plan_pipeline(const Project& project, const PlanOptions& options) {
             if (c.estimate_s >= flat_best) {
                 break;  // best first: the rest are slower still
             }
-            try {
-                auto report = context.simulate(c.devices, c.first, c.microbatches, interleaved);
+            // Not runnable as interleaved: not a candidate.
+            std::string not_a_candidate;
+            auto report = unless_ruled_out(
+                [&] { return context.simulate(c.devices, c.first, c.microbatches, interleaved); },
+                not_a_candidate);
+            if (report) {
                 ++result.statistics.simulations;
-                consider(std::move(report), stages_of(context, c.devices, c.first), interleaved,
+                consider(std::move(*report), stages_of(context, c.devices, c.first), interleaved,
                          c.microbatches, c.bottleneck_s);
-            } catch (const std::exception&) {
-                // Not runnable as interleaved: not a candidate.
             }
         }
     }

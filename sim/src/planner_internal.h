@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "pipewright/core/analysis.h"
+#include "pipewright/core/schedule_generators.h"
 #include "pipewright/sim/cost_model.h"
 #include "pipewright/sim/planner.h"
 
@@ -126,7 +127,7 @@ class Context {
     // or SimulationError.
     [[nodiscard]] SimulationReport simulate(const std::vector<int>& devices,
                                             const std::vector<int>& first, int microbatches,
-                                            const std::string& schedule);
+                                            ScheduleKind schedule);
 
   private:
     void build_orders();
@@ -143,14 +144,14 @@ class Context {
     std::vector<std::vector<int>> distinct_;          // per stage count
 };
 
-[[nodiscard]] MemoryRule rule_of(const std::string& schedule);
+[[nodiscard]] MemoryRule rule_of(ScheduleKind schedule);
 // The memory rule the search uses for a stage count and micro-batch count, or
 // nullopt when no allowed schedule runs that pipeline.
-[[nodiscard]] std::optional<MemoryRule> rule_for(const std::optional<std::string>& fixed,
+[[nodiscard]] std::optional<MemoryRule> rule_for(std::optional<ScheduleKind> fixed,
                                                  int microbatches, int stages);
-[[nodiscard]] std::vector<std::string> schedules_for(MemoryRule rule,
-                                                     const std::optional<std::string>& fixed,
-                                                     int microbatches);
+[[nodiscard]] std::vector<ScheduleKind> schedules_for(MemoryRule rule,
+                                                      std::optional<ScheduleKind> fixed,
+                                                      int microbatches);
 
 struct Candidate {
     std::size_t order = 0;  // index into Context::orders()
@@ -175,7 +176,7 @@ struct LoopedCandidate {
 };
 
 struct SearchSpec {
-    std::optional<std::string> schedule;
+    std::optional<ScheduleKind> schedule;
     std::vector<int> microbatches;  // allowed counts
     std::size_t keep = 6;           // best candidates kept
 };

@@ -100,7 +100,7 @@ Context::Context(const Project& project, const PlanOptions& options) : costs_(op
     }
     single.placement = {all};
     AnalysisOptions analysis;
-    analysis.schedule = "naive";
+    analysis.schedule = std::string(to_string(ScheduleKind::naive));
     analysis.catalog = options.catalog;
     analysis.base_dir = options.base_dir;
     Diagnostics diagnostics;
@@ -274,9 +274,9 @@ SplitProblem Context::problem(const LayerTable& table, std::size_t order, int st
     p.table = &table;
     p.checkpointing = checkpointing_;
     p.bytes_per_param = bytes_per_param_;
-    const std::string schedule = rule == MemoryRule::gpipe         ? "gpipe"
-                                 : rule == MemoryRule::one_f_one_b ? "1f1b"
-                                                                   : "zb-h1";
+    const ScheduleKind schedule = rule == MemoryRule::gpipe         ? ScheduleKind::gpipe
+                                  : rule == MemoryRule::one_f_one_b ? ScheduleKind::one_f_one_b
+                                                                    : ScheduleKind::zb_h1;
     for (int k = 0; k < stages; ++k) {
         Slot slot;
         slot.device = orders_[order][at(k)];
@@ -294,7 +294,7 @@ SplitProblem Context::problem(const LayerTable& table, std::size_t order, int st
 }
 
 SimulationReport Context::simulate(const std::vector<int>& devices, const std::vector<int>& first,
-                                   int microbatches, const std::string& schedule) {
+                                   int microbatches, ScheduleKind schedule) {
     // work_.project.placement stays the single-device one: the simulator reads
     // the resolved stages and ranks only.
     work_.microbatches = microbatches;
@@ -302,7 +302,7 @@ SimulationReport Context::simulate(const std::vector<int>& devices, const std::v
     Training& training = work_.project.training;
     training.microbatches = microbatches;
     training.microbatch_size.reset();
-    training.schedule = ScheduleChoice{schedule, ""};
+    training.schedule = ScheduleChoice{std::string(to_string(schedule)), ""};
     work_.stages.clear();
     work_.ranks.clear();
     work_.rank_specs.clear();
@@ -319,20 +319,24 @@ SimulationReport Context::simulate(const std::vector<int>& devices, const std::v
         stage_rank.push_back(rank);
     }
     work_.schedule = add_communication(generate_schedule(schedule, stage_rank, microbatches));
-    return simulate_project(work_, costs_);
+    return simulate_project(work_, costs_, Recording::summary);
 }
 
-MemoryRule rule_of(const std::string& schedule) {
-    if (schedule == "1f1b") {
-        return MemoryRule::one_f_one_b;
-    }
-    if (schedule == "zb-h1") {
-        return MemoryRule::zb_h1;
+MemoryRule rule_of(ScheduleKind schedule) {
+    switch (schedule) {
+        case ScheduleKind::one_f_one_b:
+            return MemoryRule::one_f_one_b;
+        case ScheduleKind::zb_h1:
+            return MemoryRule::zb_h1;
+        case ScheduleKind::naive:
+        case ScheduleKind::gpipe:
+        case ScheduleKind::interleaved_1f1b:
+            break;
     }
     return MemoryRule::gpipe;
 }
 
-std::optional<MemoryRule> rule_for(const std::optional<std::string>& fixed, int microbatches,
+std::optional<MemoryRule> rule_for(std::optional<ScheduleKind> fixed, int microbatches,
                                    int stages) {
     if (!fixed) {
         // 1F1B holds fewer activations than GPipe for the same speed, so GPipe
@@ -346,23 +350,23 @@ std::optional<MemoryRule> rule_for(const std::optional<std::string>& fixed, int 
     return rule;
 }
 
-std::vector<std::string> schedules_for(MemoryRule rule, const std::optional<std::string>& fixed,
-                                       int microbatches) {
+std::vector<ScheduleKind> schedules_for(MemoryRule rule, std::optional<ScheduleKind> fixed,
+                                        int microbatches) {
     if (fixed) {
         return {*fixed};
     }
     switch (rule) {
         case MemoryRule::gpipe:
             // With one micro-batch GPipe is naive model parallelism.
-            return {microbatches == 1 ? "naive" : "gpipe"};
+            return {microbatches == 1 ? ScheduleKind::naive : ScheduleKind::gpipe};
         case MemoryRule::one_f_one_b:
             // One micro-batch on one stage: every schedule is the same.
             if (microbatches == 1) {
-                return {"naive"};
+                return {ScheduleKind::naive};
             }
-            return {"1f1b", "zb-h1"};
+            return {ScheduleKind::one_f_one_b, ScheduleKind::zb_h1};
         case MemoryRule::zb_h1:
-            return {"zb-h1"};
+            return {ScheduleKind::zb_h1};
     }
     return {};
 }

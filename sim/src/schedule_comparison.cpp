@@ -39,7 +39,7 @@ void simulate_row(ComparisonRow& row, const Project& project, const AnalysisOpti
         return;
     }
     try {
-        row.report = simulate_project(*analyzed, costs);
+        row.report = simulate_project(*analyzed, costs, Recording::summary);
     } catch (const std::exception& e) {
         row.reason = e.what();
     }

@@ -129,34 +129,29 @@ namespace {
 // optimizer after its last action; a profile measures what that costs
 // (StageCost::optimizer_s, 0 otherwise). The iteration lasts until the last
 // rank has stepped. It is not an action, so the timeline does not show it.
-double with_optimizer_steps(const Timeline& timeline, const std::vector<StageCost>& stages,
+double with_optimizer_steps(const MetricsAccumulator& totals, const std::vector<StageCost>& stages,
                             const AnalyzedProject& project, double iteration_s) {
     const auto n = static_cast<std::size_t>(project.num_ranks());
     std::vector<double> step_s(n, 0);
     for (std::size_t s = 0; s < stages.size(); ++s) {
         step_s[static_cast<std::size_t>(project.stages[s].rank)] += stages[s].optimizer_s;
     }
-    if (timeline.events.empty()) {
+    if (totals.empty()) {
         return iteration_s;
     }
-    double begin = timeline.events.front().start_s;
-    std::vector<double> end(n, begin);
-    for (const auto& e : timeline.events) {
-        begin = std::min(begin, e.start_s);
-        const auto r = static_cast<std::size_t>(e.rank);
-        if (r < n) {
-            end[r] = std::max(end[r], e.end_s);
-        }
-    }
+    // A rank without actions counts as ending where the first action began.
+    const double first = totals.first_start_s();
     for (std::size_t r = 0; r < n; ++r) {
-        iteration_s = std::max(iteration_s, end[r] + step_s[r] - begin);
+        const double end = r < totals.ranks() ? std::max(first, totals.last_end_s(r)) : first;
+        iteration_s = std::max(iteration_s, end + step_s[r] - totals.begin_s());
     }
     return iteration_s;
 }
 
 }  // namespace
 
-SimulationReport simulate_project(const AnalyzedProject& project, const CostModelOptions& options) {
+SimulationReport simulate_project(const AnalyzedProject& project, const CostModelOptions& options,
+                                  Recording recording) {
     SimulationInput input;
     input.schedule = &project.schedule;
     input.stages = stage_costs(project, options);
@@ -164,15 +159,19 @@ SimulationReport simulate_project(const AnalyzedProject& project, const CostMode
         input.rank_devices.push_back(loc.path);
     }
     describe_links(project, options, input);
-    SimulationOutput output = simulate_schedule(input);
-
-    std::vector<std::int64_t> static_bytes(project.ranks.size(), 0);
+    input.static_bytes.assign(project.ranks.size(), 0);
     for (std::size_t s = 0; s < project.stages.size(); ++s) {
-        static_bytes[static_cast<std::size_t>(project.stages[s].rank)] +=
+        input.static_bytes[static_cast<std::size_t>(project.stages[s].rank)] +=
             static_memory_bytes(input.stages[s].parameters, project.project.training);
     }
-    std::vector<RankMemory> memory = memory_over_time(output.timeline, input.stages, static_bytes);
-    TimelineMetrics metrics = timeline_metrics(output.timeline);
+    input.record_timeline = recording == Recording::timeline;
+    SimulationOutput output = simulate_schedule(input);
+
+    std::vector<RankMemory> memory;
+    if (input.record_timeline) {
+        memory = memory_over_time(output.timeline, input.stages, input.static_bytes);
+    }
+    TimelineMetrics metrics = output.totals.metrics(output.timeline.devices);
 
     SimulationReport report;
     report.schedule = project.schedule.name;
@@ -180,7 +179,7 @@ SimulationReport simulate_project(const AnalyzedProject& project, const CostMode
     report.microbatches = project.microbatches;
     report.microbatch_size = project.microbatch_size;
     report.iteration_time_s =
-        with_optimizer_steps(output.timeline, input.stages, project, metrics.iteration_time_s);
+        with_optimizer_steps(output.totals, input.stages, project, metrics.iteration_time_s);
     report.throughput_samples_per_s =
         report.iteration_time_s > 0 ? report.batch_size / report.iteration_time_s : 0;
     report.bubble_fraction = metrics.bubble_fraction;
@@ -188,11 +187,13 @@ SimulationReport simulate_project(const AnalyzedProject& project, const CostMode
     for (std::size_t r = 0; r < report.devices.size(); ++r) {
         auto& d = report.devices[r];
         d.spec = project.rank_specs[r].name;
-        d.peak_memory_bytes = memory[r].peak_bytes;
+        d.peak_memory_bytes = output.peak_memory_bytes[r];
         d.memory_capacity_bytes = project.rank_specs[r].memory_bytes;
         d.fits = d.peak_memory_bytes <= d.memory_capacity_bytes;
         report.all_fit = report.all_fit && d.fits;
-        output.timeline.memory.push_back(std::move(memory[r].curve));
+        if (r < memory.size()) {
+            output.timeline.memory.push_back(std::move(memory[r].curve));
+        }
     }
     report.links = std::move(output.links);
     report.stages = std::move(input.stages);

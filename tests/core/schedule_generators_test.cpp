@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <initializer_list>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -316,6 +317,37 @@ TEST(ScheduleComms, LoweringIsIdempotentAndPlacesEverySend) {
         EXPECT_EQ(lowered.action_count(), compute.action_count() + 2 * expected);
         EXPECT_TRUE(check_schedule(lowered).empty()) << check_schedule(lowered).format();
     }
+}
+
+TEST(ScheduleKind, EveryGeneratorHasOneKindAndItsNameMapsBack) {
+    std::set<ScheduleKind> kinds;
+    for (const auto& info : schedule_catalog()) {
+        SCOPED_TRACE(info.name);
+        EXPECT_EQ(to_string(info.kind), info.name);
+        EXPECT_EQ(schedule_kind(info.name), info.kind);
+        EXPECT_EQ(&schedule_info(info.kind), &info);
+        EXPECT_EQ(find_schedule(info.name), &info);
+        kinds.insert(info.kind);
+    }
+    EXPECT_EQ(kinds.size(), schedule_catalog().size());
+    EXPECT_EQ(schedule_kind("csv"), std::nullopt);
+    EXPECT_EQ(schedule_kind("1F1B"), std::nullopt);  // names are exact
+    EXPECT_EQ(find_schedule("pipedream"), nullptr);
+}
+
+TEST(ScheduleKind, GeneratingByKindOrByNameGivesTheSameSchedule) {
+    const std::vector<int> two_per_rank = {0, 1, 0, 1};
+    const std::vector<int> one_per_rank = {0, 1, 2, 3};
+    for (const auto& info : schedule_catalog()) {
+        SCOPED_TRACE(info.name);
+        const auto& stage_rank =
+            info.kind == ScheduleKind::interleaved_1f1b ? two_per_rank : one_per_rank;
+        const int m = info.kind == ScheduleKind::naive ? 1 : 4;
+        const Schedule by_kind = generate_schedule(info.kind, stage_rank, m);
+        EXPECT_EQ(by_kind, generate_schedule(info.name, stage_rank, m));
+        EXPECT_EQ(by_kind.name, info.name);
+    }
+    EXPECT_THROW((void)generate_schedule("pipedream", one_per_rank, 4), ScheduleError);
 }
 
 }  // namespace

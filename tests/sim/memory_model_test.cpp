@@ -1,5 +1,8 @@
 #include <gtest/gtest.h>
 
+#include <string>
+#include <vector>
+
 #include "pipewright/sim/memory_model.h"
 #include "sim_test_support.h"
 
@@ -74,6 +77,67 @@ TEST(MemoryModel, ZeroBubbleHoldsWeightGradientInputsUntilW) {
         if (r > 0) {
             // Later ranks defer W's, holding their inputs longer.
             EXPECT_GT(with[i].peak_bytes, without[i].peak_bytes) << r;
+        }
+    }
+}
+
+TEST(MemoryModel, ChangesAtOneTimeCountAsOneStepWithFreesFirst) {
+    for (const bool free_first : {true, false}) {
+        std::vector<MemorySample> curve;
+        MemoryLevel level(100, &curve);
+        level.add({1.0, 50});
+        // A backward ending as the next forward starts: whichever comes
+        // first, the level never counts both micro-batches.
+        if (free_first) {
+            level.add({2.0, -50});
+            level.add({2.0, 50});
+        } else {
+            level.add({2.0, 50});
+            level.add({2.0, -50});
+        }
+        level.add({3.0, -50});
+        level.finish();
+        EXPECT_EQ(level.peak_bytes(), 150);
+        EXPECT_EQ(level.peak_time_s(), 1.0);
+        const std::vector<MemorySample> expected = {{0.0, 100}, {1.0, 150}, {2.0, 150}, {3.0, 100}};
+        EXPECT_EQ(curve, expected);
+    }
+}
+
+TEST(MemoryModel, SimulatorPeaksMatchTheTimelinesWithoutRecordingIt) {
+    StageCost cost = equal_cost(1, 0.7, 0.4);
+    cost.stash_bytes = 1000;
+    cost.weight_stash_bytes = 300;
+    const LinkSpec link{0.5, 2};
+    for (const char* name : {"naive", "gpipe", "1f1b", "zb-h1"}) {
+        for (const int m : {1, 4, 9}) {
+            const int p = 4;
+            if (std::string(name) == "naive" ? m != 1 : std::string(name) != "gpipe" && m < p) {
+                continue;
+            }
+            SCOPED_TRACE(std::string(name) + " m=" + std::to_string(m));
+            auto pipeline = make_pipeline(name, p, p, m, cost, &link);
+            pipeline.input.static_bytes = {500, 400, 300, 200};
+            const auto recorded = simulate_schedule(pipeline.input);
+            pipeline.input.record_timeline = false;
+            const auto summary = simulate_schedule(pipeline.input);
+            EXPECT_TRUE(summary.timeline.events.empty());
+            const auto memory = memory_over_time(recorded.timeline, pipeline.input.stages,
+                                                 pipeline.input.static_bytes);
+            ASSERT_EQ(summary.peak_memory_bytes.size(), memory.size());
+            for (std::size_t r = 0; r < memory.size(); ++r) {
+                EXPECT_EQ(summary.peak_memory_bytes[r], memory[r].peak_bytes) << r;
+                EXPECT_EQ(recorded.peak_memory_bytes[r], memory[r].peak_bytes) << r;
+            }
+            const auto from_timeline = timeline_metrics(recorded.timeline);
+            const auto accumulated = summary.totals.metrics(summary.timeline.devices);
+            EXPECT_EQ(accumulated.iteration_time_s, from_timeline.iteration_time_s);
+            EXPECT_EQ(accumulated.bubble_fraction, from_timeline.bubble_fraction);
+            for (std::size_t r = 0; r < memory.size(); ++r) {
+                EXPECT_EQ(accumulated.devices[r].busy_s, from_timeline.devices[r].busy_s);
+                EXPECT_EQ(accumulated.devices[r].start_s, from_timeline.devices[r].start_s);
+                EXPECT_EQ(accumulated.devices[r].end_s, from_timeline.devices[r].end_s);
+            }
         }
     }
 }

@@ -1,8 +1,11 @@
 #include <gtest/gtest.h>
 
 #include <filesystem>
+#include <set>
+#include <string>
 
 #include "pipewright/core/project_io.h"
+#include "pipewright/core/schedule_generators.h"
 #include "pipewright/sim/schedule_comparison.h"
 #include "pipewright/sim/simulation.h"
 
@@ -107,6 +110,77 @@ TEST(Simulation, ProfileRoundTripsThroughJson) {
     } catch (const InputError& e) {
         EXPECT_TRUE(e.diagnostics().mentions("layers[1].forward_ms")) << e.what();
     }
+}
+
+void expect_same_figures(const SimulationReport& a, const SimulationReport& b) {
+    // Exact comparisons: the summary must not drift by a rounding either.
+    EXPECT_EQ(a.schedule, b.schedule);
+    EXPECT_EQ(a.iteration_time_s, b.iteration_time_s);
+    EXPECT_EQ(a.throughput_samples_per_s, b.throughput_samples_per_s);
+    EXPECT_EQ(a.bubble_fraction, b.bubble_fraction);
+    EXPECT_EQ(a.all_fit, b.all_fit);
+    ASSERT_EQ(a.devices.size(), b.devices.size());
+    for (std::size_t r = 0; r < a.devices.size(); ++r) {
+        SCOPED_TRACE("rank " + std::to_string(r));
+        EXPECT_EQ(a.devices[r].name, b.devices[r].name);
+        EXPECT_EQ(a.devices[r].busy_s, b.devices[r].busy_s);
+        EXPECT_EQ(a.devices[r].start_s, b.devices[r].start_s);
+        EXPECT_EQ(a.devices[r].end_s, b.devices[r].end_s);
+        EXPECT_EQ(a.devices[r].bubble_fraction, b.devices[r].bubble_fraction);
+        EXPECT_EQ(a.devices[r].peak_memory_bytes, b.devices[r].peak_memory_bytes);
+    }
+    ASSERT_EQ(a.links.size(), b.links.size());
+    for (std::size_t l = 0; l < a.links.size(); ++l) {
+        EXPECT_EQ(a.links[l].busy_s, b.links[l].busy_s);
+        EXPECT_EQ(a.links[l].transfers, b.links[l].transfers);
+    }
+}
+
+TEST(Simulation, SummaryOnlyGivesTheFiguresOfTheRecordedTimeline) {
+    std::set<std::string> schedules_compared;
+    for (const auto& entry : std::filesystem::directory_iterator(kExamples)) {
+        if (entry.path().extension() != ".json") {
+            continue;
+        }
+        const std::string file = entry.path().filename().string();
+        for (const auto& info : schedule_catalog()) {
+            AnalysisOptions options;
+            options.schedule = info.name;
+            options.base_dir = kExamples;
+            auto loaded = load_project_file(kExamples / file);
+            Diagnostics d;
+            auto project = analyze_project(*loaded.project, options, d);
+            if (!project) {
+                continue;  // this placement cannot run this schedule
+            }
+            SCOPED_TRACE(file + " with " + info.name);
+            const auto full = simulate_project(*project, {}, Recording::timeline);
+            const auto summary = simulate_project(*project, {}, Recording::summary);
+            expect_same_figures(summary, full);
+            EXPECT_EQ(full.timeline.events.size(), project->schedule.action_count());
+            EXPECT_TRUE(summary.timeline.events.empty());
+            EXPECT_TRUE(summary.timeline.memory.empty());
+            EXPECT_EQ(summary.timeline.devices, full.timeline.devices);
+            schedules_compared.insert(info.name);
+        }
+    }
+    EXPECT_EQ(schedules_compared.size(), schedule_catalog().size());
+}
+
+TEST(Simulation, SummaryOnlyCountsTheOptimizerStepsOfAProfile) {
+    auto project = analyzed_example("mlp-cpu.json");
+    Profile profile;
+    profile.microbatch_size = project.microbatch_size;
+    for (const auto& layer : project.project.model.layers) {
+        profile.layers.push_back({layer.name, 4.0, 2.0, 2.0, std::nullopt, std::nullopt, 30.0});
+    }
+    CostModelOptions options;
+    options.profile = &profile;
+    const auto full = simulate_project(project, options, Recording::timeline);
+    const auto summary = simulate_project(project, options, Recording::summary);
+    // The steps end the iteration after the last action.
+    EXPECT_GT(full.iteration_time_s, full.timeline.makespan_s());
+    expect_same_figures(summary, full);
 }
 
 TEST(Simulation, InterNodeTransfersShareTheNodeLink) {

@@ -1,5 +1,7 @@
 #pragma once
 
+#include <cstdint>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <string_view>
@@ -15,8 +17,23 @@ class ScheduleError : public std::runtime_error {
     using std::runtime_error::runtime_error;
 };
 
+// The schedules Pipewright generates. Project files and the command line
+// name them as to_string spells them; code compares kinds, not names.
+enum class ScheduleKind : std::uint8_t {
+    naive,             // "naive"
+    gpipe,             // "gpipe"
+    one_f_one_b,       // "1f1b"
+    interleaved_1f1b,  // "interleaved-1f1b"
+    zb_h1,             // "zb-h1"
+};
+
+[[nodiscard]] std::string_view to_string(ScheduleKind kind);
+// nullopt when no generator has that name (a CSV schedule's, a typo).
+[[nodiscard]] std::optional<ScheduleKind> schedule_kind(std::string_view name);
+
 struct ScheduleInfo {
-    std::string name;         // "1f1b"
+    ScheduleKind kind = ScheduleKind::gpipe;
+    std::string name;         // to_string(kind): "1f1b"
     std::string title;        // "One forward, one backward (PipeDream-Flush)"
     std::string constraints;  // "microbatches >= stages; one stage per device"
     bool splits_backward = false;
@@ -27,10 +44,15 @@ struct ScheduleInfo {
 // Every generator, in the order `pipewright schedules` lists them.
 [[nodiscard]] const std::vector<ScheduleInfo>& schedule_catalog();
 [[nodiscard]] const ScheduleInfo* find_schedule(std::string_view name);
+[[nodiscard]] const ScheduleInfo& schedule_info(ScheduleKind kind);
 
 // Compute-only action lists for `name`. stage_rank[s] is the rank that runs
 // stage s (ranks numbered from 0 without gaps). Throws ScheduleError when the
 // configuration does not meet the schedule's constraints.
+[[nodiscard]] Schedule generate_schedule(ScheduleKind kind, const std::vector<int>& stage_rank,
+                                         int microbatches);
+// The same by name; throws ScheduleError listing the known names when none
+// has this one.
 [[nodiscard]] Schedule generate_schedule(std::string_view name, const std::vector<int>& stage_rank,
                                          int microbatches);
 

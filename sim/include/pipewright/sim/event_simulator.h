@@ -10,6 +10,7 @@
 #include "pipewright/core/timeline.h"
 #include "pipewright/core/topology.h"
 #include "pipewright/sim/cost_model.h"
+#include "pipewright/sim/metrics.h"
 
 namespace pipewright {
 
@@ -56,6 +57,13 @@ struct SimulationInput {
     std::vector<std::string> rank_devices;  // names of the lanes
     std::vector<SimLink> links;
     LinkIndex link_index;  // (from rank, to rank) -> index into links
+    // Bytes each rank holds throughout (weights, gradients, optimizer
+    // state), where its memory peak starts; 0 for ranks not listed.
+    std::vector<std::int64_t> static_bytes;
+    // false: no events in the output's timeline, only the totals. The events
+    // take 48 bytes an action (1.2 GB for 25 M actions), and the summary of a
+    // simulation needs none of them.
+    bool record_timeline = true;
 };
 
 struct LinkUsage {
@@ -66,8 +74,10 @@ struct LinkUsage {
 };
 
 struct SimulationOutput {
-    Timeline timeline;
+    Timeline timeline;  // events only when SimulationInput::record_timeline
     std::vector<LinkUsage> links;
+    MetricsAccumulator totals;                    // of every action, recorded or not
+    std::vector<std::int64_t> peak_memory_bytes;  // per rank (memory_over_time's peak_bytes)
 };
 
 // Times every action of the schedule. Each rank runs its actions in order on

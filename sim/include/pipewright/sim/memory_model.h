@@ -1,6 +1,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <vector>
 
 #include "pipewright/core/timeline.h"
@@ -15,9 +16,69 @@ struct RankMemory {
     std::vector<MemorySample> curve;  // total bytes from each time on
 };
 
+// How an action changes the activations its rank holds: a forward stashes
+// its micro-batch's activations from its start, a backward frees them at
+// its end (for a split backward: I keeps the weight-gradient part until W
+// ends). Transfers change nothing.
+struct MemoryChange {
+    double time_s = 0;
+    double delta = 0;
+};
+[[nodiscard]] inline std::optional<MemoryChange> memory_change(const StageCost& s, ActionType type,
+                                                               double start_s, double end_s) {
+    switch (type) {
+        case ActionType::forward:
+            return MemoryChange{start_s, s.stash_bytes};
+        case ActionType::backward:
+            return MemoryChange{end_s, -s.stash_bytes};
+        case ActionType::backward_input:
+            return MemoryChange{end_s, s.weight_stash_bytes - s.stash_bytes};
+        case ActionType::backward_weight:
+            return MemoryChange{end_s, -s.weight_stash_bytes};
+        default:
+            return std::nullopt;
+    }
+}
+
+// The memory of one rank, its changes given in time order. All changes at
+// one time count as one step, frees first (a backward that ends as the next
+// forward begins has already released its activations), so the peak and
+// the curve do not depend on the order of changes within a time.
+class MemoryLevel {
+  public:
+    // `curve`, when given, receives one sample per distinct time.
+    explicit MemoryLevel(std::int64_t static_bytes, std::vector<MemorySample>* curve = nullptr);
+
+    void add(const MemoryChange& c) {
+        if (!pending_.empty() && c.time_s != pending_time_s_) {
+            settle();
+        }
+        pending_time_s_ = c.time_s;
+        pending_.push_back(c.delta);
+    }
+    // Applies the changes still pending; call before reading the peak.
+    void finish() {
+        if (!pending_.empty()) {
+            settle();
+        }
+    }
+
+    [[nodiscard]] std::int64_t peak_bytes() const { return peak_bytes_; }
+    [[nodiscard]] double peak_time_s() const { return peak_time_s_; }
+
+  private:
+    void settle();
+
+    double current_;
+    std::int64_t peak_bytes_;
+    double peak_time_s_ = 0;
+    std::vector<MemorySample>* curve_;
+    double pending_time_s_ = 0;
+    std::vector<double> pending_;  // deltas at pending_time_s_
+};
+
 // Memory over one iteration: static bytes, plus each micro-batch's stashed
-// activations from the start of its forward until its backward ends (for a
-// split backward: the weight-gradient part until W ends).
+// activations (memory_change).
 [[nodiscard]] std::vector<RankMemory> memory_over_time(
     const Timeline& timeline, const std::vector<StageCost>& stages,
     const std::vector<std::int64_t>& static_bytes);

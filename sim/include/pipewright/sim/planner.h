@@ -7,6 +7,7 @@
 
 #include "pipewright/core/device_catalog.h"
 #include "pipewright/core/project.h"
+#include "pipewright/core/schedule_generators.h"
 #include "pipewright/sim/cost_model.h"
 #include "pipewright/sim/simulation.h"
 
@@ -41,8 +42,9 @@ struct PlanOutcome {
     std::vector<PlannedStage> stages;
     std::string schedule;
     int microbatches = 0;
-    std::optional<SimulationReport> report;  // empty when it cannot run
-    std::string reason;                      // why it cannot run
+    // Empty when it cannot run; figures without a timeline (Recording::summary).
+    std::optional<SimulationReport> report;
+    std::string reason;  // why it cannot run
 };
 
 struct PlanStatistics {
@@ -93,6 +95,10 @@ struct InFlight {
     int full = 1;
     int weight_only = 0;
 };
+[[nodiscard]] InFlight activations_in_flight(ScheduleKind schedule, int stage, int stages,
+                                             int microbatches);
+// The same for a schedule named as a project file names it; throws
+// InputError for a name no generator has.
 [[nodiscard]] InFlight activations_in_flight(const std::string& schedule, int stage, int stages,
                                              int microbatches);
 

@@ -9,6 +9,7 @@
 
 namespace pipewright {
 
+// The reports come from Recording::summary: figures, no timeline.
 struct ComparisonRow {
     std::string label;                       // schedule name, or "single device"
     bool baseline = false;                   // the whole model on one device

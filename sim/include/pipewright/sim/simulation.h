@@ -22,7 +22,15 @@ struct SimulationReport {
     std::vector<DeviceMetrics> devices;
     std::vector<LinkUsage> links;
     std::vector<StageCost> stages;
-    Timeline timeline;  // with the memory curve of every rank
+    // With the memory curve of every rank; only its lanes and no events
+    // when simulated with Recording::summary.
+    Timeline timeline;
+};
+
+// What a simulation keeps besides the summary (metrics, peaks, links).
+enum class Recording {
+    timeline,  // every action's times and the memory curves
+    summary,   // neither: for callers that only read the figures
 };
 
 // The links between the ranks of a project that exchange data (neighbouring
@@ -32,6 +40,7 @@ void describe_links(const AnalyzedProject& project, const CostModelOptions& opti
 
 // Simulates one iteration of the analysed project. Throws SimulationError.
 [[nodiscard]] SimulationReport simulate_project(const AnalyzedProject& project,
-                                                const CostModelOptions& options = {});
+                                                const CostModelOptions& options = {},
+                                                Recording recording = Recording::timeline);
 
 }  // namespace pipewright
