@@ -423,6 +423,7 @@ PlanResult plan_pipeline(const Project& project, const PlanOptions& options) {
     if (looped_only) {
         planner::check_interleaved_possible(context, spec.microbatches);
     }
+    context.throw_if_stopped();
     const auto candidates = planner::search_candidates(context, spec, result.statistics);
     result.statistics.search_s =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
@@ -448,8 +449,16 @@ PlanResult plan_pipeline(const Project& project, const PlanOptions& options) {
         chosen_bottleneck = bottleneck;
         best = std::move(report);
     };
+    // Between simulations, outside the try below that drops failed candidates.
+    const auto between_simulations = [&] {
+        if (options.on_progress) {
+            options.on_progress(result.statistics);
+        }
+        context.throw_if_stopped();
+    };
     for (const Candidate& c : looped_only ? std::vector<Candidate>{} : candidates) {
         for (const auto& schedule : planner::schedules_for(c.rule, spec.schedule, c.microbatches)) {
+            between_simulations();
             try {
                 auto report = context.simulate(c.devices, c.first, c.microbatches, schedule);
                 ++result.statistics.simulations;
@@ -491,6 +500,7 @@ PlanResult plan_pipeline(const Project& project, const PlanOptions& options) {
             if (c.estimate_s >= flat_best) {
                 break;  // best first: the rest are slower still
             }
+            between_simulations();
             try {
                 auto report = context.simulate(c.devices, c.first, c.microbatches, interleaved);
                 ++result.statistics.simulations;
@@ -547,6 +557,7 @@ PlanResult plan_pipeline(const Project& project, const PlanOptions& options) {
         settings.emplace_back(result.plan.schedule, result.plan.microbatches);
     }
     for (const auto& [schedule, microbatches] : settings) {
+        between_simulations();
         if (find_schedule(schedule) == nullptr || microbatches < 1) {
             continue;
         }
