@@ -1,8 +1,8 @@
-#include "project_document.h"
+#include "document/project_document.h"
 
 #include <QFileInfo>
 
-#include "commands.h"
+#include "document/project_edit_command.h"
 #include "pipewright/core/project_io.h"
 
 namespace pipewright::gui {

@@ -1,6 +1,6 @@
-#include "commands.h"
+#include "document/project_edit_command.h"
 
-#include "project_document.h"
+#include "document/project_document.h"
 
 namespace pipewright::gui {
 

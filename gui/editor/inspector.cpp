@@ -1,4 +1,4 @@
-#include "inspector.h"
+#include "editor/inspector.h"
 
 #include <QCheckBox>
 #include <QComboBox>
@@ -11,16 +11,16 @@
 #include <QVBoxLayout>
 #include <climits>
 
-#include "commands.h"
+#include "document/project_document.h"
+#include "document/project_edit_command.h"
 #include "pipewright/core/device_catalog.h"
 #include "pipewright/core/layer_catalog.h"
-#include "project_document.h"
-#include "project_edit.h"
-#include "topology_edit.h"
+#include "studio_core/project_edit.h"
+#include "studio_core/topology_edit.h"
 
 namespace pipewright::gui {
 
-int Inspector::merge_id(const QString& field) {
+int Inspector::mergeIdOf(const QString& field) {
     return kMergeInspector + 100 + static_cast<int>(qHash(field) % 100000U);
 }
 
@@ -28,7 +28,7 @@ QLabel* Inspector::heading(const QString& text) {
     return new QLabel(QStringLiteral("<b>%1</b>").arg(text.toHtmlEscaped()));
 }
 
-void Inspector::edit_in_place(const QString& text, const Project& after, int mergeId) {
+void Inspector::editInPlace(const QString& text, const Project& after, int mergeId) {
     editing_ = true;
     document_->edit(text, after, mergeId);
     editing_ = false;
@@ -66,29 +66,29 @@ void Inspector::rebuild() {
     const Project& p = document_->project();
     if (selection_.kind == Selection::Kind::layer && selection_.layer >= 0 &&
         selection_.layer < static_cast<int>(p.model.layers.size())) {
-        build_layer(form);
+        buildLayer(form);
     } else if (selection_.kind == Selection::Kind::device &&
                p.topology.find_device(selection_.path.toStdString())) {
-        build_device(form);
+        buildDevice(form);
     } else if (selection_.kind == Selection::Kind::container &&
                find_container(p, selection_.path.toStdString()).first >= 0) {
-        build_container(form);
+        buildContainer(form);
     } else if (selection_.kind == Selection::Kind::node &&
                find_node(p, selection_.path.toStdString()) >= 0) {
-        build_node(form);
+        buildNode(form);
     } else {
         auto* hint = new QLabel(
             tr("Select a layer, device, container or node to edit it. With nothing selected: "
                "the model's input and the cluster's links."));
         hint->setWordWrap(true);
         form->addRow(hint);
-        build_model_input(form);
-        build_links(form);
+        buildModelInput(form);
+        buildLinks(form);
     }
     setWidget(page);
 }
 
-void Inspector::build_layer(QFormLayout* form) {
+void Inspector::buildLayer(QFormLayout* form) {
     const int index = selection_.layer;
     const LayerSpec& layer = document_->project().model.layers[static_cast<std::size_t>(index)];
     form->addRow(heading(tr("Layer %1").arg(index)));
@@ -127,7 +127,7 @@ void Inspector::build_layer(QFormLayout* form) {
             Project edited = document_->project();
             edited.model.layers[static_cast<std::size_t>(index)].params[name] = value;
             editing_ = true;
-            document_->edit(tr("Set %1").arg(key), edited, merge_id(key + QString::number(index)));
+            document_->edit(tr("Set %1").arg(key), edited, mergeIdOf(key + QString::number(index)));
             editing_ = false;
         };
         QWidget* editor = nullptr;
@@ -157,10 +157,10 @@ void Inspector::build_layer(QFormLayout* form) {
         editor->setToolTip(QString::fromStdString(spec.description));
         form->addRow(label, editor);
     }
-    build_cost(form);
+    buildCost(form);
 }
 
-void Inspector::build_device(QFormLayout* form) {
+void Inspector::buildDevice(QFormLayout* form) {
     const std::string path = selection_.path.toStdString();
     const Project& p = document_->project();
     const auto loc = *p.topology.find_device(path);
@@ -223,7 +223,7 @@ void Inspector::build_device(QFormLayout* form) {
                           .devices[static_cast<std::size_t>(loc.device)];
             d.overrides.*member = v > 0 ? std::optional<double>(v) : std::nullopt;
             editing_ = true;
-            document_->edit(tr("Override %1").arg(label), edited, merge_id(label));
+            document_->edit(tr("Override %1").arg(label), edited, mergeIdOf(label));
             editing_ = false;
         });
         form->addRow(label, box);
@@ -233,11 +233,11 @@ void Inspector::build_device(QFormLayout* form) {
                  device.overrides.peak_tflops, 1e5, &DeviceOverrides::peak_tflops);
     override_box(tr("Memory GiB"), tr("Replaces the catalog's memory (a MIG slice; 0: catalog)"),
                  device.overrides.memory_GiB, 1e5, &DeviceOverrides::memory_GiB);
-    build_link_overrides(form);
-    build_links(form);
+    buildLinkOverrides(form);
+    buildLinks(form);
 }
 
-void Inspector::build_links(QFormLayout* form) {
+void Inspector::buildLinks(QFormLayout* form) {
     struct Level {
         QString name;
         LinkSpec LinkClasses::*member;
@@ -252,12 +252,12 @@ void Inspector::build_links(QFormLayout* form) {
     };
     form->addRow(heading(tr("Links")));
     for (const Level& level : levels) {
-        form->addRow(level.name, link_editor(level.member, level.name, level.tip));
+        form->addRow(level.name, linkEditor(level.member, level.name, level.tip));
     }
 }
 
-QWidget* Inspector::link_editor(LinkSpec LinkClasses::*member, const QString& name,
-                                const QString& tip) {
+QWidget* Inspector::linkEditor(LinkSpec LinkClasses::*member, const QString& name,
+                               const QString& tip) {
     const LinkSpec& spec = document_->project().topology.links.*member;
     auto* bandwidth = new QDoubleSpinBox;
     bandwidth->setRange(0.001, 1e5);
@@ -277,7 +277,7 @@ QWidget* Inspector::link_editor(LinkSpec LinkClasses::*member, const QString& na
         Project edited = document_->project();
         (edited.topology.links.*member).*field = v;
         editing_ = true;
-        document_->edit(tr("Set link %1").arg(name), edited, merge_id(name));
+        document_->edit(tr("Set link %1").arg(name), edited, mergeIdOf(name));
         editing_ = false;
     };
     connect(bandwidth, &QDoubleSpinBox::valueChanged, this,

@@ -38,26 +38,26 @@ class Inspector : public QScrollArea {
 
   private:
     void rebuild();
-    void build_layer(QFormLayout* form);
-    void build_device(QFormLayout* form);
-    void build_links(QFormLayout* form);
+    void buildLayer(QFormLayout* form);
+    void buildDevice(QFormLayout* form);
+    void buildLinks(QFormLayout* form);
     // One link level's bandwidth and latency, edited in place (undoable).
-    QWidget* link_editor(LinkSpec LinkClasses::*member, const QString& name, const QString& tip);
+    QWidget* linkEditor(LinkSpec LinkClasses::*member, const QString& name, const QString& tip);
     // inspector_topology.cpp: a node's and a container's page.
-    void build_node(QFormLayout* form);
-    void build_container(QFormLayout* form);
-    void add_contents(QFormLayout* form, int node, int container);
+    void buildNode(QFormLayout* form);
+    void buildContainer(QFormLayout* form);
+    void addContents(QFormLayout* form, int node, int container);
     // inspector_sections.cpp: the optional and less common parts.
-    void build_cost(QFormLayout* form);
-    void build_model_input(QFormLayout* form);
-    void build_link_overrides(QFormLayout* form);
+    void buildCost(QFormLayout* form);
+    void buildModelInput(QFormLayout* form);
+    void buildLinkOverrides(QFormLayout* form);
     // Records an edit from a continuous control without rebuilding the page,
     // so the control keeps its focus while it is being stepped.
-    void edit_in_place(const QString& text, const Project& after, int mergeId);
+    void editInPlace(const QString& text, const Project& after, int mergeId);
 
     // Consecutive steps of one field merge into one undo step; different
     // fields do not.
-    static int merge_id(const QString& field);
+    static int mergeIdOf(const QString& field);
     static QLabel* heading(const QString& text);
 
     ProjectDocument* document_;

@@ -11,9 +11,9 @@
 #include <QRegularExpression>
 #include <cmath>
 
-#include "inspector.h"
-#include "project_document.h"
-#include "topology_edit.h"
+#include "document/project_document.h"
+#include "editor/inspector.h"
+#include "studio_core/topology_edit.h"
 
 namespace pipewright::gui {
 
@@ -80,7 +80,7 @@ constexpr double kMiB = 1024.0 * 1024.0;
 
 }  // namespace
 
-void Inspector::build_cost(QFormLayout* form) {
+void Inspector::buildCost(QFormLayout* form) {
     const int index = selection_.layer;
     const LayerSpec& layer = document_->project().model.layers[static_cast<std::size_t>(index)];
     form->addRow(heading(tr("Measured cost")));
@@ -124,14 +124,14 @@ void Inspector::build_cost(QFormLayout* form) {
         };
         connect(r.check, &QCheckBox::toggled, this, [this, r, apply, label = part.label](bool on) {
             r.spin->setEnabled(on);
-            edit_in_place(
+            editInPlace(
                 on ? tr("Set measured %1 time").arg(label) : tr("Estimate %1 time").arg(label),
                 apply(on ? std::optional<double>(r.spin->value()) : std::nullopt), -1);
         });
         connect(r.spin, &QDoubleSpinBox::valueChanged, this,
                 [this, apply, index, key = part.key, label = part.label](double v) {
-                    edit_in_place(tr("Set measured %1 time").arg(label), apply(v),
-                                  merge_id(key + QString::number(index)));
+                    editInPlace(tr("Set measured %1 time").arg(label), apply(v),
+                                mergeIdOf(key + QString::number(index)));
                 });
         form->addRow(part.label, r.row);
     }
@@ -154,17 +154,17 @@ void Inspector::build_cost(QFormLayout* form) {
     };
     connect(r.check, &QCheckBox::toggled, this, [this, r, apply](bool on) {
         r.spin->setEnabled(on);
-        edit_in_place(on ? tr("Set stashed activation") : tr("Estimate stashed activation"),
-                      apply(on ? std::optional<double>(r.spin->value()) : std::nullopt), -1);
+        editInPlace(on ? tr("Set stashed activation") : tr("Estimate stashed activation"),
+                    apply(on ? std::optional<double>(r.spin->value()) : std::nullopt), -1);
     });
     connect(r.spin, &QDoubleSpinBox::valueChanged, this, [this, apply, index](double v) {
-        edit_in_place(tr("Set stashed activation"), apply(v),
-                      merge_id(QStringLiteral("activation") + QString::number(index)));
+        editInPlace(tr("Set stashed activation"), apply(v),
+                    mergeIdOf(QStringLiteral("activation") + QString::number(index)));
     });
     form->addRow(tr("Stashed activation"), r.row);
 }
 
-void Inspector::build_model_input(QFormLayout* form) {
+void Inspector::buildModelInput(QFormLayout* form) {
     const ModelInput& input = document_->project().model.input;
     form->addRow(heading(tr("Model input")));
     auto* shape = new QLineEdit(shape_text(input.shape));
@@ -183,7 +183,7 @@ void Inspector::build_model_input(QFormLayout* form) {
         }
         Project edited = p;
         edited.model.input.shape = parsed;
-        edit_in_place(tr("Change input shape"), edited, -1);
+        editInPlace(tr("Change input shape"), edited, -1);
     });
     form->addRow(tr("Shape"), shape);
 
@@ -197,12 +197,12 @@ void Inspector::build_model_input(QFormLayout* form) {
     connect(dtype, &QComboBox::currentTextChanged, this, [this](const QString& text) {
         Project edited = document_->project();
         edited.model.input.dtype = parse_dtype(text.toStdString()).value_or(DType::float32);
-        edit_in_place(tr("Change input dtype"), edited, -1);
+        editInPlace(tr("Change input dtype"), edited, -1);
     });
     form->addRow(tr("Dtype"), dtype);
 }
 
-void Inspector::build_link_overrides(QFormLayout* form) {
+void Inspector::buildLinkOverrides(QFormLayout* form) {
     const std::string path = selection_.path.toStdString();
     const Topology& topology = document_->project().topology;
     form->addRow(heading(tr("Links of this device")));
@@ -240,9 +240,9 @@ void Inspector::build_link_overrides(QFormLayout* form) {
             auto result = set_link_override(document_->project(), path, other,
                                             {bandwidth->value(), latency->value()});
             if (result.project) {
-                edit_in_place(tr("Set link to %1").arg(QString::fromStdString(other)),
-                              *result.project,
-                              merge_id(QString::fromStdString("link " + path + " " + other)));
+                editInPlace(tr("Set link to %1").arg(QString::fromStdString(other)),
+                            *result.project,
+                            mergeIdOf(QString::fromStdString("link " + path + " " + other)));
             }
         };
         connect(bandwidth, &QDoubleSpinBox::valueChanged, this, apply);

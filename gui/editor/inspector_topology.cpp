@@ -4,11 +4,11 @@
 #include <QLabel>
 #include <QLineEdit>
 
-#include "format.h"
-#include "inspector.h"
-#include "project_document.h"
-#include "topology_edit.h"
-#include "topology_summary.h"
+#include "document/project_document.h"
+#include "editor/inspector.h"
+#include "studio_core/format.h"
+#include "studio_core/topology_edit.h"
+#include "studio_core/topology_summary.h"
 
 namespace pipewright::gui {
 
@@ -31,7 +31,7 @@ QLabel* wrapped(const QString& text) {
 
 }  // namespace
 
-void Inspector::add_contents(QFormLayout* form, int node, int container) {
+void Inspector::addContents(QFormLayout* form, int node, int container) {
     const TopologySummary s = summarize_topology(document_->project(), node, container);
     if (container < 0) {
         form->addRow(tr("Containers"), new QLabel(QString::number(s.containers)));
@@ -47,7 +47,7 @@ void Inspector::add_contents(QFormLayout* form, int node, int container) {
     form->addRow(tr("Layers placed"), new QLabel(QString::number(s.layers)));
 }
 
-void Inspector::build_node(QFormLayout* form) {
+void Inspector::buildNode(QFormLayout* form) {
     const std::string name = selection_.path.toStdString();
     const int node = find_node(document_->project(), name);
     form->addRow(heading(tr("Node %1").arg(selection_.path)));
@@ -70,18 +70,18 @@ void Inspector::build_node(QFormLayout* form) {
         setSelection({Selection::Kind::node, -1, QString::fromStdString(to)});
     });
     form->addRow(tr("Name"), edit);
-    add_contents(form, node, -1);
+    addContents(form, node, -1);
 
     form->addRow(heading(tr("Links")));
     form->addRow(tr("Between its containers"),
-                 link_editor(&LinkClasses::intra_node, tr("Within a node"),
-                             tr("e.g. PCIe between containers of a node")));
-    form->addRow(tr("To other nodes"), link_editor(&LinkClasses::inter_node, tr("Between nodes"),
-                                                   tr("e.g. InfiniBand or Ethernet")));
+                 linkEditor(&LinkClasses::intra_node, tr("Within a node"),
+                            tr("e.g. PCIe between containers of a node")));
+    form->addRow(tr("To other nodes"), linkEditor(&LinkClasses::inter_node, tr("Between nodes"),
+                                                  tr("e.g. InfiniBand or Ethernet")));
     form->addRow(wrapped(tr("Link figures are set per level, so they apply to every node.")));
 }
 
-void Inspector::build_container(QFormLayout* form) {
+void Inspector::buildContainer(QFormLayout* form) {
     const std::string path = selection_.path.toStdString();
     const auto [node, container] = find_container(document_->project(), path);
     form->addRow(heading(tr("Container %1").arg(selection_.path)));
@@ -107,12 +107,12 @@ void Inspector::build_container(QFormLayout* form) {
         setSelection({Selection::Kind::container, -1, new_path});
     });
     form->addRow(tr("Name"), edit);
-    add_contents(form, node, container);
+    addContents(form, node, container);
 
     form->addRow(heading(tr("Links")));
     form->addRow(tr("Between its devices"),
-                 link_editor(&LinkClasses::intra_container, tr("Within a container"),
-                             tr("e.g. NVLink between GPUs of one box")));
+                 linkEditor(&LinkClasses::intra_container, tr("Within a container"),
+                            tr("e.g. NVLink between GPUs of one box")));
     form->addRow(
         wrapped(tr("Link figures are set per level, so they apply to every container. A "
                    "device's page sets the link of one particular pair.")));

@@ -1,11 +1,11 @@
-#include "layer_palette.h"
+#include "editor/layer_palette.h"
 
 #include <QHeaderView>
 #include <QMimeData>
 
-#include "layer_blocks.h"
-#include "model_table_model.h"
+#include "editor/model_table_model.h"
 #include "pipewright/core/layer_catalog.h"
+#include "studio_core/layer_blocks.h"
 
 namespace pipewright::gui {
 

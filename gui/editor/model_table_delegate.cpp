@@ -1,10 +1,10 @@
-#include "model_table_delegate.h"
+#include "editor/model_table_delegate.h"
 
 #include <QComboBox>
 
-#include "model_table_model.h"
+#include "document/project_document.h"
+#include "editor/model_table_model.h"
 #include "pipewright/core/layer_catalog.h"
-#include "project_document.h"
 
 namespace pipewright::gui {
 

@@ -1,12 +1,12 @@
-#include "model_table_model.h"
+#include "editor/model_table_model.h"
 
 #include <QBrush>
 #include <QMimeData>
 
-#include "colors.h"
-#include "format.h"
-#include "project_document.h"
-#include "project_edit.h"
+#include "document/project_document.h"
+#include "studio_core/format.h"
+#include "studio_core/project_edit.h"
+#include "style/colors.h"
 
 namespace pipewright::gui {
 

@@ -1,4 +1,4 @@
-#include "problems_panel.h"
+#include "editor/problems_panel.h"
 
 #include <QStyle>
 

@@ -1,13 +1,13 @@
-#include "training_bar.h"
+#include "editor/training_bar.h"
 
 #include <QCheckBox>
 #include <QComboBox>
 #include <QLabel>
 #include <QSpinBox>
 
-#include "commands.h"
+#include "document/project_document.h"
+#include "document/project_edit_command.h"
 #include "pipewright/core/schedule_generators.h"
-#include "project_document.h"
 
 namespace pipewright::gui {
 

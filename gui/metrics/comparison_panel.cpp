@@ -1,4 +1,4 @@
-#include "comparison_panel.h"
+#include "metrics/comparison_panel.h"
 
 #include <QGridLayout>
 #include <QHBoxLayout>
@@ -6,10 +6,10 @@
 #include <QPushButton>
 #include <QtConcurrent/QtConcurrentRun>
 
-#include "colors.h"
-#include "format.h"
-#include "plot_style.h"
 #include "qcustomplot.h"
+#include "studio_core/format.h"
+#include "style/colors.h"
+#include "style/plot_style.h"
 
 namespace pipewright::gui {
 
@@ -60,7 +60,7 @@ ComparisonPanel::ComparisonPanel(QWidget* parent) : QWidget(parent) {
     connect(&watcher_, &QFutureWatcherBase::finished, this, [this] {
         rows_ = watcher_.result();
         button_->setEnabled(true);
-        show_rows();
+        showRows();
         emit compared();
     });
     for (QCustomPlot* plot : {time_, gain_, bubble_, memory_}) {
@@ -104,7 +104,7 @@ void ComparisonPanel::markStale() {
     }
 }
 
-void ComparisonPanel::show_rows() {
+void ComparisonPanel::showRows() {
     QStringList labels;
     std::vector<double> time;
     std::vector<double> gain;

@@ -35,7 +35,7 @@ class ComparisonPanel : public QWidget {
     void changeEvent(QEvent* event) override;
 
   private:
-    void show_rows();
+    void showRows();
 
     QPushButton* button_ = nullptr;
     QLabel* status_ = nullptr;

@@ -1,12 +1,12 @@
-#include "metrics_panel.h"
+#include "metrics/metrics_panel.h"
 
 #include <QGridLayout>
 #include <QLabel>
 
-#include "colors.h"
-#include "format.h"
-#include "plot_style.h"
 #include "qcustomplot.h"
+#include "studio_core/format.h"
+#include "style/colors.h"
+#include "style/plot_style.h"
 
 namespace pipewright::gui {
 

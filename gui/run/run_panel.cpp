@@ -1,4 +1,4 @@
-#include "run_panel.h"
+#include "run/run_panel.h"
 
 #include <QComboBox>
 #include <QFontDatabase>
@@ -15,8 +15,8 @@
 #include <QVBoxLayout>
 #include <cmath>
 
-#include "colors.h"
-#include "format.h"
+#include "studio_core/format.h"
+#include "style/colors.h"
 
 namespace pipewright::gui {
 
@@ -159,8 +159,8 @@ RunPanel::RunPanel(QWidget* parent) : QWidget(parent), process_(new RunProcess(t
     connect(process_, &RunProcess::started, this, [this] {
         log(tr("$ %1 %2").arg(process_->request().cli,
                               RunProcess::arguments(process_->request()).join(QLatin1Char(' '))));
-        set_status(tr("Running…"));
-        update_buttons();
+        setStatus(tr("Running…"));
+        updateButtons();
     });
     connect(process_, &RunProcess::progress, this, [this](int step, int steps) {
         progress_->setRange(0, std::max(1, steps));
@@ -188,29 +188,29 @@ RunPanel::RunPanel(QWidget* parent) : QWidget(parent), process_(new RunProcess(t
             }
         }
         progress_->setValue(progress_->maximum());
-        set_status(text);
+        setStatus(text);
         log(text);
-        update_buttons();
+        updateButtons();
         emit runSucceeded(process_->request().out_dir);
     });
     connect(process_, &RunProcess::failed, this, [this](const QString& message) {
-        set_status(tr("Failed"));
+        setStatus(tr("Failed"));
         showError(message);
-        update_buttons();
+        updateButtons();
         emit runFailed(message);
     });
     connect(process_, &RunProcess::cancelled, this, [this] {
-        set_status(tr("Cancelled"));
+        setStatus(tr("Cancelled"));
         log(tr("Cancelled: the run and its ranks were stopped."));
-        update_buttons();
+        updateButtons();
     });
     clearComparison(tr("Run the layout to compare the simulation with reality."));
-    update_buttons();
+    updateButtons();
 }
 
 void RunPanel::setCli(const CliLocation& cli) {
     cli_ = cli;
-    update_buttons();
+    updateButtons();
 }
 
 void RunPanel::setDefaultSteps(int steps) {
@@ -233,16 +233,16 @@ void RunPanel::start(const RunRequest& request) {
     log_->clear();
     progress_->setRange(0, std::max(1, request.steps.value_or(1)));
     progress_->setValue(0);
-    set_status(tr("Starting…"));
+    setStatus(tr("Starting…"));
     process_->start(request);
-    update_buttons();
+    updateButtons();
 }
 
 void RunPanel::cancel() {
     if (process_->isRunning()) {
-        set_status(tr("Stopping…"));
+        setStatus(tr("Stopping…"));
         process_->cancel();
-        update_buttons();
+        updateButtons();
     }
 }
 
@@ -250,7 +250,7 @@ bool RunPanel::isRunning() const {
     return process_->isRunning();
 }
 
-void RunPanel::update_buttons() {
+void RunPanel::updateButtons() {
     const bool running = process_->isRunning();
     run_->setEnabled(cli_.found() && !running);
     run_->setToolTip(
@@ -262,7 +262,7 @@ void RunPanel::update_buttons() {
     emit runAvailabilityChanged();
 }
 
-void RunPanel::set_status(const QString& text) {
+void RunPanel::setStatus(const QString& text) {
     status_->setText(text);
 }
 

@@ -3,10 +3,10 @@
 #include <QWidget>
 #include <vector>
 
-#include "cli_locator.h"
-#include "run_comparison.h"
-#include "run_folder.h"
-#include "run_process.h"
+#include "studio_core/cli_locator.h"
+#include "studio_core/run_comparison.h"
+#include "studio_core/run_folder.h"
+#include "studio_core/run_process.h"
 
 class QLabel;
 class QListWidget;
@@ -80,8 +80,8 @@ class RunPanel : public QWidget {
     void pastRunActivated(const QString& dir);
 
   private:
-    void update_buttons();
-    void set_status(const QString& text);
+    void updateButtons();
+    void setStatus(const QString& text);
     void log(const QString& line);
 
     RunProcess* process_ = nullptr;

@@ -1,4 +1,4 @@
-#include "cli_locator.h"
+#include "studio_core/cli_locator.h"
 
 #include <QCoreApplication>
 #include <QDir>

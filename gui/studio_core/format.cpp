@@ -1,4 +1,4 @@
-#include "format.h"
+#include "studio_core/format.h"
 
 #include "pipewright/core/quantity_format.h"
 

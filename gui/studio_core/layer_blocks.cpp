@@ -1,4 +1,4 @@
-#include "layer_blocks.h"
+#include "studio_core/layer_blocks.h"
 
 #include <algorithm>
 

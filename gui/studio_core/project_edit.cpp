@@ -1,10 +1,10 @@
-#include "project_edit.h"
+#include "studio_core/project_edit.h"
 
 #include <algorithm>
 #include <map>
 
-#include "layer_blocks.h"
 #include "pipewright/core/schedule_generators.h"
+#include "studio_core/layer_blocks.h"
 
 namespace pipewright::gui {
 

@@ -1,4 +1,4 @@
-#include "run_comparison.h"
+#include "studio_core/run_comparison.h"
 
 #include <QFileInfo>
 #include <QObject>

@@ -1,4 +1,4 @@
-#include "run_folder.h"
+#include "studio_core/run_folder.h"
 
 #include <QDir>
 #include <QFile>
@@ -10,9 +10,9 @@
 #include <algorithm>
 #include <exception>
 
-#include "asset_paths.h"
 #include "pipewright/core/file_names.h"
 #include "pipewright/core/project_io.h"
+#include "studio_core/asset_paths.h"
 
 namespace pipewright::gui {
 

@@ -1,4 +1,4 @@
-#include "run_process.h"
+#include "studio_core/run_process.h"
 
 #include <signal.h>
 #include <unistd.h>
@@ -10,17 +10,17 @@ RunProcess::RunProcess(QObject* parent) : QObject(parent), process_(new QProcess
     // them; this leaves it time to do so and to exit.
     kill_timer_.setInterval(5000);
     kill_timer_.setSingleShot(true);
-    connect(&kill_timer_, &QTimer::timeout, this, &RunProcess::kill_group);
+    connect(&kill_timer_, &QTimer::timeout, this, &RunProcess::killGroup);
     process_->setChildProcessModifier([] { ::setpgid(0, 0); });
     connect(process_, &QProcess::started, this, [this] {
         pid_ = process_->processId();
         emit started();
     });
-    connect(process_, &QProcess::readyReadStandardError, this, &RunProcess::read_stderr);
+    connect(process_, &QProcess::readyReadStandardError, this, &RunProcess::readStderr);
     connect(process_, &QProcess::readyReadStandardOutput, this,
             [this] { stdout_ += process_->readAllStandardOutput(); });
-    connect(process_, &QProcess::finished, this, &RunProcess::on_finished);
-    connect(process_, &QProcess::errorOccurred, this, &RunProcess::on_error);
+    connect(process_, &QProcess::finished, this, &RunProcess::onFinished);
+    connect(process_, &QProcess::errorOccurred, this, &RunProcess::onError);
 }
 
 RunProcess::~RunProcess() {
@@ -29,7 +29,7 @@ RunProcess::~RunProcess() {
         process_->disconnect(this);
         process_->terminate();
         if (!process_->waitForFinished(kill_timer_.interval())) {
-            kill_group();
+            killGroup();
             process_->waitForFinished(2000);
         }
     }
@@ -88,13 +88,13 @@ void RunProcess::cancel() {
     kill_timer_.start();
 }
 
-void RunProcess::kill_group() {
+void RunProcess::killGroup() {
     if (pid_ > 0) {
         ::kill(static_cast<pid_t>(-pid_), SIGKILL);
     }
 }
 
-void RunProcess::read_stderr() {
+void RunProcess::readStderr() {
     publish(parser_.feed(process_->readAllStandardError()));
 }
 
@@ -109,14 +109,14 @@ void RunProcess::publish(const std::vector<RunOutputLine>& lines) {
     }
 }
 
-void RunProcess::on_finished(int exitCode, QProcess::ExitStatus status) {
+void RunProcess::onFinished(int exitCode, QProcess::ExitStatus status) {
     kill_timer_.stop();
-    read_stderr();
+    readStderr();
     publish(parser_.finish());
     stdout_ += process_->readAllStandardOutput();
     if (cancelling_) {
         // Whatever is left of the group goes too; a clean exit left nothing.
-        kill_group();
+        killGroup();
         cancelling_ = false;
         emit cancelled();
         return;
@@ -135,7 +135,7 @@ void RunProcess::on_finished(int exitCode, QProcess::ExitStatus status) {
     emit failed(message);
 }
 
-void RunProcess::on_error(QProcess::ProcessError error) {
+void RunProcess::onError(QProcess::ProcessError error) {
     if (error == QProcess::FailedToStart) {
         emit failed(tr("cannot start %1: %2").arg(request_.cli, process_->errorString()));
     }

@@ -7,7 +7,7 @@
 #include <QTimer>
 #include <optional>
 
-#include "run_progress.h"
+#include "studio_core/run_progress.h"
 
 namespace pipewright::gui {
 
@@ -65,11 +65,11 @@ class RunProcess : public QObject {
     void cancelled();
 
   private:
-    void read_stderr();
-    void on_finished(int exitCode, QProcess::ExitStatus status);
-    void on_error(QProcess::ProcessError error);
+    void readStderr();
+    void onFinished(int exitCode, QProcess::ExitStatus status);
+    void onError(QProcess::ProcessError error);
     void publish(const std::vector<RunOutputLine>& lines);
-    void kill_group();
+    void killGroup();
 
     QProcess* process_ = nullptr;
     QTimer kill_timer_;

@@ -1,4 +1,4 @@
-#include "run_progress.h"
+#include "studio_core/run_progress.h"
 
 #include <QJsonArray>
 #include <QJsonDocument>

@@ -1,9 +1,9 @@
-#include "simulation_runner.h"
+#include "studio_core/simulation_runner.h"
 
-#include <QtConcurrent/QtConcurrentRun>
 #include <new>
 
 #include "pipewright/sim/event_simulator.h"
+#include "studio_core/background_job.h"
 
 namespace pipewright::gui {
 
@@ -39,16 +39,11 @@ SimulationRunner::SimulationRunner(QObject* parent) : QObject(parent) {
 }
 
 SimulationRunner::~SimulationRunner() {
-    if (watcher_) {
-        // The worker holds no pointer to this object; waiting keeps the
-        // thread pool from outliving the application's data on exit.
-        watcher_->disconnect();
-        watcher_->waitForFinished();
-    }
+    abandonBackgroundJobs(this);
 }
 
 bool SimulationRunner::busy() const {
-    return timer_.isActive() || (watcher_ && watcher_->isRunning());
+    return timer_.isActive() || (job_ && job_->isRunning());
 }
 
 void SimulationRunner::request(const Project& project, const QString& baseDir) {
@@ -67,27 +62,16 @@ void SimulationRunner::runSynchronously(const Project& project, const QString& b
 
 void SimulationRunner::launch() {
     const quint64 generation = generation_;
-    auto watcher = std::make_unique<QFutureWatcher<SimulationResult>>();
-    auto* raw = watcher.get();
-    connect(raw, &QFutureWatcherBase::finished, this, [this, raw, generation] {
-        SimulationResult result = raw->result();
-        if (generation == generation_) {
-            publish(std::move(result));
-        }
-        if (watcher_.get() == raw) {
-            watcher_.reset();
-        } else {
-            raw->deleteLater();
-        }
-    });
-    // A superseded run finishes on its own: its handler above drops the
-    // result and deletes its watcher.
-    static_cast<void>(watcher_.release());
-    watcher_ = std::move(watcher);
+    // A superseded run finishes on its own; only the newest is published.
+    job_ = runInBackground<SimulationResult>(
+        this,
+        [project = pending_, dir = base_dir_.toStdString()] { return simulate_now(project, dir); },
+        [this, generation](SimulationResult result) {
+            if (generation == generation_) {
+                publish(std::move(result));
+            }
+        });
     emit started();
-    raw->setFuture(QtConcurrent::run([project = pending_, dir = base_dir_.toStdString()] {
-        return simulate_now(project, dir);
-    }));
 }
 
 void SimulationRunner::publish(SimulationResult result) {

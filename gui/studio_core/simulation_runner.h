@@ -1,7 +1,8 @@
 #pragma once
 
-#include <QFutureWatcher>
+#include <QFutureWatcherBase>
 #include <QObject>
+#include <QPointer>
 #include <QTimer>
 #include <memory>
 #include <optional>
@@ -64,7 +65,9 @@ class SimulationRunner : public QObject {
     Project pending_;
     QString base_dir_;
     quint64 generation_ = 0;
-    std::unique_ptr<QFutureWatcher<SimulationResult>> watcher_;
+    // The newest job; older ones still running belong to this object too
+    // (background_job.h) and are deleted as they finish.
+    QPointer<QFutureWatcherBase> job_;
     std::shared_ptr<const SimulationResult> latest_;
 };
 

@@ -1,4 +1,4 @@
-#include "timeline_layout.h"
+#include "studio_core/timeline_layout.h"
 
 #include <algorithm>
 #include <map>
@@ -118,7 +118,7 @@ const std::vector<std::pair<double, double>>& TimelineLayout::bubbles(int rank) 
     return bubbles_.at(static_cast<std::size_t>(rank));
 }
 
-std::size_t TimelineLayout::block_count() const {
+std::size_t TimelineLayout::blockCount() const {
     std::size_t n = 0;
     for (const auto& row : rows_) {
         n += row.size();
@@ -126,7 +126,7 @@ std::size_t TimelineLayout::block_count() const {
     return n;
 }
 
-std::size_t TimelineLayout::first_visible(int row, double t0) const {
+std::size_t TimelineLayout::firstVisible(int row, double t0) const {
     // Blocks may overlap (transfers on a link), so a block starting up to the
     // longest duration before t0 can still reach into view.
     const auto& blocks = rows_[static_cast<std::size_t>(row)];
@@ -139,7 +139,7 @@ std::size_t TimelineLayout::first_visible(int row, double t0) const {
 std::vector<Span> TimelineLayout::visible(int row, double t0, double t1, double min_width) const {
     std::vector<Span> out;
     const auto& blocks = rows_.at(static_cast<std::size_t>(row));
-    for (std::size_t i = first_visible(row, t0); i < blocks.size(); ++i) {
+    for (std::size_t i = firstVisible(row, t0); i < blocks.size(); ++i) {
         const Block& b = blocks[i];
         if (b.start > t1) {
             break;
@@ -161,14 +161,14 @@ std::vector<Span> TimelineLayout::visible(int row, double t0, double t1, double 
     return out;
 }
 
-int TimelineLayout::event_at(int row, double t, double tolerance) const {
+int TimelineLayout::eventAt(int row, double t, double tolerance) const {
     if (row < 0 || row >= rows()) {
         return -1;
     }
     const auto& blocks = rows_[static_cast<std::size_t>(row)];
     int best = -1;
     double best_distance = tolerance;
-    for (std::size_t i = first_visible(row, t - tolerance); i < blocks.size(); ++i) {
+    for (std::size_t i = firstVisible(row, t - tolerance); i < blocks.size(); ++i) {
         const Block& b = blocks[i];
         if (b.start > t + tolerance) {
             break;

@@ -62,7 +62,7 @@ class TimelineLayout {
     [[nodiscard]] const std::vector<Block>& row(int index) const;
     [[nodiscard]] const std::vector<std::pair<double, double>>& bubbles(int rank) const;
     [[nodiscard]] double makespan() const { return makespan_; }
-    [[nodiscard]] std::size_t block_count() const;
+    [[nodiscard]] std::size_t blockCount() const;
     // Every send with its receive, sorted by start.
     [[nodiscard]] const std::vector<Transfer>& transfers() const { return transfers_; }
 
@@ -70,10 +70,10 @@ class TimelineLayout {
     // `min_width` (seconds, i.e. a few pixels at the current zoom) folded.
     [[nodiscard]] std::vector<Span> visible(int row, double t0, double t1, double min_width) const;
     // The block under time `t` in `row`, or -1 (an event index otherwise).
-    [[nodiscard]] int event_at(int row, double t, double tolerance) const;
+    [[nodiscard]] int eventAt(int row, double t, double tolerance) const;
 
   private:
-    [[nodiscard]] std::size_t first_visible(int row, double t0) const;
+    [[nodiscard]] std::size_t firstVisible(int row, double t0) const;
 
     std::vector<std::vector<Block>> rows_;
     std::vector<double> longest_;  // per row: the longest block, bounds the search

@@ -2,7 +2,7 @@
 
 #include <string>
 
-#include "project_edit.h"
+#include "studio_core/project_edit.h"
 
 // Edits of the cluster above the device level, and of per-pair links. Like
 // the other edits they are plain functions on values: the placement and the

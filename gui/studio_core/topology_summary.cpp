@@ -1,4 +1,4 @@
-#include "topology_summary.h"
+#include "studio_core/topology_summary.h"
 
 #include "pipewright/core/device_catalog.h"
 #include "pipewright/core/diagnostics.h"

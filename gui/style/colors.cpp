@@ -1,4 +1,4 @@
-#include "colors.h"
+#include "style/colors.h"
 
 #include <QObject>
 #include <array>

@@ -2,7 +2,7 @@
 
 #include <QColor>
 
-#include "timeline_layout.h"
+#include "studio_core/timeline_layout.h"
 
 namespace pipewright::gui {
 

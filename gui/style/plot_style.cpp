@@ -1,4 +1,4 @@
-#include "plot_style.h"
+#include "style/plot_style.h"
 
 #include "qcustomplot.h"
 

@@ -1,8 +1,8 @@
-#include "timeline_blocks.h"
+#include "timeline/timeline_blocks.h"
 
 #include <cmath>
 
-#include "colors.h"
+#include "style/colors.h"
 
 namespace pipewright::gui {
 
@@ -108,11 +108,11 @@ void TimelineBlocks::draw(QCPPainter* painter) {
     }
     drawn_transfers_ = 0;
     if (show_transfers_) {
-        draw_transfers(painter, t0, t1, dark);
+        drawTransfers(painter, t0, t1, dark);
     }
 }
 
-void TimelineBlocks::draw_transfers(QCPPainter* painter, double t0, double t1, bool dark) {
+void TimelineBlocks::drawTransfers(QCPPainter* painter, double t0, double t1, bool dark) {
     // Past a few thousand arrows the chart is a solid smear that also costs
     // real time to paint: zoom in to see them.
     constexpr int kMaxArrows = 4000;

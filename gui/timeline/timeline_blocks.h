@@ -3,7 +3,7 @@
 #include <memory>
 
 #include "qcustomplot.h"
-#include "timeline_layout.h"
+#include "studio_core/timeline_layout.h"
 
 namespace pipewright::gui {
 
@@ -46,7 +46,7 @@ class TimelineBlocks : public QCPAbstractPlottable {
     void drawLegendIcon(QCPPainter* painter, const QRectF& rect) const override;
 
   private:
-    void draw_transfers(QCPPainter* painter, double t0, double t1, bool dark);
+    void drawTransfers(QCPPainter* painter, double t0, double t1, bool dark);
 
     std::shared_ptr<const TimelineLayout> layout_;
     const Timeline* timeline_ = nullptr;

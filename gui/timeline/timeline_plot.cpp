@@ -1,12 +1,12 @@
-#include "timeline_plot.h"
+#include "timeline/timeline_plot.h"
 
 #include <QToolTip>
 #include <cmath>
 
-#include "colors.h"
-#include "format.h"
-#include "plot_style.h"
-#include "timeline_blocks.h"
+#include "studio_core/format.h"
+#include "style/colors.h"
+#include "style/plot_style.h"
+#include "timeline/timeline_blocks.h"
 
 namespace pipewright::gui {
 
@@ -120,7 +120,7 @@ void TimelinePlot::setTimeline(const Timeline& timeline) {
     timeline_ = timeline;
     layout_ = std::make_shared<TimelineLayout>(timeline_);
     message_->setVisible(false);
-    update_lanes();
+    updateLanes();
     fitToWindow();
 }
 
@@ -129,7 +129,7 @@ void TimelinePlot::clearTimeline(const QString& message) {
     layout_.reset();
     message_->setText(message);
     message_->setVisible(!message.isEmpty());
-    update_lanes();
+    updateLanes();
     replot();
 }
 
@@ -137,7 +137,7 @@ void TimelinePlot::setMeasuredTimeline(const Timeline& timeline, const QString& 
     measured_ = timeline;
     measured_layout_ = std::make_shared<TimelineLayout>(measured_);
     measured_name_ = name;
-    update_lanes();
+    updateLanes();
     fitToWindow();
 }
 
@@ -145,7 +145,7 @@ void TimelinePlot::clearMeasuredTimeline() {
     measured_ = Timeline{};
     measured_layout_.reset();
     measured_name_.clear();
-    update_lanes();
+    updateLanes();
     fitToWindow();
 }
 
@@ -153,7 +153,7 @@ QString TimelinePlot::measuredLabel() const {
     return measured_caption_->visible() ? measured_caption_->text() : QString();
 }
 
-void TimelinePlot::update_lanes() {
+void TimelinePlot::updateLanes() {
     const double simulated_span = layout_ ? layout_->makespan() : 0;
     const double measured_span = measured_layout_ ? measured_layout_->makespan() : 0;
     span_s_ = std::max(simulated_span, measured_span);
@@ -202,11 +202,11 @@ void TimelinePlot::update_lanes() {
 }
 
 std::size_t TimelinePlot::blockCount() const {
-    return layout_ ? layout_->block_count() : 0;
+    return layout_ ? layout_->blockCount() : 0;
 }
 
 std::size_t TimelinePlot::measuredBlockCount() const {
-    return measured_layout_ ? measured_layout_->block_count() : 0;
+    return measured_layout_ ? measured_layout_->blockCount() : 0;
 }
 
 void TimelinePlot::fitToWindow() {
@@ -234,15 +234,15 @@ QString TimelinePlot::tooltipAt(const QPoint& pos) const {
     const double within = lane - rank;
     const int row = 2 * rank + (within < (kComputeBottom + kCommTop) / 2 ? 0 : 1);
     const double tolerance = 2 * xAxis->range().size() * unit_ / std::max(1, axisRect()->width());
-    const int index = layout->event_at(row, t, tolerance);
+    const int index = layout->eventAt(row, t, tolerance);
     if (index < 0) {
         return {};
     }
-    const QString text = tooltip_for(in_measured ? measured_ : timeline_, index);
+    const QString text = tooltipFor(in_measured ? measured_ : timeline_, index);
     return in_measured ? text + tr("<br><i>measured</i>") : text;
 }
 
-QString TimelinePlot::tooltip_for(const Timeline& timeline, int index) const {
+QString TimelinePlot::tooltipFor(const Timeline& timeline, int index) const {
     const auto& e = timeline.events[static_cast<std::size_t>(index)];
     QString text =
         QStringLiteral("<b>%1</b> on %2<br>start %3 · duration %4")

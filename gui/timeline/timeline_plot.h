@@ -3,7 +3,7 @@
 #include <memory>
 
 #include "qcustomplot.h"
-#include "timeline_layout.h"
+#include "studio_core/timeline_layout.h"
 
 namespace pipewright::gui {
 
@@ -58,8 +58,8 @@ class TimelinePlot : public QCustomPlot {
   private:
     void applyPalette();
     // Lays out the simulated and measured lanes and the shared time axis.
-    void update_lanes();
-    [[nodiscard]] QString tooltip_for(const Timeline& timeline, int index) const;
+    void updateLanes();
+    [[nodiscard]] QString tooltipFor(const Timeline& timeline, int index) const;
 
     Timeline timeline_;
     std::shared_ptr<TimelineLayout> layout_;

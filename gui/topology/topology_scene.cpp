@@ -1,4 +1,4 @@
-#include "topology_scene.h"
+#include "topology/topology_scene.h"
 
 #include <QApplication>
 #include <QFontMetrics>
@@ -7,9 +7,9 @@
 #include <QPalette>
 #include <QPen>
 
-#include "colors.h"
-#include "format.h"
-#include "project_edit.h"
+#include "studio_core/format.h"
+#include "studio_core/project_edit.h"
+#include "style/colors.h"
 
 namespace pipewright::gui {
 

@@ -1,4 +1,4 @@
-#include "topology_view.h"
+#include "topology/topology_view.h"
 
 #include <QApplication>
 #include <QContextMenuEvent>
@@ -7,9 +7,9 @@
 #include <QMenu>
 #include <QMimeData>
 
-#include "model_table_model.h"
+#include "editor/model_table_model.h"
 #include "pipewright/core/device_catalog.h"
-#include "topology_scene.h"
+#include "topology/topology_scene.h"
 
 namespace pipewright::gui {
 

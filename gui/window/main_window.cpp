@@ -1,4 +1,4 @@
-#include "main_window.h"
+#include "window/main_window.h"
 
 #include <QAction>
 #include <QApplication>
@@ -19,24 +19,24 @@
 #include <QToolButton>
 #include <QVBoxLayout>
 
-#include "colors.h"
-#include "comparison_panel.h"
-#include "format.h"
-#include "layer_blocks.h"
-#include "layer_palette.h"
-#include "metrics_panel.h"
-#include "model_table_delegate.h"
-#include "model_table_model.h"
-#include "problems_panel.h"
-#include "project_document.h"
-#include "project_edit.h"
-#include "run_folder.h"
-#include "run_panel.h"
-#include "simulation_runner.h"
-#include "timeline_plot.h"
-#include "topology_scene.h"
-#include "topology_view.h"
-#include "training_bar.h"
+#include "document/project_document.h"
+#include "editor/layer_palette.h"
+#include "editor/model_table_delegate.h"
+#include "editor/model_table_model.h"
+#include "editor/problems_panel.h"
+#include "editor/training_bar.h"
+#include "metrics/comparison_panel.h"
+#include "metrics/metrics_panel.h"
+#include "run/run_panel.h"
+#include "studio_core/format.h"
+#include "studio_core/layer_blocks.h"
+#include "studio_core/project_edit.h"
+#include "studio_core/run_folder.h"
+#include "studio_core/simulation_runner.h"
+#include "style/colors.h"
+#include "timeline/timeline_plot.h"
+#include "topology/topology_scene.h"
+#include "topology/topology_view.h"
 
 namespace pipewright::gui {
 
@@ -46,16 +46,17 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
     runner_ = new SimulationRunner(this);
     model_ = new ModelTableModel(document_, this);
     scene_ = new TopologyScene(this);
-    build_layout();
-    build_actions();
-    connect_views();
+    buildLayout();
+    buildActions();
+    connectViews();
+    connectPlan();
     statusBar()->showMessage(tr("Ready"), 2000);
-    update_title();
+    updateTitle();
 }
 
 MainWindow::~MainWindow() = default;
 
-void MainWindow::build_layout() {
+void MainWindow::buildLayout() {
     table_ = new QTableView(this);
     table_->setModel(model_);
     table_->setItemDelegate(new ModelTableDelegate(document_, table_));
@@ -161,15 +162,15 @@ void MainWindow::build_layout() {
     statusBar()->addPermanentWidget(summary_);
 }
 
-void MainWindow::connect_views() {
-    connect(document_, &ProjectDocument::projectChanged, this, &MainWindow::project_changed);
-    connect(document_, &ProjectDocument::fileChanged, this, &MainWindow::update_title);
-    connect(document_, &ProjectDocument::modifiedChanged, this, &MainWindow::update_title);
+void MainWindow::connectViews() {
+    connect(document_, &ProjectDocument::projectChanged, this, &MainWindow::projectChanged);
+    connect(document_, &ProjectDocument::fileChanged, this, &MainWindow::updateTitle);
+    connect(document_, &ProjectDocument::modifiedChanged, this, &MainWindow::updateTitle);
     connect(runner_, &SimulationRunner::started, this,
             [this] { summary_->setText(tr("Simulating…")); });
-    connect(runner_, &SimulationRunner::finished, this, &MainWindow::simulation_done);
+    connect(runner_, &SimulationRunner::finished, this, &MainWindow::simulationDone);
     connect(runner_, &SimulationRunner::failed, this, [this](const QString& message) {
-        simulation_done();
+        simulationDone();
         statusBar()->showMessage(message, 8000);
     });
 
@@ -187,16 +188,16 @@ void MainWindow::connect_views() {
         view_, &TopologyView::layersDropped, this,
         [this](int first, int last, const QString& device) { placeLayers(first, last, device); });
     connect(view_, &TopologyView::layerClicked, this,
-            [this](int index) { select_layers(index, index); });
+            [this](int index) { selectLayers(index, index); });
     connect(view_, &TopologyView::deviceClicked, this, [this](const QString& path) {
         inspector_->setSelection({Selection::Kind::device, -1, path});
     });
     connect(view_, &TopologyView::containerClicked, this, [this](const QString& path) {
         inspector_->setSelection({Selection::Kind::container, -1, path});
     });
-    connect(view_, &TopologyView::backgroundClicked, this, &MainWindow::select_canvas_background);
-    connect_topology();
-    connect_run();
+    connect(view_, &TopologyView::backgroundClicked, this, &MainWindow::selectCanvasBackground);
+    connectTopology();
+    connectRun();
 
     connect(table_->selectionModel(), &QItemSelectionModel::selectionChanged, this, [this] {
         const QModelIndexList rows = table_->selectionModel()->selectedRows();
@@ -213,19 +214,19 @@ void MainWindow::connect_views() {
         scene_->selectLayers(first, last);
         inspector_->setSelection({Selection::Kind::layer, first, {}});
     });
-    connect(problems_, &ProblemsPanel::problemActivated, this, &MainWindow::select_problem);
+    connect(problems_, &ProblemsPanel::problemActivated, this, &MainWindow::selectProblem);
     connect(comparison_, &ComparisonPanel::compareRequested, this,
-            [this] { comparison_->compare(document_->project(), base_dir()); });
+            [this] { comparison_->compare(document_->project(), baseDir()); });
 }
 
-QString MainWindow::base_dir() const {
+QString MainWindow::baseDir() const {
     return document_->filePath().isEmpty() ? QString()
                                            : QFileInfo(document_->filePath()).absolutePath();
 }
 
-void MainWindow::project_changed() {
+void MainWindow::projectChanged() {
     comparison_->markStale();
-    runner_->request(document_->project(), base_dir());
+    runner_->request(document_->project(), baseDir());
     const auto latest = runner_->latest();
     scene_->rebuild(
         document_->project(),
@@ -234,10 +235,10 @@ void MainWindow::project_changed() {
 }
 
 void MainWindow::simulateNow() {
-    runner_->runSynchronously(document_->project(), base_dir());
+    runner_->runSynchronously(document_->project(), baseDir());
 }
 
-void MainWindow::simulation_done() {
+void MainWindow::simulationDone() {
     const auto result = runner_->latest();
     if (!result) {
         return;
@@ -257,11 +258,11 @@ void MainWindow::simulation_done() {
         metrics_->clear(tr("not simulated"));
         summary_->setText(tr("Not simulated"));
     }
-    show_problems();
-    update_run_comparison();
+    showProblems();
+    updateRunComparison();
 }
 
-void MainWindow::show_problems() {
+void MainWindow::showProblems() {
     Diagnostics all = document_->loadDiagnostics();
     const auto result = runner_->latest();
     if (result) {
@@ -301,7 +302,7 @@ void MainWindow::show_problems() {
         problem_devices_);
 }
 
-void MainWindow::select_problem(const QString& path) {
+void MainWindow::selectProblem(const QString& path) {
     static const QRegularExpression layer_re(QStringLiteral("^model\\.layers\\[(\\d+)\\]"));
     static const QRegularExpression stage_re(QStringLiteral("^placement\\[(\\d+)\\]"));
     static const QRegularExpression device_re(
@@ -309,7 +310,7 @@ void MainWindow::select_problem(const QString& path) {
     const Project& p = document_->project();
     if (auto m = layer_re.match(path); m.hasMatch()) {
         const int row = m.captured(1).toInt();
-        select_layers(row, row);
+        selectLayers(row, row);
     } else if (auto s = stage_re.match(path); s.hasMatch()) {
         const auto stage = static_cast<std::size_t>(s.captured(1).toInt());
         if (stage < p.placement.size()) {
@@ -319,7 +320,7 @@ void MainWindow::select_problem(const QString& path) {
                 const int first = p.model.layer_index(p.placement[stage].layers.front());
                 const int last = p.model.layer_index(p.placement[stage].layers.back());
                 if (first >= 0 && last >= first) {
-                    select_layers(first, last);
+                    selectLayers(first, last);
                 }
             }
         }
@@ -331,7 +332,7 @@ void MainWindow::select_problem(const QString& path) {
     }
 }
 
-void MainWindow::select_layers(int first, int last) {
+void MainWindow::selectLayers(int first, int last) {
     if (first < 0 || first >= model_->rowCount()) {
         return;
     }
@@ -397,7 +398,7 @@ bool MainWindow::insertPaletteEntry(const QString& entry, int row, const QString
         p = *placed.project;
     }
     document_->edit(tr("Add %1").arg(entry.section(QLatin1Char(':'), 1)), p);
-    select_layers(at, at + static_cast<int>(layers.size()) - 1);
+    selectLayers(at, at + static_cast<int>(layers.size()) - 1);
     return true;
 }
 
@@ -407,7 +408,7 @@ void MainWindow::refuse(const QString& message) {
     emit refused(message);
 }
 
-void MainWindow::update_title() {
+void MainWindow::updateTitle() {
     setWindowTitle(QStringLiteral("%1[*] — Pipewright Studio").arg(document_->displayName()));
     setWindowModified(document_->isModified());
 }
@@ -441,7 +442,7 @@ void MainWindow::setDarkTheme(bool dark) {
         dark_action_->setChecked(dark);
     }
     QSettings().setValue(QStringLiteral("darkTheme"), dark);
-    show_problems();  // redraws the canvas in the new colours
+    showProblems();  // redraws the canvas in the new colours
 }
 
 }  // namespace pipewright::gui

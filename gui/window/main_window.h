@@ -4,7 +4,7 @@
 #include <QSet>
 #include <memory>
 
-#include "inspector.h"
+#include "editor/inspector.h"
 
 class QAction;
 class QLabel;
@@ -20,6 +20,7 @@ class LayerPalette;
 class MetricsPanel;
 class ModelTableModel;
 class ProblemsPanel;
+class PlanRunner;
 class ProjectDocument;
 class RunPanel;
 class SimulationRunner;
@@ -52,8 +53,9 @@ class MainWindow : public QMainWindow {
     bool insertPaletteEntry(const QString& entry, int row, const QString& device = {});
     // Re-simulates on this thread and updates every view (--screenshot).
     void simulateNow();
-    // Replaces the placement, schedule and micro-batches with the planner's
-    // best (main_window_plan.cpp); undoable. Returns false when nothing fits.
+    // Starts the planner in the background (main_window_plan.cpp); when it
+    // finishes, its best placement, schedule and micro-batches replace the
+    // project's as one undoable edit. False when a plan is already running.
     bool autoPlan();
     void setDarkTheme(bool dark);
     // Real runs (main_window_run.cpp). startRun writes the project as edited
@@ -70,6 +72,7 @@ class MainWindow : public QMainWindow {
     [[nodiscard]] QString lastRefusal() const { return last_refusal_; }
     [[nodiscard]] ProjectDocument* document() const { return document_; }
     [[nodiscard]] SimulationRunner* runner() const { return runner_; }
+    [[nodiscard]] PlanRunner* planRunner() const { return planner_; }
     [[nodiscard]] TrainingBar* trainingBar() const { return training_; }
     [[nodiscard]] TimelinePlot* timelinePlot() const { return timeline_; }
     [[nodiscard]] MetricsPanel* metricsPanel() const { return metrics_; }
@@ -94,35 +97,37 @@ class MainWindow : public QMainWindow {
     bool eventFilter(QObject* watched, QEvent* event) override;
 
   private:
-    void build_actions();
-    void build_layout();
-    void connect_views();
-    void connect_topology();  // main_window_topology.cpp
-    void connect_run();       // main_window_run.cpp
+    void buildActions();
+    void buildLayout();
+    void connectViews();
+    void connectTopology();  // main_window_topology.cpp
+    void connectRun();       // main_window_run.cpp
+    void connectPlan();      // main_window_plan.cpp
+    void applyPlan();
     // A press on the canvas outside any device or container: the node box
     // under it, or nothing.
-    void select_canvas_background();
-    void project_file_changed();
-    void update_run_comparison();
-    void project_changed();
-    void simulation_done();
-    void show_problems();
-    void select_problem(const QString& path);
+    void selectCanvasBackground();
+    void projectFileChanged();
+    void updateRunComparison();
+    void projectChanged();
+    void simulationDone();
+    void showProblems();
+    void selectProblem(const QString& path);
     void refuse(const QString& message);
-    void update_title();
-    void select_layers(int first, int last);
-    QString base_dir() const;
+    void updateTitle();
+    void selectLayers(int first, int last);
+    QString baseDir() const;
 
     // File handling (main_window_file.cpp).
-    bool maybe_save();
-    void new_from_example(const QString& path);
-    void open_dialog();
+    bool maybeSave();
+    void newFromExample(const QString& path);
+    void openDialog();
     bool save();
-    bool save_as();
-    void add_recent(const QString& path);
-    void fill_recent_menu();
-    void export_timeline(const QString& format);
-    void export_schedule_csv();
+    bool saveAs();
+    void addRecent(const QString& path);
+    void fillRecentMenu();
+    void exportTimeline(const QString& format);
+    void exportScheduleCsv();
 
     ProjectDocument* document_ = nullptr;
     SimulationRunner* runner_ = nullptr;
@@ -145,6 +150,9 @@ class MainWindow : public QMainWindow {
     QAction* dark_action_ = nullptr;
     RunPanel* run_panel_ = nullptr;
     QAction* run_action_ = nullptr;
+    PlanRunner* planner_ = nullptr;
+    QAction* plan_action_ = nullptr;
+    QWidget* plan_status_ = nullptr;  // busy indicator and Cancel, in the status bar
     std::shared_ptr<const MeasuredRun> measured_run_;  // shown under the simulation
     QString last_refusal_;
     QSet<QString> problem_devices_;

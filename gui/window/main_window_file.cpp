@@ -14,18 +14,18 @@
 #include <QTabWidget>
 #include <QTableView>
 
-#include "asset_paths.h"
-#include "comparison_panel.h"
-#include "main_window.h"
-#include "model_table_model.h"
+#include "document/project_document.h"
+#include "editor/model_table_model.h"
+#include "editor/training_bar.h"
+#include "metrics/comparison_panel.h"
 #include "pipewright/core/project_io.h"
 #include "pipewright/core/schedule_csv.h"
-#include "project_document.h"
-#include "project_edit.h"
-#include "run_panel.h"
-#include "simulation_runner.h"
-#include "timeline_plot.h"
-#include "training_bar.h"
+#include "run/run_panel.h"
+#include "studio_core/asset_paths.h"
+#include "studio_core/project_edit.h"
+#include "studio_core/simulation_runner.h"
+#include "timeline/timeline_plot.h"
+#include "window/main_window.h"
 
 namespace pipewright::gui {
 
@@ -34,28 +34,28 @@ constexpr int kMaxRecent = 8;
 const QString kRecentKey = QStringLiteral("recentFiles");
 }  // namespace
 
-void MainWindow::build_actions() {
+void MainWindow::buildActions() {
     QMenu* file = menuBar()->addMenu(tr("&File"));
     QMenu* examples = file->addMenu(tr("&New from Example"));
     for (const QString& path : example_projects()) {
         examples->addAction(QFileInfo(path).completeBaseName(), this,
-                            [this, path] { new_from_example(path); });
+                            [this, path] { newFromExample(path); });
     }
     examples->setEnabled(!examples->isEmpty());
-    file->addAction(tr("&Open…"), QKeySequence::Open, this, &MainWindow::open_dialog);
+    file->addAction(tr("&Open…"), QKeySequence::Open, this, &MainWindow::openDialog);
     recent_menu_ = file->addMenu(tr("Open &Recent"));
-    connect(recent_menu_, &QMenu::aboutToShow, this, &MainWindow::fill_recent_menu);
+    connect(recent_menu_, &QMenu::aboutToShow, this, &MainWindow::fillRecentMenu);
     file->addAction(tr("&Save"), QKeySequence::Save, this, &MainWindow::save);
-    file->addAction(tr("Save &As…"), QKeySequence::SaveAs, this, &MainWindow::save_as);
+    file->addAction(tr("Save &As…"), QKeySequence::SaveAs, this, &MainWindow::saveAs);
     file->addSeparator();
     QMenu* exports = file->addMenu(tr("&Export"));
     exports->addAction(tr("Timeline as &PNG…"), this,
-                       [this] { export_timeline(QStringLiteral("png")); });
+                       [this] { exportTimeline(QStringLiteral("png")); });
     exports->addAction(tr("Timeline as P&DF…"), this,
-                       [this] { export_timeline(QStringLiteral("pdf")); });
+                       [this] { exportTimeline(QStringLiteral("pdf")); });
     exports->addAction(tr("Timeline as &Chrome Trace…"), this,
-                       [this] { export_timeline(QStringLiteral("json")); });
-    exports->addAction(tr("Schedule as &CSV…"), this, &MainWindow::export_schedule_csv);
+                       [this] { exportTimeline(QStringLiteral("json")); });
+    exports->addAction(tr("Schedule as &CSV…"), this, &MainWindow::exportScheduleCsv);
     file->addSeparator();
     file->addAction(tr("&Quit"), QKeySequence::Quit, this, &QWidget::close);
 
@@ -95,7 +95,7 @@ void MainWindow::build_actions() {
         int last = 0;
         if (selected_range(&first, &last) && first > 0) {
             document_->edit(tr("Move layer"), move_layer(document_->project(), first - 1, last));
-            select_layers(first - 1, last - 1);
+            selectLayers(first - 1, last - 1);
         }
     });
     up->setShortcut(QKeySequence(Qt::ALT | Qt::Key_Up));
@@ -104,7 +104,7 @@ void MainWindow::build_actions() {
         int last = 0;
         if (selected_range(&first, &last) && last + 1 < model_->rowCount()) {
             document_->edit(tr("Move layer"), move_layer(document_->project(), last + 1, first));
-            select_layers(first + 1, last + 1);
+            selectLayers(first + 1, last + 1);
         }
     });
     down->setShortcut(QKeySequence(Qt::ALT | Qt::Key_Down));
@@ -132,12 +132,13 @@ void MainWindow::build_actions() {
     simulate->addAction(tr("&Compare Schedules"), QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_C),
                         this, [this] {
                             tabs_->setCurrentIndex(2);
-                            comparison_->compare(document_->project(), base_dir());
+                            comparison_->compare(document_->project(), baseDir());
                         });
-    QAction* plan =
+    plan_action_ =
         simulate->addAction(tr("&Auto-plan"), QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_P), this,
                             [this] { autoPlan(); });
-    plan->setStatusTip(
+    plan_action_->setObjectName(QStringLiteral("autoPlanAction"));
+    plan_action_->setStatusTip(
         tr("Find the fastest split of the layers over the devices, schedule and micro-batch "
            "count that fits in memory (undoable)"));
     simulate->addSeparator();
@@ -174,7 +175,7 @@ bool MainWindow::openFile(const QString& path) {
         statusBar()->showMessage(tr("Cannot open %1: %2").arg(path, error), 10000);
         return false;
     }
-    add_recent(document_->filePath());
+    addRecent(document_->filePath());
     simulateNow();
     statusBar()->showMessage(tr("Opened %1").arg(path), 4000);
     return true;
@@ -186,12 +187,12 @@ bool MainWindow::saveTo(const QString& path) {
         statusBar()->showMessage(tr("Cannot save: %1").arg(error), 10000);
         return false;
     }
-    add_recent(document_->filePath());
+    addRecent(document_->filePath());
     statusBar()->showMessage(tr("Saved %1").arg(path), 4000);
     return true;
 }
 
-bool MainWindow::maybe_save() {
+bool MainWindow::maybeSave() {
     if (!document_->isModified()) {
         return true;
     }
@@ -205,8 +206,8 @@ bool MainWindow::maybe_save() {
     return answer == QMessageBox::Discard;
 }
 
-void MainWindow::new_from_example(const QString& path) {
-    if (!maybe_save()) {
+void MainWindow::newFromExample(const QString& path) {
+    if (!maybeSave()) {
         return;
     }
     const LoadedProject loaded = load_project_file(path.toStdString());
@@ -219,12 +220,12 @@ void MainWindow::new_from_example(const QString& path) {
     simulateNow();
 }
 
-void MainWindow::open_dialog() {
-    if (!maybe_save()) {
+void MainWindow::openDialog() {
+    if (!maybeSave()) {
         return;
     }
     const QString path = QFileDialog::getOpenFileName(
-        this, tr("Open project"), base_dir(), tr("Pipewright projects (*.json);;All files (*)"));
+        this, tr("Open project"), baseDir(), tr("Pipewright projects (*.json);;All files (*)"));
     if (!path.isEmpty() && !openFile(path)) {
         QMessageBox::warning(this, tr("Cannot open"), statusBar()->currentMessage());
     }
@@ -232,12 +233,12 @@ void MainWindow::open_dialog() {
 
 bool MainWindow::save() {
     if (document_->filePath().isEmpty()) {
-        return save_as();
+        return saveAs();
     }
     return saveTo(document_->filePath());
 }
 
-bool MainWindow::save_as() {
+bool MainWindow::saveAs() {
     QString suggestion = document_->filePath();
     if (suggestion.isEmpty()) {
         suggestion =
@@ -248,7 +249,7 @@ bool MainWindow::save_as() {
     return !path.isEmpty() && saveTo(path);
 }
 
-void MainWindow::add_recent(const QString& path) {
+void MainWindow::addRecent(const QString& path) {
     QSettings settings;
     QStringList recent = settings.value(kRecentKey).toStringList();
     recent.removeAll(path);
@@ -259,12 +260,12 @@ void MainWindow::add_recent(const QString& path) {
     settings.setValue(kRecentKey, recent);
 }
 
-void MainWindow::fill_recent_menu() {
+void MainWindow::fillRecentMenu() {
     recent_menu_->clear();
     const QStringList recent = QSettings().value(kRecentKey).toStringList();
     for (const QString& path : recent) {
         QAction* action = recent_menu_->addAction(QFileInfo(path).fileName(), this, [this, path] {
-            if (maybe_save()) {
+            if (maybeSave()) {
                 openFile(path);
             }
         });
@@ -276,7 +277,7 @@ void MainWindow::fill_recent_menu() {
     }
 }
 
-void MainWindow::export_timeline(const QString& format) {
+void MainWindow::exportTimeline(const QString& format) {
     const auto result = runner_->latest();
     if (!result || !result->report) {
         statusBar()->showMessage(tr("Nothing to export: the project does not simulate"), 6000);
@@ -308,7 +309,7 @@ void MainWindow::export_timeline(const QString& format) {
                              6000);
 }
 
-void MainWindow::export_schedule_csv() {
+void MainWindow::exportScheduleCsv() {
     const auto result = runner_->latest();
     if (!result || !result->report) {
         statusBar()->showMessage(tr("Nothing to export: the project does not simulate"), 6000);
@@ -336,7 +337,7 @@ void MainWindow::closeEvent(QCloseEvent* event) {
         event->ignore();
         return;
     }
-    if (maybe_save()) {
+    if (maybeSave()) {
         event->accept();
     } else {
         event->ignore();

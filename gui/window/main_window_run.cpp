@@ -6,17 +6,17 @@
 #include <QStatusBar>
 #include <QTabWidget>
 
-#include "main_window.h"
-#include "project_document.h"
-#include "run_comparison.h"
-#include "run_folder.h"
-#include "run_panel.h"
-#include "simulation_runner.h"
-#include "timeline_plot.h"
+#include "document/project_document.h"
+#include "run/run_panel.h"
+#include "studio_core/run_comparison.h"
+#include "studio_core/run_folder.h"
+#include "studio_core/simulation_runner.h"
+#include "timeline/timeline_plot.h"
+#include "window/main_window.h"
 
 namespace pipewright::gui {
 
-void MainWindow::connect_run() {
+void MainWindow::connectRun() {
     run_panel_->setCli(locate_cli());
     connect(run_panel_, &RunPanel::runRequested, this, [this] { startRun(); });
     connect(run_panel_, &RunPanel::runSucceeded, this, [this](const QString& dir) {
@@ -36,8 +36,8 @@ void MainWindow::connect_run() {
             tabs_->setCurrentIndex(0);
         }
     });
-    connect(document_, &ProjectDocument::fileChanged, this, &MainWindow::project_file_changed);
-    project_file_changed();
+    connect(document_, &ProjectDocument::fileChanged, this, &MainWindow::projectFileChanged);
+    projectFileChanged();
 }
 
 QString MainWindow::runsDir() const {
@@ -45,7 +45,7 @@ QString MainWindow::runsDir() const {
                         QString::fromStdString(document_->project().model.name));
 }
 
-void MainWindow::project_file_changed() {
+void MainWindow::projectFileChanged() {
     // Another project's run does not belong under this one's timeline; a
     // Save As of the layout that was run keeps it.
     if (measured_run_ &&
@@ -81,7 +81,7 @@ bool MainWindow::startRun() {
     // The run takes the layout on screen, saved or not.
     const QString project_file = QDir(dir).filePath(QStringLiteral("project.json"));
     QString error;
-    if (!write_run_project(project, base_dir(), project_file, &error)) {
+    if (!write_run_project(project, baseDir(), project_file, &error)) {
         run_panel_->showError(tr("Cannot write %1: %2").arg(project_file, error));
         return false;
     }
@@ -107,11 +107,11 @@ bool MainWindow::showRun(const QString& dir) {
     }
     measured_run_ = std::make_shared<const MeasuredRun>(std::move(*run));
     timeline_->setMeasuredTimeline(measured_run_->timeline, measured_run_->name);
-    update_run_comparison();
+    updateRunComparison();
     return true;
 }
 
-void MainWindow::update_run_comparison() {
+void MainWindow::updateRunComparison() {
     if (!measured_run_) {
         return;
     }

@@ -5,15 +5,15 @@
 #include <QMouseEvent>
 #include <QStatusBar>
 
-#include "main_window.h"
-#include "project_document.h"
-#include "topology_edit.h"
-#include "topology_scene.h"
-#include "topology_view.h"
+#include "document/project_document.h"
+#include "studio_core/topology_edit.h"
+#include "topology/topology_scene.h"
+#include "topology/topology_view.h"
+#include "window/main_window.h"
 
 namespace pipewright::gui {
 
-void MainWindow::connect_topology() {
+void MainWindow::connectTopology() {
     view_->viewport()->installEventFilter(this);
     connect(view_, &TopologyView::removeDeviceRequested, this, &MainWindow::removeTopologyItem);
     connect(view_, &TopologyView::removeContainerRequested, this, &MainWindow::removeTopologyItem);
@@ -53,7 +53,7 @@ bool MainWindow::eventFilter(QObject* watched, QEvent* event) {
     return QMainWindow::eventFilter(watched, event);
 }
 
-void MainWindow::select_canvas_background() {
+void MainWindow::selectCanvasBackground() {
     // The canvas reports presses on devices and containers itself; a press
     // on a node's own box (its frame or title) arrives as background.
     for (QGraphicsItem* item = view_->itemAt(canvas_press_); item != nullptr;

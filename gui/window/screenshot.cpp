@@ -1,4 +1,4 @@
-#include "screenshot.h"
+#include "window/screenshot.h"
 
 #include <QApplication>
 #include <QEventLoop>
@@ -8,10 +8,10 @@
 #include <QTabWidget>
 #include <QTimer>
 
-#include "comparison_panel.h"
-#include "main_window.h"
-#include "project_document.h"
-#include "run_panel.h"
+#include "document/project_document.h"
+#include "metrics/comparison_panel.h"
+#include "run/run_panel.h"
+#include "window/main_window.h"
 
 namespace pipewright::gui {
 
