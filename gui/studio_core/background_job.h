@@ -10,7 +10,9 @@ namespace pipewright::gui {
 // Runs `work` on the thread pool and hands its result to `done` on `owner`'s
 // thread. The watcher is a child of `owner`, so a job superseded by a newer
 // one is still owned while it finishes and is deleted right after its `done`
-// (or with `owner`); `work` must not capture `owner`'s state by reference.
+// (or with `owner`). `work` runs while `owner` moves on, so it takes copies
+// of what it reads; it may post to `owner` if `owner`'s destructor waits for it
+// (abandonBackgroundJobs).
 template <typename Result, typename Work, typename Done>
 QFutureWatcher<Result>* runInBackground(QObject* owner, Work&& work, Done&& done) {
     auto* watcher = new QFutureWatcher<Result>(owner);
