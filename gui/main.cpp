@@ -6,9 +6,9 @@
 #include <QTimer>
 #include <cstdio>
 
-#include "asset_paths.h"
-#include "main_window.h"
-#include "screenshot.h"
+#include "studio_core/asset_paths.h"
+#include "window/main_window.h"
+#include "window/screenshot.h"
 
 int main(int argc, char* argv[]) {
     QApplication app(argc, argv);

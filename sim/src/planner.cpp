@@ -287,6 +287,7 @@ PlanResult plan_pipeline(const Project& project, const PlanOptions& options) {
     if (looped_only) {
         planner::check_interleaved_possible(context, spec.microbatches);
     }
+    context.throw_if_stopped();
     const auto candidates = planner::search_candidates(context, spec, result.statistics);
     result.statistics.search_s =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
@@ -312,9 +313,17 @@ PlanResult plan_pipeline(const Project& project, const PlanOptions& options) {
         chosen_bottleneck = bottleneck;
         best = std::move(report);
     };
+    // Between simulations, outside unless_ruled_out, which drops failed candidates.
+    const auto between_simulations = [&] {
+        if (options.on_progress) {
+            options.on_progress(result.statistics);
+        }
+        context.throw_if_stopped();
+    };
     for (const Candidate& c : looped_only ? std::vector<Candidate>{} : candidates) {
         for (const ScheduleKind schedule :
              planner::schedules_for(c.rule, spec.schedule, c.microbatches)) {
+            between_simulations();
             // A schedule that cannot run a split is simply not a candidate.
             std::string not_a_candidate;
             const auto simulate = [&](const std::vector<int>& first) {
@@ -365,6 +374,7 @@ PlanResult plan_pipeline(const Project& project, const PlanOptions& options) {
             if (c.estimate_s >= flat_best) {
                 break;  // best first: the rest are slower still
             }
+            between_simulations();
             // Not runnable as interleaved: not a candidate.
             std::string not_a_candidate;
             auto report = unless_ruled_out(
@@ -423,6 +433,7 @@ PlanResult plan_pipeline(const Project& project, const PlanOptions& options) {
         settings.emplace_back(result.plan.schedule, result.plan.microbatches);
     }
     for (const auto& [schedule, microbatches] : settings) {
+        between_simulations();
         if (find_schedule(schedule) == nullptr || microbatches < 1) {
             continue;
         }

@@ -102,6 +102,12 @@ class Context {
     [[nodiscard]] const AnalyzedProject& base() const { return base_; }
     [[nodiscard]] const CostModelOptions& costs() const { return costs_; }
     [[nodiscard]] bool checkpointing() const { return checkpointing_; }
+    // Throws PlanCancelled once the caller asked the plan to stop.
+    void throw_if_stopped() const {
+        if (stop_.stop_requested()) {
+            throw PlanCancelled();
+        }
+    }
 
     // Device sequences the planner considers; sequences(p) lists the orders
     // whose first p devices differ in something the DP sees.
@@ -136,6 +142,7 @@ class Context {
     AnalyzedProject work_;
     Cluster cluster_;
     CostModelOptions costs_;
+    std::stop_token stop_;
     bool checkpointing_ = false;
     double bytes_per_param_ = 0;
     std::map<int, LayerTable> tables_;

@@ -128,6 +128,7 @@ std::vector<LoopedCandidate> search_looped(Context& context, const std::vector<C
         }
         for (int m : counts_for(seed.microbatches, p)) {
             for (int v = 2; v <= kMaxLoopedChunks && v * p <= context.layers(); ++v) {
+                context.throw_if_stopped();
                 if (!tried.insert({seed.order, p, m, v}).second) {
                     continue;
                 }

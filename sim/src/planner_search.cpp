@@ -83,7 +83,8 @@ std::uint64_t mix(std::uint64_t h, std::uint64_t v) {
 
 }  // namespace
 
-Context::Context(const Project& project, const PlanOptions& options) : costs_(options.costs) {
+Context::Context(const Project& project, const PlanOptions& options)
+    : costs_(options.costs), stop_(options.stop) {
     const auto locations = project.topology.devices();
     if (locations.empty()) {
         throw InputError("topology.nodes", "the topology has no devices to plan for");
@@ -422,6 +423,7 @@ std::vector<Candidate> search_candidates(Context& context, const SearchSpec& spe
         }
         const LayerTable& t = context.table(pair.microbatches);
         for (int o : context.distinct_orders(pair.stages)) {
+            context.throw_if_stopped();
             if (kept.size() >= spec.keep) {
                 // A tighter bound for this order, worth its cost only where
                 // the cheap one failed: layers do not split, so the slowest

@@ -3,23 +3,29 @@
 // re-simulated and undone back to the exact project.
 #include <gtest/gtest.h>
 #include <QAbstractItemDelegate>
+#include <QAction>
 #include <QCheckBox>
 #include <QComboBox>
 #include <QDockWidget>
 #include <QDoubleSpinBox>
+#include <QFutureWatcherBase>
 #include <QLineEdit>
+#include <QPointer>
 #include <QPushButton>
 #include <QSignalSpy>
+#include <QStatusBar>
 #include <QTableView>
 #include <QToolButton>
+#include <memory>
 
-#include "main_window.h"
-#include "model_table_model.h"
-#include "problems_panel.h"
-#include "project_document.h"
-#include "simulation_runner.h"
-#include "timeline_plot.h"
-#include "topology_view.h"
+#include "document/project_document.h"
+#include "editor/model_table_model.h"
+#include "editor/problems_panel.h"
+#include "studio_core/plan_runner.h"
+#include "studio_core/simulation_runner.h"
+#include "timeline/timeline_plot.h"
+#include "topology/topology_view.h"
+#include "window/main_window.h"
 
 namespace pipewright::gui {
 namespace {
@@ -245,12 +251,37 @@ TEST_F(EditingTest, TheWindowFitsNarrowScreens) {
 namespace pipewright::gui {
 namespace {
 
-class AutoPlanTest : public EditingTest {};
+class AutoPlanTest : public EditingTest {
+  protected:
+    bool wait_plan() {
+        QSignalSpy spy(window.planRunner(), &PlanRunner::finished);
+        return spy.wait(60000);
+    }
+
+    // Lets the plans still running end and deliver what they have (dropped
+    // when cancelled), as the event loop would later.
+    void settle_plans() {
+        for (auto* job : window.planRunner()->findChildren<QFutureWatcherBase*>()) {
+            job->waitForFinished();
+        }
+        QCoreApplication::processEvents();
+    }
+
+    QWidget* plan_status() { return window.findChild<QWidget*>(QStringLiteral("planStatus")); }
+    QAction* plan_action() { return window.findChild<QAction*>(QStringLiteral("autoPlanAction")); }
+};
 
 TEST_F(AutoPlanTest, AutoPlanMakesTheLayoutFasterAndUndoRestoresIt) {
     ASSERT_NE(window.runner()->latest(), nullptr);
     const double before_time = iteration_time();
     ASSERT_TRUE(window.autoPlan());
+    // The planner runs in the background, behind a busy indicator.
+    EXPECT_TRUE(plan_status()->isVisible());
+    EXPECT_FALSE(plan_action()->isEnabled());
+    EXPECT_EQ(window.document()->project(), before);
+    ASSERT_TRUE(wait_plan());
+    EXPECT_FALSE(plan_status()->isVisible());
+    EXPECT_TRUE(plan_action()->isEnabled());
     EXPECT_NE(window.document()->project(), before);
     // The shipped split cuts after layer2.3; the plan balances the two GPUs.
     EXPECT_NE(window.document()->project().placement, before.placement);
@@ -258,6 +289,52 @@ TEST_F(AutoPlanTest, AutoPlanMakesTheLayoutFasterAndUndoRestoresIt) {
     EXPECT_LT(iteration_time(), before_time);
     window.document()->undoStack()->undo();
     EXPECT_EQ(window.document()->project(), before);
+}
+
+TEST_F(AutoPlanTest, CancelLeavesTheLayoutAloneAndTheWindowUsable) {
+    const int undo_steps = window.document()->undoStack()->count();
+    plan_action()->trigger();
+    ASSERT_TRUE(window.planRunner()->isRunning());
+    auto* cancel = window.findChild<QPushButton*>(QStringLiteral("cancelPlanButton"));
+    ASSERT_NE(cancel, nullptr);
+    ASSERT_TRUE(cancel->isVisible());
+    cancel->click();
+    EXPECT_FALSE(window.planRunner()->isRunning());
+    EXPECT_FALSE(plan_status()->isVisible());
+    EXPECT_TRUE(plan_action()->isEnabled());
+    settle_plans();
+    // The stopped plan's result, had it one, was dropped.
+    EXPECT_EQ(window.document()->project(), before);
+    EXPECT_EQ(window.document()->undoStack()->count(), undo_steps);
+    EXPECT_TRUE(window.statusBar()->currentMessage().contains(QStringLiteral("cancelled")));
+
+    // The next plan runs to the end and applies.
+    plan_action()->trigger();
+    ASSERT_TRUE(wait_plan());
+    EXPECT_NE(window.document()->project().placement, before.placement);
+    EXPECT_EQ(window.document()->undoStack()->count(), undo_steps + 1);
+}
+
+TEST_F(AutoPlanTest, AnEditWhilePlanningStopsThePlan) {
+    ASSERT_TRUE(window.autoPlan());
+    ASSERT_TRUE(window.renameTopologyItem(QString::fromLatin1(kGpu1), QStringLiteral("gpuB")));
+    const Project edited = window.document()->project();
+    EXPECT_NE(edited, before);
+    EXPECT_FALSE(window.planRunner()->isRunning());
+    EXPECT_FALSE(plan_status()->isVisible());
+    settle_plans();
+    EXPECT_EQ(window.document()->project(), edited);
+}
+
+TEST(AutoPlanWindow, ClosingTheWindowWhilePlanningIsSafe) {
+    auto window = std::make_unique<MainWindow>();
+    ASSERT_TRUE(
+        window->openFile(QStringLiteral(PIPEWRIGHT_ASSETS_DIR "/examples/gpt3-175b-p4d.json")));
+    ASSERT_TRUE(window->autoPlan());
+    QPointer<PlanRunner> planner = window->planRunner();
+    window.reset();
+    EXPECT_TRUE(planner.isNull());
+    QCoreApplication::processEvents();
 }
 
 }  // namespace

@@ -8,12 +8,12 @@
 #include <QSignalSpy>
 #include <QTest>
 
-#include "main_window.h"
-#include "project_document.h"
-#include "project_edit.h"
-#include "topology_scene.h"
-#include "topology_summary.h"
-#include "topology_view.h"
+#include "document/project_document.h"
+#include "studio_core/project_edit.h"
+#include "studio_core/topology_summary.h"
+#include "topology/topology_scene.h"
+#include "topology/topology_view.h"
+#include "window/main_window.h"
 
 namespace pipewright::gui {
 namespace {

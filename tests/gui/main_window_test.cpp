@@ -9,18 +9,18 @@
 #include <QTest>
 #include <fstream>
 
-#include "main_window.h"
-#include "metrics_panel.h"
-#include "model_table_model.h"
+#include "document/project_document.h"
+#include "editor/model_table_model.h"
+#include "editor/problems_panel.h"
+#include "editor/training_bar.h"
+#include "metrics/metrics_panel.h"
 #include "pipewright/core/project_io.h"
-#include "problems_panel.h"
-#include "project_document.h"
-#include "screenshot.h"
-#include "simulation_runner.h"
-#include "timeline_plot.h"
-#include "topology_scene.h"
-#include "topology_view.h"
-#include "training_bar.h"
+#include "studio_core/simulation_runner.h"
+#include "timeline/timeline_plot.h"
+#include "topology/topology_scene.h"
+#include "topology/topology_view.h"
+#include "window/main_window.h"
+#include "window/screenshot.h"
 
 namespace pipewright::gui {
 namespace {

@@ -2,10 +2,10 @@
 #include <QAbstractItemModelTester>
 #include <QSignalSpy>
 
-#include "model_table_model.h"
+#include "document/project_document.h"
+#include "editor/model_table_model.h"
 #include "pipewright/core/project_io.h"
-#include "project_document.h"
-#include "project_edit.h"
+#include "studio_core/project_edit.h"
 
 namespace pipewright::gui {
 namespace {

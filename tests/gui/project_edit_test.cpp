@@ -1,9 +1,9 @@
-#include "project_edit.h"
+#include "studio_core/project_edit.h"
 
 #include <gtest/gtest.h>
 
-#include "layer_blocks.h"
 #include "pipewright/core/project_io.h"
+#include "studio_core/layer_blocks.h"
 
 namespace pipewright::gui {
 namespace {

@@ -5,12 +5,12 @@
 #include <QFile>
 #include <QTemporaryDir>
 
-#include "cli_locator.h"
 #include "pipewright/core/project_io.h"
-#include "run_comparison.h"
-#include "run_folder.h"
-#include "run_process.h"
-#include "run_progress.h"
+#include "studio_core/cli_locator.h"
+#include "studio_core/run_comparison.h"
+#include "studio_core/run_folder.h"
+#include "studio_core/run_process.h"
+#include "studio_core/run_progress.h"
 
 namespace pipewright::gui {
 namespace {

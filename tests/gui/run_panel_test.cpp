@@ -18,13 +18,13 @@
 #include <QTemporaryDir>
 #include <QTest>
 
-#include "main_window.h"
+#include "document/project_document.h"
 #include "pipewright/core/project_io.h"
-#include "project_document.h"
-#include "run_panel.h"
-#include "run_process.h"
-#include "simulation_runner.h"
-#include "timeline_plot.h"
+#include "run/run_panel.h"
+#include "studio_core/run_process.h"
+#include "studio_core/simulation_runner.h"
+#include "timeline/timeline_plot.h"
+#include "window/main_window.h"
 
 namespace pipewright::gui {
 namespace {

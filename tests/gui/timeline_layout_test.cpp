@@ -1,4 +1,4 @@
-#include "timeline_layout.h"
+#include "studio_core/timeline_layout.h"
 
 #include <gtest/gtest.h>
 
@@ -21,7 +21,7 @@ Timeline dense(int blocks) {
 
 TEST(TimelineLayout, HoldsOneBlockPerEvent) {
     const TimelineLayout layout(dense(1000));
-    EXPECT_EQ(layout.block_count(), 1000u);
+    EXPECT_EQ(layout.blockCount(), 1000u);
     EXPECT_EQ(layout.ranks(), 2);
 }
 
@@ -52,8 +52,8 @@ TEST(TimelineLayout, NarrowBlocksAreFolded) {
 TEST(TimelineLayout, FindsTheEventUnderTheCursorAndTheBubbles) {
     const Timeline t = dense(10);
     const TimelineLayout layout(t);
-    EXPECT_EQ(layout.event_at(0, 3.5e-3, 0), -1);  // a gap on rank 0
-    EXPECT_EQ(layout.event_at(0, 2.3e-3, 0), 2);
+    EXPECT_EQ(layout.eventAt(0, 3.5e-3, 0), -1);  // a gap on rank 0
+    EXPECT_EQ(layout.eventAt(0, 2.3e-3, 0), 2);
     EXPECT_FALSE(layout.bubbles(0).empty());
 }
 

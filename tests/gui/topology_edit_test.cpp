@@ -1,4 +1,4 @@
-#include "topology_edit.h"
+#include "studio_core/topology_edit.h"
 
 #include <gtest/gtest.h>
 

@@ -7,6 +7,7 @@
 #include <limits>
 #include <numeric>
 #include <random>
+#include <stop_token>
 
 #include "pipewright/core/project_io.h"
 
@@ -477,6 +478,46 @@ TEST(Planner, BeatsUniformAndParameterBalancedSplitsOnResNetOn4Gpus) {
     const auto balanced = parameter_balanced_split(project);
     EXPECT_GT(balanced[0].last_layer - balanced[0].first_layer,
               balanced[3].last_layer - balanced[3].first_layer);
+}
+
+// ---- stopping ----------------------------------------------------------------
+
+TEST(Planner, ReportsProgressAfterEachSimulation) {
+    const Project project = resnet_on_4_gpus();
+    PlanOptions options;
+    std::vector<int> seen;
+    options.on_progress = [&](const PlanStatistics& s) { seen.push_back(s.simulations); };
+    const PlanResult r = plan_pipeline(project, options);
+    ASSERT_TRUE(r.feasible);
+    ASSERT_GT(seen.size(), 2u);
+    EXPECT_TRUE(std::is_sorted(seen.begin(), seen.end()));
+    EXPECT_GE(seen.front(), 1);  // the input is simulated first
+    EXPECT_LE(seen.back(), r.statistics.simulations);
+}
+
+TEST(Planner, StopsBeforeSearchingWhenAlreadyCancelled) {
+    std::stop_source source;
+    source.request_stop();
+    PlanOptions options;
+    options.stop = source.get_token();
+    int progress = 0;
+    options.on_progress = [&](const PlanStatistics&) { ++progress; };
+    EXPECT_THROW(static_cast<void>(plan_pipeline(resnet_on_4_gpus(), options)), PlanCancelled);
+    EXPECT_EQ(progress, 0);
+}
+
+TEST(Planner, StopsAtTheNextSimulationOnceCancelled) {
+    std::stop_source source;
+    PlanOptions options;
+    options.stop = source.get_token();
+    int progress = 0;
+    options.on_progress = [&](const PlanStatistics&) {
+        ++progress;
+        source.request_stop();
+    };
+    EXPECT_THROW(static_cast<void>(plan_pipeline(resnet_on_4_gpus(), options)), PlanCancelled);
+    // Uncancelled, this plan reports progress several times (above).
+    EXPECT_EQ(progress, 1);
 }
 
 // ---- choices -----------------------------------------------------------------

@@ -1,7 +1,10 @@
 #pragma once
 
 #include <filesystem>
+#include <functional>
 #include <optional>
+#include <stdexcept>
+#include <stop_token>
 #include <string>
 #include <vector>
 
@@ -18,6 +21,13 @@ namespace pipewright {
 // and the micro-batch count, chosen for the shortest simulated iteration with
 // every device within its memory.
 
+struct PlanStatistics {
+    int split_searches = 0;  // DP runs (one per device sequence, stage count, micro-batch count)
+    int simulations = 0;
+    double search_s = 0;   // choosing the candidates (device orders, tables, DP)
+    double elapsed_s = 0;  // the whole plan, simulations included
+};
+
 struct PlanOptions {
     std::optional<std::string> schedule;  // fixes the schedule (any but a CSV one)
     std::optional<int> microbatches;      // fixes the micro-batch count
@@ -28,6 +38,13 @@ struct PlanOptions {
     // How many of the best splits (by the DP's estimate) the simulator judges;
     // each is simulated with every schedule that applies to it.
     int simulated_splits = 6;
+    // A plan on a large cluster takes seconds; an interactive caller that
+    // no longer wants it asks it to stop here. Polled between split searches
+    // and between simulations, so it stops within one of either.
+    std::stop_token stop;
+    // Called on the planning thread after each candidate is simulated, with
+    // the statistics so far (a caller can show that the plan is moving).
+    std::function<void(const PlanStatistics&)> on_progress;
 };
 
 // One stage: a contiguous run of layers on one device.
@@ -47,13 +64,6 @@ struct PlanOutcome {
     std::string reason;  // why it cannot run
 };
 
-struct PlanStatistics {
-    int split_searches = 0;  // DP runs (one per device sequence, stage count, micro-batch count)
-    int simulations = 0;
-    double search_s = 0;   // choosing the candidates (device orders, tables, DP)
-    double elapsed_s = 0;  // the whole plan, simulations included
-};
-
 struct PlanResult {
     bool feasible = false;
     PlanOutcome plan;              // the fastest candidate that fits (when feasible)
@@ -65,8 +75,15 @@ struct PlanResult {
     PlanStatistics statistics;
 };
 
+// Thrown by plan_pipeline when PlanOptions::stop was requested.
+class PlanCancelled : public std::runtime_error {
+  public:
+    PlanCancelled() : std::runtime_error("the plan was cancelled") {}
+};
+
 // Throws InputError when the model cannot be analysed or an option cannot be
-// honoured (unknown schedule, micro-batches that do not divide the batch).
+// honoured (unknown schedule, micro-batches that do not divide the batch), and
+// PlanCancelled when asked to stop.
 [[nodiscard]] PlanResult plan_pipeline(const Project& project, const PlanOptions& options);
 
 // ---- Building blocks, exposed for tests and benchmarks ----

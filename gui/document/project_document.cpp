@@ -1,0 +1,81 @@
+#include "document/project_document.h"
+
+#include <QFileInfo>
+
+#include "document/project_edit_command.h"
+#include "pipewright/core/project_io.h"
+
+namespace pipewright::gui {
+
+ProjectDocument::ProjectDocument(QObject* parent) : QObject(parent) {
+    connect(&undo_, &QUndoStack::cleanChanged, this,
+            [this](bool clean) { emit modifiedChanged(!clean || unsaved_new_); });
+}
+
+QString ProjectDocument::displayName() const {
+    if (!path_.isEmpty()) {
+        return QFileInfo(path_).fileName();
+    }
+    return project_.model.name.empty() ? tr("Untitled")
+                                       : QString::fromStdString(project_.model.name);
+}
+
+bool ProjectDocument::isModified() const {
+    return unsaved_new_ || !undo_.isClean();
+}
+
+bool ProjectDocument::open(const QString& path, QString* error) {
+    LoadedProject loaded = load_project_file(path.toStdString());
+    if (!loaded.project) {
+        if (error != nullptr) {
+            *error = QString::fromStdString(loaded.diagnostics.format());
+        }
+        return false;
+    }
+    reset(*loaded.project, QFileInfo(path).absoluteFilePath(), std::move(loaded.diagnostics));
+    unsaved_new_ = false;
+    emit modifiedChanged(false);
+    return true;
+}
+
+void ProjectDocument::reset(const Project& project, const QString& path, Diagnostics problems) {
+    undo_.clear();
+    project_ = project;
+    path_ = path;
+    load_diagnostics_ = std::move(problems);
+    unsaved_new_ = path.isEmpty();
+    emit fileChanged();
+    emit projectChanged();
+    emit modifiedChanged(isModified());
+}
+
+bool ProjectDocument::saveAs(const QString& path, QString* error) {
+    try {
+        save_project_file(project_, path.toStdString());
+    } catch (const std::exception& e) {
+        if (error != nullptr) {
+            *error = QString::fromStdString(e.what());
+        }
+        return false;
+    }
+    path_ = QFileInfo(path).absoluteFilePath();
+    unsaved_new_ = false;
+    undo_.setClean();
+    emit fileChanged();
+    emit modifiedChanged(false);
+    return true;
+}
+
+void ProjectDocument::edit(const QString& description, const Project& after, int mergeId) {
+    if (after == project_) {
+        return;
+    }
+    undo_.push(new ProjectEditCommand(this, description, project_, after, mergeId));
+}
+
+void ProjectDocument::replaceProject(const Project& project) {
+    project_ = project;
+    emit projectChanged();
+}
+
+}  // namespace pipewright::gui

@@ -1,0 +1,147 @@
+#include "editor/training_bar.h"
+
+#include <QCheckBox>
+#include <QComboBox>
+#include <QLabel>
+#include <QSpinBox>
+
+#include "document/project_document.h"
+#include "document/project_edit_command.h"
+#include "pipewright/core/schedule_generators.h"
+
+namespace pipewright::gui {
+
+namespace {
+
+QLabel* caption(const QString& text) {
+    auto* label = new QLabel(text);
+    label->setContentsMargins(8, 0, 4, 0);
+    return label;
+}
+
+}  // namespace
+
+TrainingBar::TrainingBar(ProjectDocument* document, QWidget* parent)
+    : QToolBar(tr("Training"), parent), document_(document) {
+    setObjectName(QStringLiteral("trainingBar"));
+
+    schedule_ = new QComboBox(this);
+    for (const ScheduleInfo& info : schedule_catalog()) {
+        schedule_->addItem(QString::fromStdString(info.name), QString::fromStdString(info.name));
+        schedule_->setItemData(schedule_->count() - 1,
+                               QStringLiteral("<b>%1</b><br>Constraints: %2")
+                                   .arg(QString::fromStdString(info.title).toHtmlEscaped(),
+                                        QString::fromStdString(info.constraints).toHtmlEscaped()),
+                               Qt::ToolTipRole);
+    }
+    batch_ = new QSpinBox(this);
+    batch_->setRange(1, 1 << 24);
+    batch_->setKeyboardTracking(false);
+    batch_->setToolTip(tr("Samples per training iteration (global batch)"));
+    microbatches_ = new QSpinBox(this);
+    microbatches_->setRange(1, 4096);
+    microbatches_->setKeyboardTracking(false);
+    microbatches_->setToolTip(
+        tr("The batch is split into this many micro-batches that flow "
+           "through the pipeline; more fill the bubbles but make each "
+           "kernel smaller"));
+    dtype_ = new QComboBox(this);
+    for (DType t : {DType::float32, DType::bfloat16, DType::float16}) {
+        dtype_->addItem(QString::fromStdString(std::string(to_string(t))));
+    }
+    dtype_->setToolTip(tr("Compute precision: decides FLOP/s, activation and weight bytes"));
+    optimizer_ = new QComboBox(this);
+    for (OptimizerKind k : {OptimizerKind::sgd, OptimizerKind::adam, OptimizerKind::adamw}) {
+        optimizer_->addItem(QString::fromStdString(std::string(to_string(k))));
+    }
+    optimizer_->setToolTip(tr("Optimizer: its state per parameter counts towards memory"));
+    checkpointing_ = new QCheckBox(tr("Recompute"), this);
+    checkpointing_->setToolTip(
+        tr("Activation checkpointing: keep only stage inputs and recompute "
+           "the rest during backward (less memory, more compute)"));
+
+    addWidget(caption(tr("Schedule")));
+    addWidget(schedule_);
+    addWidget(caption(tr("Batch")));
+    addWidget(batch_);
+    addWidget(caption(tr("Micro-batches")));
+    addWidget(microbatches_);
+    addWidget(caption(tr("Dtype")));
+    addWidget(dtype_);
+    addWidget(caption(tr("Optimizer")));
+    addWidget(optimizer_);
+    addWidget(checkpointing_);
+
+    connect(schedule_, &QComboBox::currentIndexChanged, this, [this](int i) {
+        const QString name = schedule_->itemData(i).toString();
+        if (name == QLatin1String("csv")) {
+            return;  // set by the project file, not offered as a choice
+        }
+        schedule_->setToolTip(schedule_->itemData(i, Qt::ToolTipRole).toString());
+        apply(tr("Change schedule"), -1, [name](Training& t) {
+            t.schedule = ScheduleChoice{name.toStdString(), ""};
+            if (schedule_kind(name.toStdString()) == ScheduleKind::naive) {
+                t.microbatches = 1;
+                t.microbatch_size.reset();
+            }
+        });
+    });
+    connect(batch_, &QSpinBox::valueChanged, this, [this](int v) {
+        apply(tr("Change batch size"), kMergeBatchSize, [v](Training& t) { t.batch_size = v; });
+    });
+    connect(microbatches_, &QSpinBox::valueChanged, this, [this](int v) {
+        apply(tr("Change micro-batches"), kMergeMicrobatches, [v](Training& t) {
+            t.microbatches = v;
+            t.microbatch_size.reset();
+        });
+    });
+    connect(dtype_, &QComboBox::currentTextChanged, this, [this](const QString& text) {
+        apply(tr("Change dtype"), -1, [text](Training& t) {
+            t.dtype = parse_dtype(text.toStdString()).value_or(DType::float32);
+        });
+    });
+    connect(optimizer_, &QComboBox::currentTextChanged, this, [this](const QString& text) {
+        apply(tr("Change optimizer"), -1, [text](Training& t) {
+            t.optimizer.type = parse_optimizer(text.toStdString()).value_or(OptimizerKind::sgd);
+        });
+    });
+    connect(checkpointing_, &QCheckBox::toggled, this, [this](bool on) {
+        apply(tr("Toggle recomputation"), -1,
+              [on](Training& t) { t.activation_checkpointing = on; });
+    });
+    connect(document_, &ProjectDocument::projectChanged, this, &TrainingBar::refresh);
+    refresh();
+}
+
+void TrainingBar::apply(const QString& what, int mergeId,
+                        const std::function<void(Training&)>& change) {
+    if (refreshing_) {
+        return;
+    }
+    Project edited = document_->project();
+    change(edited.training);
+    document_->edit(what, edited, mergeId);
+}
+
+void TrainingBar::refresh() {
+    refreshing_ = true;
+    const Training& t = document_->project().training;
+    const int index = schedule_->findData(QString::fromStdString(t.schedule.name));
+    if (t.schedule.from_csv()) {
+        if (schedule_->findData(QStringLiteral("csv")) < 0) {
+            schedule_->addItem(tr("CSV file"), QStringLiteral("csv"));
+        }
+        schedule_->setCurrentIndex(schedule_->findData(QStringLiteral("csv")));
+    } else if (index >= 0) {
+        schedule_->setCurrentIndex(index);
+    }
+    schedule_->setToolTip(schedule_->currentData(Qt::ToolTipRole).toString());
+    batch_->setValue(t.batch_size);
+    microbatches_->setValue(t.resolved_microbatches());
+    dtype_->setCurrentText(QString::fromStdString(std::string(to_string(t.dtype))));
+    optimizer_->setCurrentText(QString::fromStdString(std::string(to_string(t.optimizer.type))));
+    checkpointing_->setChecked(t.activation_checkpointing);
+    refreshing_ = false;
+}
+
+}  // namespace pipewright::gui

@@ -1,0 +1,207 @@
+#include "metrics/metrics_panel.h"
+
+#include <QGridLayout>
+#include <QLabel>
+
+#include "qcustomplot.h"
+#include "studio_core/format.h"
+#include "style/colors.h"
+#include "style/plot_style.h"
+
+namespace pipewright::gui {
+
+namespace {
+
+constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
+
+QLabel* figure_label(QWidget* parent, const QString& tooltip) {
+    auto* label = new QLabel(parent);
+    label->setTextFormat(Qt::RichText);
+    label->setToolTip(tooltip);
+    label->setFrameShape(QFrame::StyledPanel);
+    label->setMargin(6);
+    return label;
+}
+
+QString figure(const QString& name, const QString& value) {
+    return QStringLiteral(
+               "<span style='font-size:small'>%1</span><br><b style='font-size:large'>%2</b>")
+        .arg(name, value);
+}
+
+QCustomPlot* small_plot(QWidget* parent, const QString& title) {
+    auto* plot = new QCustomPlot(parent);
+    plot->plotLayout()->insertRow(0);
+    auto* text = new QCPTextElement(plot, title, QFont(plot->font().family(), -1, QFont::Bold));
+    plot->plotLayout()->addElement(0, 0, text);
+    plot->setMinimumHeight(150);
+    return plot;
+}
+
+QStringList device_labels(const SimulationReport& report) {
+    QStringList out;
+    for (const auto& d : report.devices) {
+        out << QString::fromStdString(d.name);
+    }
+    return out;
+}
+
+}  // namespace
+
+MetricsPanel::MetricsPanel(QWidget* parent) : QWidget(parent) {
+    auto* grid = new QGridLayout(this);
+    grid->setContentsMargins(4, 4, 4, 4);
+    iteration_ =
+        figure_label(this, tr("Simulated time of one training iteration (all micro-batches)"));
+    throughput_ = figure_label(this, tr("Samples per second: batch size / iteration time"));
+    bubble_ =
+        figure_label(this, tr("Share of device time spent idle: 1 - busy / (devices × iteration)"));
+    memory_ = figure_label(this, tr("Whether every device's peak memory fits its capacity"));
+    grid->addWidget(iteration_, 0, 0);
+    grid->addWidget(throughput_, 0, 1);
+    grid->addWidget(bubble_, 0, 2);
+    grid->addWidget(memory_, 0, 3);
+
+    utilisation_ = small_plot(this, tr("Utilisation and bubble per device"));
+    peak_ = small_plot(this, tr("Peak memory vs capacity"));
+    curve_ = small_plot(this, tr("Memory over time"));
+    curve_->legend->setVisible(true);
+    curve_->axisRect()->insetLayout()->setInsetAlignment(0, Qt::AlignTop | Qt::AlignRight);
+    grid->addWidget(utilisation_, 1, 0, 1, 2);
+    grid->addWidget(peak_, 1, 2, 1, 2);
+    grid->addWidget(curve_, 2, 0, 1, 4);
+    grid->setRowStretch(1, 1);
+    grid->setRowStretch(2, 1);
+    restyle();
+    clear({});
+}
+
+void MetricsPanel::changeEvent(QEvent* event) {
+    QWidget::changeEvent(event);
+    if (event->type() == QEvent::PaletteChange) {
+        restyle();
+    }
+}
+
+void MetricsPanel::restyle() {
+    for (QCustomPlot* plot : {utilisation_, peak_, curve_}) {
+        style_plot(plot);
+        plot->replot();
+    }
+}
+
+QString MetricsPanel::headline() const {
+    return iteration_->text();
+}
+
+void MetricsPanel::clear(const QString& message) {
+    const QString dash = QStringLiteral("–");
+    iteration_->setText(figure(tr("Iteration"), dash));
+    throughput_->setText(figure(tr("Throughput"), dash));
+    bubble_->setText(figure(tr("Bubble"), dash));
+    memory_->setText(figure(tr("Memory"), message.isEmpty() ? dash : message.toHtmlEscaped()));
+    for (QCustomPlot* plot : {utilisation_, peak_, curve_}) {
+        plot->clearPlottables();
+        plot->replot();
+    }
+}
+
+void MetricsPanel::setReport(const SimulationReport& r) {
+    iteration_->setText(figure(tr("Iteration"), format_duration(r.iteration_time_s)));
+    throughput_->setText(
+        figure(tr("Throughput"), format_rate(r.throughput_samples_per_s) + tr(" samples/s")));
+    bubble_->setText(figure(tr("Bubble"), format_percent(r.bubble_fraction)));
+    int over = 0;
+    for (const auto& d : r.devices) {
+        over += d.fits ? 0 : 1;
+    }
+    memory_->setText(figure(tr("Memory"),
+                            over == 0 ? tr("every device fits")
+                                      : QStringLiteral("<span style='color:%1'>%2</span>")
+                                            .arg(warning_color().name(),
+                                                 tr("%n device(s) over capacity", nullptr, over))));
+
+    const QStringList labels = device_labels(r);
+    std::vector<double> busy;
+    std::vector<double> idle;
+    std::vector<double> peak;
+    std::vector<double> capacity;
+    for (const auto& d : r.devices) {
+        busy.push_back(100 * (1 - d.bubble_fraction));
+        idle.push_back(100 * d.bubble_fraction);
+        peak.push_back(static_cast<double>(d.peak_memory_bytes) / kGiB);
+        capacity.push_back(static_cast<double>(d.memory_capacity_bytes) / kGiB);
+    }
+
+    utilisation_->clearPlottables();
+    auto* busy_bars = add_horizontal_bars(utilisation_, busy, block_color(BlockKind::forward));
+    busy_bars->setName(tr("busy"));
+    auto* idle_bars = add_horizontal_bars(utilisation_, idle, QColor(0xAA, 0xAA, 0xAA));
+    idle_bars->setBrush(QBrush(QColor(0x99, 0x99, 0x99), Qt::BDiagPattern));
+    idle_bars->moveAbove(busy_bars);
+    set_category_ticks(utilisation_->yAxis, labels);
+    utilisation_->yAxis->setRangeReversed(true);
+    utilisation_->xAxis->setRange(0, 100);
+    utilisation_->xAxis->setLabel(tr("% of iteration · hatched = bubble"));
+    utilisation_->replot();
+
+    peak_->clearPlottables();
+    auto* cap_bars = add_horizontal_bars(peak_, capacity, QColor(0xDD, 0xDD, 0xDD));
+    cap_bars->setWidth(0.7);
+    cap_bars->setPen(QPen(QColor(0x88, 0x88, 0x88), 1, Qt::DashLine));
+    auto* peak_bars = add_horizontal_bars(peak_, peak, block_color(BlockKind::backward_weight));
+    peak_bars->setWidth(0.4);
+    for (std::size_t i = 0; i < r.devices.size(); ++i) {
+        if (!r.devices[i].fits) {
+            // One bar per device over capacity, drawn red on top.
+            std::vector<double> only(r.devices.size(), 0);
+            only[i] = peak[i];
+            add_horizontal_bars(peak_, only, warning_color())->setWidth(0.4);
+        }
+    }
+    set_category_ticks(peak_->yAxis, labels);
+    peak_->yAxis->setRangeReversed(true);
+    double top = 0;
+    for (std::size_t i = 0; i < peak.size(); ++i) {
+        top = std::max({top, peak[i], capacity[i]});
+    }
+    peak_->xAxis->setRange(0, top * 1.05 + 1e-9);
+    peak_->xAxis->setLabel(tr("GiB · dashed = capacity"));
+    peak_->replot();
+
+    curve_->clearPlottables();
+    const double span = r.timeline.makespan_s();
+    const double unit = span >= 10 ? 1 : span >= 10e-3 ? 1e-3 : 1e-6;
+    const QString unit_name = unit == 1 ? tr("s") : unit == 1e-3 ? tr("ms") : tr("µs");
+    static const BlockKind lane_colors[] = {BlockKind::forward,         BlockKind::backward,
+                                            BlockKind::backward_weight, BlockKind::recv,
+                                            BlockKind::backward_input,  BlockKind::send};
+    double curve_top = 0;
+    for (std::size_t rank = 0; rank < r.timeline.memory.size(); ++rank) {
+        auto* graph = curve_->addGraph();
+        graph->setLineStyle(QCPGraph::lsStepLeft);
+        graph->setPen(QPen(block_color(lane_colors[rank % std::size(lane_colors)]), 2));
+        graph->setName(rank < static_cast<std::size_t>(labels.size())
+                           ? labels[static_cast<int>(rank)]
+                           : QString::number(rank));
+        QVector<double> x;
+        QVector<double> y;
+        for (const auto& sample : r.timeline.memory[rank]) {
+            x << sample.time_s / unit;
+            y << static_cast<double>(sample.bytes) / kGiB;
+            curve_top = std::max(curve_top, y.back());
+        }
+        if (!x.isEmpty()) {
+            x << span / unit;
+            y << y.back();
+        }
+        graph->setData(x, y, true);
+    }
+    curve_->xAxis->setRange(0, span / unit);
+    curve_->xAxis->setLabel(tr("time (%1)").arg(unit_name));
+    curve_->yAxis->setRange(0, curve_top * 1.1 + 1e-9);
+    curve_->yAxis->setLabel(tr("GiB"));
+    curve_->replot();
+}
+
+}  // namespace pipewright::gui

@@ -1,0 +1,363 @@
+#include "run/run_panel.h"
+
+#include <QComboBox>
+#include <QFontDatabase>
+#include <QHBoxLayout>
+#include <QHeaderView>
+#include <QLabel>
+#include <QListWidget>
+#include <QPlainTextEdit>
+#include <QProgressBar>
+#include <QPushButton>
+#include <QSpinBox>
+#include <QSplitter>
+#include <QTableWidget>
+#include <QVBoxLayout>
+#include <cmath>
+
+#include "studio_core/format.h"
+#include "style/colors.h"
+
+namespace pipewright::gui {
+
+namespace {
+
+QLabel* heading(const QString& text, QWidget* parent) {
+    auto* label = new QLabel(QStringLiteral("<b>%1</b>").arg(text.toHtmlEscaped()), parent);
+    return label;
+}
+
+QTableWidgetItem* cell(const QString& text, Qt::Alignment align = Qt::AlignRight) {
+    auto* item = new QTableWidgetItem(text);
+    item->setTextAlignment(align | Qt::AlignVCenter);
+    item->setFlags(Qt::ItemIsEnabled | Qt::ItemIsSelectable);
+    return item;
+}
+
+QString signed_percent(double fraction) {
+    return (fraction > 0 ? QStringLiteral("+") : QString()) + format_percent(fraction);
+}
+
+}  // namespace
+
+RunPanel::RunPanel(QWidget* parent) : QWidget(parent), process_(new RunProcess(this)) {
+    setObjectName(QStringLiteral("runPanel"));
+    run_ = new QPushButton(tr("Run on local devices"), this);
+    run_->setObjectName(QStringLiteral("runButton"));
+    cancel_ = new QPushButton(tr("Cancel"), this);
+    cancel_->setObjectName(QStringLiteral("cancelRunButton"));
+    cancel_->setToolTip(tr("Stop the run and every rank it started"));
+    steps_ = new QSpinBox(this);
+    steps_->setRange(1, 1000000);
+    steps_->setValue(10);
+    steps_->setToolTip(tr("Training steps of the run; the first is left out of the medians"));
+    device_ = new QComboBox(this);
+    device_->setObjectName(QStringLiteral("runDeviceCombo"));
+    device_->addItem(tr("Auto"), QStringLiteral("auto"));
+    device_->addItem(tr("CPUs"), QStringLiteral("cpu"));
+    device_->addItem(tr("GPUs (CUDA)"), QStringLiteral("cuda"));
+    device_->setToolTip(
+        tr("Auto: a GPU for each rank when Pipewright is built with CUDA and this machine has "
+           "enough of them, CPU workers otherwise"));
+    progress_ = new QProgressBar(this);
+    progress_->setRange(0, 1);
+    progress_->setValue(0);
+    progress_->setFormat(tr("step %v of %m"));
+    progress_->setMinimumWidth(120);
+    status_ = new QLabel(this);
+    status_->setWordWrap(true);
+
+    auto* top = new QHBoxLayout;
+    top->addWidget(run_);
+    top->addWidget(cancel_);
+    top->addSpacing(8);
+    top->addWidget(new QLabel(tr("Steps"), this));
+    top->addWidget(steps_);
+    top->addSpacing(8);
+    top->addWidget(new QLabel(tr("Devices"), this));
+    top->addWidget(device_);
+    top->addWidget(progress_, 1);
+
+    error_ = new QLabel(this);
+    error_->setObjectName(QStringLiteral("runError"));
+    error_->setWordWrap(true);
+    error_->setTextInteractionFlags(Qt::TextSelectableByMouse);
+    error_->setTextFormat(Qt::PlainText);
+    error_->setVisible(false);
+
+    past_list_ = new QListWidget(this);
+    past_list_->setTextElideMode(Qt::ElideMiddle);
+    past_list_->setHorizontalScrollBarPolicy(Qt::ScrollBarAlwaysOff);
+    past_list_->setMinimumWidth(past_list_->fontMetrics().horizontalAdvance(QLatin1Char('m')) * 12);
+    past_list_->setToolTip(tr("Double-click a run to show its measured timeline again"));
+    auto* past = new QWidget(this);
+    auto* past_layout = new QVBoxLayout(past);
+    past_layout->setContentsMargins(0, 0, 0, 0);
+    past_layout->addWidget(heading(tr("Past runs"), past));
+    past_layout->addWidget(past_list_, 1);
+
+    table_title_ = heading(tr("Simulated vs measured"), this);
+    table_ = new QTableWidget(0, 4, this);
+    table_->setObjectName(QStringLiteral("runComparisonTable"));
+    table_->setHorizontalHeaderLabels({tr(""), tr("Simulated"), tr("Measured"), tr("Error")});
+    table_->horizontalHeaderItem(3)->setToolTip(
+        tr("(simulated − measured) / measured: +20 % means the simulator predicted 20 % "
+           "too long"));
+    table_->verticalHeader()->hide();
+    table_->horizontalHeader()->setSectionResizeMode(QHeaderView::ResizeToContents);
+    table_->horizontalHeader()->setSectionResizeMode(0, QHeaderView::Stretch);
+    table_->verticalHeader()->setDefaultSectionSize(table_->fontMetrics().height() + 6);
+    table_->setEditTriggers(QAbstractItemView::NoEditTriggers);
+    table_->setAlternatingRowColors(true);
+    note_ = new QLabel(this);
+    note_->setWordWrap(true);
+    auto* comparison = new QWidget(this);
+    auto* comparison_layout = new QVBoxLayout(comparison);
+    comparison_layout->setContentsMargins(0, 0, 0, 0);
+    comparison_layout->addWidget(table_title_);
+    comparison_layout->addWidget(table_, 1);
+    comparison_layout->addWidget(note_);
+
+    log_ = new QPlainTextEdit(this);
+    log_->setObjectName(QStringLiteral("runLog"));
+    log_->setReadOnly(true);
+    log_->setFont(QFontDatabase::systemFont(QFontDatabase::FixedFont));
+    log_->setMaximumBlockCount(5000);
+    log_->setPlaceholderText(tr("The run's progress and messages appear here."));
+    auto* log_box = new QWidget(this);
+    auto* log_layout = new QVBoxLayout(log_box);
+    log_layout->setContentsMargins(0, 0, 0, 0);
+    log_layout->addWidget(heading(tr("Log"), log_box));
+    log_layout->addWidget(log_, 1);
+
+    auto* right = new QSplitter(Qt::Vertical, this);
+    right->addWidget(comparison);
+    right->addWidget(log_box);
+    right->setStretchFactor(0, 1);
+    right->setStretchFactor(1, 1);
+    auto* split = new QSplitter(Qt::Horizontal, this);
+    split->addWidget(past);
+    split->addWidget(right);
+    split->setStretchFactor(0, 1);
+    split->setStretchFactor(1, 3);
+    split->setSizes({220, 700});
+
+    auto* layout = new QVBoxLayout(this);
+    layout->setContentsMargins(4, 4, 4, 4);
+    layout->addLayout(top);
+    // On its own line, so a long summary wraps across the panel's width
+    // instead of making the row of buttons tall.
+    layout->addWidget(status_);
+    layout->addWidget(error_);
+    layout->addWidget(split, 1);
+
+    connect(run_, &QPushButton::clicked, this, &RunPanel::runRequested);
+    connect(cancel_, &QPushButton::clicked, this, &RunPanel::cancel);
+    connect(past_list_, &QListWidget::itemActivated, this, [this](QListWidgetItem* item) {
+        emit pastRunActivated(item->data(Qt::UserRole).toString());
+    });
+    connect(process_, &RunProcess::started, this, [this] {
+        log(tr("$ %1 %2").arg(process_->request().cli,
+                              RunProcess::arguments(process_->request()).join(QLatin1Char(' '))));
+        setStatus(tr("Running…"));
+        updateButtons();
+    });
+    connect(process_, &RunProcess::progress, this, [this](int step, int steps) {
+        progress_->setRange(0, std::max(1, steps));
+        progress_->setValue(std::min(step, steps));
+    });
+    connect(process_, &RunProcess::output, this, &RunPanel::log);
+    connect(process_, &RunProcess::stepLine, this, [this](const RunStep& step) {
+        QString line = tr("step %1/%2").arg(step.step).arg(step.steps);
+        if (step.loss) {
+            line += tr("  loss %1").arg(*step.loss, 0, 'f', 4);
+        }
+        log(line + QStringLiteral("  ") + format_duration(step.iteration_time_s));
+    });
+    connect(process_, &RunProcess::succeeded, this, [this] {
+        const auto& s = process_->summary();
+        QString text = tr("Finished");
+        if (s) {
+            text = tr("Finished: %1 per iteration, %2 samples/s")
+                       .arg(format_duration(s->iteration_time_s),
+                            format_rate(s->throughput_samples_per_s));
+            if (s->first_loss && s->last_loss) {
+                text += tr(", loss %1 → %2")
+                            .arg(*s->first_loss, 0, 'g', 4)
+                            .arg(*s->last_loss, 0, 'g', 4);
+            }
+        }
+        progress_->setValue(progress_->maximum());
+        setStatus(text);
+        log(text);
+        updateButtons();
+        emit runSucceeded(process_->request().out_dir);
+    });
+    connect(process_, &RunProcess::failed, this, [this](const QString& message) {
+        setStatus(tr("Failed"));
+        showError(message);
+        updateButtons();
+        emit runFailed(message);
+    });
+    connect(process_, &RunProcess::cancelled, this, [this] {
+        setStatus(tr("Cancelled"));
+        log(tr("Cancelled: the run and its ranks were stopped."));
+        updateButtons();
+    });
+    clearComparison(tr("Run the layout to compare the simulation with reality."));
+    updateButtons();
+}
+
+void RunPanel::setCli(const CliLocation& cli) {
+    cli_ = cli;
+    updateButtons();
+}
+
+void RunPanel::setDefaultSteps(int steps) {
+    steps_->setValue(std::max(1, steps));
+}
+
+QString RunPanel::device() const {
+    return device_->currentData().toString();
+}
+
+int RunPanel::steps() const {
+    return steps_->value();
+}
+
+void RunPanel::start(const RunRequest& request) {
+    if (process_->isRunning()) {
+        return;
+    }
+    showError({});
+    log_->clear();
+    progress_->setRange(0, std::max(1, request.steps.value_or(1)));
+    progress_->setValue(0);
+    setStatus(tr("Starting…"));
+    process_->start(request);
+    updateButtons();
+}
+
+void RunPanel::cancel() {
+    if (process_->isRunning()) {
+        setStatus(tr("Stopping…"));
+        process_->cancel();
+        updateButtons();
+    }
+}
+
+bool RunPanel::isRunning() const {
+    return process_->isRunning();
+}
+
+void RunPanel::updateButtons() {
+    const bool running = process_->isRunning();
+    run_->setEnabled(cli_.found() && !running);
+    run_->setToolTip(
+        cli_.found()
+            ? tr("Train this layout for real on the local devices with %1 (Ctrl+R)").arg(cli_.path)
+            : cli_.reason);
+    cancel_->setEnabled(running && !process_->isCancelling());
+    steps_->setEnabled(!running);
+    emit runAvailabilityChanged();
+}
+
+void RunPanel::setStatus(const QString& text) {
+    status_->setText(text);
+}
+
+void RunPanel::log(const QString& line) {
+    log_->appendPlainText(line);
+}
+
+QString RunPanel::logText() const {
+    return log_->toPlainText();
+}
+
+QString RunPanel::errorText() const {
+    return error_->text();
+}
+
+QString RunPanel::statusText() const {
+    return status_->text();
+}
+
+void RunPanel::showError(const QString& message) {
+    error_->setText(message);
+    error_->setVisible(!message.isEmpty());
+    QPalette pal = error_->palette();
+    pal.setColor(QPalette::WindowText, warning_color());
+    error_->setPalette(pal);
+}
+
+void RunPanel::setRunsDir(const QString& dir) {
+    runs_dir_ = dir;
+    refreshPastRuns();
+}
+
+void RunPanel::refreshPastRuns() {
+    past_ = list_past_runs(runs_dir_);
+    past_list_->clear();
+    for (const PastRun& run : past_) {
+        QString text = run.name;
+        if (run.iteration_time_s) {
+            text += tr("\n%1 per iteration · %n step(s)", nullptr, run.steps)
+                        .arg(format_duration(*run.iteration_time_s));
+        }
+        auto* item = new QListWidgetItem(text, past_list_);
+        item->setData(Qt::UserRole, run.dir);
+        item->setToolTip(tr("%1\nfinished %2")
+                             .arg(run.dir, QLocale().toString(run.finished, QLocale::ShortFormat)));
+    }
+    if (past_.empty()) {
+        auto* item = new QListWidgetItem(tr("No runs of this project yet"), past_list_);
+        item->setFlags(Qt::NoItemFlags);
+        item->setToolTip(tr("Runs are kept in %1").arg(runs_dir_));
+    }
+}
+
+void RunPanel::selectPastRun(const QString& dir) {
+    for (int i = 0; i < past_list_->count(); ++i) {
+        QListWidgetItem* item = past_list_->item(i);
+        if (item->data(Qt::UserRole).toString() == dir) {
+            past_list_->setCurrentItem(item);
+            return;
+        }
+    }
+}
+
+void RunPanel::showComparison(const QString& runName, const std::vector<RunComparisonRow>& rows,
+                              const QString& note) {
+    table_title_->setText(tr("<b>Simulated vs measured</b> · run %1").arg(runName.toHtmlEscaped()));
+    table_->setRowCount(static_cast<int>(rows.size()));
+    for (int r = 0; r < static_cast<int>(rows.size()); ++r) {
+        const RunComparisonRow& row = rows[static_cast<std::size_t>(r)];
+        const QString none = QStringLiteral("—");
+        table_->setItem(r, 0, cell(row.what, Qt::AlignLeft));
+        table_->setItem(r, 1, cell(row.simulated_s ? format_duration(*row.simulated_s) : none));
+        table_->setItem(r, 2, cell(row.measured_s ? format_duration(*row.measured_s) : none));
+        const auto error = row.error();
+        QTableWidgetItem* error_cell = cell(error ? signed_percent(*error) : none);
+        if (error && std::abs(*error) > 0.5) {
+            error_cell->setForeground(warning_color());
+            error_cell->setToolTip(tr("The simulator is off by more than half here"));
+        }
+        table_->setItem(r, 3, error_cell);
+    }
+    note_->setText(note);
+    note_->setVisible(!note.isEmpty());
+    // Up to six rows show without scrolling, even in a low window.
+    const int shown = std::min(table_->rowCount(), 6);
+    table_->setMinimumHeight(table_->horizontalHeader()->sizeHint().height() +
+                             shown * table_->verticalHeader()->defaultSectionSize() +
+                             2 * table_->frameWidth() + 2);
+}
+
+void RunPanel::clearComparison(const QString& why) {
+    table_title_->setText(tr("<b>Simulated vs measured</b>"));
+    table_->setRowCount(0);
+    note_->setText(why);
+    note_->setVisible(!why.isEmpty());
+}
+
+}  // namespace pipewright::gui

@@ -1,0 +1,105 @@
+#pragma once
+
+#include <QWidget>
+#include <vector>
+
+#include "studio_core/cli_locator.h"
+#include "studio_core/run_comparison.h"
+#include "studio_core/run_folder.h"
+#include "studio_core/run_process.h"
+
+class QLabel;
+class QListWidget;
+class QPlainTextEdit;
+class QProgressBar;
+class QPushButton;
+class QComboBox;
+class QSpinBox;
+class QTableWidget;
+
+namespace pipewright::gui {
+
+// The Run tab: start a real run of the layout on screen on the local
+// devices, follow it (progress bar, live log, Cancel), read the simulated vs
+// measured table, and reopen past runs. The main window prepares each run
+// (writes the project into a fresh run folder) and draws the measured
+// timeline; this widget only shows and asks.
+class RunPanel : public QWidget {
+    Q_OBJECT
+
+  public:
+    explicit RunPanel(QWidget* parent = nullptr);
+
+    // The command line runs come from; without one the Run button is off and
+    // its tooltip says why.
+    void setCli(const CliLocation& cli);
+    [[nodiscard]] const CliLocation& cli() const { return cli_; }
+    // Steps a run makes unless the user changes it (the project's).
+    void setDefaultSteps(int steps);
+    [[nodiscard]] int steps() const;
+    // Where the ranks run, as `run --device` takes it: auto, cpu or cuda.
+    [[nodiscard]] QString device() const;
+
+    void start(const RunRequest& request);
+    void cancel();
+    [[nodiscard]] bool isRunning() const;
+    [[nodiscard]] RunProcess* process() const { return process_; }
+
+    // The folder past runs are listed from; refreshes the list.
+    void setRunsDir(const QString& dir);
+    void refreshPastRuns();
+    [[nodiscard]] const std::vector<PastRun>& pastRuns() const { return past_; }
+    void selectPastRun(const QString& dir);
+
+    // The table for the run shown; `note` warns when the run's layout is not
+    // the one on screen.
+    void showComparison(const QString& runName, const std::vector<RunComparisonRow>& rows,
+                        const QString& note);
+    void clearComparison(const QString& why);
+    // A failure or problem to show above the log (empty hides it).
+    void showError(const QString& message);
+
+    [[nodiscard]] QPushButton* runButton() const { return run_; }
+    [[nodiscard]] QPushButton* cancelButton() const { return cancel_; }
+    [[nodiscard]] QProgressBar* progressBar() const { return progress_; }
+    [[nodiscard]] QTableWidget* comparisonTable() const { return table_; }
+    [[nodiscard]] QListWidget* pastRunList() const { return past_list_; }
+    [[nodiscard]] QString logText() const;
+    [[nodiscard]] QString errorText() const;
+    [[nodiscard]] QString statusText() const;
+
+  signals:
+    // The user asked for a run of the layout on screen.
+    void runRequested();
+    // A run ended well; its folder holds the measured timeline.
+    void runSucceeded(const QString& dir);
+    void runFailed(const QString& message);
+    // Whether the Run button is enabled (and its tooltip) may have changed.
+    void runAvailabilityChanged();
+    // The user picked a past run to show.
+    void pastRunActivated(const QString& dir);
+
+  private:
+    void updateButtons();
+    void setStatus(const QString& text);
+    void log(const QString& line);
+
+    RunProcess* process_ = nullptr;
+    CliLocation cli_;
+    QString runs_dir_;
+    std::vector<PastRun> past_;
+    QPushButton* run_ = nullptr;
+    QPushButton* cancel_ = nullptr;
+    QSpinBox* steps_ = nullptr;
+    QComboBox* device_ = nullptr;
+    QProgressBar* progress_ = nullptr;
+    QLabel* status_ = nullptr;
+    QLabel* error_ = nullptr;
+    QLabel* table_title_ = nullptr;
+    QLabel* note_ = nullptr;
+    QTableWidget* table_ = nullptr;
+    QListWidget* past_list_ = nullptr;
+    QPlainTextEdit* log_ = nullptr;
+};
+
+}  // namespace pipewright::gui

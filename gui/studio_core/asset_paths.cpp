@@ -1,0 +1,80 @@
+#include "studio_core/asset_paths.h"
+
+#include <QCoreApplication>
+#include <QDir>
+#include <QFileInfo>
+#include <QStandardPaths>
+
+// Set by gui/CMakeLists.txt from GNUInstallDirs (bin -> share/pipewright).
+#ifndef PIPEWRIGHT_INSTALLED_ASSETS_RELATIVE
+#define PIPEWRIGHT_INSTALLED_ASSETS_RELATIVE "../share/pipewright"
+#endif
+
+namespace pipewright::gui {
+
+namespace {
+
+constexpr QLatin1String kDefaultExample("resnet50-2gpu-pipelined.json");
+
+bool has_examples(const QString& dir) {
+    return QFileInfo(QDir(dir).filePath(QStringLiteral("examples"))).isDir();
+}
+
+}  // namespace
+
+QStringList asset_dir_candidates() {
+    QStringList candidates;
+    // applicationDirPath() resolves /proc/self/exe, so a symlink to the
+    // program still leads to its own tree.
+    const QString app_dir = QCoreApplication::applicationDirPath();
+    if (!app_dir.isEmpty()) {
+        candidates << QDir(app_dir).filePath(QStringLiteral(PIPEWRIGHT_INSTALLED_ASSETS_RELATIVE));
+    }
+#ifdef PIPEWRIGHT_ASSETS_DIR
+    candidates << QStringLiteral(PIPEWRIGHT_ASSETS_DIR);
+#endif
+    for (const QString& data_dir :
+         QStandardPaths::standardLocations(QStandardPaths::GenericDataLocation)) {
+        candidates << QDir(data_dir).filePath(QStringLiteral("pipewright"));
+    }
+    for (QString& dir : candidates) {
+        dir = QDir::cleanPath(dir);
+    }
+    return candidates;
+}
+
+QString assets_dir() {
+    for (const QString& dir : asset_dir_candidates()) {
+        if (has_examples(dir)) {
+            return dir;
+        }
+    }
+    return {};
+}
+
+QStringList example_projects() {
+    const QString dir = assets_dir();
+    if (dir.isEmpty()) {
+        return {};
+    }
+    QDir examples(QDir(dir).filePath(QStringLiteral("examples")));
+    QStringList out;
+    for (const QFileInfo& info :
+         examples.entryInfoList({QStringLiteral("*.json")}, QDir::Files, QDir::Name)) {
+        out << info.absoluteFilePath();
+    }
+    return out;
+}
+
+QString default_example() {
+    const QStringList examples = example_projects();
+    for (const QString& path : examples) {
+        if (QFileInfo(path).fileName() == kDefaultExample) {
+            return path;
+        }
+    }
+    // A trimmed install without the usual example still opens one.
+    return examples.value(0);
+}
+
+}  // namespace pipewright::gui

@@ -1,0 +1,74 @@
+#include "studio_core/run_comparison.h"
+
+#include <QFileInfo>
+#include <QObject>
+#include <algorithm>
+
+#include "pipewright/core/timeline_metrics.h"
+
+namespace pipewright::gui {
+
+std::optional<double> RunComparisonRow::error() const {
+    if (!simulated_s || !measured_s || *measured_s <= 0) {
+        return std::nullopt;
+    }
+    return (*simulated_s - *measured_s) / *measured_s;
+}
+
+std::vector<RunComparisonRow> compare_run(const SimulationReport* simulated,
+                                          const Timeline& measured,
+                                          std::optional<double> measured_iteration_s) {
+    const TimelineMetrics metrics = timeline_metrics(measured);
+    std::vector<RunComparisonRow> rows;
+    RunComparisonRow iteration;
+    iteration.what = QObject::tr("Iteration time");
+    if (simulated != nullptr) {
+        iteration.simulated_s = simulated->iteration_time_s;
+    }
+    iteration.measured_s = measured_iteration_s ? measured_iteration_s : measured.makespan_s();
+    if (!measured_iteration_s && measured.events.empty()) {
+        iteration.measured_s.reset();
+    }
+    rows.push_back(iteration);
+
+    auto busy_row = [](const std::string& device) {
+        RunComparisonRow row;
+        row.device = QString::fromStdString(device);
+        row.what = QObject::tr("Busy %1").arg(row.device);
+        return row;
+    };
+    if (simulated != nullptr) {
+        for (const DeviceMetrics& d : simulated->devices) {
+            RunComparisonRow row = busy_row(d.name);
+            row.simulated_s = d.busy_s;
+            rows.push_back(row);
+        }
+    }
+    for (const DeviceMetrics& d : metrics.devices) {
+        auto it = std::find_if(rows.begin() + 1, rows.end(), [&](const RunComparisonRow& r) {
+            return r.device == QString::fromStdString(d.name);
+        });
+        if (it == rows.end()) {
+            rows.push_back(busy_row(d.name));
+            it = rows.end() - 1;
+        }
+        it->measured_s = d.busy_s;
+    }
+    return rows;
+}
+
+bool same_run_plan(const Project& ran, const Project& current) {
+    Project a = ran;
+    Project b = current;
+    std::string& csv_a = a.training.schedule.csv_path;
+    std::string& csv_b = b.training.schedule.csv_path;
+    if (QFileInfo(QString::fromStdString(csv_a)).fileName() ==
+        QFileInfo(QString::fromStdString(csv_b)).fileName()) {
+        csv_a.clear();
+        csv_b.clear();
+    }
+    return a.model == b.model && a.topology == b.topology && a.placement == b.placement &&
+           a.training == b.training;
+}
+
+}  // namespace pipewright::gui

@@ -1,0 +1,140 @@
+#include "studio_core/run_folder.h"
+
+#include <QDir>
+#include <QFile>
+#include <QFileInfo>
+#include <QJsonArray>
+#include <QJsonDocument>
+#include <QJsonObject>
+#include <QStandardPaths>
+#include <algorithm>
+#include <exception>
+
+#include "pipewright/core/file_names.h"
+#include "pipewright/core/project_io.h"
+#include "studio_core/asset_paths.h"
+
+namespace pipewright::gui {
+
+namespace {
+
+QString safe_name(const QString& name) {
+    return QString::fromStdString(safe_file_stem(name.toStdString()));
+}
+
+bool is_inside(const QString& path, const QString& dir) {
+    if (dir.isEmpty()) {
+        return false;
+    }
+    const QString canonical_dir = QFileInfo(dir).canonicalFilePath();
+    const QString canonical_path = QFileInfo(path).canonicalFilePath();
+    return !canonical_dir.isEmpty() && canonical_path.startsWith(canonical_dir + QLatin1Char('/'));
+}
+
+QJsonObject read_json_object(const QString& path) {
+    QFile file(path);
+    if (!file.open(QIODevice::ReadOnly)) {
+        return {};
+    }
+    return QJsonDocument::fromJson(file.readAll()).object();
+}
+
+}  // namespace
+
+QString runs_dir_for(const QString& project_path, const QString& model_name) {
+    if (!project_path.isEmpty()) {
+        const QFileInfo project(project_path);
+        const QFileInfo folder(project.absolutePath());
+        if (folder.isWritable() && !is_inside(project.absoluteFilePath(), assets_dir())) {
+            return QDir(project.absolutePath()).filePath(QStringLiteral("runs"));
+        }
+    }
+    const QString data = QStandardPaths::writableLocation(QStandardPaths::AppLocalDataLocation);
+    return QDir(data).filePath(QStringLiteral("runs/") + safe_name(model_name));
+}
+
+QString new_run_dir(const QString& runs_dir, const QString& model_name, const QDateTime& now) {
+    const QString base = QDir(runs_dir).filePath(safe_name(model_name) + QLatin1Char('-') +
+                                                 now.toString(QStringLiteral("yyyyMMdd-HHmmss")));
+    QString dir = base;
+    for (int i = 2; QFileInfo::exists(dir); ++i) {
+        dir = base + QLatin1Char('-') + QString::number(i);
+    }
+    return dir;
+}
+
+bool write_run_project(const Project& project, const QString& base_dir, const QString& path,
+                       QString* error) {
+    Project copy = project;
+    std::string& csv = copy.training.schedule.csv_path;
+    if (!csv.empty() && QFileInfo(QString::fromStdString(csv)).isRelative() &&
+        !base_dir.isEmpty()) {
+        csv = QDir(base_dir).absoluteFilePath(QString::fromStdString(csv)).toStdString();
+    }
+    try {
+        save_project_file(copy, path.toStdString());
+    } catch (const std::exception& e) {
+        *error = QString::fromStdString(e.what());
+        return false;
+    }
+    return true;
+}
+
+std::vector<PastRun> list_past_runs(const QString& runs_dir) {
+    std::vector<PastRun> out;
+    if (runs_dir.isEmpty()) {
+        return out;  // QDir("") would be the current folder
+    }
+    const QDir dir(runs_dir);
+    for (const QFileInfo& info : dir.entryInfoList(QDir::Dirs | QDir::NoDotAndDotDot)) {
+        const QFileInfo timeline(
+            QDir(info.absoluteFilePath()).filePath(QStringLiteral("timeline.json")));
+        if (!timeline.isFile()) {
+            continue;
+        }
+        PastRun run;
+        run.dir = info.absoluteFilePath();
+        run.name = info.fileName();
+        run.finished = timeline.lastModified();
+        const QJsonObject metrics =
+            read_json_object(QDir(run.dir).filePath(QStringLiteral("metrics.json")));
+        if (metrics.value(QLatin1String("iteration_time_s")).isDouble()) {
+            run.iteration_time_s = metrics.value(QLatin1String("iteration_time_s")).toDouble();
+        }
+        run.steps = static_cast<int>(metrics.value(QLatin1String("steps")).toArray().size());
+        out.push_back(std::move(run));
+    }
+    std::sort(out.begin(), out.end(), [](const PastRun& a, const PastRun& b) {
+        return a.finished != b.finished ? a.finished > b.finished : a.name > b.name;
+    });
+    return out;
+}
+
+std::optional<MeasuredRun> load_measured_run(const QString& dir, QString* error) {
+    MeasuredRun run;
+    run.dir = QFileInfo(dir).absoluteFilePath();
+    run.name = QFileInfo(dir).fileName();
+    const QString timeline = QDir(dir).filePath(QStringLiteral("timeline.json"));
+    if (!QFileInfo(timeline).isFile()) {
+        *error = QObject::tr("%1 holds no timeline.json (the run did not finish)").arg(dir);
+        return std::nullopt;
+    }
+    try {
+        run.timeline = load_timeline_file(timeline.toStdString());
+    } catch (const std::exception& e) {
+        *error = QObject::tr("cannot read %1: %2").arg(timeline, QString::fromStdString(e.what()));
+        return std::nullopt;
+    }
+    const QJsonObject metrics =
+        read_json_object(QDir(dir).filePath(QStringLiteral("metrics.json")));
+    if (metrics.value(QLatin1String("iteration_time_s")).isDouble()) {
+        run.iteration_time_s = metrics.value(QLatin1String("iteration_time_s")).toDouble();
+    }
+    const QString project = QDir(dir).filePath(QStringLiteral("project.json"));
+    if (QFileInfo(project).isFile()) {
+        run.project = load_project_file(project.toStdString()).project;
+    }
+    return run;
+}
+
+}  // namespace pipewright::gui

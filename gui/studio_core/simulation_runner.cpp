@@ -1,0 +1,99 @@
+#include "studio_core/simulation_runner.h"
+
+#include <new>
+
+#include "pipewright/sim/event_simulator.h"
+#include "studio_core/background_job.h"
+
+namespace pipewright::gui {
+
+SimulationResult simulate_now(const Project& project, const std::string& base_dir) {
+    SimulationResult result;
+    result.project = project;
+    AnalysisOptions options;
+    options.base_dir = base_dir;
+    try {
+        auto analyzed = analyze_project(project, options, result.diagnostics);
+        if (!analyzed) {
+            return result;
+        }
+        result.stages = analyzed->stages;
+        result.schedule = analyzed->schedule;
+        result.report = simulate_project(*analyzed);
+    } catch (const InputError& e) {
+        result.diagnostics.append(e.diagnostics());
+    } catch (const std::bad_alloc&) {
+        result.error =
+            "out of memory: this case needs more memory than is available; try fewer "
+            "micro-batches or stages";
+    } catch (const std::exception& e) {
+        result.error = e.what();
+    }
+    return result;
+}
+
+SimulationRunner::SimulationRunner(QObject* parent) : QObject(parent) {
+    timer_.setSingleShot(true);
+    timer_.setInterval(150);
+    connect(&timer_, &QTimer::timeout, this, &SimulationRunner::launch);
+}
+
+SimulationRunner::~SimulationRunner() {
+    abandonBackgroundJobs(this);
+}
+
+bool SimulationRunner::busy() const {
+    return timer_.isActive() || (job_ && job_->isRunning());
+}
+
+void SimulationRunner::request(const Project& project, const QString& baseDir) {
+    pending_ = project;
+    base_dir_ = baseDir;
+    ++generation_;
+    timer_.start();
+}
+
+void SimulationRunner::runSynchronously(const Project& project, const QString& baseDir) {
+    timer_.stop();
+    ++generation_;
+    emit started();
+    publish(simulate_now(project, baseDir.toStdString()));
+}
+
+void SimulationRunner::launch() {
+    const quint64 generation = generation_;
+    // A superseded run finishes on its own; only the newest is published.
+    job_ = runInBackground<SimulationResult>(
+        this,
+        [project = pending_, dir = base_dir_.toStdString()] { return simulate_now(project, dir); },
+        [this, generation](SimulationResult result) {
+            if (generation == generation_) {
+                publish(std::move(result));
+            }
+        });
+    emit started();
+}
+
+void SimulationRunner::publish(SimulationResult result) {
+    latest_ = std::make_shared<const SimulationResult>(std::move(result));
+    if (latest_->ok()) {
+        emit finished();
+        return;
+    }
+    QString message;
+    if (!latest_->error.empty()) {
+        message = tr("Simulation failed: %1").arg(QString::fromStdString(latest_->error));
+    } else {
+        const auto n = latest_->diagnostics.size();
+        message = tr("%n problem(s) stop the simulation", nullptr, static_cast<int>(n));
+        if (n > 0) {
+            const auto& first = latest_->diagnostics.items().front();
+            message +=
+                QStringLiteral(": %1: %2")
+                    .arg(QString::fromStdString(first.path), QString::fromStdString(first.message));
+        }
+    }
+    emit failed(message);
+}
+
+}  // namespace pipewright::gui

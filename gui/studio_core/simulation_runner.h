@@ -1,0 +1,74 @@
+#pragma once
+
+#include <QFutureWatcherBase>
+#include <QObject>
+#include <QPointer>
+#include <QTimer>
+#include <memory>
+#include <optional>
+#include <string>
+
+#include "pipewright/core/analysis.h"
+#include "pipewright/core/project.h"
+#include "pipewright/sim/simulation.h"
+
+namespace pipewright::gui {
+
+// What one simulation of the project on screen produced: either a report, or
+// the problems that stopped it (each with its JSON path).
+struct SimulationResult {
+    Project project;
+    Diagnostics diagnostics;
+    std::optional<SimulationReport> report;
+    std::vector<PipelineStage> stages;
+    Schedule schedule;  // lowered, as simulated (for the CSV export)
+    std::string error;  // simulator failure (deadlock), not input problems
+
+    [[nodiscard]] bool ok() const { return report.has_value(); }
+};
+
+// Analyses and simulates `project`; never throws.
+[[nodiscard]] SimulationResult simulate_now(const Project& project, const std::string& base_dir);
+
+// Re-simulates the project after each edit: edits in quick succession are
+// collapsed (debounce), the work runs on the thread pool so the window stays
+// responsive on large projects, and a result that is older than the latest
+// request is dropped so the timeline always matches the layout on screen.
+class SimulationRunner : public QObject {
+    Q_OBJECT
+
+  public:
+    explicit SimulationRunner(QObject* parent = nullptr);
+    ~SimulationRunner() override;
+
+    void setDebounceMs(int ms) { timer_.setInterval(ms); }
+    // Asks for a simulation of `project` once edits settle.
+    void request(const Project& project, const QString& baseDir);
+    // Simulates on the calling thread and publishes the result at once (for
+    // --screenshot and for loading a file).
+    void runSynchronously(const Project& project, const QString& baseDir);
+
+    [[nodiscard]] std::shared_ptr<const SimulationResult> latest() const { return latest_; }
+    [[nodiscard]] bool busy() const;
+
+  signals:
+    void started();
+    void finished();
+    // Input problems or a simulator failure, summarised; details in latest().
+    void failed(const QString& message);
+
+  private:
+    void launch();
+    void publish(SimulationResult result);
+
+    QTimer timer_;
+    Project pending_;
+    QString base_dir_;
+    quint64 generation_ = 0;
+    // The newest job; older ones still running belong to this object too
+    // (background_job.h) and are deleted as they finish.
+    QPointer<QFutureWatcherBase> job_;
+    std::shared_ptr<const SimulationResult> latest_;
+};
+
+}  // namespace pipewright::gui

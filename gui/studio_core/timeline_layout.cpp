@@ -1,0 +1,187 @@
+#include "studio_core/timeline_layout.h"
+
+#include <algorithm>
+#include <map>
+#include <tuple>
+
+namespace pipewright::gui {
+
+BlockKind block_kind(ActionType type) {
+    switch (type) {
+        case ActionType::forward:
+            return BlockKind::forward;
+        case ActionType::backward:
+            return BlockKind::backward;
+        case ActionType::backward_input:
+            return BlockKind::backward_input;
+        case ActionType::backward_weight:
+            return BlockKind::backward_weight;
+        case ActionType::send_forward:
+        case ActionType::send_backward:
+            return BlockKind::send;
+        case ActionType::recv_forward:
+        case ActionType::recv_backward:
+            return BlockKind::recv;
+    }
+    return BlockKind::forward;
+}
+
+namespace {
+
+// Pairs each send with the receive of the same data: SEND_F(s, m) is taken
+// by RECV_F(s + 1, m) and SEND_B(s, m) by RECV_B(s - 1, m). Repeats of one
+// transfer pair up first with first, as in the Chrome trace export.
+std::vector<Transfer> pair_transfers(const Timeline& timeline) {
+    using Key = std::tuple<ActionType, int, int>;
+    std::map<Key, std::vector<std::size_t>> receives;
+    for (std::size_t i = 0; i < timeline.events.size(); ++i) {
+        const Action& a = timeline.events[i].action;
+        if (is_recv(a.type)) {
+            receives[{a.type, a.stage, a.microbatch}].push_back(i);
+        }
+    }
+    std::map<Key, std::size_t> used;
+    std::vector<Transfer> out;
+    for (std::size_t i = 0; i < timeline.events.size(); ++i) {
+        const TimelineEvent& send = timeline.events[i];
+        if (!is_send(send.action.type)) {
+            continue;
+        }
+        const Action recv_action = matching_transfer(send.action);
+        const Key key{recv_action.type, recv_action.stage, recv_action.microbatch};
+        const auto it = receives.find(key);
+        if (it == receives.end() || used[key] >= it->second.size()) {
+            continue;
+        }
+        const std::size_t r = it->second[used[key]++];
+        const TimelineEvent& recv = timeline.events[r];
+        out.push_back({send.start_s, std::max(send.end_s, recv.end_s), send.rank, recv.rank,
+                       static_cast<int>(i), static_cast<int>(r)});
+    }
+    std::sort(out.begin(), out.end(),
+              [](const Transfer& a, const Transfer& b) { return a.start < b.start; });
+    return out;
+}
+
+}  // namespace
+
+TimelineLayout::TimelineLayout(const Timeline& timeline) : transfers_(pair_transfers(timeline)) {
+    const int ranks = timeline.num_ranks();
+    rows_.resize(static_cast<std::size_t>(2 * ranks));
+    longest_.assign(rows_.size(), 0);
+    bubbles_.resize(static_cast<std::size_t>(ranks));
+    double begin = 0;
+    double end = 0;
+    bool any = false;
+    for (std::size_t i = 0; i < timeline.events.size(); ++i) {
+        const auto& e = timeline.events[i];
+        if (e.rank < 0 || e.rank >= ranks) {
+            continue;
+        }
+        const int row = 2 * e.rank + (is_compute(e.action.type) ? 0 : 1);
+        rows_[static_cast<std::size_t>(row)].push_back(
+            {e.start_s, e.end_s, static_cast<int>(i), block_kind(e.action.type)});
+        begin = any ? std::min(begin, e.start_s) : e.start_s;
+        end = any ? std::max(end, e.end_s) : e.end_s;
+        any = true;
+    }
+    makespan_ = any ? end - std::min(begin, 0.0) : 0;
+    for (std::size_t r = 0; r < rows_.size(); ++r) {
+        auto& row = rows_[r];
+        std::sort(row.begin(), row.end(),
+                  [](const Block& a, const Block& b) { return a.start < b.start; });
+        for (const auto& b : row) {
+            longest_[r] = std::max(longest_[r], b.end - b.start);
+        }
+    }
+    // A bubble is time inside the iteration when a device computes nothing.
+    for (int r = 0; r < ranks; ++r) {
+        double cursor = 0;
+        for (const auto& b : rows_[static_cast<std::size_t>(2 * r)]) {
+            if (b.start > cursor) {
+                bubbles_[static_cast<std::size_t>(r)].emplace_back(cursor, b.start);
+            }
+            cursor = std::max(cursor, b.end);
+        }
+        if (any && cursor < end) {
+            bubbles_[static_cast<std::size_t>(r)].emplace_back(cursor, end);
+        }
+    }
+}
+
+const std::vector<Block>& TimelineLayout::row(int index) const {
+    return rows_.at(static_cast<std::size_t>(index));
+}
+
+const std::vector<std::pair<double, double>>& TimelineLayout::bubbles(int rank) const {
+    return bubbles_.at(static_cast<std::size_t>(rank));
+}
+
+std::size_t TimelineLayout::blockCount() const {
+    std::size_t n = 0;
+    for (const auto& row : rows_) {
+        n += row.size();
+    }
+    return n;
+}
+
+std::size_t TimelineLayout::firstVisible(int row, double t0) const {
+    // Blocks may overlap (transfers on a link), so a block starting up to the
+    // longest duration before t0 can still reach into view.
+    const auto& blocks = rows_[static_cast<std::size_t>(row)];
+    const double from = t0 - longest_[static_cast<std::size_t>(row)];
+    auto it = std::lower_bound(blocks.begin(), blocks.end(), from,
+                               [](const Block& b, double t) { return b.start < t; });
+    return static_cast<std::size_t>(it - blocks.begin());
+}
+
+std::vector<Span> TimelineLayout::visible(int row, double t0, double t1, double min_width) const {
+    std::vector<Span> out;
+    const auto& blocks = rows_.at(static_cast<std::size_t>(row));
+    for (std::size_t i = firstVisible(row, t0); i < blocks.size(); ++i) {
+        const Block& b = blocks[i];
+        if (b.start > t1) {
+            break;
+        }
+        if (b.end < t0) {
+            continue;
+        }
+        const bool narrow = b.end - b.start < min_width;
+        if (narrow && !out.empty() && out.back().end - out.back().start < min_width &&
+            b.start - out.back().end < min_width) {
+            // Extend the current fold until it is wide enough to be seen.
+            Span& fold = out.back();
+            fold.end = std::max(fold.end, b.end);
+            ++fold.folded;
+            continue;
+        }
+        out.push_back({b.start, b.end, b.event, 1, b.kind});
+    }
+    return out;
+}
+
+int TimelineLayout::eventAt(int row, double t, double tolerance) const {
+    if (row < 0 || row >= rows()) {
+        return -1;
+    }
+    const auto& blocks = rows_[static_cast<std::size_t>(row)];
+    int best = -1;
+    double best_distance = tolerance;
+    for (std::size_t i = firstVisible(row, t - tolerance); i < blocks.size(); ++i) {
+        const Block& b = blocks[i];
+        if (b.start > t + tolerance) {
+            break;
+        }
+        const double distance = t < b.start ? b.start - t : t > b.end ? t - b.end : 0;
+        if (distance <= best_distance) {
+            best_distance = distance;
+            best = b.event;
+            if (distance == 0) {
+                break;
+            }
+        }
+    }
+    return best;
+}
+
+}  // namespace pipewright::gui

@@ -1,0 +1,17 @@
+#pragma once
+
+#include <QColor>
+
+#include "studio_core/timeline_layout.h"
+
+namespace pipewright::gui {
+
+// Okabe-Ito: distinguishable with every common colour-vision deficiency.
+[[nodiscard]] QColor block_color(BlockKind kind);
+[[nodiscard]] QString block_name(BlockKind kind);
+// Chips of stage s in the topology canvas and rows of the model table.
+[[nodiscard]] QColor stage_color(int stage);
+// Over memory capacity, refused drops.
+[[nodiscard]] QColor warning_color();
+
+}  // namespace pipewright::gui

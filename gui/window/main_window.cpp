@@ -1,0 +1,448 @@
+#include "window/main_window.h"
+
+#include <QAction>
+#include <QApplication>
+#include <QDockWidget>
+#include <QFileInfo>
+#include <QHBoxLayout>
+#include <QHeaderView>
+#include <QItemSelectionModel>
+#include <QLabel>
+#include <QMenuBar>
+#include <QRegularExpression>
+#include <QSettings>
+#include <QSplitter>
+#include <QStatusBar>
+#include <QStyleFactory>
+#include <QTabWidget>
+#include <QTableView>
+#include <QToolButton>
+#include <QVBoxLayout>
+
+#include "document/project_document.h"
+#include "editor/layer_palette.h"
+#include "editor/model_table_delegate.h"
+#include "editor/model_table_model.h"
+#include "editor/problems_panel.h"
+#include "editor/training_bar.h"
+#include "metrics/comparison_panel.h"
+#include "metrics/metrics_panel.h"
+#include "run/run_panel.h"
+#include "studio_core/format.h"
+#include "studio_core/layer_blocks.h"
+#include "studio_core/project_edit.h"
+#include "studio_core/run_folder.h"
+#include "studio_core/simulation_runner.h"
+#include "style/colors.h"
+#include "timeline/timeline_plot.h"
+#include "topology/topology_scene.h"
+#include "topology/topology_view.h"
+
+namespace pipewright::gui {
+
+MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
+    setObjectName(QStringLiteral("mainWindow"));
+    document_ = new ProjectDocument(this);
+    runner_ = new SimulationRunner(this);
+    model_ = new ModelTableModel(document_, this);
+    scene_ = new TopologyScene(this);
+    buildLayout();
+    buildActions();
+    connectViews();
+    connectPlan();
+    statusBar()->showMessage(tr("Ready"), 2000);
+    updateTitle();
+}
+
+MainWindow::~MainWindow() = default;
+
+void MainWindow::buildLayout() {
+    table_ = new QTableView(this);
+    table_->setModel(model_);
+    table_->setItemDelegate(new ModelTableDelegate(document_, table_));
+    table_->setSelectionBehavior(QAbstractItemView::SelectRows);
+    table_->setSelectionMode(QAbstractItemView::ContiguousSelection);
+    table_->setDragEnabled(true);
+    table_->setAcceptDrops(true);
+    table_->setDropIndicatorShown(true);
+    table_->setDragDropMode(QAbstractItemView::DragDrop);
+    table_->setDefaultDropAction(Qt::MoveAction);
+    table_->setAlternatingRowColors(true);
+    table_->verticalHeader()->setDefaultSectionSize(table_->fontMetrics().height() + 6);
+    table_->horizontalHeader()->setStretchLastSection(true);
+    table_->horizontalHeader()->setSectionResizeMode(QHeaderView::ResizeToContents);
+    table_->verticalHeader()->hide();
+    table_->setToolTip(tr("Drag rows onto a device to place them, or within the table to reorder"));
+
+    view_ = new TopologyView(scene_, this);
+
+    auto* top = new QSplitter(Qt::Horizontal, this);
+    top->addWidget(table_);
+    top->addWidget(view_);
+    top->setStretchFactor(0, 3);
+    top->setStretchFactor(1, 2);
+    top->setSizes({640, 420});
+
+    timeline_ = new TimelinePlot(this);
+    legend_ = new QLabel(this);
+    QStringList keys;
+    for (BlockKind k : {BlockKind::forward, BlockKind::backward, BlockKind::backward_input,
+                        BlockKind::backward_weight, BlockKind::send, BlockKind::recv}) {
+        keys << QStringLiteral("<span style='color:%1;font-size:large'>■</span>&nbsp;%2")
+                    .arg(block_color(k).name(),
+                         block_name(k).replace(QLatin1Char(' '), QStringLiteral("&nbsp;")));
+    }
+    keys << tr("<span style='font-size:large'>▨</span>&nbsp;bubble&nbsp;(idle)");
+    keys << tr("labels:&nbsp;stage·micro-batch");
+    // Plain spaces between the keys let the legend wrap in a narrow window
+    // instead of setting the window's minimum width.
+    legend_->setText(keys.join(QStringLiteral(" &nbsp; ")));
+    legend_->setWordWrap(true);
+    auto* fit = new QToolButton(this);
+    fit->setText(tr("Fit"));
+    fit->setToolTip(tr("Show the whole iteration (F)"));
+    connect(fit, &QToolButton::clicked, timeline_, &TimelinePlot::fitToWindow);
+    auto* arrows = new QToolButton(this);
+    arrows->setObjectName(QStringLiteral("transferArrows"));
+    arrows->setText(tr("Arrows"));
+    arrows->setCheckable(true);
+    arrows->setToolTip(tr("Draw an arrow from each send to the receive that takes its data"));
+    connect(arrows, &QToolButton::toggled, timeline_, &TimelinePlot::setShowTransfers);
+    auto* timeline_page = new QWidget(this);
+    auto* tl = new QVBoxLayout(timeline_page);
+    tl->setContentsMargins(2, 2, 2, 2);
+    auto* head = new QHBoxLayout;
+    head->addWidget(legend_, 1);
+    head->addWidget(arrows);
+    head->addWidget(fit);
+    tl->addLayout(head);
+    tl->addWidget(timeline_, 1);
+
+    metrics_ = new MetricsPanel(this);
+    comparison_ = new ComparisonPanel(this);
+    tabs_ = new QTabWidget(this);
+    tabs_->addTab(timeline_page, tr("Timeline"));
+    tabs_->addTab(metrics_, tr("Metrics"));
+    tabs_->addTab(comparison_, tr("Schedule comparison"));
+    run_panel_ = new RunPanel(this);
+    tabs_->addTab(run_panel_, tr("Run"));
+
+    auto* central = new QSplitter(Qt::Vertical, this);
+    central->addWidget(top);
+    central->addWidget(tabs_);
+    central->setStretchFactor(0, 2);
+    central->setStretchFactor(1, 3);
+    central->setSizes({380, 520});
+    setCentralWidget(central);
+
+    palette_ = new LayerPalette(this);
+    auto* palette_dock = new QDockWidget(tr("Layer palette"), this);
+    palette_dock->setObjectName(QStringLiteral("paletteDock"));
+    palette_dock->setWidget(palette_);
+    addDockWidget(Qt::LeftDockWidgetArea, palette_dock);
+
+    inspector_ = new Inspector(document_, this);
+    auto* inspector_dock = new QDockWidget(tr("Inspector"), this);
+    inspector_dock->setObjectName(QStringLiteral("inspectorDock"));
+    inspector_dock->setWidget(inspector_);
+    addDockWidget(Qt::RightDockWidgetArea, inspector_dock);
+
+    problems_ = new ProblemsPanel(this);
+    problems_dock_ = new QDockWidget(tr("Problems"), this);
+    problems_dock_->setObjectName(QStringLiteral("problemsDock"));
+    problems_dock_->setWidget(problems_);
+    addDockWidget(Qt::BottomDockWidgetArea, problems_dock_);
+    problems_dock_->hide();
+    resizeDocks({palette_dock, inspector_dock}, {170, 340}, Qt::Horizontal);
+
+    training_ = new TrainingBar(document_, this);
+    addToolBar(Qt::TopToolBarArea, training_);
+
+    summary_ = new QLabel(this);
+    statusBar()->addPermanentWidget(summary_);
+}
+
+void MainWindow::connectViews() {
+    connect(document_, &ProjectDocument::projectChanged, this, &MainWindow::projectChanged);
+    connect(document_, &ProjectDocument::fileChanged, this, &MainWindow::updateTitle);
+    connect(document_, &ProjectDocument::modifiedChanged, this, &MainWindow::updateTitle);
+    connect(runner_, &SimulationRunner::started, this,
+            [this] { summary_->setText(tr("Simulating…")); });
+    connect(runner_, &SimulationRunner::finished, this, &MainWindow::simulationDone);
+    connect(runner_, &SimulationRunner::failed, this, [this](const QString& message) {
+        simulationDone();
+        statusBar()->showMessage(message, 8000);
+    });
+
+    connect(model_, &ModelTableModel::refused, this, &MainWindow::refuse);
+    connect(inspector_, &Inspector::refused, this, &MainWindow::refuse);
+    connect(model_, &ModelTableModel::paletteDropped, this,
+            [this](const QString& entry, int row) { insertPaletteEntry(entry, row); });
+    connect(palette_, &LayerPalette::entryActivated, this,
+            [this](const QString& entry) { insertPaletteEntry(entry, -1); });
+    connect(view_, &TopologyView::paletteDropped, this,
+            [this](const QString& entry, const QString& device) {
+                insertPaletteEntry(entry, -1, device);
+            });
+    connect(
+        view_, &TopologyView::layersDropped, this,
+        [this](int first, int last, const QString& device) { placeLayers(first, last, device); });
+    connect(view_, &TopologyView::layerClicked, this,
+            [this](int index) { selectLayers(index, index); });
+    connect(view_, &TopologyView::deviceClicked, this, [this](const QString& path) {
+        inspector_->setSelection({Selection::Kind::device, -1, path});
+    });
+    connect(view_, &TopologyView::containerClicked, this, [this](const QString& path) {
+        inspector_->setSelection({Selection::Kind::container, -1, path});
+    });
+    connect(view_, &TopologyView::backgroundClicked, this, &MainWindow::selectCanvasBackground);
+    connectTopology();
+    connectRun();
+
+    connect(table_->selectionModel(), &QItemSelectionModel::selectionChanged, this, [this] {
+        const QModelIndexList rows = table_->selectionModel()->selectedRows();
+        if (rows.isEmpty()) {
+            scene_->selectLayers(-1, -2);
+            return;
+        }
+        int first = rows.front().row();
+        int last = first;
+        for (const QModelIndex& i : rows) {
+            first = std::min(first, i.row());
+            last = std::max(last, i.row());
+        }
+        scene_->selectLayers(first, last);
+        inspector_->setSelection({Selection::Kind::layer, first, {}});
+    });
+    connect(problems_, &ProblemsPanel::problemActivated, this, &MainWindow::selectProblem);
+    connect(comparison_, &ComparisonPanel::compareRequested, this,
+            [this] { comparison_->compare(document_->project(), baseDir()); });
+}
+
+QString MainWindow::baseDir() const {
+    return document_->filePath().isEmpty() ? QString()
+                                           : QFileInfo(document_->filePath()).absolutePath();
+}
+
+void MainWindow::projectChanged() {
+    comparison_->markStale();
+    runner_->request(document_->project(), baseDir());
+    const auto latest = runner_->latest();
+    scene_->rebuild(
+        document_->project(),
+        latest && latest->report ? latest->report->devices : std::vector<DeviceMetrics>{},
+        problem_devices_);
+}
+
+void MainWindow::simulateNow() {
+    runner_->runSynchronously(document_->project(), baseDir());
+}
+
+void MainWindow::simulationDone() {
+    const auto result = runner_->latest();
+    if (!result) {
+        return;
+    }
+    if (result->report) {
+        const SimulationReport& r = *result->report;
+        timeline_->setTimeline(r.timeline);
+        metrics_->setReport(r);
+        summary_->setText(
+            tr("%1 · %n micro-batch(es) · %2 · %3 samples/s · bubble %4", nullptr, r.microbatches)
+                .arg(QString::fromStdString(r.schedule), format_duration(r.iteration_time_s),
+                     format_rate(r.throughput_samples_per_s), format_percent(r.bubble_fraction)));
+    } else {
+        const QString why = result->error.empty() ? tr("fix the problems listed to simulate")
+                                                  : QString::fromStdString(result->error);
+        timeline_->clearTimeline(tr("No timeline: %1").arg(why));
+        metrics_->clear(tr("not simulated"));
+        summary_->setText(tr("Not simulated"));
+    }
+    showProblems();
+    updateRunComparison();
+}
+
+void MainWindow::showProblems() {
+    Diagnostics all = document_->loadDiagnostics();
+    const auto result = runner_->latest();
+    if (result) {
+        all.append(result->diagnostics);
+        if (!result->error.empty()) {
+            all.add("", result->error);
+        }
+    }
+    problems_->setProblems(all);
+    problems_dock_->setVisible(!all.empty());
+
+    // Highlight what the problems name: layer rows and device boxes.
+    static const QRegularExpression layer_re(QStringLiteral("^model\\.layers\\[(\\d+)\\]"));
+    static const QRegularExpression stage_re(QStringLiteral("^placement\\[(\\d+)\\]"));
+    static const QRegularExpression device_re(
+        QStringLiteral("^topology\\.([^\\s.]+/[^\\s.]+/[^\\s.]+)"));
+    const Project& p = document_->project();
+    QSet<int> rows;
+    QSet<QString> devices;
+    for (const Diagnostic& d : all.items()) {
+        const QString path = QString::fromStdString(d.path);
+        if (auto m = layer_re.match(path); m.hasMatch()) {
+            rows.insert(m.captured(1).toInt());
+        } else if (auto s = stage_re.match(path); s.hasMatch()) {
+            const auto stage = static_cast<std::size_t>(s.captured(1).toInt());
+            if (stage < p.placement.size()) {
+                devices.insert(QString::fromStdString(p.placement[stage].device));
+            }
+        } else if (auto dm = device_re.match(path); dm.hasMatch()) {
+            devices.insert(dm.captured(1));
+        }
+    }
+    model_->setProblemRows(rows);
+    problem_devices_ = devices;
+    scene_->rebuild(
+        p, result && result->report ? result->report->devices : std::vector<DeviceMetrics>{},
+        problem_devices_);
+}
+
+void MainWindow::selectProblem(const QString& path) {
+    static const QRegularExpression layer_re(QStringLiteral("^model\\.layers\\[(\\d+)\\]"));
+    static const QRegularExpression stage_re(QStringLiteral("^placement\\[(\\d+)\\]"));
+    static const QRegularExpression device_re(
+        QStringLiteral("^topology\\.([^\\s.]+/[^\\s.]+/[^\\s.]+)"));
+    const Project& p = document_->project();
+    if (auto m = layer_re.match(path); m.hasMatch()) {
+        const int row = m.captured(1).toInt();
+        selectLayers(row, row);
+    } else if (auto s = stage_re.match(path); s.hasMatch()) {
+        const auto stage = static_cast<std::size_t>(s.captured(1).toInt());
+        if (stage < p.placement.size()) {
+            inspector_->setSelection(
+                {Selection::Kind::device, -1, QString::fromStdString(p.placement[stage].device)});
+            if (!p.placement[stage].layers.empty()) {
+                const int first = p.model.layer_index(p.placement[stage].layers.front());
+                const int last = p.model.layer_index(p.placement[stage].layers.back());
+                if (first >= 0 && last >= first) {
+                    selectLayers(first, last);
+                }
+            }
+        }
+    } else if (auto d = device_re.match(path); d.hasMatch()) {
+        inspector_->setSelection({Selection::Kind::device, -1, d.captured(1)});
+        view_->centerOn(scene_->deviceItem(d.captured(1)));
+    } else if (path.startsWith(QLatin1String("training"))) {
+        training_->scheduleBox()->setFocus();
+    }
+}
+
+void MainWindow::selectLayers(int first, int last) {
+    if (first < 0 || first >= model_->rowCount()) {
+        return;
+    }
+    last = std::min(last, model_->rowCount() - 1);
+    table_->selectionModel()->select(
+        QItemSelection(model_->index(first, 0),
+                       model_->index(last, ModelTableModel::ColumnCount - 1)),
+        QItemSelectionModel::ClearAndSelect);
+    table_->scrollTo(model_->index(first, 0));
+    inspector_->setSelection({Selection::Kind::layer, first, {}});
+}
+
+bool MainWindow::placeLayers(int first, int last, const QString& device) {
+    const EditResult result = place_layers(document_->project(), first, last, device.toStdString());
+    if (!result.project) {
+        refuse(QString::fromStdString(result.refusal));
+        return false;
+    }
+    const QString what =
+        first == last
+            ? tr("Place %1 on %2")
+                  .arg(QString::fromStdString(
+                           document_->project().model.layers[static_cast<std::size_t>(first)].name),
+                       device)
+            : tr("Place %n layer(s) on %1", nullptr, last - first + 1).arg(device);
+    document_->edit(what, *result.project);
+    statusBar()->showMessage(what, 4000);
+    return true;
+}
+
+bool MainWindow::insertPaletteEntry(const QString& entry, int row, const QString& device) {
+    Project p = document_->project();
+    const auto devices = layer_devices(p);
+    int at = row < 0 ? static_cast<int>(p.model.layers.size()) : row;
+    if (!device.isEmpty()) {
+        // On a device: after its last layer, so its stage stays contiguous.
+        for (std::size_t i = 0; i < devices.size(); ++i) {
+            if (devices[i] == device.toStdString()) {
+                at = static_cast<int>(i) + 1;
+            }
+        }
+    }
+    const auto figures = analyze_model_layers(p);
+    Shape input = p.model.input.shape;
+    if (at > 0 && at - 1 < static_cast<int>(figures.size()) &&
+        figures[static_cast<std::size_t>(at - 1)].analysis) {
+        input = figures[static_cast<std::size_t>(at - 1)].analysis->output_shape;
+    }
+    const auto layers = make_palette_entry(entry.toStdString(), input);
+    if (layers.empty()) {
+        return false;
+    }
+    for (std::size_t i = 0; i < layers.size(); ++i) {
+        p = insert_layer(p, at + static_cast<int>(i), layers[i]);
+    }
+    if (!device.isEmpty()) {
+        EditResult placed =
+            place_layers(p, at, at + static_cast<int>(layers.size()) - 1, device.toStdString());
+        if (!placed.project) {
+            refuse(QString::fromStdString(placed.refusal));
+            return false;
+        }
+        p = *placed.project;
+    }
+    document_->edit(tr("Add %1").arg(entry.section(QLatin1Char(':'), 1)), p);
+    selectLayers(at, at + static_cast<int>(layers.size()) - 1);
+    return true;
+}
+
+void MainWindow::refuse(const QString& message) {
+    last_refusal_ = message;
+    statusBar()->showMessage(tr("Refused: %1").arg(message), 10000);
+    emit refused(message);
+}
+
+void MainWindow::updateTitle() {
+    setWindowTitle(QStringLiteral("%1[*] — Pipewright Studio").arg(document_->displayName()));
+    setWindowModified(document_->isModified());
+}
+
+void MainWindow::setDarkTheme(bool dark) {
+    QApplication::setStyle(QStyleFactory::create(QStringLiteral("Fusion")));
+    QPalette pal = QApplication::style()->standardPalette();
+    if (dark) {
+        pal.setColor(QPalette::Window, QColor(0x2B, 0x2E, 0x33));
+        pal.setColor(QPalette::WindowText, QColor(0xE6, 0xE6, 0xE6));
+        pal.setColor(QPalette::Base, QColor(0x1F, 0x22, 0x26));
+        pal.setColor(QPalette::AlternateBase, QColor(0x27, 0x2A, 0x2F));
+        pal.setColor(QPalette::Text, QColor(0xE6, 0xE6, 0xE6));
+        pal.setColor(QPalette::Button, QColor(0x33, 0x37, 0x3D));
+        pal.setColor(QPalette::ButtonText, QColor(0xE6, 0xE6, 0xE6));
+        pal.setColor(QPalette::ToolTipBase, QColor(0x33, 0x37, 0x3D));
+        pal.setColor(QPalette::ToolTipText, QColor(0xE6, 0xE6, 0xE6));
+        pal.setColor(QPalette::Highlight, QColor(0x3D, 0x8E, 0xD8));
+        pal.setColor(QPalette::HighlightedText, Qt::white);
+        pal.setColor(QPalette::Mid, QColor(0x55, 0x5A, 0x60));
+        pal.setColor(QPalette::Dark, QColor(0x18, 0x1A, 0x1D));
+        pal.setColor(QPalette::PlaceholderText, QColor(0x90, 0x90, 0x90));
+        // Disabled controls must look disabled on the dark background too.
+        for (const auto role : {QPalette::WindowText, QPalette::Text, QPalette::ButtonText}) {
+            pal.setColor(QPalette::Disabled, role, QColor(0x80, 0x84, 0x8A));
+        }
+        pal.setColor(QPalette::Disabled, QPalette::Button, QColor(0x2E, 0x31, 0x36));
+    }
+    QApplication::setPalette(pal);
+    if (dark_action_ != nullptr) {
+        dark_action_->setChecked(dark);
+    }
+    QSettings().setValue(QStringLiteral("darkTheme"), dark);
+    showProblems();  // redraws the canvas in the new colours
+}
+
+}  // namespace pipewright::gui

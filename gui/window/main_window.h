@@ -1,0 +1,162 @@
+#pragma once
+
+#include <QMainWindow>
+#include <QSet>
+#include <memory>
+
+#include "editor/inspector.h"
+
+class QAction;
+class QLabel;
+class QMenu;
+class QTableView;
+class QTabWidget;
+class QDockWidget;
+
+namespace pipewright::gui {
+
+class ComparisonPanel;
+class LayerPalette;
+class MetricsPanel;
+class ModelTableModel;
+class ProblemsPanel;
+class PlanRunner;
+class ProjectDocument;
+class RunPanel;
+class SimulationRunner;
+struct MeasuredRun;
+class TimelinePlot;
+class TopologyScene;
+class TopologyView;
+class TrainingBar;
+
+class MainWindow : public QMainWindow {
+    Q_OBJECT
+
+  public:
+    explicit MainWindow(QWidget* parent = nullptr);
+    ~MainWindow() override;
+
+    // Opens a project file without asking about unsaved changes; false (and
+    // a status message) when the file cannot be read at all.
+    bool openFile(const QString& path);
+    bool saveTo(const QString& path);
+    // Places layers [first, last] on `device`; false when refused, with the
+    // reason in lastRefusal() and the refused() signal.
+    bool placeLayers(int first, int last, const QString& device);
+    // Renames the node "n", container "n/c" or device "n/c/d" at `path`;
+    // false when refused (the reason as for placeLayers).
+    bool renameTopologyItem(const QString& path, const QString& name);
+    // Removes the node, container or device at `path` with its placement.
+    void removeTopologyItem(const QString& path);
+    // Inserts a palette entry at `row` (-1: end), optionally placing it on a device.
+    bool insertPaletteEntry(const QString& entry, int row, const QString& device = {});
+    // Re-simulates on this thread and updates every view (--screenshot).
+    void simulateNow();
+    // Starts the planner in the background (main_window_plan.cpp); when it
+    // finishes, its best placement, schedule and micro-batches replace the
+    // project's as one undoable edit. False when a plan is already running.
+    bool autoPlan();
+    void setDarkTheme(bool dark);
+    // Real runs (main_window_run.cpp). startRun writes the project as edited
+    // into a fresh run folder and starts `pipewright run` on it; false with
+    // the reason in the Run panel when it cannot start.
+    bool startRun();
+    // Shows a finished run's measured timeline under the simulated one and
+    // its simulated-vs-measured table; false with the reason when the folder
+    // cannot be read.
+    bool showRun(const QString& dir);
+    // Where this project's runs go and are listed from.
+    [[nodiscard]] QString runsDir() const;
+
+    [[nodiscard]] QString lastRefusal() const { return last_refusal_; }
+    [[nodiscard]] ProjectDocument* document() const { return document_; }
+    [[nodiscard]] SimulationRunner* runner() const { return runner_; }
+    [[nodiscard]] PlanRunner* planRunner() const { return planner_; }
+    [[nodiscard]] TrainingBar* trainingBar() const { return training_; }
+    [[nodiscard]] TimelinePlot* timelinePlot() const { return timeline_; }
+    [[nodiscard]] MetricsPanel* metricsPanel() const { return metrics_; }
+    [[nodiscard]] ComparisonPanel* comparisonPanel() const { return comparison_; }
+    [[nodiscard]] ModelTableModel* modelTableModel() const { return model_; }
+    [[nodiscard]] QTableView* modelTable() const { return table_; }
+    [[nodiscard]] TopologyScene* topologyScene() const { return scene_; }
+    [[nodiscard]] ProblemsPanel* problemsPanel() const { return problems_; }
+    [[nodiscard]] Inspector* inspector() const { return inspector_; }
+    [[nodiscard]] QTabWidget* views() const { return tabs_; }
+    [[nodiscard]] TopologyView* topologyView() const { return view_; }
+    [[nodiscard]] RunPanel* runPanel() const { return run_panel_; }
+    [[nodiscard]] QAction* runAction() const { return run_action_; }
+
+  signals:
+    void refused(const QString& message);
+
+  protected:
+    void closeEvent(QCloseEvent* event) override;
+    // Notes where the canvas was pressed, to tell a node box from the
+    // background (main_window_topology.cpp).
+    bool eventFilter(QObject* watched, QEvent* event) override;
+
+  private:
+    void buildActions();
+    void buildLayout();
+    void connectViews();
+    void connectTopology();  // main_window_topology.cpp
+    void connectRun();       // main_window_run.cpp
+    void connectPlan();      // main_window_plan.cpp
+    void applyPlan();
+    // A press on the canvas outside any device or container: the node box
+    // under it, or nothing.
+    void selectCanvasBackground();
+    void projectFileChanged();
+    void updateRunComparison();
+    void projectChanged();
+    void simulationDone();
+    void showProblems();
+    void selectProblem(const QString& path);
+    void refuse(const QString& message);
+    void updateTitle();
+    void selectLayers(int first, int last);
+    QString baseDir() const;
+
+    // File handling (main_window_file.cpp).
+    bool maybeSave();
+    void newFromExample(const QString& path);
+    void openDialog();
+    bool save();
+    bool saveAs();
+    void addRecent(const QString& path);
+    void fillRecentMenu();
+    void exportTimeline(const QString& format);
+    void exportScheduleCsv();
+
+    ProjectDocument* document_ = nullptr;
+    SimulationRunner* runner_ = nullptr;
+    ModelTableModel* model_ = nullptr;
+    QTableView* table_ = nullptr;
+    TopologyScene* scene_ = nullptr;
+    TopologyView* view_ = nullptr;
+    LayerPalette* palette_ = nullptr;
+    Inspector* inspector_ = nullptr;
+    TrainingBar* training_ = nullptr;
+    TimelinePlot* timeline_ = nullptr;
+    MetricsPanel* metrics_ = nullptr;
+    ComparisonPanel* comparison_ = nullptr;
+    ProblemsPanel* problems_ = nullptr;
+    QDockWidget* problems_dock_ = nullptr;
+    QTabWidget* tabs_ = nullptr;
+    QLabel* summary_ = nullptr;
+    QLabel* legend_ = nullptr;
+    QMenu* recent_menu_ = nullptr;
+    QAction* dark_action_ = nullptr;
+    RunPanel* run_panel_ = nullptr;
+    QAction* run_action_ = nullptr;
+    PlanRunner* planner_ = nullptr;
+    QAction* plan_action_ = nullptr;
+    QWidget* plan_status_ = nullptr;  // busy indicator and Cancel, in the status bar
+    std::shared_ptr<const MeasuredRun> measured_run_;  // shown under the simulation
+    QString last_refusal_;
+    QSet<QString> problem_devices_;
+    QPoint canvas_press_;
+};
+
+}  // namespace pipewright::gui

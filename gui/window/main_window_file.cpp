@@ -1,0 +1,347 @@
+// Menus, file handling and exports of the main window.
+#include <QAction>
+#include <QApplication>
+#include <QCloseEvent>
+#include <QDockWidget>
+#include <QFileDialog>
+#include <QFileInfo>
+#include <QKeySequence>
+#include <QMenuBar>
+#include <QMessageBox>
+#include <QPushButton>
+#include <QSettings>
+#include <QStatusBar>
+#include <QTabWidget>
+#include <QTableView>
+
+#include "document/project_document.h"
+#include "editor/model_table_model.h"
+#include "editor/training_bar.h"
+#include "metrics/comparison_panel.h"
+#include "pipewright/core/project_io.h"
+#include "pipewright/core/schedule_csv.h"
+#include "run/run_panel.h"
+#include "studio_core/asset_paths.h"
+#include "studio_core/project_edit.h"
+#include "studio_core/simulation_runner.h"
+#include "timeline/timeline_plot.h"
+#include "window/main_window.h"
+
+namespace pipewright::gui {
+
+namespace {
+constexpr int kMaxRecent = 8;
+const QString kRecentKey = QStringLiteral("recentFiles");
+}  // namespace
+
+void MainWindow::buildActions() {
+    QMenu* file = menuBar()->addMenu(tr("&File"));
+    QMenu* examples = file->addMenu(tr("&New from Example"));
+    for (const QString& path : example_projects()) {
+        examples->addAction(QFileInfo(path).completeBaseName(), this,
+                            [this, path] { newFromExample(path); });
+    }
+    examples->setEnabled(!examples->isEmpty());
+    file->addAction(tr("&Open…"), QKeySequence::Open, this, &MainWindow::openDialog);
+    recent_menu_ = file->addMenu(tr("Open &Recent"));
+    connect(recent_menu_, &QMenu::aboutToShow, this, &MainWindow::fillRecentMenu);
+    file->addAction(tr("&Save"), QKeySequence::Save, this, &MainWindow::save);
+    file->addAction(tr("Save &As…"), QKeySequence::SaveAs, this, &MainWindow::saveAs);
+    file->addSeparator();
+    QMenu* exports = file->addMenu(tr("&Export"));
+    exports->addAction(tr("Timeline as &PNG…"), this,
+                       [this] { exportTimeline(QStringLiteral("png")); });
+    exports->addAction(tr("Timeline as P&DF…"), this,
+                       [this] { exportTimeline(QStringLiteral("pdf")); });
+    exports->addAction(tr("Timeline as &Chrome Trace…"), this,
+                       [this] { exportTimeline(QStringLiteral("json")); });
+    exports->addAction(tr("Schedule as &CSV…"), this, &MainWindow::exportScheduleCsv);
+    file->addSeparator();
+    file->addAction(tr("&Quit"), QKeySequence::Quit, this, &QWidget::close);
+
+    QMenu* edit = menuBar()->addMenu(tr("&Edit"));
+    QAction* undo = document_->undoStack()->createUndoAction(this, tr("&Undo"));
+    undo->setShortcut(QKeySequence::Undo);
+    QAction* redo = document_->undoStack()->createRedoAction(this, tr("&Redo"));
+    redo->setShortcut(QKeySequence::Redo);
+    edit->addAction(undo);
+    edit->addAction(redo);
+    edit->addSeparator();
+    auto selected_range = [this](int* first, int* last) {
+        const QModelIndexList rows = table_->selectionModel()->selectedRows();
+        if (rows.isEmpty()) {
+            return false;
+        }
+        *first = rows.front().row();
+        *last = *first;
+        for (const QModelIndex& i : rows) {
+            *first = std::min(*first, i.row());
+            *last = std::max(*last, i.row());
+        }
+        return true;
+    };
+    QAction* remove = edit->addAction(tr("Remove Layers"), this, [this, selected_range] {
+        int first = 0;
+        int last = 0;
+        if (selected_range(&first, &last)) {
+            document_->edit(tr("Remove layers"), remove_layers(document_->project(), first, last));
+        }
+    });
+    remove->setShortcut(QKeySequence::Delete);
+    remove->setShortcutContext(Qt::WidgetWithChildrenShortcut);
+    table_->addAction(remove);
+    QAction* up = edit->addAction(tr("Move Layer Up"), this, [this, selected_range] {
+        int first = 0;
+        int last = 0;
+        if (selected_range(&first, &last) && first > 0) {
+            document_->edit(tr("Move layer"), move_layer(document_->project(), first - 1, last));
+            selectLayers(first - 1, last - 1);
+        }
+    });
+    up->setShortcut(QKeySequence(Qt::ALT | Qt::Key_Up));
+    QAction* down = edit->addAction(tr("Move Layer Down"), this, [this, selected_range] {
+        int first = 0;
+        int last = 0;
+        if (selected_range(&first, &last) && last + 1 < model_->rowCount()) {
+            document_->edit(tr("Move layer"), move_layer(document_->project(), last + 1, first));
+            selectLayers(first + 1, last + 1);
+        }
+    });
+    down->setShortcut(QKeySequence(Qt::ALT | Qt::Key_Down));
+
+    QMenu* view = menuBar()->addMenu(tr("&View"));
+    view->addAction(tr("&Fit Timeline"), QKeySequence(Qt::Key_F), timeline_,
+                    &TimelinePlot::fitToWindow);
+    view->addAction(tr("&Timeline"), QKeySequence(Qt::CTRL | Qt::Key_1), this,
+                    [this] { tabs_->setCurrentIndex(0); });
+    view->addAction(tr("&Metrics"), QKeySequence(Qt::CTRL | Qt::Key_2), this,
+                    [this] { tabs_->setCurrentIndex(1); });
+    view->addAction(tr("Schedule &Comparison"), QKeySequence(Qt::CTRL | Qt::Key_3), this,
+                    [this] { tabs_->setCurrentIndex(2); });
+    view->addAction(tr("&Run"), QKeySequence(Qt::CTRL | Qt::Key_4), this,
+                    [this] { tabs_->setCurrentIndex(3); });
+    dark_action_ = view->addAction(tr("&Dark Theme"));
+    dark_action_->setCheckable(true);
+    connect(dark_action_, &QAction::toggled, this, [this](bool on) { setDarkTheme(on); });
+    view->addSeparator();
+    for (QDockWidget* dock : findChildren<QDockWidget*>()) {
+        view->addAction(dock->toggleViewAction());
+    }
+
+    QMenu* simulate = menuBar()->addMenu(tr("&Simulate"));
+    simulate->addAction(tr("&Compare Schedules"), QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_C),
+                        this, [this] {
+                            tabs_->setCurrentIndex(2);
+                            comparison_->compare(document_->project(), baseDir());
+                        });
+    plan_action_ =
+        simulate->addAction(tr("&Auto-plan"), QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_P), this,
+                            [this] { autoPlan(); });
+    plan_action_->setObjectName(QStringLiteral("autoPlanAction"));
+    plan_action_->setStatusTip(
+        tr("Find the fastest split of the layers over the devices, schedule and micro-batch "
+           "count that fits in memory (undoable)"));
+    simulate->addSeparator();
+    run_action_ =
+        simulate->addAction(tr("&Run on Local Devices"), QKeySequence(Qt::CTRL | Qt::Key_R), this,
+                            [this] { startRun(); });
+    run_action_->setStatusTip(
+        tr("Train this layout for real on the local devices (pipewright run) and compare the "
+           "measured timeline with the simulated one"));
+    // The Run panel's button knows whether a run can start (a command line
+    // found, none running); the menu item and toolbar button follow it.
+    const auto follow_run_button = [this] {
+        run_action_->setEnabled(run_panel_->runButton()->isEnabled());
+        run_action_->setToolTip(run_panel_->runButton()->toolTip());
+    };
+    follow_run_button();
+    connect(run_panel_, &RunPanel::runAvailabilityChanged, this, follow_run_button);
+    training_->addSeparator();
+    training_->addAction(run_action_);
+
+    QMenu* help = menuBar()->addMenu(tr("&Help"));
+    help->addAction(tr("&About Pipewright Studio"), this, [this] {
+        QMessageBox::about(this, tr("About Pipewright Studio"),
+                           tr("<b>Pipewright Studio</b><p>Plan, simulate and run pipeline "
+                              "model-parallel training: place layers on devices, pick a schedule, "
+                              "read the predicted timeline, bubbles, throughput and memory, then "
+                              "train the same layout on the local devices and compare.</p>"));
+    });
+}
+
+bool MainWindow::openFile(const QString& path) {
+    QString error;
+    if (!document_->open(path, &error)) {
+        statusBar()->showMessage(tr("Cannot open %1: %2").arg(path, error), 10000);
+        return false;
+    }
+    addRecent(document_->filePath());
+    simulateNow();
+    statusBar()->showMessage(tr("Opened %1").arg(path), 4000);
+    return true;
+}
+
+bool MainWindow::saveTo(const QString& path) {
+    QString error;
+    if (!document_->saveAs(path, &error)) {
+        statusBar()->showMessage(tr("Cannot save: %1").arg(error), 10000);
+        return false;
+    }
+    addRecent(document_->filePath());
+    statusBar()->showMessage(tr("Saved %1").arg(path), 4000);
+    return true;
+}
+
+bool MainWindow::maybeSave() {
+    if (!document_->isModified()) {
+        return true;
+    }
+    const auto answer = QMessageBox::warning(
+        this, tr("Unsaved changes"),
+        tr("%1 has unsaved changes. Save them first?").arg(document_->displayName()),
+        QMessageBox::Save | QMessageBox::Discard | QMessageBox::Cancel, QMessageBox::Save);
+    if (answer == QMessageBox::Save) {
+        return save();
+    }
+    return answer == QMessageBox::Discard;
+}
+
+void MainWindow::newFromExample(const QString& path) {
+    if (!maybeSave()) {
+        return;
+    }
+    const LoadedProject loaded = load_project_file(path.toStdString());
+    if (!loaded.project) {
+        statusBar()->showMessage(tr("Cannot read example %1").arg(path), 8000);
+        return;
+    }
+    // An unsaved copy: Save asks where, so the shipped example stays intact.
+    document_->reset(*loaded.project, {}, loaded.diagnostics);
+    simulateNow();
+}
+
+void MainWindow::openDialog() {
+    if (!maybeSave()) {
+        return;
+    }
+    const QString path = QFileDialog::getOpenFileName(
+        this, tr("Open project"), baseDir(), tr("Pipewright projects (*.json);;All files (*)"));
+    if (!path.isEmpty() && !openFile(path)) {
+        QMessageBox::warning(this, tr("Cannot open"), statusBar()->currentMessage());
+    }
+}
+
+bool MainWindow::save() {
+    if (document_->filePath().isEmpty()) {
+        return saveAs();
+    }
+    return saveTo(document_->filePath());
+}
+
+bool MainWindow::saveAs() {
+    QString suggestion = document_->filePath();
+    if (suggestion.isEmpty()) {
+        suggestion =
+            QString::fromStdString(document_->project().model.name) + QStringLiteral(".json");
+    }
+    const QString path = QFileDialog::getSaveFileName(this, tr("Save project"), suggestion,
+                                                      tr("Pipewright projects (*.json)"));
+    return !path.isEmpty() && saveTo(path);
+}
+
+void MainWindow::addRecent(const QString& path) {
+    QSettings settings;
+    QStringList recent = settings.value(kRecentKey).toStringList();
+    recent.removeAll(path);
+    recent.prepend(path);
+    while (recent.size() > kMaxRecent) {
+        recent.removeLast();
+    }
+    settings.setValue(kRecentKey, recent);
+}
+
+void MainWindow::fillRecentMenu() {
+    recent_menu_->clear();
+    const QStringList recent = QSettings().value(kRecentKey).toStringList();
+    for (const QString& path : recent) {
+        QAction* action = recent_menu_->addAction(QFileInfo(path).fileName(), this, [this, path] {
+            if (maybeSave()) {
+                openFile(path);
+            }
+        });
+        action->setToolTip(path);
+        action->setEnabled(QFileInfo::exists(path));
+    }
+    if (recent.isEmpty()) {
+        recent_menu_->addAction(tr("(none)"))->setEnabled(false);
+    }
+}
+
+void MainWindow::exportTimeline(const QString& format) {
+    const auto result = runner_->latest();
+    if (!result || !result->report) {
+        statusBar()->showMessage(tr("Nothing to export: the project does not simulate"), 6000);
+        return;
+    }
+    const QString filter = format == QLatin1String("png")   ? tr("PNG image (*.png)")
+                           : format == QLatin1String("pdf") ? tr("PDF document (*.pdf)")
+                                                            : tr("Chrome trace (*.json)");
+    const QString path = QFileDialog::getSaveFileName(this, tr("Export timeline"), {}, filter);
+    if (path.isEmpty()) {
+        return;
+    }
+    bool ok = false;
+    QString error;
+    if (format == QLatin1String("png")) {
+        ok = timeline_->savePng(path, 0, 0, 2.0);
+    } else if (format == QLatin1String("pdf")) {
+        ok = timeline_->savePdf(path);
+    } else {
+        try {
+            write_file_atomically(path.toStdString(),
+                                  timeline_to_chrome_trace(result->report->timeline).dump(1));
+            ok = true;
+        } catch (const std::exception& e) {
+            error = QString::fromStdString(e.what());
+        }
+    }
+    statusBar()->showMessage(ok ? tr("Exported %1").arg(path) : tr("Export failed %1").arg(error),
+                             6000);
+}
+
+void MainWindow::exportScheduleCsv() {
+    const auto result = runner_->latest();
+    if (!result || !result->report) {
+        statusBar()->showMessage(tr("Nothing to export: the project does not simulate"), 6000);
+        return;
+    }
+    const QString path = QFileDialog::getSaveFileName(this, tr("Export schedule"), {},
+                                                      tr("PyTorch schedule CSV (*.csv)"));
+    if (path.isEmpty()) {
+        return;
+    }
+    try {
+        write_file_atomically(path.toStdString(), schedule_to_csv(result->schedule));
+        statusBar()->showMessage(tr("Exported %1").arg(path), 6000);
+    } catch (const std::exception& e) {
+        statusBar()->showMessage(tr("Export failed: %1").arg(QString::fromStdString(e.what())),
+                                 6000);
+    }
+}
+
+void MainWindow::closeEvent(QCloseEvent* event) {
+    if (run_panel_->isRunning() &&
+        QMessageBox::question(this, tr("A run is going"),
+                              tr("A real run of this project is still going. Stop it and quit?")) !=
+            QMessageBox::Yes) {
+        event->ignore();
+        return;
+    }
+    if (maybeSave()) {
+        event->accept();
+    } else {
+        event->ignore();
+    }
+}
+
+}  // namespace pipewright::gui

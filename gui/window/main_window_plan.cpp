@@ -1,0 +1,107 @@
+// The Auto-plan action: the same planner as `pipewright plan`, run in the
+// background (seconds on large clusters) and applied as one undoable edit.
+#include <QHBoxLayout>
+#include <QLabel>
+#include <QProgressBar>
+#include <QPushButton>
+#include <QStatusBar>
+
+#include "document/project_document.h"
+#include "studio_core/plan_runner.h"
+#include "window/main_window.h"
+
+namespace pipewright::gui {
+
+void MainWindow::connectPlan() {
+    planner_ = new PlanRunner(this);
+    plan_status_ = new QWidget(this);
+    plan_status_->setObjectName(QStringLiteral("planStatus"));
+    auto* row = new QHBoxLayout(plan_status_);
+    row->setContentsMargins(0, 0, 0, 0);
+    auto* spinner = new QProgressBar(plan_status_);
+    spinner->setRange(0, 0);  // busy: the planner cannot say how far it is
+    spinner->setMaximumWidth(90);
+    spinner->setTextVisible(false);
+    auto* label = new QLabel(tr("Auto-plan…"), plan_status_);
+    auto* cancel = new QPushButton(tr("Cancel"), plan_status_);
+    cancel->setObjectName(QStringLiteral("cancelPlanButton"));
+    cancel->setToolTip(tr("Stop planning; the layout stays as it is"));
+    cancel->setSizePolicy(QSizePolicy::Fixed, QSizePolicy::Fixed);
+    row->addWidget(label);
+    row->addWidget(spinner);
+    row->addWidget(cancel);
+    statusBar()->addPermanentWidget(plan_status_);
+    plan_status_->hide();
+
+    connect(cancel, &QPushButton::clicked, planner_, &PlanRunner::cancel);
+    connect(planner_, &PlanRunner::started, this, [this, label] {
+        label->setText(tr("Auto-plan…"));
+        plan_status_->show();
+        plan_action_->setEnabled(false);
+    });
+    connect(planner_, &PlanRunner::progress, this, [label](int simulations) {
+        label->setText(tr("Auto-plan: %n layout(s) simulated", nullptr, simulations));
+    });
+    const auto idle = [this] {
+        plan_status_->hide();
+        plan_action_->setEnabled(true);
+    };
+    connect(planner_, &PlanRunner::cancelled, this, [this, idle] {
+        idle();
+        statusBar()->showMessage(tr("Auto-plan cancelled; the layout is unchanged"), 8000);
+    });
+    connect(planner_, &PlanRunner::failed, this, [this, idle](const QString& message) {
+        idle();
+        refuse(tr("Auto-plan: %1").arg(message));
+    });
+    connect(planner_, &PlanRunner::finished, this, [this, idle] {
+        idle();
+        applyPlan();
+    });
+    // A plan is made for the layout it started from: an edit (or another
+    // project) makes it stale, so it is stopped rather than applied later.
+    connect(document_, &ProjectDocument::projectChanged, this, [this] {
+        if (planner_->isRunning()) {
+            planner_->cancel();
+        }
+    });
+}
+
+bool MainWindow::autoPlan() {
+    if (planner_->isRunning()) {
+        return false;
+    }
+    planner_->start(document_->project(), baseDir());
+    return true;
+}
+
+void MainWindow::applyPlan() {
+    const auto attempt = planner_->latest();
+    if (attempt->input != document_->project()) {
+        refuse(tr("Auto-plan: the project changed while planning; plan again"));
+        return;
+    }
+    const PlanResult& result = *attempt->result;
+    if (!result.feasible) {
+        refuse(tr("Auto-plan found no layout that fits: %1")
+                   .arg(QString::fromStdString(result.why_nothing_fits)));
+        return;
+    }
+    if (result.project == document_->project()) {
+        statusBar()->showMessage(tr("Auto-plan: the current layout is already the fastest found"),
+                                 8000);
+        return;
+    }
+    const double before = result.input.report ? result.input.report->iteration_time_s : 0;
+    const double after = result.plan.report ? result.plan.report->iteration_time_s : 0;
+    document_->edit(tr("Auto-plan"), result.project);
+    if (before > 0 && after > 0) {
+        statusBar()->showMessage(tr("Auto-plan: %1 ms → %2 ms per iteration (%3 % faster)")
+                                     .arg(before * 1e3, 0, 'f', 1)
+                                     .arg(after * 1e3, 0, 'f', 1)
+                                     .arg((before / after - 1) * 100, 0, 'f', 1),
+                                 10000);
+    }
+}
+
+}  // namespace pipewright::gui

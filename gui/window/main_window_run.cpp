@@ -1,0 +1,141 @@
+// Real runs from the studio: the Run panel asks, the main window writes the
+// project as edited into a fresh run folder, starts `pipewright run` on it,
+// and draws the measured timeline under the simulated one when it ends.
+#include <QDir>
+#include <QMessageBox>
+#include <QStatusBar>
+#include <QTabWidget>
+
+#include "document/project_document.h"
+#include "run/run_panel.h"
+#include "studio_core/run_comparison.h"
+#include "studio_core/run_folder.h"
+#include "studio_core/simulation_runner.h"
+#include "timeline/timeline_plot.h"
+#include "window/main_window.h"
+
+namespace pipewright::gui {
+
+void MainWindow::connectRun() {
+    run_panel_->setCli(locate_cli());
+    connect(run_panel_, &RunPanel::runRequested, this, [this] { startRun(); });
+    connect(run_panel_, &RunPanel::runSucceeded, this, [this](const QString& dir) {
+        run_panel_->refreshPastRuns();
+        run_panel_->selectPastRun(dir);
+        if (showRun(dir)) {
+            statusBar()->showMessage(
+                tr("Run finished: its measured timeline is under the simulated one"), 8000);
+        }
+    });
+    connect(run_panel_, &RunPanel::runFailed, this, [this](const QString& message) {
+        statusBar()->showMessage(tr("Run failed: %1").arg(message.section(QLatin1Char('\n'), -1)),
+                                 10000);
+    });
+    connect(run_panel_, &RunPanel::pastRunActivated, this, [this](const QString& dir) {
+        if (showRun(dir)) {
+            tabs_->setCurrentIndex(0);
+        }
+    });
+    connect(document_, &ProjectDocument::fileChanged, this, &MainWindow::projectFileChanged);
+    projectFileChanged();
+}
+
+QString MainWindow::runsDir() const {
+    return runs_dir_for(document_->filePath(),
+                        QString::fromStdString(document_->project().model.name));
+}
+
+void MainWindow::projectFileChanged() {
+    // Another project's run does not belong under this one's timeline; a
+    // Save As of the layout that was run keeps it.
+    if (measured_run_ &&
+        !(measured_run_->project && same_run_plan(*measured_run_->project, document_->project()))) {
+        measured_run_.reset();
+        timeline_->clearMeasuredTimeline();
+        run_panel_->clearComparison(tr("Run the layout to compare the simulation with reality."));
+    }
+    if (!run_panel_->isRunning()) {
+        run_panel_->setDefaultSteps(document_->project().training.steps);
+    }
+    run_panel_->setRunsDir(runsDir());
+}
+
+bool MainWindow::startRun() {
+    if (run_panel_->isRunning()) {
+        return false;
+    }
+    if (!run_panel_->cli().found()) {
+        run_panel_->setCli(locate_cli());
+    }
+    tabs_->setCurrentWidget(run_panel_);
+    if (!run_panel_->cli().found()) {
+        run_panel_->showError(run_panel_->cli().reason);
+        return false;
+    }
+    const Project& project = document_->project();
+    const QString dir = new_run_dir(runsDir(), QString::fromStdString(project.model.name));
+    if (!QDir().mkpath(dir)) {
+        run_panel_->showError(tr("Cannot create the run folder %1").arg(dir));
+        return false;
+    }
+    // The run takes the layout on screen, saved or not.
+    const QString project_file = QDir(dir).filePath(QStringLiteral("project.json"));
+    QString error;
+    if (!write_run_project(project, baseDir(), project_file, &error)) {
+        run_panel_->showError(tr("Cannot write %1: %2").arg(project_file, error));
+        return false;
+    }
+    RunRequest request;
+    request.cli = run_panel_->cli().path;
+    request.project_file = project_file;
+    request.out_dir = dir;
+    request.steps = run_panel_->steps();
+    request.device = run_panel_->device();
+    run_panel_->start(request);
+    statusBar()->showMessage(
+        tr("Running %1 on the local devices…").arg(QString::fromStdString(project.model.name)),
+        4000);
+    return true;
+}
+
+bool MainWindow::showRun(const QString& dir) {
+    QString error;
+    auto run = load_measured_run(dir, &error);
+    if (!run) {
+        run_panel_->showError(error);
+        return false;
+    }
+    measured_run_ = std::make_shared<const MeasuredRun>(std::move(*run));
+    timeline_->setMeasuredTimeline(measured_run_->timeline, measured_run_->name);
+    updateRunComparison();
+    return true;
+}
+
+void MainWindow::updateRunComparison() {
+    if (!measured_run_) {
+        return;
+    }
+    const auto latest = runner_->latest();
+    const SimulationReport* simulated = latest && latest->report ? &*latest->report : nullptr;
+    QStringList notes;
+    if (measured_run_->project && !same_run_plan(*measured_run_->project, document_->project())) {
+        notes << tr(
+            "This run was made with another layout or training than the one on screen; "
+            "the simulated column is for the layout on screen.");
+    }
+    if (simulated == nullptr) {
+        notes << tr(
+            "The layout on screen does not simulate, so there is nothing to compare "
+            "with.");
+    } else {
+        notes << tr(
+            "Measured iteration time: the median over the steps after the first, "
+            "optimizer step included; the timeline shows one typical step.");
+    }
+    run_panel_->showComparison(
+        measured_run_->name,
+        compare_run(simulated, measured_run_->timeline, measured_run_->iteration_time_s),
+        notes.join(QLatin1Char(' ')));
+}
+
+}  // namespace pipewright::gui

@@ -1,0 +1,15 @@
+#include <gtest/gtest.h>
+#include <QCoreApplication>
+#include <QStandardPaths>
+
+// The studio's logic library needs an event loop (signals, the thread pool's
+// results, child processes) but no widgets, so no display either.
+int main(int argc, char** argv) {
+    // Run folders go to a throwaway place, not the user's.
+    QStandardPaths::setTestModeEnabled(true);
+    QCoreApplication app(argc, argv);
+    QCoreApplication::setOrganizationName(QStringLiteral("PipewrightTests"));
+    QCoreApplication::setApplicationName(QStringLiteral("studio_core_tests"));
+    ::testing::InitGoogleTest(&argc, argv);
+    return RUN_ALL_TESTS();
+}
