@@ -27,6 +27,8 @@
 #include <set>
 #include <utility>
 
+#include "pipewright/core/json_reader.h"
+
 namespace pipewright {
 namespace {
 
@@ -465,11 +467,6 @@ const Entry* find_entry(std::string_view type) {
 
 // ---- hyper-parameter reading ------------------------------------------------
 
-std::string show(const nlohmann::json& j) {
-    std::string s = j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
-    return s.size() > 40 ? s.substr(0, 37) + "..." : s;
-}
-
 std::string show_number(double v) {
     std::string s = std::to_string(v);
     s.erase(s.find_last_not_of('0') + 1);
@@ -498,8 +495,12 @@ std::string expectation(const ParamDef& d) {
 
 // Reads one value; nullopt (with a diagnostic) when it is unusable.
 std::optional<double> read_value(const ParamDef& d, const nlohmann::json& j, const Ctx& ctx) {
+    // A value of the wrong type is named with its type ("got the string
+    // \"3\""), as every JSON reader does; a number out of range only by value.
     const auto fail = [&](const std::string& extra) {
-        ctx.param_error(d.spec.name, expectation(d) + extra + ", got " + show(j));
+        const bool wrong_type = d.spec.kind == ParamKind::boolean || !j.is_number();
+        const std::string got = wrong_type ? describe_json(j) : j.dump();
+        ctx.param_error(d.spec.name, expectation(d) + extra + ", got " + got);
         return std::nullopt;
     };
     if (d.spec.kind == ParamKind::boolean) {
@@ -553,7 +554,7 @@ Params read_params(const Entry& e, const nlohmann::json& given_params, const Ctx
     const nlohmann::json& params = given_params.is_null() ? none : given_params;
     if (!params.is_object()) {
         ctx.input_error("the hyper-parameters of a " + e.info.type +
-                        " layer must be a JSON object, got " + show(params));
+                        " layer must be a JSON object, got " + describe_json(params));
         return p;
     }
     for (const auto& d : e.params) {
@@ -591,18 +592,21 @@ Params read_params(const Entry& e, const nlohmann::json& given_params, const Ctx
     return p;
 }
 
+std::string unknown_type_message(const std::string& type) {
+    std::string known;
+    for (const auto& entry : entries()) {
+        known += (known.empty() ? "" : ", ") + entry.info.type;
+    }
+    return type.empty() ? "missing layer type (known: " + known + ")"
+                        : "unknown layer type \"" + type + "\" (known: " + known + ")";
+}
+
 std::optional<LayerAnalysis> analyze(const LayerSpec& layer, const Shape& in, DType dtype,
                                      Diagnostics& diagnostics, const std::string& path) {
     const Entry* e = find_entry(layer.type);
     Ctx ctx{diagnostics, path, layer.type};
     if (e == nullptr) {
-        std::string known;
-        for (const auto& entry : entries()) {
-            known += (known.empty() ? "" : ", ") + entry.info.type;
-        }
-        ctx.param_error("type", layer.type.empty() ? "missing layer type (known: " + known + ")"
-                                                   : "unknown layer type \"" + layer.type +
-                                                         "\" (known: " + known + ")");
+        ctx.param_error("type", unknown_type_message(layer.type));
         return std::nullopt;
     }
     const std::size_t before = diagnostics.size();

@@ -197,7 +197,7 @@ TEST(LayerCatalog, WrongJsonTypesGiveDiagnostics) {
             << d.message;
     }
     EXPECT_EQ(fails(make("linear", {{"in_features", "3"}, {"out_features", 2}}), {3}).message,
-              "\"in_features\" must be a positive integer, got \"3\"");
+              "\"in_features\" must be a positive integer, got the string \"3\"");
     EXPECT_EQ(fails(make("linear", {{"in_features", 2.5}, {"out_features", 2}}), {3}).message,
               "\"in_features\" must be a positive integer, got 2.5");
     const json bad_bools[] = {1, 0, "true", nullptr, json::array()};
