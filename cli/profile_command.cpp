@@ -6,8 +6,8 @@
 
 #include "commands.h"
 #include "option_checks.h"
+#include "pipewright/core/profile.h"
 #include "pipewright/core/project_io.h"
-#include "pipewright/sim/profile.h"
 #include "report_format.h"
 
 #ifdef PIPEWRIGHT_HAVE_BACKEND
