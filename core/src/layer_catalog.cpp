@@ -25,6 +25,7 @@
 #include <functional>
 #include <map>
 #include <set>
+#include <stdexcept>
 #include <utility>
 
 #include "pipewright/core/json_reader.h"
@@ -697,16 +698,23 @@ std::optional<LayerAnalysis> analyze_layer(const LayerSpec& layer, const Shape& 
 double layer_param(const LayerSpec& layer, std::string_view name) {
     const Entry* e = find_entry(layer.type);
     if (e == nullptr) {
-        return 0;
+        throw InputError("type", unknown_type_message(layer.type));
     }
-    try {
-        Diagnostics ignored;
-        const std::string path;
-        const Params p = read_params(*e, layer.params, Ctx{ignored, path, layer.type});
-        return p.get(name);
-    } catch (const std::exception&) {
-        return 0;
+    bool known = false;
+    for (const auto& d : e->params) {
+        known = known || d.spec.name == name;
     }
+    if (!known) {
+        // Asking for what the type does not have is a defect of the caller,
+        // not of the project: a 0 would have gone unnoticed into a module.
+        throw std::invalid_argument("layer type " + e->info.type + " has no parameter \"" +
+                                    std::string(name) + "\"");
+    }
+    // Invalid values fall back to the defaults: analyze_layer reports them.
+    Diagnostics ignored;
+    const std::string path;
+    const Params p = read_params(*e, layer.params, Ctx{ignored, path, layer.type});
+    return p.get(name);
 }
 
 }  // namespace pipewright
