@@ -6,9 +6,9 @@
 
 #include <CLI/CLI.hpp>
 
+#include "pipewright/core/profile.h"
 #include "pipewright/core/project.h"
 #include "pipewright/sim/cost_model.h"
-#include "pipewright/sim/profile.h"
 
 namespace pipewright::cli {
 

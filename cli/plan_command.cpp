@@ -8,9 +8,9 @@
 #include "commands.h"
 #include "option_checks.h"
 #include "pipewright/core/printable_name.h"
+#include "pipewright/core/profile.h"
 #include "pipewright/core/project_io.h"
 #include "pipewright/sim/planner.h"
-#include "pipewright/sim/profile.h"
 #include "report_format.h"
 
 namespace pipewright::cli {

@@ -5,7 +5,7 @@
 #include "backend_commands.h"
 #include "pipewright/backend/profiler.h"
 #include "pipewright/core/project_io.h"
-#include "pipewright/sim/profile.h"
+#include "pipewright/core/profile.h"
 #include "report_format.h"
 
 // `profile` carried out by the backend program (LibTorch).

@@ -1,12 +1,15 @@
 #!/usr/bin/env bash
-# Builds the project loader fuzz target with clang (libFuzzer, ASan, UBSan)
-# and runs it for a while on the seed corpus and the shipped examples.
+# Builds the loader fuzz target (fuzz/loader_fuzz.cpp: projects, schedule
+# CSVs, timelines, profiles, device catalogs, layers) with clang (libFuzzer,
+# ASan, UBSan) and runs it for a while on the seed corpus and the shipped
+# examples and device catalog.
 #
 #   scripts/fuzz-smoke.sh [seconds]      (default 60)
 #
 # Exits 0 when the fuzzer found nothing, non-zero (and prints the reproducer)
 # when it found a crash, leak, timeout or out-of-memory input. Reproduce with
-#   build-fuzz/fuzz/project_loader_fuzz <reproducer>
+#   build-fuzz/fuzz/loader_fuzz <reproducer>
+# (a reproducer's first byte names the loader it went to: see kLoaders).
 #
 # Environment:
 #   PIPEWRIGHT_FUZZ_BUILD_DIR  build folder        (default: <repo>/build-fuzz)
@@ -81,22 +84,34 @@ CC=clang CXX=clang++ cmake -S "$root" -B "$build" "${generator[@]}" \
   exit 2
 }
 
-echo "fuzz-smoke: building project_loader_fuzz"
-cmake --build "$build" --target project_loader_fuzz -j "$jobs"
-fuzzer="$build/fuzz/project_loader_fuzz"
+echo "fuzz-smoke: building loader_fuzz"
+cmake --build "$build" --target loader_fuzz -j "$jobs"
+fuzzer="$build/fuzz/loader_fuzz"
 
 # The fuzzer adds what it learns to its corpus folder: give it a copy.
 work="$(mktemp -d "${TMPDIR:-/tmp}/pipewright-fuzz.XXXXXX")"
 trap 'rm -rf "$work"' EXIT
 mkdir -p "$work/corpus" "$artifacts"
-cp "$root"/fuzz/corpus/* "$work/corpus/"
-cp "$root"/assets/examples/*.json "$work/corpus/"
+# Each seed starts with the byte that hands it to its loader (kLoaders in
+# fuzz/loader_fuzz.cpp); fuzz/corpus/<folder>/ holds the seeds of one loader.
+seed() {  # tag file
+  { printf '%s' "$1"; cat "$2"; } >"$work/corpus/$1-$(basename "$2")"
+}
+for pair in project:P timeline:T profile:R devices:D layer:L csv:C; do
+  for f in "$root/fuzz/corpus/${pair%%:*}"/*; do
+    seed "${pair##*:}" "$f"
+  done
+done
+for f in "$root"/assets/examples/*.json; do
+  seed P "$f"
+done
+seed D "$root/assets/devices.json"
 # Only this run's reproducers count.
 rm -f "$artifacts"/crash-* "$artifacts"/leak-* "$artifacts"/timeout-* "$artifacts"/oom-*
 
 dict=()
-if [ -f "$root/fuzz/project_loader_fuzz.dict" ]; then
-  dict=(-dict="$root/fuzz/project_loader_fuzz.dict")
+if [ -f "$root/fuzz/loader_fuzz.dict" ]; then
+  dict=(-dict="$root/fuzz/loader_fuzz.dict")
 fi
 
 echo "fuzz-smoke: fuzzing for ${seconds}s"

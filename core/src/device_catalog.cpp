@@ -1,12 +1,11 @@
 #include "pipewright/core/device_catalog.h"
 
-#include <cmath>
 #include <stdexcept>
 
-#include "json_reader.h"
 #include "pipewright/core/diagnostics.h"
 #include "pipewright/core/input_limits.h"
 #include "pipewright/core/json_parse.h"
+#include "pipewright/core/json_reader.h"
 
 namespace pipewright {
 
@@ -26,105 +25,79 @@ double DeviceSpec::flops_for(DType dtype) const {
 
 namespace {
 
-double number_in(const nlohmann::json& j, const std::string& key, const std::string& path,
-                 double min, double max, Diagnostics& diagnostics) {
-    if (!j.contains(key)) {
-        diagnostics.add(path + "." + key, "missing");
-        return 0;
+constexpr Need kRequired = Need::required;
+constexpr Need kOptional = Need::optional;
+
+std::optional<DeviceSpec> read_spec(const JsonObject& d) {
+    DeviceSpec spec;
+    d.reject_unknown({"name", "kind", "description", "memory_GiB", "memory_bandwidth_GBps",
+                      "kernel_overhead_us", "peak_tflops"});
+    const auto name = d.string("name", kRequired);
+    spec.kind =
+        d.one_of<std::string>("kind", kOptional, {{"gpu", "gpu"}, {"cpu", "cpu"}}).value_or("gpu");
+    spec.description = d.string("description", kOptional).value_or("");
+    const auto memory =
+        d.number("memory_GiB", kRequired, {limits::kMinMemoryGiB, limits::kMaxMemoryGiB});
+    spec.memory_bytes = static_cast<std::int64_t>(memory.value_or(0) * 1024.0 * 1024.0 * 1024.0);
+    spec.memory_bandwidth_GBps =
+        d.number("memory_bandwidth_GBps", kOptional, {0, 1e9}).value_or(0.0);
+    // Typical launch-plus-sync cost when the catalog does not say.
+    spec.kernel_overhead_s = d.number("kernel_overhead_us", kOptional, {0, 1e9})
+                                 .value_or(spec.kind == "cpu" ? 2.0 : 5.0) *
+                             1e-6;
+    const auto peaks = d.object("peak_tflops", kRequired);
+    if (peaks) {
+        for (const auto& [key, value] : peaks->value().json().items()) {
+            const auto dtype = parse_dtype(key);
+            if (!dtype || *dtype == DType::int64) {
+                peaks->error(key,
+                             "not a compute precision (expected float32, float16 or "
+                             "bfloat16)");
+                continue;
+            }
+            if (auto tflops = peaks->number(key, kRequired,
+                                            {limits::kMinPeakTflops, limits::kMaxPeakTflops})) {
+                spec.peak_flops[*dtype] = *tflops * 1e12;
+            }
+        }
+        if (!peaks->has("float32")) {
+            // Other dtypes fall back to float32, so it must be there.
+            peaks->error("float32", "missing (every device needs a float32 figure)");
+        }
     }
-    const auto& v = j.at(key);
-    if (!v.is_number() || !(v.get<double>() >= min) || !(v.get<double>() <= max)) {
-        diagnostics.add(path + "." + key, "must be a number from " + detail::show_limit(min) +
-                                              " to " + detail::show_limit(max) + ", got " +
-                                              v.dump());
-        return 0;
+    if (!name || !peaks) {
+        return std::nullopt;
     }
-    return v.get<double>();
+    spec.name = *name;
+    return spec;
 }
 
 }  // namespace
 
 DeviceCatalog DeviceCatalog::from_json(const nlohmann::json& j) {
     Diagnostics diagnostics;
+    const JsonObject r(j, diagnostics);
+    if (!r.expect_format("pipewright-devices", 1)) {
+        throw InputError(std::move(diagnostics));
+    }
+    r.reject_unknown({"format", "version", "devices"});
     DeviceCatalog catalog;
-    if (!j.is_object() || j.value("format", "") != "pipewright-devices") {
-        throw InputError("format", "expected \"pipewright-devices\"");
-    }
-    if (!j.contains("devices") || !j["devices"].is_array()) {
-        throw InputError("devices", "must be a list of device specs");
-    }
-    const auto& list = j["devices"];
-    for (std::size_t i = 0; i < list.size(); ++i) {
-        const auto& d = list[i];
-        const std::string path = "devices[" + std::to_string(i) + "]";
-        if (!d.is_object() || !d.contains("name") || !d["name"].is_string()) {
-            diagnostics.add(path + ".name", "every device needs a name");
-            continue;
-        }
-        DeviceSpec spec;
-        spec.name = d["name"].get<std::string>();
-        auto text = [&](const char* key, const char* fallback) {
-            if (!d.contains(key)) {
-                return std::string(fallback);
-            }
-            if (!d[key].is_string()) {
-                diagnostics.add(path + "." + key, "must be text");
-                return std::string(fallback);
-            }
-            return d[key].get<std::string>();
-        };
-        auto number = [&](const char* key, double fallback) {
-            if (!d.contains(key)) {
-                return fallback;
-            }
-            if (!d[key].is_number() || !(d[key].get<double>() >= 0) ||
-                !(d[key].get<double>() <= 1e9)) {
-                diagnostics.add(path + "." + key, "must be a number from 0 to 1000000000");
-                return fallback;
-            }
-            return d[key].get<double>();
-        };
-        spec.kind = text("kind", "gpu");
-        if (spec.kind != "gpu" && spec.kind != "cpu") {
-            diagnostics.add(path + ".kind", "must be \"gpu\" or \"cpu\"");
-        }
-        spec.description = text("description", "");
-        spec.memory_bytes =
-            static_cast<std::int64_t>(number_in(d, "memory_GiB", path, limits::kMinMemoryGiB,
-                                                limits::kMaxMemoryGiB, diagnostics) *
-                                      1024.0 * 1024.0 * 1024.0);
-        spec.memory_bandwidth_GBps = number("memory_bandwidth_GBps", 0.0);
-        // Typical launch-plus-sync cost when the catalog does not say.
-        spec.kernel_overhead_s =
-            number("kernel_overhead_us", spec.kind == "cpu" ? 2.0 : 5.0) * 1e-6;
-        if (!d.contains("peak_tflops") || !d["peak_tflops"].is_object()) {
-            diagnostics.add(path + ".peak_tflops", "must map dtypes to TFLOP/s");
-            continue;
-        }
-        for (const auto& [key, value] : d["peak_tflops"].items()) {
-            auto dtype = parse_dtype(key);
-            if (!dtype || *dtype == DType::int64 || !value.is_number() ||
-                !(value.get<double>() >= limits::kMinPeakTflops) ||
-                !(value.get<double>() <= limits::kMaxPeakTflops)) {
-                diagnostics.add(path + ".peak_tflops." + key,
-                                "expected TFLOP/s from " +
-                                    detail::show_limit(limits::kMinPeakTflops) + " to " +
-                                    detail::show_limit(limits::kMaxPeakTflops) +
-                                    " for float32, float16 or bfloat16");
+    if (auto list = r.array("devices", kRequired)) {
+        for (std::size_t i = 0; i < list->size(); ++i) {
+            const JsonObject d(list->element(i));
+            if (!d.ok()) {
                 continue;
             }
-            spec.peak_flops[*dtype] = value.get<double>() * 1e12;
+            auto spec = read_spec(d);
+            if (!spec) {
+                continue;
+            }
+            if (catalog.find(spec->name) != nullptr) {
+                d.error("name", "device \"" + spec->name + "\" is listed twice");
+                continue;
+            }
+            catalog.specs_.push_back(std::move(*spec));
         }
-        if (spec.peak_flops.count(DType::float32) == 0) {
-            // Other dtypes fall back to float32, so it must be there.
-            diagnostics.add(path + ".peak_tflops.float32",
-                            "missing (every device needs a float32 figure)");
-        }
-        if (catalog.find(spec.name) != nullptr) {
-            diagnostics.add(path + ".name", "device \"" + spec.name + "\" is listed twice");
-            continue;
-        }
-        catalog.specs_.push_back(std::move(spec));
     }
     if (!diagnostics.empty()) {
         throw InputError(std::move(diagnostics));

@@ -1,7 +1,11 @@
 #include "pipewright/core/json_parse.h"
 
+#include <exception>
+
 #include <utility>
 #include <vector>
+
+#include "pipewright/core/input_file.h"
 
 namespace pipewright {
 
@@ -162,6 +166,29 @@ ParsedJson parse_json(const std::string& text) {
     out.value = std::move(root);
     out.problems = std::move(duplicates);
     return out;
+}
+
+Diagnostics located_in(const std::filesystem::path& file, const Diagnostics& problems) {
+    Diagnostics out;
+    for (const auto& item : problems.items()) {
+        out.add(item.path.empty() ? file.string() : file.string() + ": " + item.path, item.message);
+    }
+    return out;
+}
+
+nlohmann::json parse_json_file(const std::filesystem::path& path) {
+    std::string text;
+    try {
+        text = read_text_file(path);
+    } catch (const std::exception& e) {
+        throw InputError("", e.what());
+    }
+    ParsedJson parsed = parse_json(text);
+    if (!parsed.problems.empty()) {
+        // A duplicated key makes the file ambiguous: refused like a broken one.
+        throw InputError(located_in(path, parsed.problems));
+    }
+    return std::move(*parsed.value);
 }
 
 }  // namespace pipewright

@@ -25,7 +25,10 @@
 #include <functional>
 #include <map>
 #include <set>
+#include <stdexcept>
 #include <utility>
+
+#include "pipewright/core/json_reader.h"
 
 namespace pipewright {
 namespace {
@@ -465,11 +468,6 @@ const Entry* find_entry(std::string_view type) {
 
 // ---- hyper-parameter reading ------------------------------------------------
 
-std::string show(const nlohmann::json& j) {
-    std::string s = j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
-    return s.size() > 40 ? s.substr(0, 37) + "..." : s;
-}
-
 std::string show_number(double v) {
     std::string s = std::to_string(v);
     s.erase(s.find_last_not_of('0') + 1);
@@ -498,8 +496,12 @@ std::string expectation(const ParamDef& d) {
 
 // Reads one value; nullopt (with a diagnostic) when it is unusable.
 std::optional<double> read_value(const ParamDef& d, const nlohmann::json& j, const Ctx& ctx) {
+    // A value of the wrong type is named with its type ("got the string
+    // \"3\""), as every JSON reader does; a number out of range only by value.
     const auto fail = [&](const std::string& extra) {
-        ctx.param_error(d.spec.name, expectation(d) + extra + ", got " + show(j));
+        const bool wrong_type = d.spec.kind == ParamKind::boolean || !j.is_number();
+        const std::string got = wrong_type ? describe_json(j) : j.dump();
+        ctx.param_error(d.spec.name, expectation(d) + extra + ", got " + got);
         return std::nullopt;
     };
     if (d.spec.kind == ParamKind::boolean) {
@@ -553,7 +555,7 @@ Params read_params(const Entry& e, const nlohmann::json& given_params, const Ctx
     const nlohmann::json& params = given_params.is_null() ? none : given_params;
     if (!params.is_object()) {
         ctx.input_error("the hyper-parameters of a " + e.info.type +
-                        " layer must be a JSON object, got " + show(params));
+                        " layer must be a JSON object, got " + describe_json(params));
         return p;
     }
     for (const auto& d : e.params) {
@@ -591,18 +593,21 @@ Params read_params(const Entry& e, const nlohmann::json& given_params, const Ctx
     return p;
 }
 
+std::string unknown_type_message(const std::string& type) {
+    std::string known;
+    for (const auto& entry : entries()) {
+        known += (known.empty() ? "" : ", ") + entry.info.type;
+    }
+    return type.empty() ? "missing layer type (known: " + known + ")"
+                        : "unknown layer type \"" + type + "\" (known: " + known + ")";
+}
+
 std::optional<LayerAnalysis> analyze(const LayerSpec& layer, const Shape& in, DType dtype,
                                      Diagnostics& diagnostics, const std::string& path) {
     const Entry* e = find_entry(layer.type);
     Ctx ctx{diagnostics, path, layer.type};
     if (e == nullptr) {
-        std::string known;
-        for (const auto& entry : entries()) {
-            known += (known.empty() ? "" : ", ") + entry.info.type;
-        }
-        ctx.param_error("type", layer.type.empty() ? "missing layer type (known: " + known + ")"
-                                                   : "unknown layer type \"" + layer.type +
-                                                         "\" (known: " + known + ")");
+        ctx.param_error("type", unknown_type_message(layer.type));
         return std::nullopt;
     }
     const std::size_t before = diagnostics.size();
@@ -693,16 +698,23 @@ std::optional<LayerAnalysis> analyze_layer(const LayerSpec& layer, const Shape& 
 double layer_param(const LayerSpec& layer, std::string_view name) {
     const Entry* e = find_entry(layer.type);
     if (e == nullptr) {
-        return 0;
+        throw InputError("type", unknown_type_message(layer.type));
     }
-    try {
-        Diagnostics ignored;
-        const std::string path;
-        const Params p = read_params(*e, layer.params, Ctx{ignored, path, layer.type});
-        return p.get(name);
-    } catch (const std::exception&) {
-        return 0;
+    bool known = false;
+    for (const auto& d : e->params) {
+        known = known || d.spec.name == name;
     }
+    if (!known) {
+        // Asking for what the type does not have is a defect of the caller,
+        // not of the project: a 0 would have gone unnoticed into a module.
+        throw std::invalid_argument("layer type " + e->info.type + " has no parameter \"" +
+                                    std::string(name) + "\"");
+    }
+    // Invalid values fall back to the defaults: analyze_layer reports them.
+    Diagnostics ignored;
+    const std::string path;
+    const Params p = read_params(*e, layer.params, Ctx{ignored, path, layer.type});
+    return p.get(name);
 }
 
 }  // namespace pipewright

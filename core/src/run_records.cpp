@@ -3,58 +3,53 @@
 #include <climits>
 #include <limits>
 
-#include "json_reader.h"
 #include "pipewright/core/input_file.h"
 #include "pipewright/core/json_parse.h"
+#include "pipewright/core/json_reader.h"
 
 namespace pipewright {
-
-using detail::describe;
-using detail::ObjectReader;
-
 namespace {
+
+constexpr Need kRequired = Need::required;
+constexpr Need kOptional = Need::optional;
+// Times on a monotonic clock, durations and rates: finite, within reason.
+constexpr NumberRange kAnyTime{-1e15, 1e15};
+constexpr NumberRange kNonNegative{0, 1e15};
+constexpr NumberRange kFraction{0, 1};
 
 nlohmann::json optional_number(const std::optional<double>& v) {
     return v ? nlohmann::json(*v) : nlohmann::json();
 }
 
-std::string element_path(const std::string& array_path, std::size_t i) {
-    return array_path + "[" + std::to_string(i) + "]";
-}
-
-// Calls `read(element, path)` for each element of the array at `key`.
+// Calls `read(element)` for each element of the array at `key`.
 template <typename Read>
-void for_each_element(ObjectReader& r, const std::string& key, bool required, Read read) {
-    const nlohmann::json* list = r.array(key, required);
-    if (list == nullptr) {
-        return;
-    }
-    const std::string path = r.field_path(key);
-    for (std::size_t i = 0; i < list->size(); ++i) {
-        read((*list)[i], element_path(path, i));
+void for_each_element(const JsonObject& r, std::string_view key, Read read) {
+    if (const auto list = r.array(key, kRequired)) {
+        for (std::size_t i = 0; i < list->size() && !list->full(); ++i) {
+            read(list->element(i));
+        }
     }
 }
 
-int whole(ObjectReader& r, const std::string& key, bool required, std::int64_t min, int fallback) {
-    return static_cast<int>(r.integer(key, required, min, INT_MAX).value_or(fallback));
+int whole(const JsonObject& r, std::string_view key, std::int64_t min, int fallback) {
+    return static_cast<int>(r.integer(key, kRequired, min, INT_MAX).value_or(fallback));
 }
 
-std::int64_t bytes(ObjectReader& r, const std::string& key, bool required) {
-    return r.integer(key, required, 0, std::numeric_limits<std::int64_t>::max()).value_or(0);
+std::int64_t bytes(const JsonObject& r, std::string_view key) {
+    return r.integer(key, kRequired, 0, std::numeric_limits<std::int64_t>::max()).value_or(0);
 }
 
-// A time on a monotonic clock: any finite number of seconds.
-double seconds(ObjectReader& r, const std::string& key) {
-    return r.number(key, true, -ObjectReader::kMaxNumber).value_or(0);
+double seconds(const JsonObject& r, std::string_view key) {
+    return r.number(key, kRequired, kAnyTime).value_or(0);
 }
 
-// A loss is a number, or null when the step had none; NaN is written as null.
-std::optional<double> loss(ObjectReader& r, const std::string& key) {
-    const nlohmann::json* v = r.get(key);
-    if (v == nullptr || v->is_null()) {
+// A loss is a number, or null (or absent) when the step had none.
+std::optional<double> loss(const JsonObject& r, std::string_view key) {
+    const auto v = r.field(key, kOptional);
+    if (!v || v->json().is_null()) {
         return std::nullopt;
     }
-    return r.number(key, false, -ObjectReader::kMaxNumber);
+    return v->number(kAnyTime);
 }
 
 nlohmann::json device_to_json(const RunDeviceMetrics& d) {
@@ -74,25 +69,28 @@ nlohmann::json device_to_json(const RunDeviceMetrics& d) {
             {"bubble_fraction", d.bubble_fraction}};
 }
 
-std::vector<RunDeviceMetrics> read_devices(ObjectReader& parent, Diagnostics& problems) {
+std::vector<RunDeviceMetrics> read_devices(const JsonObject& parent) {
     std::vector<RunDeviceMetrics> devices;
-    for_each_element(parent, "devices", true, [&](const nlohmann::json& j, const std::string& p) {
-        ObjectReader r(j, p, problems);
+    for_each_element(parent, "devices", [&](const JsonValue& element) {
+        const JsonObject r(element);
+        if (!r.ok()) {
+            return;
+        }
         RunDeviceMetrics d;
-        d.rank = whole(r, "rank", true, 0, 0);
-        d.name = r.string("name", true).value_or("");
-        d.spec = r.string("spec", true).value_or("");
-        d.device_name = r.string("device_name", true).value_or("");
-        d.memory_kind = r.string("memory_kind", true).value_or("");
-        d.threads = whole(r, "threads", true, 1, 1);
-        d.peak_memory_bytes = bytes(r, "peak_memory_bytes", true);
-        d.runtime_memory_bytes = bytes(r, "runtime_memory_bytes", true);
-        d.peak_sampled_memory_bytes = bytes(r, "peak_sampled_memory_bytes", true);
-        d.model_peak_memory_bytes = bytes(r, "model_peak_memory_bytes", true);
-        d.busy_s = r.non_negative("busy_s", true).value_or(0);
-        d.start_s = r.non_negative("start_s", true).value_or(0);
-        d.end_s = r.non_negative("end_s", true).value_or(0);
-        d.bubble_fraction = r.in_range("bubble_fraction", true, 0, 1).value_or(0);
+        d.rank = whole(r, "rank", 0, 0);
+        d.name = r.string("name", kRequired).value_or("");
+        d.spec = r.string("spec", kRequired).value_or("");
+        d.device_name = r.string("device_name", kRequired).value_or("");
+        d.memory_kind = r.string("memory_kind", kRequired).value_or("");
+        d.threads = whole(r, "threads", 1, 1);
+        d.peak_memory_bytes = bytes(r, "peak_memory_bytes");
+        d.runtime_memory_bytes = bytes(r, "runtime_memory_bytes");
+        d.peak_sampled_memory_bytes = bytes(r, "peak_sampled_memory_bytes");
+        d.model_peak_memory_bytes = bytes(r, "model_peak_memory_bytes");
+        d.busy_s = r.number("busy_s", kRequired, kNonNegative).value_or(0);
+        d.start_s = r.number("start_s", kRequired, kNonNegative).value_or(0);
+        d.end_s = r.number("end_s", kRequired, kNonNegative).value_or(0);
+        d.bubble_fraction = r.number("bubble_fraction", kRequired, kFraction).value_or(0);
         r.reject_unknown({"rank", "name", "spec", "device_name", "memory_kind", "threads",
                           "peak_memory_bytes", "runtime_memory_bytes", "peak_sampled_memory_bytes",
                           "model_peak_memory_bytes", "busy_s", "start_s", "end_s",
@@ -102,48 +100,47 @@ std::vector<RunDeviceMetrics> read_devices(ObjectReader& parent, Diagnostics& pr
     return devices;
 }
 
-TimelineEvent read_event(const nlohmann::json& j, const std::string& path, int rank,
-                         Diagnostics& problems) {
-    ObjectReader r(j, path, problems);
+TimelineEvent read_event(const JsonObject& r, int rank) {
     TimelineEvent e;
     e.rank = rank;
-    if (const auto text = r.string("action", true)) {
+    if (const auto text = r.string("action", kRequired)) {
         if (const auto action = parse_action(*text)) {
             e.action = *action;
         } else {
-            r.error("action", describe(nlohmann::json(*text)) +
+            r.error("action", describe_json(nlohmann::json(*text)) +
                                   " is not an action (such as 1F0, 0SEND_F3 or 2RECV_B1)");
         }
     }
     e.start_s = seconds(r, "start_s");
     e.end_s = seconds(r, "end_s");
-    if (r.is_object() && e.end_s < e.start_s) {
-        r.error("end_s", "ends before it starts (start_s " + detail::show_limit(e.start_s) + ")");
+    if (e.end_s < e.start_s) {
+        r.error("end_s", "ends before it starts (start_s " + show_limit(e.start_s) + ")");
     }
-    e.bytes = r.non_negative("bytes", true).value_or(0);
-    e.peer_rank = whole(r, "peer_rank", true, -1, -1);
+    e.bytes = r.number("bytes", kRequired, kNonNegative).value_or(0);
+    e.peer_rank = whole(r, "peer_rank", -1, -1);
     r.reject_unknown({"action", "start_s", "end_s", "bytes", "peer_rank"});
     return e;
 }
 
-RecordedStep read_step(const nlohmann::json& j, const std::string& path, int rank,
-                       Diagnostics& problems) {
-    ObjectReader r(j, path, problems);
+RecordedStep read_step(const JsonObject& r, int rank) {
     RecordedStep s;
-    s.step = whole(r, "step", true, 0, 0);
+    s.step = whole(r, "step", 0, 0);
     s.start_s = seconds(r, "start_s");
     s.end_s = seconds(r, "end_s");
     s.loss = loss(r, "loss");
-    for_each_element(r, "events", true, [&](const nlohmann::json& e, const std::string& p) {
-        s.events.push_back(read_event(e, p, rank, problems));
+    for_each_element(r, "events", [&](const JsonValue& element) {
+        if (const JsonObject e(element); e.ok()) {
+            s.events.push_back(read_event(e, rank));
+        }
     });
-    for_each_element(r, "memory", true, [&](const nlohmann::json& m, const std::string& p) {
-        if (!m.is_array() || m.size() != 2 || !m[0].is_number() || !m[1].is_number_integer() ||
-            m[1].get<std::int64_t>() < 0) {
-            problems.add(p, "must be [time in seconds, bytes], got " + describe(m));
+    for_each_element(r, "memory", [&](const JsonValue& m) {
+        const nlohmann::json& j = m.json();
+        if (!j.is_array() || j.size() != 2 || !j[0].is_number() || !j[1].is_number_integer() ||
+            j[1].get<std::int64_t>() < 0) {
+            m.error("expected [time in seconds, bytes], got " + describe_json(j));
             return;
         }
-        s.memory.push_back({m[0].get<double>(), m[1].get<std::int64_t>()});
+        s.memory.push_back({j[0].get<double>(), j[1].get<std::int64_t>()});
     });
     r.reject_unknown({"step", "start_s", "end_s", "loss", "events", "memory"});
     return s;
@@ -161,17 +158,12 @@ T parsed_or_throw(const std::string& text, const std::string& source,
         problems = std::move(parsed.problems);
     }
     if (!value) {
-        Diagnostics located;
-        for (const auto& d : problems.items()) {
-            located.add(source + ": " + d.path, d.message);
-        }
-        throw InputError(std::move(located));
+        throw InputError(located_in(source, problems));
     }
     return std::move(*value);
 }
 
 }  // namespace
-
 nlohmann::json to_json(const RankRecord& record) {
     nlohmann::json steps = nlohmann::json::array();
     for (const auto& s : record.steps) {
@@ -211,23 +203,25 @@ nlohmann::json to_json(const RankRecord& record) {
 
 std::optional<RankRecord> read_rank_record(const nlohmann::json& j, Diagnostics& problems) {
     const std::size_t before = problems.size();
-    ObjectReader r(j, "", problems);
-    RankRecord rec;
-    rec.rank = whole(r, "rank", true, 0, 0);
-    rec.threads = whole(r, "threads", true, 1, 1);
-    rec.clock = r.string("clock", true).value_or("");
-    rec.device = r.string("device", true).value_or("");
-    rec.device_name = r.string("device_name", true).value_or("");
-    rec.memory_kind = r.string("memory_kind", true).value_or("");
-    if (rec.memory_kind != "rss" && rec.memory_kind != "cuda_allocated" && r.has("memory_kind") &&
-        r.get("memory_kind")->is_string()) {
-        r.error("memory_kind", "must be \"rss\" or \"cuda_allocated\", got " +
-                                   describe(nlohmann::json(rec.memory_kind)));
+    const JsonObject r(j, problems);
+    if (!r.ok()) {
+        return std::nullopt;
     }
-    rec.peak_memory_bytes = bytes(r, "peak_rss_bytes", true);
-    rec.runtime_memory_bytes = bytes(r, "runtime_rss_bytes", true);
-    for_each_element(r, "steps", true, [&](const nlohmann::json& s, const std::string& p) {
-        rec.steps.push_back(read_step(s, p, rec.rank, problems));
+    RankRecord rec;
+    rec.rank = whole(r, "rank", 0, 0);
+    rec.threads = whole(r, "threads", 1, 1);
+    rec.clock = r.string("clock", kRequired).value_or("");
+    rec.device = r.string("device", kRequired).value_or("");
+    rec.device_name = r.string("device_name", kRequired).value_or("");
+    rec.memory_kind = r.one_of<std::string>("memory_kind", kRequired,
+                                            {{"rss", "rss"}, {"cuda_allocated", "cuda_allocated"}})
+                          .value_or("rss");
+    rec.peak_memory_bytes = bytes(r, "peak_rss_bytes");
+    rec.runtime_memory_bytes = bytes(r, "runtime_rss_bytes");
+    for_each_element(r, "steps", [&](const JsonValue& element) {
+        if (const JsonObject s(element); s.ok()) {
+            rec.steps.push_back(read_step(s, rec.rank));
+        }
     });
     r.reject_unknown({"rank", "threads", "clock", "device", "device_name", "memory_kind",
                       "peak_rss_bytes", "runtime_rss_bytes", "steps"});
@@ -260,36 +254,39 @@ nlohmann::json to_json(const RunMetrics& metrics) {
 
 std::optional<RunMetrics> read_run_metrics(const nlohmann::json& j, Diagnostics& problems) {
     const std::size_t before = problems.size();
-    ObjectReader r(j, "", problems);
+    const JsonObject r(j, problems);
+    if (!r.ok()) {
+        return std::nullopt;
+    }
     RunMetrics m;
-    m.iteration_time_s = r.non_negative("iteration_time_s", true).value_or(0);
-    m.throughput_samples_per_s = r.non_negative("throughput_samples_per_s", true).value_or(0);
-    m.timeline_step = whole(r, "timeline_step", true, 0, 0);
-    for_each_element(r, "steps", true, [&](const nlohmann::json& j2, const std::string& p) {
-        ObjectReader s(j2, p, problems);
+    m.iteration_time_s = r.number("iteration_time_s", kRequired, kNonNegative).value_or(0);
+    m.throughput_samples_per_s =
+        r.number("throughput_samples_per_s", kRequired, kNonNegative).value_or(0);
+    m.timeline_step = whole(r, "timeline_step", 0, 0);
+    for_each_element(r, "steps", [&](const JsonValue& element) {
+        const JsonObject s(element);
+        if (!s.ok()) {
+            return;
+        }
         RunStepMetrics step;
-        step.step = whole(s, "step", true, 0, 0);
-        step.iteration_time_s = s.non_negative("iteration_time_s", true).value_or(0);
+        step.step = whole(s, "step", 0, 0);
+        step.iteration_time_s = s.number("iteration_time_s", kRequired, kNonNegative).value_or(0);
         step.loss = loss(s, "loss");
-        step.samples_per_s = s.non_negative("samples_per_s", true).value_or(0);
-        for_each_element(
-            s, "peak_memory_bytes", true, [&](const nlohmann::json& b, const std::string& bp) {
-                if (!b.is_number_integer() || b.get<std::int64_t>() < 0) {
-                    problems.add(bp, "must be a whole number of bytes, got " + describe(b));
-                    return;
-                }
-                step.peak_memory_bytes.push_back(b.get<std::int64_t>());
-            });
-        step.warmup = s.boolean("warmup").value_or(false);
+        step.samples_per_s = s.number("samples_per_s", kRequired, kNonNegative).value_or(0);
+        for_each_element(s, "peak_memory_bytes", [&](const JsonValue& b) {
+            if (const auto v = b.integer(0, std::numeric_limits<std::int64_t>::max())) {
+                step.peak_memory_bytes.push_back(*v);
+            }
+        });
+        step.warmup = s.boolean("warmup", kRequired).value_or(false);
         s.reject_unknown(
             {"step", "iteration_time_s", "loss", "samples_per_s", "peak_memory_bytes", "warmup"});
         m.steps.push_back(std::move(step));
     });
-    m.devices = read_devices(r, problems);
+    m.devices = read_devices(r);
     r.reject_unknown(
         {"iteration_time_s", "throughput_samples_per_s", "timeline_step", "steps", "devices"});
-    if (r.is_object() && !m.steps.empty() &&
-        static_cast<std::size_t>(m.timeline_step) >= m.steps.size()) {
+    if (!m.steps.empty() && static_cast<std::size_t>(m.timeline_step) >= m.steps.size()) {
         r.error("timeline_step", "is " + std::to_string(m.timeline_step) + ", but there are " +
                                      std::to_string(m.steps.size()) + " steps");
     }
@@ -335,35 +332,37 @@ nlohmann::json to_json(const RunSummary& s) {
 
 std::optional<RunSummary> read_run_summary(const nlohmann::json& j, Diagnostics& problems) {
     const std::size_t before = problems.size();
-    ObjectReader r(j, "", problems);
+    const JsonObject r(j, problems);
+    if (!r.ok()) {
+        return std::nullopt;
+    }
     RunSummary s;
-    s.schedule = r.string("schedule", true).value_or("");
-    s.batch_size = whole(r, "batch_size", true, 1, 1);
-    s.microbatches = whole(r, "microbatches", true, 1, 1);
-    s.microbatch_size = whole(r, "microbatch_size", true, 1, 1);
-    s.steps = whole(r, "steps", true, 0, 0);
-    s.warmup_steps = whole(r, "warmup_steps", true, 0, 0);
-    s.iteration_time_s = r.non_negative("iteration_time_s", true).value_or(0);
-    s.throughput_samples_per_s = r.non_negative("throughput_samples_per_s", true).value_or(0);
-    s.bubble_fraction = r.in_range("bubble_fraction", true, 0, 1).value_or(0);
-    s.clock = r.string("clock", true).value_or("");
-    for_each_element(r, "losses", true, [&](const nlohmann::json& l, const std::string& p) {
-        if (l.is_null()) {
+    s.schedule = r.string("schedule", kRequired).value_or("");
+    s.batch_size = whole(r, "batch_size", 1, 1);
+    s.microbatches = whole(r, "microbatches", 1, 1);
+    s.microbatch_size = whole(r, "microbatch_size", 1, 1);
+    s.steps = whole(r, "steps", 0, 0);
+    s.warmup_steps = whole(r, "warmup_steps", 0, 0);
+    s.iteration_time_s = r.number("iteration_time_s", kRequired, kNonNegative).value_or(0);
+    s.throughput_samples_per_s =
+        r.number("throughput_samples_per_s", kRequired, kNonNegative).value_or(0);
+    s.bubble_fraction = r.number("bubble_fraction", kRequired, kFraction).value_or(0);
+    s.clock = r.string("clock", kRequired).value_or("");
+    for_each_element(r, "losses", [&](const JsonValue& l) {
+        if (l.json().is_null()) {
             s.losses.emplace_back();
-        } else if (l.is_number()) {
-            s.losses.emplace_back(l.get<double>());
-        } else {
-            problems.add(p, "must be a number or null, got " + describe(l));
+        } else if (const auto v = l.number(kAnyTime)) {
+            s.losses.emplace_back(*v);
         }
     });
-    s.devices = read_devices(r, problems);
-    s.out_dir = r.string("out_dir", false).value_or("");
-    s.complete = r.boolean("complete").value_or(true);
-    if (r.has("nnodes")) {
-        s.nnodes = whole(r, "nnodes", true, 1, 1);
+    s.devices = read_devices(r);
+    s.out_dir = r.string("out_dir", kOptional).value_or("");
+    s.complete = r.boolean("complete", kOptional).value_or(true);
+    if (const auto n = r.integer("nnodes", kOptional, 1, INT_MAX)) {
+        s.nnodes = static_cast<int>(*n);
     }
-    if (r.has("node_rank")) {
-        s.node_rank = whole(r, "node_rank", true, 0, 0);
+    if (const auto n = r.integer("node_rank", kOptional, 0, INT_MAX)) {
+        s.node_rank = static_cast<int>(*n);
     }
     r.reject_unknown({"schedule", "batch_size", "microbatches", "microbatch_size", "steps",
                       "warmup_steps", "iteration_time_s", "throughput_samples_per_s",
@@ -380,7 +379,13 @@ RankRecord parse_rank_record(const std::string& text, const std::string& source)
 }
 
 RunMetrics load_run_metrics_file(const std::filesystem::path& path) {
-    return parsed_or_throw<RunMetrics>(read_text_file(path), path.string(), read_run_metrics);
+    const nlohmann::json j = parse_json_file(path);
+    Diagnostics problems;
+    auto metrics = read_run_metrics(j, problems);
+    if (!metrics) {
+        throw InputError(located_in(path, problems));
+    }
+    return std::move(*metrics);
 }
 
 RunSummary parse_run_summary(const std::string& text, const std::string& source) {

@@ -9,6 +9,7 @@
 
 #include "pipewright/core/diagnostics.h"
 #include "pipewright/core/json_parse.h"
+#include "pipewright/core/json_reader.h"
 #include "pipewright/core/project_io.h"
 
 #include "json_text.h"
@@ -17,11 +18,7 @@ namespace pipewright {
 
 namespace {
 
-using Json = nlohmann::json;
 using OrderedJson = nlohmann::ordered_json;
-
-// Past this many problems the rest of a broken file adds nothing useful.
-constexpr std::size_t kMaxDiagnostics = 50;
 
 // Whole numbers are written as JSON integers ("bytes": 81920), others as
 // doubles in nlohmann's shortest round-trip form.
@@ -73,263 +70,111 @@ OrderedJson ordered_timeline_json(const Timeline& t) {
     return j;
 }
 
-// Reads JSON values into C++ ones, recording every problem with its path.
-class Reader {
-  public:
-    explicit Reader(Diagnostics& diagnostics) : diagnostics_(diagnostics) {}
+constexpr Need kRequired = Need::required;
+constexpr Need kOptional = Need::optional;
+constexpr std::int64_t kIntMax = std::numeric_limits<int>::max();
+constexpr NumberRange kAnyNumber{-std::numeric_limits<double>::max(),
+                                 std::numeric_limits<double>::max()};
 
-    void problem(const std::string& path, std::string message) {
-        if (diagnostics_.size() < kMaxDiagnostics) {
-            diagnostics_.add(path, std::move(message));
-        }
-    }
+std::string out_of_range(const char* what, int value, int count, const std::string& counted) {
+    return std::string(what) + " " + std::to_string(value) + " out of range (" + counted + " " +
+           std::to_string(count) + ")";
+}
 
-    [[nodiscard]] bool full() const { return diagnostics_.size() >= kMaxDiagnostics; }
-
-    // nullptr (and a problem when required) if the key is absent.
-    const Json* member(const Json& object, const std::string& key, const std::string& path,
-                       bool required) {
-        auto it = object.find(key);
-        if (it == object.end()) {
-            if (required) {
-                problem(join(path, key), "missing");
-            }
-            return nullptr;
-        }
-        return &*it;
-    }
-
-    std::optional<double> number(const Json& v, const std::string& path) {
-        if (!v.is_number()) {
-            problem(path, "expected a number, got " + describe(v));
-            return std::nullopt;
-        }
-        const auto d = v.get<double>();
-        if (!std::isfinite(d)) {
-            problem(path, "must be a finite number");
-            return std::nullopt;
-        }
-        return d;
-    }
-
-    std::optional<std::int64_t> integer(const Json& v, const std::string& path) {
-        if (v.is_number_integer()) {
-            if (v.is_number_unsigned() &&
-                v.get<std::uint64_t>() >
-                    static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max())) {
-                problem(path, "integer out of range");
-                return std::nullopt;
-            }
-            return v.get<std::int64_t>();
-        }
-        if (v.is_number_float()) {
-            const auto d = v.get<double>();
-            if (detail::is_exact_integer(d)) {
-                return static_cast<std::int64_t>(d);
-            }
-        }
-        problem(path, "expected an integer, got " + describe(v));
+// A rank of the timeline: 0 to num_ranks - 1 (or -1, "none", where allowed).
+std::optional<int> read_rank(const JsonObject& r, std::string_view key, Need need, int lowest,
+                             int num_ranks) {
+    auto v = r.field(key, need);
+    if (!v) {
         return std::nullopt;
     }
-
-    // An int that fits in `int`.
-    std::optional<int> small_integer(const Json& v, const std::string& path) {
-        auto i = integer(v, path);
-        if (!i) {
-            return std::nullopt;
-        }
-        if (*i < std::numeric_limits<int>::min() || *i > std::numeric_limits<int>::max()) {
-            problem(path, "integer out of range");
-            return std::nullopt;
-        }
-        return static_cast<int>(*i);
+    auto rank = v->integer(std::numeric_limits<int>::min(), kIntMax);
+    if (rank && (*rank < lowest || *rank >= num_ranks)) {
+        v->error("rank " + std::to_string(*rank) + " out of range (the timeline has " +
+                 std::to_string(num_ranks) + " devices)");
+        return std::nullopt;
     }
+    return rank ? std::optional<int>(static_cast<int>(*rank)) : std::nullopt;
+}
 
-    std::optional<std::string> string(const Json& v, const std::string& path) {
-        if (!v.is_string()) {
-            problem(path, "expected a string, got " + describe(v));
-            return std::nullopt;
-        }
-        return v.get<std::string>();
+std::optional<Action> read_action(const JsonObject& r, const Timeline& t) {
+    auto v = r.field("action", kRequired);
+    if (!v) {
+        return std::nullopt;
     }
-
-    bool expect_array(const Json& v, const std::string& path) {
-        if (!v.is_array()) {
-            problem(path, "expected an array, got " + describe(v));
-            return false;
-        }
-        return true;
+    auto text = v->string();
+    if (!text) {
+        return std::nullopt;
     }
-
-    bool expect_object(const Json& v, const std::string& path) {
-        if (!v.is_object()) {
-            problem(path, "expected an object, got " + describe(v));
-            return false;
-        }
-        return true;
+    auto action = parse_action(*text);
+    if (!action) {
+        v->error("\"" + *text +
+                 "\" is not an action (expected e.g. \"0F1\", \"2B0\", \"1SEND_F3\")");
+        return std::nullopt;
     }
-
-    static std::string join(const std::string& path, const std::string& key) {
-        return path.empty() ? key : path + "." + key;
+    if (t.num_stages > 0 && (action->stage < 0 || action->stage >= t.num_stages)) {
+        v->error(out_of_range("stage", action->stage, t.num_stages, "num_stages is"));
+        return std::nullopt;
     }
-
-    static std::string index(const std::string& path, std::size_t i) {
-        return path + "[" + std::to_string(i) + "]";
+    if (t.num_microbatches > 0 &&
+        (action->microbatch < 0 || action->microbatch >= t.num_microbatches)) {
+        v->error(out_of_range("micro-batch", action->microbatch, t.num_microbatches,
+                              "num_microbatches is"));
+        return std::nullopt;
     }
+    return action;
+}
 
-  private:
-    static std::string describe(const Json& v) {
-        if (v.is_string()) {
-            return "a string";
-        }
-        if (v.is_boolean()) {
-            return "a boolean";
-        }
-        if (v.is_number()) {
-            return "a number";
-        }
-        return std::string(v.is_null() ? "null" : (v.is_array() ? "an array" : "an object"));
-    }
-
-    Diagnostics& diagnostics_;
-};
-
-void read_event(Reader& r, const Json& j, const std::string& path, const Timeline& t,
-                std::vector<TimelineEvent>& out) {
-    if (!r.expect_object(j, path)) {
+void read_event(const JsonValue& v, const Timeline& t, std::vector<TimelineEvent>& out) {
+    const JsonObject r(v);
+    if (!r.ok()) {
         return;
     }
     TimelineEvent e;
-    bool ok = true;
-    const int num_ranks = t.num_ranks();
-
-    if (const auto* v = r.member(j, "rank", path, true)) {
-        const std::string p = Reader::join(path, "rank");
-        if (auto rank = r.small_integer(*v, p)) {
-            if (*rank < 0 || *rank >= num_ranks) {
-                r.problem(p, "rank " + std::to_string(*rank) + " out of range (the timeline has " +
-                                 std::to_string(num_ranks) + " devices)");
-                ok = false;
-            } else {
-                e.rank = *rank;
-            }
-        } else {
-            ok = false;
-        }
-    } else {
-        ok = false;
+    const auto rank = read_rank(r, "rank", kRequired, 0, t.num_ranks());
+    const auto action = read_action(r, t);
+    const auto start = r.number("start_s", kRequired, kAnyNumber);
+    const auto end = r.number("end_s", kRequired, kAnyNumber);
+    if (start && end && *end < *start) {
+        r.error("end_s", "ends before it starts (start_s " + std::to_string(*start) + ")");
     }
-
-    if (const auto* v = r.member(j, "action", path, true)) {
-        const std::string p = Reader::join(path, "action");
-        if (auto text = r.string(*v, p)) {
-            if (auto action = parse_action(*text)) {
-                e.action = *action;
-                if (t.num_stages > 0 && (action->stage < 0 || action->stage >= t.num_stages)) {
-                    r.problem(p, "stage " + std::to_string(action->stage) +
-                                     " out of range (num_stages is " +
-                                     std::to_string(t.num_stages) + ")");
-                    ok = false;
-                }
-                if (t.num_microbatches > 0 &&
-                    (action->microbatch < 0 || action->microbatch >= t.num_microbatches)) {
-                    r.problem(p, "micro-batch " + std::to_string(action->microbatch) +
-                                     " out of range (num_microbatches is " +
-                                     std::to_string(t.num_microbatches) + ")");
-                    ok = false;
-                }
-            } else {
-                r.problem(p, "'" + *text + "' is not an action (expected e.g. \"0F1\", \"2B0\", " +
-                                 "\"1SEND_F3\")");
-                ok = false;
-            }
-        } else {
-            ok = false;
-        }
-    } else {
-        ok = false;
-    }
-
-    std::optional<double> start;
-    std::optional<double> end;
-    if (const auto* v = r.member(j, "start_s", path, true)) {
-        start = r.number(*v, Reader::join(path, "start_s"));
-    }
-    if (const auto* v = r.member(j, "end_s", path, true)) {
-        end = r.number(*v, Reader::join(path, "end_s"));
-    }
-    if (start && end) {
-        if (*end < *start) {
-            r.problem(Reader::join(path, "end_s"),
-                      "ends before it starts (start_s " + std::to_string(*start) + ")");
-            ok = false;
-        }
+    const auto bytes = r.number("bytes", kOptional, {0, 1e18}).value_or(0);
+    const auto peer = read_rank(r, "peer_rank", kOptional, -1, t.num_ranks()).value_or(-1);
+    if (rank && action && start && end) {
+        e.rank = *rank;
+        e.action = *action;
         e.start_s = *start;
         e.end_s = *end;
-    } else {
-        ok = false;
-    }
-
-    if (const auto* v = r.member(j, "bytes", path, false)) {
-        const std::string p = Reader::join(path, "bytes");
-        if (auto bytes = r.number(*v, p)) {
-            if (*bytes < 0) {
-                r.problem(p, "must not be negative");
-                ok = false;
-            } else {
-                e.bytes = *bytes;
-            }
-        } else {
-            ok = false;
-        }
-    }
-    if (const auto* v = r.member(j, "peer_rank", path, false)) {
-        const std::string p = Reader::join(path, "peer_rank");
-        if (auto peer = r.small_integer(*v, p)) {
-            if (*peer < -1 || *peer >= num_ranks) {
-                r.problem(p, "rank " + std::to_string(*peer) + " out of range (the timeline has " +
-                                 std::to_string(num_ranks) + " devices)");
-                ok = false;
-            } else {
-                e.peer_rank = *peer;
-            }
-        } else {
-            ok = false;
-        }
-    }
-    if (ok) {
+        e.bytes = bytes;
+        e.peer_rank = peer;
         out.push_back(e);
     }
 }
 
-void read_memory(Reader& r, const Json& j, const std::string& path, Timeline& t) {
-    if (!r.expect_array(j, path)) {
+void read_memory(const JsonValue& v, Timeline& t) {
+    if (!v.array()) {
         return;
     }
-    if (j.size() != t.devices.size()) {
-        r.problem(path, "has " + std::to_string(j.size()) + " entries, expected one per device (" +
-                            std::to_string(t.devices.size()) + ")");
+    if (v.size() != t.devices.size()) {
+        v.error("has " + std::to_string(v.size()) + " entries, expected one per device (" +
+                std::to_string(t.devices.size()) + ")");
         return;
     }
-    t.memory.assign(j.size(), {});
-    for (std::size_t rank = 0; rank < j.size() && !r.full(); ++rank) {
-        const std::string rank_path = Reader::index(path, rank);
-        if (!r.expect_array(j[rank], rank_path)) {
+    t.memory.assign(v.size(), {});
+    for (std::size_t rank = 0; rank < v.size() && !v.full(); ++rank) {
+        const JsonValue samples = v.element(rank);
+        if (!samples.array()) {
             continue;
         }
-        for (std::size_t i = 0; i < j[rank].size() && !r.full(); ++i) {
-            const std::string p = Reader::index(rank_path, i);
-            const Json& sample = j[rank][i];
-            if (!sample.is_array() || sample.size() != 2) {
-                r.problem(p, "expected a [time_s, bytes] pair");
+        for (std::size_t i = 0; i < samples.size() && !v.full(); ++i) {
+            const JsonValue sample = samples.element(i);
+            if (!sample.json().is_array() || sample.size() != 2) {
+                sample.error("expected a [time_s, bytes] pair, got " +
+                             describe_json(sample.json()));
                 continue;
             }
-            auto time = r.number(sample[0], Reader::index(p, 0));
-            auto bytes = r.integer(sample[1], Reader::index(p, 1));
-            if (bytes && *bytes < 0) {
-                r.problem(Reader::index(p, 1), "must not be negative");
-                bytes.reset();
-            }
+            auto time = sample.element(0).number(kAnyNumber);
+            auto bytes = sample.element(1).integer(0, std::numeric_limits<std::int64_t>::max());
             if (time && bytes) {
                 t.memory[rank].push_back({*time, *bytes});
             }
@@ -374,77 +219,30 @@ nlohmann::json timeline_to_json(const Timeline& timeline) {
 
 Timeline timeline_from_json(const nlohmann::json& j) {
     Diagnostics diagnostics;
-    Reader r(diagnostics);
-    if (!j.is_object()) {
-        throw InputError("", "a timeline must be a JSON object");
-    }
-
-    if (const auto* v = r.member(j, "format", "", true)) {
-        auto format = r.string(*v, "format");
-        if (format && *format != Timeline::kFormat) {
-            r.problem("format", "expected \"" + std::string(Timeline::kFormat) + "\", got \"" +
-                                    *format + "\"");
-        }
-    }
-    if (const auto* v = r.member(j, "version", "", true)) {
-        auto version = r.integer(*v, "version");
-        if (version && *version != Timeline::kVersion) {
-            r.problem("version", "unsupported version " + std::to_string(*version) +
-                                     " (this program reads version " +
-                                     std::to_string(Timeline::kVersion) + ")");
-        }
-    }
-    if (!diagnostics.empty()) {
-        // Not a timeline this program understands: the rest would only add noise.
+    const JsonObject r(j, diagnostics);
+    if (!r.expect_format(Timeline::kFormat, Timeline::kVersion)) {
         throw InputError(std::move(diagnostics));
     }
-
     Timeline t;
-    if (const auto* v = r.member(j, "source", "", false)) {
-        if (auto s = r.string(*v, "source")) {
-            t.source = *s;
+    t.source = r.string("source", kOptional).value_or(t.source);
+    t.schedule = r.string("schedule", kOptional).value_or("");
+    t.num_stages = static_cast<int>(r.integer("num_stages", kRequired, 0, kIntMax).value_or(0));
+    t.num_microbatches =
+        static_cast<int>(r.integer("num_microbatches", kRequired, 0, kIntMax).value_or(0));
+    if (auto devices = r.array("devices", kRequired)) {
+        for (std::size_t i = 0; i < devices->size(); ++i) {
+            t.devices.push_back(devices->element(i).string().value_or(""));
         }
     }
-    if (const auto* v = r.member(j, "schedule", "", false)) {
-        if (auto s = r.string(*v, "schedule")) {
-            t.schedule = *s;
+    if (auto events = r.array("events", kRequired)) {
+        t.events.reserve(events->size());
+        for (std::size_t i = 0; i < events->size() && !events->full(); ++i) {
+            read_event(events->element(i), t, t.events);
         }
     }
-    for (auto [key, field] : {std::pair{"num_stages", &t.num_stages},
-                              std::pair{"num_microbatches", &t.num_microbatches}}) {
-        if (const auto* v = r.member(j, key, "", true)) {
-            if (auto n = r.small_integer(*v, key)) {
-                if (*n < 0) {
-                    r.problem(key, "must not be negative");
-                } else {
-                    *field = *n;
-                }
-            }
-        }
+    if (auto memory = r.field("memory", kOptional)) {
+        read_memory(*memory, t);
     }
-    if (const auto* v = r.member(j, "devices", "", true)) {
-        if (r.expect_array(*v, "devices")) {
-            for (std::size_t i = 0; i < v->size(); ++i) {
-                if (auto s = r.string((*v)[i], Reader::index("devices", i))) {
-                    t.devices.push_back(*s);
-                } else {
-                    t.devices.emplace_back();
-                }
-            }
-        }
-    }
-    if (const auto* v = r.member(j, "events", "", true)) {
-        if (r.expect_array(*v, "events")) {
-            t.events.reserve(v->size());
-            for (std::size_t i = 0; i < v->size() && !r.full(); ++i) {
-                read_event(r, (*v)[i], Reader::index("events", i), t, t.events);
-            }
-        }
-    }
-    if (const auto* v = r.member(j, "memory", "", false)) {
-        read_memory(r, *v, "memory", t);
-    }
-
     if (!diagnostics.empty()) {
         throw InputError(std::move(diagnostics));
     }
@@ -474,16 +272,12 @@ void save_timeline_file(const Timeline& timeline, const std::filesystem::path& p
 }
 
 Timeline load_timeline_file(const std::filesystem::path& path) {
-    const std::string text = read_text_file(path);
-    ParsedJson parsed = parse_json(text);
-    if (!parsed.problems.empty()) {
-        Diagnostics located;
-        for (const auto& d : parsed.problems.items()) {
-            located.add(path.string() + ": " + d.path, d.message);
-        }
-        throw InputError(std::move(located));
+    const nlohmann::json j = parse_json_file(path);
+    try {
+        return timeline_from_json(j);
+    } catch (const InputError& e) {
+        throw InputError(located_in(path, e.diagnostics()));
     }
-    return timeline_from_json(*parsed.value);
 }
 
 }  // namespace pipewright

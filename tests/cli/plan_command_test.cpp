@@ -9,8 +9,8 @@
 
 #include "cli_test_support.h"
 #include "commands.h"
+#include "pipewright/core/profile.h"
 #include "pipewright/core/project_io.h"
-#include "pipewright/sim/profile.h"
 
 namespace pipewright {
 namespace {

@@ -212,8 +212,10 @@ TEST(DeviceCatalog, ReportsEveryProblemAtOnce) {
 TEST(DeviceCatalog, RejectsTheWrongDocument) {
     EXPECT_TRUE(has_path(
         rejection(json{{"format", "pipewright-project"}, {"devices", json::array()}}), "format"));
-    EXPECT_TRUE(has_path(rejection(json::array()), "format"));
-    EXPECT_TRUE(has_path(rejection(json{{"format", "pipewright-devices"}}), "devices"));
+    EXPECT_TRUE(has_path(rejection(json::array()), "(document)"));
+    EXPECT_TRUE(has_path(rejection(json{{"format", "pipewright-devices"}}), "version"));
+    EXPECT_TRUE(
+        has_path(rejection(json{{"format", "pipewright-devices"}, {"version", 1}}), "devices"));
 }
 
 TEST(DeviceCatalog, WrongTypedOptionalFieldIsAnInputError) {

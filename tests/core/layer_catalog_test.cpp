@@ -5,6 +5,7 @@
 #include <cmath>
 #include <limits>
 #include <random>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -103,11 +104,32 @@ TEST(LayerCatalog, LayerParamAppliesDefaults) {
     EXPECT_EQ(layer_param(make("resnet_bottleneck", {{"in_channels", 64}, {"mid_channels", 64}}),
                           "projection"),
               1);
-    // Unknown names, unknown types, invalid values, garbage.
-    EXPECT_EQ(layer_param(make("conv2d"), "foo"), 0);
-    EXPECT_EQ(layer_param(make("lstm", {{"hidden", 3}}), "hidden"), 0);
+    // Invalid values and garbage fall back to the defaults (analyze_layer
+    // reports them).
     EXPECT_EQ(layer_param(make("conv2d", {{"stride", "two"}}), "stride"), 1);
     EXPECT_EQ(layer_param(make("conv2d", json::array({1, 2})), "stride"), 1);
+}
+
+TEST(LayerCatalog, ParamOfAnUnknownTypeOrNameIsAnError) {
+    // Both read as 0 before: a silent zero-sized or switched-off module.
+    try {
+        (void)layer_param(make("lstm", {{"hidden", 3}}), "hidden");
+        ADD_FAILURE() << "an unknown layer type was read";
+    } catch (const InputError& e) {
+        ASSERT_EQ(e.diagnostics().size(), 1U);
+        EXPECT_EQ(e.diagnostics().items()[0].path, "type");
+        EXPECT_EQ(e.diagnostics().items()[0].message.rfind(
+                      "unknown layer type \"lstm\" (known: linear", 0),
+                  0U)
+            << e.what();
+    }
+    EXPECT_THROW((void)layer_param(make(""), "hidden"), InputError);
+    try {
+        (void)layer_param(make("conv2d"), "foo");
+        ADD_FAILURE() << "an unknown parameter was read";
+    } catch (const std::invalid_argument& e) {
+        EXPECT_STREQ(e.what(), "layer type conv2d has no parameter \"foo\"");
+    }
 }
 
 // ---- linear -----------------------------------------------------------------
@@ -197,7 +219,7 @@ TEST(LayerCatalog, WrongJsonTypesGiveDiagnostics) {
             << d.message;
     }
     EXPECT_EQ(fails(make("linear", {{"in_features", "3"}, {"out_features", 2}}), {3}).message,
-              "\"in_features\" must be a positive integer, got \"3\"");
+              "\"in_features\" must be a positive integer, got the string \"3\"");
     EXPECT_EQ(fails(make("linear", {{"in_features", 2.5}, {"out_features", 2}}), {3}).message,
               "\"in_features\" must be a positive integer, got 2.5");
     const json bad_bools[] = {1, 0, "true", nullptr, json::array()};

@@ -147,6 +147,24 @@ TEST(ProjectIo, WrongTypesNameTheirPath) {
     EXPECT_EQ(d.size(), 3U) << d.format();
 }
 
+// The words of every Pipewright file (json_reader.h): what was expected, and
+// what was found with its type.
+TEST(ProjectIo, WrongTypesSayWhatCame) {
+    json j = dummy_json();
+    j["model"]["layers"][2]["type"] = 7;
+    j["training"]["batch_size"] = "32";
+    j["training"]["activation_checkpointing"] = "yes";
+    j["training"]["optimizer"]["type"] = "rmsprop";
+    Diagnostics d;
+    (void)project_from_json(j, d);
+    EXPECT_EQ(d.format(),
+              "model.layers[2].type: expected a string, got the number 7\n"
+              "training.batch_size: expected a whole number, got the string \"32\"\n"
+              "training.optimizer.type: must be \"sgd\", \"adam\" or \"adamw\", got "
+              "\"rmsprop\"\n"
+              "training.activation_checkpointing: expected true or false, got the string \"yes\"");
+}
+
 TEST(ProjectIo, BothMicrobatchesAndMicrobatchSize) {
     json j = dummy_json();
     j["training"]["microbatch_size"] = 8;

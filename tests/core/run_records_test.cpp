@@ -80,7 +80,7 @@ TEST(RunRecords, EveryProblemIsNamedWithItsPath) {
     const std::string e = error_of(j.dump());
     for (const char* expected :
          {"rank-1.json: threads:", "rank-1.json: steps[0].events[1].end_s: ends before it starts",
-          "rank-1.json: steps[0].memory[0]: must be [time in seconds, bytes]",
+          "rank-1.json: steps[0].memory[0]: expected [time in seconds, bytes]",
           "rank-1.json: clock: missing", "rank-1.json: colour"}) {
         EXPECT_NE(e.find(expected), std::string::npos) << expected << "\n" << e;
     }
@@ -90,7 +90,7 @@ TEST(RunRecords, TruncatedOrWrongFilesAreErrors) {
     const std::string text = to_json(sample_record()).dump();
     EXPECT_NE(error_of(text.substr(0, text.size() / 2)).find("rank-1.json: (document)"),
               std::string::npos);
-    EXPECT_NE(error_of("[1, 2]").find("must be a JSON object"), std::string::npos);
+    EXPECT_NE(error_of("[1, 2]").find("expected a JSON object"), std::string::npos);
     EXPECT_NE(error_of(R"({"format": "pipewright-timeline"})").find("rank-1.json: rank: missing"),
               std::string::npos);
 }

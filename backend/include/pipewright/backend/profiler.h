@@ -13,7 +13,7 @@
 #include <vector>
 
 #include "pipewright/core/analysis.h"
-#include "pipewright/sim/profile.h"
+#include "pipewright/core/profile.h"
 
 namespace pipewright::backend {
 

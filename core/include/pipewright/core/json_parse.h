@@ -6,6 +6,7 @@
 // and printing all recurse), and a key given twice in one object is reported
 // instead of silently keeping the last one.
 
+#include <filesystem>
 #include <optional>
 #include <string>
 
@@ -28,5 +29,17 @@ struct ParsedJson {
 };
 
 [[nodiscard]] ParsedJson parse_json(const std::string& text);
+
+// `problems` with each path located in `file` ("runs/a.json: events[3].rank"),
+// so that each message stands alone.
+[[nodiscard]] Diagnostics located_in(const std::filesystem::path& file,
+                                     const Diagnostics& problems);
+
+// The document of a JSON file, as the loaders of timelines and profiles read
+// it. Throws InputError: when the file cannot be read (missing, a folder, a
+// device, too large: read_text_file's message, which names the file), or with
+// every problem of its text located in it ("FILE: (document): not valid JSON
+// at line 3, column 3 ...", "FILE: training.batch_size: appears twice ...").
+[[nodiscard]] nlohmann::json parse_json_file(const std::filesystem::path& path);
 
 }  // namespace pipewright

@@ -65,7 +65,11 @@ struct LayerAnalysis {
                                                          Diagnostics& diagnostics,
                                                          const std::string& path);
 
-// Hyper-parameter access with the catalog's defaults applied.
+// Hyper-parameter access with the catalog's defaults applied (and where a
+// given value is unusable; analyze_layer reports those). Throws InputError
+// (path "type") when the catalog does not know the layer's type, and
+// std::invalid_argument when the type has no parameter of that name: both
+// used to read as 0, a silent wrong size or switch in a built module.
 [[nodiscard]] double layer_param(const LayerSpec& layer, std::string_view name);
 
 }  // namespace pipewright

@@ -65,6 +65,7 @@ void write_timeline_json(const Timeline& timeline, TextSink& out);
 // Throws InputError naming the JSON path of the first problems found.
 [[nodiscard]] Timeline timeline_from_json(const nlohmann::json& j);
 void save_timeline_file(const Timeline& timeline, const std::filesystem::path& path);
+// Throws InputError with every problem located in the file (parse_json_file).
 [[nodiscard]] Timeline load_timeline_file(const std::filesystem::path& path);
 
 // Chrome trace event JSON (chrome://tracing, Perfetto): one process per

@@ -10,7 +10,7 @@
 #include "pipewright/core/timeline.h"
 #include "pipewright/core/topology.h"
 #include "pipewright/sim/cost_model.h"
-#include "pipewright/sim/metrics.h"
+#include "pipewright/core/timeline_metrics.h"
 
 namespace pipewright {
 

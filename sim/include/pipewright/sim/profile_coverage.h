@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "pipewright/core/model.h"
-#include "pipewright/sim/profile.h"
+#include "pipewright/core/profile.h"
 
 namespace pipewright {
 

@@ -72,6 +72,7 @@ struct Profile {
 [[nodiscard]] nlohmann::json profile_to_json(const Profile& profile);
 // Throws InputError naming the JSON path of each problem.
 [[nodiscard]] Profile profile_from_json(const nlohmann::json& j);
+// Throws InputError with every problem located in the file (parse_json_file).
 [[nodiscard]] Profile load_profile_file(const std::filesystem::path& path);
 
 }  // namespace pipewright

@@ -1,0 +1,178 @@
+// The files `simulate --profile` and `compare` read, broken in the ways files
+// break: malformed, cut short, empty, of another kind, too large. Each ends
+// in exit code 1 and a message that names the file and says what is wrong,
+// in the words of every reader (json_reader.h). Every file is generated here.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "cli_test_support.h"
+#include "pipewright/core/input_file.h"
+#include "pipewright/core/profile.h"
+
+namespace pipewright {
+namespace {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+using testing::CliResult;
+using testing::example;
+using testing::run_cli;
+using testing::TempDir;
+
+bool contains(const std::string& text, const std::string& part) {
+    return text.find(part) != std::string::npos;
+}
+
+std::string write(const fs::path& path, const std::string& text) {
+    std::ofstream(path, std::ios::binary) << text;
+    return path.string();
+}
+
+std::string valid_profile() {
+    Profile p;
+    p.microbatch_size = 8;
+    p.layers = {{"net0", 1.0, 0.5, 0.5, std::nullopt, std::nullopt, std::nullopt}};
+    return profile_to_json(p).dump(2);
+}
+
+// A simulated timeline of the dummy example, as `simulate --timeline` writes it.
+std::string valid_timeline(const TempDir& dir) {
+    const fs::path file = dir / "simulated.json";
+    const auto r = run_cli({"simulate", example("dummy-2gpu.json"), "--timeline", file.string()});
+    EXPECT_EQ(r.code, 0) << r.err;
+    return read_text_file(file);
+}
+
+CliResult simulate_with_profile(const std::string& profile) {
+    return run_cli({"simulate", example("dummy-2gpu.json"), "--profile", profile});
+}
+
+// `compare` with the broken file as the measured timeline, then as the
+// simulated one: both refuse it the same way.
+void expect_compare_refuses(const std::string& good, const std::string& bad,
+                            const std::string& message) {
+    for (const auto& args : {std::vector<std::string>{"compare", good, bad},
+                             std::vector<std::string>{"compare", bad, good}}) {
+        const auto r = run_cli(args);
+        EXPECT_EQ(r.code, 1) << r.out << r.err;
+        EXPECT_TRUE(contains(r.err, message)) << r.err;
+        EXPECT_TRUE(r.out.empty()) << r.out;
+    }
+}
+
+TEST(CliFiles, AValidProfileAndTimelineAreRead) {
+    TempDir dir;
+    auto r = simulate_with_profile(write(dir / "profile.json", valid_profile()));
+    EXPECT_EQ(r.code, 0) << r.err;
+    const std::string timeline = write(dir / "t.json", valid_timeline(dir));
+    r = run_cli({"compare", timeline, timeline});
+    EXPECT_EQ(r.code, 0) << r.err;
+}
+
+TEST(CliFiles, MalformedFilesNameTheLineAndColumn) {
+    TempDir dir;
+    const std::string text = "{\"format\": \"pipewright-profile\",\n  \"version\": 1,\n  oops\n}\n";
+    auto r = simulate_with_profile(write(dir / "profile.json", text));
+    EXPECT_EQ(r.code, 1);
+    EXPECT_TRUE(contains(r.err, "profile.json: (document): not valid JSON at line 3, column 3"))
+        << r.err;
+    const std::string good = write(dir / "t.json", valid_timeline(dir));
+    expect_compare_refuses(good, write(dir / "bad.json", text),
+                           "not valid JSON at line 3, column 3");
+}
+
+TEST(CliFiles, TruncatedAndEmptyFilesAreNotJson) {
+    TempDir dir;
+    const std::string profile = valid_profile();
+    const std::string timeline = valid_timeline(dir);
+    for (const std::string& cut : {profile.substr(0, profile.size() / 2), std::string()}) {
+        const auto r = simulate_with_profile(write(dir / "cut-profile.json", cut));
+        EXPECT_EQ(r.code, 1);
+        EXPECT_TRUE(contains(r.err, "cut-profile.json: (document): not valid JSON")) << r.err;
+    }
+    const std::string good = write(dir / "t.json", timeline);
+    for (const std::string& cut : {timeline.substr(0, timeline.size() / 2), std::string()}) {
+        expect_compare_refuses(good, write(dir / "cut.json", cut), "not valid JSON");
+    }
+}
+
+TEST(CliFiles, AFileOfAnotherKindIsNamedAsSuch) {
+    TempDir dir;
+    const std::string timeline = write(dir / "t.json", valid_timeline(dir));
+    const std::string profile = write(dir / "p.json", valid_profile());
+    auto r = simulate_with_profile(timeline);
+    EXPECT_EQ(r.code, 1);
+    EXPECT_TRUE(contains(
+        r.err, "t.json: format: must be \"pipewright-profile\", got \"pipewright-timeline\""))
+        << r.err;
+    // One problem: the fields of a timeline are not reported one by one.
+    EXPECT_TRUE(contains(r.err, ": 1 problem:")) << r.err;
+    r = simulate_with_profile(example("dummy-2gpu.json"));
+    EXPECT_EQ(r.code, 1);
+    EXPECT_TRUE(contains(r.err, "got \"pipewright-project\"")) << r.err;
+
+    expect_compare_refuses(timeline, profile,
+                           "format: must be \"pipewright-timeline\", got \"pipewright-profile\"");
+    expect_compare_refuses(timeline, example("dummy-2gpu.json"),
+                           "format: must be \"pipewright-timeline\", got \"pipewright-project\"");
+    expect_compare_refuses(timeline, write(dir / "list.json", "[1, 2]"),
+                           "(document): expected a JSON object, got an array [1,2]");
+    expect_compare_refuses(timeline, write(dir / "none.json", "{\"events\": []}"),
+                           "format: missing: not a pipewright-timeline file");
+}
+
+TEST(CliFiles, HugeFilesAreRefusedBeforeTheyAreRead) {
+    TempDir dir;
+    const fs::path huge = dir / "huge.json";
+    { std::ofstream out(huge); }
+    fs::resize_file(huge, std::uintmax_t{3} << 30);  // sparse: no disk, no memory
+    auto r = simulate_with_profile(huge.string());
+    EXPECT_EQ(r.code, 1);
+    EXPECT_TRUE(contains(r.err, "larger than 256 MiB (268435456 bytes)")) << r.err;
+    const std::string good = write(dir / "t.json", valid_timeline(dir));
+    expect_compare_refuses(good, huge.string(), "larger than 256 MiB (268435456 bytes)");
+}
+
+TEST(CliFiles, AFolderOrAMissingFileIsAMessage) {
+    TempDir dir;
+    const std::string good = write(dir / "t.json", valid_timeline(dir));
+    fs::create_directories(dir / "run");
+    expect_compare_refuses(good, (dir / "run").string(), "timeline.json");
+    expect_compare_refuses(good, (dir / "absent.json").string(), "absent.json");
+    const auto r = simulate_with_profile((dir / "absent.json").string());
+    EXPECT_EQ(r.code, 1);
+    EXPECT_TRUE(contains(r.err, "absent.json")) << r.err;
+}
+
+TEST(CliFiles, ProblemsInsideAFileNameTheirJsonPath) {
+    TempDir dir;
+    json profile = json::parse(valid_profile());
+    profile["layers"][0]["forward_ms"] = -1;
+    profile["layers"][0]["name"] = 7;
+    auto r = simulate_with_profile(write(dir / "p.json", profile.dump()));
+    EXPECT_EQ(r.code, 1);
+    EXPECT_TRUE(contains(r.err, "p.json: layers[0].name: expected a string, got the number 7"))
+        << r.err;
+    EXPECT_TRUE(contains(r.err,
+                         "p.json: layers[0].forward_ms: must be a number from 0 to "
+                         "1000000000, got -1"))
+        << r.err;
+
+    json timeline = json::parse(valid_timeline(dir));
+    timeline["events"][0]["rank"] = "zero";
+    timeline["num_stages"] = -2;
+    expect_compare_refuses(write(dir / "t.json", valid_timeline(dir)),
+                           write(dir / "bad.json", timeline.dump()),
+                           "num_stages: must be at least 0, got -2");
+    expect_compare_refuses(write(dir / "t.json", valid_timeline(dir)),
+                           write(dir / "bad.json", timeline.dump()),
+                           "events[0].rank: expected a whole number, got the string \"zero\"");
+}
+
+}  // namespace
+}  // namespace pipewright

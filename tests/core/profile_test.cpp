@@ -1,0 +1,143 @@
+// A measured profile is untrusted input like a project (issue 18): the same
+// ranges apply, and every problem is named by its JSON path in the words of
+// every other Pipewright file (json_reader.h).
+#include "pipewright/core/profile.h"
+
+#include <gtest/gtest.h>
+
+#include <unistd.h>
+
+#include <cstdint>
+#include <filesystem>
+#include <fstream>
+#include <string>
+
+#include "pipewright/core/diagnostics.h"
+#include "pipewright/core/timeline.h"
+
+namespace pipewright {
+namespace {
+
+Profile small_profile() {
+    Profile p;
+    p.microbatch_size = 1;
+    p.layers = {{"net0", 1.0, 0.5, 0.5, std::nullopt, std::nullopt, std::nullopt}};
+    p.transfer = LinkSpec{10.0, 5.0};
+    return p;
+}
+
+// Every diagnostic of profile_from_json(j), or "" when it is accepted.
+std::string problems_of(const nlohmann::json& j) {
+    try {
+        (void)profile_from_json(j);
+    } catch (const InputError& e) {
+        return e.what();
+    }
+    return "";
+}
+
+bool contains(const std::string& text, const std::string& part) {
+    return text.find(part) != std::string::npos;
+}
+
+std::filesystem::path temp_file(const std::string& name) {
+    return std::filesystem::temp_directory_path() /
+           ("pw-profile-" + std::to_string(::getpid()) + "-" + name);
+}
+
+TEST(Profile, RoundTripsEveryField) {
+    Profile p = small_profile();
+    p.device_kind = "cpu";
+    p.device_name = "CPU, 1 thread";
+    p.layers.push_back({"relu", 0.25, 0.125, 0, 4096, 0.5, 0.0});
+    p.transfer_samples = {{4096, 6e-5}, {1 << 20, 1e-3}};
+    p.machine = {"builder", 2, 1, 10, "gloo", "1.13.1"};
+    EXPECT_EQ(profile_from_json(profile_to_json(p)), p);
+}
+
+TEST(Profile, ActivationBytesThatWouldWrapAreRefused) {
+    // 2^59 bytes wrapped to 4.5 MiB and "every device fits"; the same value
+    // in a project is refused, and here too.
+    nlohmann::json j = profile_to_json(small_profile());
+    j["layers"][0]["activation_bytes"] = std::int64_t{1} << 59;
+    const std::string message = problems_of(j);
+    EXPECT_TRUE(contains(message,
+                         "layers[0].activation_bytes: must be at most 1000000000000, got "
+                         "576460752303423488"))
+        << message;
+}
+
+TEST(Profile, TransferAndTimesOutsideTheRangesAreRefused) {
+    nlohmann::json j = profile_to_json(small_profile());
+    j["transfer"]["bandwidth_GBps"] = 5e-324;
+    EXPECT_TRUE(contains(problems_of(j),
+                         "transfer.bandwidth_GBps: must be a number from 0.001 to 1000000, got"))
+        << problems_of(j);
+    j = profile_to_json(small_profile());
+    j["layers"][0]["forward_ms"] = -1;
+    EXPECT_EQ(problems_of(j),
+              "layers[0].forward_ms: must be a number from 0 to 1000000000, got -1");
+    j = profile_to_json(small_profile());
+    j["microbatch_size"] = std::int64_t{1} << 40;
+    EXPECT_EQ(problems_of(j), "microbatch_size: must be at most 2147483647, got 1099511627776");
+}
+
+TEST(Profile, WrongTypesAreNamedWithTheirPathAndType) {
+    nlohmann::json j = profile_to_json(small_profile());
+    j["layers"][0]["name"] = 7;
+    j["layers"][0].erase("backward_input_ms");
+    j["transfer"]["samples"] = nlohmann::json::array({{{"bytes", "many"}, {"seconds", 1}}});
+    j["machine"] = {{"cores", 2.5}};
+    EXPECT_EQ(problems_of(j),
+              "layers[0].name: expected a string, got the number 7\n"
+              "layers[0].backward_input_ms: missing (a number is required)\n"
+              "transfer.samples[0].bytes: expected a number, got the string \"many\"\n"
+              "machine.cores: expected a whole number, got the number 2.5");
+}
+
+TEST(Profile, UnknownFieldsAreTyposNotIgnored) {
+    nlohmann::json j = profile_to_json(small_profile());
+    j["layers"][0]["backwards_ms"] = 1;
+    EXPECT_TRUE(
+        contains(problems_of(j), "layers[0].backwards_ms: unknown field (expected one of: "))
+        << problems_of(j);
+}
+
+TEST(Profile, AnotherKindOfFileIsNamedAsSuch) {
+    Timeline t;
+    t.devices = {"node0/gpu0"};
+    EXPECT_EQ(problems_of(timeline_to_json(t)),
+              "format: must be \"pipewright-profile\", got \"pipewright-timeline\"");
+    EXPECT_EQ(problems_of(nlohmann::json::array({1, 2})),
+              "(document): expected a JSON object, got an array [1,2]");
+    EXPECT_TRUE(contains(problems_of(nlohmann::json{{"layers", nlohmann::json::array()}}),
+                         "format: missing: not a pipewright-profile file"));
+    nlohmann::json newer = profile_to_json(small_profile());
+    newer["version"] = 2;
+    EXPECT_EQ(problems_of(newer),
+              "version: this Pipewright reads version 1 of pipewright-profile, got version 2");
+}
+
+TEST(Profile, DuplicateKeysAndDeepNestingInAProfileFileAreRefused) {
+    const auto file = temp_file("twice.json");
+    std::string text = profile_to_json(small_profile()).dump();
+    text.insert(text.rfind('}'), ",\"microbatch_size\": 4");
+    std::ofstream(file) << text;
+    try {
+        (void)load_profile_file(file);
+        ADD_FAILURE() << "a duplicated key was accepted";
+    } catch (const InputError& e) {
+        EXPECT_TRUE(contains(e.what(), "microbatch_size: appears twice")) << e.what();
+    }
+    std::ofstream(file) << std::string(60'000, '[') << std::string(60'000, ']');
+    try {
+        (void)load_profile_file(file);
+        ADD_FAILURE() << "60,000 levels were accepted";
+    } catch (const InputError& e) {
+        EXPECT_TRUE(contains(e.what(), "nested deeper than 64 levels")) << e.what();
+    }
+    std::filesystem::remove(file);
+}
+
+}  // namespace
+}  // namespace pipewright
