@@ -6,14 +6,14 @@
 // documented exceptions are caught; anything else escapes and the fuzzer
 // reports it.
 //
-// The first byte chooses the loader (kLoaders: 'P', 'T', 'R', 'D', 'L', 'C';
+// The first byte chooses the loader (kLoaders: 'P', 'T', 'R', 'D', 'L', 'C', 'M';
 // any other byte picks one by its value) and the rest is that loader's file.
 // One target rather than one per loader: scripts/fuzz-smoke.sh gets 60 s in
 // CI, which one process spends fuzzing instead of starting six; the loaders
 // share one corpus and dictionary; and a mutated first byte hands one
 // format's file to another loader, which is the mix-up users make (a
-// timeline given as a profile). A new loader (the run folder's records) is
-// one more row of kLoaders and a seed folder under fuzz/corpus/.
+// timeline given as a profile). A new loader is one more row of kLoaders and
+// a seed folder under fuzz/corpus/.
 //
 // Project inputs: the bytes before the first NUL are a project file; the
 // bytes after it are a schedule CSV. A project that names a CSV schedule is
@@ -42,6 +42,7 @@
 #include "pipewright/core/output_file.h"
 #include "pipewright/core/profile.h"
 #include "pipewright/core/project_io.h"
+#include "pipewright/core/run_records.h"
 #include "pipewright/core/schedule.h"
 #include "pipewright/core/schedule_check.h"
 #include "pipewright/core/schedule_csv.h"
@@ -244,6 +245,33 @@ void fuzz_layer(const std::string& text) {
     }
 }
 
+// A run folder's records: one text is tried as a rank record, as metrics.json
+// and as a run summary (a fuzzer mixes them up as a studio reading the wrong
+// file would). What is accepted must read back from its own JSON.
+template <typename T>
+void fuzz_run_record(const nlohmann::json& j,
+                     std::optional<T> (*read)(const nlohmann::json&, pipewright::Diagnostics&),
+                     const char* what) {
+    pipewright::Diagnostics problems;
+    const std::optional<T> value = read(j, problems);
+    require(value.has_value() == problems.empty(),
+            "a run record reader must return a value exactly when it reports no problem");
+    if (value) {
+        pipewright::Diagnostics again;
+        require(read(pipewright::to_json(*value), again) == value, what);
+    }
+}
+
+void fuzz_run_records(const std::string& text) {
+    const auto j = document(text);
+    if (!j) {
+        return;
+    }
+    fuzz_run_record(*j, pipewright::read_rank_record, "a rank record differs read back");
+    fuzz_run_record(*j, pipewright::read_run_metrics, "run metrics differ read back");
+    fuzz_run_record(*j, pipewright::read_run_summary, "a run summary differs read back");
+}
+
 struct Loader {
     char tag;
     void (*fuzz)(const std::string& input);
@@ -252,6 +280,7 @@ struct Loader {
 constexpr Loader kLoaders[] = {
     {'P', fuzz_project_and_csv}, {'T', fuzz_timeline}, {'R', fuzz_profile},
     {'D', fuzz_device_catalog},  {'L', fuzz_layer},    {'C', fuzz_schedule_csv},
+    {'M', fuzz_run_records},
 };
 
 }  // namespace

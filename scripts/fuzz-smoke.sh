@@ -97,7 +97,7 @@ mkdir -p "$work/corpus" "$artifacts"
 seed() {  # tag file
   { printf '%s' "$1"; cat "$2"; } >"$work/corpus/$1-$(basename "$2")"
 }
-for pair in project:P timeline:T profile:R devices:D layer:L csv:C; do
+for pair in project:P timeline:T profile:R devices:D layer:L csv:C runs:M; do
   for f in "$root/fuzz/corpus/${pair%%:*}"/*; do
     seed "${pair##*:}" "$f"
   done

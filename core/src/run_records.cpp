@@ -107,8 +107,9 @@ TimelineEvent read_event(const JsonObject& r, int rank) {
         if (const auto action = parse_action(*text)) {
             e.action = *action;
         } else {
-            r.error("action", describe_json(nlohmann::json(*text)) +
-                                  " is not an action (such as 1F0, 0SEND_F3 or 2RECV_B1)");
+            r.error("action",
+                    nlohmann::json(*text).dump() +
+                        " is not an action (expected e.g. \"0F1\", \"2B0\", \"1SEND_F3\")");
         }
     }
     e.start_s = seconds(r, "start_s");
