@@ -176,7 +176,8 @@ RunReport build_run_report(const AnalyzedProject& project, const std::vector<Ran
         d.busy_s = m.busy_s;
         d.start_s = m.start_s;
         d.end_s = m.end_s;
-        d.bubble_fraction = m.bubble_fraction;
+        // A fraction, also where rounding puts a fully busy rank at -1e-16.
+        d.bubble_fraction = std::clamp(m.bubble_fraction, 0.0, 1.0);
         devices.push_back(std::move(d));
     }
     RunMetrics& metrics = report.metrics;
@@ -205,7 +206,7 @@ RunReport build_run_report(const AnalyzedProject& project, const std::vector<Ran
     summary.warmup_steps = static_cast<int>(first);
     summary.iteration_time_s = iteration;
     summary.throughput_samples_per_s = throughput;
-    summary.bubble_fraction = tm.bubble_fraction;
+    summary.bubble_fraction = std::clamp(tm.bubble_fraction, 0.0, 1.0);
     summary.clock = shared ? "shared" : "aligned at each iteration's barrier";
     summary.losses = losses;
     summary.devices = std::move(devices);

@@ -16,6 +16,10 @@ constexpr Need kOptional = Need::optional;
 constexpr NumberRange kAnyTime{-1e15, 1e15};
 constexpr NumberRange kNonNegative{0, 1e15};
 constexpr NumberRange kFraction{0, 1};
+// A loss can be anything finite (a diverging run's is huge); NaN and infinity
+// are written as null.
+constexpr NumberRange kAnyFinite{-std::numeric_limits<double>::max(),
+                                 std::numeric_limits<double>::max()};
 
 nlohmann::json optional_number(const std::optional<double>& v) {
     return v ? nlohmann::json(*v) : nlohmann::json();
@@ -49,7 +53,7 @@ std::optional<double> loss(const JsonObject& r, std::string_view key) {
     if (!v || v->json().is_null()) {
         return std::nullopt;
     }
-    return v->number(kAnyTime);
+    return v->number(kAnyFinite);
 }
 
 nlohmann::json device_to_json(const RunDeviceMetrics& d) {
@@ -352,7 +356,7 @@ std::optional<RunSummary> read_run_summary(const nlohmann::json& j, Diagnostics&
     for_each_element(r, "losses", [&](const JsonValue& l) {
         if (l.json().is_null()) {
             s.losses.emplace_back();
-        } else if (const auto v = l.number(kAnyTime)) {
+        } else if (const auto v = l.number(kAnyFinite)) {
             s.losses.emplace_back(*v);
         }
     });

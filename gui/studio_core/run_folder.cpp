@@ -3,15 +3,13 @@
 #include <QDir>
 #include <QFile>
 #include <QFileInfo>
-#include <QJsonArray>
-#include <QJsonDocument>
-#include <QJsonObject>
 #include <QStandardPaths>
 #include <algorithm>
 #include <exception>
 
 #include "pipewright/core/file_names.h"
 #include "pipewright/core/project_io.h"
+#include "pipewright/core/run_records.h"
 #include "studio_core/asset_paths.h"
 
 namespace pipewright::gui {
@@ -31,12 +29,14 @@ bool is_inside(const QString& path, const QString& dir) {
     return !canonical_dir.isEmpty() && canonical_path.startsWith(canonical_dir + QLatin1Char('/'));
 }
 
-QJsonObject read_json_object(const QString& path) {
-    QFile file(path);
-    if (!file.open(QIODevice::ReadOnly)) {
-        return {};
+// metrics.json through the run records' own reader (core/run_records.h);
+// nullopt when the run wrote none, an error when it cannot be read.
+std::optional<RunMetrics> read_metrics(const QString& dir) {
+    const QString path = QDir(dir).filePath(QStringLiteral("metrics.json"));
+    if (!QFileInfo(path).isFile()) {
+        return std::nullopt;
     }
-    return QJsonDocument::fromJson(file.readAll()).object();
+    return load_run_metrics_file(path.toStdString());
 }
 
 }  // namespace
@@ -96,12 +96,14 @@ std::vector<PastRun> list_past_runs(const QString& runs_dir) {
         run.dir = info.absoluteFilePath();
         run.name = info.fileName();
         run.finished = timeline.lastModified();
-        const QJsonObject metrics =
-            read_json_object(QDir(run.dir).filePath(QStringLiteral("metrics.json")));
-        if (metrics.value(QLatin1String("iteration_time_s")).isDouble()) {
-            run.iteration_time_s = metrics.value(QLatin1String("iteration_time_s")).toDouble();
+        try {
+            if (const auto metrics = read_metrics(run.dir)) {
+                run.iteration_time_s = metrics->iteration_time_s;
+                run.steps = static_cast<int>(metrics->steps.size());
+            }
+        } catch (const std::exception&) {
+            // Listed without figures; opening it says what is wrong.
         }
-        run.steps = static_cast<int>(metrics.value(QLatin1String("steps")).toArray().size());
         out.push_back(std::move(run));
     }
     std::sort(out.begin(), out.end(), [](const PastRun& a, const PastRun& b) {
@@ -125,10 +127,14 @@ std::optional<MeasuredRun> load_measured_run(const QString& dir, QString* error)
         *error = QObject::tr("cannot read %1: %2").arg(timeline, QString::fromStdString(e.what()));
         return std::nullopt;
     }
-    const QJsonObject metrics =
-        read_json_object(QDir(dir).filePath(QStringLiteral("metrics.json")));
-    if (metrics.value(QLatin1String("iteration_time_s")).isDouble()) {
-        run.iteration_time_s = metrics.value(QLatin1String("iteration_time_s")).toDouble();
+    try {
+        if (const auto metrics = read_metrics(dir)) {
+            run.iteration_time_s = metrics->iteration_time_s;
+        }
+    } catch (const std::exception& e) {
+        // InputError naming the file and field, or the file's own error.
+        *error = QString::fromStdString(e.what());
+        return std::nullopt;
     }
     const QString project = QDir(dir).filePath(QStringLiteral("project.json"));
     if (QFileInfo(project).isFile()) {

@@ -4,6 +4,9 @@
 #include <QJsonDocument>
 #include <QJsonObject>
 
+#include "pipewright/core/json_parse.h"
+#include "pipewright/core/run_records.h"
+
 namespace pipewright::gui {
 
 namespace {
@@ -85,26 +88,25 @@ QString RunProgressParser::failureMessage(int maxLines) const {
 }
 
 std::optional<RunSummary> parse_run_summary(const QByteArray& json) {
-    QJsonParseError error{};
-    const QJsonDocument doc = QJsonDocument::fromJson(json.trimmed(), &error);
-    if (error.error != QJsonParseError::NoError || !doc.isObject()) {
+    const ParsedJson parsed = parse_json(json.trimmed().toStdString());
+    if (!parsed.value) {
         return std::nullopt;
     }
-    const QJsonObject o = doc.object();
-    if (!o.value(QLatin1String("iteration_time_s")).isDouble()) {
+    Diagnostics problems;
+    const auto read = pipewright::read_run_summary(*parsed.value, problems);
+    if (!read || !parsed.problems.empty()) {
         return std::nullopt;
     }
     RunSummary s;
-    s.out_dir = o.value(QLatin1String("out_dir")).toString();
-    s.schedule = o.value(QLatin1String("schedule")).toString();
-    s.steps = o.value(QLatin1String("steps")).toInt();
-    s.iteration_time_s = o.value(QLatin1String("iteration_time_s")).toDouble();
-    s.throughput_samples_per_s = o.value(QLatin1String("throughput_samples_per_s")).toDouble();
-    s.bubble_fraction = o.value(QLatin1String("bubble_fraction")).toDouble();
-    const QJsonArray losses = o.value(QLatin1String("losses")).toArray();
-    if (!losses.isEmpty()) {
-        s.first_loss = number_or_null(losses.first());
-        s.last_loss = number_or_null(losses.last());
+    s.out_dir = QString::fromStdString(read->out_dir);
+    s.schedule = QString::fromStdString(read->schedule);
+    s.steps = read->steps;
+    s.iteration_time_s = read->iteration_time_s;
+    s.throughput_samples_per_s = read->throughput_samples_per_s;
+    s.bubble_fraction = read->bubble_fraction;
+    if (!read->losses.empty()) {
+        s.first_loss = read->losses.front();
+        s.last_loss = read->losses.back();
     }
     return s;
 }

@@ -70,7 +70,8 @@ struct RunSummary {
     std::optional<double> last_loss;
 };
 
-// nullopt when `json` is not a run summary (it then names no iteration time).
+// What `run --json` printed, read by the run records' own reader
+// (core/run_records.h); nullopt when `json` is not a whole run summary.
 [[nodiscard]] std::optional<RunSummary> parse_run_summary(const QByteArray& json);
 
 }  // namespace pipewright::gui

@@ -5,6 +5,7 @@
 
 #include <gtest/gtest.h>
 
+#include <limits>
 #include <string>
 
 namespace pipewright {
@@ -142,6 +143,15 @@ TEST(RunRecords, MetricsAndSummaryRoundTrip) {
     s.nnodes = 2;
     s.node_rank = 1;
     EXPECT_EQ(parse_run_summary(to_json(s).dump(), "summary.json"), s);
+}
+
+TEST(RunRecords, AnyFiniteLossIsKeptAndNaNIsNoLoss) {
+    RankRecord r = sample_record();
+    r.steps[0].loss = 3e300;  // a run that diverged is still a run
+    EXPECT_EQ(parse_rank_record(to_json(r).dump(), "rank-1.json"), r);
+    r.steps[0].loss = std::numeric_limits<double>::quiet_NaN();
+    const RankRecord read = parse_rank_record(to_json(r).dump(), "rank-1.json");
+    EXPECT_FALSE(read.steps[0].loss.has_value());
 }
 
 TEST(RunRecords, MetricsThatPointPastTheirStepsAreAnError) {

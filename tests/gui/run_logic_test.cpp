@@ -6,6 +6,7 @@
 #include <QTemporaryDir>
 
 #include "pipewright/core/project_io.h"
+#include "pipewright/core/run_records.h"
 #include "studio_core/cli_locator.h"
 #include "studio_core/run_comparison.h"
 #include "studio_core/run_folder.h"
@@ -62,9 +63,10 @@ TEST(RunProgressParser, KeepsPlainLinesAsMessagesForTheFailure) {
 
 TEST(RunSummary, ReadsWhatRunJsonPrints) {
     const auto summary = parse_run_summary(R"({
-      "schedule": "1f1b", "steps": 3, "iteration_time_s": 0.02,
-      "throughput_samples_per_s": 3200.0, "bubble_fraction": 0.25,
-      "losses": [1.5, null, 0.75], "out_dir": "/tmp/run", "devices": []
+      "schedule": "1f1b", "batch_size": 64, "microbatches": 4, "microbatch_size": 16,
+      "steps": 3, "warmup_steps": 1, "iteration_time_s": 0.02,
+      "throughput_samples_per_s": 3200.0, "bubble_fraction": 0.25, "clock": "shared",
+      "losses": [1.5, null, 0.75], "out_dir": "/tmp/run", "devices": [], "complete": true
     })");
     ASSERT_TRUE(summary.has_value());
     EXPECT_EQ(summary->schedule, QStringLiteral("1f1b"));
@@ -280,7 +282,10 @@ TEST(RunFolder, PastRunsAreTheFoldersWithATimelineNewestFirst) {
                        runs.filePath("b-new/timeline.json").toStdString());
     QFile metrics(runs.filePath("b-new/metrics.json"));
     ASSERT_TRUE(metrics.open(QIODevice::WriteOnly));
-    metrics.write(R"({"iteration_time_s": 0.25, "steps": [{}, {}, {}]})");
+    RunMetrics written;
+    written.iteration_time_s = 0.25;
+    written.steps.resize(3);
+    metrics.write(QByteArray::fromStdString(to_json(written).dump()));
     metrics.close();
     QFile old(runs.filePath("a-old/timeline.json"));
     ASSERT_TRUE(old.open(QIODevice::ReadWrite));
@@ -311,6 +316,29 @@ TEST(RunFolder, PastRunsAreTheFoldersWithATimelineNewestFirst) {
     broken.close();
     EXPECT_FALSE(load_measured_run(runs.filePath("c-failed"), &error).has_value());
     EXPECT_TRUE(error.contains(QStringLiteral("cannot read"))) << error.toStdString();
+}
+
+// A metrics.json that does not read is named with its field when the run is
+// opened; the list still shows the run, without figures.
+TEST(RunFolder, AMalformedMetricsFileIsAnErrorNamingItsField) {
+    QTemporaryDir root;
+    const QDir runs(root.path());
+    ASSERT_TRUE(runs.mkpath(QStringLiteral("r")));
+    save_timeline_file(two_rank_timeline(0.1, 0.2), runs.filePath("r/timeline.json").toStdString());
+    nlohmann::json metrics = to_json(RunMetrics{});
+    metrics["iteration_time_s"] = "fast";
+    QFile file(runs.filePath("r/metrics.json"));
+    ASSERT_TRUE(file.open(QIODevice::WriteOnly));
+    file.write(QByteArray::fromStdString(metrics.dump()));
+    file.close();
+
+    const auto past = list_past_runs(root.path());
+    ASSERT_EQ(past.size(), 1U);
+    EXPECT_FALSE(past[0].iteration_time_s.has_value());
+    QString error;
+    EXPECT_FALSE(load_measured_run(runs.filePath("r"), &error).has_value());
+    EXPECT_TRUE(error.contains(QStringLiteral("metrics.json: iteration_time_s: expected a number")))
+        << error.toStdString();
 }
 
 }  // namespace
