@@ -1,6 +1,7 @@
 #include "pipewright/sim/schedule_comparison.h"
 
 #include "pipewright/core/schedule_generators.h"
+#include "pipewright/sim/event_simulator.h"
 
 namespace pipewright {
 
@@ -38,9 +39,15 @@ void simulate_row(ComparisonRow& row, const Project& project, const AnalysisOpti
             diagnostics.items().empty() ? "not applicable" : diagnostics.items().front().message;
         return;
     }
+    // The errors that make a schedule not applicable here; anything else is
+    // a defect and propagates.
     try {
         row.report = simulate_project(*analyzed, costs, Recording::summary);
-    } catch (const std::exception& e) {
+    } catch (const ScheduleError& e) {
+        row.reason = e.what();
+    } catch (const SimulationError& e) {
+        row.reason = e.what();
+    } catch (const InputError& e) {
         row.reason = e.what();
     }
 }
