@@ -4,8 +4,8 @@
 
 #include "backend_commands.h"
 #include "pipewright/backend/profiler.h"
-#include "pipewright/core/project_io.h"
 #include "pipewright/core/profile.h"
+#include "pipewright/core/project_io.h"
 #include "report_format.h"
 
 // `profile` carried out by the backend program (LibTorch).

@@ -8,9 +8,9 @@
 
 #include "pipewright/core/schedule.h"
 #include "pipewright/core/timeline.h"
+#include "pipewright/core/timeline_metrics.h"
 #include "pipewright/core/topology.h"
 #include "pipewright/sim/cost_model.h"
-#include "pipewright/core/timeline_metrics.h"
 
 namespace pipewright {
 
