@@ -29,17 +29,6 @@
 namespace pipewright::backend {
 namespace {
 
-RecordedStep recorded(const StepRecord& r) {
-    RecordedStep s;
-    s.step = r.step;
-    s.start_s = r.start_s;
-    s.end_s = r.end_s;
-    s.loss = r.loss;
-    s.events = r.events;
-    s.memory = r.memory;
-    return s;
-}
-
 // Processes that show the same boot id share CLOCK_MONOTONIC (steady_clock),
 // so their records line up without correction.
 std::string clock_id() {
@@ -212,13 +201,13 @@ int run_worker(const WorkerOptions& o, std::ostream& err) {
         RankRecord record;
         for (int step = 0; step < steps; ++step) {
             const Batch batch = task.batch(step);
-            const StepRecord r = executor.run_step(step, batch);
-            record.steps.push_back(recorded(r));
+            StepRecord r = executor.run_step(step, batch);
             if (r.loss) {
                 const nlohmann::json progress{
                     {"step", step}, {"loss", *r.loss}, {"iteration_time_s", r.end_s - r.start_s}};
                 set_text(*store, keys::progress(step), progress.dump());
             }
+            record.steps.push_back(std::move(r));
         }
         if (o.settings.save_params) {
             for (int s : executor.stages()) {

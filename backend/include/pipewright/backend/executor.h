@@ -11,22 +11,17 @@
 #include "pipewright/backend/data.h"
 #include "pipewright/backend/transport.h"
 #include "pipewright/core/analysis.h"
+#include "pipewright/core/run_records.h"
 #include "pipewright/core/timeline.h"
 
 namespace pipewright::backend {
 
-// What one rank did in one iteration. Times are steady-clock seconds, the
-// same clock in every process of the machine, so ranks' records line up.
-struct StepRecord {
-    int step = 0;
-    double start_s = 0;  // after the iteration's barrier
-    double end_s = 0;    // after the optimizer step
-    std::vector<TimelineEvent> events;
-    std::optional<double> loss;  // mean over the batch; on the rank with the last stage
-    // Memory samples (steady-clock time, bytes) at the iteration's start, after
-    // every action and after the optimizer step; empty without a memory probe.
-    std::vector<MemorySample> memory;
-};
+// What one rank did in one iteration: the step of its record (rank-R.json),
+// filled in directly. Times are steady-clock seconds, the same clock in every
+// process of the machine, so ranks' records line up; memory samples are taken
+// at the iteration's start, after every action and after the optimizer step
+// (none without a memory probe).
+using StepRecord = RecordedStep;
 
 // The project's optimizer over `params` (SGD with momentum, Adam, AdamW).
 [[nodiscard]] std::unique_ptr<torch::optim::Optimizer> make_optimizer(
