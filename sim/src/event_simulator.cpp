@@ -12,14 +12,11 @@ namespace pipewright {
 
 namespace {
 
-// Completion records are indexed by (slot, stage, micro-batch) in one flat
-// array, so that a million-action schedule needs no maps.
-enum Slot : int { kF, kBackward, kW, kSendF, kSendB, kRecvF, kRecvB, kSlotCount };
-
 constexpr double kNotYet = -1.0;
+constexpr std::size_t kNobody = static_cast<std::size_t>(-1);
 
-// Large schedules write hundreds of MB of fresh memory once; with 4 KiB pages
-// the page faults cost more than the simulation itself (measured 4 vs 16 M
+// Large schedules write megabytes of fresh memory once; with 4 KiB pages the
+// page faults cost more than the simulation itself (measured 4 vs 16 M
 // actions/s at p=128, m=4096), so ask for transparent huge pages.
 void advise_huge_pages(const void* data, std::size_t bytes) {
 #ifdef MADV_HUGEPAGE
@@ -47,27 +44,36 @@ std::vector<T> filled(std::size_t n, T value) {
     return v;
 }
 
-int slot_of(ActionType t) {
+// One bit per action of a (stage, micro-batch) in the completion flags.
+std::uint8_t done_bit(ActionType t) {
     switch (t) {
         case ActionType::forward:
-            return kF;
+            return 1u << 0;
         case ActionType::backward:
         case ActionType::backward_input:
-            return kBackward;
+            return 1u << 1;
         case ActionType::backward_weight:
-            return kW;
+            return 1u << 2;
         case ActionType::send_forward:
-            return kSendF;
+            return 1u << 3;
         case ActionType::send_backward:
-            return kSendB;
+            return 1u << 4;
         case ActionType::recv_forward:
-            return kRecvF;
+            return 1u << 5;
         case ActionType::recv_backward:
-            return kRecvB;
+            return 1u << 6;
     }
-    return kF;
+    return 0;
 }
 
+// What the simulator keeps per action is what makes it fast: at p = 128,
+// m = 4096 the records of every (stage, micro-batch) do not fit any cache,
+// and loading them was most of the time. So it keeps one byte of
+// completion flags per (stage, micro-batch) and a time only where another
+// rank needs it: the arrival of each send. Every other dependency of an
+// action is on its own rank (the schedule's lists run each stage on the
+// rank that owns it, which advance() checks), finished before the rank's
+// clock, so its time never delays anything.
 class Simulator {
   public:
     explicit Simulator(const SimulationInput& input)
@@ -76,13 +82,20 @@ class Simulator {
           splits_backward_(s_.splits_backward()),
           stages_(static_cast<std::size_t>(s_.num_stages)),
           mbs_(static_cast<std::size_t>(s_.num_microbatches)),
-          done_(filled(kSlotCount * stages_ * mbs_, kNotYet)),
-          waiter_(filled(kSlotCount * stages_ * mbs_, -1)),
+          done_(filled<std::uint8_t>(stages_ * mbs_, 0)),
+          arrival_(filled(2 * stages_ * mbs_, kNotYet)),
+          blocked_on_(s_.ranks.size(), kNobody),
           pc_(s_.ranks.size(), 0),
           time_(s_.ranks.size(), 0.0),
           link_free_(input.links.size(), 0.0) {
+        if (s_.stage_rank.size() != stages_) {
+            throw SimulationError("the schedule places " + std::to_string(s_.stage_rank.size()) +
+                                  " stages on ranks but has " + std::to_string(stages_));
+        }
         // One hash lookup per stage and direction here, none per send.
         send_link_.assign(2 * stages_, -1);
+        std::vector<int> sender(input.links.size(), -1);
+        shared_link_.assign(input.links.size(), false);
         for (std::size_t st = 0; st < stages_; ++st) {
             const int rank = s_.stage_rank[st];
             if (st + 1 < stages_) {
@@ -90,6 +103,14 @@ class Simulator {
             }
             if (st > 0) {
                 send_link_[2 * st + 1] = input.link_index.find(rank, s_.stage_rank[st - 1]);
+            }
+            for (int direction = 0; direction < 2; ++direction) {
+                if (const int l = send_link_[2 * st + static_cast<std::size_t>(direction)];
+                    l >= 0) {
+                    const auto li = static_cast<std::size_t>(l);
+                    shared_link_[li] = shared_link_[li] || (sender[li] >= 0 && sender[li] != rank);
+                    sender[li] = rank;
+                }
             }
         }
         out_.links.resize(input.links.size());
@@ -104,8 +125,18 @@ class Simulator {
         t.devices = input.rank_devices;
         t.devices.resize(s_.ranks.size());
         if (input.record_timeline) {
-            t.events.reserve(s_.action_count());
-            advise_huge_pages(t.events.data(), t.events.capacity() * sizeof(TimelineEvent));
+            // Rank by rank, each rank's events in the order it runs them, as
+            // a measured timeline lists them: the file does not depend on
+            // the order in which the simulator happened to visit the ranks.
+            first_event_.reserve(s_.ranks.size());
+            std::size_t events = 0;
+            for (const auto& actions : s_.ranks) {
+                first_event_.push_back(events);
+                events += actions.size();
+            }
+            t.events.reserve(events);
+            advise_huge_pages(t.events.data(), events * sizeof(TimelineEvent));
+            t.events.resize(events);
         }
         out_.totals = MetricsAccumulator(s_.ranks.size());
         memory_.reserve(s_.ranks.size());
@@ -143,46 +174,71 @@ class Simulator {
         }
     };
 
-    // [stage][micro-batch][slot]: the records of one micro-batch share a cache line.
-    std::size_t key(int slot, int stage, int mb) const {
-        return (static_cast<std::size_t>(stage) * mbs_ + static_cast<std::size_t>(mb)) *
-                   kSlotCount +
-               static_cast<std::size_t>(slot);
+    std::size_t record(int stage, int mb) const {
+        return static_cast<std::size_t>(stage) * mbs_ + static_cast<std::size_t>(mb);
     }
-    std::size_t key(const Action& a) const { return key(slot_of(a.type), a.stage, a.microbatch); }
+    // Where the arrival time of a send is kept.
+    std::size_t arrival_key(const Action& send) const {
+        return 2 * record(send.stage, send.microbatch) +
+               (send.type == ActionType::send_forward ? 0 : 1);
+    }
+
+    void check_owned(int rank, const Action& a) const {
+        if (a.stage < 0 || static_cast<std::size_t>(a.stage) >= stages_ || a.microbatch < 0 ||
+            static_cast<std::size_t>(a.microbatch) >= mbs_ ||
+            s_.stage_rank[static_cast<std::size_t>(a.stage)] != rank) {
+            throw SimulationError("rank " + std::to_string(rank) + " runs " + to_string(a) +
+                                  ", which is not an action of a stage it owns");
+        }
+    }
 
     // Runs `rank` while it can and while it is not ahead of another ready
     // rank, so that link requests reach the links in time order.
     void advance(int rank) {
         const auto r = static_cast<std::size_t>(rank);
         const auto& actions = s_.ranks[r];
+        blocked_on_[r] = kNobody;
         while (pc_[r] < actions.size()) {
             const Action& a = actions[pc_[r]];
+            check_owned(rank, a);
             double start = time_[r];
+            double arrival = kNotYet;
             const Dependencies deps = dependencies_of(a, s_, splits_backward_);
             for (int i = 0; i < deps.count; ++i) {
-                const double ready = done_[key(deps.items[static_cast<std::size_t>(i)])];
-                if (ready == kNotYet) {
-                    waiter_[key(deps.items[static_cast<std::size_t>(i)])] = rank;
-                    return;  // woken when that action completes
-                }
-                if (is_compute(a.type) || is_send(a.type)) {
-                    start = std::max(start, ready);
+                const Action& d = deps.items[static_cast<std::size_t>(i)];
+                if (is_send(d.type)) {
+                    // Another rank's send (the receive of this one's data).
+                    const bool known = d.stage >= 0 && static_cast<std::size_t>(d.stage) < stages_;
+                    const std::size_t k = known ? arrival_key(d) : kNobody;
+                    if (!known || arrival_[k] == kNotYet) {
+                        blocked_on_[r] = k;
+                        return;  // woken when that send completes
+                    }
+                    arrival = arrival_[k];
+                } else if ((done_[record(d.stage, d.microbatch)] & done_bit(d.type)) == 0) {
+                    // Only this rank could complete it, later in its list:
+                    // the schedule deadlocks, reported once every rank stops.
+                    return;
                 }
             }
-            // Only link requests must reach the links in time order; compute
-            // and receives touch nothing shared, so the rank runs on until a
-            // send while another rank is still behind it.
-            if (is_send(a.type) && !ready_.empty() && ready_.top().time < time_[r]) {
-                ready_.push({time_[r], rank});
-                return;
+            int link = -1;
+            if (is_send(a.type)) {
+                link = send_link_[2 * static_cast<std::size_t>(a.stage) +
+                                  (a.type == ActionType::send_forward ? 0 : 1)];
+                // A link's transfers must start in time order; only one
+                // shared by several ranks can see them out of order.
+                if (link >= 0 && shared_link_[static_cast<std::size_t>(link)] && !ready_.empty() &&
+                    ready_.top().time < time_[r]) {
+                    ready_.push({time_[r], rank});
+                    return;
+                }
             }
-            execute(rank, a, start, deps);
+            execute(rank, a, start, arrival, link);
             ++pc_[r];
         }
     }
 
-    void execute(int rank, const Action& a, double start, const Dependencies& deps) {
+    void execute(int rank, const Action& a, double start, double arrival, int link) {
         const auto r = static_cast<std::size_t>(rank);
         const StageCost& cost = in_.stages[static_cast<std::size_t>(a.stage)];
         TimelineEvent e{rank, a, start, start, 0, -1};
@@ -205,12 +261,11 @@ class Simulator {
                 break;
             case ActionType::send_forward:
             case ActionType::send_backward:
-                transfer(rank, a, start, cost, e);
+                transfer(a, start, cost, link, e);
                 break;
             case ActionType::recv_forward:
             case ActionType::recv_backward: {
                 // The rank waits here until the data has arrived.
-                const double arrival = done_[key(deps.items[0])];
                 e.start_s = time_[r];
                 e.end_s = std::max(time_[r], arrival);
                 const bool forward = a.type == ActionType::recv_forward;
@@ -220,7 +275,7 @@ class Simulator {
                 break;
             }
         }
-        complete(key(a), is_send(a.type) ? e.end_s : std::max(e.end_s, time_[r]));
+        complete(a, e.end_s);
         out_.totals.add(e);
         // A rank's compute actions run one after another, so its memory
         // changes come in time order, as MemoryLevel needs them.
@@ -228,20 +283,16 @@ class Simulator {
             memory_[r].add(*change);
         }
         if (in_.record_timeline) {
-            out_.timeline.events.push_back(e);
+            out_.timeline.events[first_event_[r] + pc_[r]] = e;
         }
     }
 
-    void transfer(int rank, const Action& a, double start, const StageCost& cost,
+    void transfer(const Action& a, double start, const StageCost& cost, int link,
                   TimelineEvent& e) {
         const bool forward = a.type == ActionType::send_forward;
-        const int peer = s_.stage_rank[static_cast<std::size_t>(peer_stage(a))];
-        const auto stage = static_cast<std::size_t>(a.stage);
-        const int link = rank == s_.stage_rank[stage] ? send_link_[2 * stage + (forward ? 0 : 1)]
-                                                      : in_.link_index.find(rank, peer);
         const double bytes = forward ? cost.output_bytes : cost.input_bytes;
         e.bytes = bytes;
-        e.peer_rank = peer;
+        e.peer_rank = s_.stage_rank[static_cast<std::size_t>(peer_stage(a))];
         if (link < 0) {
             e.end_s = start;
             return;
@@ -257,12 +308,24 @@ class Simulator {
         out_.links[l].transfers += 1;
     }
 
-    void complete(std::size_t k, double when) {
-        done_[k] = when;
-        if (int w = waiter_[k]; w >= 0) {
-            waiter_[k] = -1;
-            const auto wr = static_cast<std::size_t>(w);
-            ready_.push({std::max(time_[wr], when), w});
+    // Marks `a` done; a send records when its data arrives and wakes the
+    // rank of the matching receive if it waits for it.
+    void complete(const Action& a, double end_s) {
+        done_[record(a.stage, a.microbatch)] |= done_bit(a.type);
+        if (!is_send(a.type)) {
+            return;
+        }
+        const std::size_t k = arrival_key(a);
+        arrival_[k] = end_s;
+        const int peer = peer_stage(a);
+        if (peer < 0 || static_cast<std::size_t>(peer) >= stages_) {
+            return;
+        }
+        const int w = s_.stage_rank[static_cast<std::size_t>(peer)];
+        const auto wr = static_cast<std::size_t>(w);
+        if (blocked_on_[wr] == k) {
+            blocked_on_[wr] = kNobody;
+            ready_.push({std::max(time_[wr], end_s), w});
         }
     }
 
@@ -286,14 +349,17 @@ class Simulator {
     bool splits_backward_;
     std::size_t stages_;
     std::size_t mbs_;
-    std::vector<double> done_;  // completion (or arrival) time per action
-    std::vector<int> waiter_;   // rank blocked on that action
+    std::vector<std::uint8_t> done_;       // [stage * mbs + mb]: done_bit of each completed action
+    std::vector<double> arrival_;          // [arrival_key(send)]: when its data arrives
+    std::vector<std::size_t> blocked_on_;  // per rank: the arrival_key it waits for, or kNobody
     std::vector<std::size_t> pc_;
     std::vector<double> time_;
     std::vector<double> link_free_;
-    std::vector<int> send_link_;  // [2 * stage + (0 forward, 1 backward)] -> link, -1 none
+    std::vector<int> send_link_;     // [2 * stage + (0 forward, 1 backward)] -> link, -1 none
+    std::vector<bool> shared_link_;  // sent on by more than one rank
     std::priority_queue<Entry, std::vector<Entry>, Later> ready_;
-    std::vector<MemoryLevel> memory_;  // per rank
+    std::vector<MemoryLevel> memory_;       // per rank
+    std::vector<std::size_t> first_event_;  // per rank, where its events begin in the timeline
     SimulationOutput out_;
 };
 

@@ -90,6 +90,56 @@ TEST(EventSimulator, TransfersSharingALinkGoOneAfterAnother) {
     EXPECT_NEAR(usage.busy_s, 4e-3, 1e-12);
 }
 
+TEST(EventSimulator, ALinkSharedByTwoRanksServesTransfersInTimeOrder) {
+    // Ranks 0 and 1 both send forward over one link (as the devices of a
+    // node share its network interface). Rank 0 computes slowly (1 ms a
+    // forward), rank 1 quickly (0.1 ms); each transfer holds the link 0.5 ms.
+    LinkSpec link{2.0, 0};  // 2 GB/s: 1 MB in 0.5 ms
+    auto p = make_pipeline("gpipe", 3, 3, 3, equal_cost(1e-3, 1e-3, 0));
+    p.input.stages[1].forward_s = 1e-4;
+    p.input.links.push_back({"shared", link});
+    p.input.link_index.set(0, 1, 0);
+    p.input.link_index.set(1, 2, 0);
+    const Timeline t = simulate_schedule(p.input).timeline;
+    // 0SEND_F0 holds the link 1.0–1.5 ms; 1F0 ends at 1.6 ms, so 1SEND_F0
+    // gets the link at once, before 0SEND_F1 asks for it at 2.0 ms.
+    EXPECT_NEAR(find_event(t, "0SEND_F0").start_s, 1.0e-3, 1e-12);
+    EXPECT_NEAR(find_event(t, "1SEND_F0").start_s, 1.6e-3, 1e-12);
+    EXPECT_NEAR(find_event(t, "0SEND_F1").start_s, 2.1e-3, 1e-12);  // waits for 1SEND_F0
+    EXPECT_NEAR(find_event(t, "1SEND_F1").start_s, 2.7e-3, 1e-12);  // 1F1 ran 2.6–2.7 ms
+    // Every transfer on the link, one after another in the order they started.
+    std::vector<TimelineEvent> on_link = t.events;
+    std::erase_if(on_link,
+                  [](const TimelineEvent& e) { return e.action.type != ActionType::send_forward; });
+    std::sort(on_link.begin(), on_link.end(),
+              [](const TimelineEvent& a, const TimelineEvent& b) { return a.start_s < b.start_s; });
+    ASSERT_EQ(on_link.size(), 6u);
+    for (std::size_t i = 1; i < on_link.size(); ++i) {
+        EXPECT_GE(on_link[i].start_s, on_link[i - 1].end_s - 1e-12) << i;
+    }
+}
+
+TEST(EventSimulator, AnActionOnARankThatDoesNotOwnItsStageIsRefused) {
+    // Rank 1 starts with stage 0's forward, which rank 0 owns.
+    Schedule s = schedule_from_csv(
+        "0F0,0SEND_F0,0RECV_B0,0B0\n"
+        "1RECV_F0,1F0,1B0,1SEND_B0\n");
+    s.ranks[1][0] = Action{0, ActionType::forward, 0};
+    SimulationInput input;
+    input.schedule = &s;
+    input.stages.assign(2, equal_cost(1, 1, 0));
+    input.rank_devices = {"a", "b"};
+    try {
+        (void)simulate_schedule(input);
+        FAIL() << "expected an error";
+    } catch (const SimulationError& e) {
+        EXPECT_NE(std::string(e.what()).find(
+                      "rank 1 runs 0F0, which is not an action of a stage it owns"),
+                  std::string::npos)
+            << e.what();
+    }
+}
+
 TEST(EventSimulator, ReceiveRecordsHowLongTheRankWaited) {
     LinkSpec link{1.0, 0};
     StageCost cost = equal_cost(1e-3, 1e-3, 0);

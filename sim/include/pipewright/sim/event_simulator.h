@@ -84,7 +84,10 @@ struct SimulationOutput {
 // one compute stream; a receive waits until the data has arrived; a send does
 // not block its rank: the transfer starts when the link is free (transfers
 // sharing a link go one after another, first come first served) and arrives
-// latency + bytes / bandwidth later. Throws SimulationError on deadlock.
+// latency + bytes / bandwidth later. The timeline lists the events rank by
+// rank, each rank's in the order it runs them. Throws SimulationError on
+// deadlock, or when a rank's list holds an action of a stage the schedule
+// places on another rank (check_schedule reports both for a file).
 [[nodiscard]] SimulationOutput simulate_schedule(const SimulationInput& input);
 
 }  // namespace pipewright
