@@ -1,5 +1,6 @@
 #include "document/project_document.h"
 
+#include <QDir>
 #include <QFileInfo>
 
 #include "document/project_edit_command.h"
@@ -38,20 +39,48 @@ bool ProjectDocument::open(const QString& path, QString* error) {
     return true;
 }
 
-void ProjectDocument::reset(const Project& project, const QString& path, Diagnostics problems) {
+bool ProjectDocument::openCopy(const QString& path, QString* error) {
+    LoadedProject loaded = load_project_file(path.toStdString());
+    if (!loaded.project) {
+        if (error != nullptr) {
+            *error = QString::fromStdString(loaded.diagnostics.format());
+        }
+        return false;
+    }
+    reset(*loaded.project, {}, std::move(loaded.diagnostics), QFileInfo(path).absolutePath());
+    // Nothing to save until it is edited: quitting does not ask.
+    unsaved_new_ = false;
+    emit modifiedChanged(false);
+    return true;
+}
+
+void ProjectDocument::reset(const Project& project, const QString& path, Diagnostics problems,
+                            const QString& baseDir) {
     undo_.clear();
     project_ = project;
     path_ = path;
+    base_dir_ = path.isEmpty() ? baseDir : QFileInfo(path).absolutePath();
     load_diagnostics_ = std::move(problems);
     unsaved_new_ = path.isEmpty();
+    emit projectReplaced();
     emit fileChanged();
     emit projectChanged();
     emit modifiedChanged(isModified());
 }
 
 bool ProjectDocument::saveAs(const QString& path, QString* error) {
+    const QString new_base = QFileInfo(path).absolutePath();
+    Project saved = project_;
+    std::string& csv = saved.training.schedule.csv_path;
+    const QString csv_path = QString::fromStdString(csv);
+    if (!csv.empty() && QFileInfo(csv_path).isRelative() && !base_dir_.isEmpty() &&
+        QDir(base_dir_) != QDir(new_base)) {
+        csv = QDir(new_base)
+                  .relativeFilePath(QDir(base_dir_).absoluteFilePath(csv_path))
+                  .toStdString();
+    }
     try {
-        save_project_file(project_, path.toStdString());
+        save_project_file(saved, path.toStdString());
     } catch (const std::exception& e) {
         if (error != nullptr) {
             *error = QString::fromStdString(e.what());
@@ -59,7 +88,14 @@ bool ProjectDocument::saveAs(const QString& path, QString* error) {
         return false;
     }
     path_ = QFileInfo(path).absoluteFilePath();
+    base_dir_ = new_base;
     unsaved_new_ = false;
+    if (saved != project_) {
+        // The saved text is the project: keep them the same, without an
+        // undo step for a change the user did not make.
+        project_ = saved;
+        emit projectChanged();
+    }
     undo_.setClean();
     emit fileChanged();
     emit modifiedChanged(false);

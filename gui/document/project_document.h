@@ -20,7 +20,12 @@ class ProjectDocument : public QObject {
 
     [[nodiscard]] const Project& project() const { return project_; }
     [[nodiscard]] QUndoStack* undoStack() { return &undo_; }
+    // Where Save writes; empty for an untitled project (Save asks where).
     [[nodiscard]] QString filePath() const { return path_; }
+    // The folder that relative paths in the project (a schedule CSV) start
+    // from: the file's folder, or for an untitled copy the folder of the
+    // file it was copied from; empty for a project from nowhere.
+    [[nodiscard]] QString baseDir() const { return base_dir_; }
     // Title for the window: file name, or the model name for an unsaved one.
     [[nodiscard]] QString displayName() const;
     [[nodiscard]] bool isModified() const;
@@ -32,9 +37,17 @@ class ProjectDocument : public QObject {
     // could be read are opened and the problems kept in loadDiagnostics().
     // Returns false with the reason only when nothing usable was found.
     bool open(const QString& path, QString* error);
-    // Starts an unsaved project from `project` (New from example).
-    void reset(const Project& project, const QString& path = {}, Diagnostics problems = {});
-    // Atomic save; on success the document is clean and lives at `path`.
+    // Reads a project file as an untitled copy (a shipped example, a
+    // read-only file): unmodified until edited, and Save asks where, so the
+    // file itself is never overwritten.
+    bool openCopy(const QString& path, QString* error);
+    // Starts an unsaved project from `project`; relative paths in it start
+    // from `baseDir` (the folder of `path` when one is given).
+    void reset(const Project& project, const QString& path = {}, Diagnostics problems = {},
+               const QString& baseDir = {});
+    // Atomic save; on success the document is clean and lives at `path`. A
+    // relative schedule CSV is rewritten relative to the new folder, so the
+    // saved file still finds it.
     bool saveAs(const QString& path, QString* error);
 
     // Records an undoable edit that replaces the project with `after`. Edits
@@ -46,6 +59,9 @@ class ProjectDocument : public QObject {
     void replaceProject(const Project& project);
 
   signals:
+    // Another project took this one's place (open, open as a copy, reset);
+    // not sent for edits or Save As, which keep the same project.
+    void projectReplaced();
     void projectChanged();
     void fileChanged();
     void modifiedChanged(bool modified);
@@ -53,6 +69,7 @@ class ProjectDocument : public QObject {
   private:
     Project project_;
     QString path_;
+    QString base_dir_;
     QUndoStack undo_;
     Diagnostics load_diagnostics_;
     bool unsaved_new_ = false;

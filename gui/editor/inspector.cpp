@@ -13,6 +13,7 @@
 
 #include "document/project_document.h"
 #include "document/project_edit_command.h"
+#include "editor/exact_spin_box.h"
 #include "pipewright/core/device_catalog.h"
 #include "pipewright/core/layer_catalog.h"
 #include "studio_core/project_edit.h"
@@ -259,16 +260,14 @@ void Inspector::buildLinks(QFormLayout* form) {
 QWidget* Inspector::linkEditor(LinkSpec LinkClasses::*member, const QString& name,
                                const QString& tip) {
     const LinkSpec& spec = document_->project().topology.links.*member;
-    auto* bandwidth = new QDoubleSpinBox;
+    auto* bandwidth = new ExactSpinBox(3);
     bandwidth->setRange(0.001, 1e5);
-    bandwidth->setDecimals(1);
     bandwidth->setSuffix(tr(" GB/s"));
     bandwidth->setValue(spec.bandwidth_GBps);
     bandwidth->setKeyboardTracking(false);
     bandwidth->setToolTip(tip);
-    auto* latency = new QDoubleSpinBox;
+    auto* latency = new ExactSpinBox(3);
     latency->setRange(0, 1e6);
-    latency->setDecimals(1);
     latency->setSuffix(tr(" µs"));
     latency->setValue(spec.latency_us);
     latency->setKeyboardTracking(false);

@@ -12,6 +12,7 @@
 #include <cmath>
 
 #include "document/project_document.h"
+#include "editor/exact_spin_box.h"
 #include "editor/inspector.h"
 #include "studio_core/topology_edit.h"
 
@@ -208,9 +209,8 @@ void Inspector::buildLinkOverrides(QFormLayout* form) {
     form->addRow(heading(tr("Links of this device")));
 
     auto spin = [](double value, double min, double max, const QString& suffix) {
-        auto* box = new QDoubleSpinBox;
+        auto* box = new ExactSpinBox(3);
         box->setRange(min, max);
-        box->setDecimals(1);
         box->setSuffix(suffix);
         box->setValue(value);
         box->setKeyboardTracking(false);

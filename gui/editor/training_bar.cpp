@@ -41,10 +41,7 @@ TrainingBar::TrainingBar(ProjectDocument* document, QWidget* parent)
     microbatches_ = new QSpinBox(this);
     microbatches_->setRange(1, 4096);
     microbatches_->setKeyboardTracking(false);
-    microbatches_->setToolTip(
-        tr("The batch is split into this many micro-batches that flow "
-           "through the pipeline; more fill the bubbles but make each "
-           "kernel smaller"));
+    microbatches_->setToolTip(microbatchesTip());
     dtype_ = new QComboBox(this);
     for (DType t : {DType::float32, DType::bfloat16, DType::float16}) {
         dtype_->addItem(QString::fromStdString(std::string(to_string(t))));
@@ -78,10 +75,19 @@ TrainingBar::TrainingBar(ProjectDocument* document, QWidget* parent)
             return;  // set by the project file, not offered as a choice
         }
         schedule_->setToolTip(schedule_->itemData(i, Qt::ToolTipRole).toString());
-        apply(tr("Change schedule"), -1, [name](Training& t) {
+        apply(tr("Change schedule"), -1, [this, name](Training& t) {
+            const bool was_naive = schedule_kind(t.schedule.name) == ScheduleKind::naive;
+            const bool naive = schedule_kind(name.toStdString()) == ScheduleKind::naive;
             t.schedule = ScheduleChoice{name.toStdString(), ""};
-            if (schedule_kind(name.toStdString()) == ScheduleKind::naive) {
+            if (naive && !was_naive) {
+                // Naive model parallelism runs the whole batch at once; the
+                // pipeline's count comes back when a pipelined schedule does.
+                pipelined_microbatches_ = t.resolved_microbatches();
                 t.microbatches = 1;
+                t.microbatch_size.reset();
+            } else if (was_naive && !naive && t.resolved_microbatches() == 1 &&
+                       pipelined_microbatches_ > 1) {
+                t.microbatches = pipelined_microbatches_;
                 t.microbatch_size.reset();
             }
         });
@@ -113,6 +119,12 @@ TrainingBar::TrainingBar(ProjectDocument* document, QWidget* parent)
     refresh();
 }
 
+QString TrainingBar::microbatchesTip() const {
+    return tr(
+        "The batch is split into this many micro-batches that flow through the pipeline; "
+        "more fill the bubbles but make each kernel smaller");
+}
+
 void TrainingBar::apply(const QString& what, int mergeId,
                         const std::function<void(Training&)>& change) {
     if (refreshing_) {
@@ -138,6 +150,17 @@ void TrainingBar::refresh() {
     schedule_->setToolTip(schedule_->currentData(Qt::ToolTipRole).toString());
     batch_->setValue(t.batch_size);
     microbatches_->setValue(t.resolved_microbatches());
+    // Under naive model parallelism the count is 1 by definition: say so
+    // instead of offering a box whose other values the schedule refuses.
+    const bool naive =
+        !t.schedule.from_csv() && schedule_kind(t.schedule.name) == ScheduleKind::naive;
+    microbatches_->setEnabled(!naive);
+    microbatches_->setSpecialValueText(naive ? tr("1 (whole batch)") : QString());
+    microbatches_->setToolTip(
+        naive ? tr("Naive model parallelism sends the whole batch through the devices at once. "
+                   "Pick a pipelined schedule (GPipe, 1F1B, …) to split it into micro-batches; "
+                   "the count you had comes back.")
+              : microbatchesTip());
     dtype_->setCurrentText(QString::fromStdString(std::string(to_string(t.dtype))));
     optimizer_->setCurrentText(QString::fromStdString(std::string(to_string(t.optimizer.type))));
     checkpointing_->setChecked(t.activation_checkpointing);

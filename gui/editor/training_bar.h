@@ -27,6 +27,7 @@ class TrainingBar : public QToolBar {
 
   private:
     void refresh();
+    [[nodiscard]] QString microbatchesTip() const;
     void apply(const QString& what, int mergeId, const std::function<void(Training&)>& change);
 
     ProjectDocument* document_;
@@ -37,6 +38,8 @@ class TrainingBar : public QToolBar {
     QComboBox* optimizer_ = nullptr;
     QCheckBox* checkpointing_ = nullptr;
     bool refreshing_ = false;
+    // The micro-batches in use before switching to naive, restored after.
+    int pipelined_microbatches_ = 0;
 };
 
 }  // namespace pipewright::gui

@@ -60,10 +60,9 @@ RunPanel::RunPanel(QWidget* parent) : QWidget(parent), process_(new RunProcess(t
         tr("Auto: a GPU for each rank when Pipewright is built with CUDA and this machine has "
            "enough of them, CPU workers otherwise"));
     progress_ = new QProgressBar(this);
-    progress_->setRange(0, 1);
-    progress_->setValue(0);
-    progress_->setFormat(tr("step %v of %m"));
+    progress_->setObjectName(QStringLiteral("runProgress"));
     progress_->setMinimumWidth(120);
+    resetProgress();
     status_ = new QLabel(this);
     status_->setWordWrap(true);
 
@@ -233,6 +232,7 @@ void RunPanel::start(const RunRequest& request) {
     log_->clear();
     progress_->setRange(0, std::max(1, request.steps.value_or(1)));
     progress_->setValue(0);
+    progress_->setFormat(tr("step %v of %m"));
     setStatus(tr("Starting…"));
     process_->start(request);
     updateButtons();
@@ -244,6 +244,22 @@ void RunPanel::cancel() {
         process_->cancel();
         updateButtons();
     }
+}
+
+void RunPanel::clearForNewProject() {
+    if (process_->isRunning()) {
+        return;
+    }
+    log_->clear();
+    showError({});
+    setStatus({});
+    resetProgress();
+}
+
+void RunPanel::resetProgress() {
+    progress_->setRange(0, 1);
+    progress_->setValue(0);
+    progress_->setFormat(tr("no run yet"));
 }
 
 bool RunPanel::isRunning() const {

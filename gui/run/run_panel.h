@@ -42,6 +42,9 @@ class RunPanel : public QWidget {
 
     void start(const RunRequest& request);
     void cancel();
+    // Forgets the last run's log, status and progress (another project was
+    // opened); a run still going keeps them.
+    void clearForNewProject();
     [[nodiscard]] bool isRunning() const;
     [[nodiscard]] RunProcess* process() const { return process_; }
 
@@ -83,6 +86,7 @@ class RunPanel : public QWidget {
     void updateButtons();
     void setStatus(const QString& text);
     void log(const QString& line);
+    void resetProgress();
 
     RunProcess* process_ = nullptr;
     CliLocation cli_;

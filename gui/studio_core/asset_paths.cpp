@@ -77,4 +77,17 @@ QString default_example() {
     return examples.value(0);
 }
 
+bool is_inside(const QString& path, const QString& dir) {
+    if (dir.isEmpty()) {
+        return false;
+    }
+    const QString canonical_dir = QFileInfo(dir).canonicalFilePath();
+    const QString canonical_path = QFileInfo(path).canonicalFilePath();
+    return !canonical_dir.isEmpty() && canonical_path.startsWith(canonical_dir + QLatin1Char('/'));
+}
+
+bool is_shipped_asset(const QString& path) {
+    return is_inside(path, assets_dir());
+}
+
 }  // namespace pipewright::gui

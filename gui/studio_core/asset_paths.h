@@ -20,5 +20,11 @@ namespace pipewright::gui {
 // The project the studio opens when none is given; empty when there are no
 // examples.
 [[nodiscard]] QString default_example();
+// Whether `path` lies inside `dir` (both resolved through links; false when
+// either does not exist).
+[[nodiscard]] bool is_inside(const QString& path, const QString& dir);
+// Whether `path` is one of the shipped assets (an example): the studio
+// opens those as untitled copies and never writes beside them.
+[[nodiscard]] bool is_shipped_asset(const QString& path);
 
 }  // namespace pipewright::gui

@@ -20,15 +20,6 @@ QString safe_name(const QString& name) {
     return QString::fromStdString(safe_file_stem(name.toStdString()));
 }
 
-bool is_inside(const QString& path, const QString& dir) {
-    if (dir.isEmpty()) {
-        return false;
-    }
-    const QString canonical_dir = QFileInfo(dir).canonicalFilePath();
-    const QString canonical_path = QFileInfo(path).canonicalFilePath();
-    return !canonical_dir.isEmpty() && canonical_path.startsWith(canonical_dir + QLatin1Char('/'));
-}
-
 // metrics.json through the run records' own reader (core/run_records.h);
 // nullopt when the run wrote none, an error when it cannot be read.
 std::optional<RunMetrics> read_metrics(const QString& dir) {
@@ -45,7 +36,7 @@ QString runs_dir_for(const QString& project_path, const QString& model_name) {
     if (!project_path.isEmpty()) {
         const QFileInfo project(project_path);
         const QFileInfo folder(project.absolutePath());
-        if (folder.isWritable() && !is_inside(project.absoluteFilePath(), assets_dir())) {
+        if (folder.isWritable() && !is_shipped_asset(project.absoluteFilePath())) {
             return QDir(project.absolutePath()).filePath(QStringLiteral("runs"));
         }
     }

@@ -92,7 +92,9 @@ void TopologyScene::rebuild(const Project& project, const std::vector<DeviceMetr
 
                 const DeviceMetrics* m = metric_of.count(path) ? metric_of[path] : nullptr;
                 const bool over = m != nullptr && !m->fits;
-                QString memory = tr("not used");
+                // Before the first simulation nothing is known yet; after
+                // it, a device the simulation did not list holds no layer.
+                QString memory = metric_of.empty() ? QString() : tr("not used");
                 if (m != nullptr) {
                     memory = tr("%1 / %2").arg(
                         format_bytes(static_cast<double>(m->peak_memory_bytes)),
@@ -100,7 +102,9 @@ void TopologyScene::rebuild(const Project& project, const std::vector<DeviceMetr
                 }
                 label(dbox, QString::fromStdString(device.name), bold,
                       over ? warning_color() : text, {kPad, 2});
-                label(dbox, QString::fromStdString(device.spec) + QStringLiteral(" · ") + memory,
+                label(dbox,
+                      QString::fromStdString(device.spec) +
+                          (memory.isEmpty() ? QString() : QStringLiteral(" · ") + memory),
                       small, over ? warning_color() : text, {kPad, 2 + kHeader - 2});
 
                 // Chips flow left to right in model order.

@@ -220,8 +220,7 @@ void MainWindow::connectViews() {
 }
 
 QString MainWindow::baseDir() const {
-    return document_->filePath().isEmpty() ? QString()
-                                           : QFileInfo(document_->filePath()).absolutePath();
+    return document_->baseDir();
 }
 
 void MainWindow::projectChanged() {

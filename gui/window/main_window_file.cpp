@@ -2,6 +2,7 @@
 #include <QAction>
 #include <QApplication>
 #include <QCloseEvent>
+#include <QDir>
 #include <QDockWidget>
 #include <QFileDialog>
 #include <QFileInfo>
@@ -10,6 +11,7 @@
 #include <QMessageBox>
 #include <QPushButton>
 #include <QSettings>
+#include <QStandardPaths>
 #include <QStatusBar>
 #include <QTabWidget>
 #include <QTableView>
@@ -18,6 +20,7 @@
 #include "editor/model_table_model.h"
 #include "editor/training_bar.h"
 #include "metrics/comparison_panel.h"
+#include "pipewright/core/file_names.h"
 #include "pipewright/core/project_io.h"
 #include "pipewright/core/schedule_csv.h"
 #include "run/run_panel.h"
@@ -170,14 +173,29 @@ void MainWindow::buildActions() {
 }
 
 bool MainWindow::openFile(const QString& path) {
+    // A shipped example (read-only once installed, part of the source tree
+    // in a build) or a file this user cannot write opens as an untitled
+    // copy, so that Save never writes over it.
+    const bool example = is_shipped_asset(path);
+    const bool read_only = QFileInfo::exists(path) && !QFileInfo(path).isWritable();
     QString error;
-    if (!document_->open(path, &error)) {
+    if (!(example || read_only ? document_->openCopy(path, &error)
+                               : document_->open(path, &error))) {
         statusBar()->showMessage(tr("Cannot open %1: %2").arg(path, error), 10000);
         return false;
     }
-    addRecent(document_->filePath());
+    if (!example) {
+        addRecent(QFileInfo(path).absoluteFilePath());
+    }
     simulateNow();
-    statusBar()->showMessage(tr("Opened %1").arg(path), 4000);
+    const QString name = QFileInfo(path).fileName();
+    statusBar()->showMessage(
+        example
+            ? tr("Opened the example %1 as an untitled copy: Save asks where to keep it").arg(name)
+        : read_only ? tr("%1 is read-only: opened as an untitled copy, Save asks where to keep it")
+                          .arg(name)
+                    : tr("Opened %1").arg(path),
+        example || read_only ? 10000 : 4000);
     return true;
 }
 
@@ -210,13 +228,12 @@ void MainWindow::newFromExample(const QString& path) {
     if (!maybeSave()) {
         return;
     }
-    const LoadedProject loaded = load_project_file(path.toStdString());
-    if (!loaded.project) {
-        statusBar()->showMessage(tr("Cannot read example %1").arg(path), 8000);
+    // An untitled copy: Save asks where, so the shipped example stays intact.
+    QString error;
+    if (!document_->openCopy(path, &error)) {
+        statusBar()->showMessage(tr("Cannot read example %1: %2").arg(path, error), 8000);
         return;
     }
-    // An unsaved copy: Save asks where, so the shipped example stays intact.
-    document_->reset(*loaded.project, {}, loaded.diagnostics);
     simulateNow();
 }
 
@@ -241,8 +258,15 @@ bool MainWindow::save() {
 bool MainWindow::saveAs() {
     QString suggestion = document_->filePath();
     if (suggestion.isEmpty()) {
-        suggestion =
-            QString::fromStdString(document_->project().model.name) + QStringLiteral(".json");
+        // An untitled project starts in the user's documents, never beside
+        // the example it was copied from.
+        QString folder = QStandardPaths::writableLocation(QStandardPaths::DocumentsLocation);
+        if (folder.isEmpty()) {
+            folder = QDir::homePath();
+        }
+        suggestion = QDir(folder).filePath(
+            QString::fromStdString(safe_file_stem(document_->project().model.name)) +
+            QStringLiteral(".json"));
     }
     const QString path = QFileDialog::getSaveFileName(this, tr("Save project"), suggestion,
                                                       tr("Pipewright projects (*.json)"));

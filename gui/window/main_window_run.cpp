@@ -37,6 +37,8 @@ void MainWindow::connectRun() {
         }
     });
     connect(document_, &ProjectDocument::fileChanged, this, &MainWindow::projectFileChanged);
+    connect(document_, &ProjectDocument::projectReplaced, run_panel_,
+            &RunPanel::clearForNewProject);
     projectFileChanged();
 }
 

@@ -2,7 +2,6 @@
 
 #include <QApplication>
 #include <QEventLoop>
-#include <QFileInfo>
 #include <QImage>
 #include <QRegularExpression>
 #include <QTabWidget>
@@ -77,7 +76,7 @@ bool take_screenshot(const ScreenshotRequest& request, QString* error) {
         QObject::connect(window.comparisonPanel(), &ComparisonPanel::compared, &loop,
                          &QEventLoop::quit);
         window.comparisonPanel()->compare(window.document()->project(),
-                                          QFileInfo(window.document()->filePath()).absolutePath());
+                                          window.document()->baseDir());
         loop.exec();
     }
     // Let layouts settle and the plots repaint at their final sizes.

@@ -114,6 +114,21 @@ TEST_F(InspectorTopologyTest, AContainerPageRenamesAndEditsTheLinkBetweenItsDevi
                      12.5);
     link_spin(QStringLiteral("Between its devices"), QStringLiteral(" µs"))->setValue(42);
     EXPECT_DOUBLE_EQ(window.document()->project().topology.links.intra_container.latency_us, 42);
+    // Figures read as the file holds them, not rounded to one decimal.
+    bandwidth = link_spin(QStringLiteral("Between its devices"), QStringLiteral(" GB/s"));
+    bandwidth->setValue(1.25);
+    EXPECT_DOUBLE_EQ(window.document()->project().topology.links.intra_container.bandwidth_GBps,
+                     1.25);
+    bandwidth = link_spin(QStringLiteral("Between its devices"), QStringLiteral(" GB/s"));
+    EXPECT_EQ(bandwidth->text(), QStringLiteral("1.25 GB/s"));
+    QDoubleSpinBox* latency =
+        link_spin(QStringLiteral("Between its devices"), QStringLiteral(" µs"));
+    latency->setValue(1.75);
+    latency = link_spin(QStringLiteral("Between its devices"), QStringLiteral(" µs"));
+    EXPECT_EQ(latency->text(), QStringLiteral("1.75 µs"));
+    latency->setValue(42);
+    latency = link_spin(QStringLiteral("Between its devices"), QStringLiteral(" µs"));
+    EXPECT_EQ(latency->text(), QStringLiteral("42 µs"));
 
     auto* name = find<QLineEdit>(QStringLiteral("containerName"));
     name->setText(QStringLiteral("box"));

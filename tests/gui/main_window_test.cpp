@@ -114,6 +114,27 @@ TEST_F(MainWindowTest, AnInvalidDropIsRefusedWithAReason) {
     EXPECT_EQ(window.document()->undoStack()->count(), undo_steps);
 }
 
+TEST_F(MainWindowTest, NaiveShowsOneMicroBatchAndThePipelinedCountComesBack) {
+    TrainingBar* bar = window.trainingBar();
+    bar->scheduleBox()->setCurrentIndex(bar->scheduleBox()->findData(QStringLiteral("gpipe")));
+    bar->microbatchesBox()->setValue(6);
+    ASSERT_EQ(window.document()->project().training.resolved_microbatches(), 6);
+
+    bar->scheduleBox()->setCurrentIndex(bar->scheduleBox()->findData(QStringLiteral("naive")));
+    EXPECT_EQ(window.document()->project().training.resolved_microbatches(), 1);
+    EXPECT_FALSE(bar->microbatchesBox()->isEnabled());
+    EXPECT_EQ(bar->microbatchesBox()->text(), QStringLiteral("1 (whole batch)"));
+    EXPECT_TRUE(bar->microbatchesBox()->toolTip().contains(QStringLiteral("Naive")));
+
+    bar->scheduleBox()->setCurrentIndex(bar->scheduleBox()->findData(QStringLiteral("1f1b")));
+    EXPECT_EQ(window.document()->project().training.resolved_microbatches(), 6);
+    EXPECT_TRUE(bar->microbatchesBox()->isEnabled());
+    EXPECT_EQ(bar->microbatchesBox()->text(), QStringLiteral("6"));
+    // Each switch is one undo step, the count with it.
+    window.document()->undoStack()->undo();
+    EXPECT_EQ(window.document()->project().training.resolved_microbatches(), 1);
+}
+
 TEST_F(MainWindowTest, SaveThenOpenRoundTrips) {
     QTemporaryDir dir;
     const QString path = dir.filePath(QStringLiteral("copy.json"));

@@ -226,6 +226,17 @@ TEST_F(RealRunTest, AFailedRunShowsTheReasonAndTheStudioKeepsWorking) {
     window.simulateNow();
     EXPECT_EQ(window.document()->project().training.dtype, DType::float32);
     EXPECT_TRUE(window.runner()->latest()->ok());
+
+    // Another project starts with a clean Run tab: no old log, error, status
+    // or step count.
+    ASSERT_FALSE(window.runPanel()->logText().isEmpty());
+    ASSERT_TRUE(window.openFile(QStringLiteral(PIPEWRIGHT_ASSETS_DIR "/examples/dummy-2gpu.json")));
+    EXPECT_TRUE(window.runPanel()->logText().isEmpty());
+    EXPECT_TRUE(window.runPanel()->errorText().isEmpty());
+    EXPECT_TRUE(window.runPanel()->statusText().isEmpty());
+    auto* progress = window.runPanel()->findChild<QProgressBar*>(QStringLiteral("runProgress"));
+    ASSERT_NE(progress, nullptr);
+    EXPECT_EQ(progress->text(), QStringLiteral("no run yet"));
 }
 
 // Choosing GPUs where there are none (or the build has no CUDA) is the
