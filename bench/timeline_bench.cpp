@@ -1,11 +1,12 @@
 // Frame times of the studio's timeline while zooming, panning and scrolling
 // (bench/README.md, "Timeline frame times"). Not a test: it prints figures.
 //
-//   timeline_bench PROJECT [--size WxH] [--frames N] [--expanded]
+//   timeline_bench PROJECT [--size WxH] [--frames N] [--expanded] [--png FILE]
 //
 // Simulates PROJECT, shows its timeline in a window of the given size (Qt's
 // offscreen platform unless QT_QPA_PLATFORM says otherwise) and times each
 // frame: the replot and the events it causes (the overview's repaint).
+// --expanded opens every group first; --png saves the window before timing.
 // The same source builds against older trees without the lane view (it then
 // times the plot alone, without lane scrolling), for side-by-side figures.
 #include <QApplication>
@@ -79,6 +80,7 @@ int main(int argc, char* argv[]) {
     int height = 1000;
     int frames = 60;
     bool expanded = false;
+    QString png;
     for (int i = 1; i < argc; ++i) {
         const std::string arg = argv[i];
         if (arg == "--size" && i + 1 < argc) {
@@ -88,18 +90,23 @@ int main(int argc, char* argv[]) {
             }
         } else if (arg == "--frames" && i + 1 < argc) {
             frames = std::max(5, std::atoi(argv[++i]));
+        } else if (arg == "--png" && i + 1 < argc) {
+            png = QString::fromLocal8Bit(argv[++i]);
         } else if (arg == "--expanded") {
             expanded = true;
         } else if (arg == "--help" || arg == "-h") {
-            std::printf("usage: timeline_bench PROJECT [--size WxH] [--frames N] [--expanded]\n");
+            std::printf(
+                "usage: timeline_bench PROJECT [--size WxH] [--frames N] [--expanded] [--png "
+                "FILE]\n");
             return 0;
         } else {
             project_path = arg;
         }
     }
     if (project_path.empty()) {
-        std::fprintf(stderr,
-                     "usage: timeline_bench PROJECT [--size WxH] [--frames N] [--expanded]\n");
+        std::fprintf(
+            stderr,
+            "usage: timeline_bench PROJECT [--size WxH] [--frames N] [--expanded] [--png FILE]\n");
         return 2;
     }
     const auto loaded = pipewright::load_project_file(project_path);
@@ -143,6 +150,12 @@ int main(int argc, char* argv[]) {
 #else
     const int drawn_lanes = timeline.num_ranks();
 #endif
+    if (!png.isEmpty()) {
+        // A look at what the frames draw, before they are timed.
+        plot->replot(QCustomPlot::rpImmediateRefresh);
+        QCoreApplication::processEvents();
+        window->grab().save(png);
+    }
     std::printf("%s: %d devices, %zu actions, %d lanes drawn%s, window %dx%d, %d frames per case\n",
                 project_path.c_str(), timeline.num_ranks(), timeline.events.size(), drawn_lanes,
                 expanded ? " (groups expanded)" : "", width, height, frames);

@@ -2,6 +2,7 @@
 
 #include <QMouseEvent>
 #include <QPainter>
+#include <algorithm>
 #include <cmath>
 
 #include "studio_core/lane_density.h"
@@ -79,10 +80,12 @@ void TimelineOverview::rebuild() {
         return;
     }
     const bool dark = palette().color(QPalette::Base).lightness() < 128;
-    const QColor busy = dark ? QColor(150, 190, 240) : QColor(30, 70, 130);
+    const QColor colour = dark ? QColor(150, 190, 240) : QColor(30, 70, 130);
     const int n = static_cast<int>(shown.size());
     const int bands = std::min(n, height);
     // Each band of pixel rows holds an equal share of the lanes.
+    std::vector<std::vector<float>> busy(static_cast<std::size_t>(bands));
+    float most = 0;
     for (int band = 0; band < bands; ++band) {
         const int from = band * n / bands;
         const int to = (band + 1) * n / bands;
@@ -97,15 +100,27 @@ void TimelineOverview::rebuild() {
         if (layout == nullptr) {
             continue;
         }
-        const auto fractions = BusyProfile(*layout, ranks).fractions(0, plot_->span(), width);
+        auto& fractions = busy[static_cast<std::size_t>(band)];
+        fractions = BusyProfile(*layout, ranks).fractions(0, plot_->span(), width);
+        most = std::max(most, *std::max_element(fractions.begin(), fractions.end()));
+    }
+    // Shaded relative to the busiest pixel: with hundreds of lanes in a band,
+    // a pipeline's wave is a few percent busy and would vanish otherwise.
+    const float scale = most > 0 ? 1.0F / most : 0.0F;
+    for (int band = 0; band < bands; ++band) {
+        const auto& fractions = busy[static_cast<std::size_t>(band)];
+        if (fractions.empty()) {
+            continue;
+        }
         const int y0 = band * height / bands;
         const int y1 = (band + 1) * height / bands;
         for (int y = y0; y < y1; ++y) {
             auto* line = reinterpret_cast<QRgb*>(image_.scanLine(y));
             for (int x = 0; x < width; ++x) {
-                const float f = fractions[static_cast<std::size_t>(x)];
-                const int alpha = f <= 0 ? 0 : static_cast<int>(std::lround(30 + 225 * f));
-                line[x] = qPremultiply(qRgba(busy.red(), busy.green(), busy.blue(), alpha));
+                const float f = fractions[static_cast<std::size_t>(x)] * scale;
+                // Lighter than the lanes: the strip is a map, not the content.
+                const int alpha = f <= 0 ? 0 : static_cast<int>(std::lround(30 + 140 * f));
+                line[x] = qPremultiply(qRgba(colour.red(), colour.green(), colour.blue(), alpha));
             }
         }
     }

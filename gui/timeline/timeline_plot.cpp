@@ -45,6 +45,11 @@ TimelinePlot::TimelinePlot(QWidget* parent) : QCustomPlot(parent) {
     xAxis->setLabel(tr("time (ms)"));
     setNoAntialiasingOnDrag(true);
     setMouseTracking(true);
+    // Nothing is drawn on the overlay layer: sharing the main paint buffer
+    // saves clearing and blending a second window-sized image every frame.
+    if (QCPLayer* overlay = layer(QStringLiteral("overlay"))) {
+        overlay->setMode(QCPLayer::lmLogical);
+    }
     lanes_.setHeaderHeight(fontMetrics().height() + 4);
     blocks_ = new TimelineBlocks(xAxis, yAxis, &lanes_);
     labels_ = new TimelineLaneLabels(this, &lanes_);
