@@ -86,6 +86,8 @@ four=docs/examples/four-stages
 
 # The studio tour (docs/studio.md, docs/getting-started.md and the README).
 full studio-timeline
+# Cluster scale: 98 devices on 13 nodes, one summary lane per node.
+full studio-timeline-gpt3 "$ex/gpt3-175b-p4d.json"
 full studio-metrics --tab metrics
 full studio-comparison --tab comparison
 full studio-dark --dark "$ex/transformer-interleaved-4gpu.json"

@@ -71,10 +71,10 @@ class TimelineLayout {
     [[nodiscard]] std::vector<Span> visible(int row, double t0, double t1, double min_width) const;
     // The block under time `t` in `row`, or -1 (an event index otherwise).
     [[nodiscard]] int eventAt(int row, double t, double tolerance) const;
-
-  private:
+    // Index of the first block of `row` that can reach time t0 or later.
     [[nodiscard]] std::size_t firstVisible(int row, double t0) const;
 
+  private:
     std::vector<std::vector<Block>> rows_;
     std::vector<double> longest_;  // per row: the longest block, bounds the search
     std::vector<std::vector<std::pair<double, double>>> bubbles_;

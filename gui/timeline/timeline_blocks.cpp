@@ -1,20 +1,46 @@
 #include "timeline/timeline_blocks.h"
 
+#include <QImage>
 #include <cmath>
 
+#include "studio_core/label_fit.h"
 #include "style/colors.h"
 
 namespace pipewright::gui {
 
-TimelineBlocks::TimelineBlocks(QCPAxis* keyAxis, QCPAxis* valueAxis)
-    : QCPAbstractPlottable(keyAxis, valueAxis) {
+struct TimelineBlocks::Window {
+    double t0 = 0;  // seconds
+    double t1 = 0;
+    double left = 0;  // pixels of t0 and t1
+    double right = 0;
+    int columns = 1;
+    double seconds_per_pixel = 1;
+    bool dark = false;
+    [[nodiscard]] double x(double t) const { return left + (t - t0) / seconds_per_pixel; }
+};
+
+namespace {
+
+// Perceived brightness picks the readable text colour on a block.
+QColor text_on(const QColor& fill) {
+    const double luma = 0.299 * fill.red() + 0.587 * fill.green() + 0.114 * fill.blue();
+    return luma > 140 ? Qt::black : Qt::white;
+}
+
+QColor busy_color(bool dark) {
+    return dark ? QColor(150, 190, 240) : QColor(30, 70, 130);
+}
+
+}  // namespace
+
+TimelineBlocks::TimelineBlocks(QCPAxis* keyAxis, QCPAxis* valueAxis, const TimelineLanes* lanes)
+    : QCPAbstractPlottable(keyAxis, valueAxis), lanes_(lanes) {
     setAntialiased(false);
 }
 
-void TimelineBlocks::setData(std::shared_ptr<const TimelineLayout> layout, const Timeline* timeline,
-                             double unit) {
-    layout_ = std::move(layout);
-    timeline_ = timeline;
+void TimelineBlocks::setTimelines(const Timeline* simulated, const Timeline* measured,
+                                  double unit) {
+    timelines_ = {simulated, measured};
     unit_ = unit;
 }
 
@@ -23,133 +49,299 @@ double TimelineBlocks::selectTest(const QPointF&, bool, QVariant*) const {
 }
 
 QCPRange TimelineBlocks::getKeyRange(bool& foundRange, QCP::SignDomain) const {
-    foundRange = layout_ && layout_->makespan() > 0;
-    return {0, foundRange ? layout_->makespan() / unit_ : 1};
+    const TimelineLayout* layout = lanes_->layout(0);
+    foundRange = layout != nullptr && layout->makespan() > 0;
+    return {0, foundRange ? layout->makespan() / unit_ : 1};
 }
 
 QCPRange TimelineBlocks::getValueRange(bool& foundRange, QCP::SignDomain, const QCPRange&) const {
-    foundRange = layout_ && layout_->ranks() > 0;
-    return {offset_, offset_ + (foundRange ? static_cast<double>(layout_->ranks()) : 1)};
+    foundRange = !lanes_->rows().empty();
+    return {0, foundRange ? lanes_->contentHeight() : 1};
+}
+
+const std::array<QStaticText, 2>& TimelineBlocks::labelFor(const Action& action) {
+    const quint64 key = (static_cast<quint64>(static_cast<quint32>(action.stage)) << 32) |
+                        static_cast<quint32>(action.microbatch);
+    auto it = label_cache_.find(key);
+    if (it == label_cache_.end()) {
+        std::array<QStaticText, 2> texts{
+            QStaticText(QStringLiteral("%1·%2").arg(action.stage).arg(action.microbatch)),
+            QStaticText(QString::number(action.microbatch))};
+        for (auto& t : texts) {
+            t.setPerformanceHint(QStaticText::AggressiveCaching);
+            t.prepare(QTransform(), label_font_);
+        }
+        it = label_cache_.insert(key, texts);
+    }
+    return *it;
 }
 
 void TimelineBlocks::draw(QCPPainter* painter) {
-    if (!layout_ || timeline_ == nullptr) {
+    drawn_rows_ = 0;
+    drawn_boxes_ = 0;
+    drawn_transfers_ = 0;
+    drawn_labels_.clear();
+    if (lanes_->rows().empty()) {
         return;
+    }
+    if (painter->font() != label_font_) {
+        label_font_ = painter->font();
+        label_cache_.clear();
     }
     QCPAxis* key = keyAxis();
     QCPAxis* value = valueAxis();
-    const QCPRange range = key->range();
-    const double t0 = range.lower * unit_;
-    const double t1 = range.upper * unit_;
-    const double pixels = std::max(1.0, static_cast<double>(key->axisRect()->width()));
-    const double seconds_per_pixel = (t1 - t0) / pixels;
-    const double min_width = 3 * seconds_per_pixel;
-    const QFontMetrics metrics(painter->font());
-    const bool dark = mParentPlot->palette().color(QPalette::Base).lightness() < 128;
+    Window w;
+    w.t0 = key->range().lower * unit_;
+    w.t1 = key->range().upper * unit_;
+    w.left = key->coordToPixel(key->range().lower);
+    w.right = key->coordToPixel(key->range().upper);
+    w.columns = std::max(1, static_cast<int>(std::lround(w.right - w.left)));
+    w.seconds_per_pixel = (w.t1 - w.t0) / w.columns;
+    w.dark = mParentPlot->palette().color(QPalette::Base).lightness() < 128;
+    if (w.seconds_per_pixel <= 0) {
+        return;
+    }
 
-    auto rect = [&](double s0, double s1, double top, double bottom) {
-        const double x0 = key->coordToPixel(std::max(s0, t0 - seconds_per_pixel) / unit_);
-        const double x1 = key->coordToPixel(std::min(s1, t1 + seconds_per_pixel) / unit_);
-        const double y0 = value->coordToPixel(top);
-        const double y1 = value->coordToPixel(bottom);
-        return QRectF(QPointF(x0, std::min(y0, y1)),
-                      QPointF(std::max(x1, x0 + 1), std::max(y0, y1)));
-    };
-
-    QBrush hatch(dark ? QColor(255, 255, 255, 60) : QColor(0, 0, 0, 45), Qt::BDiagPattern);
-    // Measured lanes are tinted warm so they never pass for simulated ones.
-    const QColor lane = measured_ ? (dark ? QColor(255, 190, 90, 34) : QColor(230, 150, 30, 30))
-                                  : (dark ? QColor(255, 255, 255, 12) : QColor(0, 0, 0, 10));
-    for (int rank = 0; rank < layout_->ranks(); ++rank) {
-        const double r = offset_ + rank;
-        painter->setPen(Qt::NoPen);
-        painter->setBrush(lane);
-        painter->drawRect(rect(t0, t1, r + kComputeTop - 0.03, r + kCommBottom + 0.03));
-        painter->setBrush(hatch);
-        for (const auto& [b0, b1] : layout_->bubbles(rank)) {
-            if (b1 >= t0 && b0 <= t1) {
-                painter->drawRect(rect(b0, b1, r + kComputeTop, r + kComputeBottom));
+    const auto [first, last] = lanes_->rowsBetween(value->range().lower, value->range().upper);
+    for (int i = first; i < last; ++i) {
+        const LaneRow& row = lanes_->rows()[static_cast<std::size_t>(i)];
+        const double y0 = value->coordToPixel(row.top);
+        const double y1 = value->coordToPixel(row.bottom());
+        ++drawn_rows_;
+        switch (row.kind) {
+            case LaneRowKind::caption:
+                drawCaption(painter, y0, y1);
+                break;
+            case LaneRowKind::header: {
+                // A faint band ties the group's title in the label column to
+                // its lanes.
+                painter->setPen(Qt::NoPen);
+                painter->setBrush(w.dark ? QColor(255, 255, 255, 22) : QColor(0, 0, 0, 16));
+                painter->drawRect(QRectF(QPointF(w.left, y0 + 1), QPointF(w.right, y1 - 1)));
+                break;
             }
-        }
-        for (int part = 0; part < 2; ++part) {
-            const int row = 2 * rank + part;
-            const double top = r + (part == 0 ? kComputeTop : kCommTop);
-            const double bottom = r + (part == 0 ? kComputeBottom : kCommBottom);
-            for (const Span& span : layout_->visible(row, t0, t1, min_width)) {
-                if (span.end <= span.start && span.folded == 1) {
-                    continue;  // a receive that did not wait
-                }
-                const QRectF box = rect(span.start, span.end, top, bottom);
-                QColor fill = block_color(span.kind);
-                if (span.folded > 1) {
-                    fill = fill.darker(120);
-                }
-                painter->setBrush(fill);
-                painter->setPen(box.width() > 4 ? QPen(fill.darker(150), 0) : Qt::NoPen);
-                painter->drawRect(box);
-                // Communication rows are lower: their labels only fit when
-                // the row is at least as tall as the text.
-                const bool room = part == 0 || box.height() >= metrics.height() - 2;
-                if (room && span.folded == 1 && box.width() > 18) {
-                    const auto& action =
-                        timeline_->events[static_cast<std::size_t>(span.event)].action;
-                    const QString label =
-                        QStringLiteral("%1·%2").arg(action.stage).arg(action.microbatch);
-                    if (metrics.horizontalAdvance(label) + 4 < box.width()) {
-                        // Perceived brightness picks the readable text colour.
-                        const double luma =
-                            0.299 * fill.red() + 0.587 * fill.green() + 0.114 * fill.blue();
-                        painter->setPen(luma > 140 ? Qt::black : Qt::white);
-                        painter->drawText(box, Qt::AlignCenter, label);
-                    }
-                }
-            }
+            case LaneRowKind::summary:
+                drawSummary(painter, w, row, y0, y1);
+                break;
+            case LaneRowKind::lane:
+                drawLane(painter, w, row, y0, y1);
+                break;
         }
     }
-    drawn_transfers_ = 0;
     if (show_transfers_) {
-        drawTransfers(painter, t0, t1, dark);
+        drawTransfers(painter, w, first, last);
     }
 }
 
-void TimelineBlocks::drawTransfers(QCPPainter* painter, double t0, double t1, bool dark) {
+void TimelineBlocks::drawCaption(QCPPainter* painter, double y0, double y1) {
+    const bool dark = mParentPlot->palette().color(QPalette::Base).lightness() < 128;
+    const QColor measured = dark ? QColor(255, 190, 90) : QColor(160, 90, 0);
+    const QRect area = keyAxis()->axisRect()->rect();
+    painter->setPen(QPen(measured, 1, Qt::DashLine));
+    painter->drawLine(QPointF(area.left(), y1 - 1), QPointF(area.right(), y1 - 1));
+    QFont bold = painter->font();
+    bold.setBold(true);
+    painter->setFont(bold);
+    painter->setPen(measured);
+    const QRectF text(area.left() + 6, y0, area.width() - 12, y1 - y0 - 2);
+    painter->drawText(text, Qt::AlignLeft | Qt::AlignVCenter, caption_);
+    drawn_labels_.push_back(QRectF(
+        text.topLeft(), QSizeF(QFontMetricsF(bold).horizontalAdvance(caption_), text.height())));
+    bold.setBold(false);
+    painter->setFont(bold);
+}
+
+void TimelineBlocks::drawLane(QCPPainter* painter, const Window& w, const LaneRow& row, double y0,
+                              double y1) {
+    const TimelineLayout* layout = lanes_->layout(row.section);
+    if (layout == nullptr) {
+        return;
+    }
+    const double h = y1 - y0;
+    const bool measured = row.section == 1;
+    // Measured lanes are tinted warm so they never pass for simulated ones.
+    const QColor tint = measured ? (w.dark ? QColor(255, 190, 90, 34) : QColor(230, 150, 30, 30))
+                                 : (w.dark ? QColor(255, 255, 255, 12) : QColor(0, 0, 0, 10));
+    const bool two_rows = h >= kTwoRowLane;
+    const double compute_top = y0 + (two_rows ? kComputeTop * h : 0);
+    const double compute_bottom = two_rows ? y0 + kComputeBottom * h : y1 - (h >= 4 ? 1 : 0);
+    painter->setPen(Qt::NoPen);
+    if (two_rows) {
+        painter->setBrush(tint);
+        painter->drawRect(QRectF(QPointF(w.left, y0 + (kComputeTop - 0.03) * h),
+                                 QPointF(w.right, y0 + (kCommBottom + 0.03) * h)));
+    }
+    // Idle time inside the iteration (the bubble) is hatched: the whole
+    // iteration is, and the blocks cover what is busy.
+    const double end = std::min(w.t1, layout->makespan());
+    if (end > std::max(w.t0, 0.0)) {
+        painter->setBrush(
+            QBrush(w.dark ? QColor(255, 255, 255, 60) : QColor(0, 0, 0, 45), Qt::BDiagPattern));
+        painter->drawRect(QRectF(QPointF(w.x(std::max(w.t0, 0.0)), compute_top),
+                                 QPointF(w.x(end), compute_bottom)));
+    }
+    const Timeline* timeline = timelines_[static_cast<std::size_t>(row.section)];
+    drawRow(painter, w, *layout, timeline, 2 * row.rank, compute_top, compute_bottom, true);
+    if (two_rows) {
+        drawRow(painter, w, *layout, timeline, 2 * row.rank + 1, y0 + kCommTop * h,
+                y0 + kCommBottom * h, true);
+    }
+}
+
+void TimelineBlocks::drawRow(QCPPainter* painter, const Window& w, const TimelineLayout& layout,
+                             const Timeline* timeline, int row, double top, double bottom,
+                             bool labels) {
+    paint_row(layout, row, w.t0, w.t1, w.columns, 2, &paint_);
+    const double height = bottom - top;
+    const QFontMetricsF metrics(label_font_);
+    const bool label_room = labels && timeline != nullptr && height >= metrics.height() - 2;
+    double last_label_right = -1e9;  // labels of overlapping transfers must not overprint
+    for (const Block* b : paint_.boxes) {
+        const double x0 = std::max(w.x(b->start), w.left - 1);
+        const double x1 = std::min(w.x(b->end), w.right + 1);
+        const QRectF box(QPointF(x0, top), QPointF(std::max(x1, x0 + 1), bottom));
+        const QColor fill = block_color(b->kind);
+        painter->setBrush(fill);
+        painter->setPen(box.width() > 4 && height > 4 ? QPen(fill.darker(150), 0) : Qt::NoPen);
+        painter->drawRect(box);
+        ++drawn_boxes_;
+        if (!label_room || box.width() < 12) {
+            continue;
+        }
+        const auto& texts = labelFor(timeline->events[static_cast<std::size_t>(b->event)].action);
+        const int pick =
+            fit_label(box.width(), {texts[0].size().width(), texts[1].size().width()}, 2);
+        if (pick < 0) {
+            continue;
+        }
+        const QStaticText& text = texts[static_cast<std::size_t>(pick)];
+        const QPointF at(box.center().x() - text.size().width() / 2,
+                         box.center().y() - text.size().height() / 2);
+        const QRectF rect(at, text.size());
+        if (rect.left() < last_label_right) {
+            continue;
+        }
+        last_label_right = rect.right();
+        painter->setPen(text_on(fill));
+        painter->drawStaticText(at, text);
+        drawn_labels_.push_back(rect);
+    }
+    if (paint_.columns.empty()) {
+        return;
+    }
+    // Blocks narrower than two pixels: one image line, a pixel per column,
+    // coloured by the kind covering most of it, as opaque as it is covered.
+    QImage line(w.columns, 1, QImage::Format_ARGB32_Premultiplied);
+    auto* pixels = reinterpret_cast<QRgb*>(line.scanLine(0));
+    for (int c = 0; c < w.columns; ++c) {
+        const ColumnCover& cover = paint_.columns[static_cast<std::size_t>(c)];
+        if (cover.cover <= 0) {
+            pixels[c] = 0;
+            continue;
+        }
+        const QColor colour = block_color(cover.kind);
+        const int alpha = std::clamp(static_cast<int>(std::lround(80 + 175 * cover.cover)), 0, 255);
+        pixels[c] = qPremultiply(qRgba(colour.red(), colour.green(), colour.blue(), alpha));
+    }
+    painter->drawImage(QRectF(w.left, top, w.columns, height), line);
+}
+
+void TimelineBlocks::drawSummary(QCPPainter* painter, const Window& w, const LaneRow& row,
+                                 double y0, double y1) {
+    const TimelineLayout* layout = lanes_->layout(row.section);
+    if (layout == nullptr) {
+        return;
+    }
+    const double top = y0 + 2;
+    const double bottom = y1 - 2;
+    painter->setPen(Qt::NoPen);
+    painter->setBrush(w.dark ? QColor(255, 255, 255, 16) : QColor(0, 0, 0, 12));
+    painter->drawRect(QRectF(QPointF(w.left, top), QPointF(w.right, bottom)));
+    const double end = std::min(w.t1, layout->makespan());
+    if (end > std::max(w.t0, 0.0)) {
+        painter->setBrush(
+            QBrush(w.dark ? QColor(255, 255, 255, 45) : QColor(0, 0, 0, 35), Qt::BDiagPattern));
+        painter->drawRect(
+            QRectF(QPointF(w.x(std::max(w.t0, 0.0)), top), QPointF(w.x(end), bottom)));
+    }
+    // The share of the group's devices computing, per pixel column: dark
+    // where all are busy, clear where all wait.
+    const std::vector<float> busy = lanes_->summaryFractions(row, w.t0, w.t1, w.columns);
+    QImage line(w.columns, 1, QImage::Format_ARGB32_Premultiplied);
+    auto* pixels = reinterpret_cast<QRgb*>(line.scanLine(0));
+    const QColor colour = busy_color(w.dark);
+    for (int c = 0; c < w.columns; ++c) {
+        const float f = busy[static_cast<std::size_t>(c)];
+        const int alpha = f <= 0 ? 0 : static_cast<int>(std::lround(40 + 215 * f));
+        pixels[c] = qPremultiply(qRgba(colour.red(), colour.green(), colour.blue(), alpha));
+    }
+    painter->drawImage(QRectF(w.left, top, w.columns, bottom - top), line);
+    ++drawn_boxes_;
+}
+
+void TimelineBlocks::drawTransfers(QCPPainter* painter, const Window& w, int first_row,
+                                   int last_row) {
     // Past a few thousand arrows the chart is a solid smear that also costs
     // real time to paint: zoom in to see them.
     constexpr int kMaxArrows = 4000;
-    QCPAxis* key = keyAxis();
     QCPAxis* value = valueAxis();
-    const QColor colour = dark ? QColor(240, 240, 240, 200) : QColor(30, 30, 30, 180);
+    const auto& rows = lanes_->rows();
+    const QColor colour = w.dark ? QColor(240, 240, 240, 200) : QColor(30, 30, 30, 180);
     painter->setRenderHint(QPainter::Antialiasing, true);
     painter->setPen(QPen(colour, 1.2));
     painter->setBrush(colour);
-    const double mid = (kCommTop + kCommBottom) / 2;
-    for (const Transfer& t : layout_->transfers()) {
-        if (t.start > t1) {
-            break;  // sorted by start
-        }
-        if (t.end < t0) {
+    const double top = rows[static_cast<std::size_t>(first_row)].top;
+    const double bottom =
+        rows[static_cast<std::size_t>(std::max(first_row, last_row - 1))].bottom();
+    for (int section = 0; section < TimelineLanes::kSections; ++section) {
+        const TimelineLayout* layout = lanes_->layout(section);
+        if (layout == nullptr) {
             continue;
         }
-        if (++drawn_transfers_ > kMaxArrows) {
-            break;
+        // Where each rank's arrows end: its lane's communication row, or the
+        // middle of the collapsed group that stands for it.
+        std::vector<double> y(static_cast<std::size_t>(layout->ranks()), -1);
+        for (const LaneRow& row : rows) {
+            if (row.section != section ||
+                (row.kind != LaneRowKind::lane && row.kind != LaneRowKind::summary)) {
+                continue;
+            }
+            const double mid = row.kind == LaneRowKind::lane && row.height >= kTwoRowLane
+                                   ? row.top + row.height * (kCommTop + kCommBottom) / 2
+                                   : row.top + row.height / 2;
+            for (int r = row.first; r < row.end; ++r) {
+                y[static_cast<std::size_t>(r)] = mid;
+            }
         }
-        const QPointF from(key->coordToPixel(t.start / unit_),
-                           value->coordToPixel(offset_ + t.from_rank + mid));
-        const QPointF to(key->coordToPixel(t.end / unit_),
-                         value->coordToPixel(offset_ + t.to_rank + mid));
-        painter->drawLine(from, to);
-        // A small head at the receiving end, pointing along the line.
-        const QPointF d = to - from;
-        const double length = std::hypot(d.x(), d.y());
-        if (length < 1) {
-            continue;
+        for (const Transfer& t : layout->transfers()) {
+            if (t.start > w.t1) {
+                break;  // sorted by start
+            }
+            const double ya = y[static_cast<std::size_t>(t.from_rank)];
+            const double yb = y[static_cast<std::size_t>(t.to_rank)];
+            if (t.end < w.t0 || ya < 0 || yb < 0 || std::max(ya, yb) < top ||
+                std::min(ya, yb) > bottom) {
+                continue;
+            }
+            if (++drawn_transfers_ > kMaxArrows) {
+                break;
+            }
+            const QPointF from(w.x(t.start), value->coordToPixel(ya));
+            const QPointF to(w.x(t.end), value->coordToPixel(yb));
+            painter->drawLine(from, to);
+            // A small head at the receiving end, pointing along the line.
+            const QPointF d = to - from;
+            const double length = std::hypot(d.x(), d.y());
+            if (length < 1) {
+                continue;
+            }
+            const QPointF u = d / length;
+            const QPointF n(-u.y(), u.x());
+            const double size = 6;
+            const QPointF head[3] = {to, to - u * size + n * size * 0.45,
+                                     to - u * size - n * size * 0.45};
+            painter->drawPolygon(head, 3);
         }
-        const QPointF u = d / length;
-        const QPointF n(-u.y(), u.x());
-        const double size = 6;
-        const QPointF head[3] = {to, to - u * size + n * size * 0.45,
-                                 to - u * size - n * size * 0.45};
-        painter->drawPolygon(head, 3);
     }
     painter->setRenderHint(QPainter::Antialiasing, false);
 }

@@ -1,38 +1,47 @@
 #pragma once
 
-#include <memory>
+#include <QHash>
+#include <QStaticText>
+#include <array>
+#include <vector>
 
 #include "qcustomplot.h"
-#include "studio_core/timeline_layout.h"
+#include "studio_core/lane_density.h"
+#include "studio_core/timeline_lanes.h"
 
 namespace pipewright::gui {
 
-// Lane geometry on the value axis: rank r spans [r, r + 1).
+// Inside a lane row, as fractions of its height: the compute row above the
+// communication row. Lanes too low for both show the compute row alone.
 inline constexpr double kComputeTop = 0.06;
 inline constexpr double kComputeBottom = 0.62;
 inline constexpr double kCommTop = 0.67;
 inline constexpr double kCommBottom = 0.92;
+// Below this height (pixels) a lane has no communication row.
+inline constexpr double kTwoRowLane = 12;
 
-// Draws a TimelineLayout inside a QCustomPlot axis rect. Only the visible
-// part is visited and sub-pixel blocks are folded, so drawing cost follows
-// the pixels on screen, not the number of actions.
+// Draws the rows of a TimelineLanes inside a QCustomPlot axis rect, whose
+// value axis counts pixels from the top of the first row. Only the rows and
+// the time window on screen are visited; blocks narrower than two pixels are
+// summed into pixel columns (paint_row), a collapsed group is one image of
+// its busy fraction per column; so a frame costs about the pixels on screen,
+// whatever the number of devices and actions.
 class TimelineBlocks : public QCPAbstractPlottable {
   public:
-    TimelineBlocks(QCPAxis* keyAxis, QCPAxis* valueAxis);
+    TimelineBlocks(QCPAxis* keyAxis, QCPAxis* valueAxis, const TimelineLanes* lanes);
 
-    void setData(std::shared_ptr<const TimelineLayout> layout, const Timeline* timeline,
-                 double unit);
-    // Lanes start at `offset` on the value axis: the measured lanes sit under
-    // the simulated ones. Measured lanes get their own background tint.
-    void setLanes(double offset, bool measured) {
-        offset_ = offset;
-        measured_ = measured;
-    }
+    // The timelines of the two sections (for block labels), and the time unit
+    // of the key axis in seconds.
+    void setTimelines(const Timeline* simulated, const Timeline* measured, double unit);
+    void setMeasuredCaption(const QString& caption) { caption_ = caption; }
     // Draws an arrow from every visible send to its receive.
     void setShowTransfers(bool show) { show_transfers_ = show; }
     [[nodiscard]] bool showTransfers() const { return show_transfers_; }
-    // Arrows drawn by the last paint (for tests and the status bar).
+    // What the last paint drew (for tests and the benchmark).
     [[nodiscard]] int drawnTransfers() const { return drawn_transfers_; }
+    [[nodiscard]] int drawnRows() const { return drawn_rows_; }
+    [[nodiscard]] int drawnBoxes() const { return drawn_boxes_; }
+    [[nodiscard]] const std::vector<QRectF>& drawnLabels() const { return drawn_labels_; }
 
     double selectTest(const QPointF& pos, bool onlySelectable,
                       QVariant* details = nullptr) const override;
@@ -46,15 +55,29 @@ class TimelineBlocks : public QCPAbstractPlottable {
     void drawLegendIcon(QCPPainter* painter, const QRectF& rect) const override;
 
   private:
-    void drawTransfers(QCPPainter* painter, double t0, double t1, bool dark);
+    struct Window;  // the time window and its pixel mapping for one paint
+    void drawLane(QCPPainter* painter, const Window& w, const LaneRow& row, double y0, double y1);
+    void drawRow(QCPPainter* painter, const Window& w, const TimelineLayout& layout,
+                 const Timeline* timeline, int row, double top, double bottom, bool labels);
+    void drawSummary(QCPPainter* painter, const Window& w, const LaneRow& row, double y0,
+                     double y1);
+    void drawCaption(QCPPainter* painter, double y0, double y1);
+    void drawTransfers(QCPPainter* painter, const Window& w, int first_row, int last_row);
+    // "stage·micro-batch" and the micro-batch alone, measured once.
+    const std::array<QStaticText, 2>& labelFor(const Action& action);
 
-    std::shared_ptr<const TimelineLayout> layout_;
-    const Timeline* timeline_ = nullptr;
+    const TimelineLanes* lanes_;
+    std::array<const Timeline*, TimelineLanes::kSections> timelines_{};
     double unit_ = 1e-3;
-    double offset_ = 0;
-    bool measured_ = false;
+    QString caption_;
     bool show_transfers_ = false;
     int drawn_transfers_ = 0;
+    int drawn_rows_ = 0;
+    int drawn_boxes_ = 0;
+    std::vector<QRectF> drawn_labels_;
+    RowPaint paint_;  // reused between rows: no allocation per row
+    QHash<quint64, std::array<QStaticText, 2>> label_cache_;
+    QFont label_font_;
 };
 
 }  // namespace pipewright::gui

@@ -1,12 +1,13 @@
 #include "timeline/timeline_plot.h"
 
+#include <QHelpEvent>
 #include <QToolTip>
 #include <cmath>
 
 #include "studio_core/format.h"
-#include "style/colors.h"
 #include "style/plot_style.h"
 #include "timeline/timeline_blocks.h"
+#include "timeline/timeline_lane_labels.h"
 
 namespace pipewright::gui {
 
@@ -26,54 +27,69 @@ double time_unit_for(double makespan, QString* label) {
     return 1e-6;
 }
 
-// Space between the simulated and the measured lanes, for their caption.
-constexpr double kMeasuredGap = 0.4;
-
 }  // namespace
 
 TimelinePlot::TimelinePlot(QWidget* parent) : QCustomPlot(parent) {
     setInteractions(QCP::iRangeDrag | QCP::iRangeZoom);
-    axisRect()->setRangeDrag(Qt::Horizontal);
+    axisRect()->setRangeDrag(Qt::Horizontal | Qt::Vertical);
     axisRect()->setRangeZoom(Qt::Horizontal);
     axisRect()->setRangeZoomFactor(0.85);
+    // The value axis counts pixels down from the first row; the names are
+    // drawn by TimelineLaneLabels in the left margin, which we size.
     yAxis->setRangeReversed(true);
     yAxis->grid()->setVisible(false);
-    yAxis->setTickLength(0, 0);
-    yAxis->setSubTickLength(0, 0);
+    yAxis->setTicks(false);
+    yAxis->setTickLabels(false);
+    axisRect()->setAutoMargins(QCP::msTop | QCP::msRight | QCP::msBottom);
+    axisRect()->setMargins(QMargins(90, 0, 0, 0));
     xAxis->setLabel(tr("time (ms)"));
     setNoAntialiasingOnDrag(true);
     setMouseTracking(true);
-    blocks_ = new TimelineBlocks(xAxis, yAxis);
-    measured_blocks_ = new TimelineBlocks(xAxis, yAxis);
-    measured_caption_ = new QCPItemText(this);
-    measured_caption_->position->setTypeX(QCPItemPosition::ptAxisRectRatio);
-    measured_caption_->position->setTypeY(QCPItemPosition::ptPlotCoords);
-    measured_caption_->setPositionAlignment(Qt::AlignLeft | Qt::AlignVCenter);
-    measured_caption_->setClipToAxisRect(true);
-    measured_caption_->setVisible(false);
-    measured_rule_ = new QCPItemLine(this);
-    measured_rule_->start->setTypeX(QCPItemPosition::ptAxisRectRatio);
-    measured_rule_->end->setTypeX(QCPItemPosition::ptAxisRectRatio);
-    measured_rule_->setVisible(false);
+    // Nothing is drawn on the overlay layer: sharing the main paint buffer
+    // saves clearing and blending a second window-sized image every frame.
+    if (QCPLayer* overlay = layer(QStringLiteral("overlay"))) {
+        overlay->setMode(QCPLayer::lmLogical);
+    }
+    lanes_.setHeaderHeight(fontMetrics().height() + 4);
+    blocks_ = new TimelineBlocks(xAxis, yAxis, &lanes_);
+    labels_ = new TimelineLaneLabels(this, &lanes_);
     message_ = new QCPItemText(this);
     message_->position->setType(QCPItemPosition::ptAxisRectRatio);
     message_->position->setCoords(0.5, 0.5);
     message_->setVisible(false);
-    setToolTip(tr("Wheel: zoom around the cursor · drag: pan · double-click: fit"));
-    connect(this, &QCustomPlot::mouseDoubleClick, this, [this] { fitToWindow(); });
+    setToolTip(
+        tr("Wheel: zoom time around the cursor · Shift+wheel: scroll lanes · Ctrl+wheel: taller "
+           "or lower lanes · drag: pan · click a group's name: collapse or expand · "
+           "double-click: fit"));
+    connect(this, &QCustomPlot::mouseDoubleClick, this, [this](QMouseEvent* event) {
+        if (event->pos().x() >= axisRect()->left()) {
+            fitToWindow();
+        }
+    });
+    connect(this, &QCustomPlot::afterLayout, this, &TimelinePlot::syncLaneAxis);
     // Keep the view inside the iteration: panning far off shows nothing.
     connect(xAxis, qOverload<const QCPRange&>(&QCPAxis::rangeChanged), this,
             [this](const QCPRange& r) {
-                if (span_s_ <= 0) {
-                    return;
+                if (span_s_ > 0) {
+                    const double span = span_s_ / unit_;
+                    const double minimum = span * 1e-6;
+                    if (r.size() < minimum) {
+                        const double centre = r.center();
+                        xAxis->setRange(centre - minimum / 2, centre + minimum / 2);
+                        return;
+                    }
+                    if (r.size() > span * 1.5) {
+                        xAxis->setRange(-span * 0.02, span * 1.02);
+                        return;
+                    }
                 }
-                const double span = span_s_ / unit_;
-                const double minimum = span * 1e-6;
-                if (r.size() < minimum) {
-                    const double centre = r.center();
-                    xAxis->setRange(centre - minimum / 2, centre + minimum / 2);
-                } else if (r.size() > span * 1.5) {
-                    xAxis->setRange(-span * 0.02, span * 1.02);
+                emit viewChanged();
+            });
+    // Dragging moves the value axis too: keep it on the rows, one pixel per pixel.
+    connect(yAxis, qOverload<const QCPRange&>(&QCPAxis::rangeChanged), this,
+            [this](const QCPRange& r) {
+                if (!syncing_) {
+                    setLaneRange(r.lower);
                 }
             });
     applyPalette();
@@ -91,27 +107,22 @@ int TimelinePlot::drawnTransfers() const {
 
 void TimelinePlot::setShowTransfers(bool show) {
     blocks_->setShowTransfers(show);
-    measured_blocks_->setShowTransfers(show);
     replot();
 }
 
 void TimelinePlot::applyPalette() {
     style_plot(this);
-    const QColor text = palette().color(QPalette::Text);
-    message_->setColor(text);
-    const bool dark = palette().color(QPalette::Base).lightness() < 128;
-    const QColor measured = dark ? QColor(255, 190, 90) : QColor(160, 90, 0);
-    measured_caption_->setColor(measured);
-    QFont bold = font();
-    bold.setBold(true);
-    measured_caption_->setFont(bold);
-    measured_rule_->setPen(QPen(measured, 1, Qt::DashLine));
+    message_->setColor(palette().color(QPalette::Text));
 }
 
 void TimelinePlot::changeEvent(QEvent* event) {
     QCustomPlot::changeEvent(event);
     if (event->type() == QEvent::PaletteChange) {
         applyPalette();
+        replot();
+    } else if (event->type() == QEvent::FontChange) {
+        lanes_.setHeaderHeight(fontMetrics().height() + 4);
+        updateLanes();
         replot();
     }
 }
@@ -121,7 +132,9 @@ void TimelinePlot::setTimeline(const Timeline& timeline) {
     layout_ = std::make_shared<TimelineLayout>(timeline_);
     message_->setVisible(false);
     updateLanes();
-    fitToWindow();
+    const double span = span_s_ > 0 ? span_s_ / unit_ : 1;
+    xAxis->setRange(-span * 0.01, span * 1.01);
+    replot();
 }
 
 void TimelinePlot::clearTimeline(const QString& message) {
@@ -150,7 +163,20 @@ void TimelinePlot::clearMeasuredTimeline() {
 }
 
 QString TimelinePlot::measuredLabel() const {
-    return measured_caption_->visible() ? measured_caption_->text() : QString();
+    if (!measured_layout_) {
+        return {};
+    }
+    return measured_name_.isEmpty() ? tr("measured") : tr("measured · run %1").arg(measured_name_);
+}
+
+QStringList TimelinePlot::laneLabels() const {
+    QStringList out;
+    for (const LaneRow& row : lanes_.rows()) {
+        if (row.kind != LaneRowKind::caption) {
+            out << labels_->textOf(row);
+        }
+    }
+    return out;
 }
 
 void TimelinePlot::updateLanes() {
@@ -161,44 +187,61 @@ void TimelinePlot::updateLanes() {
     unit_ = time_unit_for(span_s_, &label);
     xAxis->setLabel(label);
 
-    const int simulated_ranks = layout_ ? layout_->ranks() : 0;
-    const int measured_ranks = measured_layout_ ? measured_layout_->ranks() : 0;
-    measured_offset_ = simulated_ranks > 0 ? simulated_ranks + kMeasuredGap : kMeasuredGap;
-    blocks_->setData(layout_, layout_ ? &timeline_ : nullptr, unit_);
-    measured_blocks_->setData(measured_layout_, measured_layout_ ? &measured_ : nullptr, unit_);
-    measured_blocks_->setLanes(measured_offset_, true);
+    lanes_.setSection(0, layout_, layout_ ? timeline_.devices : std::vector<std::string>{});
+    lanes_.setSection(1, measured_layout_,
+                      measured_layout_ ? measured_.devices : std::vector<std::string>{});
+    blocks_->setTimelines(layout_ ? &timeline_ : nullptr, measured_layout_ ? &measured_ : nullptr,
+                          unit_);
+    blocks_->setMeasuredCaption(measuredLabel());
+    if (lanes_.devicesChanged()) {
+        // Other devices: their groups start from what fits, at the top.
+        lanes_.clearDevicesChanged();
+        auto_collapse_ = true;
+        fit_lanes_ = true;
+        setLaneRange(0);
+    }
+    axisRect()->setMargins(QMargins(labels_->preferredWidth(font()), 0, 0, 0));
+    refitLanes();
+}
 
-    auto ticker = QSharedPointer<QCPAxisTickerText>::create();
-    for (int r = 0; r < simulated_ranks; ++r) {
-        ticker->addTick(r + (kComputeTop + kComputeBottom) / 2,
-                        QString::fromStdString(timeline_.devices[static_cast<std::size_t>(r)]));
-        ticker->addTick(r + (kCommTop + kCommBottom) / 2, tr("comm"));
+void TimelinePlot::refitLanes() {
+    const double h = viewportHeight();
+    if (auto_collapse_) {
+        lanes_.chooseCollapse(h);
     }
-    for (int r = 0; r < measured_ranks; ++r) {
-        const double lane = measured_offset_ + r;
-        ticker->addTick(
-            lane + (kComputeTop + kComputeBottom) / 2,
-            tr("%1 · measured")
-                .arg(QString::fromStdString(measured_.devices[static_cast<std::size_t>(r)])));
-        ticker->addTick(lane + (kCommTop + kCommBottom) / 2, tr("comm"));
+    if (fit_lanes_) {
+        lanes_.fitLaneHeight(h);
     }
-    yAxis->setTicker(ticker);
-    lane_labels_ = ticker->ticks().values();
+    fitted_height_ = h;
+    setLaneRange(laneScroll());
+    emit lanesChanged();
+}
 
-    const bool measured = measured_ranks > 0;
-    measured_caption_->setVisible(measured);
-    measured_rule_->setVisible(measured);
-    if (measured) {
-        const double y = measured_offset_ - kMeasuredGap / 2;
-        measured_caption_->setText(measured_name_.isEmpty()
-                                       ? tr("measured")
-                                       : tr("measured · run %1").arg(measured_name_));
-        measured_caption_->position->setCoords(0.005, y);
-        measured_rule_->start->setCoords(0, measured_offset_ - 0.02);
-        measured_rule_->end->setCoords(1, measured_offset_ - 0.02);
+void TimelinePlot::syncLaneAxis() {
+    const double h = viewportHeight();
+    if (h != fitted_height_) {
+        refitLanes();  // the plot was resized
+    } else if (std::abs(yAxis->range().size() - h) > 0.5) {
+        setLaneRange(laneScroll());
     }
-    const double bottom = measured ? measured_offset_ + measured_ranks : simulated_ranks;
-    yAxis->setRange(simulated_ranks > 0 ? -0.05 : 0, std::max(1.0, bottom) + 0.02);
+}
+
+double TimelinePlot::viewportHeight() const {
+    return std::max(1, axisRect()->height());
+}
+
+double TimelinePlot::laneScroll() const {
+    return yAxis->range().lower;
+}
+
+void TimelinePlot::setLaneRange(double top) {
+    const double h = viewportHeight();
+    const double bottom = std::max(0.0, lanes_.contentHeight() - h);
+    top = std::clamp(top, 0.0, bottom);
+    syncing_ = true;
+    yAxis->setRange(top, top + h);
+    syncing_ = false;
+    emit viewChanged();
 }
 
 std::size_t TimelinePlot::blockCount() const {
@@ -212,34 +255,184 @@ std::size_t TimelinePlot::measuredBlockCount() const {
 void TimelinePlot::fitToWindow() {
     const double span = span_s_ > 0 ? span_s_ / unit_ : 1;
     xAxis->setRange(-span * 0.01, span * 1.01);
+    auto_collapse_ = true;
+    fit_lanes_ = true;
+    refitLanes();
+    setLaneRange(0);
     replot();
 }
 
+void TimelinePlot::setLaneFilter(const QString& text) {
+    if (!lanes_.setFilter(text.toStdString())) {
+        return;
+    }
+    // What passes is laid out afresh: groups collapse if it would not fit.
+    auto_collapse_ = true;
+    fit_lanes_ = true;
+    refitLanes();
+    setLaneRange(0);
+    replot();
+}
+
+void TimelinePlot::toggleGroupAt(int row) {
+    if (row < 0 || row >= static_cast<int>(lanes_.rows().size())) {
+        return;
+    }
+    const LaneRow r = lanes_.rows()[static_cast<std::size_t>(row)];
+    if (r.kind != LaneRowKind::header && r.kind != LaneRowKind::summary) {
+        return;
+    }
+    // The person decides from now on; lane heights stay as they are, so the
+    // rows above the group do not move.
+    auto_collapse_ = false;
+    fit_lanes_ = false;
+    lanes_.setCollapsed(r.section, r.group, r.kind == LaneRowKind::header);
+    setLaneRange(laneScroll());
+    emit lanesChanged();
+    replot();
+}
+
+void TimelinePlot::collapseAllGroups() {
+    auto_collapse_ = false;
+    lanes_.collapseAll();
+    if (fit_lanes_) {
+        lanes_.fitLaneHeight(viewportHeight());
+    }
+    setLaneRange(0);
+    emit lanesChanged();
+    replot();
+}
+
+void TimelinePlot::expandAllGroups() {
+    auto_collapse_ = false;
+    lanes_.expandAll();
+    if (fit_lanes_) {
+        lanes_.fitLaneHeight(viewportHeight());
+    }
+    setLaneRange(laneScroll());
+    emit lanesChanged();
+    replot();
+}
+
+void TimelinePlot::scrollLanesTo(double y) {
+    setLaneRange(y);
+    replot(rpQueuedReplot);
+}
+
+void TimelinePlot::scrollLanesBy(double pixels) {
+    scrollLanesTo(laneScroll() + pixels);
+}
+
+void TimelinePlot::zoomLanes(double factor, double anchor_y) {
+    const double anchor = yAxis->pixelToCoord(anchor_y);
+    const int row = lanes_.rowAt(anchor);
+    double within = 0;
+    if (row >= 0) {
+        const LaneRow& r = lanes_.rows()[static_cast<std::size_t>(row)];
+        within = (anchor - r.top) / r.height;
+    }
+    fit_lanes_ = false;
+    lanes_.setLaneHeight(lanes_.laneHeight() * factor);
+    double top = laneScroll();
+    if (row >= 0) {
+        const LaneRow& r = lanes_.rows()[static_cast<std::size_t>(row)];
+        top = r.top + within * r.height - (anchor_y - axisRect()->top());
+    }
+    setLaneRange(top);
+    emit lanesChanged();
+    replot(rpQueuedReplot);
+}
+
+void TimelinePlot::centreOn(double seconds, int section, int rank) {
+    const double size = xAxis->range().size();
+    xAxis->setRange(seconds / unit_ - size / 2, seconds / unit_ + size / 2);
+    const int row = lanes_.rowShowing(section, rank);
+    if (row >= 0) {
+        const LaneRow& r = lanes_.rows()[static_cast<std::size_t>(row)];
+        setLaneRange(r.top + r.height / 2 - viewportHeight() / 2);
+    }
+    replot(rpQueuedReplot);
+}
+
+QRectF TimelinePlot::rowRect(int row) const {
+    const LaneRow& r = lanes_.rows().at(static_cast<std::size_t>(row));
+    const double y0 = yAxis->coordToPixel(r.top);
+    const double y1 = yAxis->coordToPixel(r.bottom());
+    return {QPointF(axisRect()->left(), y0), QPointF(axisRect()->right(), y1)};
+}
+
+int TimelinePlot::rowAtPixel(const QPoint& pos) const {
+    if (pos.y() < axisRect()->top() || pos.y() > axisRect()->bottom() ||
+        pos.x() > axisRect()->right()) {
+        return -1;
+    }
+    return lanes_.rowAt(yAxis->pixelToCoord(pos.y()));
+}
+
+int TimelinePlot::drawnRows() const {
+    return blocks_->drawnRows();
+}
+
+std::vector<QRectF> TimelinePlot::drawnLabelRects() const {
+    std::vector<QRectF> out = labels_->drawnLabels();
+    out.insert(out.end(), blocks_->drawnLabels().begin(), blocks_->drawnLabels().end());
+    return out;
+}
+
+QStringList TimelinePlot::drawnLaneNames() const {
+    return labels_->drawnTexts();
+}
+
 QString TimelinePlot::tooltipAt(const QPoint& pos) const {
-    if (!axisRect()->rect().contains(pos)) {
-        return {};
-    }
-    const double t = xAxis->pixelToCoord(pos.x()) * unit_;
-    const double v = yAxis->pixelToCoord(pos.y());
-    const bool in_measured = measured_layout_ && v >= measured_offset_;
-    const TimelineLayout* layout = in_measured ? measured_layout_.get() : layout_.get();
-    if (layout == nullptr) {
-        return {};
-    }
-    const double lane = in_measured ? v - measured_offset_ : v;
-    const int rank = static_cast<int>(std::floor(lane));
-    if (rank < 0 || rank >= layout->ranks()) {
-        return {};
-    }
-    const double within = lane - rank;
-    const int row = 2 * rank + (within < (kComputeBottom + kCommTop) / 2 ? 0 : 1);
-    const double tolerance = 2 * xAxis->range().size() * unit_ / std::max(1, axisRect()->width());
-    const int index = layout->eventAt(row, t, tolerance);
+    const int index = rowAtPixel(pos);
     if (index < 0) {
         return {};
     }
-    const QString text = tooltipFor(in_measured ? measured_ : timeline_, index);
-    return in_measured ? text + tr("<br><i>measured</i>") : text;
+    const LaneRow& row = lanes_.rows()[static_cast<std::size_t>(index)];
+    const LaneTree& tree = lanes_.tree(row.section);
+    const QString side = row.section == 1 ? tr("<br><i>measured</i>") : QString();
+    const bool in_names = pos.x() < axisRect()->left();
+    if (row.kind == LaneRowKind::caption) {
+        return measuredLabel();
+    }
+    if (row.kind == LaneRowKind::header || row.kind == LaneRowKind::summary) {
+        const LaneGroup& g = tree.group(row.group);
+        QString text = tr("<b>%1</b>: %2 of %3 devices shown, ranks %4–%5")
+                           .arg(QString::fromStdString(g.key))
+                           .arg(row.devices)
+                           .arg(g.size())
+                           .arg(g.first_rank)
+                           .arg(g.end_rank - 1);
+        if (row.kind == LaneRowKind::summary && !in_names && pos.x() >= axisRect()->left()) {
+            // The busy share under the cursor, over a few pixels.
+            const double t = xAxis->pixelToCoord(pos.x()) * unit_;
+            const double pixel = xAxis->range().size() * unit_ / std::max(1, axisRect()->width());
+            const auto busy = lanes_.summaryFractions(row, t - 2 * pixel, t + 2 * pixel, 1);
+            text += tr("<br>%1 % of them computing at %2")
+                        .arg(std::lround(100 * busy.front()))
+                        .arg(format_duration(t));
+        }
+        text += row.kind == LaneRowKind::summary ? tr("<br>Click its name to expand it")
+                                                 : tr("<br>Click its name to collapse it");
+        return text + side;
+    }
+    if (in_names) {
+        return tr("<b>%1</b> · rank %2")
+                   .arg(QString::fromStdString(tree.device(row.rank)))
+                   .arg(row.rank) +
+               side;
+    }
+    const TimelineLayout* layout = lanes_.layout(row.section);
+    const QRectF rect = rowRect(index);
+    const double within = (pos.y() - rect.top()) / std::max(1.0, rect.height());
+    const bool comm = rect.height() >= kTwoRowLane && within >= (kComputeBottom + kCommTop) / 2;
+    const double t = xAxis->pixelToCoord(pos.x()) * unit_;
+    const double tolerance = 2 * xAxis->range().size() * unit_ / std::max(1, axisRect()->width());
+    const int event = layout->eventAt(2 * row.rank + (comm ? 1 : 0), t, tolerance);
+    if (event < 0) {
+        return {};
+    }
+    return tooltipFor(row.section == 1 ? measured_ : timeline_, event) + side;
 }
 
 QString TimelinePlot::tooltipFor(const Timeline& timeline, int index) const {
@@ -257,17 +450,73 @@ QString TimelinePlot::tooltipFor(const Timeline& timeline, int index) const {
     return text;
 }
 
+bool TimelinePlot::event(QEvent* event) {
+    // At rest, Qt asks for a tooltip: the block, lane or group under the
+    // pointer keeps its details; elsewhere the mouse bindings are shown.
+    if (event->type() == QEvent::ToolTip) {
+        auto* help = static_cast<QHelpEvent*>(event);
+        const QString text = tooltipAt(help->pos());
+        QToolTip::showText(help->globalPos(), text.isEmpty() ? toolTip() : text, this);
+        return true;
+    }
+    return QCustomPlot::event(event);
+}
+
+void TimelinePlot::mousePressEvent(QMouseEvent* event) {
+    const QPoint pos = event->pos();
+    if (event->button() == Qt::LeftButton && pos.x() < axisRect()->left()) {
+        const int row = rowAtPixel(pos);
+        if (row >= 0) {
+            toggleGroupAt(row);
+            event->accept();
+            return;
+        }
+    }
+    QCustomPlot::mousePressEvent(event);
+}
+
 void TimelinePlot::mouseMoveEvent(QMouseEvent* event) {
     QCustomPlot::mouseMoveEvent(event);
     if (event->buttons() != Qt::NoButton) {
         return;
     }
+    const int row = rowAtPixel(event->pos());
+    const bool on_group = row >= 0 && event->pos().x() < axisRect()->left() &&
+                          lanes_.rows()[static_cast<std::size_t>(row)].kind != LaneRowKind::lane &&
+                          lanes_.rows()[static_cast<std::size_t>(row)].kind != LaneRowKind::caption;
+    setCursor(on_group ? Qt::PointingHandCursor : Qt::ArrowCursor);
     const QString text = tooltipAt(event->pos());
     if (text.isEmpty()) {
         QToolTip::hideText();
     } else {
         QToolTip::showText(event->globalPosition().toPoint(), text, this);
     }
+}
+
+void TimelinePlot::wheelEvent(QWheelEvent* event) {
+    const QPoint delta = event->angleDelta();
+    const Qt::KeyboardModifiers mods = event->modifiers();
+    if (mods & Qt::ShiftModifier) {
+        // Some platforms turn Shift+wheel into a horizontal wheel: take either.
+        const int steps = delta.y() != 0 ? delta.y() : delta.x();
+        scrollLanesBy(-steps / 120.0 * 3 * std::max(lanes_.laneHeight(), 20.0));
+        event->accept();
+        return;
+    }
+    if (mods & Qt::ControlModifier) {
+        zoomLanes(std::pow(1.2, delta.y() / 120.0), event->position().y());
+        event->accept();
+        return;
+    }
+    if (delta.y() == 0 && delta.x() != 0) {
+        // A sideways wheel or touchpad swipe pans time.
+        const double size = xAxis->range().size();
+        xAxis->moveRange(-delta.x() / 120.0 * size * 0.1);
+        replot(rpQueuedReplot);
+        event->accept();
+        return;
+    }
+    QCustomPlot::wheelEvent(event);  // time zoom around the cursor
 }
 
 }  // namespace pipewright::gui

@@ -3,15 +3,24 @@
 #include <memory>
 
 #include "qcustomplot.h"
+#include "studio_core/timeline_lanes.h"
 #include "studio_core/timeline_layout.h"
 
 namespace pipewright::gui {
 
 class TimelineBlocks;
+class TimelineLaneLabels;
 
-// The Gantt chart of one iteration: a lane per device with a compute row and
-// a communication row, bubbles hatched, wheel zoom around the cursor, drag to
-// pan, and a tooltip for the block under the mouse.
+// The Gantt chart of one iteration: a lane per device (a compute row over a
+// communication row), grouped by node and container; a collapsed group is one
+// lane shaded by how busy its devices are. Bubbles are hatched.
+//
+// The value axis counts pixels from the top of the first row, so a lane is as
+// tall as TimelineLanes says and the view scrolls over the rows.
+// Mouse: wheel zooms time around the cursor; Shift+wheel scrolls the lanes;
+// Ctrl+wheel makes the lanes taller or lower around the cursor; dragging pans
+// both ways; a click on a group's name collapses or expands it;
+// double-click fits everything.
 class TimelinePlot : public QCustomPlot {
     Q_OBJECT
 
@@ -20,6 +29,8 @@ class TimelinePlot : public QCustomPlot {
     ~TimelinePlot() override;
 
     // The simulated timeline; measured lanes, when shown, stay under it.
+    // Collapsed groups, lane height and filter survive a new timeline with
+    // the same devices (an edit re-simulates); other devices start afresh.
     void setTimeline(const Timeline& timeline);
     void clearTimeline(const QString& message);
     // A real run's timeline, drawn under the simulated one on the same time
@@ -30,18 +41,32 @@ class TimelinePlot : public QCustomPlot {
     [[nodiscard]] const Timeline& measuredTimeline() const { return measured_; }
     // Blocks held for the measured lanes: one per measured action.
     [[nodiscard]] std::size_t measuredBlockCount() const;
-    // Value-axis position of the first measured lane (rank r at offset + r).
-    [[nodiscard]] double measuredOffset() const { return measured_offset_; }
     [[nodiscard]] QString measuredLabel() const;
-    // The labels on the lane axis, top to bottom.
-    [[nodiscard]] QStringList laneLabels() const { return lane_labels_; }
+    // The names of every row, top to bottom (drawn or not).
+    [[nodiscard]] QStringList laneLabels() const;
     [[nodiscard]] const Timeline& timeline() const { return timeline_; }
     [[nodiscard]] const TimelineLayout* layout() const { return layout_.get(); }
+    [[nodiscard]] const TimelineLanes& lanes() const { return lanes_; }
     // Blocks held for drawing: one per simulated action.
     [[nodiscard]] std::size_t blockCount() const;
     // Seconds per displayed unit of the time axis (1e-3 for ms).
     [[nodiscard]] double timeUnit() const { return unit_; }
+    // The longer of the simulated and measured iterations, in seconds.
+    [[nodiscard]] double span() const { return span_s_; }
     [[nodiscard]] QString tooltipAt(const QPoint& pos) const;
+
+    // Rows and pixels: where a row is on the widget, which row is under a
+    // pixel (-1: none), and the row that shows a rank.
+    [[nodiscard]] QRectF rowRect(int row) const;
+    [[nodiscard]] int rowAtPixel(const QPoint& pos) const;
+    // Top of the view, in pixels from the top of the first row.
+    [[nodiscard]] double laneScroll() const;
+    [[nodiscard]] double viewportHeight() const;
+
+    // What the last paint drew: rows, lane and group names, block labels.
+    [[nodiscard]] int drawnRows() const;
+    [[nodiscard]] std::vector<QRectF> drawnLabelRects() const;
+    [[nodiscard]] QStringList drawnLaneNames() const;
 
     [[nodiscard]] bool showTransfers() const;
     [[nodiscard]] int drawnTransfers() const;
@@ -50,31 +75,63 @@ class TimelinePlot : public QCustomPlot {
     void fitToWindow();
     // Send→receive arrows on or off.
     void setShowTransfers(bool show);
+    // What the filter box holds (LaneFilter); lanes are fitted to the view
+    // again, collapsing groups if the lanes that pass would not fit.
+    void setLaneFilter(const QString& text);
+    void toggleGroupAt(int row);
+    void collapseAllGroups();
+    void expandAllGroups();
+    void scrollLanesTo(double y);
+    void scrollLanesBy(double pixels);
+    // Lanes `factor` times taller, keeping the row under `anchor_y` (a
+    // widget pixel) in place.
+    void zoomLanes(double factor, double anchor_y);
+    // Centres the view on a time (seconds) and on the row that shows a rank.
+    void centreOn(double seconds, int section, int rank);
+
+  signals:
+    // The rows changed: filter, collapse, lane height, a new timeline.
+    void lanesChanged();
+    // The visible window moved (time or lanes).
+    void viewChanged();
 
   protected:
+    void mousePressEvent(QMouseEvent* event) override;
     void mouseMoveEvent(QMouseEvent* event) override;
+    void wheelEvent(QWheelEvent* event) override;
     void changeEvent(QEvent* event) override;
+    bool event(QEvent* event) override;
 
   private:
     void applyPalette();
-    // Lays out the simulated and measured lanes and the shared time axis.
+    // Lays out the simulated and measured sections and the shared time axis.
     void updateLanes();
+    // After a layout: the value axis spans exactly the plot's height, and
+    // lanes in fit mode fill it.
+    void syncLaneAxis();
+    // Collapse (while the person has not chosen) and lane height (while
+    // they have not zoomed) from the plot's height.
+    void refitLanes();
+    void setLaneRange(double top);
     [[nodiscard]] QString tooltipFor(const Timeline& timeline, int index) const;
 
     Timeline timeline_;
     std::shared_ptr<TimelineLayout> layout_;
-    TimelineBlocks* blocks_ = nullptr;  // owned by the plot
     Timeline measured_;
     std::shared_ptr<TimelineLayout> measured_layout_;
-    TimelineBlocks* measured_blocks_ = nullptr;  // owned by the plot
-    QCPItemText* measured_caption_ = nullptr;
-    QCPItemLine* measured_rule_ = nullptr;
     QString measured_name_;
-    QStringList lane_labels_;
-    double measured_offset_ = 0;
+    TimelineLanes lanes_;
+    TimelineBlocks* blocks_ = nullptr;      // owned by the plot
+    TimelineLaneLabels* labels_ = nullptr;  // owned by the plot
     QCPItemText* message_ = nullptr;
     double unit_ = 1e-3;
     double span_s_ = 0;  // the longer of the two timelines
+    // Lanes follow the plot's height until the person zooms them.
+    bool fit_lanes_ = true;
+    // Groups collapse by what fits until the person opens or closes one.
+    bool auto_collapse_ = true;
+    double fitted_height_ = -1;
+    bool syncing_ = false;
 };
 
 }  // namespace pipewright::gui

@@ -35,6 +35,7 @@
 #include "studio_core/simulation_runner.h"
 #include "style/colors.h"
 #include "timeline/timeline_plot.h"
+#include "timeline/timeline_view.h"
 #include "topology/topology_scene.h"
 #include "topology/topology_view.h"
 
@@ -83,7 +84,8 @@ void MainWindow::buildLayout() {
     top->setStretchFactor(1, 2);
     top->setSizes({640, 420});
 
-    timeline_ = new TimelinePlot(this);
+    timeline_view_ = new TimelineView(this);
+    timeline_ = timeline_view_->plot();
     legend_ = new QLabel(this);
     QStringList keys;
     for (BlockKind k : {BlockKind::forward, BlockKind::backward, BlockKind::backward_input,
@@ -116,7 +118,7 @@ void MainWindow::buildLayout() {
     head->addWidget(arrows);
     head->addWidget(fit);
     tl->addLayout(head);
-    tl->addWidget(timeline_, 1);
+    tl->addWidget(timeline_view_, 1);
 
     metrics_ = new MetricsPanel(this);
     comparison_ = new ComparisonPanel(this);

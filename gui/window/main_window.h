@@ -26,6 +26,7 @@ class RunPanel;
 class SimulationRunner;
 struct MeasuredRun;
 class TimelinePlot;
+class TimelineView;
 class TopologyScene;
 class TopologyView;
 class TrainingBar;
@@ -75,6 +76,7 @@ class MainWindow : public QMainWindow {
     [[nodiscard]] PlanRunner* planRunner() const { return planner_; }
     [[nodiscard]] TrainingBar* trainingBar() const { return training_; }
     [[nodiscard]] TimelinePlot* timelinePlot() const { return timeline_; }
+    [[nodiscard]] TimelineView* timelineView() const { return timeline_view_; }
     [[nodiscard]] MetricsPanel* metricsPanel() const { return metrics_; }
     [[nodiscard]] ComparisonPanel* comparisonPanel() const { return comparison_; }
     [[nodiscard]] ModelTableModel* modelTableModel() const { return model_; }
@@ -138,7 +140,8 @@ class MainWindow : public QMainWindow {
     LayerPalette* palette_ = nullptr;
     Inspector* inspector_ = nullptr;
     TrainingBar* training_ = nullptr;
-    TimelinePlot* timeline_ = nullptr;
+    TimelinePlot* timeline_ = nullptr;  // inside timeline_view_
+    TimelineView* timeline_view_ = nullptr;
     MetricsPanel* metrics_ = nullptr;
     ComparisonPanel* comparison_ = nullptr;
     ProblemsPanel* problems_ = nullptr;

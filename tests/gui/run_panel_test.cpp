@@ -40,6 +40,32 @@ Timeline lanes(int ranks, double step) {
     return t;
 }
 
+// The row of a lane, or -1.
+int lane_row(const TimelinePlot& plot, int section, int rank) {
+    const auto& rows = plot.lanes().rows();
+    for (std::size_t i = 0; i < rows.size(); ++i) {
+        if (rows[i].kind == LaneRowKind::lane && rows[i].section == section &&
+            rows[i].rank == rank) {
+            return static_cast<int>(i);
+        }
+    }
+    return -1;
+}
+
+// Every measured row lies under every simulated one.
+bool measured_under_simulated(const TimelinePlot& plot) {
+    double simulated_bottom = 0;
+    double measured_top = 1e300;
+    for (const LaneRow& row : plot.lanes().rows()) {
+        if (row.section == 0) {
+            simulated_bottom = std::max(simulated_bottom, row.bottom());
+        } else {
+            measured_top = std::min(measured_top, row.top);
+        }
+    }
+    return measured_top >= simulated_bottom;
+}
+
 TEST(TimelineMeasuredLanes, SitUnderTheSimulatedOnesOnTheSameTimeAxis) {
     TimelinePlot plot;
     plot.resize(800, 400);
@@ -53,7 +79,8 @@ TEST(TimelineMeasuredLanes, SitUnderTheSimulatedOnesOnTheSameTimeAxis) {
     EXPECT_TRUE(plot.hasMeasured());
     EXPECT_EQ(plot.measuredBlockCount(), measured.events.size());
     EXPECT_EQ(plot.blockCount(), 4U);
-    EXPECT_GE(plot.measuredOffset(), 2.0);
+    EXPECT_TRUE(measured_under_simulated(plot));
+    ASSERT_GE(lane_row(plot, 1, 1), 0);
     EXPECT_EQ(simulated_unit, 1e-6);
     EXPECT_EQ(plot.timeUnit(), 1e-3);  // the unit suits the longer of the two
     EXPECT_GE(plot.xAxis->range().upper * plot.timeUnit(), measured.makespan_s());
@@ -67,21 +94,24 @@ TEST(TimelineMeasuredLanes, SitUnderTheSimulatedOnesOnTheSameTimeAxis) {
 
     // The tooltip tells which side a block is from.
     plot.replot();
+    const QRectF measured_lane = plot.rowRect(lane_row(plot, 1, 0));
     const QPoint in_measured = QPointF(plot.xAxis->coordToPixel(0.002 / plot.timeUnit()),
-                                       plot.yAxis->coordToPixel(plot.measuredOffset() + 0.3))
+                                       measured_lane.top() + 0.3 * measured_lane.height())
                                    .toPoint();
     EXPECT_TRUE(plot.tooltipAt(in_measured).contains(QStringLiteral("measured")))
         << plot.tooltipAt(in_measured).toStdString();
-    const QPoint in_simulated =
-        QPointF(plot.xAxis->coordToPixel(0.0005 / plot.timeUnit()), plot.yAxis->coordToPixel(0.3))
-            .toPoint();
+    const QRectF simulated_lane = plot.rowRect(lane_row(plot, 0, 0));
+    const QPoint in_simulated = QPointF(plot.xAxis->coordToPixel(0.0005 / plot.timeUnit()),
+                                        simulated_lane.top() + 0.3 * simulated_lane.height())
+                                    .toPoint();
     EXPECT_FALSE(plot.tooltipAt(in_simulated).isEmpty());
     EXPECT_FALSE(plot.tooltipAt(in_simulated).contains(QStringLiteral("measured")));
 
     // A re-simulation keeps the measured lanes; clearing removes them.
     plot.setTimeline(lanes(3, 0.001));
     EXPECT_EQ(plot.measuredBlockCount(), measured.events.size());
-    EXPECT_GE(plot.measuredOffset(), 3.0);
+    EXPECT_TRUE(measured_under_simulated(plot));
+    EXPECT_GE(lane_row(plot, 0, 2), 0);
     plot.clearMeasuredTimeline();
     EXPECT_FALSE(plot.hasMeasured());
     EXPECT_TRUE(plot.measuredLabel().isEmpty());
