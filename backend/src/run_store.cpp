@@ -67,6 +67,11 @@ RunStore open_private_store(std::chrono::milliseconds timeout) {
     run.folder = PrivateFolder::make("pipewright-rendezvous");
     const std::string file = (run.folder.path() / "store").string();
     run.store = connect_private_store(file, timeout);
+    // c10d's FileStore creates its file on the first write, and a read before
+    // that waits for the file and throws after the timeout. The launcher reads
+    // the store while its workers are still starting (slow on a loaded
+    // machine, or under a sanitizer), so it writes first. Nobody reads the key.
+    set_text(*run.store, "opened", "1");
     run.store_file = file;
     run.where = "a private file (no network port)";
     return run;

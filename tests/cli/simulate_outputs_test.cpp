@@ -148,6 +148,10 @@ TEST(SimulateOutputs, RunningOutOfMemoryEndsWithAMessageAndExitOne) {
 #if defined(__SANITIZE_ADDRESS__)
     GTEST_SKIP() << "AddressSanitizer reserves more address space than the limit below";
 #endif
+#if defined(__SANITIZE_THREAD__)
+    GTEST_SKIP() << "ThreadSanitizer maps its shadow memory at fixed addresses and does not "
+                    "start under an address-space limit";
+#endif
     const long start_kib = address_space_to_start_kib();
     ASSERT_GT(start_kib, 0);
     // 8 million (stage, micro-batch) pairs need about 600 MB; 200 MB more
