@@ -4,6 +4,7 @@
 #include <QToolTip>
 #include <cmath>
 
+#include "studio_core/action_words.h"
 #include "studio_core/format.h"
 #include "style/plot_style.h"
 #include "timeline/timeline_blocks.h"
@@ -436,18 +437,39 @@ QString TimelinePlot::tooltipAt(const QPoint& pos) const {
 }
 
 QString TimelinePlot::tooltipFor(const Timeline& timeline, int index) const {
-    const auto& e = timeline.events[static_cast<std::size_t>(index)];
-    QString text =
-        QStringLiteral("<b>%1</b> on %2<br>start %3 · duration %4")
-            .arg(QString::fromStdString(to_string(e.action)),
-                 QString::fromStdString(timeline.devices[static_cast<std::size_t>(e.rank)]),
-                 format_duration(e.start_s), format_duration(e.duration_s()));
-    if (!is_compute(e.action.type)) {
-        text += QStringLiteral("<br>%1 %2 rank %3")
-                    .arg(format_bytes(e.bytes), is_send(e.action.type) ? tr("to") : tr("from"))
-                    .arg(e.peer_rank);
+    const auto i = static_cast<std::size_t>(index);
+    const TimelineEvent& e = timeline.events[i];
+    const auto device = [&timeline](int rank) {
+        return rank >= 0 && static_cast<std::size_t>(rank) < timeline.devices.size()
+                   ? QString::fromStdString(timeline.devices[static_cast<std::size_t>(rank)])
+                   : tr("rank %1").arg(rank);
+    };
+    QString text = tr("<b>%1</b> (%2)<br>on %3<br>%4, from %5 to %6")
+                       .arg(action_in_words(e.action).toHtmlEscaped(),
+                            QString::fromStdString(to_string(e.action)), device(e.rank),
+                            format_duration(e.duration_s()), format_duration(e.start_s),
+                            format_duration(e.end_s));
+    if (is_send(e.action.type)) {
+        text += tr("<br>%1 to %2, on the link for this time")
+                    .arg(format_bytes(e.bytes), device(e.peer_rank).toHtmlEscaped());
+    } else if (is_recv(e.action.type)) {
+        text += e.duration_s() > 0
+                    ? tr("<br>%1 from %2: the device waited this long for it")
+                          .arg(format_bytes(e.bytes), device(e.peer_rank).toHtmlEscaped())
+                    : tr("<br>%1 from %2, there before it was needed")
+                          .arg(format_bytes(e.bytes), device(e.peer_rank).toHtmlEscaped());
+    } else if (i > 0) {
+        // A timeline lists each rank's actions in the order it ran them: the
+        // receive just before a compute block is the data it waited for.
+        const TimelineEvent& before = timeline.events[i - 1];
+        if (before.rank == e.rank && is_recv(before.action.type) && before.duration_s() > 0) {
+            text += tr("<br>waited %1 for stage %2 before it could start")
+                        .arg(format_duration(before.duration_s()))
+                        .arg(peer_stage(before.action));
+        }
     }
-    return text;
+    // Qt wraps rich-text tooltips at a narrow width; each line is short.
+    return QStringLiteral("<p style='white-space:pre'>") + text + QStringLiteral("</p>");
 }
 
 bool TimelinePlot::event(QEvent* event) {

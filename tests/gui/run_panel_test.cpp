@@ -106,6 +106,12 @@ TEST(TimelineMeasuredLanes, SitUnderTheSimulatedOnesOnTheSameTimeAxis) {
                                     .toPoint();
     EXPECT_FALSE(plot.tooltipAt(in_simulated).isEmpty());
     EXPECT_FALSE(plot.tooltipAt(in_simulated).contains(QStringLiteral("measured")));
+    // In words, with the code beside and the device.
+    const QString words = plot.tooltipAt(in_simulated);
+    EXPECT_TRUE(words.contains(QStringLiteral("stage 0, forward of micro-batch 0")))
+        << words.toStdString();
+    EXPECT_TRUE(words.contains(QStringLiteral("(0F0)"))) << words.toStdString();
+    EXPECT_TRUE(words.contains(QStringLiteral("n/c/d0"))) << words.toStdString();
 
     // A re-simulation keeps the measured lanes; clearing removes them.
     plot.setTimeline(lanes(3, 0.001));
