@@ -77,6 +77,25 @@ QString default_example() {
     return examples.value(0);
 }
 
+QString docs_dir() {
+    QStringList candidates;
+    const QString app_dir = QCoreApplication::applicationDirPath();
+    if (!app_dir.isEmpty()) {
+        candidates << QDir(app_dir).filePath(QStringLiteral(PIPEWRIGHT_INSTALLED_DOCS_RELATIVE));
+    }
+    candidates << QStringLiteral(PIPEWRIGHT_SOURCE_DOCS_DIR);
+    for (const QString& data_dir :
+         QStandardPaths::standardLocations(QStandardPaths::GenericDataLocation)) {
+        candidates << QDir(data_dir).filePath(QStringLiteral("doc/pipewright/docs"));
+    }
+    for (const QString& dir : candidates) {
+        if (QFileInfo(QDir(dir).filePath(QStringLiteral("studio.md"))).isFile()) {
+            return QDir::cleanPath(dir);
+        }
+    }
+    return {};
+}
+
 bool is_inside(const QString& path, const QString& dir) {
     if (dir.isEmpty()) {
         return false;

@@ -20,6 +20,10 @@ namespace pipewright::gui {
 // The project the studio opens when none is given; empty when there are no
 // examples.
 [[nodiscard]] QString default_example();
+// The folder of the user guide (docs/, Markdown with its images): installed
+// beside the program's tree (share/doc/pipewright/docs), then the source
+// tree's docs/, then the XDG data folders; empty when none has studio.md.
+[[nodiscard]] QString docs_dir();
 // Whether `path` lies inside `dir` (both resolved through links; false when
 // either does not exist).
 [[nodiscard]] bool is_inside(const QString& path, const QString& dir);

@@ -15,6 +15,8 @@ class QDockWidget;
 
 namespace pipewright::gui {
 
+class HelpWindow;
+
 class ComparisonPanel;
 class LayerPalette;
 class MetricsPanel;
@@ -76,6 +78,7 @@ class MainWindow : public QMainWindow {
     [[nodiscard]] PlanRunner* planRunner() const { return planner_; }
     [[nodiscard]] TrainingBar* trainingBar() const { return training_; }
     [[nodiscard]] TimelinePlot* timelinePlot() const { return timeline_; }
+    [[nodiscard]] HelpWindow* helpWindow() const { return help_window_; }
     [[nodiscard]] TimelineView* timelineView() const { return timeline_view_; }
     [[nodiscard]] MetricsPanel* metricsPanel() const { return metrics_; }
     [[nodiscard]] ComparisonPanel* comparisonPanel() const { return comparison_; }
@@ -155,7 +158,8 @@ class MainWindow : public QMainWindow {
     QAction* run_action_ = nullptr;
     PlanRunner* planner_ = nullptr;
     QAction* plan_action_ = nullptr;
-    QWidget* plan_status_ = nullptr;  // busy indicator and Cancel, in the status bar
+    HelpWindow* help_window_ = nullptr;  // made on first use
+    QWidget* plan_status_ = nullptr;     // busy indicator and Cancel, in the status bar
     std::shared_ptr<const MeasuredRun> measured_run_;  // shown under the simulation
     QString last_refusal_;
     QSet<QString> problem_devices_;

@@ -28,6 +28,7 @@
 #include "studio_core/project_edit.h"
 #include "studio_core/simulation_runner.h"
 #include "timeline/timeline_plot.h"
+#include "window/help_window.h"
 #include "window/main_window.h"
 
 namespace pipewright::gui {
@@ -163,6 +164,23 @@ void MainWindow::buildActions() {
     training_->addAction(run_action_);
 
     QMenu* help = menuBar()->addMenu(tr("&Help"));
+    QAction* guide = help->addAction(tr("&User Guide"), QKeySequence::HelpContents, this, [this] {
+        if (help_window_ == nullptr) {
+            help_window_ = new HelpWindow(docs_dir(), this);
+        }
+        help_window_->show();
+        help_window_->raise();
+    });
+    guide->setObjectName(QStringLiteral("userGuideAction"));
+    help->addAction(tr("&Keyboard and Mouse"), this, [this] {
+        QMessageBox box(this);
+        box.setWindowTitle(tr("Keyboard and mouse"));
+        box.setTextFormat(Qt::RichText);
+        box.setText(tr("<b>Menu shortcuts</b>") + shortcuts_table(menuBar()) +
+                    tr("<b>Timeline</b><br>%1").arg(timeline_->toolTip()));
+        box.exec();
+    });
+    help->addSeparator();
     help->addAction(tr("&About Pipewright Studio"), this, [this] {
         QMessageBox::about(this, tr("About Pipewright Studio"),
                            tr("<b>Pipewright Studio</b><p>Plan, simulate and run pipeline "
