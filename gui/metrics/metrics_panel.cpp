@@ -65,8 +65,16 @@ MetricsPanel::MetricsPanel(QWidget* parent) : QWidget(parent) {
     utilisation_ = small_plot(this, tr("Utilisation and bubble per device"));
     peak_ = small_plot(this, tr("Peak memory vs capacity"));
     curve_ = small_plot(this, tr("Memory over time"));
+    // The legend gets a column of its own beside the curves: inside the
+    // axis rectangle it hid the peaks it names.
+    curve_->axisRect()->insetLayout()->take(curve_->legend);
+    auto* side = new QCPLayoutGrid;
+    curve_->plotLayout()->addElement(1, 1, side);
+    curve_->plotLayout()->setColumnStretchFactor(1, 0.001);
+    side->addElement(0, 0, curve_->legend);
+    side->addElement(1, 0, new QCPLayoutElement(curve_));  // keeps the legend at the top
+    side->setRowStretchFactor(0, 0.001);
     curve_->legend->setVisible(true);
-    curve_->axisRect()->insetLayout()->setInsetAlignment(0, Qt::AlignTop | Qt::AlignRight);
     grid->addWidget(utilisation_, 1, 0, 1, 2);
     grid->addWidget(peak_, 1, 2, 1, 2);
     grid->addWidget(curve_, 2, 0, 1, 4);
@@ -197,6 +205,9 @@ void MetricsPanel::setReport(const SimulationReport& r) {
         }
         graph->setData(x, y, true);
     }
+    // Beyond a dozen lanes the colours repeat and a legend names nothing.
+    constexpr std::size_t kMaxLegendEntries = 12;
+    curve_->legend->setVisible(r.timeline.memory.size() <= kMaxLegendEntries);
     curve_->xAxis->setRange(0, span / unit);
     curve_->xAxis->setLabel(tr("time (%1)").arg(unit_name));
     curve_->yAxis->setRange(0, curve_top * 1.1 + 1e-9);

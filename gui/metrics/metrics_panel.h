@@ -19,6 +19,7 @@ class MetricsPanel : public QWidget {
 
     void setReport(const SimulationReport& report);
     void clear(const QString& message);
+    [[nodiscard]] QCustomPlot* memoryPlot() const { return curve_; }
     [[nodiscard]] QString headline() const;
 
   protected:

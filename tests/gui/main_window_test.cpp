@@ -15,6 +15,7 @@
 #include "editor/training_bar.h"
 #include "metrics/metrics_panel.h"
 #include "pipewright/core/project_io.h"
+#include "qcustomplot.h"
 #include "studio_core/simulation_runner.h"
 #include "timeline/timeline_plot.h"
 #include "topology/topology_scene.h"
@@ -133,6 +134,17 @@ TEST_F(MainWindowTest, NaiveShowsOneMicroBatchAndThePipelinedCountComesBack) {
     // Each switch is one undo step, the count with it.
     window.document()->undoStack()->undo();
     EXPECT_EQ(window.document()->project().training.resolved_microbatches(), 1);
+}
+
+TEST_F(MainWindowTest, TheMemoryLegendSitsBesideTheCurvesNotOnThem) {
+    window.views()->setCurrentIndex(1);
+    QCoreApplication::processEvents();
+    QCustomPlot* plot = window.metricsPanel()->memoryPlot();
+    ASSERT_GT(plot->graphCount(), 0);
+    plot->replot();
+    ASSERT_TRUE(plot->legend->visible());
+    EXPECT_FALSE(plot->legend->outerRect().intersects(plot->axisRect()->outerRect()));
+    EXPECT_GT(plot->axisRect()->width(), 3 * plot->legend->outerRect().width());
 }
 
 TEST_F(MainWindowTest, SaveThenOpenRoundTrips) {
