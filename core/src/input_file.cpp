@@ -1,6 +1,7 @@
 #include "pipewright/core/input_file.h"
 
 #include <fcntl.h>
+#include <poll.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -54,19 +55,19 @@ std::string read_text_file(const std::filesystem::path& path, std::uintmax_t max
         throw std::runtime_error(too_large(path, max_bytes));
     }
     if (S_ISFIFO(st.st_mode)) {
-        // Opened again blocking: like `cat`, wait for the writer to connect
-        // (a non-blocking read would see an early end of file).
-        Fd blocking{::open(path.c_str(), O_RDONLY | O_CLOEXEC)};
-        if (blocking.fd < 0) {
-            throw std::runtime_error(path.string() + ": cannot open (" + std::strerror(errno) +
-                                     ")");
+        // Wait, as `cat` does, for a writer to connect: on Linux, poll() on a
+        // FIFO that no writer has opened since it was opened here waits,
+        // where a read would see an end of file at once. The descriptor
+        // stays the one opened first: opening the FIFO again lost a writer
+        // that connected to it, wrote and left in between, and then waited
+        // for another one for ever.
+        pollfd ready{file.fd, POLLIN, 0};
+        while (::poll(&ready, 1, -1) < 0 && errno == EINTR) {
         }
-        std::swap(file.fd, blocking.fd);
-    } else {
-        const int flags = ::fcntl(file.fd, F_GETFL);
-        if (flags >= 0) {
-            ::fcntl(file.fd, F_SETFL, flags & ~O_NONBLOCK);
-        }
+    }
+    const int flags = ::fcntl(file.fd, F_GETFL);
+    if (flags >= 0) {
+        ::fcntl(file.fd, F_SETFL, flags & ~O_NONBLOCK);
     }
     std::string text;
     if (S_ISREG(st.st_mode)) {
