@@ -26,20 +26,14 @@ bool ProjectDocument::isModified() const {
 }
 
 bool ProjectDocument::open(const QString& path, QString* error) {
-    LoadedProject loaded = load_project_file(path.toStdString());
-    if (!loaded.project) {
-        if (error != nullptr) {
-            *error = QString::fromStdString(loaded.diagnostics.format());
-        }
-        return false;
-    }
-    reset(*loaded.project, QFileInfo(path).absoluteFilePath(), std::move(loaded.diagnostics));
-    unsaved_new_ = false;
-    emit modifiedChanged(false);
-    return true;
+    return load(path, QFileInfo(path).absoluteFilePath(), error);
 }
 
 bool ProjectDocument::openCopy(const QString& path, QString* error) {
+    return load(path, {}, error);
+}
+
+bool ProjectDocument::load(const QString& path, const QString& savePath, QString* error) {
     LoadedProject loaded = load_project_file(path.toStdString());
     if (!loaded.project) {
         if (error != nullptr) {
@@ -47,8 +41,8 @@ bool ProjectDocument::openCopy(const QString& path, QString* error) {
         }
         return false;
     }
-    reset(*loaded.project, {}, std::move(loaded.diagnostics), QFileInfo(path).absolutePath());
-    // Nothing to save until it is edited: quitting does not ask.
+    reset(*loaded.project, savePath, std::move(loaded.diagnostics), QFileInfo(path).absolutePath());
+    // Just read: nothing to save until it is edited, so quitting does not ask.
     unsaved_new_ = false;
     emit modifiedChanged(false);
     return true;

@@ -67,6 +67,9 @@ class ProjectDocument : public QObject {
     void modifiedChanged(bool modified);
 
   private:
+    // Reads `path`; Save then writes to `savePath` (empty: asks where).
+    bool load(const QString& path, const QString& savePath, QString* error);
+
     Project project_;
     QString path_;
     QString base_dir_;

@@ -13,39 +13,19 @@ QString tr(const char* text) {
 }  // namespace
 
 QString action_in_words(const Action& a) {
-    const int s = a.stage;
-    const int m = a.microbatch;
-    switch (a.type) {
-        case ActionType::forward:
-            return tr("stage %1, forward of micro-batch %2").arg(s).arg(m);
-        case ActionType::backward:
-            return tr("stage %1, backward of micro-batch %2").arg(s).arg(m);
-        case ActionType::backward_input:
-            return tr("stage %1, input gradient of micro-batch %2").arg(s).arg(m);
-        case ActionType::backward_weight:
-            return tr("stage %1, weight gradient of micro-batch %2").arg(s).arg(m);
-        case ActionType::send_forward:
-            return tr("stage %1 sends the activations of micro-batch %2 to stage %3")
-                .arg(s)
-                .arg(m)
-                .arg(peer_stage(a));
-        case ActionType::recv_forward:
-            return tr("stage %1 receives the activations of micro-batch %2 from stage %3")
-                .arg(s)
-                .arg(m)
-                .arg(peer_stage(a));
-        case ActionType::send_backward:
-            return tr("stage %1 sends the gradient of micro-batch %2 to stage %3")
-                .arg(s)
-                .arg(m)
-                .arg(peer_stage(a));
-        case ActionType::recv_backward:
-            return tr("stage %1 receives the gradient of micro-batch %2 from stage %3")
-                .arg(s)
-                .arg(m)
-                .arg(peer_stage(a));
+    if (is_compute(a.type)) {
+        const QString kind = a.type == ActionType::forward          ? tr("forward")
+                             : a.type == ActionType::backward       ? tr("backward")
+                             : a.type == ActionType::backward_input ? tr("input gradient")
+                                                                    : tr("weight gradient");
+        return tr("stage %1, %2 of micro-batch %3").arg(a.stage).arg(kind).arg(a.microbatch);
     }
-    return QString::fromStdString(to_string(a));
+    const bool forward = a.type == ActionType::send_forward || a.type == ActionType::recv_forward;
+    const QString what = forward ? tr("the activations") : tr("the gradient");
+    const QString sentence = is_send(a.type)
+                                 ? tr("stage %1 sends %2 of micro-batch %3 to stage %4")
+                                 : tr("stage %1 receives %2 of micro-batch %3 from stage %4");
+    return sentence.arg(a.stage).arg(what).arg(a.microbatch).arg(peer_stage(a));
 }
 
 }  // namespace pipewright::gui

@@ -449,15 +449,14 @@ QString TimelinePlot::tooltipFor(const Timeline& timeline, int index) const {
                             QString::fromStdString(to_string(e.action)), device(e.rank),
                             format_duration(e.duration_s()), format_duration(e.start_s),
                             format_duration(e.end_s));
-    if (is_send(e.action.type)) {
-        text += tr("<br>%1 to %2, on the link for this time")
-                    .arg(format_bytes(e.bytes), device(e.peer_rank).toHtmlEscaped());
-    } else if (is_recv(e.action.type)) {
-        text += e.duration_s() > 0
-                    ? tr("<br>%1 from %2: the device waited this long for it")
-                          .arg(format_bytes(e.bytes), device(e.peer_rank).toHtmlEscaped())
-                    : tr("<br>%1 from %2, there before it was needed")
-                          .arg(format_bytes(e.bytes), device(e.peer_rank).toHtmlEscaped());
+    if (!is_compute(e.action.type)) {
+        const QString moved = format_bytes(e.bytes);
+        const QString peer = device(e.peer_rank).toHtmlEscaped();
+        text += is_send(e.action.type)
+                    ? tr("<br>%1 to %2, on the link for this time").arg(moved, peer)
+                : e.duration_s() > 0
+                    ? tr("<br>%1 from %2: the device waited this long for it").arg(moved, peer)
+                    : tr("<br>%1 from %2, there before it was needed").arg(moved, peer);
     } else if (i > 0) {
         // A timeline lists each rank's actions in the order it ran them: the
         // receive just before a compute block is the data it waited for.

@@ -20,6 +20,21 @@ const TimelineEvent& find_event(const Timeline& t, const std::string& action) {
     return *it;
 }
 
+// The SimulationError that simulating two-rank `s` (unit costs) ends in;
+// empty when it runs.
+std::string simulation_error_of(const Schedule& s) {
+    SimulationInput input;
+    input.schedule = &s;
+    input.stages.assign(2, equal_cost(1, 1, 0));
+    input.rank_devices = {"a", "b"};
+    try {
+        (void)simulate_schedule(input);
+    } catch (const SimulationError& e) {
+        return e.what();
+    }
+    return {};
+}
+
 TEST(EventSimulator, EveryActionOfTheScheduleBecomesOneEvent) {
     auto p = make_pipeline("1f1b", 4, 4, 8, equal_cost(1, 2, 0));
     auto out = simulate_schedule(p.input);
@@ -125,19 +140,10 @@ TEST(EventSimulator, AnActionOnARankThatDoesNotOwnItsStageIsRefused) {
         "0F0,0SEND_F0,0RECV_B0,0B0\n"
         "1RECV_F0,1F0,1B0,1SEND_B0\n");
     s.ranks[1][0] = Action{0, ActionType::forward, 0};
-    SimulationInput input;
-    input.schedule = &s;
-    input.stages.assign(2, equal_cost(1, 1, 0));
-    input.rank_devices = {"a", "b"};
-    try {
-        (void)simulate_schedule(input);
-        FAIL() << "expected an error";
-    } catch (const SimulationError& e) {
-        EXPECT_NE(std::string(e.what()).find(
-                      "rank 1 runs 0F0, which is not an action of a stage it owns"),
-                  std::string::npos)
-            << e.what();
-    }
+    const std::string what = simulation_error_of(s);
+    EXPECT_NE(what.find("rank 1 runs 0F0, which is not an action of a stage it owns"),
+              std::string::npos)
+        << what;
 }
 
 TEST(EventSimulator, ReceiveRecordsHowLongTheRankWaited) {
@@ -157,18 +163,9 @@ TEST(EventSimulator, DeadlockedScheduleNamesTheStalledRanks) {
     Schedule s = schedule_from_csv(
         "0RECV_B0,0F0,0SEND_F0,0B0\n"
         "1RECV_F0,1F0,1B0,1SEND_B0\n");
-    SimulationInput input;
-    input.schedule = &s;
-    input.stages.assign(2, equal_cost(1, 1, 0));
-    input.rank_devices = {"a", "b"};
-    try {
-        (void)simulate_schedule(input);
-        FAIL() << "expected a deadlock";
-    } catch (const SimulationError& e) {
-        const std::string what = e.what();
-        EXPECT_NE(what.find("rank 0 stalls at action 0 (0RECV_B0)"), std::string::npos) << what;
-        EXPECT_NE(what.find("rank 1 stalls at action 0 (1RECV_F0)"), std::string::npos) << what;
-    }
+    const std::string what = simulation_error_of(s);
+    EXPECT_NE(what.find("rank 0 stalls at action 0 (0RECV_B0)"), std::string::npos) << what;
+    EXPECT_NE(what.find("rank 1 stalls at action 0 (1RECV_F0)"), std::string::npos) << what;
 }
 
 TEST(EventSimulator, LargeScheduleRunsInLinearTime) {
