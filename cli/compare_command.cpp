@@ -3,9 +3,7 @@
 // simulation's error relative to the measurement.
 #include "compare_command.h"
 
-#include <algorithm>
 #include <filesystem>
-#include <map>
 
 #include "commands.h"
 #include "pipewright/core/diagnostics.h"
@@ -21,25 +19,6 @@ namespace {
 std::filesystem::path timeline_path(const std::string& arg) {
     const std::filesystem::path p(arg);
     return std::filesystem::is_directory(p) ? p / "timeline.json" : p;
-}
-
-double median(std::vector<double> v) {
-    std::sort(v.begin(), v.end());
-    const std::size_t n = v.size();
-    return n == 0 ? 0 : (n % 2 == 1 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]));
-}
-
-// Median duration per action kind ("F", "SEND_B", ...).
-std::map<std::string, double> kind_medians(const Timeline& t) {
-    std::map<std::string, std::vector<double>> durations;
-    for (const auto& e : t.events) {
-        durations[std::string(to_string(e.action.type))].push_back(e.duration_s());
-    }
-    std::map<std::string, double> out;
-    for (auto& [kind, d] : durations) {
-        out[kind] = median(std::move(d));
-    }
-    return out;
 }
 
 struct Row {
@@ -86,10 +65,10 @@ int run_compare(const CompareArgs& a, std::ostream& out, std::ostream& err) {
         rows.push_back({"busy, rank " + std::to_string(r) + " (" + real.devices[r] + ")",
                         ms.devices[r].busy_s, mr.devices[r].busy_s});
     }
-    const auto ks = kind_medians(sim), kr = kind_medians(real);
+    const auto ks = action_kind_medians(sim), kr = action_kind_medians(real);
     for (const auto& [kind, value] : kr) {
         if (ks.contains(kind)) {
-            rows.push_back({"median " + kind, ks.at(kind), value});
+            rows.push_back({"median " + std::string(to_string(kind)), ks.at(kind), value});
         }
     }
     if (a.json) {

@@ -29,6 +29,26 @@ TimelineMetrics MetricsAccumulator::metrics(const std::vector<std::string>& devi
     return m;
 }
 
+std::map<ActionType, double> action_kind_medians(const Timeline& timeline) {
+    std::map<ActionType, std::vector<double>> durations;
+    for (const auto& e : timeline.events) {
+        durations[e.action.type].push_back(e.duration_s());
+    }
+    std::map<ActionType, double> out;
+    for (auto& [kind, d] : durations) {
+        // Lower and upper middle of an even count averaged, as medians are.
+        const std::size_t n = d.size();
+        auto middle = d.begin() + static_cast<std::ptrdiff_t>(n / 2);
+        std::nth_element(d.begin(), middle, d.end());
+        double median = *middle;
+        if (n % 2 == 0) {
+            median = 0.5 * (median + *std::max_element(d.begin(), middle));
+        }
+        out[kind] = median;
+    }
+    return out;
+}
+
 TimelineMetrics timeline_metrics(const Timeline& timeline) {
     MetricsAccumulator totals(static_cast<std::size_t>(timeline.num_ranks()));
     for (const auto& e : timeline.events) {

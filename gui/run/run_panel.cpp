@@ -15,6 +15,7 @@
 #include <QVBoxLayout>
 #include <cmath>
 
+#include "run/costs_bar.h"
 #include "studio_core/format.h"
 #include "style/colors.h"
 
@@ -76,6 +77,8 @@ RunPanel::RunPanel(QWidget* parent) : QWidget(parent), process_(new RunProcess(t
     top->addWidget(new QLabel(tr("Devices"), this));
     top->addWidget(device_);
     top->addWidget(progress_, 1);
+
+    costs_ = new CostsBar(this);
 
     error_ = new QLabel(this);
     error_->setObjectName(QStringLiteral("runError"));
@@ -143,6 +146,7 @@ RunPanel::RunPanel(QWidget* parent) : QWidget(parent), process_(new RunProcess(t
 
     auto* layout = new QVBoxLayout(this);
     layout->setContentsMargins(4, 4, 4, 4);
+    layout->addWidget(costs_);
     layout->addLayout(top);
     // On its own line, so a long summary wraps across the panel's width
     // instead of making the row of buttons tall.
@@ -203,12 +207,53 @@ RunPanel::RunPanel(QWidget* parent) : QWidget(parent), process_(new RunProcess(t
         log(tr("Cancelled: the run and its ranks were stopped."));
         updateButtons();
     });
+    connectProfile();
     clearComparison(tr("Run the layout to compare the simulation with reality."));
     updateButtons();
 }
 
+void RunPanel::connectProfile() {
+    connect(costs_, &CostsBar::profileStarted, this, [this] {
+        const ProfileRequest& request = costs_->process()->request();
+        showError({});
+        log_->clear();
+        log(tr("$ %1 %2").arg(request.cli,
+                              ProfileProcess::arguments(request).join(QLatin1Char(' '))));
+        progress_->setRange(0, 0);  // busy until the first round
+        progress_->setFormat(tr("profiling…"));
+        setStatus(tr("Profiling this machine…"));
+        updateButtons();
+    });
+    connect(costs_, &CostsBar::profileProgress, this, [this](const ProfileProgress& p) {
+        progress_->setRange(0, std::max(1, p.rounds));
+        progress_->setValue(p.round);
+        progress_->setFormat(p.transfer ? tr("profiling: a transfer between two ranks")
+                                        : tr("profiling: round %v of %m over the layers"));
+    });
+    connect(costs_, &CostsBar::profileOutput, this, &RunPanel::log);
+    connect(costs_, &CostsBar::profileSucceeded, this, [this](const QString& path) {
+        progress_->setRange(0, 1);
+        progress_->setValue(1);
+        progress_->setFormat(tr("profiled"));
+        setStatus(tr("Profiled: the simulation now uses the costs measured here"));
+        log(tr("Wrote %1").arg(path));
+    });
+    connect(costs_, &CostsBar::profileFailed, this, [this](const QString& message) {
+        resetProgress();
+        setStatus(tr("The profile failed; the costs are as before"));
+        showError(message);
+    });
+    connect(costs_, &CostsBar::profileCancelled, this, [this] {
+        resetProgress();
+        setStatus(tr("Profile cancelled; the costs are as before"));
+        log(tr("Cancelled: the profiler was stopped."));
+    });
+    connect(costs_, &CostsBar::profilingChanged, this, [this] { updateButtons(); });
+}
+
 void RunPanel::setCli(const CliLocation& cli) {
     cli_ = cli;
+    costs_->setCli(cli);
     updateButtons();
 }
 
@@ -247,7 +292,7 @@ void RunPanel::cancel() {
 }
 
 void RunPanel::clearForNewProject() {
-    if (process_->isRunning()) {
+    if (process_->isRunning() || costs_->isProfiling()) {
         return;
     }
     log_->clear();
@@ -268,11 +313,14 @@ bool RunPanel::isRunning() const {
 
 void RunPanel::updateButtons() {
     const bool running = process_->isRunning();
-    run_->setEnabled(cli_.found() && !running);
-    run_->setToolTip(
-        cli_.found()
-            ? tr("Train this layout for real on the local devices with %1 (Ctrl+R)").arg(cli_.path)
-            : cli_.reason);
+    const bool profiling = costs_->isProfiling();
+    run_->setEnabled(cli_.found() && !running && !profiling);
+    run_->setToolTip(!cli_.found() ? cli_.reason
+                     : profiling
+                         ? tr("Profiling: run when the profile has finished")
+                         : tr("Train this layout for real on the local devices with %1 (Ctrl+R)")
+                               .arg(cli_.path));
+    costs_->setOtherWorkRunning(running);
     cancel_->setEnabled(running && !process_->isCancelling());
     steps_->setEnabled(!running);
     emit runAvailabilityChanged();

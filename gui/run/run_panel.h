@@ -19,11 +19,14 @@ class QTableWidget;
 
 namespace pipewright::gui {
 
+class CostsBar;
+
 // The Run tab: start a real run of the layout on screen on the local
 // devices, follow it (progress bar, live log, Cancel), read the simulated vs
-// measured table, and reopen past runs. The main window prepares each run
-// (writes the project into a fresh run folder) and draws the measured
-// timeline; this widget only shows and asks.
+// measured table, and reopen past runs; above them, the costs the simulation
+// uses and Profile this machine (sharing the progress bar and the log). The main window prepares
+// each run (writes the project into a fresh run folder) and draws the measured timeline; this
+// widget only shows and asks.
 class RunPanel : public QWidget {
     Q_OBJECT
 
@@ -62,6 +65,8 @@ class RunPanel : public QWidget {
     // A failure or problem to show above the log (empty hides it).
     void showError(const QString& message);
 
+    // The costs the simulation uses, and Profile this machine.
+    [[nodiscard]] CostsBar* costsBar() const { return costs_; }
     [[nodiscard]] QPushButton* runButton() const { return run_; }
     [[nodiscard]] QPushButton* cancelButton() const { return cancel_; }
     [[nodiscard]] QProgressBar* progressBar() const { return progress_; }
@@ -87,11 +92,13 @@ class RunPanel : public QWidget {
     void setStatus(const QString& text);
     void log(const QString& line);
     void resetProgress();
+    void connectProfile();
 
     RunProcess* process_ = nullptr;
     CliLocation cli_;
     QString runs_dir_;
     std::vector<PastRun> past_;
+    CostsBar* costs_ = nullptr;
     QPushButton* run_ = nullptr;
     QPushButton* cancel_ = nullptr;
     QSpinBox* steps_ = nullptr;

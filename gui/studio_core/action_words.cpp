@@ -12,13 +12,35 @@ QString tr(const char* text) {
 
 }  // namespace
 
+QString action_kind_in_words(ActionType type) {
+    switch (type) {
+        case ActionType::forward:
+            return tr("forward");
+        case ActionType::backward:
+            return tr("backward");
+        case ActionType::backward_input:
+            return tr("input gradient");
+        case ActionType::backward_weight:
+            return tr("weight gradient");
+        case ActionType::send_forward:
+            return tr("send of activations");
+        case ActionType::recv_forward:
+            return tr("receive of activations");
+        case ActionType::send_backward:
+            return tr("send of gradients");
+        case ActionType::recv_backward:
+            return tr("receive of gradients");
+    }
+    return QString::fromUtf8(to_string(type).data(),
+                             static_cast<qsizetype>(to_string(type).size()));
+}
+
 QString action_in_words(const Action& a) {
     if (is_compute(a.type)) {
-        const QString kind = a.type == ActionType::forward          ? tr("forward")
-                             : a.type == ActionType::backward       ? tr("backward")
-                             : a.type == ActionType::backward_input ? tr("input gradient")
-                                                                    : tr("weight gradient");
-        return tr("stage %1, %2 of micro-batch %3").arg(a.stage).arg(kind).arg(a.microbatch);
+        return tr("stage %1, %2 of micro-batch %3")
+            .arg(a.stage)
+            .arg(action_kind_in_words(a.type))
+            .arg(a.microbatch);
     }
     const bool forward = a.type == ActionType::send_forward || a.type == ActionType::recv_forward;
     const QString what = forward ? tr("the activations") : tr("the gradient");

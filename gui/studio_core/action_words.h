@@ -12,4 +12,8 @@ namespace pipewright::gui {
 // from 0, as in the codes shown beside.
 [[nodiscard]] QString action_in_words(const Action& action);
 
+// A kind of action in words: "forward", "input gradient", "send of
+// activations" (the code, e.g. SEND_F, is for the caller to put beside).
+[[nodiscard]] QString action_kind_in_words(ActionType type);
+
 }  // namespace pipewright::gui

@@ -24,13 +24,15 @@ void PlanRunner::stopCurrent() {
     running_ = false;
 }
 
-void PlanRunner::start(const Project& project, const QString& baseDir) {
+void PlanRunner::start(const Project& project, const QString& baseDir,
+                       std::shared_ptr<const Profile> profile) {
     stopCurrent();
     running_ = true;
     const quint64 generation = generation_;
     PlanOptions options;
     options.base_dir = baseDir.toStdString();
     options.stop = stop_.get_token();
+    options.costs.profile = profile.get();
     options.on_progress = [this, generation](const PlanStatistics& statistics) {
         QMetaObject::invokeMethod(
             this,
@@ -44,7 +46,8 @@ void PlanRunner::start(const Project& project, const QString& baseDir) {
     emit started();
     runInBackground<std::shared_ptr<PlanAttempt>>(
         this,
-        [project, options = std::move(options)] {
+        // The profile lives as long as the job that prices with it.
+        [project, options = std::move(options), profile = std::move(profile)] {
             auto attempt = std::make_shared<PlanAttempt>();
             attempt->input = project;
             try {

@@ -31,8 +31,10 @@ class PlanRunner : public QObject {
     // Stops a plan still running and waits for it.
     ~PlanRunner() override;
 
-    // Starts planning `project`; a plan still running is cancelled.
-    void start(const Project& project, const QString& baseDir);
+    // Starts planning `project`, priced with `profile` when given (as
+    // `plan --profile`); a plan still running is cancelled.
+    void start(const Project& project, const QString& baseDir,
+               std::shared_ptr<const Profile> profile = nullptr);
     // Stops the running plan, if any, and emits cancelled(); nothing of it
     // will be published.
     void cancel();

@@ -3,8 +3,10 @@
 #include <QFileInfo>
 #include <QObject>
 #include <algorithm>
+#include <map>
 
 #include "pipewright/core/timeline_metrics.h"
+#include "studio_core/action_words.h"
 
 namespace pipewright::gui {
 
@@ -33,6 +35,7 @@ std::vector<RunComparisonRow> compare_run(const SimulationReport* simulated,
 
     auto busy_row = [](const std::string& device) {
         RunComparisonRow row;
+        row.kind = RunComparisonRow::Kind::busy;
         row.device = QString::fromStdString(device);
         row.what = QObject::tr("Busy %1").arg(row.device);
         return row;
@@ -53,6 +56,29 @@ std::vector<RunComparisonRow> compare_run(const SimulationReport* simulated,
             it = rows.end() - 1;
         }
         it->measured_s = d.busy_s;
+    }
+
+    std::map<ActionType, RunComparisonRow> kinds;
+    auto kind_row = [&kinds](ActionType type) -> RunComparisonRow& {
+        RunComparisonRow& row = kinds[type];
+        row.kind = RunComparisonRow::Kind::action;
+        row.action = type;
+        const std::string_view code = to_string(type);
+        row.what = QObject::tr("Median %1 (%2)")
+                       .arg(action_kind_in_words(type),
+                            QString::fromLatin1(code.data(), static_cast<qsizetype>(code.size())));
+        return row;
+    };
+    if (simulated != nullptr) {
+        for (const auto& [type, median] : action_kind_medians(simulated->timeline)) {
+            kind_row(type).simulated_s = median;
+        }
+    }
+    for (const auto& [type, median] : action_kind_medians(measured)) {
+        kind_row(type).measured_s = median;
+    }
+    for (auto& [type, row] : kinds) {
+        rows.push_back(std::move(row));
     }
     return rows;
 }

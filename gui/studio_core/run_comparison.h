@@ -12,8 +12,12 @@ namespace pipewright::gui {
 
 // One line of the simulated-vs-measured table.
 struct RunComparisonRow {
-    QString what;    // "Iteration time" or "Busy localhost/proc/cpu0"
-    QString device;  // the device path of a busy-time row, empty otherwise
+    enum class Kind { iteration, busy, action };
+    Kind kind = Kind::iteration;
+    // "Iteration time", "Busy localhost/proc/cpu0" or "Median forward (F)"
+    QString what;
+    QString device;                    // the device path of a busy-time row, empty otherwise
+    std::optional<ActionType> action;  // the kind of a median row
     std::optional<double> simulated_s;
     std::optional<double> measured_s;
 
@@ -23,9 +27,10 @@ struct RunComparisonRow {
     [[nodiscard]] std::optional<double> error() const;
 };
 
-// Iteration time, then the busy (compute) time of every device, simulated
-// against measured. Devices are matched by path; a device only one side
-// knows gets a row with the other side empty. `simulated` may be null (the
+// Iteration time, the busy (compute) time of every device, then the median
+// duration of each kind of action, simulated against measured: as `pipewright
+// compare` prints them. Devices are matched by path; a device or a kind only
+// one side has gets a row with the other side empty. `simulated` may be null (the
 // layout on screen does not simulate); `measured_iteration_s` is the run's
 // median iteration time (metrics.json), else the measured timeline's span.
 [[nodiscard]] std::vector<RunComparisonRow> compare_run(const SimulationReport* simulated,

@@ -7,9 +7,13 @@
 
 namespace pipewright::gui {
 
-SimulationResult simulate_now(const Project& project, const std::string& base_dir) {
+SimulationResult simulate_now(const Project& project, const std::string& base_dir,
+                              std::shared_ptr<const Profile> profile) {
     SimulationResult result;
     result.project = project;
+    result.profile = std::move(profile);
+    CostModelOptions costs;
+    costs.profile = result.profile.get();
     AnalysisOptions options;
     options.base_dir = base_dir;
     try {
@@ -19,7 +23,7 @@ SimulationResult simulate_now(const Project& project, const std::string& base_di
         }
         result.stages = analyzed->stages;
         result.schedule = analyzed->schedule;
-        result.report = simulate_project(*analyzed);
+        result.report = simulate_project(*analyzed, costs);
     } catch (const InputError& e) {
         result.diagnostics.append(e.diagnostics());
     } catch (const std::bad_alloc&) {
@@ -57,7 +61,7 @@ void SimulationRunner::runSynchronously(const Project& project, const QString& b
     timer_.stop();
     ++generation_;
     emit started();
-    publish(simulate_now(project, baseDir.toStdString()));
+    publish(simulate_now(project, baseDir.toStdString(), profile_));
 }
 
 void SimulationRunner::launch() {
@@ -65,7 +69,9 @@ void SimulationRunner::launch() {
     // A superseded run finishes on its own; only the newest is published.
     job_ = runInBackground<SimulationResult>(
         this,
-        [project = pending_, dir = base_dir_.toStdString()] { return simulate_now(project, dir); },
+        [project = pending_, dir = base_dir_.toStdString(), profile = profile_] {
+            return simulate_now(project, dir, profile);
+        },
         [this, generation](SimulationResult result) {
             if (generation == generation_) {
                 publish(std::move(result));

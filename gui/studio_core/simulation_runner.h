@@ -9,6 +9,7 @@
 #include <string>
 
 #include "pipewright/core/analysis.h"
+#include "pipewright/core/profile.h"
 #include "pipewright/core/project.h"
 #include "pipewright/sim/simulation.h"
 
@@ -23,12 +24,17 @@ struct SimulationResult {
     std::vector<PipelineStage> stages;
     Schedule schedule;  // lowered, as simulated (for the CSV export)
     std::string error;  // simulator failure (deadlock), not input problems
+    // The measured costs it was priced with; null: the analytic estimate.
+    std::shared_ptr<const Profile> profile;
 
     [[nodiscard]] bool ok() const { return report.has_value(); }
 };
 
-// Analyses and simulates `project`; never throws.
-[[nodiscard]] SimulationResult simulate_now(const Project& project, const std::string& base_dir);
+// Analyses and simulates `project`, priced with `profile` where it measured
+// a layer (and its transfer fit for every link) and the analytic estimate
+// elsewhere; never throws.
+[[nodiscard]] SimulationResult simulate_now(const Project& project, const std::string& base_dir,
+                                            std::shared_ptr<const Profile> profile = nullptr);
 
 // Re-simulates the project after each edit: edits in quick succession are
 // collapsed (debounce), the work runs on the thread pool so the window stays
@@ -42,6 +48,10 @@ class SimulationRunner : public QObject {
     ~SimulationRunner() override;
 
     void setDebounceMs(int ms) { timer_.setInterval(ms); }
+    // Measured costs for the simulations from now on; null: the analytic
+    // estimate. Does not re-simulate by itself.
+    void setProfile(std::shared_ptr<const Profile> profile) { profile_ = std::move(profile); }
+    [[nodiscard]] const std::shared_ptr<const Profile>& profile() const { return profile_; }
     // Asks for a simulation of `project` once edits settle.
     void request(const Project& project, const QString& baseDir);
     // Simulates on the calling thread and publishes the result at once (for
@@ -64,6 +74,7 @@ class SimulationRunner : public QObject {
     QTimer timer_;
     Project pending_;
     QString base_dir_;
+    std::shared_ptr<const Profile> profile_;
     quint64 generation_ = 0;
     // The newest job; older ones still running belong to this object too
     // (background_job.h) and are deleted as they finish.

@@ -253,6 +253,17 @@ std::size_t TimelinePlot::measuredBlockCount() const {
     return measured_layout_ ? measured_layout_->blockCount() : 0;
 }
 
+void TimelinePlot::fitSectionTime(int section) {
+    const TimelineLayout* layout = section == 0 ? layout_.get() : measured_layout_.get();
+    if (layout == nullptr || layout->makespan() <= 0) {
+        return;
+    }
+    const double span = layout->makespan() / unit_;
+    xAxis->setRange(-span * 0.01, span * 1.01);
+    replot();
+    emit viewChanged();
+}
+
 void TimelinePlot::fitToWindow() {
     const double span = span_s_ > 0 ? span_s_ / unit_ : 1;
     xAxis->setRange(-span * 0.01, span * 1.01);

@@ -73,6 +73,9 @@ class TimelinePlot : public QCustomPlot {
 
   public slots:
     void fitToWindow();
+    // The time axis over one iteration only, the simulated (section 0) or
+    // the measured one (1), when the other is much longer; lanes untouched.
+    void fitSectionTime(int section);
     // Send→receive arrows on or off.
     void setShowTransfers(bool show);
     // What the filter box holds (LaneFilter); lanes are fitted to the view

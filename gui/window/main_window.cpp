@@ -8,6 +8,7 @@
 #include <QHeaderView>
 #include <QItemSelectionModel>
 #include <QLabel>
+#include <QMenu>
 #include <QMenuBar>
 #include <QRegularExpression>
 #include <QSettings>
@@ -101,8 +102,23 @@ void MainWindow::buildLayout() {
     legend_->setText(keys.join(QStringLiteral(" &nbsp; ")));
     legend_->setWordWrap(true);
     auto* fit = new QToolButton(this);
+    fit->setObjectName(QStringLiteral("fitTimeline"));
     fit->setText(tr("Fit"));
-    fit->setToolTip(tr("Show the whole iteration (F)"));
+    fit->setToolTip(
+        tr("Show the whole iteration (F); the arrow fits the simulated or the measured one "
+           "alone"));
+    fit->setPopupMode(QToolButton::MenuButtonPopup);
+    auto* fit_menu = new QMenu(fit);
+    fit_menu->addAction(tr("Fit Everything"), timeline_, &TimelinePlot::fitToWindow);
+    QAction* fit_simulated = fit_menu->addAction(tr("Fit the Simulated Iteration"), this,
+                                                 [this] { timeline_->fitSectionTime(0); });
+    fit_simulated->setObjectName(QStringLiteral("fitSimulated"));
+    QAction* fit_measured = fit_menu->addAction(tr("Fit the Measured Iteration"), this,
+                                                [this] { timeline_->fitSectionTime(1); });
+    fit_measured->setObjectName(QStringLiteral("fitMeasured"));
+    connect(fit_menu, &QMenu::aboutToShow, this,
+            [this, fit_measured] { fit_measured->setEnabled(timeline_->hasMeasured()); });
+    fit->setMenu(fit_menu);
     connect(fit, &QToolButton::clicked, timeline_, &TimelinePlot::fitToWindow);
     auto* arrows = new QToolButton(this);
     arrows->setObjectName(QStringLiteral("transferArrows"));
@@ -251,7 +267,11 @@ void MainWindow::simulationDone() {
         summary_->setText(
             tr("%1 · %n micro-batch(es) · %2 · %3 samples/s · bubble %4", nullptr, r.microbatches)
                 .arg(QString::fromStdString(r.schedule), format_duration(r.iteration_time_s),
-                     format_rate(r.throughput_samples_per_s), format_percent(r.bubble_fraction)));
+                     format_rate(r.throughput_samples_per_s), format_percent(r.bubble_fraction)) +
+            (result->profile ? tr(" · measured costs") : QString()));
+        summary_->setToolTip(result->profile
+                                 ? tr("Priced with the profile measured on this machine (Run tab)")
+                                 : tr("Priced with the analytic estimate (Run tab: Costs)"));
     } else {
         const QString why = result->error.empty() ? tr("fix the problems listed to simulate")
                                                   : QString::fromStdString(result->error);

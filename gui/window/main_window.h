@@ -69,6 +69,11 @@ class MainWindow : public QMainWindow {
     // its simulated-vs-measured table; false with the reason when the folder
     // cannot be read.
     bool showRun(const QString& dir);
+    // Profile this machine: writes the layout on screen beside the project's
+    // runs and starts `pipewright profile` on it; the profile it writes is
+    // kept there (measured_costs.h) and used at once. False with the reason
+    // in the Run panel when it cannot start.
+    bool startProfile();
     // Where this project's runs go and are listed from.
     [[nodiscard]] QString runsDir() const;
 
@@ -114,6 +119,11 @@ class MainWindow : public QMainWindow {
     void selectCanvasBackground();
     void projectFileChanged();
     void updateRunComparison();
+    // Reads the project's profile, if any, into the Run panel's costs bar;
+    // `preferMeasured` chooses it when there is one.
+    void loadMeasuredCosts(bool preferMeasured);
+    // Simulates with the costs chosen in the Run panel.
+    void applyCosts();
     void projectChanged();
     void simulationDone();
     void showProblems();
@@ -162,6 +172,8 @@ class MainWindow : public QMainWindow {
     QWidget* plan_status_ = nullptr;     // busy indicator and Cancel, in the status bar
     std::shared_ptr<const MeasuredRun> measured_run_;  // shown under the simulation
     QString last_refusal_;
+    // Another project was opened: its own profile, not this one's, applies.
+    bool project_replaced_ = true;
     QSet<QString> problem_devices_;
     QPoint canvas_press_;
 };

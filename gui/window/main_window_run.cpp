@@ -2,12 +2,16 @@
 // project as edited into a fresh run folder, starts `pipewright run` on it,
 // and draws the measured timeline under the simulated one when it ends.
 #include <QDir>
+#include <QFile>
+#include <QFileInfo>
 #include <QMessageBox>
 #include <QStatusBar>
 #include <QTabWidget>
 
 #include "document/project_document.h"
+#include "run/costs_bar.h"
 #include "run/run_panel.h"
+#include "studio_core/measured_costs.h"
 #include "studio_core/run_comparison.h"
 #include "studio_core/run_folder.h"
 #include "studio_core/simulation_runner.h"
@@ -36,10 +40,85 @@ void MainWindow::connectRun() {
             tabs_->setCurrentIndex(0);
         }
     });
+    CostsBar* costs = run_panel_->costsBar();
+    connect(costs, &CostsBar::profileRequested, this, [this] { startProfile(); });
+    connect(costs, &CostsBar::useMeasuredChanged, this, &MainWindow::applyCosts);
+    connect(costs, &CostsBar::profileSucceeded, this, [this] {
+        loadMeasuredCosts(true);
+        statusBar()->showMessage(
+            tr("Profiled: the simulation now uses the costs measured on this machine"), 8000);
+    });
+    connect(costs, &CostsBar::profileFailed, this, [this](const QString& message) {
+        statusBar()->showMessage(
+            tr("Profile failed: %1").arg(message.section(QLatin1Char('\n'), 0, 0)), 10000);
+    });
     connect(document_, &ProjectDocument::fileChanged, this, &MainWindow::projectFileChanged);
-    connect(document_, &ProjectDocument::projectReplaced, run_panel_,
-            &RunPanel::clearForNewProject);
+    connect(document_, &ProjectDocument::projectReplaced, this, [this] {
+        project_replaced_ = true;
+        run_panel_->clearForNewProject();
+    });
     projectFileChanged();
+}
+
+void MainWindow::loadMeasuredCosts(bool preferMeasured) {
+    const Project& project = document_->project();
+    const QString path = profile_path_for(runsDir(), QString::fromStdString(project.model.name));
+    QString problem;
+    const auto costs = load_measured_costs(path, &problem);
+    CostsBar* bar = run_panel_->costsBar();
+    const bool was_measured = bar->useMeasured();
+    bar->setMeasuredCosts(costs, costs ? describe_measured_costs(*costs, project.model) : QString(),
+                          problem);
+    // A profile of another model would only replace the links: not by default.
+    bar->setUseMeasured(
+        costs && (preferMeasured ? measured_costs_fit(*costs, project.model) : was_measured));
+    applyCosts();
+}
+
+void MainWindow::applyCosts() {
+    const CostsBar* bar = run_panel_->costsBar();
+    std::shared_ptr<const Profile> profile =
+        bar->useMeasured() ? bar->measuredCosts()->profile : nullptr;
+    if (profile != runner_->profile()) {
+        runner_->setProfile(std::move(profile));
+        projectChanged();
+    }
+}
+
+bool MainWindow::startProfile() {
+    CostsBar* bar = run_panel_->costsBar();
+    if (bar->isProfiling() || run_panel_->isRunning()) {
+        return false;
+    }
+    if (!run_panel_->cli().found()) {
+        run_panel_->setCli(locate_cli());
+    }
+    tabs_->setCurrentWidget(run_panel_);
+    if (!run_panel_->cli().found()) {
+        run_panel_->showError(run_panel_->cli().reason);
+        return false;
+    }
+    const Project& project = document_->project();
+    const QString model = QString::fromStdString(project.model.name);
+    const QString dir = runsDir();
+    if (!QDir().mkpath(dir)) {
+        run_panel_->showError(tr("Cannot create the folder %1 for the profile").arg(dir));
+        return false;
+    }
+    // The layout profiled stays beside its profile, as a run folder keeps
+    // the project it ran.
+    ProfileRequest request;
+    request.cli = run_panel_->cli().path;
+    request.out_file = profile_path_for(dir, model);
+    request.project_file = request.out_file.chopped(5) + QStringLiteral(".project.json");
+    request.device = run_panel_->device();
+    QString error;
+    if (!write_run_project(project, baseDir(), request.project_file, &error)) {
+        run_panel_->showError(tr("Cannot write %1: %2").arg(request.project_file, error));
+        return false;
+    }
+    bar->startProfile(request);
+    return true;
 }
 
 QString MainWindow::runsDir() const {
@@ -48,6 +127,16 @@ QString MainWindow::runsDir() const {
 }
 
 void MainWindow::projectFileChanged() {
+    // Save As moves the project's runs folder: its profile goes along.
+    const auto& costs = run_panel_->costsBar()->measuredCosts();
+    const QString profile =
+        profile_path_for(runsDir(), QString::fromStdString(document_->project().model.name));
+    if (!project_replaced_ && costs && QFileInfo(profile).absoluteFilePath() != costs->path &&
+        !QFileInfo::exists(profile) && QDir().mkpath(runsDir())) {
+        QFile::copy(costs->path, profile);
+    }
+    loadMeasuredCosts(project_replaced_);
+    project_replaced_ = false;
     // Another project's run does not belong under this one's timeline; a
     // Save As of the layout that was run keeps it.
     if (measured_run_ &&
@@ -63,7 +152,7 @@ void MainWindow::projectFileChanged() {
 }
 
 bool MainWindow::startRun() {
-    if (run_panel_->isRunning()) {
+    if (run_panel_->isRunning() || run_panel_->costsBar()->isProfiling()) {
         return false;
     }
     if (!run_panel_->cli().found()) {

@@ -11,6 +11,7 @@
 #include "pipewright/core/diagnostics.h"
 #include "pipewright/core/project_io.h"
 #include "pipewright/core/timeline.h"
+#include "pipewright/core/timeline_metrics.h"
 
 namespace pipewright {
 namespace {
@@ -447,6 +448,23 @@ TEST(ChromeTrace, EmptyTimelineStillNamesItsProcesses) {
     t.devices = {"a"};
     const auto trace = timeline_to_chrome_trace(t);
     EXPECT_EQ(trace_events(trace).size(), 6u);  // metadata only
+}
+
+TEST(ActionKindMedians, TheMiddleDurationOfEachKindAndTheMeanOfTheTwoMiddlesForAnEvenCount) {
+    Timeline t;
+    t.devices = {"n/c/a", "n/c/b"};
+    // Forward: 1, 7, 3 ms (odd count: 3 ms). Backward: 2, 10, 4, 6 ms (even: 5 ms).
+    t.events = {ev(0, "0F0", 0, 0.001),    ev(0, "0F1", 0.001, 0.008),
+                ev(1, "1F0", 0, 0.003),    ev(0, "0B0", 0.01, 0.012),
+                ev(0, "0B1", 0.02, 0.030), ev(1, "1B0", 0, 0.004),
+                ev(1, "1B1", 0.01, 0.016), ev(0, "0SEND_F0", 0, 0.0005, 64, 1)};
+    const auto medians = action_kind_medians(t);
+    ASSERT_EQ(medians.size(), 3u);
+    EXPECT_NEAR(medians.at(ActionType::forward), 0.003, 1e-12);
+    EXPECT_NEAR(medians.at(ActionType::backward), 0.005, 1e-12);
+    EXPECT_NEAR(medians.at(ActionType::send_forward), 0.0005, 1e-12);
+    EXPECT_FALSE(medians.contains(ActionType::recv_forward));
+    EXPECT_TRUE(action_kind_medians(Timeline{}).empty());
 }
 
 }  // namespace

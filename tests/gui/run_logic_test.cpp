@@ -4,6 +4,8 @@
 #include <QDir>
 #include <QFile>
 #include <QTemporaryDir>
+#include <algorithm>
+#include <iterator>
 
 #include "pipewright/core/project_io.h"
 #include "pipewright/core/run_records.h"
@@ -118,7 +120,7 @@ TEST(RunComparison, IterationThenBusyTimePerDeviceWithTheSimulatorsError) {
     const Timeline measured = two_rank_timeline(0.005, 0.003);
 
     const auto rows = compare_run(&simulated, measured, 0.0125);
-    ASSERT_EQ(rows.size(), 3U);
+    ASSERT_EQ(rows.size(), 4U);
     EXPECT_EQ(rows[0].what, QStringLiteral("Iteration time"));
     EXPECT_DOUBLE_EQ(*rows[0].simulated_s, 0.010);
     EXPECT_DOUBLE_EQ(*rows[0].measured_s, 0.0125);
@@ -141,7 +143,7 @@ TEST(RunComparison, DevicesOnlyOneSideKnowsStillGetARow) {
     gone.busy_s = 0.5;
     simulated.devices = {gone};
     const auto rows = compare_run(&simulated, two_rank_timeline(0.1, 0.1), 0.2);
-    ASSERT_EQ(rows.size(), 4U);
+    ASSERT_EQ(rows.size(), 5U);
     EXPECT_FALSE(rows[1].measured_s.has_value());
     EXPECT_FALSE(rows[1].error().has_value());
     EXPECT_FALSE(rows[2].simulated_s.has_value());
@@ -149,9 +151,36 @@ TEST(RunComparison, DevicesOnlyOneSideKnowsStillGetARow) {
 
     // A layout that does not simulate: only the measured side.
     const auto alone = compare_run(nullptr, two_rank_timeline(0.1, 0.1), 0.2);
-    ASSERT_EQ(alone.size(), 3U);
+    ASSERT_EQ(alone.size(), 4U);
     EXPECT_FALSE(alone[0].simulated_s.has_value());
     EXPECT_DOUBLE_EQ(*alone[2].measured_s, 0.1);
+}
+
+TEST(RunComparison, EndsWithTheMedianOfEachKindOfActionAsCompareDoes) {
+    SimulationReport simulated;
+    simulated.iteration_time_s = 0.01;
+    simulated.timeline = two_rank_timeline(0.002, 0.004);  // forward median 3 ms
+    simulated.timeline.events.push_back({0, Action{0, ActionType::backward, 0}, 0.01, 0.014});
+    Timeline measured = two_rank_timeline(0.004, 0.004);  // forward median 4 ms
+    measured.events.push_back({0, Action{0, ActionType::send_forward, 0}, 0.004, 0.005});
+
+    const auto rows = compare_run(&simulated, measured, 0.012);
+    std::vector<RunComparisonRow> kinds;
+    std::copy_if(
+        rows.begin(), rows.end(), std::back_inserter(kinds),
+        [](const RunComparisonRow& r) { return r.kind == RunComparisonRow::Kind::action; });
+    ASSERT_EQ(kinds.size(), 3U);
+    EXPECT_EQ(kinds[0].what, QStringLiteral("Median forward (F)"));
+    EXPECT_DOUBLE_EQ(*kinds[0].simulated_s, 0.003);
+    EXPECT_DOUBLE_EQ(*kinds[0].measured_s, 0.004);
+    EXPECT_NEAR(*kinds[0].error(), -0.25, 1e-12);
+    EXPECT_EQ(kinds[1].action, ActionType::backward);
+    EXPECT_FALSE(kinds[1].measured_s.has_value());
+    EXPECT_EQ(kinds[2].what, QStringLiteral("Median send of activations (SEND_F)"));
+    EXPECT_FALSE(kinds[2].simulated_s.has_value());
+    // The kinds follow the devices.
+    EXPECT_EQ(rows.back().kind, RunComparisonRow::Kind::action);
+    EXPECT_EQ(rows[1].kind, RunComparisonRow::Kind::busy);
 }
 
 Project example_project() {

@@ -20,6 +20,7 @@
 
 #include "document/project_document.h"
 #include "pipewright/core/project_io.h"
+#include "pipewright/core/timeline_metrics.h"
 #include "run/run_panel.h"
 #include "studio_core/run_process.h"
 #include "studio_core/simulation_runner.h"
@@ -218,7 +219,10 @@ TEST_F(RealRunTest, AShortCpuRunDrawsItsMeasuredTimelineAndTheComparison) {
 
     // Iteration time and each device's busy time, simulated vs measured.
     QTableWidget* table = panel->comparisonTable();
-    ASSERT_EQ(table->rowCount(), 1 + measured.num_ranks());
+    // Then the median of each kind of action.
+    ASSERT_EQ(table->rowCount(),
+              1 + measured.num_ranks() + static_cast<int>(action_kind_medians(measured).size()));
+    EXPECT_EQ(table->item(table->rowCount() - 1, 0)->text().left(7), QStringLiteral("Median "));
     EXPECT_EQ(table->item(0, 0)->text(), QStringLiteral("Iteration time"));
     for (int r = 0; r < table->rowCount(); ++r) {
         EXPECT_NE(table->item(r, 1)->text(), QStringLiteral("—"));

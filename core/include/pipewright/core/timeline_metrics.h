@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <limits>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -89,5 +90,11 @@ class MetricsAccumulator {
 
 // Busy time, span and bubble of every rank of a timeline.
 [[nodiscard]] TimelineMetrics timeline_metrics(const Timeline& timeline);
+
+// The median duration of each kind of action in a timeline, keyed as the
+// schedule notation writes the kind ("F", "SEND_B", ...). Kinds the timeline
+// lacks are absent. What `compare` and the studio's Run tab put side by side
+// to say which kind of action the simulator mis-prices.
+[[nodiscard]] std::map<ActionType, double> action_kind_medians(const Timeline& timeline);
 
 }  // namespace pipewright
