@@ -48,6 +48,7 @@ size=1600x1000
 # Crops of a 1600x1000 window: WIDTHxHEIGHT+LEFT+TOP.
 view_panel=1084x537+172+440   # the Timeline / Metrics / Schedule comparison panel
 design_area=1084x392+172+48   # the model table and the cluster canvas
+canvas_area=430x392+826+48    # the cluster canvas alone
 
 made=()
 
@@ -88,6 +89,8 @@ four=docs/examples/four-stages
 full studio-timeline
 # Cluster scale: 98 devices on 13 nodes, one summary lane per node.
 full studio-timeline-gpt3 "$ex/gpt3-175b-p4d.json"
+# The cluster canvas at that scale: 13 nodes collapsed to load and memory.
+crop studio-canvas-gpt3 "$canvas_area" "$ex/gpt3-175b-p4d.json"
 full studio-metrics --tab metrics
 full studio-comparison --tab comparison
 full studio-dark --dark "$ex/transformer-interleaved-4gpu.json"

@@ -1,187 +1,163 @@
 #include "topology/topology_scene.h"
 
-#include <QApplication>
-#include <QFontMetrics>
 #include <QGraphicsRectItem>
-#include <QGraphicsSimpleTextItem>
-#include <QPalette>
 #include <QPen>
+#include <QVariant>
 
-#include "studio_core/format.h"
+#include "studio_core/canvas_detail.h"
+#include "studio_core/canvas_flow.h"
+#include "studio_core/node_load.h"
 #include "studio_core/project_edit.h"
 #include "style/colors.h"
+#include "topology/topology_items.h"
 
 namespace pipewright::gui {
 
 namespace {
 
-constexpr double kPad = 8;
-constexpr double kHeader = 20;
-constexpr double kDeviceWidth = 230;
-constexpr double kChipHeight = 18;
-constexpr double kChipGap = 3;
+constexpr double kGap = 16;     // between node boxes
+constexpr double kMargin = 8;   // around the cluster
+constexpr int kBasePenKey = 2;  // the pen a device has when not highlighted
 
-QGraphicsSimpleTextItem* label(QGraphicsItem* parent, const QString& text, const QFont& font,
-                               const QColor& color, QPointF at) {
-    auto* item = new QGraphicsSimpleTextItem(text, parent);
-    item->setFont(font);
-    item->setBrush(color);
-    item->setPos(at);
-    return item;
-}
-
-void tag(QGraphicsItem* item, TopologyItemKind kind, const QVariant& ref) {
-    item->setData(kKindKey, static_cast<int>(kind));
-    item->setData(kRefKey, ref);
+QGraphicsItem* tagged_ancestor(QGraphicsItem* item, TopologyItemKind kind) {
+    for (QGraphicsItem* p = item; p != nullptr; p = p->parentItem()) {
+        if (p->data(kKindKey).toInt() == static_cast<int>(kind)) {
+            return p;
+        }
+    }
+    return nullptr;
 }
 
 }  // namespace
 
 TopologyScene::TopologyScene(QObject* parent) : QGraphicsScene(parent) {}
 
+TopologyScene::~TopologyScene() = default;
+
 void TopologyScene::rebuild(const Project& project, const std::vector<DeviceMetrics>& metrics,
                             const QSet<QString>& problems) {
+    project_ = project;
+    metrics_ = metrics;
+    problems_ = problems;
+    relayout();
+}
+
+void TopologyScene::relayout() {
     clear();
     devices_.clear();
+    nodes_.clear();
     chips_.clear();
     drop_target_ = nullptr;
 
-    const QPalette pal = QApplication::palette();
-    const QColor text = pal.color(QPalette::Text);
-    const bool dark = pal.color(QPalette::Base).lightness() < 128;
-    QFont font = QApplication::font();
-    QFont bold = font;
-    bold.setBold(true);
-    QFont small = font;
-    small.setPointSizeF(std::max(6.0, font.pointSizeF() * 0.85));
-    const QFontMetrics small_metrics(small);
-
-    const auto devices_of_layer = layer_devices(project);
-    const auto stage_of_layer = layer_stages(project);
-    std::map<std::string, const DeviceMetrics*> metric_of;
-    for (const auto& m : metrics) {
-        metric_of[m.name] = &m;
+    layers_of_device_.clear();
+    const auto devices_of_layer = layer_devices(project_);
+    for (std::size_t l = 0; l < devices_of_layer.size(); ++l) {
+        layers_of_device_[devices_of_layer[l]].push_back(l);
     }
+    stage_of_layer_ = layer_stages(project_);
 
-    double y = 0;
-    for (std::size_t n = 0; n < project.topology.nodes.size(); ++n) {
-        const Node& node = project.topology.nodes[n];
-        auto* node_box = new QGraphicsRectItem;
-        addItem(node_box);
-        tag(node_box, TopologyItemKind::node, QString::fromStdString(node.name));
-        node_box->setToolTip(
-            tr("Node %1 · right-click to add a container").arg(QString::fromStdString(node.name)));
-        label(node_box, tr("▣ %1").arg(QString::fromStdString(node.name)), bold, text, {kPad, 2});
-        double cy = kHeader + kPad;
-        double node_width = 160;
-        for (std::size_t c = 0; c < node.containers.size(); ++c) {
-            const Container& container = node.containers[c];
-            auto* cbox = new QGraphicsRectItem(node_box);
-            const QString cpath = QString::fromStdString(node.name + "/" + container.name);
-            tag(cbox, TopologyItemKind::container, cpath);
-            cbox->setToolTip(tr("Container %1 · right-click to add a device").arg(cpath));
-            label(cbox, QString::fromStdString(container.name), bold, text, {kPad, 2});
-            double dx = kPad;
-            double row_height = 0;
-            for (const Device& device : container.devices) {
-                const std::string path = node.name + "/" + container.name + "/" + device.name;
-                const QString qpath = QString::fromStdString(path);
-                auto* dbox = new QGraphicsRectItem(cbox);
-                tag(dbox, TopologyItemKind::device, qpath);
-                devices_[qpath] = dbox;
-
-                const DeviceMetrics* m = metric_of.count(path) ? metric_of[path] : nullptr;
-                const bool over = m != nullptr && !m->fits;
-                // Before the first simulation nothing is known yet; after
-                // it, a device the simulation did not list holds no layer.
-                QString memory = metric_of.empty() ? QString() : tr("not used");
-                if (m != nullptr) {
-                    memory = tr("%1 / %2").arg(
-                        format_bytes(static_cast<double>(m->peak_memory_bytes)),
-                        format_bytes(static_cast<double>(m->memory_capacity_bytes)));
-                }
-                label(dbox, QString::fromStdString(device.name), bold,
-                      over ? warning_color() : text, {kPad, 2});
-                label(dbox,
-                      QString::fromStdString(device.spec) +
-                          (memory.isEmpty() ? QString() : QStringLiteral(" · ") + memory),
-                      small, over ? warning_color() : text, {kPad, 2 + kHeader - 2});
-
-                // Chips flow left to right in model order.
-                double x = kPad;
-                double cy_chip = 2 * kHeader + 2;
-                for (std::size_t l = 0; l < devices_of_layer.size(); ++l) {
-                    if (devices_of_layer[l] != path) {
-                        continue;
-                    }
-                    const QString name = QString::fromStdString(project.model.layers[l].name);
-                    const double w =
-                        std::min(kDeviceWidth - 2 * kPad,
-                                 static_cast<double>(small_metrics.horizontalAdvance(name)) + 10);
-                    if (x + w > kDeviceWidth - kPad) {
-                        x = kPad;
-                        cy_chip += kChipHeight + kChipGap;
-                    }
-                    auto* chip = new QGraphicsRectItem(0, 0, w, kChipHeight, dbox);
-                    chip->setPos(x, cy_chip);
-                    chip->setBrush(stage_color(stage_of_layer[l]));
-                    chip->setPen(QPen(stage_color(stage_of_layer[l]).darker(140), 1));
-                    chip->setToolTip(
-                        tr("%1 (%2) · stage %3 · drag to another device")
-                            .arg(name, QString::fromStdString(project.model.layers[l].type))
-                            .arg(stage_of_layer[l]));
-                    tag(chip, TopologyItemKind::chip, static_cast<int>(l));
-                    auto* t = label(
-                        chip,
-                        small_metrics.elidedText(name, Qt::ElideRight, static_cast<int>(w) - 6),
-                        small, Qt::black, {3, 1});
-                    t->setAcceptedMouseButtons(Qt::NoButton);
-                    chips_[static_cast<int>(l)] = chip;
-                    x += w + kChipGap;
-                }
-                const double dheight = std::max(70.0, cy_chip + kChipHeight + kPad);
-                dbox->setRect(0, 0, kDeviceWidth, dheight);
-                dbox->setPos(dx, kHeader + 4);
-                QColor fill = dark ? QColor(0x2B, 0x30, 0x36) : QColor(0xFF, 0xFF, 0xFF);
-                if (over) {
-                    fill = dark ? QColor(0x5A, 0x1E, 0x1E) : QColor(0xFB, 0xE3, 0xE3);
-                }
-                dbox->setBrush(fill);
-                QPen pen(over ? warning_color() : pal.color(QPalette::Mid), over ? 2.5 : 1.2);
-                if (problems.contains(qpath)) {
-                    pen = QPen(warning_color(), 2, Qt::DashLine);
-                }
-                dbox->setPen(pen);
-                dbox->setToolTip(
-                    over ? tr("%1 is over its memory capacity").arg(qpath)
-                         : tr("%1 · drop layers here · right-click for more").arg(qpath));
-                dx += kDeviceWidth + kPad;
-                row_height = std::max(row_height, dheight);
-            }
-            const double cwidth = std::max(140.0, dx);
-            const double cheight = kHeader + 4 + std::max(row_height, 40.0) + kPad;
-            cbox->setRect(0, 0, cwidth, cheight);
-            cbox->setPos(kPad, cy);
-            cbox->setBrush(dark ? QColor(0x24, 0x28, 0x2D) : QColor(0xEE, 0xF1, 0xF5));
-            cbox->setPen(QPen(pal.color(QPalette::Mid), 1, Qt::DashLine));
-            cy += cheight + kPad;
-            node_width = std::max(node_width, cwidth + 2 * kPad);
+    const CanvasStyle style = CanvasStyle::fromApplication();
+    std::vector<QGraphicsRectItem*> boxes;
+    std::vector<QSizeF> sizes;
+    CanvasFlow flow;
+    const auto build = [&] {
+        devices_.clear();
+        chips_.clear();
+        for (QGraphicsRectItem* box : boxes) {
+            delete box;
         }
-        node_box->setRect(0, 0, node_width, std::max(cy, 2 * kHeader));
-        node_box->setPos(0, y);
-        node_box->setBrush(dark ? QColor(0x1D, 0x20, 0x24) : QColor(0xE2, 0xE7, 0xEE));
-        node_box->setPen(QPen(pal.color(QPalette::Dark), 1.5));
-        y += node_box->rect().height() + 2 * kPad;
+        boxes.clear();
+        sizes.clear();
+        for (std::size_t n = 0; n < project_.topology.nodes.size(); ++n) {
+            boxes.push_back(buildNode(static_cast<int>(n), style));
+            sizes.push_back(boxes.back()->rect().size());
+        }
+        flow = flow_boxes(sizes, kGap, aspect_);
+        return std::min(aspect_ / std::max(flow.size.width(), 1.0),
+                        1.0 / std::max(flow.size.height(), 1.0));
+    };
+    // How many devices a container lays side by side. A small project tries
+    // each count and keeps the one that the view shows largest (two GPUs
+    // side by side, four stacked in a narrow canvas); a large one, whose
+    // nodes are mostly collapsed, takes eight, as the machines are built.
+    if (deviceCount() <= kCollapseAboveDevices) {
+        int best = 1;
+        double best_scale = 0;
+        for (int per_row = 1; per_row <= 8; ++per_row) {
+            devices_per_row_ = per_row;
+            const double scale = build();
+            if (scale > best_scale * 1.0001) {
+                best = per_row;
+                best_scale = scale;
+            }
+        }
+        devices_per_row_ = best;
+    } else {
+        devices_per_row_ = 8;
     }
-    setSceneRect(itemsBoundingRect().adjusted(-kPad, -kPad, kPad, kPad));
+    build();
+    for (std::size_t n = 0; n < boxes.size(); ++n) {
+        addItem(boxes[n]);
+        nodes_[QString::fromStdString(project_.topology.nodes[n].name)] = boxes[n];
+    }
+    double common_name = 0;
+    std::vector<NodeSummaryBox*> summaries;
+    for (QGraphicsRectItem* box : boxes) {
+        if (auto* summary = dynamic_cast<NodeSummaryBox*>(box)) {
+            summaries.push_back(summary);
+            common_name = summaries.size() == 1 ? summary->namePixels()
+                                                : std::min(common_name, summary->namePixels());
+        }
+    }
+    for (NodeSummaryBox* summary : summaries) {
+        summary->setCommonNamePixels(common_name);
+    }
+    for (std::size_t i = 0; i < boxes.size(); ++i) {
+        boxes[i]->setPos(flow.positions[i]);
+    }
+    for (auto& [path, device] : devices_) {
+        device->setData(kBasePenKey, QVariant::fromValue(device->pen()));
+        if (!detail_shown_) {
+            for (QGraphicsItem* child : device->childItems()) {
+                child->setVisible(false);
+            }
+        }
+    }
+    setSceneRect(QRectF(QPointF(0, 0), flow.size).adjusted(-kMargin, -kMargin, kMargin, kMargin));
+    applyHighlight(true);
+    selectLayers(selected_first_, selected_last_);
+    emit rebuilt();
+}
+
+QGraphicsRectItem* TopologyScene::buildNode(int node, const CanvasStyle& style) {
+    const Node& n = project_.topology.nodes[static_cast<std::size_t>(node)];
+    const QString name = QString::fromStdString(n.name);
+    if (!collapsed_.contains(name)) {
+        return buildExpandedNode(node, style);
+    }
+    auto* box = new NodeSummaryBox(node_load(project_, node, metrics_), style);
+    box->setData(kKindKey, static_cast<int>(TopologyItemKind::node));
+    box->setData(kRefKey, name);
+    box->setBrush(style.dark ? QColor(0x1D, 0x20, 0x24) : QColor(0xE2, 0xE7, 0xEE));
+    box->setPen(QPen(style.dark_line, 1.5));
+    for (QGraphicsItem* child : box->childItems()) {
+        if (auto* cell = dynamic_cast<DeviceCell*>(child)) {
+            const QString path = QString::fromStdString(cell->load().path);
+            cell->setData(kKindKey, static_cast<int>(TopologyItemKind::device));
+            cell->setData(kRefKey, path);
+            if (problems_.contains(path)) {
+                cell->setPen(QPen(warning_color(), 1.5, Qt::DashLine));
+            }
+            devices_[path] = cell;
+        }
+    }
+    return box;
 }
 
 QGraphicsRectItem* TopologyScene::deviceAt(const QPointF& pos) const {
     for (QGraphicsItem* item : items(pos)) {
-        for (QGraphicsItem* p = item; p != nullptr; p = p->parentItem()) {
-            if (p->data(kKindKey).toInt() == static_cast<int>(TopologyItemKind::device)) {
-                return static_cast<QGraphicsRectItem*>(p);
-            }
+        if (QGraphicsItem* device = tagged_ancestor(item, TopologyItemKind::device)) {
+            return static_cast<QGraphicsRectItem*>(device);
         }
     }
     return nullptr;
@@ -190,6 +166,16 @@ QGraphicsRectItem* TopologyScene::deviceAt(const QPointF& pos) const {
 QGraphicsRectItem* TopologyScene::deviceItem(const QString& path) const {
     auto it = devices_.find(path);
     return it == devices_.end() ? nullptr : it->second;
+}
+
+QGraphicsRectItem* TopologyScene::nodeItem(const QString& name) const {
+    auto it = nodes_.find(name);
+    return it == nodes_.end() ? nullptr : it->second;
+}
+
+QGraphicsRectItem* TopologyScene::chipItem(int index) const {
+    auto it = chips_.find(index);
+    return it == chips_.end() ? nullptr : it->second;
 }
 
 void TopologyScene::setDropTarget(QGraphicsRectItem* device) {
@@ -206,7 +192,9 @@ void TopologyScene::setDropTarget(QGraphicsRectItem* device) {
 }
 
 void TopologyScene::selectLayers(int first, int last) {
-    const QColor highlight = QApplication::palette().color(QPalette::Highlight);
+    selected_first_ = first;
+    selected_last_ = last;
+    const QColor highlight = CanvasStyle::fromApplication().highlight;
     for (auto& [index, chip] : chips_) {
         const bool selected = index >= first && index <= last;
         if (selected) {
@@ -215,6 +203,126 @@ void TopologyScene::selectLayers(int first, int last) {
             chip->setPen(QPen(chip->brush().color().darker(140), 1));
         }
     }
+}
+
+bool TopologyScene::isNodeCollapsed(const QString& node) const {
+    return collapsed_.contains(node);
+}
+
+void TopologyScene::setNodeCollapsed(const QString& node, bool collapsed) {
+    if (collapsed_.contains(node) == collapsed) {
+        return;
+    }
+    if (collapsed) {
+        collapsed_.insert(node);
+    } else {
+        collapsed_.remove(node);
+    }
+    relayout();
+}
+
+void TopologyScene::setAllNodesCollapsed(bool collapsed) {
+    QSet<QString> now;
+    if (collapsed) {
+        for (const Node& n : project_.topology.nodes) {
+            now.insert(QString::fromStdString(n.name));
+        }
+    }
+    if (now == collapsed_) {
+        return;
+    }
+    collapsed_ = now;
+    relayout();
+}
+
+void TopologyScene::startProject(const Project& project) {
+    project_ = project;
+    metrics_.clear();
+    highlighted_.clear();
+    selected_first_ = -1;
+    selected_last_ = -2;
+    collapsed_.clear();
+    int devices = 0;
+    for (const Node& n : project.topology.nodes) {
+        for (const Container& c : n.containers) {
+            devices += static_cast<int>(c.devices.size());
+        }
+    }
+    if (opens_collapsed(devices)) {
+        for (const Node& n : project.topology.nodes) {
+            collapsed_.insert(QString::fromStdString(n.name));
+        }
+    }
+}
+
+int TopologyScene::collapsedCount() const {
+    int count = 0;
+    for (const Node& n : project_.topology.nodes) {
+        count += collapsed_.contains(QString::fromStdString(n.name)) ? 1 : 0;
+    }
+    return count;
+}
+
+int TopologyScene::nodeCount() const {
+    return static_cast<int>(project_.topology.nodes.size());
+}
+
+int TopologyScene::deviceCount() const {
+    int count = 0;
+    for (const Node& n : project_.topology.nodes) {
+        for (const Container& c : n.containers) {
+            count += static_cast<int>(c.devices.size());
+        }
+    }
+    return count;
+}
+
+QString TopologyScene::nodeOf(const QString& path) {
+    return path.section(QLatin1Char('/'), 0, 0);
+}
+
+void TopologyScene::setHighlightedDevice(const QString& path) {
+    applyHighlight(false);
+    highlighted_ = path;
+    applyHighlight(true);
+}
+
+void TopologyScene::applyHighlight(bool on) {
+    QGraphicsRectItem* device = deviceItem(highlighted_);
+    if (device == nullptr) {
+        return;
+    }
+    if (on) {
+        device->setPen(QPen(CanvasStyle::fromApplication().highlight, 4));
+        device->setZValue(1);  // the outline above its neighbours'
+    } else {
+        device->setPen(device->data(kBasePenKey).value<QPen>());
+        device->setZValue(0);
+    }
+}
+
+void TopologyScene::setLayoutAspect(double aspect) {
+    if (aspect <= 0 || std::abs(aspect - aspect_) < 0.05 * aspect_) {
+        return;
+    }
+    aspect_ = aspect;
+    relayout();
+}
+
+void TopologyScene::setDetailShown(bool shown) {
+    if (shown == detail_shown_) {
+        return;
+    }
+    detail_shown_ = shown;
+    for (auto& [path, device] : devices_) {
+        for (QGraphicsItem* child : device->childItems()) {
+            child->setVisible(shown);
+        }
+    }
+}
+
+double TopologyScene::detailTextPixels() const {
+    return CanvasStyle::fromApplication().small_pixels;
 }
 
 }  // namespace pipewright::gui

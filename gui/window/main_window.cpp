@@ -37,6 +37,7 @@
 #include "style/colors.h"
 #include "timeline/timeline_plot.h"
 #include "timeline/timeline_view.h"
+#include "topology/topology_canvas.h"
 #include "topology/topology_scene.h"
 #include "topology/topology_view.h"
 
@@ -76,11 +77,12 @@ void MainWindow::buildLayout() {
     table_->verticalHeader()->hide();
     table_->setToolTip(tr("Drag rows onto a device to place them, or within the table to reorder"));
 
-    view_ = new TopologyView(scene_, this);
+    canvas_ = new TopologyCanvas(scene_, this);
+    view_ = canvas_->view();
 
     auto* top = new QSplitter(Qt::Horizontal, this);
     top->addWidget(table_);
-    top->addWidget(view_);
+    top->addWidget(canvas_);
     top->setStretchFactor(0, 3);
     top->setStretchFactor(1, 2);
     top->setSizes({640, 420});
@@ -347,7 +349,7 @@ void MainWindow::selectProblem(const QString& path) {
         }
     } else if (auto d = device_re.match(path); d.hasMatch()) {
         inspector_->setSelection({Selection::Kind::device, -1, d.captured(1)});
-        view_->centerOn(scene_->deviceItem(d.captured(1)));
+        view_->revealDevice(d.captured(1));
     } else if (path.startsWith(QLatin1String("training"))) {
         training_->scheduleBox()->setFocus();
     }

@@ -29,6 +29,7 @@ class SimulationRunner;
 struct MeasuredRun;
 class TimelinePlot;
 class TimelineView;
+class TopologyCanvas;
 class TopologyScene;
 class TopologyView;
 class TrainingBar;
@@ -94,6 +95,7 @@ class MainWindow : public QMainWindow {
     [[nodiscard]] Inspector* inspector() const { return inspector_; }
     [[nodiscard]] QTabWidget* views() const { return tabs_; }
     [[nodiscard]] TopologyView* topologyView() const { return view_; }
+    [[nodiscard]] TopologyCanvas* topologyCanvas() const { return canvas_; }
     [[nodiscard]] RunPanel* runPanel() const { return run_panel_; }
     [[nodiscard]] QAction* runAction() const { return run_action_; }
 
@@ -149,7 +151,8 @@ class MainWindow : public QMainWindow {
     ModelTableModel* model_ = nullptr;
     QTableView* table_ = nullptr;
     TopologyScene* scene_ = nullptr;
-    TopologyView* view_ = nullptr;
+    TopologyView* view_ = nullptr;  // inside canvas_
+    TopologyCanvas* canvas_ = nullptr;
     LayerPalette* palette_ = nullptr;
     Inspector* inspector_ = nullptr;
     TrainingBar* training_ = nullptr;

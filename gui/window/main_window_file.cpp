@@ -28,6 +28,7 @@
 #include "studio_core/project_edit.h"
 #include "studio_core/simulation_runner.h"
 #include "timeline/timeline_plot.h"
+#include "topology/topology_view.h"
 #include "window/help_window.h"
 #include "window/main_window.h"
 
@@ -177,7 +178,8 @@ void MainWindow::buildActions() {
         box.setWindowTitle(tr("Keyboard and mouse"));
         box.setTextFormat(Qt::RichText);
         box.setText(tr("<b>Menu shortcuts</b>") + shortcuts_table(menuBar()) +
-                    tr("<b>Timeline</b><br>%1").arg(timeline_->toolTip()));
+                    tr("<b>Timeline</b><br>%1").arg(timeline_->toolTip()) +
+                    tr("<br><br><b>Cluster canvas</b><br>%1").arg(view_->toolTip()));
         box.exec();
     });
     help->addSeparator();

@@ -1,12 +1,16 @@
 // The cluster edits the topology canvas asks for: add, rename and remove
-// nodes, containers and devices. Each is one undoable edit.
+// nodes, containers and devices. Each is one undoable edit. Also the
+// canvas's place in the window: its View menu entries, what a newly opened
+// project starts with, and what finding a device selects.
 #include <QGraphicsItem>
 #include <QInputDialog>
+#include <QMenuBar>
 #include <QMouseEvent>
 #include <QStatusBar>
 
 #include "document/project_document.h"
 #include "studio_core/topology_edit.h"
+#include "topology/topology_canvas.h"
 #include "topology/topology_scene.h"
 #include "topology/topology_view.h"
 #include "window/main_window.h"
@@ -44,6 +48,35 @@ void MainWindow::connectTopology() {
     });
     connect(view_, &TopologyView::addNodeRequested, this,
             [this] { document_->edit(tr("Add node"), add_node(document_->project())); });
+
+    // A project opened in place of the last starts fitted to the canvas,
+    // with its nodes collapsed when it is too large to read expanded; the
+    // rebuild that follows (projectChanged) lays it out.
+    connect(document_, &ProjectDocument::projectReplaced, this, [this] {
+        scene_->startProject(document_->project());
+        view_->fitToView();
+    });
+    connect(canvas_, &TopologyCanvas::deviceFound, this, [this](const QString& path) {
+        inspector_->setSelection({Selection::Kind::device, -1, path});
+    });
+
+    // View ▸ Cluster Canvas, after the view's own entries (before the docks).
+    for (QAction* top : menuBar()->actions()) {
+        if (top->menu() == nullptr || top->text() != tr("&View")) {
+            continue;
+        }
+        QMenu* view_menu = top->menu();
+        QMenu* canvas = new QMenu(tr("Cluster &Canvas"), view_menu);
+        canvas->addActions(canvas_->menuActions());
+        QAction* before = nullptr;
+        for (QAction* a : view_menu->actions()) {
+            if (a->isSeparator()) {
+                before = a;
+                break;
+            }
+        }
+        view_menu->insertMenu(before, canvas);
+    }
 }
 
 bool MainWindow::eventFilter(QObject* watched, QEvent* event) {

@@ -1,0 +1,47 @@
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "pipewright/core/project.h"
+#include "pipewright/core/timeline_metrics.h"
+
+namespace pipewright::gui {
+
+// What the last simulation says of one device, for the canvas's bars.
+struct DeviceLoad {
+    std::string path;  // "node/container/device"
+    std::string name;  // "device"
+    std::string spec;
+    // Listed by the simulation: it runs a stage. False for an idle device,
+    // and for every device before the first simulation.
+    bool simulated = false;
+    double load = 0;  // busy share of the iteration, 0..1
+    std::int64_t peak_bytes = 0;
+    std::int64_t capacity_bytes = 0;
+    bool over = false;  // peak above capacity
+    // Peak over capacity; 0 when the capacity is not known.
+    [[nodiscard]] double memoryFraction() const;
+};
+
+// A node collapsed to one box: its devices' load and memory, and the
+// figures its header sums them up with.
+struct NodeLoad {
+    std::string name;
+    int containers = 0;
+    std::vector<DeviceLoad> devices;  // in topology order
+    int simulated = 0;                // devices the simulation listed
+    double mean_load = 0;             // over the simulated devices
+    double max_memory_fraction = 0;   // the fullest device's peak / capacity
+    int over = 0;                     // devices above their memory
+    // "8 × A100-80GB", or "4 × A100-80GB, 4 × H100-80GB".
+    std::string specs;
+};
+
+// `metrics` comes from the latest simulation (empty before the first);
+// matched to the devices by path.
+[[nodiscard]] NodeLoad node_load(const Project& project, int node,
+                                 const std::vector<DeviceMetrics>& metrics);
+
+}  // namespace pipewright::gui
