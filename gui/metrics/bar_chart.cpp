@@ -35,6 +35,13 @@ void BarChart::restyle() {
     for (std::size_t i = 0; i < labels_.size(); ++i) {
         labels_[i]->setColor(bars_[i].flagged ? warning_color() : palette().color(QPalette::Text));
     }
+    for (int i = 0; i < itemCount(); ++i) {
+        if (auto* mark = qobject_cast<QCPItemLine*>(item(i))) {
+            QPen pen = mark->pen();
+            pen.setColor(palette().color(QPalette::Text));
+            mark->setPen(pen);
+        }
+    }
 }
 
 double BarChart::labelWidth(const QString& text) const {
