@@ -46,9 +46,9 @@ trap 'rm -rf "$work"' EXIT
 
 size=1600x1000
 # Crops of a 1600x1000 window: WIDTHxHEIGHT+LEFT+TOP.
-view_panel=1084x537+172+440   # the Timeline / Metrics / Schedule comparison panel
-design_area=1084x392+172+48   # the model table and the cluster canvas
-canvas_area=430x392+826+48    # the cluster canvas alone
+view_panel=1066x537+190+440   # the Timeline / Metrics / Schedule comparison panel
+design_area=1066x392+190+48   # the model table and the cluster canvas
+canvas_area=412x392+844+48    # the cluster canvas alone
 
 made=()
 
@@ -93,6 +93,8 @@ full studio-timeline-gpt3 "$ex/gpt3-175b-p4d.json"
 crop studio-canvas-gpt3 "$canvas_area" "$ex/gpt3-175b-p4d.json"
 full studio-metrics --tab metrics
 full studio-comparison --tab comparison
+# Cluster scale: the single device and zb-h1 do not fit in memory.
+full studio-comparison-gpt3 --tab comparison "$ex/gpt3-175b-p4d.json"
 full studio-dark --dark "$ex/transformer-interleaved-4gpu.json"
 # The Run panel: a short real run first (needs a studio with --run and a
 # `pipewright` built with the LibTorch backend next to it or on the PATH).

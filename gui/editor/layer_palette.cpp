@@ -2,6 +2,7 @@
 
 #include <QHeaderView>
 #include <QMimeData>
+#include <QStyle>
 
 #include "editor/model_table_model.h"
 #include "pipewright/core/layer_catalog.h"
@@ -51,6 +52,13 @@ LayerPalette::LayerPalette(QWidget* parent) : QTreeWidget(parent) {
             emit entryActivated(entry);
         }
     });
+}
+
+QSize LayerPalette::minimumSizeHint() const {
+    constexpr int kSlack = 4;  // the item's own margins in some styles
+    return {sizeHintForColumn(0) + 2 * frameWidth() +
+                style()->pixelMetric(QStyle::PM_ScrollBarExtent, nullptr, this) + kSlack,
+            QTreeWidget::minimumSizeHint().height()};
 }
 
 QStringList LayerPalette::mimeTypes() const {

@@ -12,6 +12,10 @@ class LayerPalette : public QTreeWidget {
   public:
     explicit LayerPalette(QWidget* parent = nullptr);
 
+    // Wide enough for its longest name with its indentation and a scroll
+    // bar: a narrow window squeezes the palette's dock, but never cuts a name.
+    [[nodiscard]] QSize minimumSizeHint() const override;
+
   signals:
     void entryActivated(const QString& entry);  // "layer:linear", "block:mlp"
 

@@ -4,24 +4,56 @@
 #include <QHBoxLayout>
 #include <QLabel>
 #include <QPushButton>
+#include <QScrollArea>
 #include <QtConcurrent/QtConcurrentRun>
+#include <algorithm>
 
-#include "qcustomplot.h"
+#include "metrics/bar_chart.h"
+#include "studio_core/chart_scale.h"
 #include "studio_core/format.h"
+#include "studio_core/memory_fit.h"
 #include "style/colors.h"
-#include "style/plot_style.h"
 
 namespace pipewright::gui {
 
 namespace {
 
-QCustomPlot* chart(QWidget* parent, const QString& title) {
-    auto* plot = new QCustomPlot(parent);
-    plot->plotLayout()->insertRow(0);
-    plot->plotLayout()->addElement(
-        0, 0, new QCPTextElement(plot, title, QFont(plot->font().family(), -1, QFont::Bold)));
-    plot->setMinimumHeight(140);
-    return plot;
+// The gain as the command line's table prints it: "+56.6 %", "baseline".
+QString gain_text(const ComparisonRow& row) {
+    if (row.baseline) {
+        return ComparisonPanel::tr("baseline");
+    }
+    return (row.gain_percent >= 0 ? QStringLiteral("+") : QString()) +
+           QString::number(row.gain_percent, 'f', 1) + QStringLiteral(" %");
+}
+
+// What does not fit, said of the device a user knows: the baseline's one
+// device is made up for the comparison, so it is named by its kind.
+std::optional<MemoryOverflow> row_overflow(const ComparisonRow& row) {
+    auto over = worst_overflow(row.report->devices);
+    if (over && row.baseline && !row.report->devices.empty()) {
+        over->device = ComparisonPanel::tr("one %1").arg(
+            QString::fromStdString(row.report->devices.front().spec));
+    }
+    return over;
+}
+
+QString row_tooltip(const ComparisonRow& row, const std::optional<MemoryOverflow>& over) {
+    const SimulationReport& r = *row.report;
+    QString text =
+        QStringLiteral("<b>%1</b><br>").arg(QString::fromStdString(row.label).toHtmlEscaped());
+    text += ComparisonPanel::tr("iteration %1 · %2 samples/s · %n micro-batch(es)", nullptr,
+                                r.microbatches)
+                .arg(format_duration(r.iteration_time_s), format_rate(r.throughput_samples_per_s));
+    text += QStringLiteral("<br>") +
+            ComparisonPanel::tr("bubble %1 · peak memory %2 · gain %3")
+                .arg(format_percent(r.bubble_fraction),
+                     format_bytes(static_cast<double>(largest_peak(r.devices))), gain_text(row));
+    if (over) {
+        text += QStringLiteral("<br><span style='color:%1'>%2</span>")
+                    .arg(warning_color().name(), overflow_text(*over).toHtmlEscaped());
+    }
+    return QStringLiteral("<p style='white-space:pre'>%1</p>").arg(text);
 }
 
 }  // namespace
@@ -33,28 +65,43 @@ ComparisonPanel::ComparisonPanel(QWidget* parent) : QWidget(parent) {
         tr("Simulate every schedule on this layout, plus the whole model on one "
            "device (Ctrl+Shift+C)"));
     status_ = new QLabel(tr("Press the button to simulate every schedule on this layout."), this);
+    status_->setWordWrap(true);
     top->addWidget(button_);
     top->addWidget(status_, 1);
 
-    auto* grid = new QGridLayout;
-    time_ = chart(this, tr("Iteration time"));
-    gain_ = chart(this, tr("Gain over one device"));
-    bubble_ = chart(this, tr("Bubble"));
-    memory_ = chart(this, tr("Peak memory (largest device)"));
+    // The charts scroll rather than squeeze below the width their labels
+    // need: a label is never cut, however narrow the window.
+    area_ = new QWidget;
+    auto* grid = new QGridLayout(area_);
+    grid->setContentsMargins(0, 0, 0, 0);
+    time_ = new BarChart(tr("Iteration time"), area_);
+    gain_ = new BarChart(tr("Gain over one device"), area_);
+    bubble_ = new BarChart(tr("Bubble"), area_);
+    memory_ = new BarChart(tr("Peak memory (largest device)"), area_);
+    time_->setObjectName(QStringLiteral("comparisonTime"));
+    gain_->setObjectName(QStringLiteral("comparisonGain"));
+    bubble_->setObjectName(QStringLiteral("comparisonBubble"));
+    memory_->setObjectName(QStringLiteral("comparisonMemory"));
     grid->addWidget(time_, 0, 0);
     grid->addWidget(gain_, 0, 1);
     grid->addWidget(bubble_, 1, 0);
     grid->addWidget(memory_, 1, 1);
-
-    notes_ = new QLabel(this);
+    grid->setRowStretch(0, 1);
+    grid->setRowStretch(1, 1);
+    notes_ = new QLabel(area_);
     notes_->setWordWrap(true);
+    notes_->setTextFormat(Qt::RichText);
     notes_->setTextInteractionFlags(Qt::TextSelectableByMouse);
+    grid->addWidget(notes_, 2, 0, 1, 2);
+    auto* scroll = new QScrollArea(this);
+    scroll->setWidget(area_);
+    scroll->setWidgetResizable(true);
+    scroll->setFrameShape(QFrame::NoFrame);
 
     auto* layout = new QVBoxLayout(this);
     layout->setContentsMargins(4, 4, 4, 4);
     layout->addLayout(top);
-    layout->addLayout(grid, 1);
-    layout->addWidget(notes_);
+    layout->addWidget(scroll, 1);
 
     connect(button_, &QPushButton::clicked, this, &ComparisonPanel::compareRequested);
     connect(&watcher_, &QFutureWatcherBase::finished, this, [this] {
@@ -63,17 +110,14 @@ ComparisonPanel::ComparisonPanel(QWidget* parent) : QWidget(parent) {
         showRows();
         emit compared();
     });
-    for (QCustomPlot* plot : {time_, gain_, bubble_, memory_}) {
-        style_plot(plot);
-    }
 }
 
 void ComparisonPanel::changeEvent(QEvent* event) {
     QWidget::changeEvent(event);
     if (event->type() == QEvent::PaletteChange) {
-        for (QCustomPlot* plot : {time_, gain_, bubble_, memory_}) {
-            style_plot(plot);
-            plot->replot();
+        for (BarChart* chart : {time_, gain_, bubble_, memory_}) {
+            chart->restyle();
+            chart->replot();
         }
     }
 }
@@ -104,73 +148,98 @@ void ComparisonPanel::markStale() {
     }
 }
 
+QString ComparisonPanel::notesText() const {
+    return notes_->text();
+}
+
 void ComparisonPanel::showRows() {
-    QStringList labels;
-    std::vector<double> time;
-    std::vector<double> gain;
-    std::vector<double> bubble;
-    std::vector<double> memory;
-    QStringList notes;
+    std::vector<const ComparisonRow*> shown;
+    double longest_s = 0;
+    double largest_bytes = 0;
+    for (const auto& row : rows_) {
+        if (row.report) {
+            shown.push_back(&row);
+            longest_s = std::max(longest_s, row.report->iteration_time_s);
+            largest_bytes =
+                std::max(largest_bytes, static_cast<double>(largest_peak(row.report->devices)));
+        }
+    }
+    const ChartUnit time_unit = duration_unit(longest_s);
+    const ChartUnit bytes = bytes_unit(largest_bytes);
+
+    std::vector<ChartBar> time;
+    std::vector<ChartBar> gain;
+    std::vector<ChartBar> bubble;
+    std::vector<ChartBar> memory;
+    QStringList over_notes;
+    for (const ComparisonRow* row : shown) {
+        const SimulationReport& r = *row->report;
+        const auto over = row_overflow(*row);
+        const QString label = QString::fromStdString(row->label);
+        const QString tooltip = row_tooltip(*row, over);
+        const bool flagged = over.has_value();
+        // Every label is the command line's figure for the same cell.
+        time.push_back({label, time_unit.of(r.iteration_time_s),
+                        format_duration(r.iteration_time_s), tooltip, flagged, std::nullopt});
+        gain.push_back(
+            {label, row->baseline ? 0 : row->gain_percent, gain_text(*row), tooltip, flagged, {}});
+        bubble.push_back({label, r.bubble_fraction * 100, format_percent(r.bubble_fraction),
+                          tooltip, flagged, std::nullopt});
+        // The mark is the capacity of the device with the largest peak, the
+        // one whose bar this is.
+        const auto largest = std::max_element(
+            r.devices.begin(), r.devices.end(),
+            [](const auto& a, const auto& b) { return a.peak_memory_bytes < b.peak_memory_bytes; });
+        const double peak = static_cast<double>(largest_peak(r.devices));
+        std::optional<double> capacity;
+        if (largest != r.devices.end() && largest->memory_capacity_bytes > 0) {
+            capacity = bytes.of(static_cast<double>(largest->memory_capacity_bytes));
+        }
+        memory.push_back(
+            {label, bytes.of(peak),
+             flagged ? tr("%1 · does not fit").arg(format_bytes(peak)) : format_bytes(peak),
+             tooltip, flagged, capacity});
+        if (over) {
+            over_notes << QStringLiteral("<b>%1</b> %2")
+                              .arg(label.toHtmlEscaped(), overflow_needs(*over).toHtmlEscaped());
+        }
+    }
+
+    QStringList not_applicable;
     for (const auto& row : rows_) {
         if (!row.report) {
-            notes << QStringLiteral("<b>%1</b>: %2")
-                         .arg(QString::fromStdString(row.label),
-                              QString::fromStdString(row.reason).toHtmlEscaped());
-            continue;
+            not_applicable << QStringLiteral("<b>%1</b>: %2")
+                                  .arg(QString::fromStdString(row.label).toHtmlEscaped(),
+                                       QString::fromStdString(row.reason).toHtmlEscaped());
         }
-        labels << QString::fromStdString(row.label);
-        time.push_back(row.report->iteration_time_s * 1e3);
-        gain.push_back(row.baseline ? 0 : row.gain_percent);
-        bubble.push_back(row.report->bubble_fraction * 100);
-        double peak = 0;
-        for (const auto& d : row.report->devices) {
-            peak = std::max(peak, static_cast<double>(d.peak_memory_bytes));
-        }
-        memory.push_back(peak / (1024.0 * 1024.0 * 1024.0));
     }
-    status_->setText(labels.isEmpty() ? tr("No schedule applies to this layout.")
-                                      : tr("%n configuration(s) simulated.", nullptr,
-                                           static_cast<int>(labels.size())));
-    notes_->setText(notes.isEmpty() ? QString()
-                                    : tr("Not applicable: ") + notes.join(QStringLiteral(" · ")));
+    const int count = static_cast<int>(shown.size());
+    const int over_count = static_cast<int>(over_notes.size());
+    status_->setText(count == 0 ? tr("No schedule applies to this layout.")
+                     : over_count == 0
+                         ? tr("%n configuration(s) simulated.", nullptr, count)
+                         : tr("%n configuration(s) simulated; ", nullptr, count) +
+                               tr("%n do(es) not fit in memory (hatched).", nullptr, over_count));
+    QStringList notes;
+    if (!over_notes.isEmpty()) {
+        notes << QStringLiteral("<span style='color:%1'>%2</span> %3")
+                     .arg(warning_color().name(), tr("Does not fit in memory:"),
+                          over_notes.join(QStringLiteral(" · ")));
+    }
+    if (!not_applicable.isEmpty()) {
+        notes << tr("Not applicable: ") + not_applicable.join(QStringLiteral(" · "));
+    }
+    notes_->setText(notes.join(QStringLiteral("<br>")));
 
-    struct Series {
-        QCustomPlot* plot;
-        const std::vector<double>* values;
-        QColor color;
-        QString unit;
-    };
-    const Series all[] = {
-        {time_, &time, block_color(BlockKind::forward), tr("ms (lower is better)")},
-        {gain_, &gain, block_color(BlockKind::backward_weight), tr("% faster than one device")},
-        {bubble_, &bubble, block_color(BlockKind::backward), tr("% idle")},
-        {memory_, &memory, block_color(BlockKind::recv), tr("GiB")},
-    };
-    for (const Series& s : all) {
-        s.plot->clearPlottables();
-        s.plot->clearItems();
-        add_horizontal_bars(s.plot, *s.values, s.color);
-        set_category_ticks(s.plot->yAxis, labels);
-        s.plot->yAxis->setRangeReversed(true);
-        double lo = 0;
-        double hi = 0;
-        for (std::size_t i = 0; i < s.values->size(); ++i) {
-            const double v = (*s.values)[i];
-            lo = std::min(lo, v);
-            hi = std::max(hi, v);
-            auto* text = new QCPItemText(s.plot);
-            text->position->setCoords(v, static_cast<double>(i + 1));
-            text->setPositionAlignment(v < 0 ? (Qt::AlignRight | Qt::AlignVCenter)
-                                             : (Qt::AlignLeft | Qt::AlignVCenter));
-            text->setPadding(QMargins(4, 0, 4, 0));
-            text->setColor(palette().color(QPalette::Text));
-            text->setText(QString::number(v, 'f', std::fabs(v) >= 100 ? 0 : 1));
-        }
-        const double pad = (hi - lo) * 0.18 + 1e-9;
-        s.plot->xAxis->setRange(lo < 0 ? lo - pad : 0, hi + pad);
-        s.plot->xAxis->setLabel(s.unit);
-        s.plot->replot();
-    }
+    time_->setBars(std::move(time), block_color(BlockKind::forward),
+                   tr("iteration time (%1) · lower is better").arg(time_unit.symbol));
+    gain_->setBars(std::move(gain), block_color(BlockKind::backward_weight),
+                   tr("% faster than one device"));
+    bubble_->setBars(std::move(bubble), block_color(BlockKind::backward), tr("% idle"));
+    memory_->setBars(std::move(memory), block_color(BlockKind::recv),
+                     over_count == 0
+                         ? tr("%1 · dashed = capacity").arg(bytes.symbol)
+                         : tr("%1 · dashed = capacity · hatched = does not fit").arg(bytes.symbol));
 }
 
 }  // namespace pipewright::gui

@@ -7,14 +7,18 @@
 #include "pipewright/core/project.h"
 #include "pipewright/sim/schedule_comparison.h"
 
-class QCustomPlot;
 class QLabel;
 class QPushButton;
 
 namespace pipewright::gui {
 
+class BarChart;
+
 // Every schedule of the catalog simulated on the current layout, plus the
-// whole model on one device, side by side as bar charts.
+// whole model on one device, side by side as bar charts: what
+// `pipewright simulate --compare-schedules` prints, with the same figures.
+// A configuration that does not fit in memory is drawn hatched in the
+// warning colour on every chart, and says what it needs of which device.
 class ComparisonPanel : public QWidget {
     Q_OBJECT
 
@@ -26,6 +30,13 @@ class ComparisonPanel : public QWidget {
     // The layout changed: the charts no longer describe it.
     void markStale();
     [[nodiscard]] const std::vector<ComparisonRow>& rows() const { return rows_; }
+    // The charts and their notes, without the button: what File ▸ Export writes.
+    [[nodiscard]] QWidget* chartArea() const { return area_; }
+    [[nodiscard]] BarChart* timeChart() const { return time_; }
+    [[nodiscard]] BarChart* gainChart() const { return gain_; }
+    [[nodiscard]] BarChart* bubbleChart() const { return bubble_; }
+    [[nodiscard]] BarChart* memoryChart() const { return memory_; }
+    [[nodiscard]] QString notesText() const;
 
   signals:
     void compareRequested();
@@ -40,10 +51,11 @@ class ComparisonPanel : public QWidget {
     QPushButton* button_ = nullptr;
     QLabel* status_ = nullptr;
     QLabel* notes_ = nullptr;
-    QCustomPlot* time_ = nullptr;
-    QCustomPlot* gain_ = nullptr;
-    QCustomPlot* bubble_ = nullptr;
-    QCustomPlot* memory_ = nullptr;
+    QWidget* area_ = nullptr;
+    BarChart* time_ = nullptr;
+    BarChart* gain_ = nullptr;
+    BarChart* bubble_ = nullptr;
+    BarChart* memory_ = nullptr;
     QFutureWatcher<std::vector<ComparisonRow>> watcher_;
     std::vector<ComparisonRow> rows_;
 };

@@ -4,6 +4,7 @@
 #include <QLabel>
 
 #include "qcustomplot.h"
+#include "studio_core/chart_scale.h"
 #include "studio_core/format.h"
 #include "style/colors.h"
 #include "style/plot_style.h"
@@ -11,8 +12,6 @@
 namespace pipewright::gui {
 
 namespace {
-
-constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
 
 QLabel* figure_label(QWidget* parent, const QString& tooltip) {
     auto* label = new QLabel(parent);
@@ -130,6 +129,13 @@ void MetricsPanel::setReport(const SimulationReport& r) {
                                                  tr("%n device(s) over capacity", nullptr, over))));
 
     const QStringList labels = device_labels(r);
+    // One unit for both memory charts, from the largest figure they show.
+    double largest_bytes = 0;
+    for (const auto& d : r.devices) {
+        largest_bytes = std::max({largest_bytes, static_cast<double>(d.peak_memory_bytes),
+                                  static_cast<double>(d.memory_capacity_bytes)});
+    }
+    const ChartUnit bytes = bytes_unit(largest_bytes);
     std::vector<double> busy;
     std::vector<double> idle;
     std::vector<double> peak;
@@ -137,8 +143,8 @@ void MetricsPanel::setReport(const SimulationReport& r) {
     for (const auto& d : r.devices) {
         busy.push_back(100 * (1 - d.bubble_fraction));
         idle.push_back(100 * d.bubble_fraction);
-        peak.push_back(static_cast<double>(d.peak_memory_bytes) / kGiB);
-        capacity.push_back(static_cast<double>(d.memory_capacity_bytes) / kGiB);
+        peak.push_back(bytes.of(static_cast<double>(d.peak_memory_bytes)));
+        capacity.push_back(bytes.of(static_cast<double>(d.memory_capacity_bytes)));
     }
 
     utilisation_->clearPlottables();
@@ -174,13 +180,12 @@ void MetricsPanel::setReport(const SimulationReport& r) {
         top = std::max({top, peak[i], capacity[i]});
     }
     peak_->xAxis->setRange(0, top * 1.05 + 1e-9);
-    peak_->xAxis->setLabel(tr("GiB · dashed = capacity"));
+    peak_->xAxis->setLabel(tr("%1 · dashed = capacity").arg(bytes.symbol));
     peak_->replot();
 
     curve_->clearPlottables();
     const double span = r.timeline.makespan_s();
-    const double unit = span >= 10 ? 1 : span >= 10e-3 ? 1e-3 : 1e-6;
-    const QString unit_name = unit == 1 ? tr("s") : unit == 1e-3 ? tr("ms") : tr("µs");
+    const ChartUnit time = duration_unit(span);
     static const BlockKind lane_colors[] = {BlockKind::forward,         BlockKind::backward,
                                             BlockKind::backward_weight, BlockKind::recv,
                                             BlockKind::backward_input,  BlockKind::send};
@@ -195,12 +200,12 @@ void MetricsPanel::setReport(const SimulationReport& r) {
         QVector<double> x;
         QVector<double> y;
         for (const auto& sample : r.timeline.memory[rank]) {
-            x << sample.time_s / unit;
-            y << static_cast<double>(sample.bytes) / kGiB;
+            x << time.of(sample.time_s);
+            y << bytes.of(static_cast<double>(sample.bytes));
             curve_top = std::max(curve_top, y.back());
         }
         if (!x.isEmpty()) {
-            x << span / unit;
+            x << time.of(span);
             y << y.back();
         }
         graph->setData(x, y, true);
@@ -208,10 +213,10 @@ void MetricsPanel::setReport(const SimulationReport& r) {
     // Beyond a dozen lanes the colours repeat and a legend names nothing.
     constexpr std::size_t kMaxLegendEntries = 12;
     curve_->legend->setVisible(r.timeline.memory.size() <= kMaxLegendEntries);
-    curve_->xAxis->setRange(0, span / unit);
-    curve_->xAxis->setLabel(tr("time (%1)").arg(unit_name));
+    curve_->xAxis->setRange(0, time.of(span));
+    curve_->xAxis->setLabel(tr("time (%1)").arg(time.symbol));
     curve_->yAxis->setRange(0, curve_top * 1.1 + 1e-9);
-    curve_->yAxis->setLabel(tr("GiB"));
+    curve_->yAxis->setLabel(bytes.symbol);
     curve_->replot();
 }
 

@@ -11,6 +11,7 @@
 #include <QMenu>
 #include <QMenuBar>
 #include <QRegularExpression>
+#include <QScrollArea>
 #include <QSettings>
 #include <QSplitter>
 #include <QStatusBar>
@@ -40,6 +41,7 @@
 #include "topology/topology_canvas.h"
 #include "topology/topology_scene.h"
 #include "topology/topology_view.h"
+#include "window/adaptive_layout.h"
 
 namespace pipewright::gui {
 
@@ -147,9 +149,16 @@ void MainWindow::buildLayout() {
     run_panel_ = new RunPanel(this);
     tabs_->addTab(run_panel_, tr("Run"));
 
+    // The views scroll, rather than set the window's minimum width, when the
+    // window is narrower than a view needs: the docks beside keep their width.
+    auto* views = new QScrollArea(this);
+    views->setWidget(tabs_);
+    views->setWidgetResizable(true);
+    views->setFrameShape(QFrame::NoFrame);
+
     auto* central = new QSplitter(Qt::Vertical, this);
     central->addWidget(top);
-    central->addWidget(tabs_);
+    central->addWidget(views);
     central->setStretchFactor(0, 2);
     central->setStretchFactor(1, 3);
     central->setSizes({380, 520});
@@ -173,10 +182,13 @@ void MainWindow::buildLayout() {
     problems_dock_->setWidget(problems_);
     addDockWidget(Qt::BottomDockWidgetArea, problems_dock_);
     problems_dock_->hide();
-    resizeDocks({palette_dock, inspector_dock}, {170, 340}, Qt::Horizontal);
 
     training_ = new TrainingBar(document_, this);
     addToolBar(Qt::TopToolBarArea, training_);
+    run_bar_ = addToolBar(tr("Run"));
+    run_bar_->setObjectName(QStringLiteral("runBar"));
+    adaptive_ = new AdaptiveLayout(this, run_bar_);
+    adaptive_->keepWidths({palette_dock, inspector_dock}, {170, 340});
 
     summary_ = new QLabel(this);
     statusBar()->addPermanentWidget(summary_);

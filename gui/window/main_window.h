@@ -5,16 +5,19 @@
 #include <memory>
 
 #include "editor/inspector.h"
+#include "studio_core/export_path.h"
 
 class QAction;
 class QLabel;
 class QMenu;
 class QTableView;
 class QTabWidget;
+class QToolBar;
 class QDockWidget;
 
 namespace pipewright::gui {
 
+class AdaptiveLayout;
 class HelpWindow;
 
 class ComparisonPanel;
@@ -77,6 +80,12 @@ class MainWindow : public QMainWindow {
     bool startProfile();
     // Where this project's runs go and are listed from.
     [[nodiscard]] QString runsDir() const;
+
+    // What File ▸ Export writes (main_window_file.cpp): the timeline (PNG,
+    // SVG, PDF, Chrome trace), the Metrics or Comparison charts (PNG, SVG,
+    // PDF) or the schedule (CSV), to `path` as given; false with the reason.
+    enum class ExportView { timeline, metrics, comparison, schedule };
+    bool exportTo(ExportView view, ExportFormat format, const QString& path, QString* error);
 
     [[nodiscard]] QString lastRefusal() const { return last_refusal_; }
     [[nodiscard]] ProjectDocument* document() const { return document_; }
@@ -143,8 +152,10 @@ class MainWindow : public QMainWindow {
     bool saveAs();
     void addRecent(const QString& path);
     void fillRecentMenu();
-    void exportTimeline(const QString& format);
-    void exportScheduleCsv();
+    // Asks where (the name's extension checked against `format`), then exportTo.
+    void exportWithDialog(ExportView view, ExportFormat format);
+    // Why `view` cannot be exported now; empty when it can.
+    [[nodiscard]] QString nothingToExport(ExportView view) const;
 
     ProjectDocument* document_ = nullptr;
     SimulationRunner* runner_ = nullptr;
@@ -179,6 +190,8 @@ class MainWindow : public QMainWindow {
     bool project_replaced_ = true;
     QSet<QString> problem_devices_;
     QPoint canvas_press_;
+    QToolBar* run_bar_ = nullptr;  // the Run button, on a second row when narrow
+    AdaptiveLayout* adaptive_ = nullptr;
 };
 
 }  // namespace pipewright::gui

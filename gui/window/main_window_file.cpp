@@ -20,6 +20,7 @@
 #include "editor/model_table_model.h"
 #include "editor/training_bar.h"
 #include "metrics/comparison_panel.h"
+#include "metrics/metrics_panel.h"
 #include "pipewright/core/file_names.h"
 #include "pipewright/core/project_io.h"
 #include "pipewright/core/schedule_csv.h"
@@ -30,6 +31,7 @@
 #include "timeline/timeline_plot.h"
 #include "topology/topology_view.h"
 #include "window/help_window.h"
+#include "window/image_export.h"
 #include "window/main_window.h"
 
 namespace pipewright::gui {
@@ -54,13 +56,45 @@ void MainWindow::buildActions() {
     file->addAction(tr("Save &As…"), QKeySequence::SaveAs, this, &MainWindow::saveAs);
     file->addSeparator();
     QMenu* exports = file->addMenu(tr("&Export"));
-    exports->addAction(tr("Timeline as &PNG…"), this,
-                       [this] { exportTimeline(QStringLiteral("png")); });
-    exports->addAction(tr("Timeline as P&DF…"), this,
-                       [this] { exportTimeline(QStringLiteral("pdf")); });
-    exports->addAction(tr("Timeline as &Chrome Trace…"), this,
-                       [this] { exportTimeline(QStringLiteral("json")); });
-    exports->addAction(tr("Schedule as &CSV…"), this, &MainWindow::exportScheduleCsv);
+    struct ExportItem {
+        const char* text;
+        ExportView view;
+        ExportFormat format;
+        const char* name;  // object name, for tests and scripts
+    };
+    // The charts of the Metrics and Comparison tabs, as pictures too: PNG to
+    // paste, SVG and PDF to print or put in a paper at any size.
+    static const ExportItem items[] = {
+        {QT_TR_NOOP("Timeline as &PNG…"), ExportView::timeline, ExportFormat::png, "Timeline.png"},
+        {QT_TR_NOOP("Timeline as &SVG…"), ExportView::timeline, ExportFormat::svg, "Timeline.svg"},
+        {QT_TR_NOOP("Timeline as P&DF…"), ExportView::timeline, ExportFormat::pdf, "Timeline.pdf"},
+        {QT_TR_NOOP("Timeline as &Chrome Trace…"), ExportView::timeline, ExportFormat::chrome_trace,
+         "Timeline.json"},
+        {nullptr, ExportView::timeline, ExportFormat::png, nullptr},
+        {QT_TR_NOOP("&Metrics Charts as PNG…"), ExportView::metrics, ExportFormat::png,
+         "Metrics.png"},
+        {QT_TR_NOOP("Metrics Charts as SVG…"), ExportView::metrics, ExportFormat::svg,
+         "Metrics.svg"},
+        {QT_TR_NOOP("Metrics Charts as PDF…"), ExportView::metrics, ExportFormat::pdf,
+         "Metrics.pdf"},
+        {QT_TR_NOOP("C&omparison Charts as PNG…"), ExportView::comparison, ExportFormat::png,
+         "Comparison.png"},
+        {QT_TR_NOOP("Comparison Charts as SVG…"), ExportView::comparison, ExportFormat::svg,
+         "Comparison.svg"},
+        {QT_TR_NOOP("Comparison Charts as PDF…"), ExportView::comparison, ExportFormat::pdf,
+         "Comparison.pdf"},
+        {nullptr, ExportView::timeline, ExportFormat::png, nullptr},
+        {QT_TR_NOOP("Schedule as C&SV…"), ExportView::schedule, ExportFormat::csv, "Schedule.csv"},
+    };
+    for (const ExportItem& item : items) {
+        if (item.text == nullptr) {
+            exports->addSeparator();
+            continue;
+        }
+        QAction* action = exports->addAction(
+            tr(item.text), this, [this, item] { exportWithDialog(item.view, item.format); });
+        action->setObjectName(QStringLiteral("export") + QString::fromLatin1(item.name));
+    }
     file->addSeparator();
     file->addAction(tr("&Quit"), QKeySequence::Quit, this, &QWidget::close);
 
@@ -161,8 +195,7 @@ void MainWindow::buildActions() {
     };
     follow_run_button();
     connect(run_panel_, &RunPanel::runAvailabilityChanged, this, follow_run_button);
-    training_->addSeparator();
-    training_->addAction(run_action_);
+    run_bar_->addAction(run_action_);
 
     QMenu* help = menuBar()->addMenu(tr("&Help"));
     QAction* guide = help->addAction(tr("&User Guide"), QKeySequence::HelpContents, this, [this] {
@@ -321,55 +354,102 @@ void MainWindow::fillRecentMenu() {
     }
 }
 
-void MainWindow::exportTimeline(const QString& format) {
+bool MainWindow::exportTo(ExportView view, ExportFormat format, const QString& path,
+                          QString* error) {
     const auto result = runner_->latest();
-    if (!result || !result->report) {
-        statusBar()->showMessage(tr("Nothing to export: the project does not simulate"), 6000);
-        return;
+    if (const QString nothing = nothingToExport(view); !nothing.isEmpty()) {
+        *error = nothing;
+        return false;
     }
-    const QString filter = format == QLatin1String("png")   ? tr("PNG image (*.png)")
-                           : format == QLatin1String("pdf") ? tr("PDF document (*.pdf)")
-                                                            : tr("Chrome trace (*.json)");
-    const QString path = QFileDialog::getSaveFileName(this, tr("Export timeline"), {}, filter);
-    if (path.isEmpty()) {
-        return;
-    }
-    bool ok = false;
-    QString error;
-    if (format == QLatin1String("png")) {
-        ok = timeline_->savePng(path, 0, 0, 2.0);
-    } else if (format == QLatin1String("pdf")) {
-        ok = timeline_->savePdf(path);
-    } else {
-        try {
-            write_file_atomically(path.toStdString(),
-                                  timeline_to_chrome_trace(result->report->timeline).dump(1));
-            ok = true;
-        } catch (const std::exception& e) {
-            error = QString::fromStdString(e.what());
+    QByteArray bytes;
+    switch (view) {
+        case ExportView::timeline:
+            if (format == ExportFormat::chrome_trace) {
+                bytes = QByteArray::fromStdString(
+                    timeline_to_chrome_trace(result->report->timeline).dump(1));
+            } else {
+                bytes = render_plot(timeline_, format);
+            }
+            break;
+        case ExportView::metrics:
+        case ExportView::comparison: {
+            // Shown first, so that a tab never opened has its charts laid out.
+            QWidget* page =
+                view == ExportView::metrics ? static_cast<QWidget*>(metrics_) : comparison_;
+            tabs_->setCurrentWidget(page);
+            bytes = render_widgets(view == ExportView::metrics ? page : comparison_->chartArea(),
+                                   format);
+            break;
         }
+        case ExportView::schedule:
+            bytes = QByteArray::fromStdString(schedule_to_csv(result->schedule));
+            break;
     }
-    statusBar()->showMessage(ok ? tr("Exported %1").arg(path) : tr("Export failed %1").arg(error),
-                             6000);
+    return write_export(path, bytes, error);
 }
 
-void MainWindow::exportScheduleCsv() {
+QString MainWindow::nothingToExport(ExportView view) const {
+    if (view == ExportView::comparison) {
+        return comparison_->rows().empty()
+                   ? tr("Nothing to export: compare the schedules first (Simulate ▸ Compare "
+                        "Schedules)")
+                   : QString();
+    }
     const auto result = runner_->latest();
-    if (!result || !result->report) {
-        statusBar()->showMessage(tr("Nothing to export: the project does not simulate"), 6000);
+    return result && result->report ? QString()
+                                    : tr("Nothing to export: the project does not simulate");
+}
+
+void MainWindow::exportWithDialog(ExportView view, ExportFormat format) {
+    if (const QString nothing = nothingToExport(view); !nothing.isEmpty()) {
+        statusBar()->showMessage(nothing, 6000);
         return;
     }
-    const QString path = QFileDialog::getSaveFileName(this, tr("Export schedule"), {},
-                                                      tr("PyTorch schedule CSV (*.csv)"));
-    if (path.isEmpty()) {
-        return;
+    static const char* const what[] = {"timeline", "metrics", "comparison", "schedule"};
+    const QString kind = QString::fromLatin1(what[static_cast<int>(view)]);
+    // Beside a saved project, else in the user's documents; named after the model.
+    QString folder = document_->filePath().isEmpty() || is_shipped_asset(document_->filePath())
+                         ? QStandardPaths::writableLocation(QStandardPaths::DocumentsLocation)
+                         : QFileInfo(document_->filePath()).absolutePath();
+    if (folder.isEmpty()) {
+        folder = QDir::homePath();
     }
-    try {
-        write_file_atomically(path.toStdString(), schedule_to_csv(result->schedule));
-        statusBar()->showMessage(tr("Exported %1").arg(path), 6000);
-    } catch (const std::exception& e) {
-        statusBar()->showMessage(tr("Export failed: %1").arg(QString::fromStdString(e.what())),
-                                 6000);
+    QString suggestion = QDir(folder).filePath(
+        QString::fromStdString(safe_file_stem(document_->project().model.name)) + QLatin1Char('-') +
+        kind + QLatin1Char('.') + export_extension(format));
+    for (;;) {
+        const QString chosen = QFileDialog::getSaveFileName(
+            this, tr("Export %1 as %2").arg(kind, export_format_name(format)), suggestion,
+            export_filter(format));
+        if (chosen.isEmpty()) {
+            return;
+        }
+        const ExportPath resolved = resolve_export_path(chosen, format);
+        if (resolved.path.isEmpty()) {
+            // Asked again with the right name filled in: one click to accept it.
+            QMessageBox::warning(this, tr("Not a %1 name").arg(export_format_name(format)),
+                                 resolved.refusal);
+            suggestion = resolved.suggestion.isEmpty() ? chosen : resolved.suggestion;
+            continue;
+        }
+        // The dialog asked about replacing the name as typed, not the one
+        // with the extension added.
+        if (resolved.path != chosen && QFileInfo::exists(resolved.path) &&
+            QMessageBox::question(
+                this, tr("Replace file"),
+                tr("%1 already exists. Replace it?").arg(QFileInfo(resolved.path).fileName())) !=
+                QMessageBox::Yes) {
+            suggestion = resolved.path;
+            continue;
+        }
+        QString error;
+        if (exportTo(view, format, resolved.path, &error)) {
+            statusBar()->showMessage(tr("Exported %1").arg(resolved.path), 6000);
+        } else {
+            statusBar()->showMessage(tr("Export failed: %1").arg(error), 8000);
+            QMessageBox::warning(this, tr("Export failed"), tr("Export failed: %1").arg(error));
+        }
+        return;
     }
 }
 

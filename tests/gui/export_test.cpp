@@ -1,0 +1,138 @@
+#include <gtest/gtest.h>
+#include <QAction>
+#include <QDir>
+#include <QFile>
+#include <QSignalSpy>
+#include <QTemporaryDir>
+
+#include "document/project_document.h"
+#include "metrics/comparison_panel.h"
+#include "modal_script.h"
+#include "studio_core/simulation_runner.h"
+#include "window/main_window.h"
+
+namespace pipewright::gui {
+namespace {
+
+using ExportView = MainWindow::ExportView;
+
+QByteArray read(const QString& path) {
+    QFile file(path);
+    return file.open(QIODevice::ReadOnly) ? file.readAll() : QByteArray();
+}
+
+// What the first bytes of a file say it is.
+bool is_png(const QByteArray& data) {
+    return data.startsWith("\x89PNG\r\n\x1a\n");
+}
+bool is_svg(const QByteArray& data) {
+    return data.startsWith("<?xml") && data.contains("<svg") && data.trimmed().endsWith("</svg>");
+}
+bool is_pdf(const QByteArray& data) {
+    return data.startsWith("%PDF-") && data.trimmed().endsWith("%%EOF");
+}
+
+class ExportTest : public ::testing::Test {
+  protected:
+    void SetUp() override {
+        ASSERT_TRUE(dir.isValid());
+        window.resize(1400, 900);
+        ASSERT_TRUE(window.openFile(
+            QStringLiteral(PIPEWRIGHT_ASSETS_DIR "/examples/resnet50-2gpu-pipelined.json")));
+        window.show();
+        QCoreApplication::processEvents();
+    }
+
+    void compare() {
+        QSignalSpy compared(window.comparisonPanel(), &ComparisonPanel::compared);
+        window.comparisonPanel()->compare(window.document()->project(), {});
+        ASSERT_TRUE(compared.wait(30000));
+    }
+
+    QString path(const QString& name) const { return dir.filePath(name); }
+
+    QTemporaryDir dir;
+    MainWindow window;
+};
+
+TEST_F(ExportTest, EveryViewIsWrittenInTheFormatItsNameSays) {
+    compare();
+    struct Case {
+        ExportView view;
+        ExportFormat format;
+        const char* name;
+        bool (*check)(const QByteArray&);
+    };
+    const Case cases[] = {
+        {ExportView::timeline, ExportFormat::png, "t.png", is_png},
+        {ExportView::timeline, ExportFormat::svg, "t.svg", is_svg},
+        {ExportView::timeline, ExportFormat::pdf, "t.pdf", is_pdf},
+        {ExportView::metrics, ExportFormat::png, "m.png", is_png},
+        {ExportView::metrics, ExportFormat::svg, "m.svg", is_svg},
+        {ExportView::metrics, ExportFormat::pdf, "m.pdf", is_pdf},
+        {ExportView::comparison, ExportFormat::png, "c.png", is_png},
+        {ExportView::comparison, ExportFormat::svg, "c.svg", is_svg},
+        {ExportView::comparison, ExportFormat::pdf, "c.pdf", is_pdf},
+    };
+    for (const Case& c : cases) {
+        QString error;
+        ASSERT_TRUE(window.exportTo(c.view, c.format, path(c.name), &error))
+            << c.name << ": " << error.toStdString();
+        const QByteArray data = read(path(c.name));
+        EXPECT_TRUE(c.check(data)) << c.name << " starts " << data.left(16).toStdString();
+    }
+    // The comparison's SVG is vectors with its text as text, not one picture.
+    const QByteArray svg = read(path("c.svg"));
+    EXPECT_TRUE(svg.contains("Iteration time"));
+    EXPECT_TRUE(svg.contains("zb-h1"));
+    EXPECT_FALSE(svg.contains("<image"));
+    // The PNG is twice the charts' size on screen.
+    QImage png;
+    ASSERT_TRUE(png.load(path("c.png")));
+    EXPECT_EQ(png.width(), 2 * window.comparisonPanel()->chartArea()->width());
+}
+
+TEST_F(ExportTest, TheComparisonNeedsAComparisonFirst) {
+    QString error;
+    EXPECT_FALSE(window.exportTo(ExportView::comparison, ExportFormat::png, path("c.png"), &error));
+    EXPECT_TRUE(error.contains(QStringLiteral("compare the schedules first")))
+        << error.toStdString();
+    EXPECT_FALSE(QFile::exists(path("c.png")));
+}
+
+TEST_F(ExportTest, AWrongExtensionIsRefusedAndTheRightNameOffered) {
+    auto* action = window.findChild<QAction*>(QStringLiteral("exportTimeline.svg"));
+    ASSERT_NE(action, nullptr);
+    QString warning;
+    QString offered;
+    ModalScript script({ModalScript::save_as(path("x.png")), ModalScript::message(&warning),
+                        ModalScript::save_as({}, &offered)});
+    // The third step accepts what the dialog offers: it selects it again.
+    action->trigger();
+    EXPECT_EQ(script.done(), 3u);
+    EXPECT_TRUE(warning.contains(QStringLiteral("“x.png” names a PNG image")))
+        << warning.toStdString();
+    EXPECT_TRUE(warning.contains(QStringLiteral("“x.svg”"))) << warning.toStdString();
+    EXPECT_EQ(offered, path("x.svg"));
+    EXPECT_FALSE(QFile::exists(path("x.png")));
+    EXPECT_TRUE(is_svg(read(path("x.svg"))));
+}
+
+TEST_F(ExportTest, AMissingExtensionIsAdded) {
+    compare();
+    auto* action = window.findChild<QAction*>(QStringLiteral("exportComparison.pdf"));
+    ASSERT_NE(action, nullptr);
+    QString offered;
+    ModalScript script({ModalScript::save_as(path("charts"), &offered)});
+    action->trigger();
+    EXPECT_EQ(script.done(), 1u);
+    // Named after the model, in the format's extension.
+    EXPECT_TRUE(offered.endsWith(QStringLiteral("-comparison.pdf"))) << offered.toStdString();
+    EXPECT_FALSE(QFile::exists(path("charts")));
+    EXPECT_TRUE(is_pdf(read(path("charts.pdf"))))
+        << QDir(dir.path()).entryList().join(' ').toStdString() << " | "
+        << read(path("charts.pdf")).left(20).toStdString();
+}
+
+}  // namespace
+}  // namespace pipewright::gui
