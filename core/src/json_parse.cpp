@@ -137,6 +137,35 @@ std::string describe_offset(const std::string& text, std::size_t offset) {
     return "line " + std::to_string(line) + ", column " + std::to_string(column);
 }
 
+// The parser's own words without its decorations: "[json.exception.parse_error.101]
+// parse error at line 5, column 16: syntax error while parsing value - unexpected
+// '}'; expected '[', '{', or a literal" becomes "unexpected '}'; expected '[',
+// '{', or a literal". The position is said once, before it, and the text the
+// parser last read (with control characters written as <U+000A>) only repeats it.
+std::string plain_parse_message(std::string what) {
+    if (what.starts_with("[json.exception.")) {
+        const auto end = what.find("] ");
+        what.erase(0, end == std::string::npos ? 0 : end + 2);
+    }
+    if (what.starts_with("parse error")) {
+        const auto colon = what.find(": ");
+        what.erase(0, colon == std::string::npos ? 0 : colon + 2);
+    }
+    for (const char* lead :
+         {"syntax error while parsing value - ", "syntax error while parsing object key - ",
+          "syntax error while parsing object separator - ", "syntax error while parsing object - ",
+          "syntax error while parsing array - "}) {
+        if (what.starts_with(lead)) {
+            what.erase(0, std::string(lead).size());
+            break;
+        }
+    }
+    if (const auto last = what.find("; last read: "); last != std::string::npos) {
+        what.erase(last);
+    }
+    return what;
+}
+
 }  // namespace
 
 ParsedJson parse_json(const std::string& text) {
@@ -158,7 +187,8 @@ ParsedJson parse_json(const std::string& text) {
     } catch (const json::parse_error& e) {
         // e.byte is 1-based: the position of the character that broke parsing.
         const std::size_t offset = e.byte > 0 ? e.byte - 1 : 0;
-        return fail("not valid JSON at " + describe_offset(text, offset) + ": " + e.what());
+        return fail("not valid JSON at " + describe_offset(text, offset) + ": " +
+                    plain_parse_message(e.what()));
     } catch (const json::exception& e) {
         // e.g. a number too large for a double (1e400)
         return fail(std::string("not usable JSON: ") + e.what());

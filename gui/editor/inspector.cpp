@@ -1,5 +1,7 @@
 #include "editor/inspector.h"
 
+#include <algorithm>
+
 #include <QCheckBox>
 #include <QComboBox>
 #include <QDoubleSpinBox>
@@ -119,6 +121,17 @@ void Inspector::buildLayer(QFormLayout* form) {
     auto* description = new QLabel(QString::fromStdString(info->description));
     description->setWordWrap(true);
     form->addRow(description);
+    const bool any_required = std::any_of(info->params.begin(), info->params.end(),
+                                          [](const ParamSpec& p) { return p.required; });
+    if (any_required) {
+        // The star on a label is explained once, where it appears.
+        auto* legend =
+            new QLabel(tr("* required: the file must give it; the others have defaults"));
+        legend->setObjectName(QStringLiteral("requiredLegend"));
+        legend->setWordWrap(true);
+        legend->setEnabled(false);
+        form->addRow(legend);
+    }
 
     for (const ParamSpec& spec : info->params) {
         const QString key = QString::fromStdString(spec.name);
@@ -155,7 +168,8 @@ void Inspector::buildLayer(QFormLayout* form) {
             connect(box, &QDoubleSpinBox::valueChanged, this, [apply](double v) { apply(v); });
             editor = box;
         }
-        editor->setToolTip(QString::fromStdString(spec.description));
+        editor->setToolTip(QString::fromStdString(spec.description) +
+                           (spec.required ? tr("\nRequired: a project must give it.") : QString()));
         form->addRow(label, editor);
     }
     buildCost(form);

@@ -1,5 +1,7 @@
 #include "editor/layer_palette.h"
 
+#include <algorithm>
+
 #include <QHeaderView>
 #include <QMimeData>
 #include <QStyle>
@@ -34,6 +36,10 @@ LayerPalette::LayerPalette(QWidget* parent) : QTreeWidget(parent) {
                        .arg(QString::fromStdString(p.name),
                             p.required ? QStringLiteral(" *") : QString(),
                             QString::fromStdString(p.description));
+        }
+        if (std::any_of(info.params.begin(), info.params.end(),
+                        [](const ParamSpec& p) { return p.required; })) {
+            tip += tr("\n(* required: the file must give it; the others have defaults)");
         }
         item->setToolTip(0, tip);
     }

@@ -122,17 +122,20 @@ void ComparisonPanel::changeEvent(QEvent* event) {
     }
 }
 
-void ComparisonPanel::compare(const Project& project, const QString& baseDir) {
+void ComparisonPanel::compare(const Project& project, const QString& baseDir,
+                              std::shared_ptr<const Profile> profile) {
     if (watcher_.isRunning()) {
         return;
     }
     button_->setEnabled(false);
     status_->setText(tr("Simulating every schedule…"));
-    watcher_.setFuture(QtConcurrent::run([project, dir = baseDir.toStdString()] {
+    watcher_.setFuture(QtConcurrent::run([project, dir = baseDir.toStdString(), profile] {
         AnalysisOptions options;
         options.base_dir = dir;
+        CostModelOptions costs;
+        costs.profile = profile.get();
         try {
-            return compare_schedules(project, options, CostModelOptions{});
+            return compare_schedules(project, options, costs);
         } catch (const std::exception& e) {
             ComparisonRow failed;
             failed.label = "comparison";

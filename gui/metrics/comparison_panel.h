@@ -2,8 +2,10 @@
 
 #include <QFutureWatcher>
 #include <QWidget>
+#include <memory>
 #include <vector>
 
+#include "pipewright/core/profile.h"
 #include "pipewright/core/project.h"
 #include "pipewright/sim/schedule_comparison.h"
 
@@ -25,8 +27,10 @@ class ComparisonPanel : public QWidget {
   public:
     explicit ComparisonPanel(QWidget* parent = nullptr);
 
-    // Starts the comparison of `project` on the thread pool.
-    void compare(const Project& project, const QString& baseDir);
+    // Starts the comparison of `project` on the thread pool, priced with
+    // `profile` when given (the costs chosen on the Run tab).
+    void compare(const Project& project, const QString& baseDir,
+                 std::shared_ptr<const Profile> profile = nullptr);
     // The layout changed: the charts no longer describe it.
     void markStale();
     [[nodiscard]] const std::vector<ComparisonRow>& rows() const { return rows_; }

@@ -76,7 +76,7 @@ RunPanel::RunPanel(QWidget* parent) : QWidget(parent), process_(new RunProcess(t
     top->addSpacing(8);
     top->addWidget(new QLabel(tr("Devices"), this));
     top->addWidget(device_);
-    top->addWidget(progress_, 1);
+    top->addStretch(1);
 
     costs_ = new CostsBar(this);
 
@@ -148,9 +148,12 @@ RunPanel::RunPanel(QWidget* parent) : QWidget(parent), process_(new RunProcess(t
     layout->setContentsMargins(4, 4, 4, 4);
     layout->addWidget(costs_);
     layout->addLayout(top);
-    // On its own line, so a long summary wraps across the panel's width
-    // instead of making the row of buttons tall.
-    layout->addWidget(status_);
+    // On their own line, so that a narrow window keeps the buttons whole and
+    // a long summary wraps across the panel's width.
+    auto* progress_row = new QHBoxLayout;
+    progress_row->addWidget(progress_, 2);
+    progress_row->addWidget(status_, 3);
+    layout->addLayout(progress_row);
     layout->addWidget(error_);
     layout->addWidget(split, 1);
 

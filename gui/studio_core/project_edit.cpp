@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <map>
+#include <vector>
 
 #include "pipewright/core/schedule_generators.h"
 #include "studio_core/layer_blocks.h"
@@ -87,9 +88,30 @@ EditResult place_layers(const Project& project, int first, int last, const std::
             }
         }
     }
+    // Several stages on one device are allowed here: say so, since the
+    // device of stage 0 leads the pipeline (and the timeline's lanes).
+    std::string note;
+    std::map<std::string, std::vector<std::size_t>> stages_of;
+    for (std::size_t s = 0; s < stages.size(); ++s) {
+        stages_of[stages[s].device].push_back(s);
+    }
+    const auto& on_target = stages_of[device];
+    if (on_target.size() > 1) {
+        std::string list;
+        for (std::size_t i = 0; i < on_target.size(); ++i) {
+            list += (i == 0                      ? ""
+                     : i + 1 == on_target.size() ? " and "
+                                                 : ", ") +
+                    std::to_string(on_target[i]);
+        }
+        note = device + " now holds stages " + list + ", which the " +
+               project.training.schedule.name +
+               " schedule runs in turn; the pipeline (and the timeline) starts at " +
+               stages.front().device + ".";
+    }
     Project out = project;
     out.placement = std::move(stages);
-    return {std::move(out), {}};
+    return {std::move(out), {}, std::move(note)};
 }
 
 std::string unique_layer_name(const Model& model, const std::string& base) {

@@ -2,6 +2,7 @@
 
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "pipewright/core/project.h"
@@ -21,13 +22,22 @@ namespace pipewright::gui {
     const Model& model, const std::vector<std::string>& devices);
 
 struct EditResult {
+    EditResult() = default;
+    EditResult(std::optional<Project> edited, std::string why, std::string said = {})
+        : project(std::move(edited)), refusal(std::move(why)), note(std::move(said)) {}
+
     std::optional<Project> project;  // set when the edit is allowed
     std::string refusal;             // why not, in words for the user
+    // What an allowed edit did that the user may not expect, e.g. that a
+    // device now holds two stages apart; empty otherwise.
+    std::string note;
 };
 
 // Puts layers [first, last] on `device`. Refused when the range is invalid,
 // the device does not exist, or a device would end up with several stages
-// while the project's schedule runs one stage per device.
+// while the project's schedule runs one stage per device. Where the schedule
+// runs several stages per device (gpipe, naive, interleaved, a CSV), such a
+// placement is allowed and the note says which device holds which stages.
 [[nodiscard]] EditResult place_layers(const Project& project, int first, int last,
                                       const std::string& device);
 

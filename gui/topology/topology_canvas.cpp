@@ -1,11 +1,13 @@
 #include "topology/topology_canvas.h"
 
 #include <QAction>
+#include <QGridLayout>
 #include <QKeyEvent>
 #include <QLabel>
 #include <QLineEdit>
 #include <QToolBar>
 #include <QVBoxLayout>
+#include <algorithm>
 #include <functional>
 
 #include "studio_core/device_search.h"
@@ -47,13 +49,49 @@ class FindKeys : public QObject {
 
 }  // namespace
 
+void TopologyCanvas::placeToolbars() {
+    for (QToolBar* bar : {bar_, nodes_bar_, find_bar_}) {
+        bars_->removeWidget(bar);
+    }
+    int row = 0;
+    int column = 0;
+    int used = 0;
+    for (QToolBar* bar : {bar_, nodes_bar_, find_bar_}) {
+        const int wanted = bar->sizeHint().width();
+        if (column > 0 && width() > 0 && used + wanted > width()) {
+            ++row;
+            column = 0;
+            used = 0;
+        }
+        bars_->addWidget(bar, row, column++);
+        used += wanted;
+    }
+    for (int c = 0; c < 3; ++c) {
+        bars_->setColumnStretch(c, 0);
+    }
+    // The last group of the first row takes the rest of its width.
+    bars_->setColumnStretch(row == 0 ? 2 : std::max(0, bars_->columnCount() - 1), 1);
+}
+
+void TopologyCanvas::resizeEvent(QResizeEvent* event) {
+    QWidget::resizeEvent(event);
+    placeToolbars();
+}
+
 TopologyCanvas::TopologyCanvas(TopologyScene* scene, QWidget* parent)
     : QWidget(parent), scene_(scene) {
     setObjectName(QStringLiteral("topologyCanvas"));
     view_ = new TopologyView(scene, this);
     bar_ = new QToolBar(tr("Cluster canvas"), this);
-    bar_->setToolButtonStyle(Qt::ToolButtonTextOnly);
-    bar_->setIconSize(QSize(12, 12));
+    nodes_bar_ = new QToolBar(tr("Nodes"), this);
+    find_bar_ = new QToolBar(tr("Find a device"), this);
+    bar_->setObjectName(QStringLiteral("canvasTools"));
+    nodes_bar_->setObjectName(QStringLiteral("canvasNodeTools"));
+    find_bar_->setObjectName(QStringLiteral("canvasFindTools"));
+    for (QToolBar* bar : {bar_, nodes_bar_, find_bar_}) {
+        bar->setToolButtonStyle(Qt::ToolButtonTextOnly);
+        bar->setIconSize(QSize(12, 12));
+    }
 
     // `icon` is what the toolbar shows, `text` what the View menu shows.
     const auto make = [this](const QString& text, const QString& icon, const QString& tip,
@@ -137,13 +175,11 @@ TopologyCanvas::TopologyCanvas(TopologyScene* scene, QWidget* parent)
     bar_->addAction(zoom_in_);
     bar_->addWidget(zoom_label_);
     bar_->addAction(fit_);
-    bar_->addSeparator();
-    bar_->addAction(collapse_all_);
-    bar_->addAction(expand_all_);
-    bar_->addSeparator();
-    bar_->addWidget(find_);
-    bar_->addAction(previous_);
-    bar_->addAction(next_);
+    nodes_bar_->addAction(collapse_all_);
+    nodes_bar_->addAction(expand_all_);
+    find_bar_->addWidget(find_);
+    find_bar_->addAction(previous_);
+    find_bar_->addAction(next_);
 
     status_ = new QLabel(this);
     status_->setObjectName(QStringLiteral("canvasFindStatus"));
@@ -154,7 +190,14 @@ TopologyCanvas::TopologyCanvas(TopologyScene* scene, QWidget* parent)
     auto* layout = new QVBoxLayout(this);
     layout->setContentsMargins(0, 0, 0, 0);
     layout->setSpacing(0);
-    layout->addWidget(bar_);
+    bars_ = new QGridLayout;
+    bars_->setContentsMargins(0, 0, 0, 0);
+    bars_->setSpacing(0);
+    layout->addLayout(bars_);
+    placeToolbars();
+    // Narrower than its widest tool group, a canvas shows nothing useful.
+    setMinimumWidth(std::max(
+        {bar_->sizeHint().width(), nodes_bar_->sizeHint().width(), find_bar_->sizeHint().width()}));
     layout->addWidget(status_);
     layout->addWidget(view_, 1);
 

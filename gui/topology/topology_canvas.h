@@ -4,6 +4,7 @@
 #include <QWidget>
 
 class QAction;
+class QGridLayout;
 class QLabel;
 class QLineEdit;
 class QToolBar;
@@ -48,7 +49,13 @@ class TopologyCanvas : public QWidget {
     // A match was brought into view (the window selects it).
     void deviceFound(const QString& path);
 
+  protected:
+    // The tool groups flow onto more rows when they do not fit on one, so
+    // that no tool hides behind a toolbar's overflow button.
+    void resizeEvent(QResizeEvent* event) override;
+
   private:
+    void placeToolbars();
     void showMatch(int index);
     void updateMatches(const QString& text);
     void clearFind();
@@ -57,7 +64,10 @@ class TopologyCanvas : public QWidget {
 
     TopologyScene* scene_;
     TopologyView* view_;
-    QToolBar* bar_;
+    QToolBar* bar_;        // zoom
+    QToolBar* nodes_bar_;  // collapse and expand
+    QToolBar* find_bar_;
+    QGridLayout* bars_;
     QLineEdit* find_;
     QLabel* zoom_label_;
     QLabel* status_;

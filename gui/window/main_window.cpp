@@ -42,6 +42,7 @@
 #include "topology/topology_scene.h"
 #include "topology/topology_view.h"
 #include "window/adaptive_layout.h"
+#include "window/message_bar.h"
 
 namespace pipewright::gui {
 
@@ -162,7 +163,14 @@ void MainWindow::buildLayout() {
     central->setStretchFactor(0, 2);
     central->setStretchFactor(1, 3);
     central->setSizes({380, 520});
-    setCentralWidget(central);
+    message_bar_ = new MessageBar(this);
+    auto* centre = new QWidget(this);
+    auto* centre_layout = new QVBoxLayout(centre);
+    centre_layout->setContentsMargins(0, 0, 0, 0);
+    centre_layout->setSpacing(2);
+    centre_layout->addWidget(message_bar_);
+    centre_layout->addWidget(central, 1);
+    setCentralWidget(centre);
 
     palette_ = new LayerPalette(this);
     auto* palette_dock = new QDockWidget(tr("Layer palette"), this);
@@ -192,6 +200,13 @@ void MainWindow::buildLayout() {
 
     summary_ = new QLabel(this);
     statusBar()->addPermanentWidget(summary_);
+    // A message and the summary share one line: when both do not fit, the
+    // message is shown whole and the summary steps aside until it goes.
+    connect(statusBar(), &QStatusBar::messageChanged, this, [this](const QString& message) {
+        const int needed = statusBar()->fontMetrics().horizontalAdvance(message) +
+                           summary_->sizeHint().width() + 48;
+        summary_->setVisible(message.isEmpty() || needed <= statusBar()->width());
+    });
 }
 
 void MainWindow::connectViews() {
@@ -248,7 +263,7 @@ void MainWindow::connectViews() {
     });
     connect(problems_, &ProblemsPanel::problemActivated, this, &MainWindow::selectProblem);
     connect(comparison_, &ComparisonPanel::compareRequested, this,
-            [this] { comparison_->compare(document_->project(), baseDir()); });
+            [this] { comparison_->compare(document_->project(), baseDir(), runner_->profile()); });
 }
 
 QString MainWindow::baseDir() const {
@@ -395,6 +410,10 @@ bool MainWindow::placeLayers(int first, int last, const QString& device) {
             : tr("Place %n layer(s) on %1", nullptr, last - first + 1).arg(device);
     document_->edit(what, *result.project);
     statusBar()->showMessage(what, 4000);
+    if (!result.note.empty()) {
+        message_bar_->showMessage(what + QStringLiteral(": ") + QString::fromStdString(result.note),
+                                  MessageBar::Kind::note);
+    }
     return true;
 }
 
@@ -439,7 +458,9 @@ bool MainWindow::insertPaletteEntry(const QString& entry, int row, const QString
 
 void MainWindow::refuse(const QString& message) {
     last_refusal_ = message;
-    statusBar()->showMessage(tr("Refused: %1").arg(message), 10000);
+    // Whole in the message bar; the status bar only points at it.
+    message_bar_->showMessage(message, MessageBar::Kind::problem);
+    statusBar()->showMessage(tr("Refused (see above)"), 10000);
     emit refused(message);
 }
 

@@ -25,6 +25,7 @@ class LayerPalette;
 class MetricsPanel;
 class ModelTableModel;
 class ProblemsPanel;
+class MessageBar;
 class PlanRunner;
 class ProjectDocument;
 class RunPanel;
@@ -88,6 +89,8 @@ class MainWindow : public QMainWindow {
     bool exportTo(ExportView view, ExportFormat format, const QString& path, QString* error);
 
     [[nodiscard]] QString lastRefusal() const { return last_refusal_; }
+    // The strip above the views where refusals and failures are shown whole.
+    [[nodiscard]] MessageBar* messageBar() const { return message_bar_; }
     [[nodiscard]] ProjectDocument* document() const { return document_; }
     [[nodiscard]] SimulationRunner* runner() const { return runner_; }
     [[nodiscard]] PlanRunner* planRunner() const { return planner_; }
@@ -175,6 +178,7 @@ class MainWindow : public QMainWindow {
     QDockWidget* problems_dock_ = nullptr;
     QTabWidget* tabs_ = nullptr;
     QLabel* summary_ = nullptr;
+    MessageBar* message_bar_ = nullptr;
     QLabel* legend_ = nullptr;
     QMenu* recent_menu_ = nullptr;
     QAction* dark_action_ = nullptr;

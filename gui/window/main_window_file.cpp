@@ -33,6 +33,7 @@
 #include "window/help_window.h"
 #include "window/image_export.h"
 #include "window/main_window.h"
+#include "window/message_bar.h"
 
 namespace pipewright::gui {
 
@@ -168,11 +169,11 @@ void MainWindow::buildActions() {
     }
 
     QMenu* simulate = menuBar()->addMenu(tr("&Simulate"));
-    simulate->addAction(tr("&Compare Schedules"), QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_C),
-                        this, [this] {
-                            tabs_->setCurrentIndex(2);
-                            comparison_->compare(document_->project(), baseDir());
-                        });
+    simulate->addAction(
+        tr("&Compare Schedules"), QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_C), this, [this] {
+            tabs_->setCurrentIndex(2);
+            comparison_->compare(document_->project(), baseDir(), runner_->profile());
+        });
     plan_action_ =
         simulate->addAction(tr("&Auto-plan"), QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_P), this,
                             [this] { autoPlan(); });
@@ -234,7 +235,10 @@ bool MainWindow::openFile(const QString& path) {
     QString error;
     if (!(example || read_only ? document_->openCopy(path, &error)
                                : document_->open(path, &error))) {
-        statusBar()->showMessage(tr("Cannot open %1: %2").arg(path, error), 10000);
+        message_bar_->showMessage(tr("Cannot open %1:\n%2").arg(path, error),
+                                  MessageBar::Kind::problem);
+        statusBar()->showMessage(tr("Cannot open %1 (see above)").arg(QFileInfo(path).fileName()),
+                                 10000);
         return false;
     }
     if (!example) {
@@ -255,7 +259,9 @@ bool MainWindow::openFile(const QString& path) {
 bool MainWindow::saveTo(const QString& path) {
     QString error;
     if (!document_->saveAs(path, &error)) {
-        statusBar()->showMessage(tr("Cannot save: %1").arg(error), 10000);
+        message_bar_->showMessage(tr("Cannot save %1:\n%2").arg(path, error),
+                                  MessageBar::Kind::problem);
+        statusBar()->showMessage(tr("Not saved (see above)"), 10000);
         return false;
     }
     addRecent(document_->filePath());
@@ -297,7 +303,7 @@ void MainWindow::openDialog() {
     const QString path = QFileDialog::getOpenFileName(
         this, tr("Open project"), baseDir(), tr("Pipewright projects (*.json);;All files (*)"));
     if (!path.isEmpty() && !openFile(path)) {
-        QMessageBox::warning(this, tr("Cannot open"), statusBar()->currentMessage());
+        QMessageBox::warning(this, tr("Cannot open"), message_bar_->text());
     }
 }
 

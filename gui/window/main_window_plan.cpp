@@ -8,6 +8,7 @@
 
 #include "document/project_document.h"
 #include "studio_core/plan_runner.h"
+#include "studio_core/simulation_runner.h"
 #include "window/main_window.h"
 
 namespace pipewright::gui {
@@ -71,7 +72,7 @@ bool MainWindow::autoPlan() {
     if (planner_->isRunning()) {
         return false;
     }
-    planner_->start(document_->project(), baseDir());
+    planner_->start(document_->project(), baseDir(), runner_->profile());
     return true;
 }
 

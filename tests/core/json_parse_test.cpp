@@ -105,5 +105,23 @@ TEST(JsonParse, SyntaxErrorsStillNameLineAndColumn) {
     EXPECT_TRUE(contains(parsed.problems.items()[0].message, "line 3")) << parsed.problems.format();
 }
 
+TEST(JsonParse, SyntaxErrorsSayWhatWasExpectedWithoutTheParsersDecorations) {
+    const ParsedJson parsed = parse_json("{\n  \"layers\": [ }\n}");
+    ASSERT_EQ(parsed.problems.size(), 1U);
+    EXPECT_EQ(parsed.problems.items()[0].message,
+              "not valid JSON at line 2, column 15: unexpected '}'; expected '[', '{', or a "
+              "literal");
+    // A line break inside a string: said in words, not as "<U+000A>" text.
+    const ParsedJson broken = parse_json("{\"name\": \"two\nlines\"}");
+    ASSERT_EQ(broken.problems.size(), 1U);
+    const std::string& message = broken.problems.items()[0].message;
+    EXPECT_EQ(message.find("<U+"), std::string::npos) << message;
+    EXPECT_EQ(message.find("json.exception"), std::string::npos) << message;
+    EXPECT_TRUE(contains(message,
+                         "not valid JSON at line 1, column 14: invalid string: control "
+                         "character U+000A (LF) must be escaped"))
+        << message;
+}
+
 }  // namespace
 }  // namespace pipewright

@@ -52,6 +52,21 @@ TEST(ProjectEdit, GpipeRunsAnyPlacement) {
     EXPECT_TRUE(place_layers(p, middle, middle, kGpu1).project);
 }
 
+TEST(ProjectEdit, ADeviceGivenTwoStagesApartIsAllowedWhereTheScheduleRunsThemAndSaidSo) {
+    const Project p = resnet();  // gpipe: gpu0 holds conv1 … layer2.3, gpu1 the rest
+    const auto moved = place_layers(p, 0, 0, kGpu1);
+    ASSERT_TRUE(moved.project) << moved.refusal;
+    ASSERT_EQ(moved.project->placement.size(), 3U);
+    EXPECT_EQ(moved.project->placement[0].device, kGpu1);  // conv1 alone: stage 0
+    EXPECT_EQ(moved.note, std::string(kGpu1) +
+                              " now holds stages 0 and 2, which the gpipe schedule runs in turn; "
+                              "the pipeline (and the timeline) starts at " +
+                              kGpu1 + ".");
+    // A move along a stage boundary says nothing.
+    const int last_of_gpu0 = p.model.layer_index("layer2.3");
+    EXPECT_TRUE(place_layers(p, last_of_gpu0, last_of_gpu0, kGpu1).note.empty());
+}
+
 TEST(ProjectEdit, UnknownDeviceIsRefused) {
     auto result = place_layers(resnet(), 0, 0, "node9/c0/gpu0");
     EXPECT_FALSE(result.project);

@@ -59,7 +59,9 @@ class WindowLayoutTest : public ::testing::Test {
         for (QToolBar* bar : window.findChildren<QToolBar*>()) {
             for (auto* ext :
                  bar->findChildren<QToolButton*>(QStringLiteral("qt_toolbar_ext_button"))) {
-                EXPECT_FALSE(ext->isVisible()) << bar->objectName().toStdString();
+                EXPECT_FALSE(ext->isVisible())
+                    << bar->objectName().toStdString() << ": " << bar->width() << " px for "
+                    << bar->sizeHint().width();
             }
             EXPECT_LE(bar->geometry().right(), window.width()) << bar->objectName().toStdString();
         }
