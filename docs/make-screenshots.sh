@@ -43,12 +43,15 @@ images=docs/images
 mkdir -p "$images"
 work="$(mktemp -d "${TMPDIR:-/tmp}/pipewright-shots.XXXXXX")"
 trap 'rm -rf "$work"' EXIT
+# The studio keeps runs and profiles of examples in its data folder: a fresh
+# one, so that the pictures do not depend on what this machine measured before.
+export XDG_DATA_HOME="$work/data"
 
 size=1600x1000
 # Crops of a 1600x1000 window: WIDTHxHEIGHT+LEFT+TOP.
 view_panel=1066x537+190+440   # the Timeline / Metrics / Schedule comparison panel
 design_area=1066x392+190+48   # the model table and the cluster canvas
-canvas_area=412x392+844+48    # the cluster canvas alone
+canvas_area=418x392+838+48    # the cluster canvas alone
 
 made=()
 

@@ -7,11 +7,14 @@
 #include <cstdio>
 
 #include "studio_core/asset_paths.h"
+#include "studio_core/english_plurals.h"
 #include "window/main_window.h"
 #include "window/screenshot.h"
 
 int main(int argc, char* argv[]) {
     QApplication app(argc, argv);
+    pipewright::gui::EnglishPlurals plurals;
+    QCoreApplication::installTranslator(&plurals);
     QApplication::setOrganizationName(QStringLiteral("Pipewright"));
     QApplication::setApplicationName(QStringLiteral("Pipewright Studio"));
     QApplication::setApplicationVersion(QStringLiteral(PIPEWRIGHT_VERSION));

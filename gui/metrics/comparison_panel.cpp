@@ -222,7 +222,7 @@ void ComparisonPanel::showRows() {
                      : over_count == 0
                          ? tr("%n configuration(s) simulated.", nullptr, count)
                          : tr("%n configuration(s) simulated; ", nullptr, count) +
-                               tr("%n do(es) not fit in memory (hatched).", nullptr, over_count));
+                               tr("not fitting in memory (hatched): %n.", nullptr, over_count));
     QStringList notes;
     if (!over_notes.isEmpty()) {
         notes << QStringLiteral("<span style='color:%1'>%2</span> %3")

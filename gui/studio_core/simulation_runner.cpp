@@ -91,7 +91,7 @@ void SimulationRunner::publish(SimulationResult result) {
         message = tr("Simulation failed: %1").arg(QString::fromStdString(latest_->error));
     } else {
         const auto n = latest_->diagnostics.size();
-        message = tr("%n problem(s) stop the simulation", nullptr, static_cast<int>(n));
+        message = tr("The simulation stopped on %n problem(s)", nullptr, static_cast<int>(n));
         if (n > 0) {
             const auto& first = latest_->diagnostics.items().front();
             message +=

@@ -37,8 +37,8 @@ TEST(MemoryFit, TheWorstDeviceIsTheOneFurthestOverItsCapacity) {
     EXPECT_EQ(over->device, "c");
     EXPECT_EQ(over->devices_over, 3);
     EXPECT_EQ(overflow_text(*over),
-              "does not fit: needs 30.0 GiB of 16.0 GiB on c (and 2 more device(s))");
-    EXPECT_EQ(overflow_needs(*over), "needs 30.0 GiB of 16.0 GiB on c (and 2 more device(s))");
+              "does not fit: needs 30.0 GiB of 16.0 GiB on c (and 2 more devices)");
+    EXPECT_EQ(overflow_needs(*over), "needs 30.0 GiB of 16.0 GiB on c (and 2 more devices)");
 }
 
 }  // namespace

@@ -2,12 +2,17 @@
 #include <QCoreApplication>
 #include <QStandardPaths>
 
+#include "studio_core/english_plurals.h"
+
 // The studio's logic library needs an event loop (signals, the thread pool's
 // results, child processes) but no widgets, so no display either.
 int main(int argc, char** argv) {
     // Run folders go to a throwaway place, not the user's.
     QStandardPaths::setTestModeEnabled(true);
     QCoreApplication app(argc, argv);
+    // Plural endings as an English translation would choose them.
+    pipewright::gui::EnglishPlurals plurals;
+    QCoreApplication::installTranslator(&plurals);
     QCoreApplication::setOrganizationName(QStringLiteral("PipewrightTests"));
     QCoreApplication::setApplicationName(QStringLiteral("studio_core_tests"));
     ::testing::InitGoogleTest(&argc, argv);

@@ -2,6 +2,8 @@
 #include <QApplication>
 #include <QStandardPaths>
 
+#include "studio_core/english_plurals.h"
+
 int main(int argc, char** argv) {
     // Test discovery runs the program outside ctest's environment too.
     if (qEnvironmentVariableIsEmpty("QT_QPA_PLATFORM")) {
@@ -10,6 +12,9 @@ int main(int argc, char** argv) {
     // Recent files and the theme go to a throwaway place, not the user's.
     QStandardPaths::setTestModeEnabled(true);
     QApplication app(argc, argv);
+    // Plural endings as an English translation would choose them.
+    pipewright::gui::EnglishPlurals plurals;
+    QCoreApplication::installTranslator(&plurals);
     QApplication::setOrganizationName(QStringLiteral("PipewrightTests"));
     QApplication::setApplicationName(QStringLiteral("gui_tests"));
     ::testing::InitGoogleTest(&argc, argv);
