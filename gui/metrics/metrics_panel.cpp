@@ -6,6 +6,7 @@
 #include "qcustomplot.h"
 #include "studio_core/chart_scale.h"
 #include "studio_core/format.h"
+#include "studio_core/metrics_rows.h"
 #include "style/colors.h"
 #include "style/plot_style.h"
 
@@ -67,13 +68,12 @@ MetricsPanel::MetricsPanel(QWidget* parent) : QWidget(parent) {
     // The legend gets a column of its own beside the curves: inside the
     // axis rectangle it hid the peaks it names.
     curve_->axisRect()->insetLayout()->take(curve_->legend);
-    auto* side = new QCPLayoutGrid;
-    curve_->plotLayout()->addElement(1, 1, side);
-    curve_->plotLayout()->setColumnStretchFactor(1, 0.001);
-    side->addElement(0, 0, curve_->legend);
-    side->addElement(1, 0, new QCPLayoutElement(curve_));  // keeps the legend at the top
-    side->setRowStretchFactor(0, 0.001);
-    curve_->legend->setVisible(true);
+    legend_column_ = new QCPLayoutGrid;
+    legend_column_->addElement(0, 0, curve_->legend);
+    // keeps the legend at the top
+    legend_column_->addElement(1, 0, new QCPLayoutElement(curve_));
+    legend_column_->setRowStretchFactor(0, 0.001);
+    showLegend(true);
     grid->addWidget(utilisation_, 1, 0, 1, 2);
     grid->addWidget(peak_, 1, 2, 1, 2);
     grid->addWidget(curve_, 2, 0, 1, 4);
@@ -81,6 +81,11 @@ MetricsPanel::MetricsPanel(QWidget* parent) : QWidget(parent) {
     grid->setRowStretch(2, 1);
     restyle();
     clear({});
+}
+
+MetricsPanel::~MetricsPanel() {
+    // Back in the plot's layout, which deletes it with the plot.
+    showLegend(true);
 }
 
 void MetricsPanel::changeEvent(QEvent* event) {
@@ -107,45 +112,74 @@ void MetricsPanel::clear(const QString& message) {
     throughput_->setText(figure(tr("Throughput"), dash));
     bubble_->setText(figure(tr("Bubble"), dash));
     memory_->setText(figure(tr("Memory"), message.isEmpty() ? dash : message.toHtmlEscaped()));
+    devices_.clear();
+    drawn_rows_ = -1;
     for (QCustomPlot* plot : {utilisation_, peak_, curve_}) {
         plot->clearPlottables();
         plot->replot();
     }
 }
 
-void MetricsPanel::setReport(const SimulationReport& r) {
-    iteration_->setText(figure(tr("Iteration"), format_duration(r.iteration_time_s)));
-    throughput_->setText(
-        figure(tr("Throughput"), format_rate(r.throughput_samples_per_s) + tr(" samples/s")));
-    bubble_->setText(figure(tr("Bubble"), format_percent(r.bubble_fraction)));
-    int over = 0;
-    for (const auto& d : r.devices) {
-        over += d.fits ? 0 : 1;
+void MetricsPanel::showLegend(bool show) {
+    QCPLayoutGrid* layout = curve_->plotLayout();
+    const bool in = layout->hasElement(1, 1) && layout->element(1, 1) == legend_column_;
+    curve_->legend->setVisible(show);
+    if (show && !in) {
+        layout->addElement(1, 1, legend_column_);
+        layout->setColumnStretchFactor(1, 0.001);
+    } else if (!show && in) {
+        // Out of the layout, so that the curves and the title take its width.
+        layout->take(legend_column_);
+        layout->simplify();
     }
-    memory_->setText(figure(tr("Memory"),
-                            over == 0 ? tr("every device fits")
-                                      : QStringLiteral("<span style='color:%1'>%2</span>")
-                                            .arg(warning_color().name(),
-                                                 tr("%n device(s) over capacity", nullptr, over))));
+}
 
-    const QStringList labels = device_labels(r);
-    // One unit for both memory charts, from the largest figure they show.
-    double largest_bytes = 0;
-    for (const auto& d : r.devices) {
-        largest_bytes = std::max({largest_bytes, static_cast<double>(d.peak_memory_bytes),
-                                  static_cast<double>(d.memory_capacity_bytes)});
+int MetricsPanel::barRows() const {
+    // A line of text per bar, less the title and the axis below.
+    const int line = utilisation_->fontMetrics().height() + 2;
+    const int height = utilisation_->height() > 0 ? utilisation_->height() : 300;
+    return std::max(4, (height - 5 * line) / line);
+}
+
+void MetricsPanel::resizeEvent(QResizeEvent* event) {
+    QWidget::resizeEvent(event);
+    if (!devices_.empty() && barRows() != drawn_rows_) {
+        drawDeviceBars();
     }
+}
+
+void MetricsPanel::drawDeviceBars() {
+    drawn_rows_ = barRows();
+    const std::vector<MetricsRow> rows = metrics_rows(devices_, drawn_rows_);
+    const bool groups = rows_are_groups(rows);
+    QStringList labels;
+    double largest_bytes = 0;
+    for (const MetricsRow& row : rows) {
+        labels << row.label;
+        largest_bytes = std::max({largest_bytes, static_cast<double>(row.peak_bytes),
+                                  static_cast<double>(row.capacity_bytes)});
+    }
+    // One unit for both memory charts, from the largest figure they show.
     const ChartUnit bytes = bytes_unit(largest_bytes);
     std::vector<double> busy;
     std::vector<double> idle;
     std::vector<double> peak;
     std::vector<double> capacity;
-    for (const auto& d : r.devices) {
-        busy.push_back(100 * (1 - d.bubble_fraction));
-        idle.push_back(100 * d.bubble_fraction);
-        peak.push_back(bytes.of(static_cast<double>(d.peak_memory_bytes)));
-        capacity.push_back(bytes.of(static_cast<double>(d.memory_capacity_bytes)));
+    for (const MetricsRow& row : rows) {
+        busy.push_back(100 * row.busy_fraction);
+        idle.push_back(100 * (1 - row.busy_fraction));
+        peak.push_back(bytes.of(static_cast<double>(row.peak_bytes)));
+        capacity.push_back(bytes.of(static_cast<double>(row.capacity_bytes)));
     }
+    auto retitle = [](QCustomPlot* plot, const QString& title) {
+        if (auto* text = qobject_cast<QCPTextElement*>(plot->plotLayout()->element(0, 0))) {
+            text->setText(title);
+        }
+    };
+    retitle(utilisation_, groups ? tr("Utilisation and bubble per node (mean of its devices)")
+                                 : tr("Utilisation and bubble per device"));
+    retitle(peak_, groups ? tr("Peak memory vs capacity per node (its fullest device)")
+                          : tr("Peak memory vs capacity"));
 
     utilisation_->clearPlottables();
     auto* busy_bars = add_horizontal_bars(utilisation_, busy, block_color(BlockKind::forward));
@@ -165,10 +199,10 @@ void MetricsPanel::setReport(const SimulationReport& r) {
     cap_bars->setPen(QPen(QColor(0x88, 0x88, 0x88), 1, Qt::DashLine));
     auto* peak_bars = add_horizontal_bars(peak_, peak, block_color(BlockKind::backward_weight));
     peak_bars->setWidth(0.4);
-    for (std::size_t i = 0; i < r.devices.size(); ++i) {
-        if (!r.devices[i].fits) {
-            // One bar per device over capacity, drawn red on top.
-            std::vector<double> only(r.devices.size(), 0);
+    for (std::size_t i = 0; i < rows.size(); ++i) {
+        if (!rows[i].fits()) {
+            // One bar per row over capacity, drawn red on top.
+            std::vector<double> only(rows.size(), 0);
             only[i] = peak[i];
             add_horizontal_bars(peak_, only, warning_color())->setWidth(0.4);
         }
@@ -182,6 +216,32 @@ void MetricsPanel::setReport(const SimulationReport& r) {
     peak_->xAxis->setRange(0, top * 1.05 + 1e-9);
     peak_->xAxis->setLabel(tr("%1 · dashed = capacity").arg(bytes.symbol));
     peak_->replot();
+}
+
+void MetricsPanel::setReport(const SimulationReport& r) {
+    iteration_->setText(figure(tr("Iteration"), format_duration(r.iteration_time_s)));
+    throughput_->setText(
+        figure(tr("Throughput"), format_rate(r.throughput_samples_per_s) + tr(" samples/s")));
+    bubble_->setText(figure(tr("Bubble"), format_percent(r.bubble_fraction)));
+    int over = 0;
+    for (const auto& d : r.devices) {
+        over += d.fits ? 0 : 1;
+    }
+    memory_->setText(figure(tr("Memory"),
+                            over == 0 ? tr("every device fits")
+                                      : QStringLiteral("<span style='color:%1'>%2</span>")
+                                            .arg(warning_color().name(),
+                                                 tr("%n device(s) over capacity", nullptr, over))));
+
+    const QStringList labels = device_labels(r);
+    devices_ = r.devices;
+    drawDeviceBars();
+    double largest_bytes = 0;
+    for (const auto& d : r.devices) {
+        largest_bytes = std::max({largest_bytes, static_cast<double>(d.peak_memory_bytes),
+                                  static_cast<double>(d.memory_capacity_bytes)});
+    }
+    const ChartUnit bytes = bytes_unit(largest_bytes);
 
     curve_->clearPlottables();
     const double span = r.timeline.makespan_s();
@@ -212,7 +272,7 @@ void MetricsPanel::setReport(const SimulationReport& r) {
     }
     // Beyond a dozen lanes the colours repeat and a legend names nothing.
     constexpr std::size_t kMaxLegendEntries = 12;
-    curve_->legend->setVisible(r.timeline.memory.size() <= kMaxLegendEntries);
+    showLegend(r.timeline.memory.size() <= kMaxLegendEntries);
     curve_->xAxis->setRange(0, time.of(span));
     curve_->xAxis->setLabel(tr("time (%1)").arg(time.symbol));
     curve_->yAxis->setRange(0, curve_top * 1.1 + 1e-9);

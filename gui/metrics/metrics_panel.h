@@ -1,9 +1,11 @@
 #pragma once
 
 #include <QWidget>
+#include <vector>
 
 #include "pipewright/sim/simulation.h"
 
+class QCPLayoutGrid;
 class QCustomPlot;
 class QLabel;
 
@@ -16,17 +18,26 @@ class MetricsPanel : public QWidget {
 
   public:
     explicit MetricsPanel(QWidget* parent = nullptr);
+    ~MetricsPanel() override;
 
     void setReport(const SimulationReport& report);
     void clear(const QString& message);
     [[nodiscard]] QCustomPlot* memoryPlot() const { return curve_; }
+    [[nodiscard]] QCustomPlot* utilisationPlot() const { return utilisation_; }
+    [[nodiscard]] QCustomPlot* peakPlot() const { return peak_; }
     [[nodiscard]] QString headline() const;
 
   protected:
     void changeEvent(QEvent* event) override;
+    void resizeEvent(QResizeEvent* event) override;
 
   private:
     void restyle();
+    // The per-device bars: a bar per device while each gets a line for its
+    // name, else a bar per node (or run of nodes).
+    void drawDeviceBars();
+    [[nodiscard]] int barRows() const;
+    void showLegend(bool show);
 
     QLabel* iteration_ = nullptr;
     QLabel* throughput_ = nullptr;
@@ -35,6 +46,9 @@ class MetricsPanel : public QWidget {
     QCustomPlot* utilisation_ = nullptr;
     QCustomPlot* peak_ = nullptr;
     QCustomPlot* curve_ = nullptr;
+    QCPLayoutGrid* legend_column_ = nullptr;  // owned by curve_'s layout, or by this when out
+    std::vector<DeviceMetrics> devices_;
+    int drawn_rows_ = -1;  // bars drawn for devices_ (-1: none)
 };
 
 }  // namespace pipewright::gui
