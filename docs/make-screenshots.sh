@@ -104,9 +104,11 @@ full studio-dark --dark "$ex/transformer-interleaved-4gpu.json"
 if "$studio" --help 2>/dev/null | grep -q -- '--run'; then
   full studio-run --tab run --run "$ex/mlp-cpu.json"
   full studio-run-timeline --run "$ex/mlp-cpu.json"
+  # The same after Profile this machine: the simulation on measured costs.
+  full studio-run-profiled --tab run --profile --run "$ex/mlp-cpu.json"
 else
   echo "make-screenshots: this studio has no --run; studio-run*.png left as they are" >&2
-  made+=(studio-run.png studio-run-timeline.png)
+  made+=(studio-run.png studio-run-timeline.png studio-run-profiled.png)
 fi
 
 # Concepts (docs/concepts.md).

@@ -41,7 +41,11 @@ int main(int argc, char* argv[]) {
     QCommandLineOption run(QStringLiteral("run"),
                            QStringLiteral("With --screenshot: make a short real run first "
                                           "(pipewright run), to show its measured timeline."));
-    parser.addOptions({screenshot, size, tab, dark, run});
+    QCommandLineOption profile(
+        QStringLiteral("profile"),
+        QStringLiteral("With --screenshot: profile this machine first (pipewright profile), so "
+                       "that the simulation uses the measured costs."));
+    parser.addOptions({screenshot, size, tab, dark, run, profile});
     parser.addPositionalArgument(QStringLiteral("PROJECT"),
                                  QStringLiteral("Project file to open (default: an example)."));
     parser.process(app);
@@ -58,6 +62,7 @@ int main(int argc, char* argv[]) {
         request.view = parser.value(tab);
         request.dark = parser.isSet(dark);
         request.run = parser.isSet(run);
+        request.profile = parser.isSet(profile);
         QString error;
         if (!pipewright::gui::parse_size(parser.value(size), &request.size, &error) ||
             !pipewright::gui::take_screenshot(request, &error)) {

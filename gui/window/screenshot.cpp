@@ -9,7 +9,9 @@
 
 #include "document/project_document.h"
 #include "metrics/comparison_panel.h"
+#include "run/costs_bar.h"
 #include "run/run_panel.h"
+#include "studio_core/simulation_runner.h"
 #include "window/main_window.h"
 
 namespace pipewright::gui {
@@ -44,6 +46,30 @@ bool take_screenshot(const ScreenshotRequest& request, QString* error) {
                     : request.view == QLatin1String("run")        ? 3
                                                                   : 0;
     window.show();
+    if (request.profile) {
+        CostsBar* costs = window.runPanel()->costsBar();
+        QEventLoop loop;
+        QString failure;
+        QObject::connect(costs, &CostsBar::profileSucceeded, &loop, &QEventLoop::quit);
+        QObject::connect(costs, &CostsBar::profileFailed, &loop, [&](const QString& message) {
+            failure = message;
+            loop.quit();
+        });
+        if (!window.startProfile()) {
+            *error = QStringLiteral("cannot profile: %1").arg(window.runPanel()->errorText());
+            return false;
+        }
+        QTimer::singleShot(10 * 60 * 1000, &loop, [&] {
+            failure = QStringLiteral("the profile took more than ten minutes");
+            costs->cancelProfile();
+            loop.quit();
+        });
+        loop.exec();
+        if (!failure.isEmpty()) {
+            *error = QStringLiteral("the profile failed: %1").arg(failure);
+            return false;
+        }
+    }
     if (request.run) {
         RunPanel* panel = window.runPanel();
         panel->setDefaultSteps(ScreenshotRequest::kRunSteps);
@@ -76,7 +102,7 @@ bool take_screenshot(const ScreenshotRequest& request, QString* error) {
         QObject::connect(window.comparisonPanel(), &ComparisonPanel::compared, &loop,
                          &QEventLoop::quit);
         window.comparisonPanel()->compare(window.document()->project(),
-                                          window.document()->baseDir());
+                                          window.document()->baseDir(), window.runner()->profile());
         loop.exec();
     }
     // Let layouts settle and the plots repaint at their final sizes.

@@ -14,6 +14,9 @@ struct ScreenshotRequest {
     // Make a short real run (pipewright run, kRunSteps steps) first, so the
     // picture shows its measured timeline and the Run panel's table.
     bool run = false;
+    // Profile this machine first (pipewright profile), so that the
+    // simulation uses the measured costs.
+    bool profile = false;
     static constexpr int kRunSteps = 5;
 };
 

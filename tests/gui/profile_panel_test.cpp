@@ -7,6 +7,7 @@
 #include <QDir>
 #include <QElapsedTimer>
 #include <QFile>
+#include <QImage>
 #include <QProgressBar>
 #include <QPushButton>
 #include <QSignalSpy>
@@ -22,6 +23,7 @@
 #include "studio_core/simulation_runner.h"
 #include "timeline/timeline_plot.h"
 #include "window/main_window.h"
+#include "window/screenshot.h"
 
 namespace pipewright::gui {
 namespace {
@@ -192,6 +194,22 @@ TEST_F(ProfilePanelTest, AProjectsProfileIsUsedWhenItOpensAndFollowsItOnSaveAs) 
     EXPECT_FALSE(bar->useMeasured());
     simulated_iteration();
     EXPECT_EQ(window.runner()->latest()->profile, nullptr);
+}
+
+TEST_F(ProfilePanelTest, AScreenshotCanProfileFirst) {
+    if (!PIPEWRIGHT_TEST_HAVE_BACKEND) {
+        GTEST_SKIP() << "the LibTorch backend is not built, so pipewright profile cannot measure";
+    }
+    qputenv("PIPEWRIGHT_CLI", cli_path().toUtf8());
+    ScreenshotRequest request;
+    request.project = project_path;
+    request.output = QDir(dir.path()).filePath("profiled.png");
+    request.view = QStringLiteral("run");
+    request.profile = true;
+    QString error;
+    ASSERT_TRUE(take_screenshot(request, &error)) << error.toStdString();
+    EXPECT_FALSE(QImage(request.output).isNull());
+    EXPECT_TRUE(QFile::exists(profile_file()));
 }
 
 TEST_F(ProfilePanelTest, TheTimeAxisFitsTheSimulatedOrTheMeasuredIterationAlone) {
