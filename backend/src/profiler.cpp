@@ -6,6 +6,9 @@
 
 #include <algorithm>
 #include <array>
+#include <fstream>
+#include <iomanip>
+#include <optional>
 #include <thread>
 
 #include <torch/torch.h>
@@ -62,6 +65,16 @@ std::vector<std::int64_t> boundary_ladder(const AnalyzedProject& p) {
     return sizes;
 }
 
+// The one-minute load average, when the system says it.
+std::optional<double> load_average() {
+    std::ifstream file("/proc/loadavg");
+    double one_minute = 0;
+    if (file >> one_minute) {
+        return one_minute;
+    }
+    return std::nullopt;
+}
+
 }  // namespace
 
 ProfileOutcome profile_project(const ProfileOptions& o, std::ostream& err) {
@@ -104,6 +117,14 @@ ProfileOutcome profile_project(const ProfileOptions& o, std::ostream& err) {
     profile.machine.repeats = o.repeats;
     profile.machine.torch_version = TORCH_VERSION;
 
+    // Other work on the cores stretches every timing, and the transfer's
+    // ping-pong most (each hop waits for a core): say so before measuring.
+    if (const auto load = load_average(); load && *load >= 0.5 * static_cast<double>(cores)) {
+        err << "pipewright: warning: this machine is busy (load average " << std::fixed
+            << std::setprecision(1) << *load << std::defaultfloat << " on " << cores
+            << " cores): the timings will come out high, the transfer's most; profile when it "
+               "is quiet\n";
+    }
     err << "pipewright: profiling " << project->project.model.name << ": " << project->layers.size()
         << " layers at micro-batch size " << project->microbatch_size << " on "
         << profile.device_name << ", " << o.repeats << " repeats after " << o.warmup << " warm-up\n"

@@ -240,6 +240,11 @@ void RunPanel::connectProfile() {
         progress_->setFormat(tr("profiled"));
         setStatus(tr("Profiled: the simulation now uses the costs measured here"));
         log(tr("Wrote %1").arg(path));
+        // A warning (a busy machine) says how far to trust the figures.
+        const QStringList warnings = costs_->process()->warnings();
+        if (!warnings.isEmpty()) {
+            showError(tr("Profiled, but: %1").arg(warnings.join(QLatin1Char(' '))));
+        }
     });
     connect(costs_, &CostsBar::profileFailed, this, [this](const QString& message) {
         resetProgress();

@@ -51,6 +51,16 @@ ProfileProcess::~ProfileProcess() {
     }
 }
 
+QStringList ProfileProcess::warnings() const {
+    QStringList out;
+    for (const QString& line : lines_.messages()) {
+        if (line.startsWith(QStringLiteral("pipewright: warning: "))) {
+            out << line.mid(21);
+        }
+    }
+    return out;
+}
+
 QStringList ProfileProcess::arguments(const ProfileRequest& request) {
     QStringList args{QStringLiteral("profile"), request.project_file, QStringLiteral("--out"),
                      request.out_file};
@@ -134,7 +144,8 @@ void ProfileProcess::onFinished(int exitCode, QProcess::ExitStatus status) {
     qsizetype reason = -1;
     for (qsizetype i = 0; i < lines.size(); ++i) {
         if (lines[i].startsWith(QStringLiteral("pipewright:")) &&
-            !lines[i].startsWith(QStringLiteral("pipewright: profiling "))) {
+            !lines[i].startsWith(QStringLiteral("pipewright: profiling ")) &&
+            !lines[i].startsWith(QStringLiteral("pipewright: warning: "))) {
             reason = i;
         }
     }

@@ -56,6 +56,9 @@ class ProfileProcess : public QObject {
     [[nodiscard]] bool isRunning() const;
     [[nodiscard]] const ProfileRequest& request() const { return request_; }
     [[nodiscard]] const ProfileProgress& lastProgress() const { return progress_; }
+    // What the profiler warned of ("this machine is busy ..."), without the
+    // "pipewright: warning: " in front.
+    [[nodiscard]] QStringList warnings() const;
 
   signals:
     void progress(const pipewright::gui::ProfileProgress& progress);

@@ -84,6 +84,7 @@ TEST(ProfileProcess, AFailureGivesTheProfilersReasonWithTheProblemsUnderIt) {
     const QString script = QDir(dir.path()).filePath(QStringLiteral("fake-pipewright"));
     write(script,
           "#!/bin/sh\n"
+          "echo 'pipewright: warning: this machine is busy (load average 2.0 on 2 cores)' >&2\n"
           "echo 'pipewright: profiling mlp: 7 layers at micro-batch size 16' >&2\n"
           "echo '  round 1/3 (warm-up) over the layers' >&2\n"
           "echo 'pipewright: profile: layer fc2 cannot be built' >&2\n"
@@ -103,6 +104,8 @@ TEST(ProfileProcess, AFailureGivesTheProfilersReasonWithTheProblemsUnderIt) {
               QStringLiteral("profile: layer fc2 cannot be built\n  its weight is too large"));
     ASSERT_EQ(progress.size(), 1);
     EXPECT_EQ(process.lastProgress(), (ProfileProgress{1, 3, false}));
+    EXPECT_EQ(process.warnings(),
+              QStringList{QStringLiteral("this machine is busy (load average 2.0 on 2 cores)")});
     EXPECT_FALSE(QFile::exists(request.out_file));
 }
 
