@@ -82,10 +82,11 @@ std::string device_name(const torch::Device& device) {
 
 #ifdef PIPEWRIGHT_WITH_CUDA
 namespace {
-const c10::cuda::CUDACachingAllocator::Stat& allocated_stat(
-    const c10::cuda::CUDACachingAllocator::DeviceStats& stats) {
-    return stats.allocated_bytes[static_cast<std::size_t>(
-        c10::cuda::CUDACachingAllocator::StatType::AGGREGATE)];
+// Stat and StatType moved out of c10::cuda::CUDACachingAllocator during 2.x
+// (to c10::CachingAllocator by 2.15); DeviceStats is there in 1.13 and 2.x
+// alike, so only it is named. Index 0 is StatType::AGGREGATE in both.
+const auto& allocated_stat(const c10::cuda::CUDACachingAllocator::DeviceStats& stats) {
+    return stats.allocated_bytes[0];
 }
 }  // namespace
 #endif
