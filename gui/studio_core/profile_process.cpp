@@ -1,8 +1,5 @@
 #include "studio_core/profile_process.h"
 
-#include <signal.h>
-#include <unistd.h>
-
 #include <QRegularExpression>
 
 namespace pipewright::gui {
@@ -26,29 +23,15 @@ std::optional<ProfileProgress> parse_profile_progress(const QString& line) {
     return std::nullopt;
 }
 
-ProfileProcess::ProfileProcess(QObject* parent) : QObject(parent), process_(new QProcess(this)) {
-    kill_timer_.setInterval(3000);
-    kill_timer_.setSingleShot(true);
-    connect(&kill_timer_, &QTimer::timeout, this, &ProfileProcess::killGroup);
-    process_->setChildProcessModifier([] { ::setpgid(0, 0); });
+ProfileProcess::ProfileProcess(QObject* parent)
+    : QObject(parent), child_(new ChildProcessGroup(this)) {
+    // The profiler has no ranks to stop: a short grace is enough.
+    child_->setCancelGraceMs(3000);
     // The table it prints on success repeats what the file holds.
-    process_->setStandardOutputFile(QProcess::nullDevice());
-    connect(process_, &QProcess::started, this, [this] { pid_ = process_->processId(); });
-    connect(process_, &QProcess::readyReadStandardError, this, &ProfileProcess::readStderr);
-    connect(process_, &QProcess::finished, this, &ProfileProcess::onFinished);
-    connect(process_, &QProcess::errorOccurred, this, [this](QProcess::ProcessError error) {
-        if (error == QProcess::FailedToStart) {
-            emit failed(tr("cannot start %1: %2").arg(request_.cli, process_->errorString()));
-        }
-    });
-}
-
-ProfileProcess::~ProfileProcess() {
-    if (isRunning()) {
-        process_->disconnect(this);
-        killGroup();
-        process_->waitForFinished(2000);
-    }
+    child_->process()->setStandardOutputFile(QProcess::nullDevice());
+    connect(child_, &ChildProcessGroup::stderrReady, this, &ProfileProcess::readStderr);
+    connect(child_, &ChildProcessGroup::finished, this, &ProfileProcess::onFinished);
+    connect(child_, &ChildProcessGroup::failedToStart, this, &ProfileProcess::failed);
 }
 
 QStringList ProfileProcess::warnings() const {
@@ -83,35 +66,15 @@ bool ProfileProcess::start(const ProfileRequest& request) {
     request_ = request;
     lines_ = RunProgressParser{};
     progress_ = ProfileProgress{};
-    cancelling_ = false;
-    pid_ = 0;
-    process_->setProgram(request.cli);
-    process_->setArguments(arguments(request));
-    process_->start();
-    return true;
-}
-
-bool ProfileProcess::isRunning() const {
-    return process_->state() != QProcess::NotRunning;
+    return child_->start(request.cli, arguments(request));
 }
 
 void ProfileProcess::cancel() {
-    if (!isRunning() || cancelling_) {
-        return;
-    }
-    cancelling_ = true;
-    process_->terminate();
-    kill_timer_.start();
-}
-
-void ProfileProcess::killGroup() {
-    if (pid_ > 0) {
-        ::kill(static_cast<pid_t>(-pid_), SIGKILL);
-    }
+    child_->cancel();
 }
 
 void ProfileProcess::readStderr() {
-    for (const RunOutputLine& line : lines_.feed(process_->readAllStandardError())) {
+    for (const RunOutputLine& line : lines_.feed(child_->process()->readAllStandardError())) {
         if (const auto p = parse_profile_progress(line.text)) {
             // The transfer follows the last round: keep the rounds' count.
             progress_ =
@@ -122,15 +85,12 @@ void ProfileProcess::readStderr() {
     }
 }
 
-void ProfileProcess::onFinished(int exitCode, QProcess::ExitStatus status) {
-    kill_timer_.stop();
+void ProfileProcess::onFinished(int exitCode, QProcess::ExitStatus status, bool wasCancelled) {
     readStderr();
     for (const RunOutputLine& line : lines_.finish()) {
         emit output(line.text);
     }
-    if (cancelling_) {
-        killGroup();
-        cancelling_ = false;
+    if (wasCancelled) {
         emit cancelled();
         return;
     }

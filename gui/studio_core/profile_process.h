@@ -4,9 +4,9 @@
 #include <QProcess>
 #include <QString>
 #include <QStringList>
-#include <QTimer>
 #include <optional>
 
+#include "studio_core/child_process_group.h"
 #include "studio_core/run_progress.h"
 
 namespace pipewright::gui {
@@ -43,8 +43,8 @@ class ProfileProcess : public QObject {
     Q_OBJECT
 
   public:
+    // A profile still going when this is deleted is stopped and waited for.
     explicit ProfileProcess(QObject* parent = nullptr);
-    ~ProfileProcess() override;
 
     [[nodiscard]] static QStringList arguments(const ProfileRequest& request);
 
@@ -53,7 +53,7 @@ class ProfileProcess : public QObject {
     // SIGTERM, then SIGKILL to the group after a grace period.
     void cancel();
 
-    [[nodiscard]] bool isRunning() const;
+    [[nodiscard]] bool isRunning() const { return child_->isRunning(); }
     [[nodiscard]] const ProfileRequest& request() const { return request_; }
     [[nodiscard]] const ProfileProgress& lastProgress() const { return progress_; }
     // What the profiler warned of ("this machine is busy ..."), without the
@@ -71,16 +71,12 @@ class ProfileProcess : public QObject {
 
   private:
     void readStderr();
-    void onFinished(int exitCode, QProcess::ExitStatus status);
-    void killGroup();
+    void onFinished(int exitCode, QProcess::ExitStatus status, bool wasCancelled);
 
-    QProcess* process_ = nullptr;
-    QTimer kill_timer_;
+    ChildProcessGroup* child_;
     ProfileRequest request_;
     RunProgressParser lines_;
     ProfileProgress progress_;
-    qint64 pid_ = 0;
-    bool cancelling_ = false;
 };
 
 }  // namespace pipewright::gui

@@ -1,38 +1,14 @@
 #include "studio_core/run_process.h"
 
-#include <signal.h>
-#include <unistd.h>
-
 namespace pipewright::gui {
 
-RunProcess::RunProcess(QObject* parent) : QObject(parent), process_(new QProcess(this)) {
-    // The launcher gives its ranks two seconds after SIGTERM before it kills
-    // them; this leaves it time to do so and to exit.
-    kill_timer_.setInterval(5000);
-    kill_timer_.setSingleShot(true);
-    connect(&kill_timer_, &QTimer::timeout, this, &RunProcess::killGroup);
-    process_->setChildProcessModifier([] { ::setpgid(0, 0); });
-    connect(process_, &QProcess::started, this, [this] {
-        pid_ = process_->processId();
-        emit started();
-    });
-    connect(process_, &QProcess::readyReadStandardError, this, &RunProcess::readStderr);
-    connect(process_, &QProcess::readyReadStandardOutput, this,
-            [this] { stdout_ += process_->readAllStandardOutput(); });
-    connect(process_, &QProcess::finished, this, &RunProcess::onFinished);
-    connect(process_, &QProcess::errorOccurred, this, &RunProcess::onError);
-}
-
-RunProcess::~RunProcess() {
-    if (isRunning()) {
-        // No signals from here on: whoever listened may be going away too.
-        process_->disconnect(this);
-        process_->terminate();
-        if (!process_->waitForFinished(kill_timer_.interval())) {
-            killGroup();
-            process_->waitForFinished(2000);
-        }
-    }
+RunProcess::RunProcess(QObject* parent) : QObject(parent), child_(new ChildProcessGroup(this)) {
+    connect(child_, &ChildProcessGroup::started, this, &RunProcess::started);
+    connect(child_, &ChildProcessGroup::stderrReady, this, &RunProcess::readStderr);
+    connect(child_, &ChildProcessGroup::stdoutReady, this,
+            [this] { stdout_ += child_->process()->readAllStandardOutput(); });
+    connect(child_, &ChildProcessGroup::finished, this, &RunProcess::onFinished);
+    connect(child_, &ChildProcessGroup::failedToStart, this, &RunProcess::failed);
 }
 
 QStringList RunProcess::arguments(const RunRequest& request) {
@@ -59,43 +35,18 @@ bool RunProcess::start(const RunRequest& request) {
     parser_ = RunProgressParser{};
     stdout_.clear();
     summary_.reset();
-    cancelling_ = false;
-    pid_ = 0;
-    process_->setProgram(request.cli);
-    process_->setArguments(arguments(request));
     // A relative path the run might write lands in its own folder.
-    process_->setWorkingDirectory(request.out_dir);
-    process_->start();
-    return true;
-}
-
-bool RunProcess::isRunning() const {
-    return process_->state() != QProcess::NotRunning;
-}
-
-qint64 RunProcess::processId() const {
-    return pid_;
+    return child_->start(request.cli, arguments(request), request.out_dir);
 }
 
 void RunProcess::cancel() {
-    if (!isRunning() || cancelling_) {
-        return;
-    }
-    cancelling_ = true;
     // SIGTERM is what the launcher handles: it stops every rank (SIGTERM,
     // then SIGKILL) and exits with 130.
-    process_->terminate();
-    kill_timer_.start();
-}
-
-void RunProcess::killGroup() {
-    if (pid_ > 0) {
-        ::kill(static_cast<pid_t>(-pid_), SIGKILL);
-    }
+    child_->cancel();
 }
 
 void RunProcess::readStderr() {
-    publish(parser_.feed(process_->readAllStandardError()));
+    publish(parser_.feed(child_->process()->readAllStandardError()));
 }
 
 void RunProcess::publish(const std::vector<RunOutputLine>& lines) {
@@ -109,15 +60,11 @@ void RunProcess::publish(const std::vector<RunOutputLine>& lines) {
     }
 }
 
-void RunProcess::onFinished(int exitCode, QProcess::ExitStatus status) {
-    kill_timer_.stop();
+void RunProcess::onFinished(int exitCode, QProcess::ExitStatus status, bool wasCancelled) {
     readStderr();
     publish(parser_.finish());
-    stdout_ += process_->readAllStandardOutput();
-    if (cancelling_) {
-        // Whatever is left of the group goes too; a clean exit left nothing.
-        killGroup();
-        cancelling_ = false;
+    stdout_ += child_->process()->readAllStandardOutput();
+    if (wasCancelled) {
         emit cancelled();
         return;
     }
@@ -133,12 +80,6 @@ void RunProcess::onFinished(int exitCode, QProcess::ExitStatus status) {
                       : tr("pipewright run ended with exit code %1").arg(exitCode);
     }
     emit failed(message);
-}
-
-void RunProcess::onError(QProcess::ProcessError error) {
-    if (error == QProcess::FailedToStart) {
-        emit failed(tr("cannot start %1: %2").arg(request_.cli, process_->errorString()));
-    }
 }
 
 }  // namespace pipewright::gui

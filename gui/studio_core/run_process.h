@@ -4,9 +4,9 @@
 #include <QProcess>
 #include <QString>
 #include <QStringList>
-#include <QTimer>
 #include <optional>
 
+#include "studio_core/child_process_group.h"
 #include "studio_core/run_progress.h"
 
 namespace pipewright::gui {
@@ -29,9 +29,8 @@ class RunProcess : public QObject {
     Q_OBJECT
 
   public:
+    // A run still going when this is deleted is cancelled and waited for.
     explicit RunProcess(QObject* parent = nullptr);
-    // A run still going is cancelled and waited for.
-    ~RunProcess() override;
 
     [[nodiscard]] static QStringList arguments(const RunRequest& request);
 
@@ -41,13 +40,13 @@ class RunProcess : public QObject {
     // if it has not ended after the grace period, SIGKILL to the whole group.
     void cancel();
 
-    [[nodiscard]] bool isRunning() const;
-    [[nodiscard]] bool isCancelling() const { return cancelling_; }
-    [[nodiscard]] qint64 processId() const;
+    [[nodiscard]] bool isRunning() const { return child_->isRunning(); }
+    [[nodiscard]] bool isCancelling() const { return child_->isCancelling(); }
+    [[nodiscard]] qint64 processId() const { return child_->processId(); }
     [[nodiscard]] const RunRequest& request() const { return request_; }
     [[nodiscard]] const RunProgressParser& parser() const { return parser_; }
     [[nodiscard]] const std::optional<RunSummary>& summary() const { return summary_; }
-    void setCancelGraceMs(int ms) { kill_timer_.setInterval(ms); }
+    void setCancelGraceMs(int ms) { child_->setCancelGraceMs(ms); }
 
   signals:
     void started();
@@ -66,19 +65,14 @@ class RunProcess : public QObject {
 
   private:
     void readStderr();
-    void onFinished(int exitCode, QProcess::ExitStatus status);
-    void onError(QProcess::ProcessError error);
+    void onFinished(int exitCode, QProcess::ExitStatus status, bool wasCancelled);
     void publish(const std::vector<RunOutputLine>& lines);
-    void killGroup();
 
-    QProcess* process_ = nullptr;
-    QTimer kill_timer_;
+    ChildProcessGroup* child_;
     RunRequest request_;
     RunProgressParser parser_;
     QByteArray stdout_;
     std::optional<RunSummary> summary_;
-    qint64 pid_ = 0;
-    bool cancelling_ = false;
 };
 
 }  // namespace pipewright::gui

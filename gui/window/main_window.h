@@ -133,6 +133,9 @@ class MainWindow : public QMainWindow {
     void selectCanvasBackground();
     void projectFileChanged();
     void updateRunComparison();
+    // Before a run or a profile: none is going and the command line is
+    // found; otherwise false, with the reason in the Run panel.
+    bool readyToLaunch();
     // Reads the project's profile, if any, into the Run panel's costs bar;
     // `preferMeasured` chooses it when there is one.
     void loadMeasuredCosts(bool preferMeasured);

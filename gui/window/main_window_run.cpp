@@ -85,9 +85,9 @@ void MainWindow::applyCosts() {
     }
 }
 
-bool MainWindow::startProfile() {
-    CostsBar* bar = run_panel_->costsBar();
-    if (bar->isProfiling() || run_panel_->isRunning()) {
+bool MainWindow::readyToLaunch() {
+    // One at a time: a profile beside a run would time both wrongly.
+    if (run_panel_->isRunning() || run_panel_->costsBar()->isProfiling()) {
         return false;
     }
     if (!run_panel_->cli().found()) {
@@ -98,6 +98,14 @@ bool MainWindow::startProfile() {
         run_panel_->showError(run_panel_->cli().reason);
         return false;
     }
+    return true;
+}
+
+bool MainWindow::startProfile() {
+    if (!readyToLaunch()) {
+        return false;
+    }
+    CostsBar* bar = run_panel_->costsBar();
     const Project& project = document_->project();
     const QString model = QString::fromStdString(project.model.name);
     const QString dir = runsDir();
@@ -152,15 +160,7 @@ void MainWindow::projectFileChanged() {
 }
 
 bool MainWindow::startRun() {
-    if (run_panel_->isRunning() || run_panel_->costsBar()->isProfiling()) {
-        return false;
-    }
-    if (!run_panel_->cli().found()) {
-        run_panel_->setCli(locate_cli());
-    }
-    tabs_->setCurrentWidget(run_panel_);
-    if (!run_panel_->cli().found()) {
-        run_panel_->showError(run_panel_->cli().reason);
+    if (!readyToLaunch()) {
         return false;
     }
     const Project& project = document_->project();

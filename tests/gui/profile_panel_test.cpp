@@ -17,6 +17,7 @@
 #include "document/project_document.h"
 #include "pipewright/core/profile.h"
 #include "pipewright/core/project_io.h"
+#include "real_cli.h"
 #include "run/costs_bar.h"
 #include "run/run_panel.h"
 #include "studio_core/measured_costs.h"
@@ -28,19 +29,13 @@
 namespace pipewright::gui {
 namespace {
 
-QString cli_path() {
-    const QString chosen = qEnvironmentVariable("PIPEWRIGHT_CLI");
-    return chosen.isEmpty() ? QStringLiteral(PIPEWRIGHT_CLI_PATH) : chosen;
-}
-
 // A copy of mlp-cpu.json in a temporary folder, so its runs/ go there.
 class ProfilePanelTest : public ::testing::Test {
   protected:
     void SetUp() override {
         ASSERT_TRUE(dir.isValid());
-        project_path = QDir(dir.path()).filePath("mlp.json");
-        ASSERT_TRUE(QFile::copy(QStringLiteral(PIPEWRIGHT_ASSETS_DIR "/examples/mlp-cpu.json"),
-                                project_path));
+        project_path = copy_example(dir, "mlp-cpu.json", "mlp.json");
+        ASSERT_FALSE(project_path.isEmpty());
         window.runner()->setDebounceMs(10);
     }
 

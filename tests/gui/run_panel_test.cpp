@@ -21,6 +21,7 @@
 #include "document/project_document.h"
 #include "pipewright/core/project_io.h"
 #include "pipewright/core/timeline_metrics.h"
+#include "real_cli.h"
 #include "run/run_panel.h"
 #include "studio_core/run_process.h"
 #include "studio_core/simulation_runner.h"
@@ -124,20 +125,13 @@ TEST(TimelineMeasuredLanes, SitUnderTheSimulatedOnesOnTheSameTimeAxis) {
     EXPECT_TRUE(plot.measuredLabel().isEmpty());
 }
 
-// The command line this build made; $PIPEWRIGHT_CLI can point elsewhere.
-QString cli_path() {
-    const QString chosen = qEnvironmentVariable("PIPEWRIGHT_CLI");
-    return chosen.isEmpty() ? QStringLiteral(PIPEWRIGHT_CLI_PATH) : chosen;
-}
-
 // A copy of mlp-cpu.json in a temporary folder, so its runs/ go there.
 class RealRunTest : public ::testing::Test {
   protected:
     void SetUp() override {
         ASSERT_TRUE(dir.isValid());
-        project_path = QDir(dir.path()).filePath("mlp.json");
-        ASSERT_TRUE(QFile::copy(QStringLiteral(PIPEWRIGHT_ASSETS_DIR "/examples/mlp-cpu.json"),
-                                project_path));
+        project_path = copy_example(dir, "mlp-cpu.json", "mlp.json");
+        ASSERT_FALSE(project_path.isEmpty());
         window.runner()->setDebounceMs(10);
         ASSERT_TRUE(window.openFile(project_path));
         window.runPanel()->setCli({cli_path(), {}});
