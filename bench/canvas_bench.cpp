@@ -20,6 +20,7 @@
 #include <string>
 #include <vector>
 
+#include "frame_figures.h"
 #include "pipewright/core/project_io.h"
 #include "studio_core/simulation_runner.h"
 #include "topology/topology_canvas.h"
@@ -28,26 +29,9 @@
 
 namespace {
 
+using pipewright::bench::ms_since;
+
 using pipewright::gui::TopologyView;
-
-struct Figures {
-    double median = 0;
-    double p90 = 0;
-    double max = 0;
-};
-
-Figures summarize(std::vector<double> ms) {
-    std::sort(ms.begin(), ms.end());
-    const auto at = [&](double q) {
-        return ms[std::min(ms.size() - 1,
-                           static_cast<std::size_t>(q * static_cast<double>(ms.size() - 1) + 0.5))];
-    };
-    return {at(0.5), at(0.9), ms.back()};
-}
-
-double ms_since(const QElapsedTimer& timer) {
-    return static_cast<double>(timer.nsecsElapsed()) / 1e6;
-}
 
 // Runs `step`, lets what it queued happen, then times one repaint of the
 // view, `frames` times; each frame's time in ms.
@@ -66,8 +50,7 @@ std::vector<double> time_frames(TopologyView* view, int frames,
 }
 
 void report(const char* name, const std::vector<double>& ms) {
-    const Figures f = summarize(ms);
-    std::printf("%-26s %8.2f %8.2f %8.2f\n", name, f.median, f.p90, f.max);
+    pipewright::bench::print_frame_row(name, 26, ms);
 }
 
 // The cases of one state of the canvas (collapsed as it opens, or expanded).

@@ -18,6 +18,7 @@
 #include <string>
 #include <vector>
 
+#include "frame_figures.h"
 #include "pipewright/core/project_io.h"
 #include "studio_core/simulation_runner.h"
 #include "timeline/timeline_plot.h"
@@ -28,22 +29,9 @@
 
 namespace {
 
+using pipewright::bench::ms_since;
+
 using pipewright::gui::TimelinePlot;
-
-struct Figures {
-    double median = 0;
-    double p90 = 0;
-    double max = 0;
-};
-
-Figures summarize(std::vector<double> ms) {
-    std::sort(ms.begin(), ms.end());
-    const auto at = [&](double q) {
-        return ms[std::min(ms.size() - 1,
-                           static_cast<std::size_t>(q * static_cast<double>(ms.size() - 1) + 0.5))];
-    };
-    return {at(0.5), at(0.9), ms.back()};
-}
 
 // Runs `step` then a frame, `frames` times; returns each frame's time in ms.
 std::vector<double> time_frames(TimelinePlot* plot, int frames,
@@ -58,14 +46,13 @@ std::vector<double> time_frames(TimelinePlot* plot, int frames,
         timer.start();
         plot->replot(QCustomPlot::rpImmediateRefresh);
         QCoreApplication::processEvents();
-        ms.push_back(static_cast<double>(timer.nsecsElapsed()) / 1e6);
+        ms.push_back(ms_since(timer));
     }
     return ms;
 }
 
 void report(const char* name, const std::vector<double>& ms) {
-    const Figures f = summarize(ms);
-    std::printf("%-24s %8.2f %8.2f %8.2f\n", name, f.median, f.p90, f.max);
+    pipewright::bench::print_frame_row(name, 24, ms);
 }
 
 }  // namespace
