@@ -236,12 +236,13 @@ void MetricsPanel::setReport(const SimulationReport& r) {
     const QStringList labels = device_labels(r);
     devices_ = r.devices;
     drawDeviceBars();
-    double largest_bytes = 0;
+    // The curves' unit from their own top (the peaks), not the capacities
+    // the bars show: half a MiB would read "0.0005 GiB".
+    double largest_peak = 0;
     for (const auto& d : r.devices) {
-        largest_bytes = std::max({largest_bytes, static_cast<double>(d.peak_memory_bytes),
-                                  static_cast<double>(d.memory_capacity_bytes)});
+        largest_peak = std::max(largest_peak, static_cast<double>(d.peak_memory_bytes));
     }
-    const ChartUnit bytes = bytes_unit(largest_bytes);
+    const ChartUnit bytes = bytes_unit(largest_peak);
 
     curve_->clearPlottables();
     const double span = r.timeline.makespan_s();

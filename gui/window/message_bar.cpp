@@ -75,14 +75,9 @@ void MessageBar::leaveEvent(QEvent* event) {
 }
 
 void MessageBar::changeEvent(QEvent* event) {
-    if (event->type() == QEvent::PaletteChange) {
-        // setPalette below sends one too: only follow the application's.
-        static bool applying = false;
-        if (!applying) {
-            applying = true;
-            applyColors();
-            applying = false;
-        }
+    // setPalette in applyColors sends one too: only follow the application's.
+    if (event->type() == QEvent::PaletteChange && !applying_colors_) {
+        applyColors();
     }
     QFrame::changeEvent(event);
 }
@@ -97,7 +92,9 @@ void MessageBar::applyColors() {
                  QColor(mix(base.red(), tint.red()), mix(base.green(), tint.green()),
                         mix(base.blue(), tint.blue())));
     pal.setColor(QPalette::WindowText, pal.color(QPalette::Text));
+    applying_colors_ = true;
     setPalette(pal);
+    applying_colors_ = false;
 }
 
 }  // namespace pipewright::gui

@@ -40,6 +40,7 @@ class MessageBar : public QFrame {
     QToolButton* close_;
     QTimer hide_timer_;
     Kind kind_ = Kind::note;
+    bool applying_colors_ = false;
 };
 
 }  // namespace pipewright::gui
