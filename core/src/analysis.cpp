@@ -1,5 +1,6 @@
 #include "pipewright/core/analysis.h"
 
+#include <algorithm>
 #include <string_view>
 #include <unordered_map>
 
@@ -125,6 +126,32 @@ void resolve_ranks(const Project& p, const DeviceCatalog& catalog, AnalyzedProje
     }
 }
 
+void resolve_replicas(const Project& p, const AnalysisOptions& o, const DeviceCatalog& catalog,
+                      AnalyzedProject& out, Diagnostics& d) {
+    const int size = o.data_parallel.value_or(p.data_parallel.size);
+    const std::string size_path = o.data_parallel ? "--data-parallel" : "data_parallel.size";
+    if (size < 1) {
+        d.add(size_path, "must be at least 1");
+        return;
+    }
+    out.project.data_parallel.size = size;
+    const DeviceLookup lookup(p.topology);
+    out.replicas = replica_devices(p.data_parallel, size, size_path, lookup, out.ranks, d);
+    out.replica_specs.clear();
+    out.replica_specs.push_back(out.rank_specs);
+    for (std::size_t r = 1; r < out.replicas.size(); ++r) {
+        std::vector<DeviceSpec> specs;
+        for (const DeviceLocation& loc : out.replicas[r]) {
+            try {
+                specs.push_back(effective_device(p.topology, loc, catalog).spec);
+            } catch (const InputError&) {
+                specs.push_back(DeviceSpec{});  // reported with the topology
+            }
+        }
+        out.replica_specs.push_back(std::move(specs));
+    }
+}
+
 // Layers must be placed exactly once, each stage a contiguous run, stages in
 // model order: the concatenation of all stages is the model.
 void check_placement_order(const Project& p, AnalyzedProject& out, Diagnostics& d) {
@@ -204,7 +231,19 @@ void resolve_batch(const Project& p, const AnalysisOptions& o, bool microbatchin
         return;
     }
     const Training& t = p.training;
-    const int batch = o.batch_size.value_or(t.batch_size);
+    const int global_batch = o.batch_size.value_or(t.batch_size);
+    const int replicas = std::max(1, o.data_parallel.value_or(p.data_parallel.size));
+    const std::string batch_path = o.batch_size ? "--batch-size" : "training.batch_size";
+    if (global_batch >= 1 && global_batch % replicas != 0) {
+        d.add(batch_path, "the batch of " + std::to_string(global_batch) +
+                              " samples does not split evenly across " + std::to_string(replicas) +
+                              " data-parallel replicas; use a multiple of " +
+                              std::to_string(replicas));
+        return;
+    }
+    // Each replica pipelines its share of the batch.
+    const int batch = global_batch / replicas;
+    const std::string share = replicas > 1 ? " (each replica's share of the batch)" : "";
     int m = o.microbatches ? *o.microbatches : t.resolved_microbatches();
     if (!o.microbatches && !t.microbatches && t.microbatch_size && *t.microbatch_size > 0) {
         m = batch / *t.microbatch_size;  // the micro-batch size stays, the count follows
@@ -213,12 +252,13 @@ void resolve_batch(const Project& p, const AnalysisOptions& o, bool microbatchin
                                : t.microbatch_size && !t.microbatches ? "training.microbatch_size"
                                                                       : "training.microbatches";
     if (batch < 1) {
-        d.add(o.batch_size ? "--batch-size" : "training.batch_size", "must be at least 1");
+        d.add(batch_path, "must be at least 1");
         return;
     }
     if (!o.microbatches && !t.microbatches && t.microbatch_size &&
         batch % *t.microbatch_size != 0) {
-        d.add(m_path, "batch " + std::to_string(batch) + " does not split into micro-batches of " +
+        d.add(m_path, "batch " + std::to_string(batch) + share +
+                          " does not split into micro-batches of " +
                           std::to_string(*t.microbatch_size) + " samples");
         return;
     }
@@ -231,7 +271,7 @@ void resolve_batch(const Project& p, const AnalysisOptions& o, bool microbatchin
     }
     if (m > batch) {
         d.add(m_path, std::to_string(m) + " micro-batches is more than the batch of " +
-                          std::to_string(batch) + " samples");
+                          std::to_string(batch) + " samples" + share);
         return;
     }
     if (batch % m != 0) {
@@ -241,7 +281,7 @@ void resolve_batch(const Project& p, const AnalysisOptions& o, bool microbatchin
                 divisors.push_back(std::to_string(k));
             }
         }
-        d.add(m_path, "batch " + std::to_string(batch) + " does not split into " +
+        d.add(m_path, "batch " + std::to_string(batch) + share + " does not split into " +
                           std::to_string(m) + " equal micro-batches; use a divisor of " +
                           std::to_string(batch) + " (" + join(divisors) + ", ...)");
         return;
@@ -260,7 +300,11 @@ void resolve_batch(const Project& p, const AnalysisOptions& o, bool microbatchin
     }
     out.microbatches = m;
     out.microbatch_size = batch / m;
-    out.project.training.batch_size = batch;
+    out.project.training.batch_size = global_batch;
+}
+
+CollectivePlan collective_plan(const DataParallel& dp) {
+    return {dp.zero_stage >= 3, dp.overlap_gradient_sync};
 }
 
 void build_schedule(const AnalysisOptions& o, AnalyzedProject& out, Diagnostics& d) {
@@ -307,6 +351,9 @@ void build_schedule(const AnalysisOptions& o, AnalyzedProject& out, Diagnostics&
                 return;
             }
             s = add_communication(s);
+            if (out.data_parallel() > 1) {
+                s = add_collectives(s, collective_plan(out.project.data_parallel));
+            }
             Diagnostics problems = check_schedule(s);
             for (const auto& problem : problems.items()) {
                 d.add(path_name + " " + problem.path, problem.message);
@@ -326,6 +373,10 @@ void build_schedule(const AnalysisOptions& o, AnalyzedProject& out, Diagnostics&
     const std::string path_name = o.schedule ? "--schedule" : "training.schedule";
     try {
         out.schedule = add_communication(generate_schedule(name, stage_rank, out.microbatches));
+        if (out.data_parallel() > 1) {
+            out.schedule =
+                add_collectives(out.schedule, collective_plan(out.project.data_parallel));
+        }
     } catch (const ScheduleError& e) {
         d.add(path_name, e.what());
     }
@@ -344,6 +395,9 @@ std::optional<AnalyzedProject> analyze_project(const Project& project,
     analyze_layers(project, out, d);
     resolve_ranks(project, catalog, out, d);
     check_placement_order(project, out, d);
+    if (d.empty()) {
+        resolve_replicas(project, options, catalog, out, d);
+    }
 
     std::string schedule_name = options.schedule.value_or(project.training.schedule.name);
     const bool from_csv =

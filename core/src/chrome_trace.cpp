@@ -45,12 +45,17 @@ const char* category(ActionType t) {
         case ActionType::recv_forward:
         case ActionType::recv_backward:
             return "recv";
+        case ActionType::unshard:
+        case ActionType::reshard:
+        case ActionType::reduce_grad:
+            return "collective";
     }
     return "forward";
 }
 
+// Drawn on the device's communication thread, beside its compute.
 bool is_comm(ActionType t) {
-    return is_send(t) || is_recv(t);
+    return is_send(t) || is_recv(t) || is_collective(t);
 }
 
 // "rank 0 · node0/c0/gpu0" (U+00B7 middle dot in UTF-8)

@@ -358,6 +358,33 @@ Training parse_training(const JsonValue& v) {
     return t;
 }
 
+DataParallel parse_data_parallel(const JsonValue& v) {
+    DataParallel dp;
+    const JsonObject r(v);
+    if (!r.ok()) {
+        return dp;
+    }
+    r.reject_unknown({"size", "zero_stage", "overlap_gradient_sync", "bucket_MiB", "replicas"});
+    dp.size = static_cast<int>(r.integer("size", kRequired, 1, 1'000'000).value_or(1));
+    dp.zero_stage =
+        static_cast<int>(r.integer("zero_stage", kOptional, 0, kMaxZeroStage).value_or(0));
+    dp.overlap_gradient_sync = r.boolean("overlap_gradient_sync", kOptional).value_or(true);
+    dp.bucket_MiB = r.number("bucket_MiB", kOptional, {0, 1e6, true}).value_or(dp.bucket_MiB);
+    if (auto replicas = r.array("replicas", kOptional)) {
+        for (std::size_t i = 0; i < replicas->size(); ++i) {
+            const JsonValue replica = replicas->element(i);
+            std::vector<std::string> devices;
+            if (replica.array()) {
+                for (std::size_t k = 0; k < replica.size(); ++k) {
+                    devices.push_back(replica.element(k).string().value_or(""));
+                }
+            }
+            dp.replicas.push_back(std::move(devices));
+        }
+    }
+    return dp;
+}
+
 json link_json(const LinkSpec& l) {
     return {{"bandwidth_GBps", l.bandwidth_GBps}, {"latency_us", l.latency_us}};
 }
@@ -369,7 +396,8 @@ std::optional<Project> project_from_json(const json& j, Diagnostics& d) {
     if (!r.expect_format(Project::kFormat, Project::kVersion)) {
         return std::nullopt;
     }
-    r.reject_unknown({"format", "version", "model", "topology", "placement", "training"});
+    r.reject_unknown(
+        {"format", "version", "model", "topology", "placement", "training", "data_parallel"});
     Project p;
     if (auto model = r.field("model", kRequired)) {
         p.model = parse_model(*model);
@@ -382,6 +410,9 @@ std::optional<Project> project_from_json(const json& j, Diagnostics& d) {
     }
     if (auto training = r.field("training", kRequired)) {
         p.training = parse_training(*training);
+    }
+    if (auto data_parallel = r.field("data_parallel", kOptional)) {
+        p.data_parallel = parse_data_parallel(*data_parallel);
     }
     return p;
 }
@@ -469,7 +500,7 @@ json project_to_json(const Project& p) {
     training["dtype"] = to_string(t.dtype);
     training["activation_checkpointing"] = t.activation_checkpointing;
     training["seed"] = t.seed;
-    return {
+    json out = {
         {"format", Project::kFormat},
         {"version", Project::kVersion},
         {"model",
@@ -480,6 +511,19 @@ json project_to_json(const Project& p) {
         {"topology", topology},
         {"placement", placement},
         {"training", training}};
+    // A plain pipeline's file stays as it was before data parallelism.
+    if (p.data_parallel != DataParallel{}) {
+        const DataParallel& dp = p.data_parallel;
+        json data_parallel = {{"size", dp.size},
+                              {"zero_stage", dp.zero_stage},
+                              {"overlap_gradient_sync", dp.overlap_gradient_sync},
+                              {"bucket_MiB", dp.bucket_MiB}};
+        if (!dp.replicas.empty()) {
+            data_parallel["replicas"] = dp.replicas;
+        }
+        out["data_parallel"] = std::move(data_parallel);
+    }
+    return out;
 }
 
 }  // namespace pipewright

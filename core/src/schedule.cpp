@@ -25,6 +25,12 @@ std::string_view to_string(ActionType t) {
             return "SEND_B";
         case ActionType::recv_backward:
             return "RECV_B";
+        case ActionType::unshard:
+            return "UNSHARD";
+        case ActionType::reshard:
+            return "RESHARD";
+        case ActionType::reduce_grad:
+            return "REDUCE_GRAD";
     }
     return "?";
 }
@@ -32,7 +38,9 @@ std::string_view to_string(ActionType t) {
 std::string to_string(const Action& a) {
     std::string out = std::to_string(a.stage);
     out += to_string(a.type);
-    out += std::to_string(a.microbatch);
+    if (!is_collective(a.type)) {
+        out += std::to_string(a.microbatch);
+    }
     return out;
 }
 
@@ -80,6 +88,7 @@ std::optional<Action> parse_action(std::string_view s) {
     }
     // Longest names first so that "SEND_F" is not read as something shorter.
     static constexpr ActionType kTypes[] = {
+        ActionType::reduce_grad,    ActionType::unshard,         ActionType::reshard,
         ActionType::send_forward,   ActionType::recv_forward,    ActionType::send_backward,
         ActionType::recv_backward,  ActionType::forward,         ActionType::backward,
         ActionType::backward_input, ActionType::backward_weight,
@@ -95,6 +104,10 @@ std::optional<Action> parse_action(std::string_view s) {
     }
     if (!type) {
         return std::nullopt;
+    }
+    if (is_collective(*type)) {
+        // PyTorch also writes "2REDUCE_GRAD" with no micro-batch.
+        return pos == s.size() ? std::optional<Action>(Action{*stage, *type, 0}) : std::nullopt;
     }
     const auto microbatch = read_index(s, pos);
     if (!microbatch || pos != s.size()) {
@@ -118,6 +131,17 @@ bool Schedule::splits_backward() const {
     for (const auto& actions : ranks) {
         for (const auto& a : actions) {
             if (a.type == ActionType::backward_input || a.type == ActionType::backward_weight) {
+                return true;
+            }
+        }
+    }
+    return false;
+}
+
+bool Schedule::has_collectives() const {
+    for (const auto& actions : ranks) {
+        for (const auto& a : actions) {
+            if (is_collective(a.type)) {
                 return true;
             }
         }

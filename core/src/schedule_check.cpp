@@ -31,7 +31,7 @@ std::string at(std::size_t rank, std::size_t i) {
 // otherwise bury the user under millions of identical lines.
 class CappedReport {
   public:
-    enum Kind { range, placement, duplicate, comm, missing, unmatched, mixing, kinds };
+    enum Kind { range, placement, duplicate, comm, missing, unmatched, mixing, collective, kinds };
     static constexpr int kLimit = 20;
 
     explicit CappedReport(Diagnostics& out) : out_(out) {}
@@ -52,6 +52,7 @@ class CappedReport {
             "missing actions",
             "unmatched sends or receives",
             "stages and micro-batches mixing B with I/W",
+            "misplaced collectives",
         };
         for (std::size_t k = 0; k < kinds; ++k) {
             if (counts_[k] > kLimit) {
@@ -259,6 +260,77 @@ void check_pairs(const Context& c, const ActionTable& table, CappedReport& repor
     }
 }
 
+// A stage's collectives frame its compute on its own rank: UNSHARD before
+// the first compute, RESHARD after the last, REDUCE_GRAD after the last
+// backward. Every stage reduces its gradients once a schedule has any
+// collective, and gathers its parameters if any stage does.
+void check_collectives(const Context& c, const ActionTable& table, CappedReport& report) {
+    const Schedule& s = c.s;
+    const auto stages = idx(s.num_stages);
+    constexpr std::size_t kNone = static_cast<std::size_t>(-1);
+    std::vector<std::size_t> first_compute(stages, kNone);
+    std::vector<std::size_t> last_compute(stages, kNone);
+    std::vector<std::size_t> last_backward(stages, kNone);
+    for (std::size_t r = 0; r < s.ranks.size(); ++r) {
+        for (std::size_t i = 0; i < s.ranks[r].size(); ++i) {
+            const Action& a = s.ranks[r][i];
+            if (!is_compute(a.type) || a.stage < 0 || a.stage > c.last ||
+                s.stage_rank[idx(a.stage)] != static_cast<int>(r)) {
+                continue;
+            }
+            const auto st = idx(a.stage);
+            first_compute[st] = std::min(first_compute[st], i);
+            last_compute[st] = last_compute[st] == kNone ? i : std::max(last_compute[st], i);
+            if (a.type != ActionType::forward) {
+                last_backward[st] = last_backward[st] == kNone ? i : std::max(last_backward[st], i);
+            }
+        }
+    }
+    bool any_unshard = false;
+    for (int st = 0; st < s.num_stages; ++st) {
+        any_unshard = any_unshard || table.present({st, ActionType::unshard, 0});
+    }
+    for (int st = 0; st < s.num_stages; ++st) {
+        const auto k = idx(st);
+        const Action reduce{st, ActionType::reduce_grad, 0};
+        const Action unshard{st, ActionType::unshard, 0};
+        const Action reshard{st, ActionType::reshard, 0};
+        const auto stage_words = "stage " + std::to_string(st) + owner_words(c, st);
+        if (!table.present(reduce)) {
+            report.add(CappedReport::missing, "schedule",
+                       to_string(reduce) + " is missing: the schedule synchronises replicas, but " +
+                           stage_words + " never averages its gradients");
+        } else if (table.rank(reduce) == s.stage_rank[k] && last_backward[k] != kNone &&
+                   table.pos(reduce) < last_backward[k]) {
+            report.add(CappedReport::collective, at(idx(table.rank(reduce)), table.pos(reduce)),
+                       to_string(reduce) + " comes before the stage's last backward (action " +
+                           std::to_string(last_backward[k]) +
+                           "); its gradients are not complete yet");
+        }
+        if (any_unshard && !table.present(unshard)) {
+            report.add(CappedReport::missing, "schedule",
+                       to_string(unshard) + " is missing: other stages gather their sharded " +
+                           "parameters, but " + stage_words + " never does");
+        } else if (table.present(unshard) && table.rank(unshard) == s.stage_rank[k] &&
+                   first_compute[k] != kNone && table.pos(unshard) > first_compute[k]) {
+            report.add(CappedReport::collective, at(idx(table.rank(unshard)), table.pos(unshard)),
+                       to_string(unshard) + " comes after the stage's first compute (action " +
+                           std::to_string(first_compute[k]) +
+                           "), which needs the gathered parameters");
+        }
+        if (table.present(unshard) != table.present(reshard)) {
+            const Action& missing = table.present(unshard) ? reshard : unshard;
+            report.add(CappedReport::missing, "schedule",
+                       to_string(missing) + " is missing: UNSHARD and RESHARD come in pairs");
+        } else if (table.present(reshard) && table.rank(reshard) == s.stage_rank[k] &&
+                   last_compute[k] != kNone && table.pos(reshard) < last_compute[k]) {
+            report.add(CappedReport::collective, at(idx(table.rank(reshard)), table.pos(reshard)),
+                       to_string(reshard) + " comes before the stage's last compute (action " +
+                           std::to_string(last_compute[k]) + "), which still needs the parameters");
+        }
+    }
+}
+
 // Without communication a RECV is implied by the producer's compute, which is
 // what lowering with add_communication would make the RECV wait for.
 Action resolve(const Context& c, const Action& dep) {
@@ -399,6 +471,9 @@ Diagnostics check_schedule(const Schedule& schedule) {
     check_complete(c, table, report);
     if (c.lowered) {
         check_pairs(c, table, report);
+    }
+    if (schedule.has_collectives()) {
+        check_collectives(c, table, report);
     }
     report.finish();
     if (in_range) {

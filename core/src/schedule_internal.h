@@ -9,7 +9,7 @@
 
 namespace pipewright::detail {
 
-inline constexpr int kActionTypeCount = 8;
+inline constexpr int kActionTypeCount = 11;
 
 // The rank running `stage`, or -1 when the stage is outside the pipeline, so
 // that malformed hand-written schedules never index out of bounds.

@@ -38,6 +38,8 @@ OrderedJson event_json(const TimelineEvent& e) {
     if (is_send(e.action.type) || is_recv(e.action.type)) {
         j["bytes"] = number_json(e.bytes);
         j["peer_rank"] = e.peer_rank;
+    } else if (is_collective(e.action.type)) {
+        j["bytes"] = number_json(e.bytes);  // what each replica contributes
     }
     return j;
 }

@@ -24,7 +24,7 @@ void whole_or_double(JsonTextWriter& w, double v) {
 void append_event(JsonTextWriter& w, const TimelineEvent& e) {
     const bool comm = is_send(e.action.type) || is_recv(e.action.type);
     w.raw("{\"action\":\"").raw(to_string(e.action)).raw("\"");
-    if (comm) {
+    if (comm || is_collective(e.action.type)) {
         w.raw(",\"bytes\":");
         whole_or_double(w, e.bytes);
     }

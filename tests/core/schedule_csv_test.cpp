@@ -102,11 +102,21 @@ TEST(ScheduleCsv, MalformedCellsNameRowAndColumn) {
     EXPECT_NE(d.items()[1].message.find("\"nope\""), std::string::npos);
 }
 
-TEST(ScheduleCsv, UnsupportedPyTorchActionsAreRejected) {
-    const Diagnostics d = csv_error("0UNSHARD,0F0,0B0,0RESHARD\n");
-    ASSERT_EQ(d.size(), 2U) << d.format();
-    EXPECT_EQ(d.items()[0].path, "row 1, column 1");
-    EXPECT_EQ(d.items()[1].path, "row 1, column 4");
+TEST(ScheduleCsv, DataParallelCollectivesRoundTripInPyTorchNotation) {
+    const std::string text = "0UNSHARD,0F0,0B0,0RESHARD,0REDUCE_GRAD\n";
+    const Schedule s = schedule_from_csv(text);
+    ASSERT_EQ(s.ranks.size(), 1U);
+    EXPECT_EQ(s.ranks[0][0], (Action{0, ActionType::unshard, 0}));
+    EXPECT_EQ(s.ranks[0][4], (Action{0, ActionType::reduce_grad, 0}));
+    EXPECT_TRUE(s.has_collectives());
+    EXPECT_EQ(schedule_to_csv(s), text);
+    EXPECT_TRUE(check_schedule(s).empty()) << check_schedule(s).format();
+}
+
+TEST(ScheduleCsv, ACollectiveWithAMicroBatchIsMalformed) {
+    const Diagnostics d = csv_error("0F0,0B0,0REDUCE_GRAD0\n");
+    ASSERT_EQ(d.size(), 1U) << d.format();
+    EXPECT_EQ(d.items()[0].path, "row 1, column 3");
 }
 
 TEST(ScheduleCsv, StageOnTwoRanks) {

@@ -71,6 +71,18 @@ TEST(ScheduleAction, ParsesPyTorchStrings) {
     EXPECT_EQ(parse_action("10B20\r"), (Action{10, ActionType::backward, 20}));
 }
 
+TEST(ScheduleAction, CollectivesHaveNoMicroBatchAsInPyTorch) {
+    EXPECT_EQ(parse_action("2REDUCE_GRAD"), (Action{2, ActionType::reduce_grad, 0}));
+    EXPECT_EQ(parse_action("0UNSHARD"), (Action{0, ActionType::unshard, 0}));
+    EXPECT_EQ(parse_action("13RESHARD"), (Action{13, ActionType::reshard, 0}));
+    for (const char* text : {"2REDUCE_GRAD", "0UNSHARD", "13RESHARD"}) {
+        EXPECT_EQ(to_string(*parse_action(text)), text);
+    }
+    EXPECT_TRUE(is_collective(ActionType::reduce_grad));
+    EXPECT_FALSE(is_collective(ActionType::send_forward));
+    EXPECT_FALSE(is_compute(ActionType::unshard));
+}
+
 TEST(ScheduleAction, RejectsMalformedStrings) {
     for (const char* bad : {"",
                             "   ",
@@ -78,9 +90,9 @@ TEST(ScheduleAction, RejectsMalformedStrings) {
                             "2F",
                             "2X0",
                             "2f0",
-                            "2UNSHARD",
-                            "2RESHARD",
                             "2UNSHARD0",
+                            "UNSHARD",
+                            "2RESHARD1",
                             "2F0x",
                             "x2F0",
                             "-1F0",

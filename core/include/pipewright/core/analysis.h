@@ -30,11 +30,17 @@ struct AnalyzedProject {
     std::vector<PipelineStage> stages;   // in model order
     std::vector<DeviceLocation> ranks;   // rank -> device (first appearance order)
     std::vector<DeviceSpec> rank_specs;  // rank -> effective device figures
-    int microbatches = 1;
-    int microbatch_size = 1;
-    Schedule schedule;  // with communication actions
+    // Data parallelism: replicas[r][rank] is the device of `rank` in replica
+    // r, and replica_specs its figures; replicas[0] is `ranks`. One replica
+    // when the project has no data parallelism.
+    std::vector<std::vector<DeviceLocation>> replicas;
+    std::vector<std::vector<DeviceSpec>> replica_specs;
+    int microbatches = 1;     // per replica
+    int microbatch_size = 1;  // samples
+    Schedule schedule;        // of one replica, with communication and collectives
 
     [[nodiscard]] int num_ranks() const { return static_cast<int>(ranks.size()); }
+    [[nodiscard]] int data_parallel() const { return static_cast<int>(replicas.size()); }
     [[nodiscard]] std::vector<int> stage_ranks() const;
 };
 
@@ -44,6 +50,7 @@ struct AnalysisOptions {
     std::optional<std::string> schedule_csv;
     std::optional<int> microbatches;
     std::optional<int> batch_size;
+    std::optional<int> data_parallel;        // --data-parallel: replicas of the pipeline
     const DeviceCatalog* catalog = nullptr;  // builtin when null
     // Folder that relative paths in the project (training.schedule.csv) start
     // from. Not `schedule_csv` above: a command-line path is taken as given,

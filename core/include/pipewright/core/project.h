@@ -3,6 +3,7 @@
 #include <string>
 #include <vector>
 
+#include "pipewright/core/data_parallel.h"
 #include "pipewright/core/model.h"
 #include "pipewright/core/topology.h"
 #include "pipewright/core/training.h"
@@ -24,8 +25,9 @@ struct Project {
 
     Model model;
     Topology topology;
-    std::vector<StageAssignment> placement;
+    std::vector<StageAssignment> placement;  // of the first replica
     Training training;
+    DataParallel data_parallel;
 
     bool operator==(const Project&) const = default;
 };

@@ -23,6 +23,11 @@ enum class ActionType : std::uint8_t {
     recv_forward,     // RECV_F
     send_backward,    // SEND_B
     recv_backward,    // RECV_B
+    // Data-parallel collectives, once per stage and iteration, among the
+    // stage's replicas (PyTorch writes them without a micro-batch: "2UNSHARD").
+    unshard,      // UNSHARD: all-gather the stage's sharded parameters (ZeRO-3)
+    reshard,      // RESHARD: free the gathered parameters again (ZeRO-3)
+    reduce_grad,  // REDUCE_GRAD: average the stage's gradients (all-reduce or reduce-scatter)
 };
 
 [[nodiscard]] std::string_view to_string(ActionType t);
@@ -35,6 +40,11 @@ enum class ActionType : std::uint8_t {
 }
 [[nodiscard]] constexpr bool is_recv(ActionType t) {
     return t == ActionType::recv_forward || t == ActionType::recv_backward;
+}
+// An action of the whole stage rather than of one micro-batch; its
+// `microbatch` is 0 and its string has none.
+[[nodiscard]] constexpr bool is_collective(ActionType t) {
+    return t == ActionType::unshard || t == ActionType::reshard || t == ActionType::reduce_grad;
 }
 
 struct Action {
@@ -71,7 +81,7 @@ struct Action {
 // Largest stage or micro-batch index an action string may carry.
 inline constexpr int kMaxActionIndex = 100'000'000;
 
-// "2F0", "1SEND_B3"
+// "2F0", "1SEND_B3", "0REDUCE_GRAD"
 [[nodiscard]] std::string to_string(const Action& a);
 // Parses PyTorch's action strings; nullopt when malformed.
 [[nodiscard]] std::optional<Action> parse_action(std::string_view s);
@@ -87,6 +97,7 @@ struct Schedule {
     [[nodiscard]] int num_ranks() const { return static_cast<int>(ranks.size()); }
     [[nodiscard]] bool has_communication() const;
     [[nodiscard]] bool splits_backward() const;  // uses I/W instead of B
+    [[nodiscard]] bool has_collectives() const;  // UNSHARD, RESHARD or REDUCE_GRAD
     [[nodiscard]] std::size_t action_count() const;
 
     bool operator==(const Schedule&) const = default;
@@ -151,6 +162,12 @@ struct Dependencies {
             break;
         case ActionType::backward_weight:
             add(st, ActionType::backward_input, mb);
+            break;
+        case ActionType::unshard:
+        case ActionType::reshard:
+        case ActionType::reduce_grad:
+            // Once per stage, ordered by the rank's own list against the
+            // stage's compute (check_schedule makes sure).
             break;
     }
     return deps;

@@ -61,4 +61,20 @@ struct ScheduleInfo {
 // another rank, the matching RECV. Already lowered schedules are returned as is.
 [[nodiscard]] Schedule add_communication(const Schedule& compute_only);
 
+// Where a data-parallel schedule synchronises its replicas.
+struct CollectivePlan {
+    // ZeRO-3 / FSDP: UNSHARD each stage before its first compute and
+    // RESHARD it after its last.
+    bool shard_parameters = false;
+    // REDUCE_GRAD right after the stage's last backward, so that it runs
+    // while the rank computes on (DDP's buckets); otherwise after the
+    // rank's last action.
+    bool overlap_gradient_sync = true;
+};
+
+// Adds the data-parallel collectives of `plan` to a schedule (lowered or
+// not): one REDUCE_GRAD per stage, and UNSHARD / RESHARD under ZeRO-3. A
+// schedule that has collectives already is returned as is.
+[[nodiscard]] Schedule add_collectives(const Schedule& schedule, const CollectivePlan& plan);
+
 }  // namespace pipewright
