@@ -42,6 +42,33 @@ std::int64_t static_memory_bytes(std::int64_t parameters, const Training& traini
     return bytes;
 }
 
+std::int64_t static_memory_bytes(std::int64_t parameters, const Training& training,
+                                 const DataParallel& dp) {
+    const std::int64_t whole = static_memory_bytes(parameters, training);
+    if (dp.size <= 1 || dp.zero_stage <= 0) {
+        return whole;
+    }
+    const std::int64_t weights = parameters * dtype_bytes(training.dtype);
+    const std::int64_t gradients = weights;
+    const std::int64_t optimizer = whole - weights - gradients;  // master weights included
+    const auto shard = [&dp](std::int64_t bytes) { return (bytes + dp.size - 1) / dp.size; };
+    return (dp.zero_stage >= 3 ? shard(weights) : weights) +
+           (dp.zero_stage >= 2 ? shard(gradients) : gradients) + shard(optimizer);
+}
+
+std::int64_t gathered_weight_bytes(std::int64_t parameters, const Training& training,
+                                   const DataParallel& dp) {
+    if (dp.size <= 1 || dp.zero_stage < 3) {
+        return 0;
+    }
+    const std::int64_t weights = parameters * dtype_bytes(training.dtype);
+    return weights - (weights + dp.size - 1) / dp.size;
+}
+
+double gradient_bytes(std::int64_t parameters, const Training& training) {
+    return static_cast<double>(parameters) * static_cast<double>(dtype_bytes(training.dtype));
+}
+
 LayerCost layer_cost(const AnalyzedProject& project, int layer, const DeviceSpec& device,
                      const CostModelOptions& options) {
     const auto& spec = project.project.model.layers.at(static_cast<std::size_t>(layer));

@@ -62,6 +62,13 @@ std::uint8_t done_bit(ActionType t) {
             return 1u << 5;
         case ActionType::recv_backward:
             return 1u << 6;
+        case ActionType::unshard:
+        case ActionType::reshard:
+        case ActionType::reduce_grad:
+            // Nothing waits on these through the flags: a stage's compute
+            // waits for its UNSHARD's time (gathered_at_), and the rest
+            // only end the iteration.
+            return 0;
     }
     return 0;
 }
@@ -87,7 +94,10 @@ class Simulator {
           blocked_on_(s_.ranks.size(), kNobody),
           pc_(s_.ranks.size(), 0),
           time_(s_.ranks.size(), 0.0),
-          link_free_(input.links.size(), 0.0) {
+          link_free_(input.links.size(), 0.0),
+          collective_free_(s_.ranks.size(), 0.0),
+          gathered_at_(stages_, 0.0),
+          last_backward_(stages_, {0.0, 0.0}) {
         if (s_.stage_rank.size() != stages_) {
             throw SimulationError("the schedule places " + std::to_string(s_.stage_rank.size()) +
                                   " stages on ranks but has " + std::to_string(stages_));
@@ -113,6 +123,19 @@ class Simulator {
                 }
             }
         }
+        if (!input.collectives.empty() && input.collectives.size() != stages_) {
+            throw SimulationError("the collectives do not match the schedule's stages");
+        }
+        // A collective's links carry other ranks' traffic too, so requests
+        // for them must come in time order, as for a shared link.
+        for (const StageCollectives& c : input.collectives) {
+            for (const SimCollective* one : {&c.unshard, &c.reduce_grad}) {
+                for (const int l : one->links) {
+                    shared_link_.at(static_cast<std::size_t>(l)) = true;
+                }
+            }
+        }
+        out_.collectives.resize(input.collectives.size());
         out_.links.resize(input.links.size());
         for (std::size_t i = 0; i < input.links.size(); ++i) {
             out_.links[i].name = input.links[i].name;
@@ -221,6 +244,11 @@ class Simulator {
                     return;
                 }
             }
+            if (is_collective(a.type) && a.type != ActionType::reshard && !ready_.empty() &&
+                ready_.top().time < time_[r]) {
+                ready_.push({time_[r], rank});  // its links, in time order
+                return;
+            }
             int link = -1;
             if (is_send(a.type)) {
                 link = send_link_[2 * static_cast<std::size_t>(a.stage) +
@@ -241,6 +269,10 @@ class Simulator {
     void execute(int rank, const Action& a, double start, double arrival, int link) {
         const auto r = static_cast<std::size_t>(rank);
         const StageCost& cost = in_.stages[static_cast<std::size_t>(a.stage)];
+        if (is_compute(a.type)) {
+            // Under ZeRO-3 the stage computes once its weights are gathered.
+            start = std::max(start, gathered_at_[static_cast<std::size_t>(a.stage)]);
+        }
         TimelineEvent e{rank, a, start, start, 0, -1};
         switch (a.type) {
             case ActionType::forward:
@@ -250,6 +282,7 @@ class Simulator {
             case ActionType::backward:
                 e.end_s = start + cost.backward_s();
                 time_[r] = e.end_s;
+                last_backward_[static_cast<std::size_t>(a.stage)] = {start, e.end_s};
                 break;
             case ActionType::backward_input:
                 e.end_s = start + cost.backward_input_s;
@@ -258,6 +291,14 @@ class Simulator {
             case ActionType::backward_weight:
                 e.end_s = start + cost.backward_weight_s;
                 time_[r] = e.end_s;
+                last_backward_[static_cast<std::size_t>(a.stage)] = {start, e.end_s};
+                break;
+            case ActionType::unshard:
+            case ActionType::reduce_grad:
+                collective(rank, a, e);
+                break;
+            case ActionType::reshard:
+                e.start_s = e.end_s = time_[r];
                 break;
             case ActionType::send_forward:
             case ActionType::send_backward:
@@ -308,6 +349,60 @@ class Simulator {
         out_.links[l].transfers += 1;
     }
 
+    // Runs a collective on the rank's collective stream. A reduction that
+    // overlaps the backward goes bucket by bucket: bucket j of k is ready
+    // (j+1)/k of the way through the stage's last backward.
+    void collective(int rank, const Action& a, TimelineEvent& e) {
+        const auto r = static_cast<std::size_t>(rank);
+        const auto st = static_cast<std::size_t>(a.stage);
+        if (in_.collectives.empty()) {
+            e.start_s = e.end_s = time_[r];  // one replica: nothing to exchange
+            return;
+        }
+        const bool reduce = a.type == ActionType::reduce_grad;
+        const SimCollective& c =
+            reduce ? in_.collectives[st].reduce_grad : in_.collectives[st].unshard;
+        double free = std::max(collective_free_[r], c.not_before_s);
+        for (const int l : c.links) {
+            free = std::max(free, link_free_[static_cast<std::size_t>(l)]);
+        }
+        e.bytes = c.bytes;
+        if (reduce && c.buckets > 1) {
+            const auto [b_start, b_end] = last_backward_[st];
+            const double span = b_end - b_start;
+            double t = free;
+            for (int j = 0; j < c.buckets; ++j) {
+                const double ready = b_start + span * (j + 1) / c.buckets;
+                t = std::max(t, ready) + c.bucket_seconds;
+                if (j == 0) {
+                    e.start_s = t - c.bucket_seconds;
+                }
+            }
+            e.end_s = t;
+        } else {
+            e.start_s = std::max(free, time_[r]);
+            e.end_s = e.start_s + c.seconds;
+        }
+        e.end_s = std::max(e.end_s, c.not_ended_before_s);
+        collective_free_[r] = e.end_s;
+        for (const int l : c.links) {
+            const auto li = static_cast<std::size_t>(l);
+            link_free_[li] = e.end_s;
+            out_.links[li].bytes += c.bytes;
+            out_.links[li].busy_s += e.end_s - e.start_s;
+            out_.links[li].transfers += 1;
+        }
+        CollectiveTimes& times = out_.collectives[st];
+        if (reduce) {
+            times.reduce_start_s = e.start_s;
+            times.reduce_end_s = e.end_s;
+        } else {
+            gathered_at_[st] = e.end_s;
+            times.unshard_start_s = e.start_s;
+            times.unshard_end_s = e.end_s;
+        }
+    }
+
     // Marks `a` done; a send records when its data arrives and wakes the
     // rank of the matching receive if it waits for it.
     void complete(const Action& a, double end_s) {
@@ -355,6 +450,9 @@ class Simulator {
     std::vector<std::size_t> pc_;
     std::vector<double> time_;
     std::vector<double> link_free_;
+    std::vector<double> collective_free_;  // per rank: when its collective stream is free
+    std::vector<double> gathered_at_;      // per stage: when its UNSHARD ends (0 without)
+    std::vector<std::pair<double, double>> last_backward_;  // per stage: its latest B or W
     std::vector<int> send_link_;     // [2 * stage + (0 forward, 1 backward)] -> link, -1 none
     std::vector<bool> shared_link_;  // sent on by more than one rank
     std::priority_queue<Entry, std::vector<Entry>, Later> ready_;

@@ -307,6 +307,9 @@ SimulationReport Context::simulate(const std::vector<int>& devices, const std::v
     work_.stages.clear();
     work_.ranks.clear();
     work_.rank_specs.clear();
+    // The planner lays out one pipeline (data parallelism is not searched yet).
+    work_.replicas.clear();
+    work_.replica_specs.clear();
     std::vector<int> stage_rank;
     std::map<int, int> rank_of;  // device -> rank, in order of first appearance
     for (std::size_t k = 0; k < devices.size(); ++k) {

@@ -1,6 +1,7 @@
 #include "pipewright/sim/simulation.h"
 
 #include <algorithm>
+#include <cmath>
 #include <map>
 #include <string>
 #include <unordered_map>
@@ -8,6 +9,7 @@
 #include <vector>
 
 #include "pipewright/sim/memory_model.h"
+#include "pipewright/sim/replica_classes.h"
 
 namespace pipewright {
 
@@ -148,25 +150,115 @@ double with_optimizer_steps(const MetricsAccumulator& totals, const std::vector<
     return iteration_s;
 }
 
-}  // namespace
+// The ring hops of a stage's group of replicas, as links of the
+// simulation (shared with the pipeline's transfers where they are the same
+// link), and what its collectives cost.
+void describe_collectives(const AnalyzedProject& project, SimulationInput& input,
+                          std::vector<StageCollectiveCost>& costs) {
+    const DataParallel& dp = project.project.data_parallel;
+    const Training& training = project.project.training;
+    const LinkResolver resolver(project.project.topology);
+    std::unordered_map<std::string, int> by_name;
+    for (std::size_t i = 0; i < input.links.size(); ++i) {
+        by_name.emplace(input.links[i].name, static_cast<int>(i));
+    }
+    const double bucket_bytes = dp.bucket_MiB * 1024 * 1024;
+    input.collectives.resize(project.stages.size());
+    costs.resize(project.stages.size());
+    for (std::size_t s = 0; s < project.stages.size(); ++s) {
+        const auto rank = static_cast<std::size_t>(project.stages[s].rank);
+        std::vector<DeviceLocation> members;
+        for (const auto& replica : project.replicas) {
+            members.push_back(replica[rank]);
+        }
+        std::vector<int> links;
+        for (std::size_t k = 0; k < members.size(); ++k) {
+            const ResolvedLink hop =
+                resolver.between(members[k], members[(k + 1) % members.size()]);
+            const std::string name =
+                hop.resource + " (" + std::string(to_string(hop.link_class)) + ")";
+            const auto [it, fresh] = by_name.emplace(name, static_cast<int>(input.links.size()));
+            if (fresh) {
+                input.links.push_back({name, hop.spec});
+            }
+            if (std::find(links.begin(), links.end(), it->second) == links.end()) {
+                links.push_back(it->second);
+            }
+        }
+        const CollectiveGroup group = collective_group(members, resolver);
+        const double bytes = gradient_bytes(input.stages[s].parameters, training);
+        StageCollectiveCost& cost = costs[s];
+        cost.kind =
+            dp.zero_stage >= 2 ? CollectiveKind::reduce_scatter : CollectiveKind::all_reduce;
+        cost.gradient_bytes = bytes;
+        const CollectiveTime whole = collective_time(cost.kind, bytes, group);
+        cost.algorithm = whole.algorithm;
+        cost.reduce_s = whole.seconds;
+        cost.buckets = dp.overlap_gradient_sync && bucket_bytes > 0
+                           ? static_cast<int>(std::clamp(std::ceil(bytes / bucket_bytes), 1.0, 1e6))
+                           : 1;
+        SimCollective& reduce = input.collectives[s].reduce_grad;
+        reduce.bytes = bytes;
+        reduce.seconds = whole.seconds;
+        reduce.buckets = cost.buckets;
+        reduce.bucket_seconds = collective_time(cost.kind, bytes / cost.buckets, group).seconds;
+        reduce.links = links;
+        if (dp.zero_stage >= 3) {
+            const CollectiveTime gather = collective_time(CollectiveKind::all_gather, bytes, group);
+            cost.unshard_algorithm = gather.algorithm;
+            cost.unshard_s = gather.seconds;
+            SimCollective& unshard = input.collectives[s].unshard;
+            unshard.bytes = bytes;
+            unshard.seconds = gather.seconds;
+            unshard.links = links;
+            input.stages[s].gathered_bytes = static_cast<double>(
+                gathered_weight_bytes(input.stages[s].parameters, training, dp));
+        }
+    }
+}
 
-SimulationReport simulate_project(const AnalyzedProject& project, const CostModelOptions& options,
-                                  Recording recording) {
+struct ReplicaRun {
     SimulationInput input;
+    SimulationOutput output;
+};
+
+// One replica's pipeline (with its collectives waiting for `floors`, the
+// other replicas' times, when given).
+ReplicaRun simulate_replica(const AnalyzedProject& project, const CostModelOptions& options,
+                            Recording recording, const std::vector<CollectiveTimes>* floors,
+                            std::vector<StageCollectiveCost>& costs) {
+    ReplicaRun run;
+    SimulationInput& input = run.input;
     input.schedule = &project.schedule;
     input.stages = stage_costs(project, options);
     for (const auto& loc : project.ranks) {
         input.rank_devices.push_back(loc.path);
     }
     describe_links(project, options, input);
+    if (project.data_parallel() > 1) {
+        describe_collectives(project, input, costs);
+        for (std::size_t s = 0; floors != nullptr && s < floors->size(); ++s) {
+            const CollectiveTimes& f = (*floors)[s];
+            input.collectives[s].unshard.not_before_s = f.unshard_start_s;
+            input.collectives[s].unshard.not_ended_before_s = f.unshard_end_s;
+            input.collectives[s].reduce_grad.not_before_s = f.reduce_start_s;
+            input.collectives[s].reduce_grad.not_ended_before_s = f.reduce_end_s;
+        }
+    }
     input.static_bytes.assign(project.ranks.size(), 0);
     for (std::size_t s = 0; s < project.stages.size(); ++s) {
-        input.static_bytes[static_cast<std::size_t>(project.stages[s].rank)] +=
-            static_memory_bytes(input.stages[s].parameters, project.project.training);
+        input.static_bytes[static_cast<std::size_t>(project.stages[s].rank)] += static_memory_bytes(
+            input.stages[s].parameters, project.project.training, project.project.data_parallel);
     }
     input.record_timeline = recording == Recording::timeline;
-    SimulationOutput output = simulate_schedule(input);
+    run.output = simulate_schedule(input);
+    return run;
+}
 
+// The report of one replica's run (the whole report without data parallelism).
+SimulationReport replica_report(const AnalyzedProject& project, ReplicaRun& run) {
+    SimulationInput& input = run.input;
+    SimulationOutput& output = run.output;
     std::vector<RankMemory> memory;
     if (input.record_timeline) {
         memory = memory_over_time(output.timeline, input.stages, input.static_bytes);
@@ -198,6 +290,112 @@ SimulationReport simulate_project(const AnalyzedProject& project, const CostMode
     report.links = std::move(output.links);
     report.stages = std::move(input.stages);
     report.timeline = std::move(output.timeline);
+    return report;
+}
+
+// Appends another replica's lanes to `into`: its devices, events, memory
+// and links, with its ranks numbered after those already there.
+void append_replica(SimulationReport& into, SimulationReport&& other) {
+    const int offset = static_cast<int>(into.devices.size());
+    for (DeviceMetrics& d : other.devices) {
+        d.rank += offset;
+        into.all_fit = into.all_fit && d.fits;
+        into.devices.push_back(std::move(d));
+    }
+    Timeline& t = into.timeline;
+    for (TimelineEvent e : other.timeline.events) {
+        e.rank += offset;
+        e.peer_rank = e.peer_rank >= 0 ? e.peer_rank + offset : e.peer_rank;
+        t.events.push_back(e);
+    }
+    t.devices.insert(t.devices.end(), other.timeline.devices.begin(), other.timeline.devices.end());
+    for (auto& curve : other.timeline.memory) {
+        t.memory.push_back(std::move(curve));
+    }
+    for (LinkUsage& l : other.links) {
+        const auto same = std::find_if(into.links.begin(), into.links.end(),
+                                       [&l](const LinkUsage& u) { return u.name == l.name; });
+        if (same == into.links.end()) {
+            into.links.push_back(std::move(l));
+        }
+    }
+}
+
+}  // namespace
+
+SimulationReport simulate_project(const AnalyzedProject& project, const CostModelOptions& options,
+                                  Recording recording) {
+    const ReplicaClasses classes = replica_classes(project);
+    std::vector<StageCollectiveCost> costs;
+    std::vector<ReplicaTiming> timings;
+    for (std::size_t c = 0; c < classes.size(); ++c) {
+        ReplicaTiming timing{classes.representative[c], {}, 0};
+        for (std::size_t r = 0; r < classes.class_of.size(); ++r) {
+            if (classes.class_of[r] == static_cast<int>(c) &&
+                static_cast<int>(r) != timing.replica) {
+                timing.mirrored_by.push_back(static_cast<int>(r));
+            }
+        }
+        timings.push_back(std::move(timing));
+    }
+    // Replicas of one kind wait for no one else: one simulation is exact.
+    // Otherwise each kind runs alone first; then again with its collectives
+    // starting no earlier, and ending no earlier, than the slowest kind's.
+    std::vector<CollectiveTimes> floors;
+    if (classes.size() > 1) {
+        for (std::size_t c = 0; c < classes.size(); ++c) {
+            const AnalyzedProject replica = as_replica(project, classes.representative[c]);
+            ReplicaRun alone =
+                simulate_replica(replica, options, Recording::summary, nullptr, costs);
+            floors.resize(alone.output.collectives.size());
+            for (std::size_t s = 0; s < floors.size(); ++s) {
+                const CollectiveTimes& t = alone.output.collectives[s];
+                CollectiveTimes& f = floors[s];
+                f.unshard_start_s = std::max(f.unshard_start_s, t.unshard_start_s);
+                f.unshard_end_s = std::max(f.unshard_end_s, t.unshard_end_s);
+                f.reduce_start_s = std::max(f.reduce_start_s, t.reduce_start_s);
+                f.reduce_end_s = std::max(f.reduce_end_s, t.reduce_end_s);
+            }
+            timings[c].alone_s = replica_report(replica, alone).iteration_time_s;
+        }
+    }
+    SimulationReport report;
+    for (std::size_t c = 0; c < classes.size(); ++c) {
+        const int r = classes.representative[c];
+        ReplicaRun run =
+            r == 0 ? simulate_replica(project, options, recording,
+                                      classes.size() > 1 ? &floors : nullptr, costs)
+                   : simulate_replica(as_replica(project, r), options, recording, &floors, costs);
+        SimulationReport one = replica_report(r == 0 ? project : as_replica(project, r), run);
+        if (classes.size() == 1) {
+            timings[c].alone_s = one.iteration_time_s;
+        }
+        if (c == 0) {
+            report = std::move(one);
+        } else {
+            report.iteration_time_s = std::max(report.iteration_time_s, one.iteration_time_s);
+            append_replica(report, std::move(one));
+        }
+    }
+    if (classes.size() > 1) {
+        // Bubbles and rates over every lane, against the slowest replica's iteration.
+        double busy = 0;
+        for (DeviceMetrics& d : report.devices) {
+            d.bubble_fraction =
+                report.iteration_time_s > 0 ? 1.0 - d.busy_s / report.iteration_time_s : 0.0;
+            busy += d.busy_s;
+        }
+        report.bubble_fraction = report.iteration_time_s > 0 && !report.devices.empty()
+                                     ? 1.0 - busy / (static_cast<double>(report.devices.size()) *
+                                                     report.iteration_time_s)
+                                     : 0.0;
+        report.throughput_samples_per_s =
+            report.iteration_time_s > 0 ? report.batch_size / report.iteration_time_s : 0;
+    }
+    report.data_parallel = project.data_parallel();
+    report.zero_stage = project.project.data_parallel.zero_stage;
+    report.collectives = std::move(costs);
+    report.replicas = std::move(timings);
     return report;
 }
 

@@ -4,6 +4,7 @@
 #include <vector>
 
 #include "pipewright/core/analysis.h"
+#include "pipewright/core/data_parallel.h"
 #include "pipewright/core/profile.h"
 
 namespace pipewright {
@@ -45,6 +46,9 @@ struct StageCost {
     double input_bytes = 0;   // gradient sent back to the previous stage
     double stash_bytes = 0;
     double weight_stash_bytes = 0;
+    // ZeRO-3: the weights UNSHARD gathers from the other replicas, held
+    // until RESHARD.
+    double gathered_bytes = 0;
     std::int64_t parameters = 0;
 
     [[nodiscard]] double backward_s() const {
@@ -60,5 +64,17 @@ struct StageCost {
 // Bytes that do not change during an iteration: weights, gradients, optimizer
 // state and fp32 master weights under mixed precision.
 [[nodiscard]] std::int64_t static_memory_bytes(std::int64_t parameters, const Training& training);
+// The same with `dp.size` replicas at ZeRO stage `dp.zero_stage`: stage 1
+// divides the optimizer state (and master weights) by the replicas, 2 the
+// gradients as well, 3 the weights too (gathered_weight_bytes come and go).
+[[nodiscard]] std::int64_t static_memory_bytes(std::int64_t parameters, const Training& training,
+                                               const DataParallel& dp);
+// The bytes a ZeRO-3 stage gathers from the other replicas for its compute:
+// its weights less the shard it keeps (0 below stage 3 or with one replica).
+[[nodiscard]] std::int64_t gathered_weight_bytes(std::int64_t parameters, const Training& training,
+                                                 const DataParallel& dp);
+// Bytes of the stage's gradients (REDUCE_GRAD) and of its weights (UNSHARD),
+// in the compute dtype, as each replica holds them.
+[[nodiscard]] double gradient_bytes(std::int64_t parameters, const Training& training);
 
 }  // namespace pipewright

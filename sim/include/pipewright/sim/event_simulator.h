@@ -51,6 +51,28 @@ class LinkIndex {
     std::unordered_map<std::uint64_t, int> links_;
 };
 
+// A data-parallel collective of one stage among its replicas, on the rank's
+// collective stream (one collective at a time, beside its compute).
+struct SimCollective {
+    double bytes = 0;    // what each replica contributes
+    double seconds = 0;  // on free links
+    // With buckets > 1 the reduction runs bucket by bucket as the stage's
+    // last backward produces them (DDP's overlap); each takes bucket_seconds.
+    int buckets = 1;
+    double bucket_seconds = 0;
+    std::vector<int> links;  // into SimulationInput::links, busy while it runs
+    // The other replicas: it starts no earlier than they all reach it, and
+    // ends no earlier than the last of them could finish it alone.
+    double not_before_s = 0;
+    double not_ended_before_s = 0;
+};
+
+// The collectives of one stage.
+struct StageCollectives {
+    SimCollective unshard;      // all-gather of the weights (ZeRO-3)
+    SimCollective reduce_grad;  // all-reduce, or reduce-scatter from ZeRO-2 on
+};
+
 struct SimulationInput {
     const Schedule* schedule = nullptr;     // lowered (with sends and receives)
     std::vector<StageCost> stages;          // per stage, per micro-batch
@@ -60,6 +82,8 @@ struct SimulationInput {
     // Bytes each rank holds throughout (weights, gradients, optimizer
     // state), where its memory peak starts; 0 for ranks not listed.
     std::vector<std::int64_t> static_bytes;
+    // Per stage; empty without data parallelism (collectives then take no time).
+    std::vector<StageCollectives> collectives;
     // false: no events in the output's timeline, only the totals. The events
     // take 48 bytes an action (1.2 GB for 25 M actions), and the summary of a
     // simulation needs none of them.
@@ -73,8 +97,17 @@ struct LinkUsage {
     int transfers = 0;
 };
 
+// When a stage's collectives ran (0, 0 for one that did not).
+struct CollectiveTimes {
+    double unshard_start_s = 0;
+    double unshard_end_s = 0;
+    double reduce_start_s = 0;
+    double reduce_end_s = 0;
+};
+
 struct SimulationOutput {
-    Timeline timeline;  // events only when SimulationInput::record_timeline
+    Timeline timeline;                         // events only when SimulationInput::record_timeline
+    std::vector<CollectiveTimes> collectives;  // per stage, with SimulationInput::collectives
     std::vector<LinkUsage> links;
     MetricsAccumulator totals;                    // of every action, recorded or not
     std::vector<std::int64_t> peak_memory_bytes;  // per rank (memory_over_time's peak_bytes)

@@ -19,7 +19,8 @@ struct RankMemory {
 // How an action changes the activations its rank holds: a forward stashes
 // its micro-batch's activations from its start, a backward frees them at
 // its end (for a split backward: I keeps the weight-gradient part until W
-// ends). Transfers change nothing.
+// ends). Under ZeRO-3, UNSHARD holds the gathered weights from its start
+// and RESHARD lets them go. Transfers change nothing.
 struct MemoryChange {
     double time_s = 0;
     double delta = 0;
@@ -35,6 +36,10 @@ struct MemoryChange {
             return MemoryChange{end_s, s.weight_stash_bytes - s.stash_bytes};
         case ActionType::backward_weight:
             return MemoryChange{end_s, -s.weight_stash_bytes};
+        case ActionType::unshard:
+            return MemoryChange{start_s, s.gathered_bytes};
+        case ActionType::reshard:
+            return MemoryChange{start_s, -s.gathered_bytes};
         default:
             return std::nullopt;
     }

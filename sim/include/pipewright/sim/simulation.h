@@ -5,10 +5,30 @@
 
 #include "pipewright/core/analysis.h"
 #include "pipewright/core/timeline_metrics.h"
+#include "pipewright/sim/collective_cost.h"
 #include "pipewright/sim/cost_model.h"
 #include "pipewright/sim/event_simulator.h"
 
 namespace pipewright {
+
+// What one stage's data-parallel collectives cost on free links.
+struct StageCollectiveCost {
+    CollectiveKind kind = CollectiveKind::all_reduce;  // of REDUCE_GRAD
+    CollectiveAlgorithm algorithm = CollectiveAlgorithm::ring;
+    double gradient_bytes = 0;
+    double reduce_s = 0;
+    int buckets = 1;  // overlapped with the last backward when > 1
+    CollectiveAlgorithm unshard_algorithm = CollectiveAlgorithm::ring;
+    double unshard_s = 0;  // ZeRO-3's all-gather of the weights; 0 otherwise
+};
+
+// A replica simulated for itself and those that run as it does.
+struct ReplicaTiming {
+    int replica = 0;
+    std::vector<int> mirrored_by;  // other replicas with the same devices and links
+    // Its iteration had it not waited for the other replicas' collectives.
+    double alone_s = 0;
+};
 
 struct SimulationReport {
     std::string schedule;
@@ -22,6 +42,12 @@ struct SimulationReport {
     std::vector<DeviceMetrics> devices;
     std::vector<LinkUsage> links;
     std::vector<StageCost> stages;
+    int data_parallel = 1;
+    int zero_stage = 0;
+    std::vector<StageCollectiveCost> collectives;  // per stage, with data parallelism
+    // The replicas simulated (one when all run alike), the first first;
+    // their lanes follow one another in `devices` and the timeline.
+    std::vector<ReplicaTiming> replicas;
     // With the memory curve of every rank; only its lanes and no events
     // when simulated with Recording::summary.
     Timeline timeline;
@@ -38,7 +64,9 @@ enum class Recording {
 void describe_links(const AnalyzedProject& project, const CostModelOptions& options,
                     SimulationInput& input);
 
-// Simulates one iteration of the analysed project. Throws SimulationError.
+// Simulates one iteration of the analysed project: one replica of each
+// kind (replica_classes.h), whose collectives wait for the slowest kind.
+// Throws SimulationError.
 [[nodiscard]] SimulationReport simulate_project(const AnalyzedProject& project,
                                                 const CostModelOptions& options = {},
                                                 Recording recording = Recording::timeline);

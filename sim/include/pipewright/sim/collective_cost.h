@@ -1,0 +1,53 @@
+#pragma once
+
+#include <string_view>
+#include <vector>
+
+#include "pipewright/core/topology.h"
+
+namespace pipewright {
+
+enum class CollectiveKind { all_reduce, reduce_scatter, all_gather };
+enum class CollectiveAlgorithm { ring, tree, hierarchical };
+
+[[nodiscard]] std::string_view to_string(CollectiveKind k);
+[[nodiscard]] std::string_view to_string(CollectiveAlgorithm a);
+
+// The links a group of devices reduces over, as the formulas need them.
+struct CollectiveGroup {
+    int members = 1;
+    // The slowest hop of the ring through the members in order (the last
+    // back to the first): the lowest bandwidth and the highest latency.
+    LinkSpec ring;
+    // Two levels, for the hierarchical algorithm: `nodes` nodes with
+    // `per_node` members each (0 when the members are not spread evenly),
+    // the slowest hop within a node and between consecutive nodes.
+    int nodes = 1;
+    int per_node = 0;
+    LinkSpec intra;
+    LinkSpec inter;
+};
+
+// Describes the group of `members` (in ring order).
+[[nodiscard]] CollectiveGroup collective_group(const std::vector<DeviceLocation>& members,
+                                               const LinkResolver& links);
+
+struct CollectiveTime {
+    CollectiveAlgorithm algorithm = CollectiveAlgorithm::ring;
+    double seconds = 0;
+};
+
+// Time of one collective over `bytes` (what each member holds) on free
+// links, by the fastest algorithm the group allows. With D members, a
+// bandwidth B and a latency α (docs/concepts.md):
+//   ring all-reduce         2(D−1)·α + 2(D−1)/D · bytes/B
+//   ring reduce-scatter     (D−1)·α + (D−1)/D · bytes/B   (all-gather alike)
+//   tree all-reduce         2⌈log₂D⌉·α + 2 · bytes/B
+//   hierarchical            the ring formula within each node (g members),
+//                           then across the N nodes over the node's link
+//                           (shared by its g members, so bytes in all),
+//                           then within each node again.
+[[nodiscard]] CollectiveTime collective_time(CollectiveKind kind, double bytes,
+                                             const CollectiveGroup& group);
+
+}  // namespace pipewright

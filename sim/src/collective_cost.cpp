@@ -1,0 +1,139 @@
+#include "pipewright/sim/collective_cost.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <map>
+
+namespace pipewright {
+
+std::string_view to_string(CollectiveKind k) {
+    switch (k) {
+        case CollectiveKind::all_reduce:
+            return "all-reduce";
+        case CollectiveKind::reduce_scatter:
+            return "reduce-scatter";
+        case CollectiveKind::all_gather:
+            return "all-gather";
+    }
+    return "?";
+}
+
+std::string_view to_string(CollectiveAlgorithm a) {
+    switch (a) {
+        case CollectiveAlgorithm::ring:
+            return "ring";
+        case CollectiveAlgorithm::tree:
+            return "tree";
+        case CollectiveAlgorithm::hierarchical:
+            return "hierarchical";
+    }
+    return "?";
+}
+
+namespace {
+
+// Accumulates the slowest of several links.
+class Slowest {
+  public:
+    void add(const LinkSpec& l) {
+        bandwidth_ = std::min(bandwidth_, l.bandwidth_GBps);
+        latency_ = std::max(latency_, l.latency_us);
+        any_ = true;
+    }
+    [[nodiscard]] LinkSpec link() const {
+        return any_ ? LinkSpec{bandwidth_, latency_} : LinkSpec{};
+    }
+
+  private:
+    double bandwidth_ = std::numeric_limits<double>::infinity();
+    double latency_ = 0;
+    bool any_ = false;
+};
+
+// Seconds for `steps` latencies and `bytes` at the link's bandwidth; free
+// links (bandwidth 0 means unknown, as elsewhere) cost only their latency.
+double cost(const LinkSpec& l, double steps, double bytes) {
+    const double wire = l.bandwidth_GBps > 0 ? bytes / (l.bandwidth_GBps * 1e9) : 0;
+    return steps * l.latency_us * 1e-6 + wire;
+}
+
+// A ring over d members; `phases` is 2 for an all-reduce, 1 otherwise.
+double ring(const LinkSpec& l, int d, int phases, double bytes) {
+    if (d <= 1) {
+        return 0;
+    }
+    const double share = static_cast<double>(d - 1) / d;
+    return phases * cost(l, d - 1, share * bytes);
+}
+
+}  // namespace
+
+CollectiveGroup collective_group(const std::vector<DeviceLocation>& members,
+                                 const LinkResolver& links) {
+    CollectiveGroup g;
+    g.members = static_cast<int>(members.size());
+    if (members.size() < 2) {
+        return g;
+    }
+    Slowest ring_hops;
+    for (std::size_t i = 0; i < members.size(); ++i) {
+        ring_hops.add(links.between(members[i], members[(i + 1) % members.size()]).spec);
+    }
+    g.ring = ring_hops.link();
+
+    std::map<int, std::vector<const DeviceLocation*>> by_node;
+    for (const DeviceLocation& m : members) {
+        by_node[m.node].push_back(&m);
+    }
+    const std::size_t per_node = by_node.begin()->second.size();
+    const bool even = std::all_of(by_node.begin(), by_node.end(),
+                                  [&](const auto& n) { return n.second.size() == per_node; });
+    g.nodes = static_cast<int>(by_node.size());
+    if (!even || by_node.size() < 2 || per_node < 2) {
+        return g;
+    }
+    g.per_node = static_cast<int>(per_node);
+    Slowest intra;
+    Slowest inter;
+    for (auto it = by_node.begin(); it != by_node.end(); ++it) {
+        const auto& local = it->second;
+        for (std::size_t i = 0; i < local.size(); ++i) {
+            intra.add(links.between(*local[i], *local[(i + 1) % local.size()]).spec);
+        }
+        auto next = std::next(it) == by_node.end() ? by_node.begin() : std::next(it);
+        inter.add(links.between(*local.front(), *next->second.front()).spec);
+    }
+    g.intra = intra.link();
+    g.inter = inter.link();
+    return g;
+}
+
+CollectiveTime collective_time(CollectiveKind kind, double bytes, const CollectiveGroup& group) {
+    const int d = group.members;
+    if (d <= 1 || bytes <= 0) {
+        return {};
+    }
+    const int phases = kind == CollectiveKind::all_reduce ? 2 : 1;
+    CollectiveTime best{CollectiveAlgorithm::ring, ring(group.ring, d, phases, bytes)};
+    const auto consider = [&best](CollectiveAlgorithm a, double seconds) {
+        if (seconds < best.seconds) {
+            best = {a, seconds};
+        }
+    };
+    if (kind == CollectiveKind::all_reduce) {
+        const double depth = std::ceil(std::log2(static_cast<double>(d)));
+        consider(CollectiveAlgorithm::tree, cost(group.ring, 2 * depth, 2 * bytes));
+    }
+    if (group.per_node >= 2 && group.nodes >= 2) {
+        const int g = group.per_node;
+        // Reduce-scatter within the node (and all-gather after, for an
+        // all-reduce); between them, each member's shard crosses the nodes.
+        const double within = phases * ring(group.intra, g, 1, bytes);
+        const double across = ring(group.inter, group.nodes, phases, bytes);
+        consider(CollectiveAlgorithm::hierarchical, within + across);
+    }
+    return best;
+}
+
+}  // namespace pipewright
