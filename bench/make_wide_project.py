@@ -12,15 +12,20 @@ One container is the hard case for the simulator: every pair of devices there
 has a link of its own (between nodes, a direction is shared by the node).
 
     python3 bench/make_wide_project.py N OUT.json [--per-node K] [--schedule NAME]
-                                       [--microbatches M]
+                                       [--microbatches M] [--data-parallel D]
+
+With --data-parallel D the pipeline has N / D stages on the first N / D
+devices, and D replicas of it fill the N devices (the default layout).
 """
 
 import argparse
 import json
 
 
-def project(devices: int, per_node: int, schedule: str, microbatches: int) -> dict:
+def project(devices: int, per_node: int, schedule: str, microbatches: int,
+            data_parallel: int = 1) -> dict:
     per_node = per_node if per_node > 0 else devices
+    stages = devices // data_parallel
     nodes = []
     placement = []
     for n in range((devices + per_node - 1) // per_node):
@@ -28,10 +33,10 @@ def project(devices: int, per_node: int, schedule: str, microbatches: int) -> di
                 for g in range(min(per_node, devices - n * per_node))]
         nodes.append({"name": f"node{n}", "containers": [{"name": "c0", "devices": gpus}]})
         placement += [{"device": f"node{n}/c0/{gpu['name']}", "layers": [f"l{n * per_node + g}"]}
-                      for g, gpu in enumerate(gpus)]
+                      for g, gpu in enumerate(gpus) if n * per_node + g < stages]
     layers = [{"name": f"l{i}", "type": "linear", "in_features": 256, "out_features": 256}
-              for i in range(devices)]
-    return {
+              for i in range(stages)]
+    out = {
         "format": "pipewright-project",
         "version": 1,
         "model": {
@@ -50,6 +55,10 @@ def project(devices: int, per_node: int, schedule: str, microbatches: int) -> di
             "dtype": "float32",
         },
     }
+    if data_parallel > 1:
+        out["training"]["batch_size"] *= data_parallel
+        out["data_parallel"] = {"size": data_parallel}
+    return out
 
 
 def main() -> None:
@@ -60,9 +69,14 @@ def main() -> None:
                         help="devices per node (default: all in one)")
     parser.add_argument("--schedule", default="gpipe")
     parser.add_argument("--microbatches", type=int, default=4)
+    parser.add_argument("--data-parallel", type=int, default=1,
+                        help="replicas of a pipeline of N / D stages")
     args = parser.parse_args()
+    if args.data_parallel < 1 or args.devices % args.data_parallel != 0:
+        parser.error("--data-parallel must divide the device count")
     with open(args.out, "w", encoding="utf-8") as f:
-        json.dump(project(args.devices, args.per_node, args.schedule, args.microbatches), f)
+        json.dump(project(args.devices, args.per_node, args.schedule, args.microbatches,
+                          args.data_parallel), f)
 
 
 if __name__ == "__main__":

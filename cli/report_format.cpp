@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstdio>
 
+#include "data_parallel_format.h"
 #include "pipewright/core/printable_name.h"
 
 namespace pipewright::cli {
@@ -92,7 +93,11 @@ void print_report(std::ostream& out, const SimulationReport& r, const std::strin
     out << "Project     " << printable_name(project_name) << '\n';
     out << "Schedule    " << printable_name(r.schedule) << " · " << r.microbatches << " micro-batch"
         << (r.microbatches == 1 ? "" : "es") << " of " << r.microbatch_size << " · batch "
-        << r.batch_size << '\n';
+        << r.batch_size;
+    if (r.data_parallel > 1) {
+        out << " (" << r.batch_size / r.data_parallel << " per replica)";
+    }
+    out << '\n';
     out << "Iteration   " << format_duration(r.iteration_time_s) << " · "
         << format_rate(r.throughput_samples_per_s) << " samples/s · bubble "
         << format_percent(r.bubble_fraction) << '\n';
@@ -112,6 +117,10 @@ void print_report(std::ostream& out, const SimulationReport& r, const std::strin
         out << "Warning     some figures are not finite numbers: an input value is too extreme\n";
     }
     out << '\n';
+    if (r.data_parallel > 1) {
+        print_data_parallel(out, r);
+        out << '\n';
+    }
 
     TextTable table({"rank", "device", "spec", "busy", "start", "end", "bubble", "peak memory",
                      "capacity", "fits"});
@@ -180,7 +189,8 @@ nlohmann::json report_to_json(const SimulationReport& r) {
             {"bubble_fraction", r.bubble_fraction},
             {"all_fit", r.all_fit},
             {"devices", devices},
-            {"links", links}};
+            {"links", links},
+            {"data_parallel", data_parallel_json(r)}};
 }
 
 void print_comparison(std::ostream& out, const std::vector<ComparisonRow>& rows) {

@@ -28,6 +28,10 @@ void add_simulate_command(CLI::App& app, SimulateArgs& args) {
         ->check(whole_number(1));
     cmd->add_option("--batch-size,-b", args.batch_size, "Samples per iteration")
         ->check(whole_number(1));
+    cmd->add_option("--data-parallel", args.data_parallel,
+                    "Replicas of the pipeline, each on its share of the batch (default: the "
+                    "project's data_parallel.size)")
+        ->check(whole_number(1));
     add_cost_options(*cmd, args.costs);
     cmd->add_flag("--json", args.json, "Print the result as one JSON object");
     cmd->add_flag("--compare-schedules", args.compare_schedules,
@@ -41,6 +45,7 @@ int run_simulate(const SimulateArgs& args, std::ostream& out, std::ostream& err)
     options.schedule_csv = args.schedule_csv;
     options.microbatches = args.microbatches;
     options.batch_size = args.batch_size;
+    options.data_parallel = args.data_parallel;
     if (args.schedule && args.schedule_csv) {
         err << "pipewright: give either --schedule or --schedule-csv, not both\n";
         return kUsage;

@@ -17,6 +17,7 @@ struct SimulateArgs {
     std::optional<std::string> schedule_csv;
     std::optional<int> microbatches;
     std::optional<int> batch_size;
+    std::optional<int> data_parallel;
     CostArgs costs;  // --profile, --efficiency
     bool json = false;
     bool compare_schedules = false;

@@ -447,6 +447,12 @@ struct RankExecutor::Impl {
                     slot(s, mb).received_grad = std::move(t);
                 }
                 break;
+            case ActionType::unshard:
+            case ActionType::reshard:
+            case ActionType::reduce_grad:
+                // One replica (the launcher refuses more): its parameters are
+                // whole and its gradients already the average.
+                break;
         }
         sample_memory();
     }

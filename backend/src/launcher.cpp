@@ -30,6 +30,14 @@ std::optional<AnalyzedProject> load_for_run(const RunSettings& s, std::ostream& 
         options.batch_size = s.batch_size;
         options.base_dir = std::filesystem::path(s.project).parent_path();
         analyzed = analyze_project(*loaded.project, options, problems);
+        if (analyzed && analyzed->data_parallel() > 1) {
+            problems.add("data_parallel.size",
+                         "real runs train one replica of the pipeline for now; `simulate` "
+                         "predicts the " +
+                             std::to_string(analyzed->data_parallel()) +
+                             " replicas. Set data_parallel.size to 1 to run it");
+            analyzed.reset();
+        }
     }
     if (!problems.empty() || !analyzed) {
         err << "pipewright: " << s.project << ": " << problems.size() << " problem"

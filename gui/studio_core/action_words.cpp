@@ -30,12 +30,21 @@ QString action_kind_in_words(ActionType type) {
             return tr("send of gradients");
         case ActionType::recv_backward:
             return tr("receive of gradients");
+        case ActionType::unshard:
+            return tr("gathering of sharded weights");
+        case ActionType::reshard:
+            return tr("release of gathered weights");
+        case ActionType::reduce_grad:
+            return tr("gradient reduction across replicas");
     }
     return QString::fromUtf8(to_string(type).data(),
                              static_cast<qsizetype>(to_string(type).size()));
 }
 
 QString action_in_words(const Action& a) {
+    if (is_collective(a.type)) {
+        return tr("stage %1, %2").arg(a.stage).arg(action_kind_in_words(a.type));
+    }
     if (is_compute(a.type)) {
         return tr("stage %1, %2 of micro-batch %3")
             .arg(a.stage)

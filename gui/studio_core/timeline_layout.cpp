@@ -22,6 +22,10 @@ BlockKind block_kind(ActionType type) {
         case ActionType::recv_forward:
         case ActionType::recv_backward:
             return BlockKind::recv;
+        case ActionType::unshard:
+        case ActionType::reshard:
+        case ActionType::reduce_grad:
+            return BlockKind::collective;
     }
     return BlockKind::forward;
 }

@@ -14,7 +14,8 @@ enum class BlockKind : std::uint8_t {
     backward_input,
     backward_weight,
     send,
-    recv
+    recv,
+    collective  // data-parallel: REDUCE_GRAD, UNSHARD, RESHARD
 };
 
 [[nodiscard]] BlockKind block_kind(ActionType type);

@@ -19,6 +19,8 @@ QColor block_color(BlockKind kind) {
             return {0x56, 0xB4, 0xE9};  // sky blue
         case BlockKind::recv:
             return {0xCC, 0x79, 0xA7};  // reddish purple
+        case BlockKind::collective:
+            return {0x59, 0x59, 0x59};  // dark grey: the Okabe-Ito set has no eighth hue
     }
     return Qt::gray;
 }
@@ -37,6 +39,8 @@ QString block_name(BlockKind kind) {
             return QObject::tr("Send");
         case BlockKind::recv:
             return QObject::tr("Recv wait");
+        case BlockKind::collective:
+            return QObject::tr("Replica sync");
     }
     return {};
 }

@@ -60,13 +60,25 @@ QCPRange TimelineBlocks::getValueRange(bool& foundRange, QCP::SignDomain, const 
 }
 
 const std::array<QStaticText, 2>& TimelineBlocks::labelFor(const Action& action) {
-    const quint64 key = (static_cast<quint64>(static_cast<quint32>(action.stage)) << 32) |
-                        static_cast<quint32>(action.microbatch);
+    // A collective belongs to the whole stage: its key has the top bit set
+    // and its type where a micro-batch would be.
+    const bool collective = is_collective(action.type);
+    const quint32 low = collective ? 0x80000000u | static_cast<quint32>(action.type)
+                                   : static_cast<quint32>(action.microbatch);
+    const quint64 key = (static_cast<quint64>(static_cast<quint32>(action.stage)) << 32) | low;
     auto it = label_cache_.find(key);
     if (it == label_cache_.end()) {
-        std::array<QStaticText, 2> texts{
-            QStaticText(QStringLiteral("%1·%2").arg(action.stage).arg(action.microbatch)),
-            QStaticText(QString::number(action.microbatch))};
+        const QString what = action.type == ActionType::reduce_grad ? tr("sync")
+                             : action.type == ActionType::unshard   ? tr("gather")
+                                                                    : tr("free");
+        std::array<QStaticText, 2> texts =
+            collective
+                ? std::array<QStaticText,
+                             2>{QStaticText(QStringLiteral("%1·%2").arg(action.stage).arg(what)),
+                                QStaticText(what)}
+                : std::array<QStaticText, 2>{
+                      QStaticText(QStringLiteral("%1·%2").arg(action.stage).arg(action.microbatch)),
+                      QStaticText(QString::number(action.microbatch))};
         for (auto& t : texts) {
             t.setPerformanceHint(QStaticText::AggressiveCaching);
             t.prepare(QTransform(), label_font_);

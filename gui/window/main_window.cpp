@@ -94,8 +94,9 @@ void MainWindow::buildLayout() {
     timeline_ = timeline_view_->plot();
     legend_ = new QLabel(this);
     QStringList keys;
-    for (BlockKind k : {BlockKind::forward, BlockKind::backward, BlockKind::backward_input,
-                        BlockKind::backward_weight, BlockKind::send, BlockKind::recv}) {
+    for (BlockKind k :
+         {BlockKind::forward, BlockKind::backward, BlockKind::backward_input,
+          BlockKind::backward_weight, BlockKind::send, BlockKind::recv, BlockKind::collective}) {
         keys << QStringLiteral("<span style='color:%1;font-size:large'>■</span>&nbsp;%2")
                     .arg(block_color(k).name(),
                          block_name(k).replace(QLatin1Char(' '), QStringLiteral("&nbsp;")));

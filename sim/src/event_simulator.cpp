@@ -389,7 +389,9 @@ class Simulator {
             const auto li = static_cast<std::size_t>(l);
             link_free_[li] = e.end_s;
             out_.links[li].bytes += c.bytes;
-            out_.links[li].busy_s += e.end_s - e.start_s;
+            // On the wire: the buckets' own times, not the waits between them.
+            out_.links[li].busy_s +=
+                reduce && c.buckets > 1 ? c.buckets * c.bucket_seconds : e.end_s - e.start_s;
             out_.links[li].transfers += 1;
         }
         CollectiveTimes& times = out_.collectives[st];

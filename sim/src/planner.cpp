@@ -34,6 +34,12 @@ std::vector<int> divisors(int n) {
 }
 
 void check_options(const Project& project, const PlanOptions& options) {
+    if (project.data_parallel.size > 1) {
+        throw InputError("data_parallel.size",
+                         "the planner lays out one pipeline and does not search data-parallel "
+                         "layouts yet; plan with data_parallel.size 1, then add the replicas (" +
+                             std::to_string(project.data_parallel.size) + " now)");
+    }
     if (options.schedule) {
         const ScheduleInfo* info = find_schedule(*options.schedule);
         if (info == nullptr) {

@@ -394,6 +394,7 @@ SimulationReport simulate_project(const AnalyzedProject& project, const CostMode
     }
     report.data_parallel = project.data_parallel();
     report.zero_stage = project.project.data_parallel.zero_stage;
+    report.overlap_gradient_sync = project.project.data_parallel.overlap_gradient_sync;
     report.collectives = std::move(costs);
     report.replicas = std::move(timings);
     return report;

@@ -235,5 +235,27 @@ TEST(Launcher, UnsupportedConfigurationIsAClearErrorBeforeAnyWorkerStarts) {
     fs::remove_all(dir);
 }
 
+// Data-parallel real runs come later; until then a run says so before
+// starting anything rather than train one replica silently.
+TEST(Launcher, DataParallelProjectsAreRefusedInWords) {
+    const auto dir = temp_dir("data-parallel");
+    auto project = nlohmann::json::parse(test::mlp_project_json(test::MlpSpec{}));
+    project["topology"]["nodes"][0]["containers"][0]["devices"].push_back(
+        {{"name", "cpu2"}, {"spec", "cpu"}});
+    project["topology"]["nodes"][0]["containers"][0]["devices"].push_back(
+        {{"name", "cpu3"}, {"spec", "cpu"}});
+    project["data_parallel"] = {{"size", 2}};
+    write_file_atomically(dir / "project.json", project.dump(2));
+    const auto out = dir / "run";
+    const auto r =
+        run_cli("run " + (dir / "project.json").string() + " --out " + out.string(), dir);
+    EXPECT_EQ(r.code, 1) << r.output;
+    EXPECT_NE(r.output.find("data_parallel.size: real runs train one replica of the pipeline"),
+              std::string::npos)
+        << r.output;
+    EXPECT_FALSE(fs::exists(out / "rank-0.log")) << "a worker was started";
+    fs::remove_all(dir);
+}
+
 }  // namespace
 }  // namespace pipewright

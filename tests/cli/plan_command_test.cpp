@@ -172,6 +172,13 @@ TEST(PlanCommand, PlansEveryShippedExample) {
             continue;
         }
         auto r = run_cli({"plan", entry.path().string(), "--json"});
+        if (nlohmann::json::parse(read_text_file(entry.path())).contains("data_parallel")) {
+            // One pipeline only, for now: a clear refusal, not a wrong plan.
+            EXPECT_EQ(r.code, 1) << entry.path();
+            EXPECT_NE(r.err.find("does not search data-parallel layouts yet"), std::string::npos)
+                << r.err;
+            continue;
+        }
         ASSERT_EQ(r.code, 0) << entry.path() << "\n" << r.err;
         const auto j = nlohmann::json::parse(r.out);
         EXPECT_LE(j["iteration_time_s"].get<double>(),

@@ -134,7 +134,9 @@ TEST(Analysis, EveryShippedExampleAnalysesCleanly) {
         EXPECT_EQ(a->stages.size(), loaded.project->placement.size());
         EXPECT_EQ(a->schedule.num_stages, static_cast<int>(a->stages.size()));
         EXPECT_EQ(a->schedule.num_microbatches, a->microbatches);
-        EXPECT_EQ(a->microbatches * a->microbatch_size, loaded.project->training.batch_size);
+        // Each replica pipelines its share of the global batch.
+        EXPECT_EQ(a->microbatches * a->microbatch_size * a->data_parallel(),
+                  loaded.project->training.batch_size);
         EXPECT_EQ(a->rank_specs.size(), a->ranks.size());
         EXPECT_TRUE(a->schedule.has_communication() || a->num_ranks() == 1);
     }

@@ -44,6 +44,7 @@ struct SimulationReport {
     std::vector<StageCost> stages;
     int data_parallel = 1;
     int zero_stage = 0;
+    bool overlap_gradient_sync = true;
     std::vector<StageCollectiveCost> collectives;  // per stage, with data parallelism
     // The replicas simulated (one when all run alike), the first first;
     // their lanes follow one another in `devices` and the timeline.

@@ -1,0 +1,143 @@
+#include "data_parallel_format.h"
+
+#include <algorithm>
+
+#include "pipewright/core/quantity_format.h"
+#include "report_format.h"
+
+namespace pipewright::cli {
+
+std::string number_ranges(const std::vector<int>& sorted) {
+    std::string out;
+    for (std::size_t i = 0; i < sorted.size();) {
+        std::size_t j = i;
+        while (j + 1 < sorted.size() && sorted[j + 1] == sorted[j] + 1) {
+            ++j;
+        }
+        out += (out.empty() ? "" : ", ") + std::to_string(sorted[i]);
+        if (j > i) {
+            out += (j == i + 1 ? ", " : "–") + std::to_string(sorted[j]);
+        }
+        i = j + 1;
+    }
+    return out;
+}
+
+namespace {
+
+std::string zero_words(int zero_stage) {
+    switch (zero_stage) {
+        case 0:
+            return "gradients all-reduced (ZeRO off)";
+        case 1:
+            return "ZeRO-1: optimizer state sharded";
+        case 2:
+            return "ZeRO-2: optimizer state and gradients sharded";
+        default:
+            return "ZeRO-3: parameters, gradients and optimizer state sharded";
+    }
+}
+
+void print_reductions(std::ostream& out, const SimulationReport& r) {
+    TextTable table({"stage", "gradients", "reduction", "time", "buckets", "gather (ZeRO-3)"});
+    for (std::size_t c : {1u, 3u, 4u, 5u}) {
+        table.right_align(c);
+    }
+    // Stages in a row that cost the same share one line ("0-63").
+    std::vector<std::string> previous;
+    std::size_t first = 0;
+    const auto flush = [&](std::size_t last) {
+        if (!previous.empty()) {
+            previous[0] = std::to_string(first) + (last > first ? "–" + std::to_string(last) : "");
+            table.add_row(previous);
+        }
+    };
+    for (std::size_t s = 0; s < r.collectives.size(); ++s) {
+        const StageCollectiveCost& c = r.collectives[s];
+        std::vector<std::string> row{
+            "",
+            format_bytes(c.gradient_bytes),
+            std::string(to_string(c.algorithm)) + " " + std::string(to_string(c.kind)),
+            format_duration(c.reduce_s),
+            std::to_string(c.buckets),
+            r.zero_stage >= 3 ? format_duration(c.unshard_s) : "-"};
+        if (previous.empty() || !std::equal(row.begin() + 1, row.end(), previous.begin() + 1)) {
+            flush(s == 0 ? 0 : s - 1);
+            previous = std::move(row);
+            first = s;
+        }
+    }
+    flush(r.collectives.empty() ? 0 : r.collectives.size() - 1);
+    table.print(out);
+}
+
+}  // namespace
+
+void print_data_parallel(std::ostream& out, const SimulationReport& r) {
+    if (r.data_parallel <= 1) {
+        return;
+    }
+    const std::size_t lanes = r.replicas.empty() ? 0 : r.devices.size() / r.replicas.size();
+    out << "Replicas    " << r.data_parallel << " × this pipeline · " << zero_words(r.zero_stage)
+        << " · "
+        << (r.overlap_gradient_sync ? "reduced while the last backward runs"
+                                    : "reduced after the last action")
+        << '\n';
+    for (const ReplicaTiming& t : r.replicas) {
+        out << "            replica " << t.replica << " simulated";
+        if (!t.mirrored_by.empty()) {
+            out << "; " << (t.mirrored_by.size() == 1 ? "replica " : "replicas ")
+                << number_ranges(t.mirrored_by) << " run alike";
+        }
+        out << '\n';
+    }
+    if (r.replicas.size() > 1) {
+        const auto slowest = std::max_element(
+            r.replicas.begin(), r.replicas.end(),
+            [](const ReplicaTiming& a, const ReplicaTiming& b) { return a.alone_s < b.alone_s; });
+        const auto fastest = std::min_element(
+            r.replicas.begin(), r.replicas.end(),
+            [](const ReplicaTiming& a, const ReplicaTiming& b) { return a.alone_s < b.alone_s; });
+        if (slowest->alone_s <= fastest->alone_s * (1 + 1e-9)) {
+            out << "            the replicas' devices or links differ, but not their times\n";
+            out << '\n';
+            print_reductions(out, r);
+            return;
+        }
+        const auto index = static_cast<std::size_t>(slowest - r.replicas.begin());
+        const std::string first_device =
+            index * lanes < r.devices.size() ? r.devices[index * lanes].name : std::string();
+        out << "Straggler   replica " << slowest->replica << " (from " << first_device
+            << "): alone it takes " << format_duration(slowest->alone_s) << ", replica "
+            << fastest->replica << " " << format_duration(fastest->alone_s)
+            << "; every replica waits for it at each gradient reduction\n";
+    }
+    out << '\n';
+    print_reductions(out, r);
+}
+
+nlohmann::json data_parallel_json(const SimulationReport& r) {
+    nlohmann::json replicas = nlohmann::json::array();
+    for (const ReplicaTiming& t : r.replicas) {
+        replicas.push_back(
+            {{"replica", t.replica}, {"mirrored_by", t.mirrored_by}, {"alone_s", t.alone_s}});
+    }
+    nlohmann::json collectives = nlohmann::json::array();
+    for (std::size_t s = 0; s < r.collectives.size(); ++s) {
+        const StageCollectiveCost& c = r.collectives[s];
+        collectives.push_back({{"stage", s},
+                               {"reduction", to_string(c.kind)},
+                               {"algorithm", to_string(c.algorithm)},
+                               {"gradient_bytes", c.gradient_bytes},
+                               {"reduce_s", c.reduce_s},
+                               {"buckets", c.buckets},
+                               {"unshard_s", c.unshard_s}});
+    }
+    return {{"size", r.data_parallel},
+            {"zero_stage", r.zero_stage},
+            {"overlap_gradient_sync", r.overlap_gradient_sync},
+            {"replicas", replicas},
+            {"collectives", collectives}};
+}
+
+}  // namespace pipewright::cli

@@ -1,0 +1,81 @@
+// `simulate --data-parallel`: the replicas, the straggler and each stage's
+// gradient reduction, in words and as JSON.
+
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "cli_test_support.h"
+#include "data_parallel_format.h"
+#include "pipewright/core/project_io.h"
+
+namespace pipewright {
+namespace {
+
+using testing::example;
+using testing::run_cli;
+using testing::TempDir;
+
+TEST(DataParallelCli, NumberRangesJoinRuns) {
+    EXPECT_EQ(cli::number_ranges({1, 2, 3, 5}), "1–3, 5");
+    EXPECT_EQ(cli::number_ranges({1, 2, 7}), "1, 2, 7");
+    EXPECT_EQ(cli::number_ranges({4}), "4");
+    EXPECT_EQ(cli::number_ranges({}), "");
+}
+
+TEST(DataParallelCli, TheReportNamesTheReplicasAndEachStagesReduction) {
+    const auto r = run_cli({"simulate", example("resnet50-4gpu-2x2.json")});
+    ASSERT_EQ(r.code, 0) << r.err;
+    EXPECT_NE(r.out.find("batch 240 (120 per replica)"), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find("2 × this pipeline · ZeRO-1"), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find("replica 0 simulated; replica 1 run alike"), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find("ring all-reduce"), std::string::npos) << r.out;
+    EXPECT_EQ(r.out.find("Straggler"), std::string::npos) << r.out;
+}
+
+TEST(DataParallelCli, TheOptionReplacesTheProjectsSizeAndTheJsonCarriesIt) {
+    const auto one =
+        run_cli({"simulate", example("resnet50-4gpu-2x2.json"), "--json", "--data-parallel", "1"});
+    ASSERT_EQ(one.code, 0) << one.err;
+    const auto j1 = nlohmann::json::parse(one.out);
+    EXPECT_EQ(j1["data_parallel"]["size"], 1);
+    EXPECT_TRUE(j1["data_parallel"]["collectives"].empty());
+    EXPECT_EQ(j1["microbatch_size"], 40);  // the whole batch of 240 on one replica
+
+    const auto two = run_cli({"simulate", example("resnet50-4gpu-2x2.json"), "--json"});
+    ASSERT_EQ(two.code, 0) << two.err;
+    const auto j2 = nlohmann::json::parse(two.out);
+    EXPECT_EQ(j2["data_parallel"]["size"], 2);
+    EXPECT_EQ(j2["data_parallel"]["zero_stage"], 1);
+    ASSERT_EQ(j2["data_parallel"]["collectives"].size(), 2U);
+    EXPECT_GT(j2["data_parallel"]["collectives"][1]["reduce_s"].get<double>(), 0);
+    EXPECT_EQ(j2["microbatch_size"], 20);
+    // Two replicas each on half the batch: nearly twice the samples per second.
+    EXPECT_GT(j2["throughput_samples_per_s"].get<double>(),
+              1.5 * j1["throughput_samples_per_s"].get<double>());
+
+    const auto three =
+        run_cli({"simulate", example("resnet50-4gpu-2x2.json"), "--data-parallel", "3"});
+    EXPECT_EQ(three.code, 1);
+    EXPECT_NE(three.err.find("--data-parallel"), std::string::npos) << three.err;
+    EXPECT_NE(three.err.find("the topology has 4"), std::string::npos) << three.err;
+}
+
+TEST(DataParallelCli, AReplicaOnSlowerDevicesIsNamedTheStraggler) {
+    TempDir dir;
+    auto j = nlohmann::json::parse(read_text_file(example("resnet50-4gpu-2x2.json")));
+    j["topology"]["nodes"][0]["containers"][0]["devices"][3]["peak_tflops"] = 2;
+    std::ofstream(dir / "slow.json") << j.dump(2);
+    const auto r = run_cli({"simulate", (dir / "slow.json").string()});
+    ASSERT_EQ(r.code, 0) << r.err;
+    EXPECT_NE(r.out.find("replica 1 simulated"), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find("Straggler   replica 1 (from node0/c0/gpu2)"), std::string::npos) << r.out;
+    // Both replicas' lanes are listed.
+    EXPECT_NE(r.out.find("node0/c0/gpu3"), std::string::npos) << r.out;
+}
+
+}  // namespace
+}  // namespace pipewright
