@@ -43,7 +43,9 @@ TEST(DataParallelCli, TheOptionReplacesTheProjectsSizeAndTheJsonCarriesIt) {
     const auto j1 = nlohmann::json::parse(one.out);
     EXPECT_EQ(j1["data_parallel"]["size"], 1);
     EXPECT_TRUE(j1["data_parallel"]["collectives"].empty());
-    EXPECT_EQ(j1["microbatch_size"], 40);  // the whole batch of 240 on one replica
+    // The file's micro-batch size stays; the count follows each replica's share.
+    EXPECT_EQ(j1["microbatch_size"], 20);
+    EXPECT_EQ(j1["microbatches"], 12);
 
     const auto two = run_cli({"simulate", example("resnet50-4gpu-2x2.json"), "--json"});
     ASSERT_EQ(two.code, 0) << two.err;
@@ -53,6 +55,7 @@ TEST(DataParallelCli, TheOptionReplacesTheProjectsSizeAndTheJsonCarriesIt) {
     ASSERT_EQ(j2["data_parallel"]["collectives"].size(), 2U);
     EXPECT_GT(j2["data_parallel"]["collectives"][1]["reduce_s"].get<double>(), 0);
     EXPECT_EQ(j2["microbatch_size"], 20);
+    EXPECT_EQ(j2["microbatches"], 6);
     // Two replicas each on half the batch: nearly twice the samples per second.
     EXPECT_GT(j2["throughput_samples_per_s"].get<double>(),
               1.5 * j1["throughput_samples_per_s"].get<double>());
