@@ -39,7 +39,7 @@ std::string zero_words(int zero_stage) {
 }
 
 void print_reductions(std::ostream& out, const SimulationReport& r) {
-    TextTable table({"stage", "gradients", "reduction", "time", "buckets", "gather (ZeRO-3)"});
+    TextTable table({"stage", "gradients", "reduction", "time", "buckets", "weight all-gather"});
     for (std::size_t c : {1u, 3u, 4u, 5u}) {
         table.right_align(c);
     }
@@ -60,7 +60,9 @@ void print_reductions(std::ostream& out, const SimulationReport& r) {
             std::string(to_string(c.algorithm)) + " " + std::string(to_string(c.kind)),
             format_duration(c.reduce_s),
             std::to_string(c.buckets),
-            r.zero_stage >= 3 ? format_duration(c.unshard_s) : "-"};
+            r.zero_stage >= 1 ? format_duration(c.gather_s) +
+                                    (r.zero_stage >= 3 ? " (before use)" : " (after the step)")
+                              : "-"};
         if (previous.empty() || !std::equal(row.begin() + 1, row.end(), previous.begin() + 1)) {
             flush(s == 0 ? 0 : s - 1);
             previous = std::move(row);
@@ -86,8 +88,9 @@ void print_data_parallel(std::ostream& out, const SimulationReport& r) {
     for (const ReplicaTiming& t : r.replicas) {
         out << "            replica " << t.replica << " simulated";
         if (!t.mirrored_by.empty()) {
-            out << "; " << (t.mirrored_by.size() == 1 ? "replica " : "replicas ")
-                << number_ranges(t.mirrored_by) << " run alike";
+            const bool one = t.mirrored_by.size() == 1;
+            out << "; " << (one ? "replica " : "replicas ") << number_ranges(t.mirrored_by)
+                << (one ? " runs alike" : " run alike");
         }
         out << '\n';
     }
@@ -131,13 +134,55 @@ nlohmann::json data_parallel_json(const SimulationReport& r) {
                                {"gradient_bytes", c.gradient_bytes},
                                {"reduce_s", c.reduce_s},
                                {"buckets", c.buckets},
-                               {"unshard_s", c.unshard_s}});
+                               {"gather_s", c.gather_s}});
     }
     return {{"size", r.data_parallel},
             {"zero_stage", r.zero_stage},
             {"overlap_gradient_sync", r.overlap_gradient_sync},
             {"replicas", replicas},
             {"collectives", collectives}};
+}
+
+void print_plan_replicas(std::ostream& out, const PlanResult& result) {
+    if (!result.data_parallel_choice.empty()) {
+        out << "Replicas    " << result.data_parallel_choice << '\n';
+    }
+    if (result.data_parallel.size() < 2) {
+        return;
+    }
+    out << '\n';
+    TextTable table({"replicas", "stages", "schedule", "micro-batches", "ZeRO", "iteration"});
+    for (std::size_t c : {0u, 1u, 3u, 5u}) {
+        table.right_align(c);
+    }
+    for (const DataParallelOption& o : result.data_parallel) {
+        if (!o.iteration_s) {
+            table.add_row({std::to_string(o.replicas), "-", "-", "-", "-", "n/a: " + o.reason});
+            continue;
+        }
+        table.add_row({std::to_string(o.replicas), std::to_string(o.stages), o.schedule,
+                       std::to_string(o.microbatches), std::to_string(o.zero_stage),
+                       format_duration(*o.iteration_s)});
+    }
+    table.print(out);
+}
+
+nlohmann::json plan_replicas_json(const PlanResult& result) {
+    nlohmann::json options = nlohmann::json::array();
+    for (const DataParallelOption& o : result.data_parallel) {
+        nlohmann::json j = {{"replicas", o.replicas}, {"fits", o.iteration_s.has_value()}};
+        if (o.iteration_s) {
+            j["stages"] = o.stages;
+            j["schedule"] = o.schedule;
+            j["microbatches"] = o.microbatches;
+            j["zero_stage"] = o.zero_stage;
+            j["iteration_time_s"] = *o.iteration_s;
+        } else {
+            j["reason"] = o.reason;
+        }
+        options.push_back(std::move(j));
+    }
+    return {{"choice", result.data_parallel_choice}, {"options", options}};
 }
 
 }  // namespace pipewright::cli

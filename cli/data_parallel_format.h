@@ -6,6 +6,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "pipewright/sim/planner.h"
 #include "pipewright/sim/simulation.h"
 
 namespace pipewright::cli {
@@ -18,5 +19,10 @@ namespace pipewright::cli {
 // stage's reduction costs.
 void print_data_parallel(std::ostream& out, const SimulationReport& report);
 [[nodiscard]] nlohmann::json data_parallel_json(const SimulationReport& report);
+
+// A data-parallel plan: why its replica count and ZeRO stage, and every
+// replica count tried.
+void print_plan_replicas(std::ostream& out, const PlanResult& result);
+[[nodiscard]] nlohmann::json plan_replicas_json(const PlanResult& result);
 
 }  // namespace pipewright::cli

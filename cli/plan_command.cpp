@@ -6,6 +6,7 @@
 #include <filesystem>
 
 #include "commands.h"
+#include "data_parallel_format.h"
 #include "option_checks.h"
 #include "pipewright/core/printable_name.h"
 #include "pipewright/core/profile.h"
@@ -26,6 +27,17 @@ void add_plan_command(CLI::App& app, PlanArgs& args) {
                     "Plan for this schedule only (naive, gpipe, 1f1b, interleaved-1f1b, zb-h1)");
     cmd->add_option("--microbatches,-m", args.microbatches, "Plan for this micro-batch count only")
         ->check(whole_number(1));
+    cmd->add_option("--data-parallel", args.data_parallel,
+                    "Replicas of the pipeline: a count, or \"auto\" to try every count that "
+                    "divides the devices and the batch (default: the project's)")
+        ->check(CLI::Validator(
+            [](const std::string& text) -> std::string {
+                if (text == "auto") {
+                    return {};
+                }
+                return whole_number(1)(text);
+            },
+            "COUNT|auto"));
     add_cost_options(*cmd, args.costs);
     cmd->add_flag("--json", args.json, "Print the plan and its comparisons as one JSON object");
     cmd->add_option("--apply", args.apply, "Write the project with the plan applied to this file");
@@ -96,8 +108,12 @@ void print_plan(std::ostream& out, const PlanResult& result, const Project& proj
         << ")\n";
     out << "Chosen      " << plan.schedule << " · " << r.microbatches << " micro-batch"
         << (r.microbatches == 1 ? "" : "es") << " of " << r.microbatch_size << " · "
-        << plan.stages.size() << " stage" << (plan.stages.size() == 1 ? "" : "s") << " on "
-        << device_count(plan) << " of " << total_devices << " device"
+        << plan.stages.size() << " stage" << (plan.stages.size() == 1 ? "" : "s");
+    const int replicas = std::max(1, result.project.data_parallel.size);
+    if (replicas > 1) {
+        out << " × " << replicas << " replicas";
+    }
+    out << " on " << device_count(plan) * replicas << " of " << total_devices << " device"
         << (total_devices == 1 ? "" : "s") << '\n';
     out << "Iteration   " << format_duration(r.iteration_time_s) << " · "
         << format_rate(r.throughput_samples_per_s) << " samples/s · bubble "
@@ -108,6 +124,9 @@ void print_plan(std::ostream& out, const PlanResult& result, const Project& proj
             out << ", " << gain_text(*u) << " over a uniform split";
         }
         out << '\n';
+    }
+    if (!result.data_parallel.empty()) {
+        print_plan_replicas(out, result);
     }
     out << '\n';
 
@@ -222,6 +241,9 @@ nlohmann::json result_json(const PlanResult& result, const Project& project) {
         }
         j[key] = std::move(o);
     }
+    if (!result.data_parallel.empty()) {
+        j["data_parallel"] = plan_replicas_json(result);
+    }
     j["search"] = {{"split_searches", result.statistics.split_searches},
                    {"simulations", result.statistics.simulations},
                    {"elapsed_s", result.statistics.elapsed_s}};
@@ -239,6 +261,9 @@ int run_plan(const PlanArgs& args, std::ostream& out, std::ostream& err) {
     PlanOptions options;
     options.schedule = args.schedule;
     options.microbatches = args.microbatches;
+    if (args.data_parallel) {
+        options.data_parallel = *args.data_parallel == "auto" ? 0 : std::stoi(*args.data_parallel);
+    }
     options.base_dir = std::filesystem::path(args.project).parent_path();
     std::optional<Profile> profile;
     const auto costs = cost_model_options(args.costs, profile, err);

@@ -14,7 +14,8 @@ struct PlanArgs {
     std::string project;
     std::optional<std::string> schedule;
     std::optional<int> microbatches;
-    CostArgs costs;  // --profile, --efficiency
+    std::optional<std::string> data_parallel;  // a count or "auto"
+    CostArgs costs;                            // --profile, --efficiency
     bool json = false;
     std::optional<std::string> apply;
 };

@@ -123,6 +123,10 @@ crop concept-memory-gpipe "$view_panel" --tab metrics "$four-gpipe.json"
 crop concept-memory-1f1b "$view_panel" --tab metrics "$four-1f1b.json"
 crop concept-communication "$view_panel" "$ex/seven-layers-two-nodes.json"
 crop concept-comparison "$view_panel" --tab comparison "$ex/resnet50-2gpu-pipelined.json"
+# Data parallelism: two replicas of the ResNet-50 pipeline on four GPUs.
+crop concept-data-parallel "$view_panel" "$ex/resnet50-4gpu-2x2.json"
+# The canvas of a larger window, where the devices have room for their chips.
+size=2200x1300 crop concept-data-parallel-canvas 520x275+1266+80 "$ex/resnet50-4gpu-2x2.json"
 
 # Pictures in docs/images that this script does not make would go stale
 # unnoticed: name them.

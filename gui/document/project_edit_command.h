@@ -32,6 +32,7 @@ class ProjectEditCommand : public QUndoCommand {
 enum MergeId : int {
     kMergeMicrobatches = 1,
     kMergeBatchSize,
+    kMergeReplicas,
     kMergeInspector,
 };
 

@@ -4,6 +4,7 @@
 #include <QComboBox>
 #include <QLabel>
 #include <QSpinBox>
+#include <algorithm>
 
 #include "document/project_document.h"
 #include "document/project_edit_command.h"
@@ -38,6 +39,36 @@ TrainingBar::TrainingBar(ProjectDocument* document, QWidget* parent)
     batch_->setRange(1, 1 << 24);
     batch_->setKeyboardTracking(false);
     batch_->setToolTip(tr("Samples per training iteration (global batch)"));
+    replicas_ = new QSpinBox(this);
+    replicas_->setObjectName(QStringLiteral("replicas"));
+    replicas_->setRange(1, 1 << 16);
+    replicas_->setKeyboardTracking(false);
+    replicas_->setToolTip(
+        tr("Data parallelism: copies of the pipeline, each on its own devices (the next ones in "
+           "the topology, unless the file lists them) and its share of the batch; each stage "
+           "averages its gradients with its copies after the backward"));
+    zero_ = new QComboBox(this);
+    zero_->setObjectName(QStringLiteral("zeroStage"));
+    zero_->addItem(tr("ZeRO off"));
+    zero_->addItem(tr("ZeRO-1"));
+    zero_->addItem(tr("ZeRO-2"));
+    zero_->addItem(tr("ZeRO-3"));
+    zero_->setItemData(0,
+                       tr("Every replica keeps all weights, gradients and optimizer state; "
+                          "gradients are all-reduced"),
+                       Qt::ToolTipRole);
+    zero_->setItemData(1,
+                       tr("The optimizer state (and fp32 master weights) is split across the "
+                          "replicas"),
+                       Qt::ToolTipRole);
+    zero_->setItemData(2,
+                       tr("The gradients are split as well: reduce-scatter instead of "
+                          "all-reduce, half the traffic"),
+                       Qt::ToolTipRole);
+    zero_->setItemData(3,
+                       tr("FSDP: the weights are split too, and each stage gathers them "
+                          "before it computes"),
+                       Qt::ToolTipRole);
     microbatches_ = new QSpinBox(this);
     microbatches_->setRange(1, 4096);
     microbatches_->setKeyboardTracking(false);
@@ -61,6 +92,9 @@ TrainingBar::TrainingBar(ProjectDocument* document, QWidget* parent)
     addWidget(schedule_);
     addWidget(caption(tr("Batch")));
     addWidget(batch_);
+    addWidget(caption(tr("Replicas")));
+    addWidget(replicas_);
+    addWidget(zero_);
     addWidget(caption(tr("Micro-batches")));
     addWidget(microbatches_);
     addWidget(caption(tr("Dtype")));
@@ -94,6 +128,21 @@ TrainingBar::TrainingBar(ProjectDocument* document, QWidget* parent)
     });
     connect(batch_, &QSpinBox::valueChanged, this, [this](int v) {
         apply(tr("Change batch size"), kMergeBatchSize, [v](Training& t) { t.batch_size = v; });
+    });
+    connect(replicas_, &QSpinBox::valueChanged, this, [this](int v) {
+        applyToProject(tr("Change replicas"), kMergeReplicas, [v](Project& p) {
+            DataParallel& dp = p.data_parallel;
+            dp.size = v;
+            // Devices listed for another count no longer fit: the default
+            // layout takes over.
+            if (!dp.replicas.empty() && dp.replicas.size() + 1 != static_cast<std::size_t>(v)) {
+                dp.replicas.clear();
+            }
+        });
+    });
+    connect(zero_, &QComboBox::currentIndexChanged, this, [this](int i) {
+        applyToProject(tr("Change ZeRO stage"), -1,
+                       [i](Project& p) { p.data_parallel.zero_stage = std::max(0, i); });
     });
     connect(microbatches_, &QSpinBox::valueChanged, this, [this](int v) {
         apply(tr("Change micro-batches"), kMergeMicrobatches, [v](Training& t) {
@@ -135,6 +184,16 @@ void TrainingBar::apply(const QString& what, int mergeId,
     document_->edit(what, edited, mergeId);
 }
 
+void TrainingBar::applyToProject(const QString& what, int mergeId,
+                                 const std::function<void(Project&)>& change) {
+    if (refreshing_) {
+        return;
+    }
+    Project edited = document_->project();
+    change(edited);
+    document_->edit(what, edited, mergeId);
+}
+
 void TrainingBar::refresh() {
     refreshing_ = true;
     const Training& t = document_->project().training;
@@ -149,7 +208,19 @@ void TrainingBar::refresh() {
     }
     schedule_->setToolTip(schedule_->currentData(Qt::ToolTipRole).toString());
     batch_->setValue(t.batch_size);
-    microbatches_->setValue(t.resolved_microbatches());
+    const DataParallel& dp = document_->project().data_parallel;
+    replicas_->setValue(dp.size);
+    zero_->setCurrentIndex(std::clamp(dp.zero_stage, 0, kMaxZeroStage));
+    zero_->setEnabled(dp.size > 1);
+    zero_->setToolTip(dp.size > 1 ? zero_->currentData(Qt::ToolTipRole).toString()
+                                  : tr("With one replica there is nothing to shard"));
+    // Each replica splits its share of the batch: a micro-batch size in the
+    // file gives a count per replica.
+    microbatches_->setValue(
+        t.microbatches ? *t.microbatches
+        : t.microbatch_size && *t.microbatch_size > 0
+            ? std::max(1, t.batch_size / std::max(1, dp.size) / *t.microbatch_size)
+            : 1);
     // Under naive model parallelism the count is 1 by definition: say so
     // instead of offering a box whose other values the schedule refuses.
     const bool naive =

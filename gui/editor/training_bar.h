@@ -3,7 +3,7 @@
 #include <QToolBar>
 #include <functional>
 
-#include "pipewright/core/training.h"
+#include "pipewright/core/project.h"
 
 class QCheckBox;
 class QComboBox;
@@ -14,7 +14,7 @@ namespace pipewright::gui {
 class ProjectDocument;
 
 // The training settings that change the pipeline most: schedule, batch,
-// micro-batches, compute dtype and optimizer.
+// data-parallel replicas and ZeRO, micro-batches, compute dtype and optimizer.
 class TrainingBar : public QToolBar {
     Q_OBJECT
 
@@ -24,15 +24,21 @@ class TrainingBar : public QToolBar {
     [[nodiscard]] QComboBox* scheduleBox() const { return schedule_; }
     [[nodiscard]] QSpinBox* microbatchesBox() const { return microbatches_; }
     [[nodiscard]] QSpinBox* batchSizeBox() const { return batch_; }
+    [[nodiscard]] QSpinBox* replicasBox() const { return replicas_; }
+    [[nodiscard]] QComboBox* zeroBox() const { return zero_; }
 
   private:
     void refresh();
     [[nodiscard]] QString microbatchesTip() const;
     void apply(const QString& what, int mergeId, const std::function<void(Training&)>& change);
+    void applyToProject(const QString& what, int mergeId,
+                        const std::function<void(Project&)>& change);
 
     ProjectDocument* document_;
     QComboBox* schedule_ = nullptr;
     QSpinBox* batch_ = nullptr;
+    QSpinBox* replicas_ = nullptr;
+    QComboBox* zero_ = nullptr;
     QSpinBox* microbatches_ = nullptr;
     QComboBox* dtype_ = nullptr;
     QComboBox* optimizer_ = nullptr;

@@ -35,10 +35,12 @@ TopologyScene::TopologyScene(QObject* parent) : QGraphicsScene(parent) {}
 TopologyScene::~TopologyScene() = default;
 
 void TopologyScene::rebuild(const Project& project, const std::vector<DeviceMetrics>& metrics,
-                            const QSet<QString>& problems) {
+                            const QSet<QString>& problems,
+                            const std::map<std::string, ReplicaRole>& replicas) {
     project_ = project;
     metrics_ = metrics;
     problems_ = problems;
+    replicas_ = replicas;
     relayout();
 }
 
@@ -55,6 +57,16 @@ void TopologyScene::relayout() {
         layers_of_device_[devices_of_layer[l]].push_back(l);
     }
     stage_of_layer_ = layer_stages(project_);
+    // Ranks are the placement's devices in order of first appearance.
+    stages_of_rank_.clear();
+    std::map<std::string, std::size_t> rank_of;
+    for (std::size_t st = 0; st < project_.placement.size(); ++st) {
+        const auto [it, added] = rank_of.emplace(project_.placement[st].device, rank_of.size());
+        if (added) {
+            stages_of_rank_.emplace_back();
+        }
+        stages_of_rank_[it->second].push_back(static_cast<int>(st));
+    }
 
     const CanvasStyle style = CanvasStyle::fromApplication();
     std::vector<QGraphicsRectItem*> boxes;

@@ -3,9 +3,11 @@
 #include <QGraphicsScene>
 #include <QSet>
 #include <map>
+#include <string>
 
 #include "pipewright/core/project.h"
 #include "pipewright/core/timeline_metrics.h"
+#include "studio_core/replica_view.h"
 
 class QGraphicsRectItem;
 
@@ -34,8 +36,11 @@ class TopologyScene : public QGraphicsScene {
 
     // `devices` gives the memory of each device from the latest simulation
     // (may be empty); `problems` are device paths to outline.
+    // `replicas` says which data-parallel replica each device serves
+    // (replica_view.h); empty without data parallelism.
     void rebuild(const Project& project, const std::vector<DeviceMetrics>& devices,
-                 const QSet<QString>& problems);
+                 const QSet<QString>& problems,
+                 const std::map<std::string, ReplicaRole>& replicas = {});
     // The device box (or collapsed node's cell) under scene position `pos`, or null.
     [[nodiscard]] QGraphicsRectItem* deviceAt(const QPointF& pos) const;
     [[nodiscard]] QGraphicsRectItem* deviceItem(const QString& path) const;
@@ -100,6 +105,8 @@ class TopologyScene : public QGraphicsScene {
     // Of project_, for the chips: device path -> its layers in model order.
     std::map<std::string, std::vector<std::size_t>> layers_of_device_;
     std::vector<int> stage_of_layer_;
+    std::map<std::string, ReplicaRole> replicas_;
+    std::vector<std::vector<int>> stages_of_rank_;  // the placement's stages of each rank
     std::map<QString, QGraphicsRectItem*> devices_;
     std::map<QString, QGraphicsRectItem*> nodes_;
     std::map<int, QGraphicsRectItem*> chips_;

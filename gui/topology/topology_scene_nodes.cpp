@@ -116,6 +116,43 @@ QGraphicsRectItem* TopologyScene::buildExpandedNode(int index, const CanvasStyle
                 chips_[static_cast<int>(l)] = chip;
                 x += w + kChipGap;
             }
+            // Another replica's device: the stages it runs as its twin in
+            // replica 0 does, not draggable (the placement is replica 0's).
+            const auto role = replicas_.find(path);
+            if (role != replicas_.end() && role->second.replica > 0 &&
+                static_cast<std::size_t>(role->second.rank) < stages_of_rank_.size()) {
+                const ReplicaRole& r = role->second;
+                const QString twin = QString::fromStdString(
+                    project_
+                        .placement[static_cast<std::size_t>(
+                            stages_of_rank_[static_cast<std::size_t>(r.rank)].front())]
+                        .device);
+                for (const int st : stages_of_rank_[static_cast<std::size_t>(r.rank)]) {
+                    const QString text = tr("replica %1 · stage %2").arg(r.replica).arg(st);
+                    const double w =
+                        std::min(kDeviceWidth - 2 * kPad,
+                                 static_cast<double>(small_metrics.horizontalAdvance(text)) + 10);
+                    if (x + w > kDeviceWidth - kPad) {
+                        x = kPad;
+                        cy_chip += kChipHeight + kChipGap;
+                    }
+                    auto* chip =
+                        new ChipItem(QRectF(0, 0, w, kChipHeight), style.small_pixels, dbox);
+                    chip->setPos(x, cy_chip);
+                    chip->setBrush(stage_color(st).lighter(115));
+                    chip->setPen(QPen(stage_color(st).darker(140), 1, Qt::DashLine));
+                    chip->setToolTip(
+                        tr("Replica %1 runs stage %2 here on its share of the batch, as %3 does "
+                           "for replica 0; their gradients are averaged after each backward")
+                            .arg(r.replica)
+                            .arg(st)
+                            .arg(twin));
+                    label(chip,
+                          small_metrics.elidedText(text, Qt::ElideRight, static_cast<int>(w) - 6),
+                          style.small, Qt::black, {3, 1});
+                    x += w + kChipGap;
+                }
+            }
             const double dheight = std::max(70.0, cy_chip + kChipHeight + kPad);
             dbox->setRect(0, 0, kDeviceWidth, dheight);
             dbox->setPos(dx, dy);

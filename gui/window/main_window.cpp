@@ -33,6 +33,7 @@
 #include "studio_core/format.h"
 #include "studio_core/layer_blocks.h"
 #include "studio_core/project_edit.h"
+#include "studio_core/replica_view.h"
 #include "studio_core/run_folder.h"
 #include "studio_core/simulation_runner.h"
 #include "style/colors.h"
@@ -275,10 +276,33 @@ void MainWindow::projectChanged() {
     comparison_->markStale();
     runner_->request(document_->project(), baseDir());
     const auto latest = runner_->latest();
-    scene_->rebuild(
-        document_->project(),
-        latest && latest->report ? latest->report->devices : std::vector<DeviceMetrics>{},
-        problem_devices_);
+    rebuildCanvas(document_->project(), latest && latest->report ? &*latest->report : nullptr);
+}
+
+void MainWindow::rebuildCanvas(const Project& project, const SimulationReport* report) {
+    if (report == nullptr) {
+        scene_->rebuild(project, {}, problem_devices_);
+        return;
+    }
+    scene_->rebuild(project, every_replica_device(*report), problem_devices_,
+                    replica_roles(*report));
+}
+
+QString MainWindow::replicasSummary(const SimulationReport& r) const {
+    if (r.data_parallel <= 1) {
+        return {};
+    }
+    // The timeline draws the replicas simulated; say what the others do.
+    QString text = tr(" · %n replica(s)", nullptr, r.data_parallel);
+    if (r.zero_stage > 0) {
+        text += tr(", ZeRO-%1").arg(r.zero_stage);
+    }
+    if (r.replicas.size() == 1) {
+        text += tr(", drawn once (all alike)");
+    } else {
+        text += tr(", %n kind(s) drawn", nullptr, static_cast<int>(r.replicas.size()));
+    }
+    return text;
 }
 
 void MainWindow::simulateNow() {
@@ -298,7 +322,7 @@ void MainWindow::simulationDone() {
             tr("%1 · %n micro-batch(es) · %2 · %3 samples/s · bubble %4", nullptr, r.microbatches)
                 .arg(QString::fromStdString(r.schedule), format_duration(r.iteration_time_s),
                      format_rate(r.throughput_samples_per_s), format_percent(r.bubble_fraction)) +
-            (result->profile ? tr(" · measured costs") : QString()));
+            replicasSummary(r) + (result->profile ? tr(" · measured costs") : QString()));
         summary_->setToolTip(result->profile
                                  ? tr("Priced with the profile measured on this machine (Run tab)")
                                  : tr("Priced with the analytic estimate (Run tab: Costs)"));
@@ -348,9 +372,7 @@ void MainWindow::showProblems() {
     }
     model_->setProblemRows(rows);
     problem_devices_ = devices;
-    scene_->rebuild(
-        p, result && result->report ? result->report->devices : std::vector<DeviceMetrics>{},
-        problem_devices_);
+    rebuildCanvas(p, result && result->report ? &*result->report : nullptr);
 }
 
 void MainWindow::selectProblem(const QString& path) {

@@ -15,6 +15,11 @@ class QTabWidget;
 class QToolBar;
 class QDockWidget;
 
+namespace pipewright {
+struct Project;
+struct SimulationReport;
+}  // namespace pipewright
+
 namespace pipewright::gui {
 
 class AdaptiveLayout;
@@ -142,6 +147,11 @@ class MainWindow : public QMainWindow {
     // Simulates with the costs chosen in the Run panel.
     void applyCosts();
     void projectChanged();
+    // The canvas with the figures of `report` (null before a simulation),
+    // every replica's devices included.
+    void rebuildCanvas(const Project& project, const SimulationReport* report);
+    // " · 16 replicas, ZeRO-1, drawn once (all alike)" for the status bar.
+    [[nodiscard]] QString replicasSummary(const SimulationReport& report) const;
     void simulationDone();
     void showProblems();
     void selectProblem(const QString& path);

@@ -34,12 +34,6 @@ std::vector<int> divisors(int n) {
 }
 
 void check_options(const Project& project, const PlanOptions& options) {
-    if (project.data_parallel.size > 1) {
-        throw InputError("data_parallel.size",
-                         "the planner lays out one pipeline and does not search data-parallel "
-                         "layouts yet; plan with data_parallel.size 1, then add the replicas (" +
-                             std::to_string(project.data_parallel.size) + " now)");
-    }
     if (options.schedule) {
         const ScheduleInfo* info = find_schedule(*options.schedule);
         if (info == nullptr) {
@@ -269,6 +263,14 @@ SplitResult best_split(const Project& project, const PlanOptions& options, int m
 }
 
 PlanResult plan_pipeline(const Project& project, const PlanOptions& options) {
+    if (options.data_parallel.value_or(project.data_parallel.size) != 1) {
+        return plan_data_parallel(project, options);
+    }
+    if (project.data_parallel.size != 1) {
+        Project one = project;  // --data-parallel 1: one pipeline
+        one.data_parallel = DataParallel{};
+        return plan_pipeline(one, options);
+    }
     const auto started = std::chrono::steady_clock::now();
     check_options(project, options);
     Context context(project, options);

@@ -129,14 +129,16 @@ namespace {
 
 // A real iteration ends with each rank zeroing its gradients and stepping its
 // optimizer after its last action; a profile measures what that costs
-// (StageCost::optimizer_s, 0 otherwise). The iteration lasts until the last
-// rank has stepped. It is not an action, so the timeline does not show it.
+// (StageCost::optimizer_s, 0 otherwise). Under ZeRO-1/2 the replicas then
+// all-gather their updated weight shards (StageCost::step_gather_s). The iteration lasts until the
+// last rank has stepped. It is not an action, so the timeline does not show it.
 double with_optimizer_steps(const MetricsAccumulator& totals, const std::vector<StageCost>& stages,
                             const AnalyzedProject& project, double iteration_s) {
     const auto n = static_cast<std::size_t>(project.num_ranks());
     std::vector<double> step_s(n, 0);
     for (std::size_t s = 0; s < stages.size(); ++s) {
-        step_s[static_cast<std::size_t>(project.stages[s].rank)] += stages[s].optimizer_s;
+        step_s[static_cast<std::size_t>(project.stages[s].rank)] +=
+            stages[s].optimizer_s + stages[s].step_gather_s;
     }
     if (totals.empty()) {
         return iteration_s;
@@ -188,8 +190,9 @@ void describe_collectives(const AnalyzedProject& project, SimulationInput& input
         const CollectiveGroup group = collective_group(members, resolver);
         const double bytes = gradient_bytes(input.stages[s].parameters, training);
         StageCollectiveCost& cost = costs[s];
+        // A sharded optimizer needs only its shard of the averaged gradients.
         cost.kind =
-            dp.zero_stage >= 2 ? CollectiveKind::reduce_scatter : CollectiveKind::all_reduce;
+            dp.zero_stage >= 1 ? CollectiveKind::reduce_scatter : CollectiveKind::all_reduce;
         cost.gradient_bytes = bytes;
         const CollectiveTime whole = collective_time(cost.kind, bytes, group);
         cost.algorithm = whole.algorithm;
@@ -203,10 +206,15 @@ void describe_collectives(const AnalyzedProject& project, SimulationInput& input
         reduce.buckets = cost.buckets;
         reduce.bucket_seconds = collective_time(cost.kind, bytes / cost.buckets, group).seconds;
         reduce.links = links;
+        const CollectiveTime gather = collective_time(CollectiveKind::all_gather, bytes, group);
+        if (dp.zero_stage == 1 || dp.zero_stage == 2) {
+            cost.gather_algorithm = gather.algorithm;
+            cost.gather_s = gather.seconds;
+            input.stages[s].step_gather_s = gather.seconds;
+        }
         if (dp.zero_stage >= 3) {
-            const CollectiveTime gather = collective_time(CollectiveKind::all_gather, bytes, group);
-            cost.unshard_algorithm = gather.algorithm;
-            cost.unshard_s = gather.seconds;
+            cost.gather_algorithm = gather.algorithm;
+            cost.gather_s = gather.seconds;
             SimCollective& unshard = input.collectives[s].unshard;
             unshard.bytes = bytes;
             unshard.seconds = gather.seconds;
@@ -362,11 +370,13 @@ SimulationReport simulate_project(const AnalyzedProject& project, const CostMode
     SimulationReport report;
     for (std::size_t c = 0; c < classes.size(); ++c) {
         const int r = classes.representative[c];
-        ReplicaRun run =
-            r == 0 ? simulate_replica(project, options, recording,
-                                      classes.size() > 1 ? &floors : nullptr, costs)
-                   : simulate_replica(as_replica(project, r), options, recording, &floors, costs);
-        SimulationReport one = replica_report(r == 0 ? project : as_replica(project, r), run);
+        // Replica 0 is the project as analysed; another kind is a copy
+        // with its own devices, kept alive while its run refers to it.
+        const AnalyzedProject other = r == 0 ? AnalyzedProject{} : as_replica(project, r);
+        const AnalyzedProject& replica = r == 0 ? project : other;
+        ReplicaRun run = simulate_replica(replica, options, recording,
+                                          classes.size() > 1 ? &floors : nullptr, costs);
+        SimulationReport one = replica_report(replica, run);
         if (classes.size() == 1) {
             timings[c].alone_s = one.iteration_time_s;
         }
@@ -397,6 +407,19 @@ SimulationReport simulate_project(const AnalyzedProject& project, const CostMode
     report.overlap_gradient_sync = project.project.data_parallel.overlap_gradient_sync;
     report.collectives = std::move(costs);
     report.replicas = std::move(timings);
+    if (project.data_parallel() <= 1) {
+        report.replica_devices.emplace_back();
+        for (const DeviceLocation& loc : project.ranks) {
+            report.replica_devices.back().push_back(loc.path);
+        }
+    } else {
+        for (const auto& replica : project.replicas) {
+            report.replica_devices.emplace_back();
+            for (const DeviceLocation& loc : replica) {
+                report.replica_devices.back().push_back(loc.path);
+            }
+        }
+    }
     return report;
 }
 

@@ -31,8 +31,11 @@ TEST(DataParallelCli, TheReportNamesTheReplicasAndEachStagesReduction) {
     ASSERT_EQ(r.code, 0) << r.err;
     EXPECT_NE(r.out.find("batch 240 (120 per replica)"), std::string::npos) << r.out;
     EXPECT_NE(r.out.find("2 × this pipeline · ZeRO-1"), std::string::npos) << r.out;
-    EXPECT_NE(r.out.find("replica 0 simulated; replica 1 run alike"), std::string::npos) << r.out;
-    EXPECT_NE(r.out.find("ring all-reduce"), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find("replica 0 simulated; replica 1 runs alike"), std::string::npos) << r.out;
+    // ZeRO-1: each replica needs only its shard of the averaged gradients,
+    // and gathers the updated weights after the step.
+    EXPECT_NE(r.out.find("ring reduce-scatter"), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find("(after the step)"), std::string::npos) << r.out;
     EXPECT_EQ(r.out.find("Straggler"), std::string::npos) << r.out;
 }
 

@@ -172,19 +172,28 @@ TEST(PlanCommand, PlansEveryShippedExample) {
             continue;
         }
         auto r = run_cli({"plan", entry.path().string(), "--json"});
-        if (nlohmann::json::parse(read_text_file(entry.path())).contains("data_parallel")) {
-            // One pipeline only, for now: a clear refusal, not a wrong plan.
-            EXPECT_EQ(r.code, 1) << entry.path();
-            EXPECT_NE(r.err.find("does not search data-parallel layouts yet"), std::string::npos)
-                << r.err;
-            continue;
-        }
         ASSERT_EQ(r.code, 0) << entry.path() << "\n" << r.err;
         const auto j = nlohmann::json::parse(r.out);
         EXPECT_LE(j["iteration_time_s"].get<double>(),
                   j["baseline"]["iteration_time_s"].get<double>())
             << entry.path();
     }
+}
+
+TEST(PlanCommand, DataParallelAutoTriesEveryReplicaCountAndSaysWhy) {
+    const auto r = run_cli({"plan", example("resnet50-4gpu-2x2.json"), "--data-parallel", "auto"});
+    ASSERT_EQ(r.code, 0) << r.err;
+    EXPECT_NE(r.out.find("Replicas    "), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find("replicas  stages"), std::string::npos) << r.out;
+    const auto j =
+        run_cli({"plan", example("resnet50-4gpu-2x2.json"), "--data-parallel", "auto", "--json"});
+    ASSERT_EQ(j.code, 0) << j.err;
+    const auto plan = nlohmann::json::parse(j.out);
+    EXPECT_EQ(plan["data_parallel"]["options"].size(), 3U);
+    EXPECT_FALSE(plan["data_parallel"]["choice"].get<std::string>().empty());
+
+    const auto bad = run_cli({"plan", example("resnet50-4gpu-2x2.json"), "--data-parallel", "x"});
+    EXPECT_EQ(bad.code, 2) << bad.err;
 }
 
 }  // namespace

@@ -206,6 +206,21 @@ TEST(DataParallelSimulation, ASlowerReplicaStretchesEveryonesIteration) {
     EXPECT_NEAR(uneven.iteration_time_s, uneven.replicas[1].alone_s, 1e-9);
 }
 
+TEST(DataParallelSimulation, ZeroOneReduceScattersThenGathersTheWeightsAfterTheStep) {
+    json j = project_json(8, 4);
+    const SimulationReport plain = simulate(j);
+    j["data_parallel"]["zero_stage"] = 1;
+    const SimulationReport sharded = simulate(j);
+    ASSERT_EQ(sharded.collectives.size(), 2U);
+    const StageCollectiveCost& c = sharded.collectives[0];
+    EXPECT_EQ(c.kind, CollectiveKind::reduce_scatter);
+    EXPECT_NEAR(c.reduce_s, seconds(3, 3 * kStageBytes / 4), 1e-12);
+    EXPECT_NEAR(c.gather_s, seconds(3, 3 * kStageBytes / 4), 1e-12);
+    // On a ring, reduce-scatter and all-gather move what one all-reduce does.
+    EXPECT_EQ(plain.collectives[0].algorithm, CollectiveAlgorithm::ring);
+    EXPECT_NEAR(sharded.iteration_time_s, plain.iteration_time_s, 1e-9);
+}
+
 TEST(DataParallelSimulation, ZeroShardsTheStaticMemoryAndThreeGathersTheWeights) {
     json j = project_json(8, 4);
     std::vector<std::int64_t> peaks;

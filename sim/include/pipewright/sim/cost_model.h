@@ -42,6 +42,9 @@ struct StageCost {
     // Once per iteration after the last action: zero_grad and the optimizer
     // step over the stage's parameters (measured; 0 without a profile).
     double optimizer_s = 0;
+    // ZeRO-1/2: after its optimizer step each replica holds only its shard
+    // of the updated weights; all-gathering them takes this long.
+    double step_gather_s = 0;
     double output_bytes = 0;  // activation sent to the next stage
     double input_bytes = 0;   // gradient sent back to the previous stage
     double stash_bytes = 0;

@@ -31,6 +31,9 @@ struct PlanStatistics {
 struct PlanOptions {
     std::optional<std::string> schedule;  // fixes the schedule (any but a CSV one)
     std::optional<int> microbatches;      // fixes the micro-batch count
+    // Data-parallel replicas: fixed at this count, or 0 to search every
+    // count that divides the devices and the batch; unset: the project's.
+    std::optional<int> data_parallel;
     CostModelOptions costs;
     const DeviceCatalog* catalog = nullptr;  // builtin when null
     // Folder that relative paths of the input project start from (its CSV schedule).
@@ -64,6 +67,17 @@ struct PlanOutcome {
     std::string reason;  // why it cannot run
 };
 
+// One replica count the planner tried: its best layout, or why none.
+struct DataParallelOption {
+    int replicas = 1;
+    int zero_stage = 0;
+    int stages = 0;  // of each replica's pipeline
+    std::string schedule;
+    int microbatches = 0;               // per replica
+    std::optional<double> iteration_s;  // empty when nothing fits
+    std::string reason;                 // why nothing fits
+};
+
 struct PlanResult {
     bool feasible = false;
     PlanOutcome plan;              // the fastest candidate that fits (when feasible)
@@ -73,6 +87,10 @@ struct PlanResult {
     PlanOutcome uniform;           // equal layer counts over all devices
     std::string why_nothing_fits;  // when !feasible: the tightest need and what would fit
     PlanStatistics statistics;
+    // With data parallelism (replicas > 1, or a search): each replica count
+    // tried, and in words why the plan's count and ZeRO stage won.
+    std::vector<DataParallelOption> data_parallel;
+    std::string data_parallel_choice;
 };
 
 // Thrown by plan_pipeline when PlanOptions::stop was requested.
@@ -83,8 +101,17 @@ class PlanCancelled : public std::runtime_error {
 
 // Throws InputError when the model cannot be analysed or an option cannot be
 // honoured (unknown schedule, micro-batches that do not divide the batch), and
-// PlanCancelled when asked to stop.
+// PlanCancelled when asked to stop. With data parallelism (the project's or
+// PlanOptions::data_parallel), plans one replica's pipeline on the first
+// devices for each replica count and lets the simulation of all replicas,
+// at each ZeRO stage, choose (planner_data_parallel.cpp).
 [[nodiscard]] PlanResult plan_pipeline(const Project& project, const PlanOptions& options);
+// The same for replica counts other than one (or a search): what
+// plan_pipeline hands data-parallel plans to.
+[[nodiscard]] PlanResult plan_data_parallel(const Project& project, const PlanOptions& options);
+// The project cut down to its first `devices` devices in topology order
+// (containers and nodes left empty dropped), with the links among them.
+[[nodiscard]] Topology first_devices(const Topology& topology, int devices);
 
 // ---- Building blocks, exposed for tests and benchmarks ----
 

@@ -18,8 +18,10 @@ struct StageCollectiveCost {
     double gradient_bytes = 0;
     double reduce_s = 0;
     int buckets = 1;  // overlapped with the last backward when > 1
-    CollectiveAlgorithm unshard_algorithm = CollectiveAlgorithm::ring;
-    double unshard_s = 0;  // ZeRO-3's all-gather of the weights; 0 otherwise
+    // The all-gather of the weights: before the stage computes under ZeRO-3
+    // (UNSHARD), after the optimizer step under ZeRO-1/2; 0 otherwise.
+    CollectiveAlgorithm gather_algorithm = CollectiveAlgorithm::ring;
+    double gather_s = 0;
 };
 
 // A replica simulated for itself and those that run as it does.
@@ -49,6 +51,9 @@ struct SimulationReport {
     // The replicas simulated (one when all run alike), the first first;
     // their lanes follow one another in `devices` and the timeline.
     std::vector<ReplicaTiming> replicas;
+    // replica_devices[r][rank]: the device of each pipeline rank in every
+    // replica (one replica without data parallelism).
+    std::vector<std::vector<std::string>> replica_devices;
     // With the memory curve of every rank; only its lanes and no events
     // when simulated with Recording::summary.
     Timeline timeline;

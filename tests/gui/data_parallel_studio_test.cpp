@@ -1,0 +1,107 @@
+// The studio with data-parallel replicas: the training bar's Replicas and
+// ZeRO controls, the canvas showing what the other replicas' devices run,
+// and the collectives in the timeline.
+
+#include <gtest/gtest.h>
+#include <QComboBox>
+#include <QGraphicsRectItem>
+#include <QSignalSpy>
+#include <QSpinBox>
+
+#include "document/project_document.h"
+#include "editor/training_bar.h"
+#include "studio_core/simulation_runner.h"
+#include "timeline/timeline_plot.h"
+#include "topology/topology_scene.h"
+#include "window/main_window.h"
+
+namespace pipewright::gui {
+namespace {
+
+class DataParallelStudioTest : public ::testing::Test {
+  protected:
+    void SetUp() override {
+        window.resize(1400, 900);
+        window.runner()->setDebounceMs(10);
+        ASSERT_TRUE(window.openFile(
+            QStringLiteral(PIPEWRIGHT_ASSETS_DIR "/examples/resnet50-4gpu-2x2.json")));
+        window.show();
+        QCoreApplication::processEvents();
+    }
+
+    bool wait_simulation() {
+        QSignalSpy spy(window.runner(), &SimulationRunner::finished);
+        return spy.wait(10000);
+    }
+
+    // The tool tips of everything drawn inside a device box.
+    QStringList tips_inside(const QString& path) {
+        QStringList tips;
+        QGraphicsRectItem* box = window.topologyScene()->deviceItem(path);
+        if (box == nullptr) {
+            return tips;
+        }
+        for (QGraphicsItem* child : box->childItems()) {
+            tips << child->toolTip();
+        }
+        return tips;
+    }
+
+    int collectives_in_timeline() {
+        int n = 0;
+        for (const auto& e : window.timelinePlot()->timeline().events) {
+            n += is_collective(e.action.type) ? 1 : 0;
+        }
+        return n;
+    }
+
+    MainWindow window;
+};
+
+TEST_F(DataParallelStudioTest, TheBarShowsTheReplicasAndEachReplicasMicroBatches) {
+    TrainingBar* bar = window.trainingBar();
+    EXPECT_EQ(bar->replicasBox()->value(), 2);
+    EXPECT_EQ(bar->zeroBox()->currentIndex(), 1);
+    EXPECT_TRUE(bar->zeroBox()->isEnabled());
+    // 240 samples, 120 per replica, in micro-batches of 20.
+    EXPECT_EQ(bar->microbatchesBox()->value(), 6);
+    EXPECT_EQ(collectives_in_timeline(), 2);  // one REDUCE_GRAD per stage
+}
+
+TEST_F(DataParallelStudioTest, TheOtherReplicasDevicesSayWhatTheyRun) {
+    const QStringList tips = tips_inside(QStringLiteral("node0/c0/gpu3"));
+    EXPECT_TRUE(tips.filter(QStringLiteral("Replica 1 runs stage 1 here")).size() == 1)
+        << tips.join(QLatin1Char('\n')).toStdString();
+    EXPECT_TRUE(tips.filter(QStringLiteral("node0/c0/gpu1")).size() == 1);
+    // Replica 0's devices keep their draggable layer chips.
+    EXPECT_TRUE(tips_inside(QStringLiteral("node0/c0/gpu0"))
+                    .filter(QStringLiteral("drag to another device"))
+                    .size() > 1);
+}
+
+TEST_F(DataParallelStudioTest, ReplicasAndZeroAreEditsThatUndo) {
+    TrainingBar* bar = window.trainingBar();
+    bar->replicasBox()->setValue(1);
+    EXPECT_EQ(window.document()->project().data_parallel.size, 1);
+    EXPECT_FALSE(bar->zeroBox()->isEnabled());
+    EXPECT_EQ(bar->microbatchesBox()->value(), 12);  // the whole batch on one pipeline
+    ASSERT_TRUE(wait_simulation());
+    EXPECT_EQ(window.runner()->latest()->report->data_parallel, 1);
+    EXPECT_EQ(collectives_in_timeline(), 0);
+    EXPECT_TRUE(
+        tips_inside(QStringLiteral("node0/c0/gpu3")).filter(QStringLiteral("Replica")).empty());
+
+    window.document()->undoStack()->undo();
+    EXPECT_EQ(window.document()->project().data_parallel.size, 2);
+    EXPECT_EQ(bar->replicasBox()->value(), 2);
+    ASSERT_TRUE(wait_simulation());
+
+    bar->zeroBox()->setCurrentIndex(3);
+    EXPECT_EQ(window.document()->project().data_parallel.zero_stage, 3);
+    ASSERT_TRUE(wait_simulation());
+    // ZeRO-3 gathers and frees each stage's weights as well.
+    EXPECT_EQ(collectives_in_timeline(), 6);
+}
+
+}  // namespace
+}  // namespace pipewright::gui
