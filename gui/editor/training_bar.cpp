@@ -39,7 +39,9 @@ TrainingBar::TrainingBar(ProjectDocument* document, QWidget* parent)
     batch_->setRange(1, 1 << 24);
     batch_->setKeyboardTracking(false);
     batch_->setToolTip(tr("Samples per training iteration (global batch)"));
-    replicas_ = new QSpinBox(this);
+    parallelism_ = new QToolBar(tr("Data parallelism"), parent);
+    parallelism_->setObjectName(QStringLiteral("parallelismBar"));
+    replicas_ = new QSpinBox(parallelism_);
     replicas_->setObjectName(QStringLiteral("replicas"));
     replicas_->setRange(1, 1 << 16);
     replicas_->setKeyboardTracking(false);
@@ -47,7 +49,7 @@ TrainingBar::TrainingBar(ProjectDocument* document, QWidget* parent)
         tr("Data parallelism: copies of the pipeline, each on its own devices (the next ones in "
            "the topology, unless the file lists them) and its share of the batch; each stage "
            "averages its gradients with its copies after the backward"));
-    zero_ = new QComboBox(this);
+    zero_ = new QComboBox(parallelism_);
     zero_->setObjectName(QStringLiteral("zeroStage"));
     zero_->addItem(tr("ZeRO off"));
     zero_->addItem(tr("ZeRO-1"));
@@ -92,9 +94,6 @@ TrainingBar::TrainingBar(ProjectDocument* document, QWidget* parent)
     addWidget(schedule_);
     addWidget(caption(tr("Batch")));
     addWidget(batch_);
-    addWidget(caption(tr("Replicas")));
-    addWidget(replicas_);
-    addWidget(zero_);
     addWidget(caption(tr("Micro-batches")));
     addWidget(microbatches_);
     addWidget(caption(tr("Dtype")));
@@ -102,6 +101,9 @@ TrainingBar::TrainingBar(ProjectDocument* document, QWidget* parent)
     addWidget(caption(tr("Optimizer")));
     addWidget(optimizer_);
     addWidget(checkpointing_);
+    parallelism_->addWidget(caption(tr("Replicas")));
+    parallelism_->addWidget(replicas_);
+    parallelism_->addWidget(zero_);
 
     connect(schedule_, &QComboBox::currentIndexChanged, this, [this](int i) {
         const QString name = schedule_->itemData(i).toString();

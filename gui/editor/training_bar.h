@@ -14,7 +14,8 @@ namespace pipewright::gui {
 class ProjectDocument;
 
 // The training settings that change the pipeline most: schedule, batch,
-// data-parallel replicas and ZeRO, micro-batches, compute dtype and optimizer.
+// micro-batches, compute dtype and optimizer; and in parallelismBar(), the
+// data-parallel replicas and ZeRO.
 class TrainingBar : public QToolBar {
     Q_OBJECT
 
@@ -24,6 +25,9 @@ class TrainingBar : public QToolBar {
     [[nodiscard]] QComboBox* scheduleBox() const { return schedule_; }
     [[nodiscard]] QSpinBox* microbatchesBox() const { return microbatches_; }
     [[nodiscard]] QSpinBox* batchSizeBox() const { return batch_; }
+    // Replicas and ZeRO, in a toolbar of their own that the window places
+    // (and moves to a second row when it is narrow).
+    [[nodiscard]] QToolBar* parallelismBar() const { return parallelism_; }
     [[nodiscard]] QSpinBox* replicasBox() const { return replicas_; }
     [[nodiscard]] QComboBox* zeroBox() const { return zero_; }
 
@@ -37,6 +41,7 @@ class TrainingBar : public QToolBar {
     ProjectDocument* document_;
     QComboBox* schedule_ = nullptr;
     QSpinBox* batch_ = nullptr;
+    QToolBar* parallelism_ = nullptr;
     QSpinBox* replicas_ = nullptr;
     QComboBox* zero_ = nullptr;
     QSpinBox* microbatches_ = nullptr;

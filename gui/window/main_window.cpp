@@ -195,9 +195,11 @@ void MainWindow::buildLayout() {
 
     training_ = new TrainingBar(document_, this);
     addToolBar(Qt::TopToolBarArea, training_);
+    addToolBar(Qt::TopToolBarArea, training_->parallelismBar());
     run_bar_ = addToolBar(tr("Run"));
     run_bar_->setObjectName(QStringLiteral("runBar"));
-    adaptive_ = new AdaptiveLayout(this, run_bar_);
+    // A narrow window starts a second row of toolbars at the replicas.
+    adaptive_ = new AdaptiveLayout(this, training_->parallelismBar());
     adaptive_->keepWidths({palette_dock, inspector_dock}, {170, 340});
 
     summary_ = new QLabel(this);

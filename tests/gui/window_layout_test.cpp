@@ -79,11 +79,12 @@ TEST_F(WindowLayoutTest, At900PixelsNothingIsCutOrHidden) {
     EXPECT_EQ(window.width(), 900);  // the views scroll instead of widening the window
     expect_palette_names_whole();
     expect_toolbars_whole();
-    // The Run button went to a row of its own.
+    // The replicas and the Run button went to a second row.
     auto* run_bar = window.findChild<QToolBar*>(QStringLiteral("runBar"));
     ASSERT_NE(run_bar, nullptr);
-    EXPECT_TRUE(window.toolBarBreak(run_bar));
+    EXPECT_TRUE(window.toolBarBreak(window.trainingBar()->parallelismBar()));
     EXPECT_GT(run_bar->y(), window.trainingBar()->y());
+    EXPECT_GT(window.trainingBar()->parallelismBar()->y(), window.trainingBar()->y());
     EXPECT_TRUE(run_bar->actions().contains(window.runAction()));
 }
 
@@ -94,7 +95,7 @@ TEST_F(WindowLayoutTest, WideningAgainGivesThePaletteAndInspectorTheirWidthBack)
     EXPECT_NEAR(dock("inspectorDock")->width(), inspector_wide, 2);
     expect_palette_names_whole();
     expect_toolbars_whole();
-    EXPECT_FALSE(window.toolBarBreak(window.findChild<QToolBar*>(QStringLiteral("runBar"))));
+    EXPECT_FALSE(window.toolBarBreak(window.trainingBar()->parallelismBar()));
     // Much narrower still squeezes the docks; they recover all the same.
     resize(640);
     EXPECT_LT(dock("inspectorDock")->width(), inspector_wide);
