@@ -3,6 +3,7 @@
 // simulation's error relative to the measurement.
 #include "compare_command.h"
 
+#include <algorithm>
 #include <filesystem>
 
 #include "commands.h"
@@ -30,6 +31,64 @@ struct Row {
     }
 };
 
+// The measured lane of each simulated lane, matched by device. A
+// data-parallel run measures every replica's ranks while its simulation
+// draws replica 0's lanes only (replicas alike are simulated once), so the
+// measured timeline may have more lanes; the others are left out. Empty
+// with a message in `problem` when a simulated device has no measured lane.
+std::vector<int> match_lanes(const Timeline& sim, const Timeline& real, std::string& problem) {
+    std::vector<int> lanes;
+    if (sim.num_ranks() == real.num_ranks()) {
+        for (int r = 0; r < sim.num_ranks(); ++r) {
+            lanes.push_back(r);
+        }
+        return lanes;
+    }
+    if (sim.num_ranks() > real.num_ranks()) {
+        problem = "the simulated timeline has " + std::to_string(sim.num_ranks()) +
+                  " devices and the measured one " + std::to_string(real.num_ranks()) +
+                  "; compare runs of the same placement";
+        return {};
+    }
+    for (const auto& device : sim.devices) {
+        const auto it = std::find(real.devices.begin(), real.devices.end(), device);
+        if (it == real.devices.end()) {
+            problem = "the simulated timeline's device " + printable_name(device) +
+                      " has no lane in the measured one (" + std::to_string(real.num_ranks()) +
+                      " devices); compare runs of the same placement";
+            return {};
+        }
+        lanes.push_back(static_cast<int>(it - real.devices.begin()));
+    }
+    return lanes;
+}
+
+// The measured timeline reduced to `lanes` (renumbered in that order).
+Timeline only_lanes(const Timeline& t, const std::vector<int>& lanes) {
+    Timeline out = t;
+    out.devices.clear();
+    out.events.clear();
+    out.memory.clear();
+    std::vector<int> lane_of(t.devices.size(), -1);
+    for (std::size_t i = 0; i < lanes.size(); ++i) {
+        lane_of[static_cast<std::size_t>(lanes[i])] = static_cast<int>(i);
+        out.devices.push_back(t.devices[static_cast<std::size_t>(lanes[i])]);
+        if (!t.memory.empty()) {
+            out.memory.push_back(t.memory[static_cast<std::size_t>(lanes[i])]);
+        }
+    }
+    for (TimelineEvent e : t.events) {
+        const int lane = lane_of[static_cast<std::size_t>(e.rank)];
+        if (lane < 0) {
+            continue;
+        }
+        e.rank = lane;
+        e.peer_rank = e.peer_rank >= 0 ? lane_of[static_cast<std::size_t>(e.peer_rank)] : -1;
+        out.events.push_back(e);
+    }
+    return out;
+}
+
 }  // namespace
 
 void add_compare_command(CLI::App& app, CompareArgs& a) {
@@ -54,18 +113,32 @@ int run_compare(const CompareArgs& a, std::ostream& out, std::ostream& err) {
             return kInvalidInput;
         }
     }
-    if (sim.num_ranks() != real.num_ranks()) {
-        err << "pipewright: the timelines have " << sim.num_ranks() << " and " << real.num_ranks()
-            << " devices; compare runs of the same placement\n";
+    std::string problem;
+    const std::vector<int> lanes = match_lanes(sim, real, problem);
+    if (lanes.empty() && !problem.empty()) {
+        err << "pipewright: " << problem << '\n';
         return kInvalidInput;
     }
-    const TimelineMetrics ms = timeline_metrics(sim), mr = timeline_metrics(real);
-    std::vector<Row> rows{{"iteration time", ms.iteration_time_s, mr.iteration_time_s}};
+    // The iteration is the whole run's (every replica's lanes); the rows per
+    // device and per kind of action cover the lanes the simulation has.
+    const Timeline compared = only_lanes(real, lanes);
+    const TimelineMetrics ms = timeline_metrics(sim), mr = timeline_metrics(compared);
+    std::vector<Row> rows{
+        {"iteration time", ms.iteration_time_s, timeline_metrics(real).iteration_time_s}};
     for (std::size_t r = 0; r < ms.devices.size() && r < mr.devices.size(); ++r) {
-        rows.push_back({"busy, rank " + std::to_string(r) + " (" + real.devices[r] + ")",
+        rows.push_back({"busy, rank " + std::to_string(lanes[r]) + " (" +
+                            printable_name(compared.devices[r]) + ")",
                         ms.devices[r].busy_s, mr.devices[r].busy_s});
     }
-    const auto ks = action_kind_medians(sim), kr = action_kind_medians(real);
+    const bool subset = real.num_ranks() > sim.num_ranks();
+    const std::string lanes_note =
+        subset ? "the simulation has " + std::to_string(sim.num_ranks()) +
+                     " lanes (replica 0: replicas alike are simulated once); compared with the "
+                     "measured lanes on the same devices, leaving out the measured timeline's " +
+                     std::to_string(real.num_ranks() - sim.num_ranks()) +
+                     " other lanes (the other replicas' ranks) except in the iteration time"
+               : "";
+    const auto ks = action_kind_medians(sim), kr = action_kind_medians(compared);
     for (const auto& [kind, value] : kr) {
         if (ks.contains(kind)) {
             rows.push_back({"median " + std::string(to_string(kind)), ks.at(kind), value});
@@ -79,12 +152,15 @@ int run_compare(const CompareArgs& a, std::ostream& out, std::ostream& err) {
                             {"measured_s", r.measured},
                             {"error_percent", 100 * r.error()}});
         }
-        out << nlohmann::json{{"simulated", a.simulated},
-                              {"measured", a.measured},
-                              {"schedule", real.schedule},
-                              {"rows", list}}
-                   .dump(2)
-            << '\n';
+        nlohmann::json j{{"simulated", a.simulated},
+                         {"measured", a.measured},
+                         {"schedule", real.schedule},
+                         {"measured_lanes", lanes},
+                         {"rows", list}};
+        if (subset) {
+            j["note"] = lanes_note;
+        }
+        out << j.dump(2) << '\n';
         return kOk;
     }
     out << "Simulated " << printable_name(a.simulated) << " (" << printable_name(sim.source) << ", "
@@ -101,6 +177,9 @@ int run_compare(const CompareArgs& a, std::ostream& out, std::ostream& err) {
     table.right_align(3);
     table.print(out, "  ");
     out << "\nerror = (simulated - measured) / measured\n";
+    if (subset) {
+        out << "Lanes: " << lanes_note << ".\n";
+    }
     return kOk;
 }
 

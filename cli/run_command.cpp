@@ -15,6 +15,10 @@ void add_training_options(CLI::App* cmd, RunArgs& a) {
         ->check(whole_number(1));
     cmd->add_option("--batch-size,-b", a.batch_size, "Samples per iteration")
         ->check(whole_number(1));
+    cmd->add_option("--data-parallel", a.data_parallel,
+                    "Replicas of the pipeline, each on its own devices and its share of the "
+                    "batch (default: the project's data_parallel.size)")
+        ->check(whole_number(1));
     cmd->add_option("--steps", a.steps, "Training steps (default: the project's)")
         ->check(whole_number(1));
     // At most a week: a wait that long is a hang, and the bound keeps the

@@ -19,6 +19,7 @@ backend::RunSettings settings_of(const RunArgs& a) {
     s.schedule_csv = a.schedule_csv;
     s.microbatches = a.microbatches;
     s.batch_size = a.batch_size;
+    s.data_parallel = a.data_parallel;
     s.steps = a.steps;
     s.dtype = a.dtype;
     s.timeout_s = a.timeout_s;
@@ -29,8 +30,13 @@ backend::RunSettings settings_of(const RunArgs& a) {
 void print_summary(std::ostream& out, const RunSummary& s, const RunArgs& a) {
     out << "\n"
         << a.project << ": " << s.schedule << ", " << s.batch_size << " samples per step in "
-        << s.microbatches << " micro-batches of " << s.microbatch_size << ", " << s.steps
-        << " steps\n\n";
+        << s.microbatches << " micro-batches of " << s.microbatch_size;
+    if (s.data_parallel > 1) {
+        out << " per replica on " << s.data_parallel << " replicas ("
+            << (s.zero_stage == 1 ? "ZeRO-1: optimizer state sharded" : "gradients all-reduced")
+            << ")";
+    }
+    out << ", " << s.steps << " steps\n\n";
     const int measured = s.steps - s.warmup_steps;
     out << "  iteration time  " << format_duration(s.iteration_time_s) << "  (median of "
         << measured << " step" << (measured == 1 ? "" : "s") << " after " << s.warmup_steps

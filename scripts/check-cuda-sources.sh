@@ -34,6 +34,7 @@ fi
 
 # Every translation unit that has CUDA- or NCCL-only code.
 sources=(action_clock.cpp compute_device.cpp transport_nccl.cpp worker.cpp profiler_layers.cpp
+         gradient_sync.cpp
          profiler.cpp launcher.cpp executor.cpp)
 # transport_nccl.cpp is not in a CPU build's database: it borrows transport.cpp's flags.
 flags_of() {

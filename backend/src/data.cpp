@@ -1,5 +1,7 @@
 #include "pipewright/backend/data.h"
 
+#include <algorithm>
+
 #include <ATen/CPUGeneratorImpl.h>
 
 #include "pipewright/backend/modules.h"
@@ -31,13 +33,19 @@ SyntheticTask::SyntheticTask(const AnalyzedProject& project, torch::Dtype dtype,
         // Unit-variance targets make the printed loss start near 1 whatever
         // the model's depth and initialisation scale.
         const torch::NoGradGuard no_grad;
-        const Batch first = batch(0);
+        // Over the global batch, so that every replica scales alike and as
+        // one process training on all of it would.
+        const Batch first = draw(0, 0, project.microbatches * std::max(1, project.data_parallel()));
         const double sd = torch::cat(first.targets).to(torch::kFloat64).std().item<double>();
         target_scale_ = sd > 0 ? 1.0 / sd : 1.0;
     }
 }
 
-Batch SyntheticTask::batch(int step) const {
+Batch SyntheticTask::batch(int step, int replica) const {
+    return draw(step, replica * project_->microbatches, project_->microbatches);
+}
+
+Batch SyntheticTask::draw(int step, int first, int count) const {
     const auto& p = *project_;
     const auto seed = static_cast<std::uint64_t>(p.project.training.seed);
     auto gen = at::make_generator<at::CPUGeneratorImpl>(layer_seed(seed ^ kDataSalt, step));
@@ -46,10 +54,15 @@ Batch SyntheticTask::batch(int step) const {
                  p.project.model.input.shape.end());
     Batch b;
     const torch::NoGradGuard no_grad;
-    for (int mb = 0; mb < p.microbatches; ++mb) {
+    // The micro-batches before `first` are drawn too (and dropped): they
+    // advance the generator as in one process drawing the whole batch.
+    for (int mb = 0; mb < first + count; ++mb) {
         torch::Tensor x = vocabulary_ > 0 ? torch::randint(vocabulary_, sizes, gen,
                                                            torch::TensorOptions(torch::kInt64))
                                           : torch::randn(sizes, gen, torch::TensorOptions(dtype_));
+        if (mb < first) {
+            continue;
+        }
         b.inputs.push_back(x);
         if (!teacher_) {
             continue;

@@ -8,10 +8,12 @@
 #include <stdexcept>
 
 #include "action_clock.h"
+#include "gradient_sync.h"
 #include "pipewright/backend/backend_error.h"
 #include "pipewright/backend/modules.h"
 #include "random_replay.h"
 #include "send_completions.h"
+#include "sharded_optimizer.h"
 #include "transfer_channels.h"
 
 namespace pipewright::backend {
@@ -81,7 +83,13 @@ struct RankExecutor::Impl {
     int last_stage;
     std::vector<int> stage_indices;
     std::map<int, Stage> stages;  // by stage index
+    // One of the two: the whole optimizer, or (ZeRO-1) this replica's shard.
     std::unique_ptr<torch::optim::Optimizer> optimizer;
+    std::unique_ptr<ShardedOptimizer> sharded;
+    // Data parallelism (null with one replica).
+    ReplicaGroup replicas;
+    std::unique_ptr<GradientSync> gradient_sync;
+    bool overlap_gradient_sync = true;
 
     // Per iteration.
     const Batch* batch = nullptr;
@@ -103,7 +111,8 @@ struct RankExecutor::Impl {
     // state they stamp goes away.
     SendCompletions sends;
 
-    Impl(const AnalyzedProject& p, int r, Transport& t, torch::Dtype d, torch::Device dev)
+    Impl(const AnalyzedProject& p, int r, Transport& t, torch::Dtype d, torch::Device dev,
+         ReplicaGroup rg)
         : project(p),
           rank(r),
           transport(t),
@@ -111,8 +120,10 @@ struct RankExecutor::Impl {
           device(dev),
           checkpointing(p.project.training.activation_checkpointing),
           microbatches(p.schedule.num_microbatches),
-          last_stage(p.schedule.num_stages - 1) {
+          last_stage(p.schedule.num_stages - 1),
+          replicas(std::move(rg)) {
         std::vector<torch::Tensor> all;
+        std::vector<std::vector<torch::Tensor>> per_stage;
         for (int s = 0; s < p.schedule.num_stages; ++s) {
             if (p.schedule.stage_rank[static_cast<std::size_t>(s)] != rank) {
                 continue;
@@ -129,11 +140,28 @@ struct RankExecutor::Impl {
                             p.project.model.layers[static_cast<std::size_t>(l)].type == "dropout";
             }
             all.insert(all.end(), st.params.begin(), st.params.end());
+            per_stage.push_back(st.params);
             st.slots.resize(static_cast<std::size_t>(microbatches));
             stages.emplace(s, std::move(st));
             stage_indices.push_back(s);
         }
-        optimizer = make_optimizer(p.project.training.optimizer, all);
+        const DataParallel& dp = p.project.data_parallel;
+        if (replicas.replicas > 1) {
+            if (!replicas.collectives || !replicas.control) {
+                throw BackendError("a data-parallel rank needs the process group of its replicas");
+            }
+            constexpr double kMiB = 1024.0 * 1024.0;
+            gradient_sync = std::make_unique<GradientSync>(replicas.collectives, replicas.replicas,
+                                                           dp.bucket_MiB * kMiB, replicas.timeout);
+            overlap_gradient_sync = dp.overlap_gradient_sync;
+        }
+        if (replicas.replicas > 1 && dp.zero_stage == 1) {
+            sharded = std::make_unique<ShardedOptimizer>(p.project.training.optimizer, per_stage,
+                                                         replicas.collectives, replicas.replica,
+                                                         replicas.replicas, replicas.timeout);
+        } else {
+            optimizer = make_optimizer(p.project.training.optimizer, all);
+        }
         clock = make_action_clock(device);
         next_on_channel = next_receive_on_channel(my_actions());
     }
@@ -397,6 +425,36 @@ struct RankExecutor::Impl {
         return mine->wait();
     }
 
+    // REDUCE_GRAD: the sum of the stage's gradients over the replicas. With
+    // overlap (DDP) the buckets go out and the rank computes on while they
+    // travel; a watcher thread stamps the end of the event when the last
+    // bucket is summed (as for a send). Without, the rank waits here. Either
+    // way the averages are written back before the optimizer step (finish).
+    void reduce_gradients(const Action& a, std::size_t start) {
+        const double posted = steady_seconds();
+        GradientSync::Started started = gradient_sync->start(stages.at(a.stage).params);
+        if (!overlap_gradient_sync) {
+            started.work->wait();
+            add_event(a, start, -1, started.bytes);
+            return;
+        }
+        add_event(a, start, -1, started.bytes);
+        sends.watch(std::move(started.work), torch::Tensor(), kReductionWatcher,
+                    record.events.size() - 1, posted);
+    }
+    // The watcher of the reductions, apart from the peers' (ranks >= 0).
+    static constexpr int kReductionWatcher = -1;
+
+    // The loss of the global batch: the mean of the replicas' (each the mean
+    // over its share). Only the last stage's ranks hold one, and they form
+    // one group.
+    void average_loss_over_replicas() {
+        torch::Tensor value = loss_sum.detach().reshape({1}).clone();
+        std::vector<torch::Tensor> tensors{value};
+        replicas.collectives->allreduce(tensors)->wait(replicas.timeout);
+        loss_sum = value[0] / static_cast<double>(replicas.replicas);
+    }
+
     const std::vector<Action>& my_actions() const {
         return project.schedule.ranks.at(static_cast<std::size_t>(rank));
     }
@@ -447,11 +505,15 @@ struct RankExecutor::Impl {
                     slot(s, mb).received_grad = std::move(t);
                 }
                 break;
+            case ActionType::reduce_grad:
+                if (gradient_sync) {
+                    reduce_gradients(a, start);
+                }
+                break;
             case ActionType::unshard:
             case ActionType::reshard:
-            case ActionType::reduce_grad:
-                // One replica (the launcher refuses more): its parameters are
-                // whole and its gradients already the average.
+                // ZeRO-3 only, which real runs refuse (load_for_run): every
+                // replica holds its stages' whole parameters.
                 break;
         }
         sample_memory();
@@ -459,8 +521,8 @@ struct RankExecutor::Impl {
 };
 
 RankExecutor::RankExecutor(const AnalyzedProject& project, int rank, Transport& transport,
-                           torch::Dtype dtype, torch::Device device)
-    : impl_(std::make_unique<Impl>(project, rank, transport, dtype, device)) {}
+                           torch::Dtype dtype, torch::Device device, ReplicaGroup replicas)
+    : impl_(std::make_unique<Impl>(project, rank, transport, dtype, device, std::move(replicas))) {}
 
 RankExecutor::~RankExecutor() = default;
 
@@ -475,20 +537,39 @@ StepRecord RankExecutor::run_step(int step, const Batch& batch) {
     // Iterations start together so that each one's time is its own, as in
     // the simulated timeline.
     m.transport.barrier();
+    if (m.replicas.control) {
+        // After the replica's own barrier: once this one opens, every rank
+        // of every replica has entered its replica's barrier.
+        m.replicas.control->barrier()->wait(m.replicas.timeout);
+    }
     m.clock->begin_iteration();
     const std::size_t start = m.clock->stamp();
     m.sample_memory();
-    m.optimizer->zero_grad();
+    if (m.sharded) {
+        m.sharded->zero_grad();
+    } else {
+        m.optimizer->zero_grad();
+    }
     for (std::size_t i = 0; i < m.my_actions().size(); ++i) {
         m.execute(i);
     }
     const auto send_ends = m.sends.collect();
-    m.optimizer->step();
+    if (m.gradient_sync) {
+        m.gradient_sync->finish();
+    }
+    if (m.sharded) {
+        m.sharded->step();  // includes gathering the replicas' updated shards
+    } else {
+        m.optimizer->step();
+    }
     const std::size_t end = m.clock->stamp();
     m.sample_memory();
     const std::vector<double> times = m.resolve_times(send_ends);
     m.record.start_s = times.at(start);
     m.record.end_s = times.at(end);
+    if (has_last_stage() && m.loss_sum.defined() && m.replicas.replicas > 1) {
+        m.average_loss_over_replicas();
+    }
     if (has_last_stage() && m.loss_sum.defined()) {
         m.record.loss = m.loss_sum.item<double>();
     }

@@ -18,7 +18,8 @@ int default_threads_per_rank(int ranks_on_this_machine) {
     return std::max(1, static_cast<int>(cores) / std::max(1, ranks_on_this_machine));
 }
 
-std::optional<AnalyzedProject> load_for_run(const RunSettings& s, std::ostream& err) {
+std::optional<AnalyzedProject> load_for_run(const RunSettings& s, std::ostream& err,
+                                            LoadPurpose purpose) {
     LoadedProject loaded = load_project_file(s.project);
     Diagnostics problems = loaded.diagnostics;
     std::optional<AnalyzedProject> analyzed;
@@ -28,14 +29,23 @@ std::optional<AnalyzedProject> load_for_run(const RunSettings& s, std::ostream& 
         options.schedule_csv = s.schedule_csv;
         options.microbatches = s.microbatches;
         options.batch_size = s.batch_size;
+        options.data_parallel = s.data_parallel;
         options.base_dir = std::filesystem::path(s.project).parent_path();
         analyzed = analyze_project(*loaded.project, options, problems);
-        if (analyzed && analyzed->data_parallel() > 1) {
-            problems.add("data_parallel.size",
-                         "real runs train one replica of the pipeline for now; `simulate` "
-                         "predicts the " +
-                             std::to_string(analyzed->data_parallel()) +
-                             " replicas. Set data_parallel.size to 1 to run it");
+        // ZeRO-2 and -3 change what each replica holds between the actions
+        // (a gradient shard, parameters gathered per stage); the executor
+        // implements the all-reduce and the sharded optimizer of ZeRO-1
+        // only. Refused here, before any worker starts, rather than run as
+        // something else than the simulation predicts.
+        if (purpose == LoadPurpose::train && analyzed && analyzed->data_parallel() > 1 &&
+            analyzed->project.data_parallel.zero_stage >= 2) {
+            const int zero = analyzed->project.data_parallel.zero_stage;
+            problems.add("data_parallel.zero_stage",
+                         "ZeRO stage " + std::to_string(zero) +
+                             " is simulation-only: real runs all-reduce the gradients (stage 0) "
+                             "or also shard the optimizer state (stage 1). Set zero_stage to 0 "
+                             "or 1 to run it; `simulate` predicts stage " +
+                             std::to_string(zero));
             analyzed.reset();
         }
     }
@@ -64,12 +74,14 @@ NodeRanks node_ranks(int world, int nnodes, int node_rank, std::optional<int> np
             throw std::invalid_argument(
                 "--nproc-per-node " + std::to_string(*nproc_per_node) + " on " +
                 std::to_string(nnodes) + " node" + (nnodes == 1 ? "" : "s") + " makes " +
-                std::to_string(*nproc_per_node * nnodes) + " ranks, but the project places " +
-                "its stages on " + std::to_string(world) + " devices");
+                std::to_string(*nproc_per_node * nnodes) + " ranks, but the run has " +
+                std::to_string(world) + " (one per device of every replica)");
         }
     } else if (world % nnodes != 0) {
-        throw std::invalid_argument("the project's " + std::to_string(world) +
-                                    " devices do not split evenly over " + std::to_string(nnodes) +
+        throw std::invalid_argument("the run's " + std::to_string(world) +
+                                    " ranks (one per device of every replica) do not split "
+                                    "evenly over " +
+                                    std::to_string(nnodes) +
                                     " nodes; give --nproc-per-node or another --nnodes");
     }
     const int per_node = nproc_per_node.value_or(world / nnodes);

@@ -87,7 +87,7 @@ ProfileOutcome profile_project(const ProfileOptions& o, std::ostream& err) {
     // any placement and micro-batch count, so profiling at a size the
     // project's own schedule refuses (one micro-batch under 1F1B) still works.
     settings.schedule = "gpipe";
-    const auto project = load_for_run(settings, err);
+    const auto project = load_for_run(settings, err, LoadPurpose::profile);
     if (!project) {
         return outcome;
     }
@@ -103,7 +103,7 @@ ProfileOutcome profile_project(const ProfileOptions& o, std::ostream& err) {
     const unsigned cores = std::max(1U, std::thread::hardware_concurrency());
     // What `run` gives each rank by default, so the figures are the ones a
     // rank of a run sees.
-    const int threads = o.threads > 0 ? o.threads : default_threads_per_rank(project->num_ranks());
+    const int threads = o.threads > 0 ? o.threads : default_threads_per_rank(project->world_size());
 
     Profile profile;
     profile.device_kind = kind;

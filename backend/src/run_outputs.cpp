@@ -14,7 +14,7 @@ RunSummary write_complete_outputs(
     const AnalyzedProject& project, c10d::Store& store, int warmup, const std::string& out_dir,
     std::chrono::milliseconds timeout,
     const std::function<std::optional<std::string>()>& other_failure) {
-    const int world = project.num_ranks();
+    const int world = project.world_size();
     std::vector<RankRecord> ranks(static_cast<std::size_t>(world));
     std::vector<bool> have(static_cast<std::size_t>(world), false);
     const auto deadline = std::chrono::steady_clock::now() + timeout;

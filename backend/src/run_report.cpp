@@ -33,13 +33,13 @@ bool shared_clock(const std::vector<RankRecord>& ranks) {
 
 // Records that cannot be merged: the message names the rank and what is off.
 void check_records(const AnalyzedProject& project, const std::vector<RankRecord>& ranks) {
-    const auto world = static_cast<std::size_t>(project.num_ranks());
+    const auto world = static_cast<std::size_t>(project.world_size());
     std::vector<bool> seen(world, false);
     for (const auto& r : ranks) {
         const auto rank = static_cast<std::size_t>(r.rank);
         if (rank >= world) {
             throw BackendError("a record is of rank " + std::to_string(r.rank) +
-                               ", but the project has " + std::to_string(world) + " ranks");
+                               ", but the run has " + std::to_string(world) + " ranks");
         }
         if (seen[rank]) {
             throw BackendError("rank " + std::to_string(r.rank) + " has two records");
@@ -51,11 +51,14 @@ void check_records(const AnalyzedProject& project, const std::vector<RankRecord>
                                std::to_string(ranks.front().rank) + " " +
                                std::to_string(ranks.front().steps.size()));
         }
+        // Every replica runs the one schedule: a world rank's actions are
+        // those of its rank in the pipeline.
+        const int in_pipeline = project.pipeline_rank_of(r.rank);
         for (const auto& step : r.steps) {
             for (const auto& e : step.events) {
                 if (e.action.stage < 0 || e.action.stage >= project.schedule.num_stages ||
                     project.schedule.stage_rank[static_cast<std::size_t>(e.action.stage)] !=
-                        r.rank) {
+                        in_pipeline) {
                     throw BackendError("rank " + std::to_string(r.rank) + " recorded " +
                                        to_string(e.action) + " in step " +
                                        std::to_string(step.step) +
@@ -73,7 +76,8 @@ RunReport build_run_report(const AnalyzedProject& project, const std::vector<Ran
     check_records(project, ranks);
     const std::size_t steps = ranks.empty() ? 0 : ranks.front().steps.size();
     const bool shared = shared_clock(ranks);
-    const int batch = project.microbatches * project.microbatch_size;
+    // The global batch: every replica trains on its share of it.
+    const int batch = project.microbatches * project.microbatch_size * project.data_parallel();
     // origin[k][i]: the time rank i's step k counts from.
     std::vector<std::vector<double>> origin(steps, std::vector<double>(ranks.size(), 0));
     std::vector<double> times(steps, 0);
@@ -113,12 +117,14 @@ RunReport build_run_report(const AnalyzedProject& project, const std::vector<Ran
     t.schedule = project.schedule.name;
     t.num_stages = project.schedule.num_stages;
     t.num_microbatches = project.schedule.num_microbatches;
-    for (const auto& loc : project.ranks) {
-        t.devices.push_back(loc.path);
+    // One lane per rank of the run: replica 0's devices first, then replica
+    // 1's, ... (compare matches a simulation's lanes to these by device).
+    for (int r = 0; r < project.world_size(); ++r) {
+        t.devices.push_back(project.world_device(r).path);
     }
     // Memory: what the rank holds above its runtime (LibTorch, Gloo), the
     // quantity the simulator's memory model predicts.
-    t.memory.assign(project.ranks.size(), {});
+    t.memory.assign(static_cast<std::size_t>(project.world_size()), {});
     std::vector<std::int64_t> model_peak(ranks.size(), 0), sampled_peak(ranks.size(), 0);
     std::vector<std::vector<std::int64_t>> step_peaks(steps);
     for (std::size_t i = 0; i < ranks.size(); ++i) {
@@ -144,8 +150,14 @@ RunReport build_run_report(const AnalyzedProject& project, const std::vector<Ran
         if (steps == 0) {
             continue;
         }
+        // A worker names its peers by their rank in its replica's pipeline;
+        // the timeline's lanes are the run's ranks.
+        const int replica_offset = project.replica_of(r.rank) * project.num_ranks();
         for (TimelineEvent e : r.steps[shown].events) {
             e.rank = r.rank;
+            if (e.peer_rank >= 0) {
+                e.peer_rank += replica_offset;
+            }
             e.start_s -= origin[shown][i];
             e.end_s -= origin[shown][i];
             t.events.push_back(e);
@@ -161,7 +173,7 @@ RunReport build_run_report(const AnalyzedProject& project, const std::vector<Ran
         const RankRecord& r = ranks[i];
         RunDeviceMetrics d;
         d.rank = r.rank;
-        d.name = project.ranks.at(static_cast<std::size_t>(r.rank)).path;
+        d.name = project.world_device(r.rank).path;
         d.spec = r.device;
         d.device_name = r.device_name;
         d.memory_kind = r.memory_kind;
@@ -202,6 +214,8 @@ RunReport build_run_report(const AnalyzedProject& project, const std::vector<Ran
     summary.batch_size = batch;
     summary.microbatches = project.microbatches;
     summary.microbatch_size = project.microbatch_size;
+    summary.data_parallel = project.data_parallel();
+    summary.zero_stage = project.data_parallel() > 1 ? project.project.data_parallel.zero_stage : 0;
     summary.steps = static_cast<int>(steps);
     summary.warmup_steps = static_cast<int>(first);
     summary.iteration_time_s = iteration;

@@ -70,6 +70,8 @@ nlohmann::json configuration(const AnalyzedProject& p, const RunOptions& o, int 
             {"steps", steps},
             {"dtype", o.settings.dtype},
             {"ranks", p.num_ranks()},
+            {"data_parallel", p.data_parallel()},
+            {"zero_stage", p.project.data_parallel.zero_stage},
             {"nnodes", o.nnodes},
             {"nproc_per_node", o.nproc_per_node ? nlohmann::json(*o.nproc_per_node) : nullptr}};
 }
@@ -137,7 +139,9 @@ bool RunSupervisor::load_and_check() {
         outcome_.exit_code = kUsageError;
         return false;
     }
-    world_ = project_->num_ranks();
+    // One worker per device of every replica (world rank = replica × ranks
+    // of the pipeline + rank), each running the replica's schedule.
+    world_ = project_->world_size();
     master_.port = o_.port.value_or(0);
     try {
         mine_ = node_ranks(world_, o_.nnodes, o_.node_rank, o_.nproc_per_node);
@@ -233,10 +237,17 @@ void RunSupervisor::announce() {
                                        ? "rank " + std::to_string(mine_.first)
                                        : "ranks " + std::to_string(mine_.first) + "-" +
                                              std::to_string(mine_.first + mine_.count - 1);
+    const int replicas = project_->data_parallel();
+    const std::string replicas_text =
+        replicas > 1 ? " (" + std::to_string(replicas) + " replicas × " +
+                           std::to_string(project_->num_ranks()) + ", ZeRO-" +
+                           std::to_string(project_->project.data_parallel.zero_stage) + ")"
+                     : "";
     log_->line(
         "pipewright: " + node_name_ + "running " + printable_name(project_->project.model.name) +
         " with " + project_->schedule.name + " on " + std::to_string(world_) +
         (device_kind_ == "cuda" ? " GPU" : " CPU") + " rank" + (world_ == 1 ? "" : "s") +
+        replicas_text +
         (multi_ ? " over " + std::to_string(o_.nnodes) + " nodes (" + ranks_text + " here)" : "") +
         " (" + threads_text + "), " + std::to_string(steps_) + " steps, store " +
         rendezvous_->where + ", output " + outcome_.out_dir);

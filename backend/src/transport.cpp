@@ -275,4 +275,15 @@ std::unique_ptr<Transport> make_gloo_transport(c10::intrusive_ptr<c10d::Store> s
                                            timeout);
 }
 
+c10::intrusive_ptr<c10d::ProcessGroup> make_gloo_group(c10::intrusive_ptr<c10d::Store> store,
+                                                       const std::string& prefix,
+                                                       const std::string& master_host, int rank,
+                                                       int size,
+                                                       std::chrono::milliseconds timeout) {
+    auto options = c10d::ProcessGroupGloo::Options::create(timeout);
+    options->devices.push_back(device_for(master_host));
+    auto prefixed = c10::make_intrusive<c10d::PrefixStore>(prefix, std::move(store));
+    return c10::make_intrusive<c10d::ProcessGroupGloo>(prefixed, rank, size, options);
+}
+
 }  // namespace pipewright::backend

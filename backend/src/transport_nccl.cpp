@@ -167,4 +167,14 @@ std::unique_ptr<Transport> make_nccl_transport(c10::intrusive_ptr<c10d::Store> s
     return transport;
 }
 
+c10::intrusive_ptr<c10d::ProcessGroup> make_nccl_group(c10::intrusive_ptr<c10d::Store> store,
+                                                       const std::string& prefix, int rank,
+                                                       int size,
+                                                       std::chrono::milliseconds timeout) {
+    auto options = c10d::ProcessGroupNCCL::Options::create();
+    options->timeout = timeout;
+    auto prefixed = c10::make_intrusive<c10d::PrefixStore>(prefix, std::move(store));
+    return c10::make_intrusive<c10d::ProcessGroupNCCL>(prefixed, rank, size, options);
+}
+
 }  // namespace pipewright::backend

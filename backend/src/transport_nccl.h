@@ -24,4 +24,11 @@ namespace pipewright::backend {
     const torch::Device& device, std::chrono::milliseconds timeout,
     std::function<int(int tag)> channel_of, const std::vector<ChannelEnds>& ends);
 
+// An NCCL process group of `size` members over `store`, keys under `prefix`:
+// the data-parallel collectives between the GPUs of one pipeline rank's
+// replicas (gradient_sync.h).
+[[nodiscard]] c10::intrusive_ptr<c10d::ProcessGroup> make_nccl_group(
+    c10::intrusive_ptr<c10d::Store> store, const std::string& prefix, int rank, int size,
+    std::chrono::milliseconds timeout);
+
 }  // namespace pipewright::backend

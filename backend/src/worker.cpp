@@ -8,10 +8,12 @@
 #include <sstream>
 
 #include <ATen/Context.h>
+#include <torch/csrc/distributed/c10d/PrefixStore.hpp>
 #include <torch/csrc/distributed/c10d/TCPStore.hpp>
 
 #include "allocator_tuning.h"
 #include "compute_device.h"
+#include "gradient_sync.h"
 #include "heartbeat.h"
 #include "pipewright/backend/executor.h"
 #include "pipewright/backend/launcher.h"
@@ -183,26 +185,49 @@ int run_worker(const WorkerOptions& o, std::ostream& err) {
             torch::set_num_threads(
                 default_threads_per_rank(ranks_on_machine(*store, o.world_size, machine)));
         }
-        auto transport = make_transport(store, gloo_host, o.rank, o.world_size, device,
-                                        project->schedule, timeout, err);
+        if (o.world_size != project->world_size()) {
+            throw BackendError("started as one of " + std::to_string(o.world_size) +
+                               " ranks, but the run has " + std::to_string(project->world_size()) +
+                               " (a launcher of another configuration?)");
+        }
+        // Data parallelism: world rank = replica × ranks of the pipeline +
+        // rank. Each replica's pipeline talks in a process group of its own
+        // (keys under "replica-R/"), so its ranks keep the schedule's
+        // numbers; each pipeline rank's copies form a second group for the
+        // gradients, which never shares a connection with the pipeline.
+        const int replica = project->replica_of(o.rank);
+        const int in_pipeline = project->pipeline_rank_of(o.rank);
+        const int replicas = project->data_parallel();
+        auto replica_store = c10::make_intrusive<c10d::PrefixStore>(
+            "replica-" + std::to_string(replica) + "/", store);
+        auto transport = make_transport(replica_store, gloo_host, in_pipeline, project->num_ranks(),
+                                        device, project->schedule, timeout, err);
+        ReplicaGroup replica_group;
+        if (replicas > 1) {
+            replica_group = make_replica_group(store, gloo_host, in_pipeline, replica, replicas,
+                                               device, timeout);
+        }
 
         // The data's teacher (a whole model, on the rank with the last stage)
         // is not part of the training the simulator models: build it first.
         const auto& stage_rank = project->schedule.stage_rank;
         const SyntheticTask task(*project, dtype,
-                                 !stage_rank.empty() && stage_rank.back() == o.rank);
+                                 !stage_rank.empty() && stage_rank.back() == in_pipeline);
         // Made before the model exists: the measured memory above it compares
         // with the simulator's.
         const RankMemory memory(device);
-        RankExecutor executor(*project, o.rank, *transport, dtype, device);
+        RankExecutor executor(*project, in_pipeline, *transport, dtype, device,
+                              std::move(replica_group));
         executor.set_memory_probe([&memory] { return memory.now(); });
 
         const int steps = o.settings.steps.value_or(project->project.training.steps);
         RankRecord record;
         for (int step = 0; step < steps; ++step) {
-            const Batch batch = task.batch(step);
+            const Batch batch = task.batch(step, replica);
             StepRecord r = executor.run_step(step, batch);
-            if (r.loss) {
+            // Every replica's last rank holds the global batch's loss (the
+            // executor averages it); replica 0's reports it.
+            if (r.loss && replica == 0) {
                 const nlohmann::json progress{
                     {"step", step}, {"loss", *r.loss}, {"iteration_time_s", r.end_s - r.start_s}};
                 set_text(*store, keys::progress(step), progress.dump());
@@ -210,9 +235,12 @@ int run_worker(const WorkerOptions& o, std::ostream& err) {
             record.steps.push_back(std::move(r));
         }
         if (o.settings.save_params) {
+            // Replicas past the first save theirs apart, so that a test can
+            // check that every replica ends with the same weights.
+            const std::string suffix = replica == 0 ? "" : "-replica-" + std::to_string(replica);
             for (int s : executor.stages()) {
                 torch::save(executor.module(s)->parameters(),
-                            o.out_dir + "/params-stage-" + std::to_string(s) + ".pt");
+                            o.out_dir + "/params-stage-" + std::to_string(s) + suffix + ".pt");
             }
         }
         record.rank = o.rank;

@@ -314,6 +314,8 @@ nlohmann::json to_json(const RunSummary& s) {
                      {"batch_size", s.batch_size},
                      {"microbatches", s.microbatches},
                      {"microbatch_size", s.microbatch_size},
+                     {"data_parallel", s.data_parallel},
+                     {"zero_stage", s.zero_stage},
                      {"steps", s.steps},
                      {"warmup_steps", s.warmup_steps},
                      {"iteration_time_s", s.iteration_time_s},
@@ -346,6 +348,9 @@ std::optional<RunSummary> read_run_summary(const nlohmann::json& j, Diagnostics&
     s.batch_size = whole(r, "batch_size", 1, 1);
     s.microbatches = whole(r, "microbatches", 1, 1);
     s.microbatch_size = whole(r, "microbatch_size", 1, 1);
+    s.data_parallel =
+        static_cast<int>(r.integer("data_parallel", kOptional, 1, INT_MAX).value_or(1));
+    s.zero_stage = static_cast<int>(r.integer("zero_stage", kOptional, 0, 3).value_or(0));
     s.steps = whole(r, "steps", 0, 0);
     s.warmup_steps = whole(r, "warmup_steps", 0, 0);
     s.iteration_time_s = r.number("iteration_time_s", kRequired, kNonNegative).value_or(0);
@@ -369,10 +374,10 @@ std::optional<RunSummary> read_run_summary(const nlohmann::json& j, Diagnostics&
     if (const auto n = r.integer("node_rank", kOptional, 0, INT_MAX)) {
         s.node_rank = static_cast<int>(*n);
     }
-    r.reject_unknown({"schedule", "batch_size", "microbatches", "microbatch_size", "steps",
-                      "warmup_steps", "iteration_time_s", "throughput_samples_per_s",
-                      "bubble_fraction", "clock", "losses", "devices", "out_dir", "complete",
-                      "nnodes", "node_rank"});
+    r.reject_unknown({"schedule", "batch_size", "microbatches", "microbatch_size", "data_parallel",
+                      "zero_stage", "steps", "warmup_steps", "iteration_time_s",
+                      "throughput_samples_per_s", "bubble_fraction", "clock", "losses", "devices",
+                      "out_dir", "complete", "nnodes", "node_rank"});
     if (problems.size() != before) {
         return std::nullopt;
     }

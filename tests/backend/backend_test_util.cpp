@@ -28,7 +28,7 @@ std::string mlp_project_json(const MlpSpec& s) {
         }
     }
     nlohmann::json devices = nlohmann::json::array();
-    for (int r = 0; r < s.ranks; ++r) {
+    for (int r = 0; r < s.ranks * s.replicas; ++r) {
         devices.push_back({{"name", "cpu" + std::to_string(r)}, {"spec", "cpu"}});
     }
     nlohmann::json placement = nlohmann::json::array();
@@ -46,7 +46,7 @@ std::string mlp_project_json(const MlpSpec& s) {
     if (s.optimizer == "sgd") {
         optimizer["momentum"] = 0.9;
     }
-    const nlohmann::json project{
+    nlohmann::json project{
         {"format", "pipewright-project"},
         {"version", 1},
         {"model",
@@ -67,6 +67,12 @@ std::string mlp_project_json(const MlpSpec& s) {
           {"dtype", "float32"},
           {"activation_checkpointing", s.checkpointing},
           {"seed", s.seed}}}};
+    if (s.replicas > 1) {
+        project["data_parallel"] = {{"size", s.replicas},
+                                    {"zero_stage", s.zero_stage},
+                                    {"overlap_gradient_sync", s.overlap_gradient_sync},
+                                    {"bucket_MiB", s.bucket_MiB}};
+    }
     return project.dump(2);
 }
 

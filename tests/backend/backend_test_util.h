@@ -22,6 +22,12 @@ struct MlpSpec {
     std::string optimizer = "sgd";
     int seed = 7;
     bool checkpointing = false;  // training.activation_checkpointing
+    // Data parallelism: replicas > 1 adds a device per rank of every replica
+    // (cpu<ranks>, ... in the default layout) and the data_parallel section.
+    int replicas = 1;
+    int zero_stage = 0;
+    bool overlap_gradient_sync = true;
+    double bucket_MiB = 25;
 };
 [[nodiscard]] std::string mlp_project_json(const MlpSpec& spec);
 [[nodiscard]] AnalyzedProject analyze_text(const std::string& json);

@@ -47,10 +47,13 @@ std::string read_or_empty(const fs::path& file) {
 // once training is under way.
 class BackgroundRun {
   public:
-    BackgroundRun(const fs::path& dir, const std::string& extra_args)
+    // `replicas` > 1: a data-parallel run of that many replicas of the
+    // two-rank pipeline.
+    BackgroundRun(const fs::path& dir, const std::string& extra_args, int replicas = 1)
         : dir_(dir), out_(dir / "run") {
         test::MlpSpec spec;
         spec.width = 64;
+        spec.replicas = replicas;
         const auto project = write_project(dir, spec);
         thread_ = std::thread([this, project, extra_args] {
             result_ =
@@ -257,6 +260,37 @@ TEST(LauncherSafety, AStoppedRankIsNamedNotItsPeer) {
     const auto& r = run.finish();
     EXPECT_EQ(r.code, 1) << r.output;
     EXPECT_NE(r.output.find("rank 1 stopped answering"), std::string::npos) << r.output;
+    EXPECT_EQ(test::processes_mentioning(run.out().string()), std::vector<pid_t>{});
+    fs::remove_all(dir);
+}
+
+// Data parallelism, rank 3 = replica 1's second rank, killed: its pipeline
+// peer and its replica peer (rank 1, through the gradients' all-reduce)
+// both lose it; the launcher names rank 3, and stops the rest.
+TEST(LauncherSafety, AKilledRankOfReplicaOneIsNamed) {
+    const auto dir = temp_dir("dp-killed");
+    BackgroundRun run(dir, "--timeout 10", 2);
+    ASSERT_TRUE(run.wait_for_training()) << read_or_empty(run.out() / "run.log");
+    ASSERT_EQ(run.ranks().size(), 4U);
+    ::kill(run.ranks()[3], SIGKILL);
+    const auto& r = run.finish();
+    EXPECT_EQ(r.code, 1) << r.output;
+    EXPECT_NE(r.output.find("rank 3 failed (killed by signal 9"), std::string::npos) << r.output;
+    EXPECT_EQ(test::processes_mentioning(run.out().string()), std::vector<pid_t>{});
+    fs::remove_all(dir);
+}
+
+// kill -STOP on replica 1's first rank: the ranks that time out waiting for
+// it (its pipeline peer, its copy in replica 0) are not blamed.
+TEST(LauncherSafety, AStoppedRankOfReplicaOneIsNamedNotItsPeers) {
+    const auto dir = temp_dir("dp-stopped");
+    BackgroundRun run(dir, "--timeout 5", 2);
+    ASSERT_TRUE(run.wait_for_training()) << read_or_empty(run.out() / "run.log");
+    ASSERT_EQ(run.ranks().size(), 4U);
+    ::kill(run.ranks()[2], SIGSTOP);
+    const auto& r = run.finish();
+    EXPECT_EQ(r.code, 1) << r.output;
+    EXPECT_NE(r.output.find("rank 2 stopped answering"), std::string::npos) << r.output;
     EXPECT_EQ(test::processes_mentioning(run.out().string()), std::vector<pid_t>{});
     fs::remove_all(dir);
 }

@@ -237,20 +237,37 @@ TEST(Launcher, UnsupportedConfigurationIsAClearErrorBeforeAnyWorkerStarts) {
 
 // Data-parallel real runs come later; until then a run says so before
 // starting anything rather than train one replica silently.
-TEST(Launcher, DataParallelProjectsAreRefusedInWords) {
-    const auto dir = temp_dir("data-parallel");
-    auto project = nlohmann::json::parse(test::mlp_project_json(test::MlpSpec{}));
-    project["topology"]["nodes"][0]["containers"][0]["devices"].push_back(
-        {{"name", "cpu2"}, {"spec", "cpu"}});
-    project["topology"]["nodes"][0]["containers"][0]["devices"].push_back(
-        {{"name", "cpu3"}, {"spec", "cpu"}});
-    project["data_parallel"] = {{"size", 2}};
-    write_file_atomically(dir / "project.json", project.dump(2));
+// What real data-parallel runs refuse, before any worker starts: ZeRO
+// stages that only the simulator models, and more replicas than devices.
+TEST(Launcher, DataParallelRunsRefuseZeroTwoAndThreeInWords) {
+    const auto dir = temp_dir("data-parallel-zero");
+    test::MlpSpec spec;
+    spec.replicas = 2;
+    for (const int zero : {2, 3}) {
+        spec.zero_stage = zero;
+        const auto project = write_project(dir, spec);
+        const auto out = dir / ("run-" + std::to_string(zero));
+        const auto r = run_cli("run " + project.string() + " --out " + out.string(), dir);
+        EXPECT_EQ(r.code, 1) << r.output;
+        EXPECT_NE(r.output.find("data_parallel.zero_stage: ZeRO stage " + std::to_string(zero) +
+                                " is simulation-only"),
+                  std::string::npos)
+            << r.output;
+        EXPECT_FALSE(fs::exists(out / "rank-0.log")) << "a worker was started";
+    }
+    fs::remove_all(dir);
+}
+
+TEST(Launcher, MoreReplicasThanDevicesAreRefusedInWords) {
+    const auto dir = temp_dir("data-parallel-devices");
+    test::MlpSpec spec;
+    spec.replicas = 2;  // four devices: room for two replicas of two ranks
+    const auto project = write_project(dir, spec);
     const auto out = dir / "run";
     const auto r =
-        run_cli("run " + (dir / "project.json").string() + " --out " + out.string(), dir);
+        run_cli("run " + project.string() + " --data-parallel 3 --out " + out.string(), dir);
     EXPECT_EQ(r.code, 1) << r.output;
-    EXPECT_NE(r.output.find("data_parallel.size: real runs train one replica of the pipeline"),
+    EXPECT_NE(r.output.find("--data-parallel: 3 replicas of a pipeline that spans 2 devices"),
               std::string::npos)
         << r.output;
     EXPECT_FALSE(fs::exists(out / "rank-0.log")) << "a worker was started";

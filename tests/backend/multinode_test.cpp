@@ -49,7 +49,7 @@ std::string problem_of(int world, int nnodes, int node_rank, std::optional<int> 
 TEST(NodeRanks, RefusesLayoutsThatDoNotAddUp) {
     EXPECT_NE(problem_of(3, 2, 0, std::nullopt).find("do not split evenly over 2 nodes"),
               std::string::npos);
-    EXPECT_NE(problem_of(4, 2, 0, 3).find("makes 6 ranks, but the project places its stages on 4"),
+    EXPECT_NE(problem_of(4, 2, 0, 3).find("makes 6 ranks, but the run has 4 (one per device"),
               std::string::npos);
     EXPECT_NE(problem_of(4, 2, 2, std::nullopt).find("--node-rank must be from 0 to 1"),
               std::string::npos);
@@ -177,7 +177,7 @@ TEST(MultiNode, LayoutThatDoesNotMatchTheProjectIsRefused) {
                     "--nproc-per-node 2 --master 127.0.0.1:" + std::to_string(test::free_port()),
                 dir);
     EXPECT_EQ(r.code, 2) << r.output;
-    EXPECT_NE(r.output.find("makes 4 ranks, but the project places its stages on 2 devices"),
+    EXPECT_NE(r.output.find("makes 4 ranks, but the run has 2 (one per device of every replica)"),
               std::string::npos)
         << r.output;
     fs::remove_all(dir);

@@ -26,10 +26,17 @@ class SyntheticTask {
     // Without targets (ranks that hold no last stage) no teacher is built.
     SyntheticTask(const AnalyzedProject& project, torch::Dtype dtype, bool with_targets = true);
 
-    // The batch of step `step` (the same on every rank that asks).
-    [[nodiscard]] Batch batch(int step) const;
+    // Replica `replica`'s share of step `step`'s global batch (the same on
+    // every rank that asks). The global batch is the replicas' micro-batches
+    // one after the other, so replica r trains on samples [r·B/D, (r+1)·B/D)
+    // and D replicas together on exactly the batch one process would draw
+    // as D·m micro-batches.
+    [[nodiscard]] Batch batch(int step, int replica = 0) const;
 
   private:
+    // Micro-batches [first, first + count) of step `step`'s global batch.
+    [[nodiscard]] Batch draw(int step, int first, int count) const;
+
     const AnalyzedProject* project_;
     torch::Dtype dtype_;
     mutable torch::nn::Sequential teacher_;

@@ -1,5 +1,6 @@
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -29,14 +30,29 @@ using StepRecord = RecordedStep;
 
 [[nodiscard]] double steady_seconds();
 
+// Data parallelism: this rank's copies in the other replicas. `collectives`
+// averages the gradients (REDUCE_GRAD) and gathers ZeRO-1's updated shards;
+// `control` (Gloo) joins the barrier that opens each iteration, so that all
+// replicas start it together. Null groups: one replica.
+struct ReplicaGroup {
+    c10::intrusive_ptr<c10d::ProcessGroup> collectives;
+    c10::intrusive_ptr<c10d::ProcessGroup> control;
+    int replica = 0;
+    int replicas = 1;
+    std::chrono::milliseconds timeout{60000};
+};
+
 // Executes one rank's action list of the schedule, iteration after iteration:
 // forward and backward of its stages, transfers through `transport`,
 // gradients accumulated over the micro-batches, one optimizer step.
 class RankExecutor {
   public:
     // Runs on `device` (a CPU, or one CUDA device: the rank's own GPU).
+    // `rank` is the rank in the pipeline (its action list); with `replicas`
+    // this rank averages its gradients with its copies before each optimizer
+    // step, and under ZeRO-1 keeps optimizer state for its shard only.
     RankExecutor(const AnalyzedProject& project, int rank, Transport& transport, torch::Dtype dtype,
-                 torch::Device device = torch::kCPU);
+                 torch::Device device = torch::kCPU, ReplicaGroup replicas = {});
     ~RankExecutor();
     RankExecutor(const RankExecutor&) = delete;
     RankExecutor& operator=(const RankExecutor&) = delete;

@@ -20,11 +20,12 @@ struct RunSettings {
     std::optional<std::string> schedule;
     std::optional<std::string> schedule_csv;
     std::optional<int> microbatches;
-    std::optional<int> batch_size;
-    std::optional<int> steps;  // replaces training.steps
-    std::string dtype;         // "" = the project's; "float64" for exact tests
-    double timeout_s = 60;     // bound on every c10d wait
-    bool save_params = false;  // write each stage's parameters (tests)
+    std::optional<int> batch_size;     // the global batch, split across the replicas
+    std::optional<int> data_parallel;  // replaces data_parallel.size
+    std::optional<int> steps;          // replaces training.steps
+    std::string dtype;                 // "" = the project's; "float64" for exact tests
+    double timeout_s = 60;             // bound on every c10d wait
+    bool save_params = false;          // write each stage's parameters (tests)
 
     bool operator==(const RunSettings&) const = default;
 };
@@ -65,9 +66,13 @@ struct WorkerOptions {
 };
 
 // Loads and analyses the project with the settings' overrides. On failure
-// returns nullopt after writing every problem to `err`.
+// returns nullopt after writing every problem to `err`. For training it also
+// refuses what real runs do not implement (ZeRO stages 2 and 3); `profile`
+// only needs the layers and the micro-batch size, which those do not change.
+enum class LoadPurpose { train, profile };
 [[nodiscard]] std::optional<AnalyzedProject> load_for_run(const RunSettings& settings,
-                                                          std::ostream& err);
+                                                          std::ostream& err,
+                                                          LoadPurpose purpose = LoadPurpose::train);
 
 // The ranks one node of a multi-node run starts: `count` ranks from `first`,
 // in rank order. Throws std::invalid_argument naming the problem (ranks that

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include <torch/torch.h>
+#include <torch/csrc/distributed/c10d/ProcessGroup.hpp>
 #include <torch/csrc/distributed/c10d/Store.hpp>
 
 namespace pipewright::backend {
@@ -98,5 +99,14 @@ class InProcessGroup {
                                                              const std::string& master_host,
                                                              int rank, int world_size,
                                                              std::chrono::milliseconds timeout);
+
+// A Gloo process group of `size` members (this one is `rank`) whose keys
+// live under `prefix` in `store`, on the interface `master_host` chooses (as
+// make_gloo_transport). Data parallelism gives each rank of the pipeline one
+// such group with its copies in the other replicas: collectives there never
+// share a connection, a tag or an order with the pipeline's sends.
+[[nodiscard]] c10::intrusive_ptr<c10d::ProcessGroup> make_gloo_group(
+    c10::intrusive_ptr<c10d::Store> store, const std::string& prefix,
+    const std::string& master_host, int rank, int size, std::chrono::milliseconds timeout);
 
 }  // namespace pipewright::backend

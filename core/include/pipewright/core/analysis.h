@@ -1,5 +1,6 @@
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <filesystem>
 #include <optional>
@@ -41,6 +42,16 @@ struct AnalyzedProject {
 
     [[nodiscard]] int num_ranks() const { return static_cast<int>(ranks.size()); }
     [[nodiscard]] int data_parallel() const { return static_cast<int>(replicas.size()); }
+    // A real run has one process per device of every replica: world rank
+    // replica × num_ranks() + rank, so replica 0's ranks keep their numbers.
+    [[nodiscard]] int world_size() const { return num_ranks() * std::max(1, data_parallel()); }
+    [[nodiscard]] int replica_of(int world_rank) const { return world_rank / num_ranks(); }
+    [[nodiscard]] int pipeline_rank_of(int world_rank) const { return world_rank % num_ranks(); }
+    [[nodiscard]] const DeviceLocation& world_device(int world_rank) const {
+        return replicas.empty() ? ranks.at(static_cast<std::size_t>(world_rank))
+                                : replicas.at(static_cast<std::size_t>(replica_of(world_rank)))
+                                      .at(static_cast<std::size_t>(pipeline_rank_of(world_rank)));
+    }
     [[nodiscard]] std::vector<int> stage_ranks() const;
 };
 

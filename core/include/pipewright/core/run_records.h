@@ -99,6 +99,10 @@ struct RunSummary {
     int batch_size = 0;
     int microbatches = 0;
     int microbatch_size = 0;
+    // Replicas of the pipeline (batch_size is the global batch, microbatches
+    // and microbatch_size are per replica) and the ZeRO stage they ran.
+    int data_parallel = 1;
+    int zero_stage = 0;
     int steps = 0;
     int warmup_steps = 0;
     double iteration_time_s = 0;

@@ -1,0 +1,70 @@
+#!/usr/bin/env bash
+# Data parallelism against pipelining on this machine's CPUs (issue 13): the
+# same model and global batch trained as
+#   - D = 1 x p = 2: the project as given (two pipeline ranks),
+#   - D = 2 x p = 1: every layer on the first device, two replicas (the second
+#     on the project's second device), each on half the batch in micro-batches
+#     of the same size,
+# each with 1 thread per rank, beside what `simulate` predicts for it. The
+# variants take turns, ROUNDS times; each run reports the median iteration
+# time after the warm-up, and the table shows the median over the rounds.
+#
+#   bench/run_data_parallel.sh [PROJECT]
+#   PIPEWRIGHT=build/dp/cli/pipewright ROUNDS=5 STEPS=30 bench/run_data_parallel.sh
+set -euo pipefail
+
+project=${1:-assets/examples/mlp-cpu.json}
+pipewright=${PIPEWRIGHT:-build/ci/cli/pipewright}
+rounds=${ROUNDS:-5}
+steps=${STEPS:-30}
+warmup=${WARMUP:-5}
+
+for tool in jq "$pipewright"; do
+    if ! command -v "$tool" > /dev/null; then
+        echo "run_data_parallel.sh: $tool not found (build Pipewright, or set PIPEWRIGHT)" >&2
+        exit 2
+    fi
+done
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+
+m=$(jq '.training.microbatches' "$project")
+cp "$project" "$work/pipeline.json"
+# Every layer on the first device; the second replica takes the next device
+# (the default layout). Half the micro-batches per replica keeps their size.
+jq --argjson m "$m" '.placement = [{"device": .placement[0].device,
+        "layers": [.model.layers[].name]}]
+    | .training.microbatches = ($m / 2 | floor)
+    | .data_parallel = {"size": 2, "zero_stage": 0, "overlap_gradient_sync": true}' \
+    "$project" > "$work/replicas.json"
+jq '.data_parallel.zero_stage = 1' "$work/replicas.json" > "$work/replicas-zero1.json"
+
+variants=(pipeline replicas replicas-zero1)
+declare -A times
+for round in $(seq 1 "$rounds"); do
+    for v in "${variants[@]}"; do
+        "$pipewright" run "$work/$v.json" --steps "$steps" --warmup "$warmup" \
+            --threads-per-rank 1 --json --out "$work/run-$v-$round" 2> /dev/null \
+            > "$work/$v-$round.json"
+        times[$v]+="$(jq '.iteration_time_s' "$work/$v-$round.json") "
+    done
+done
+
+median() { tr ' ' '\n' | grep -v '^$' | sort -g | awk '{a[NR]=$1} END {
+    print (NR % 2) ? a[(NR + 1) / 2] : (a[NR / 2] + a[NR / 2 + 1]) / 2 }'; }
+printf '| %-28s | %14s | %12s | %14s |\n' variant "measured (ms)" "samples/s" "simulated (ms)"
+printf '|%s|%s|%s|%s|\n' "------------------------------" "---------------:" "-------------:" \
+    "---------------:"
+batch=$(jq '.training.batch_size' "$project")
+for v in "${variants[@]}"; do
+    t=$(echo "${times[$v]}" | median)
+    sim=$("$pipewright" simulate "$work/$v.json" --json | jq '.iteration_time_s')
+    case $v in
+        pipeline) name="D = 1 x p = 2 (1f1b)" ;;
+        replicas) name="D = 2 x p = 1, ZeRO 0" ;;
+        replicas-zero1) name="D = 2 x p = 1, ZeRO-1" ;;
+    esac
+    printf '| %-28s | %14.1f | %12.0f | %14.1f |\n' "$name" "$(echo "$t * 1000" | bc -l)" \
+        "$(echo "$batch / $t" | bc -l)" "$(echo "$sim * 1000" | bc -l)"
+done
+echo "(each: median over $rounds rounds of the median iteration after $warmup warm-up steps of $steps)"
