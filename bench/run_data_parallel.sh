@@ -5,7 +5,8 @@
 #   - D = 2 x p = 1: every layer on the first device, two replicas (the second
 #     on the project's second device), each on half the batch in micro-batches
 #     of the same size,
-# each with 1 thread per rank, beside what `simulate` predicts for it. The
+# each with 1 thread per rank, beside what `simulate --profile` predicts for
+# it (a profile of this machine taken first). The
 # variants take turns, ROUNDS times; each run reports the median iteration
 # time after the warm-up, and the table shows the median over the rounds.
 #
@@ -39,6 +40,12 @@ jq --argjson m "$m" '.placement = [{"device": .placement[0].device,
     "$project" > "$work/replicas.json"
 jq '.data_parallel.zero_stage = 1' "$work/replicas.json" > "$work/replicas-zero1.json"
 
+# One profile (1 thread, micro-batches of the run's size, this machine's
+# Gloo transfer) serves every variant: the layers and their micro-batch size
+# are the same.
+"$pipewright" profile "$work/pipeline.json" --threads 1 --out "$work/profile.json" \
+    > /dev/null 2>&1
+
 variants=(pipeline replicas replicas-zero1)
 declare -A times
 for round in $(seq 1 "$rounds"); do
@@ -58,7 +65,8 @@ printf '|%s|%s|%s|%s|\n' "------------------------------" "---------------:" "--
 batch=$(jq '.training.batch_size' "$project")
 for v in "${variants[@]}"; do
     t=$(echo "${times[$v]}" | median)
-    sim=$("$pipewright" simulate "$work/$v.json" --json | jq '.iteration_time_s')
+    sim=$("$pipewright" simulate "$work/$v.json" --profile "$work/profile.json" --json |
+        jq '.iteration_time_s')
     case $v in
         pipeline) name="D = 1 x p = 2 (1f1b)" ;;
         replicas) name="D = 2 x p = 1, ZeRO 0" ;;

@@ -142,8 +142,8 @@ INSTANTIATE_TEST_SUITE_P(SchedulesAndZero, DataParallelRuns,
                                            DataParallelCase{"1f1b", 1, true, 25, "adam"},
                                            DataParallelCase{"zb-h1", 0, true, 0.001, "adamw"},
                                            DataParallelCase{"zb-h1", 1, false, 25, "sgd"}),
-                         [](const auto& info) {
-                             const DataParallelCase& c = info.param;
+                         [](const auto& test_info) {
+                             const DataParallelCase& c = test_info.param;
                              std::string name =
                                  c.schedule + "_zero" + std::to_string(c.zero_stage) +
                                  (c.overlap ? "_overlap" : "_sync") + "_" + c.optimizer;
