@@ -129,6 +129,40 @@ TEST(MultiNode, TwoLaunchersCompleteARunWithTheLossesOfOneLauncher) {
     fs::remove_all(dir);
 }
 
+// Data parallelism over two launchers: --nproc-per-node 2 gives each node
+// one replica of the two-rank pipeline (world ranks in replica order), and
+// the run trains as the same run on one launcher does.
+TEST(MultiNode, TwoReplicasOnTwoLaunchersTrainAsOnOne) {
+    const auto dir = test::temp_dir("nodes-dp");
+    test::MlpSpec spec;
+    spec.replicas = 2;
+    spec.zero_stage = 1;
+    spec.optimizer = "adam";
+    const auto project = test::write_project(dir, spec);
+    const std::string common =
+        "run " + project.string() +
+        " --steps 3 --dtype float64 --threads-per-rank 1 --json --timeout 30";
+    const auto [node0, node1] = run_two_nodes(common + " --nproc-per-node 2", dir);
+    ASSERT_EQ(node0.code, 0) << node0.output;
+    ASSERT_EQ(node1.code, 0) << node1.output;
+    const auto single = run_cli(common + " --out " + (dir / "single").string(), dir, "single");
+    ASSERT_EQ(single.code, 0) << single.output;
+    const auto expected = losses_of(single);
+    const auto got = losses_of(node0);
+    ASSERT_EQ(got.size(), 3U);
+    ASSERT_EQ(got.size(), expected.size());
+    for (std::size_t k = 0; k < got.size(); ++k) {
+        EXPECT_NEAR(got[k], expected[k], 1e-12 * std::abs(expected[k])) << "step " << k;
+    }
+    EXPECT_EQ(load_timeline_file(dir / "node0" / "timeline.json").num_ranks(), 4);
+    // Node 1 ran replica 1: world ranks 2 and 3.
+    const auto summary1 = nlohmann::json::parse(read_text_file(dir / "node1" / "summary.json"));
+    ASSERT_EQ(summary1.at("devices").size(), 2U);
+    EXPECT_EQ(summary1.at("devices").at(0).at("rank"), 2);
+    EXPECT_EQ(test::processes_mentioning(dir.string()), std::vector<pid_t>{});
+    fs::remove_all(dir);
+}
+
 TEST(MultiNode, UnreachableMasterIsAClearErrorWithinTheTimeout) {
     const auto dir = test::temp_dir("unreachable");
     test::MlpSpec spec;
