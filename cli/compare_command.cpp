@@ -133,10 +133,12 @@ int run_compare(const CompareArgs& a, std::ostream& out, std::ostream& err) {
     const bool subset = real.num_ranks() > sim.num_ranks();
     const std::string lanes_note =
         subset ? "the simulation has " + std::to_string(sim.num_ranks()) +
-                     " lanes (replica 0: replicas alike are simulated once); compared with the "
+                     (sim.num_ranks() == 1 ? " lane" : " lanes") +
+                     " (replica 0: replicas alike are simulated once); compared with the "
                      "measured lanes on the same devices, leaving out the measured timeline's " +
-                     std::to_string(real.num_ranks() - sim.num_ranks()) +
-                     " other lanes (the other replicas' ranks) except in the iteration time"
+                     std::to_string(real.num_ranks() - sim.num_ranks()) + " other lane" +
+                     (real.num_ranks() - sim.num_ranks() == 1 ? "" : "s") +
+                     " (the other replicas' ranks) except in the iteration time"
                : "";
     const auto ks = action_kind_medians(sim), kr = action_kind_medians(compared);
     for (const auto& [kind, value] : kr) {
