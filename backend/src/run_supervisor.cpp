@@ -239,9 +239,9 @@ void RunSupervisor::announce() {
                                              std::to_string(mine_.first + mine_.count - 1);
     const int replicas = project_->data_parallel();
     const std::string replicas_text =
-        replicas > 1 ? " (" + std::to_string(replicas) + " replicas × " +
-                           std::to_string(project_->num_ranks()) + ", ZeRO-" +
-                           std::to_string(project_->project.data_parallel.zero_stage) + ")"
+        replicas > 1 ? ": " + std::to_string(replicas) + " replicas × " +
+                           std::to_string(project_->num_ranks()) + " ranks, ZeRO-" +
+                           std::to_string(project_->project.data_parallel.zero_stage)
                      : "";
     log_->line(
         "pipewright: " + node_name_ + "running " + printable_name(project_->project.model.name) +
