@@ -58,14 +58,15 @@ void TopologyScene::relayout() {
     }
     stage_of_layer_ = layer_stages(project_);
     // Ranks are the placement's devices in order of first appearance.
-    stages_of_rank_.clear();
+    pipeline_ranks_.clear();
     std::map<std::string, std::size_t> rank_of;
     for (std::size_t st = 0; st < project_.placement.size(); ++st) {
-        const auto [it, added] = rank_of.emplace(project_.placement[st].device, rank_of.size());
+        const std::string& device = project_.placement[st].device;
+        const auto [it, added] = rank_of.emplace(device, rank_of.size());
         if (added) {
-            stages_of_rank_.emplace_back();
+            pipeline_ranks_.push_back({device, {}});
         }
-        stages_of_rank_[it->second].push_back(static_cast<int>(st));
+        pipeline_ranks_[it->second].stages.push_back(static_cast<int>(st));
     }
 
     const CanvasStyle style = CanvasStyle::fromApplication();

@@ -106,7 +106,13 @@ class TopologyScene : public QGraphicsScene {
     std::map<std::string, std::vector<std::size_t>> layers_of_device_;
     std::vector<int> stage_of_layer_;
     std::map<std::string, ReplicaRole> replicas_;
-    std::vector<std::vector<int>> stages_of_rank_;  // the placement's stages of each rank
+    // The placement's ranks (its devices in order of first appearance), for
+    // what the other replicas' devices run.
+    struct PipelineRank {
+        std::string device;
+        std::vector<int> stages;
+    };
+    std::vector<PipelineRank> pipeline_ranks_;
     std::map<QString, QGraphicsRectItem*> devices_;
     std::map<QString, QGraphicsRectItem*> nodes_;
     std::map<int, QGraphicsRectItem*> chips_;

@@ -87,70 +87,58 @@ QGraphicsRectItem* TopologyScene::buildExpandedNode(int index, const CanvasStyle
                       (memory.isEmpty() ? QString() : QStringLiteral(" · ") + memory),
                   style.small, ink, {kPad, 2 + kHeader - 2});
 
-            // Chips flow left to right in model order.
+            // Chips flow left to right in model order, wrapping at the box's edge.
             double x = kPad;
             double cy_chip = 2 * kHeader + 2;
-            const auto on_device = layers_of_device_.find(path);
-            for (const std::size_t l : on_device == layers_of_device_.end()
-                                           ? std::vector<std::size_t>{}
-                                           : on_device->second) {
-                const QString name = QString::fromStdString(project_.model.layers[l].name);
+            const auto add_chip = [&](const QString& text, const QColor& fill, const QColor& edge,
+                                      Qt::PenStyle line) {
                 const double w =
                     std::min(kDeviceWidth - 2 * kPad,
-                             static_cast<double>(small_metrics.horizontalAdvance(name)) + 10);
+                             static_cast<double>(small_metrics.horizontalAdvance(text)) + 10);
                 if (x + w > kDeviceWidth - kPad) {
                     x = kPad;
                     cy_chip += kChipHeight + kChipGap;
                 }
                 auto* chip = new ChipItem(QRectF(0, 0, w, kChipHeight), style.small_pixels, dbox);
                 chip->setPos(x, cy_chip);
-                chip->setBrush(stage_color(stage_of_layer_[l]));
-                chip->setPen(QPen(stage_color(stage_of_layer_[l]).darker(140), 1));
+                chip->setBrush(fill);
+                chip->setPen(QPen(edge, 1, line));
+                label(chip, small_metrics.elidedText(text, Qt::ElideRight, static_cast<int>(w) - 6),
+                      style.small, Qt::black, {3, 1});
+                x += w + kChipGap;
+                return chip;
+            };
+            const auto on_device = layers_of_device_.find(path);
+            for (const std::size_t l : on_device == layers_of_device_.end()
+                                           ? std::vector<std::size_t>{}
+                                           : on_device->second) {
+                const QString name = QString::fromStdString(project_.model.layers[l].name);
+                const QColor colour = stage_color(stage_of_layer_[l]);
+                auto* chip = add_chip(name, colour, colour.darker(140), Qt::SolidLine);
                 chip->setToolTip(
                     tr("%1 (%2) · stage %3 · drag to another device")
                         .arg(name, QString::fromStdString(project_.model.layers[l].type))
                         .arg(stage_of_layer_[l]));
                 tag(chip, TopologyItemKind::chip, static_cast<int>(l));
-                label(chip, small_metrics.elidedText(name, Qt::ElideRight, static_cast<int>(w) - 6),
-                      style.small, Qt::black, {3, 1});
                 chips_[static_cast<int>(l)] = chip;
-                x += w + kChipGap;
             }
             // Another replica's device: the stages it runs as its twin in
             // replica 0 does, not draggable (the placement is replica 0's).
             const auto role = replicas_.find(path);
             if (role != replicas_.end() && role->second.replica > 0 &&
-                static_cast<std::size_t>(role->second.rank) < stages_of_rank_.size()) {
+                static_cast<std::size_t>(role->second.rank) < pipeline_ranks_.size()) {
                 const ReplicaRole& r = role->second;
-                const QString twin = QString::fromStdString(
-                    project_
-                        .placement[static_cast<std::size_t>(
-                            stages_of_rank_[static_cast<std::size_t>(r.rank)].front())]
-                        .device);
-                for (const int st : stages_of_rank_[static_cast<std::size_t>(r.rank)]) {
-                    const QString text = tr("replica %1 · stage %2").arg(r.replica).arg(st);
-                    const double w =
-                        std::min(kDeviceWidth - 2 * kPad,
-                                 static_cast<double>(small_metrics.horizontalAdvance(text)) + 10);
-                    if (x + w > kDeviceWidth - kPad) {
-                        x = kPad;
-                        cy_chip += kChipHeight + kChipGap;
-                    }
-                    auto* chip =
-                        new ChipItem(QRectF(0, 0, w, kChipHeight), style.small_pixels, dbox);
-                    chip->setPos(x, cy_chip);
-                    chip->setBrush(stage_color(st).lighter(115));
-                    chip->setPen(QPen(stage_color(st).darker(140), 1, Qt::DashLine));
+                const PipelineRank& twin = pipeline_ranks_[static_cast<std::size_t>(r.rank)];
+                for (const int st : twin.stages) {
+                    auto* chip = add_chip(tr("replica %1 · stage %2").arg(r.replica).arg(st),
+                                          stage_color(st).lighter(115), stage_color(st).darker(140),
+                                          Qt::DashLine);
                     chip->setToolTip(
                         tr("Replica %1 runs stage %2 here on its share of the batch, as %3 does "
                            "for replica 0; their gradients are averaged after each backward")
                             .arg(r.replica)
                             .arg(st)
-                            .arg(twin));
-                    label(chip,
-                          small_metrics.elidedText(text, Qt::ElideRight, static_cast<int>(w) - 6),
-                          style.small, Qt::black, {3, 1});
-                    x += w + kChipGap;
+                            .arg(QString::fromStdString(twin.device)));
                 }
             }
             const double dheight = std::max(70.0, cy_chip + kChipHeight + kPad);

@@ -15,9 +15,11 @@ namespace pipewright {
 
 namespace {
 
+using planner::analysis_options;
 using planner::Candidate;
 using planner::Context;
 using planner::MemoryRule;
+using planner::simulate_outcome;
 
 std::size_t at(int i) {
     return static_cast<std::size_t>(i);
@@ -90,6 +92,10 @@ std::optional<SimulationReport> unless_ruled_out(Simulate&& simulate, std::strin
     return std::nullopt;
 }
 
+}  // namespace
+
+namespace planner {
+
 // Simulates a whole project the way `pipewright simulate` does.
 void simulate_outcome(PlanOutcome& outcome, const Project& project, const AnalysisOptions& analysis,
                       const CostModelOptions& costs) {
@@ -118,7 +124,7 @@ AnalysisOptions analysis_options(const PlanOptions& options) {
     return analysis;
 }
 
-}  // namespace
+}  // namespace planner
 
 InFlight activations_in_flight(ScheduleKind schedule, int stage, int stages, int microbatches) {
     InFlight f;

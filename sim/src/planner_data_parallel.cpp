@@ -9,6 +9,7 @@
 
 #include "pipewright/core/quantity_format.h"
 #include "pipewright/sim/planner.h"
+#include "planner_internal.h"
 
 namespace pipewright {
 
@@ -60,23 +61,21 @@ std::optional<Judged> judge_zero_stages(const Project& layout, const PlanOptions
     for (int zero = 0; zero <= kMaxZeroStage; ++zero) {
         Project candidate = layout;
         candidate.data_parallel.zero_stage = zero;
-        AnalysisOptions analysis;
-        analysis.catalog = options.catalog;
-        analysis.base_dir = options.base_dir;
-        Diagnostics d;
-        const auto analyzed = analyze_project(candidate, analysis, d);
-        if (!analyzed) {
-            reason = d.items().empty() ? "cannot be analysed" : d.items().front().message;
+        PlanOutcome outcome;
+        planner::simulate_outcome(outcome, candidate, planner::analysis_options(options),
+                                  options.costs);
+        if (!outcome.report) {
+            reason = outcome.reason;
             return std::nullopt;
         }
-        SimulationReport report = simulate_project(*analyzed, options.costs, Recording::summary);
         ++simulations;
-        if (!report.all_fit) {
+        if (!outcome.report->all_fit) {
             reason = "does not fit in memory at ZeRO-" + std::to_string(zero);
             continue;
         }
-        if (!best || report.iteration_time_s < best->report.iteration_time_s * (1 - 1e-9)) {
-            best = Judged{zero, analyzed->project, std::move(report)};
+        if (!best ||
+            outcome.report->iteration_time_s < best->report.iteration_time_s * (1 - 1e-9)) {
+            best = Judged{zero, std::move(candidate), std::move(*outcome.report)};
         }
     }
     return best;
@@ -115,36 +114,14 @@ PlanResult plan_data_parallel(const Project& project, const PlanOptions& options
 
     PlanResult result;
     // The project as given, with its own replicas: what the plan must beat.
-    {
-        Diagnostics d;
-        AnalysisOptions analysis;
-        analysis.catalog = options.catalog;
-        analysis.base_dir = options.base_dir;
-        analysis.schedule = options.schedule;
-        analysis.microbatches = options.microbatches;
-        if (asked > 0) {
-            analysis.data_parallel = asked;
-        }
-        if (const auto analyzed = analyze_project(project, analysis, d)) {
-            result.input.schedule = analyzed->schedule.name;
-            result.input.microbatches = analyzed->microbatches;
-            for (const auto& stage : analyzed->stages) {
-                result.input.stages.push_back(
-                    {analyzed->ranks[static_cast<std::size_t>(stage.rank)].path, stage.first_layer,
-                     stage.last_layer});
-            }
-            try {
-                result.input.report =
-                    simulate_project(*analyzed, options.costs, Recording::summary);
-                ++result.statistics.simulations;
-            } catch (const std::exception& e) {
-                result.input.reason = e.what();
-            }
-        } else {
-            result.input.reason =
-                d.items().empty() ? "cannot be analysed" : d.items().front().message;
-        }
+    AnalysisOptions input_analysis = planner::analysis_options(options);
+    input_analysis.schedule = options.schedule;
+    input_analysis.microbatches = options.microbatches;
+    if (asked > 0) {
+        input_analysis.data_parallel = asked;
     }
+    planner::simulate_outcome(result.input, project, input_analysis, options.costs);
+    ++result.statistics.simulations;
 
     std::optional<Judged> best;
     PlanResult best_pipeline;
@@ -215,19 +192,13 @@ PlanResult plan_data_parallel(const Project& project, const PlanOptions& options
         result.plan.report = std::move(best->report);
         // The uniform split of one replica, spread over the replicas alike.
         if (best_pipeline.uniform.report) {
-            Project uniform =
+            result.uniform = best_pipeline.uniform;
+            planner::simulate_outcome(
+                result.uniform,
                 with_placement(result.project, best_pipeline.uniform.stages,
-                               best_pipeline.uniform.schedule, best_pipeline.uniform.microbatches);
-            Diagnostics d;
-            AnalysisOptions analysis;
-            analysis.catalog = options.catalog;
-            analysis.base_dir = options.base_dir;
-            if (const auto analyzed = analyze_project(uniform, analysis, d)) {
-                result.uniform = best_pipeline.uniform;
-                result.uniform.report =
-                    simulate_project(*analyzed, options.costs, Recording::summary);
-                ++result.statistics.simulations;
-            }
+                               best_pipeline.uniform.schedule, best_pipeline.uniform.microbatches),
+                planner::analysis_options(options), options.costs);
+            ++result.statistics.simulations;
         }
         const int d = result.project.data_parallel.size;
         std::string why = std::to_string(d) + (d == 1 ? " replica" : " replicas") + " of a " +

@@ -206,4 +206,11 @@ void check_interleaved_possible(const Context& context, const std::vector<int>& 
 // Multi-line explanation of why nothing fits and what would.
 [[nodiscard]] std::string explain_infeasible(Context& context, const SearchSpec& spec);
 
+// The analysis options every simulation of the plan uses (catalog, base folder).
+[[nodiscard]] AnalysisOptions analysis_options(const PlanOptions& options);
+// Analyses and simulates a whole project the way `pipewright simulate`
+// does, filling `outcome` (its reason when it cannot run).
+void simulate_outcome(PlanOutcome& outcome, const Project& project, const AnalysisOptions& analysis,
+                      const CostModelOptions& costs);
+
 }  // namespace pipewright::planner

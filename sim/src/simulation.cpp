@@ -349,10 +349,19 @@ SimulationReport simulate_project(const AnalyzedProject& project, const CostMode
     // Replicas of one kind wait for no one else: one simulation is exact.
     // Otherwise each kind runs alone first; then again with its collectives
     // starting no earlier, and ending no earlier, than the slowest kind's.
+    // Replica 0 is the project as analysed; each other kind is a copy with
+    // its own devices, made once for both of its runs.
+    std::vector<AnalyzedProject> copies(classes.size());
+    for (std::size_t c = 1; c < classes.size(); ++c) {
+        copies[c] = as_replica(project, classes.representative[c]);
+    }
+    const auto kind = [&](std::size_t c) -> const AnalyzedProject& {
+        return classes.representative[c] == 0 ? project : copies[c];
+    };
     std::vector<CollectiveTimes> floors;
     if (classes.size() > 1) {
         for (std::size_t c = 0; c < classes.size(); ++c) {
-            const AnalyzedProject replica = as_replica(project, classes.representative[c]);
+            const AnalyzedProject& replica = kind(c);
             ReplicaRun alone =
                 simulate_replica(replica, options, Recording::summary, nullptr, costs);
             floors.resize(alone.output.collectives.size());
@@ -369,11 +378,7 @@ SimulationReport simulate_project(const AnalyzedProject& project, const CostMode
     }
     SimulationReport report;
     for (std::size_t c = 0; c < classes.size(); ++c) {
-        const int r = classes.representative[c];
-        // Replica 0 is the project as analysed; another kind is a copy
-        // with its own devices, kept alive while its run refers to it.
-        const AnalyzedProject other = r == 0 ? AnalyzedProject{} : as_replica(project, r);
-        const AnalyzedProject& replica = r == 0 ? project : other;
+        const AnalyzedProject& replica = kind(c);
         ReplicaRun run = simulate_replica(replica, options, recording,
                                           classes.size() > 1 ? &floors : nullptr, costs);
         SimulationReport one = replica_report(replica, run);
@@ -407,17 +412,12 @@ SimulationReport simulate_project(const AnalyzedProject& project, const CostMode
     report.overlap_gradient_sync = project.project.data_parallel.overlap_gradient_sync;
     report.collectives = std::move(costs);
     report.replicas = std::move(timings);
-    if (project.data_parallel() <= 1) {
-        report.replica_devices.emplace_back();
-        for (const DeviceLocation& loc : project.ranks) {
-            report.replica_devices.back().push_back(loc.path);
-        }
-    } else {
-        for (const auto& replica : project.replicas) {
-            report.replica_devices.emplace_back();
-            for (const DeviceLocation& loc : replica) {
-                report.replica_devices.back().push_back(loc.path);
-            }
+    // The planner's trial layouts carry no replicas: the pipeline is all.
+    const std::vector<std::vector<DeviceLocation>> pipeline_only{project.ranks};
+    for (const auto& replica : project.data_parallel() <= 1 ? pipeline_only : project.replicas) {
+        auto& paths = report.replica_devices.emplace_back();
+        for (const DeviceLocation& loc : replica) {
+            paths.push_back(loc.path);
         }
     }
     return report;

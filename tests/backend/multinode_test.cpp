@@ -63,6 +63,21 @@ std::vector<double> losses_of(const test::CliResult& r) {
         .get<std::vector<double>>();
 }
 
+// The same run (`common`) on one launcher, and node 0's losses against it,
+// step by step: three steps each.
+void expect_losses_of_one_launcher(const test::CliResult& node0, const std::string& common,
+                                   const fs::path& dir) {
+    const auto single = run_cli(common + " --out " + (dir / "single").string(), dir, "single");
+    ASSERT_EQ(single.code, 0) << single.output;
+    const auto expected = losses_of(single);
+    const auto got = losses_of(node0);
+    ASSERT_EQ(got.size(), 3U);
+    ASSERT_EQ(got.size(), expected.size());
+    for (std::size_t k = 0; k < got.size(); ++k) {
+        EXPECT_NEAR(got[k], expected[k], 1e-12 * std::abs(expected[k])) << "step " << k;
+    }
+}
+
 // `common` on two launchers of this machine, as nodes 0 and 1 of one run,
 // each writing into dir/nodeN.
 std::pair<test::CliResult, test::CliResult> run_two_nodes(const std::string& common,
@@ -96,15 +111,7 @@ TEST(MultiNode, TwoLaunchersCompleteARunWithTheLossesOfOneLauncher) {
     ASSERT_EQ(node0.code, 0) << node0.output;
     ASSERT_EQ(node1.code, 0) << node1.output;
 
-    const auto single = run_cli(common + " --out " + (dir / "single").string(), dir, "single");
-    ASSERT_EQ(single.code, 0) << single.output;
-    const auto expected = losses_of(single);
-    const auto got = losses_of(node0);
-    ASSERT_EQ(got.size(), 3U);
-    ASSERT_EQ(got.size(), expected.size());
-    for (std::size_t k = 0; k < got.size(); ++k) {
-        EXPECT_NEAR(got[k], expected[k], 1e-12 * std::abs(expected[k])) << "step " << k;
-    }
+    expect_losses_of_one_launcher(node0, common, dir);
 
     // Node 0 holds the complete run: every rank's lane and every action.
     const Timeline t = load_timeline_file(dir / "node0" / "timeline.json");
@@ -145,15 +152,7 @@ TEST(MultiNode, TwoReplicasOnTwoLaunchersTrainAsOnOne) {
     const auto [node0, node1] = run_two_nodes(common + " --nproc-per-node 2", dir);
     ASSERT_EQ(node0.code, 0) << node0.output;
     ASSERT_EQ(node1.code, 0) << node1.output;
-    const auto single = run_cli(common + " --out " + (dir / "single").string(), dir, "single");
-    ASSERT_EQ(single.code, 0) << single.output;
-    const auto expected = losses_of(single);
-    const auto got = losses_of(node0);
-    ASSERT_EQ(got.size(), 3U);
-    ASSERT_EQ(got.size(), expected.size());
-    for (std::size_t k = 0; k < got.size(); ++k) {
-        EXPECT_NEAR(got[k], expected[k], 1e-12 * std::abs(expected[k])) << "step " << k;
-    }
+    expect_losses_of_one_launcher(node0, common, dir);
     EXPECT_EQ(load_timeline_file(dir / "node0" / "timeline.json").num_ranks(), 4);
     // Node 1 ran replica 1: world ranks 2 and 3.
     const auto summary1 = nlohmann::json::parse(read_text_file(dir / "node1" / "summary.json"));
