@@ -318,6 +318,8 @@ void MainWindow::simulationDone() {
     }
     if (result->report) {
         const SimulationReport& r = *result->report;
+        // A failure's message would otherwise cover the new summary for seconds.
+        statusBar()->clearMessage();
         timeline_->setTimeline(r.timeline);
         metrics_->setReport(r);
         summary_->setText(

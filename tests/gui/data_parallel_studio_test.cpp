@@ -7,6 +7,7 @@
 #include <QGraphicsRectItem>
 #include <QSignalSpy>
 #include <QSpinBox>
+#include <QStatusBar>
 
 #include "document/project_document.h"
 #include "editor/training_bar.h"
@@ -31,6 +32,10 @@ class DataParallelStudioTest : public ::testing::Test {
 
     bool wait_simulation() {
         QSignalSpy spy(window.runner(), &SimulationRunner::finished);
+        return spy.wait(10000);
+    }
+    bool wait_simulation_or_failure() {
+        QSignalSpy spy(window.runner(), &SimulationRunner::failed);
         return spy.wait(10000);
     }
 
@@ -77,6 +82,17 @@ TEST_F(DataParallelStudioTest, TheOtherReplicasDevicesSayWhatTheyRun) {
     EXPECT_TRUE(tips_inside(QStringLiteral("node0/c0/gpu0"))
                     .filter(QStringLiteral("drag to another device"))
                     .size() > 1);
+}
+
+TEST_F(DataParallelStudioTest, TooManyReplicasAreNamedAndTheSummaryComesBackOnUndo) {
+    window.trainingBar()->replicasBox()->setValue(32);
+    ASSERT_TRUE(wait_simulation_or_failure());
+    EXPECT_TRUE(window.statusBar()->currentMessage().contains(QStringLiteral("32 replicas")))
+        << window.statusBar()->currentMessage().toStdString();
+    window.document()->undoStack()->undo();
+    ASSERT_TRUE(wait_simulation());
+    EXPECT_TRUE(window.statusBar()->currentMessage().isEmpty())
+        << window.statusBar()->currentMessage().toStdString();
 }
 
 TEST_F(DataParallelStudioTest, ReplicasAndZeroAreEditsThatUndo) {
