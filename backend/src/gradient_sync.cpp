@@ -51,7 +51,7 @@ double bytes_of(const torch::Tensor& t) {
 
 }  // namespace
 
-GradientSync::GradientSync(c10::intrusive_ptr<c10d::ProcessGroup> group, int replicas,
+GradientSync::GradientSync(c10::intrusive_ptr<CollectiveGroup> group, int replicas,
                            double bucket_bytes, std::chrono::milliseconds timeout)
     : group_(std::move(group)),
       replicas_(replicas),

@@ -9,7 +9,6 @@
 #include <vector>
 
 #include <torch/torch.h>
-#include <torch/csrc/distributed/c10d/ProcessGroup.hpp>
 
 #include "pipewright/backend/executor.h"
 #include "pipewright/backend/transport.h"
@@ -20,7 +19,7 @@ class GradientSync {
   public:
     // `bucket_bytes`: the most gradient bytes one all-reduce carries (at
     // least one whole tensor each); data_parallel.bucket_MiB.
-    GradientSync(c10::intrusive_ptr<c10d::ProcessGroup> group, int replicas, double bucket_bytes,
+    GradientSync(c10::intrusive_ptr<CollectiveGroup> group, int replicas, double bucket_bytes,
                  std::chrono::milliseconds timeout);
     ~GradientSync();
     GradientSync(const GradientSync&) = delete;
@@ -45,7 +44,7 @@ class GradientSync {
 
   private:
     struct Bucket;
-    c10::intrusive_ptr<c10d::ProcessGroup> group_;
+    c10::intrusive_ptr<CollectiveGroup> group_;
     int replicas_;
     double bucket_bytes_;
     std::chrono::milliseconds timeout_;

@@ -24,7 +24,7 @@ torch::Tensor flat_padded(const std::vector<torch::Tensor>& tensors, std::int64_
 
 ShardedOptimizer::ShardedOptimizer(const OptimizerConfig& config,
                                    const std::vector<std::vector<torch::Tensor>>& stage_params,
-                                   c10::intrusive_ptr<c10d::ProcessGroup> group, int replica,
+                                   c10::intrusive_ptr<CollectiveGroup> group, int replica,
                                    int replicas, std::chrono::milliseconds timeout)
     : group_(std::move(group)), replica_(replica), replicas_(replicas), timeout_(timeout) {
     const torch::NoGradGuard no_grad;

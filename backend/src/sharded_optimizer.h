@@ -12,7 +12,7 @@
 #include <vector>
 
 #include <torch/torch.h>
-#include <torch/csrc/distributed/c10d/ProcessGroup.hpp>
+#include "pipewright/backend/transport.h"
 
 #include "pipewright/core/training.h"
 
@@ -25,7 +25,7 @@ class ShardedOptimizer {
     // one is `replica` of `replicas`.
     ShardedOptimizer(const OptimizerConfig& config,
                      const std::vector<std::vector<torch::Tensor>>& stage_params,
-                     c10::intrusive_ptr<c10d::ProcessGroup> group, int replica, int replicas,
+                     c10::intrusive_ptr<CollectiveGroup> group, int replica, int replicas,
                      std::chrono::milliseconds timeout);
 
     // Zeroes the whole parameters' gradients (the backward accumulates into
@@ -47,7 +47,7 @@ class ShardedOptimizer {
         torch::Tensor mine;      // this replica's slice: what the optimizer steps
     };
     std::vector<Stage> stages_;
-    c10::intrusive_ptr<c10d::ProcessGroup> group_;
+    c10::intrusive_ptr<CollectiveGroup> group_;
     int replica_;
     int replicas_;
     std::chrono::milliseconds timeout_;

@@ -275,7 +275,7 @@ std::unique_ptr<Transport> make_gloo_transport(c10::intrusive_ptr<c10d::Store> s
                                            timeout);
 }
 
-c10::intrusive_ptr<c10d::ProcessGroup> make_gloo_group(c10::intrusive_ptr<c10d::Store> store,
+c10::intrusive_ptr<CollectiveGroup> make_gloo_group(c10::intrusive_ptr<c10d::Store> store,
                                                        const std::string& prefix,
                                                        const std::string& master_host, int rank,
                                                        int size,

@@ -167,7 +167,7 @@ std::unique_ptr<Transport> make_nccl_transport(c10::intrusive_ptr<c10d::Store> s
     return transport;
 }
 
-c10::intrusive_ptr<c10d::ProcessGroup> make_nccl_group(c10::intrusive_ptr<c10d::Store> store,
+c10::intrusive_ptr<CollectiveGroup> make_nccl_group(c10::intrusive_ptr<c10d::Store> store,
                                                        const std::string& prefix, int rank,
                                                        int size,
                                                        std::chrono::milliseconds timeout) {

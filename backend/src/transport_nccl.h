@@ -27,7 +27,7 @@ namespace pipewright::backend {
 // An NCCL process group of `size` members over `store`, keys under `prefix`:
 // the data-parallel collectives between the GPUs of one pipeline rank's
 // replicas (gradient_sync.h).
-[[nodiscard]] c10::intrusive_ptr<c10d::ProcessGroup> make_nccl_group(
+[[nodiscard]] c10::intrusive_ptr<CollectiveGroup> make_nccl_group(
     c10::intrusive_ptr<c10d::Store> store, const std::string& prefix, int rank, int size,
     std::chrono::milliseconds timeout);
 

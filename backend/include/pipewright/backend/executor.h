@@ -35,8 +35,8 @@ using StepRecord = RecordedStep;
 // `control` (Gloo) joins the barrier that opens each iteration, so that all
 // replicas start it together. Null groups: one replica.
 struct ReplicaGroup {
-    c10::intrusive_ptr<c10d::ProcessGroup> collectives;
-    c10::intrusive_ptr<c10d::ProcessGroup> control;
+    c10::intrusive_ptr<CollectiveGroup> collectives;
+    c10::intrusive_ptr<CollectiveGroup> control;
     int replica = 0;
     int replicas = 1;
     std::chrono::milliseconds timeout{60000};

@@ -7,10 +7,25 @@
 #include <vector>
 
 #include <torch/torch.h>
+#include <torch/version.h>
 #include <torch/csrc/distributed/c10d/ProcessGroup.hpp>
 #include <torch/csrc/distributed/c10d/Store.hpp>
+#if TORCH_VERSION_MAJOR >= 2
+#include <torch/csrc/distributed/c10d/Backend.hpp>
+#endif
 
 namespace pipewright::backend {
+
+// A group of ranks that runs collectives (all-reduce, all-gather, barrier).
+// LibTorch 2 made Gloo's and NCCL's groups c10d::Backend implementations
+// behind a dispatching ProcessGroup; in 1.13 they were ProcessGroups. Both
+// bases offer the same collective calls, so the code holds whichever the
+// concrete groups derive from.
+#if TORCH_VERSION_MAJOR >= 2
+using CollectiveGroup = c10d::Backend;
+#else
+using CollectiveGroup = c10d::ProcessGroup;
+#endif
 
 // A send in flight. The executor hands it to a watcher thread that waits on
 // it, to stamp the moment the transfer completed, and keeps the tensor alive
@@ -105,7 +120,7 @@ class InProcessGroup {
 // make_gloo_transport). Data parallelism gives each rank of the pipeline one
 // such group with its copies in the other replicas: collectives there never
 // share a connection, a tag or an order with the pipeline's sends.
-[[nodiscard]] c10::intrusive_ptr<c10d::ProcessGroup> make_gloo_group(
+[[nodiscard]] c10::intrusive_ptr<CollectiveGroup> make_gloo_group(
     c10::intrusive_ptr<c10d::Store> store, const std::string& prefix,
     const std::string& master_host, int rank, int size, std::chrono::milliseconds timeout);
 
