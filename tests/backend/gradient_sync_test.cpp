@@ -22,7 +22,7 @@ constexpr auto kTimeout = std::chrono::seconds(30);
 // Gloo group over one store; returns the failures, "" where none.
 std::vector<std::string> on_replicas(
     int replicas,
-    const std::function<void(int, const c10::intrusive_ptr<c10d::ProcessGroup>&)>& body) {
+    const std::function<void(int, const c10::intrusive_ptr<backend::CollectiveGroup>&)>& body) {
     auto store = c10::make_intrusive<c10d::HashStore>();
     std::vector<std::string> errors(static_cast<std::size_t>(replicas));
     std::vector<std::thread> threads;
