@@ -11,6 +11,7 @@
 #include "pipewright/core/printable_name.h"
 #include "pipewright/core/profile.h"
 #include "pipewright/core/project_io.h"
+#include "pipewright/core/schedule_generators.h"
 #include "pipewright/sim/planner.h"
 #include "report_format.h"
 
@@ -23,8 +24,11 @@ void add_plan_command(CLI::App& app, PlanArgs& args) {
         "Exit codes: 0 success, 1 invalid input or nothing fits (message on stderr), 2 usage "
         "error.");
     cmd->add_option("project", args.project, "Project file (.json)")->required();
-    cmd->add_option("--schedule", args.schedule,
-                    "Plan for this schedule only (naive, gpipe, 1f1b, interleaved-1f1b, zb-h1)");
+    std::string schedules;
+    for (const auto& info : schedule_catalog()) {
+        schedules += (schedules.empty() ? "" : ", ") + info.name;
+    }
+    cmd->add_option("--schedule", args.schedule, "Plan for this schedule only (" + schedules + ")");
     cmd->add_option("--microbatches,-m", args.microbatches, "Plan for this micro-batch count only")
         ->check(whole_number(1));
     cmd->add_option("--data-parallel", args.data_parallel,

@@ -5,116 +5,18 @@
 #include <string>
 #include <utility>
 
-#include "schedule_internal.h"
+#include "schedule_layout.h"
+#include "zero_bubble_generators.h"
 
 namespace pipewright {
 
 namespace {
 
-using detail::count_of;
-
-std::string stages_words(long long n) {
-    return count_of(n, "stage", "stages");
-}
-std::string devices_words(long long n) {
-    return count_of(n, "device", "devices");
-}
-std::string microbatches_words(long long n) {
-    return count_of(n, "micro-batch", "micro-batches");
-}
-
-std::size_t idx(int i) {
-    return static_cast<std::size_t>(i);
-}
-
-// What every generator needs from the placement, checked once so that each
-// generator only adds its own rules.
-struct Layout {
-    int stages = 0;
-    int ranks = 0;
-    int microbatches = 0;
-    std::vector<std::vector<int>> local_stages;  // per rank, ascending
-};
-
-Layout check_layout(std::string_view name, const std::vector<int>& stage_rank, int m) {
-    const std::string who(name);
-    if (stage_rank.empty()) {
-        throw ScheduleError(who + " needs at least one stage; the pipeline has none");
-    }
-    if (m < 1) {
-        throw ScheduleError(who + " needs at least one micro-batch (got " + std::to_string(m) +
-                            "); set microbatches to 1 or more");
-    }
-    Layout layout;
-    layout.stages = static_cast<int>(stage_rank.size());
-    layout.microbatches = m;
-    for (int s = 0; s < layout.stages; ++s) {
-        const int r = stage_rank[idx(s)];
-        if (r < 0) {
-            throw ScheduleError("stage " + std::to_string(s) + " is placed on device " +
-                                std::to_string(r) + ", but devices are numbered from 0");
-        }
-        layout.ranks = std::max(layout.ranks, r + 1);
-    }
-    layout.local_stages.resize(idx(layout.ranks));
-    for (int s = 0; s < layout.stages; ++s) {
-        layout.local_stages[idx(stage_rank[idx(s)])].push_back(s);
-    }
-    for (int r = 0; r < layout.ranks; ++r) {
-        if (layout.local_stages[idx(r)].empty()) {
-            throw ScheduleError("device " + std::to_string(r) + " runs no stage, but stages use " +
-                                "devices up to " + std::to_string(layout.ranks - 1) +
-                                "; number the devices 0 to " + std::to_string(layout.ranks - 1) +
-                                " without gaps so that every device runs a stage");
-        }
-    }
-    return layout;
-}
-
-Schedule empty_schedule(std::string_view name, const std::vector<int>& stage_rank,
-                        const Layout& layout) {
-    Schedule s;
-    s.name = std::string(name);
-    s.num_stages = layout.stages;
-    s.num_microbatches = layout.microbatches;
-    s.stage_rank = stage_rank;
-    s.ranks.resize(idx(layout.ranks));
-    return s;
-}
-
-// 1f1b and zb-h1 assume the pipeline runs straight down the devices.
-void require_one_stage_per_device(std::string_view name, const std::vector<int>& stage_rank,
-                                  const Layout& layout) {
-    const std::string who(name);
-    if (layout.stages != layout.ranks) {
-        throw ScheduleError(who + " needs each device to hold exactly one stage, but " +
-                            stages_words(layout.stages) + " are placed on " +
-                            devices_words(layout.ranks) +
-                            "; use interleaved-1f1b or gpipe for several stages per device");
-    }
-    for (int s = 0; s < layout.stages; ++s) {
-        if (stage_rank[idx(s)] != s) {
-            throw ScheduleError(who +
-                                " needs each device to hold exactly one stage, with stage s " +
-                                "on device s, but stage " + std::to_string(s) + " is on device " +
-                                std::to_string(stage_rank[idx(s)]) + "; place stage " +
-                                std::to_string(s) + " on device " + std::to_string(s));
-        }
-    }
-}
-
-void require_microbatches_at_least_stages(std::string_view name, const Layout& layout) {
-    if (layout.microbatches < layout.stages) {
-        throw ScheduleError(
-            std::string(name) + " needs at least as many micro-batches as stages (" +
-            stages_words(layout.stages) + ", " + microbatches_words(layout.microbatches) +
-            "); raise microbatches to " + std::to_string(layout.stages) + " or more, or use gpipe");
-    }
-}
-
-Action act(int stage, ActionType type, int mb) {
-    return Action{stage, type, mb};
-}
+using detail::act;
+using detail::devices_words;
+using detail::idx;
+using detail::Layout;
+using detail::microbatches_words;
 
 Schedule make_naive(std::string_view name, const std::vector<int>& stage_rank,
                     const Layout& layout) {
@@ -123,7 +25,7 @@ Schedule make_naive(std::string_view name, const std::vector<int>& stage_rank,
                             microbatches_words(layout.microbatches) +
                             " were requested; set microbatches to 1 or choose gpipe");
     }
-    Schedule s = empty_schedule(name, stage_rank, layout);
+    Schedule s = detail::empty_schedule(name, stage_rank, layout);
     for (int r = 0; r < layout.ranks; ++r) {
         const auto& local = layout.local_stages[idx(r)];
         auto& out = s.ranks[idx(r)];
@@ -142,7 +44,7 @@ Schedule make_naive(std::string_view name, const std::vector<int>& stage_rank,
 // why gpipe accepts any stage-to-device mapping.
 Schedule make_gpipe(std::string_view name, const std::vector<int>& stage_rank,
                     const Layout& layout) {
-    Schedule s = empty_schedule(name, stage_rank, layout);
+    Schedule s = detail::empty_schedule(name, stage_rank, layout);
     const int m = layout.microbatches;
     for (int r = 0; r < layout.ranks; ++r) {
         const auto& local = layout.local_stages[idx(r)];
@@ -162,11 +64,39 @@ Schedule make_gpipe(std::string_view name, const std::vector<int>& stage_rank,
     return s;
 }
 
+// torch's ScheduleLoopedBFS (Lamy-Poirier's breadth-first pipeline): each
+// device runs every micro-batch through its first stage, then through its
+// next, and walks back the same way, latest micro-batch first. Any placement
+// would do for the order; the looped one is what torch runs and what lets
+// the stages of one device share the work evenly.
+Schedule make_looped_bfs(std::string_view name, const std::vector<int>& stage_rank,
+                         const Layout& layout) {
+    (void)detail::require_looped_placement(name, stage_rank, layout, 1, "gpipe");
+    Schedule s = detail::empty_schedule(name, stage_rank, layout);
+    const int m = layout.microbatches;
+    for (int r = 0; r < layout.ranks; ++r) {
+        const auto& local = layout.local_stages[idx(r)];
+        auto& out = s.ranks[idx(r)];
+        out.reserve(local.size() * idx(m) * 2);
+        for (const int st : local) {
+            for (int mb = 0; mb < m; ++mb) {
+                out.push_back(act(st, ActionType::forward, mb));
+            }
+        }
+        for (auto it = local.rbegin(); it != local.rend(); ++it) {
+            for (int mb = m - 1; mb >= 0; --mb) {
+                out.push_back(act(*it, ActionType::backward, mb));
+            }
+        }
+    }
+    return s;
+}
+
 Schedule make_1f1b(std::string_view name, const std::vector<int>& stage_rank,
                    const Layout& layout) {
-    require_one_stage_per_device(name, stage_rank, layout);
-    require_microbatches_at_least_stages(name, layout);
-    Schedule s = empty_schedule(name, stage_rank, layout);
+    detail::require_one_stage_per_device(name, stage_rank, layout);
+    detail::require_microbatches_at_least_stages(name, layout);
+    Schedule s = detail::empty_schedule(name, stage_rank, layout);
     const int p = layout.ranks;
     const int m = layout.microbatches;
     for (int r = 0; r < p; ++r) {
@@ -194,22 +124,7 @@ Schedule make_interleaved(std::string_view name, const std::vector<int>& stage_r
     const std::string who(name);
     const int p = layout.ranks;
     const int m = layout.microbatches;
-    if (layout.stages % p != 0 || layout.stages / p < 2) {
-        throw ScheduleError(who + " needs the same number of stages on every device, at least 2 " +
-                            "each, but " + stages_words(layout.stages) + " are placed on " +
-                            devices_words(p) + "; use " + std::to_string(2 * p) + ", " +
-                            std::to_string(3 * p) + ", ... stages, or use 1f1b");
-    }
-    const int v = layout.stages / p;
-    for (int st = 0; st < layout.stages; ++st) {
-        if (stage_rank[idx(st)] != st % p) {
-            throw ScheduleError(
-                who + " places the stages in a loop around the devices (stage s on " +
-                "device s mod " + std::to_string(p) + "), but stage " + std::to_string(st) +
-                " is on device " + std::to_string(stage_rank[idx(st)]) + "; expected device " +
-                std::to_string(st % p));
-        }
-    }
+    const int v = detail::require_looped_placement(name, stage_rank, layout, 2, "1f1b");
     if (m < p || m % p != 0) {
         const int lower = std::max(p, m / p * p);
         const int upper = std::max(p, (m / p + 1) * p);
@@ -221,7 +136,7 @@ Schedule make_interleaved(std::string_view name, const std::vector<int>& stage_r
                                  : std::to_string(lower) + " or " + std::to_string(upper)) +
                             " micro-batches");
     }
-    Schedule s = empty_schedule(name, stage_rank, layout);
+    Schedule s = detail::empty_schedule(name, stage_rank, layout);
     const int total = m * v;  // virtual micro-batches per device
     // Megatron-LM walks groups of p micro-batches through each local chunk in
     // turn; backwards visit the chunks in reverse.
@@ -250,40 +165,6 @@ Schedule make_interleaved(std::string_view name, const std::vector<int>& stage_r
     return s;
 }
 
-// Follows torch's _get_1f1b_rank_ops with enable_zero_bubble and
-// num_1f1b_microbatches = rank: rank r holds back its first r weight
-// gradients, which fill the bubble that 1F1B leaves before the cooldown.
-Schedule make_zb_h1(std::string_view name, const std::vector<int>& stage_rank,
-                    const Layout& layout) {
-    require_one_stage_per_device(name, stage_rank, layout);
-    require_microbatches_at_least_stages(name, layout);
-    Schedule s = empty_schedule(name, stage_rank, layout);
-    const int p = layout.ranks;
-    const int m = layout.microbatches;
-    for (int r = 0; r < p; ++r) {
-        auto& out = s.ranks[idx(r)];
-        out.reserve(idx(m) * 3);
-        const int warmup = std::min(p - 1 - r, m);
-        int next_weight = 0;
-        for (int mb = 0; mb < warmup; ++mb) {
-            out.push_back(act(r, ActionType::forward, mb));
-        }
-        for (int op = warmup; op < m + warmup; ++op) {
-            if (op < m) {
-                out.push_back(act(r, ActionType::forward, op));
-            }
-            out.push_back(act(r, ActionType::backward_input, op - warmup));
-            if (op - warmup >= r) {
-                out.push_back(act(r, ActionType::backward_weight, next_weight++));
-            }
-        }
-        while (next_weight < m) {
-            out.push_back(act(r, ActionType::backward_weight, next_weight++));
-        }
-    }
-    return s;
-}
-
 }  // namespace
 
 namespace {
@@ -295,9 +176,14 @@ struct KindName {
 
 // The one mapping between kinds and the names files and users write.
 constexpr KindName kKindNames[] = {
-    {ScheduleKind::naive, "naive"},      {ScheduleKind::gpipe, "gpipe"},
-    {ScheduleKind::one_f_one_b, "1f1b"}, {ScheduleKind::interleaved_1f1b, "interleaved-1f1b"},
+    {ScheduleKind::naive, "naive"},
+    {ScheduleKind::gpipe, "gpipe"},
+    {ScheduleKind::looped_bfs, "looped-bfs"},
+    {ScheduleKind::one_f_one_b, "1f1b"},
+    {ScheduleKind::interleaved_1f1b, "interleaved-1f1b"},
     {ScheduleKind::zb_h1, "zb-h1"},
+    {ScheduleKind::zb_h2, "zb-h2"},
+    {ScheduleKind::interleaved_zb, "interleaved-zb"},
 };
 
 ScheduleInfo info(ScheduleKind kind, std::string title, std::string constraints,
@@ -338,6 +224,10 @@ const std::vector<ScheduleInfo>& schedule_catalog() {
              "microbatches = 1; any stage placement", false, true, false),
         info(ScheduleKind::gpipe, "GPipe: all forwards, then all backwards", "any stage placement",
              false, true, true),
+        info(ScheduleKind::looped_bfs,
+             "Looped BFS: every micro-batch through each local stage in turn (breadth-first)",
+             "the same number of stages on every device, stage s on device s mod devices", false,
+             true, true),
         info(ScheduleKind::one_f_one_b, "One forward, one backward (PipeDream-Flush)",
              "microbatches >= stages; one stage per device, stage s on device s", false, false,
              true),
@@ -348,6 +238,16 @@ const std::vector<ScheduleInfo>& schedule_catalog() {
         info(ScheduleKind::zb_h1, "Zero Bubble H1: backward split into input and weight gradients",
              "microbatches >= stages; one stage per device, stage s on device s", true, false,
              true),
+        info(ScheduleKind::zb_h2,
+             "Zero Bubble H2: more warm-up forwards fill the bubble (about twice ZB-H1's "
+             "activations)",
+             "microbatches >= stages; one stage per device, stage s on device s", true, false,
+             true),
+        info(ScheduleKind::interleaved_zb,
+             "Interleaved zero bubble: interleaved 1F1B with the backward split",
+             "at least 2 stages per device, stage s on device s mod devices; microbatches >= "
+             "devices, in rounds of equal size",
+             true, true, true),
     };
     return catalog;
 }
@@ -364,18 +264,24 @@ const ScheduleInfo& schedule_info(ScheduleKind kind) {
 Schedule generate_schedule(ScheduleKind kind, const std::vector<int>& stage_rank,
                            int microbatches) {
     const std::string_view name = to_string(kind);
-    const Layout layout = check_layout(name, stage_rank, microbatches);
+    const Layout layout = detail::check_layout(name, stage_rank, microbatches);
     switch (kind) {
         case ScheduleKind::naive:
             return make_naive(name, stage_rank, layout);
         case ScheduleKind::gpipe:
             return make_gpipe(name, stage_rank, layout);
+        case ScheduleKind::looped_bfs:
+            return make_looped_bfs(name, stage_rank, layout);
         case ScheduleKind::one_f_one_b:
             return make_1f1b(name, stage_rank, layout);
         case ScheduleKind::interleaved_1f1b:
             return make_interleaved(name, stage_rank, layout);
         case ScheduleKind::zb_h1:
-            return make_zb_h1(name, stage_rank, layout);
+            return detail::make_zb_h1(name, stage_rank, layout);
+        case ScheduleKind::zb_h2:
+            return detail::make_zb_h2(name, stage_rank, layout);
+        case ScheduleKind::interleaved_zb:
+            return detail::make_interleaved_zb(name, stage_rank, layout);
     }
     throw ScheduleError("unknown schedule kind");
 }

@@ -131,6 +131,14 @@ InFlight activations_in_flight(ScheduleKind schedule, int stage, int stages, int
     if (schedule == ScheduleKind::naive) {
         return f;
     }
+    if (schedule == ScheduleKind::zb_h2) {
+        // Twice 1F1B's warm-up: stage k runs F(x), I(x - 2(p-1-k)),
+        // W(x - 2(p-1)), so it holds 2(p-1-k) + 1 whole micro-batches and
+        // 2k that wait for their weight gradients.
+        f.full = std::min(2 * (stages - 1 - stage) + 1, microbatches);
+        f.weight_only = std::max(0, std::min(2 * stage, microbatches - f.full));
+        return f;
+    }
     if (schedule == ScheduleKind::one_f_one_b || schedule == ScheduleKind::zb_h1) {
         f.full = std::min(stages - stage, microbatches);
         if (schedule == ScheduleKind::zb_h1) {
@@ -239,10 +247,10 @@ SplitResult best_split(const Project& project, const PlanOptions& options, int m
     checked.microbatches = microbatches;
     check_options(project, checked);
     const ScheduleKind kind = *schedule_kind(schedule);  // check_options knows it
-    if (kind == ScheduleKind::interleaved_1f1b) {
-        throw InputError("schedule",
-                         "best_split places one stage per device; interleaved-1f1b "
-                         "needs a looped placement (plan_pipeline searches those)");
+    if (planner::is_looped(kind)) {
+        throw InputError("schedule", "best_split places one stage per device; " + schedule +
+                                         " needs a looped placement (plan_pipeline searches "
+                                         "those)");
     }
     Context context(project, options);
     const auto& table = context.table(microbatches);
@@ -282,11 +290,13 @@ PlanResult plan_pipeline(const Project& project, const PlanOptions& options) {
     Context context(project, options);
     PlanResult result;
 
-    // Interleaved 1F1B is planned as looped variants of the best 1F1B
-    // sequences, so a fixed interleaved schedule searches those first.
+    // Looped schedules (interleaved 1F1B and its kin) are planned as looped
+    // variants of the best 1F1B sequences, so a fixed looped schedule
+    // searches those first.
     const std::optional<ScheduleKind> fixed =
         options.schedule ? schedule_kind(*options.schedule) : std::nullopt;
-    const bool looped_only = fixed == ScheduleKind::interleaved_1f1b;
+    const bool looped_only = fixed && planner::is_looped(*fixed);
+    const ScheduleKind looped = looped_only ? *fixed : ScheduleKind::interleaved_1f1b;
     planner::SearchSpec spec;
     spec.schedule = looped_only ? ScheduleKind::one_f_one_b : fixed;
     spec.keep = static_cast<std::size_t>(std::max(1, options.simulated_splits));
@@ -299,7 +309,7 @@ PlanResult plan_pipeline(const Project& project, const PlanOptions& options) {
     }
 
     if (looped_only) {
-        planner::check_interleaved_possible(context, spec.microbatches);
+        planner::check_looped_possible(context, spec.microbatches, looped);
     }
     context.throw_if_stopped();
     const auto candidates = planner::search_candidates(context, spec, result.statistics);
@@ -375,7 +385,6 @@ PlanResult plan_pipeline(const Project& project, const PlanOptions& options) {
     }
 
     if (!options.schedule || looped_only) {
-        const ScheduleKind interleaved = ScheduleKind::interleaved_1f1b;
         // Looping pays only where it shortens the bubble more than its extra
         // transfers cost: unless interleaving is asked for, simulate only the
         // looped splits estimated faster than the best flat one (each
@@ -384,19 +393,19 @@ PlanResult plan_pipeline(const Project& project, const PlanOptions& options) {
                                      ? std::numeric_limits<double>::infinity()
                                      : candidates.front().estimate_s;
         for (const auto& c : planner::search_looped(context, candidates, spec.microbatches,
-                                                    spec.keep, result.statistics)) {
+                                                    spec.keep, looped, result.statistics)) {
             if (c.estimate_s >= flat_best) {
                 break;  // best first: the rest are slower still
             }
             between_simulations();
-            // Not runnable as interleaved: not a candidate.
+            // Not runnable as looped: not a candidate.
             std::string not_a_candidate;
             auto report = unless_ruled_out(
-                [&] { return context.simulate(c.devices, c.first, c.microbatches, interleaved); },
+                [&] { return context.simulate(c.devices, c.first, c.microbatches, looped); },
                 not_a_candidate);
             if (report) {
                 ++result.statistics.simulations;
-                consider(std::move(*report), stages_of(context, c.devices, c.first), interleaved,
+                consider(std::move(*report), stages_of(context, c.devices, c.first), looped,
                          c.microbatches, c.bottleneck_s);
             }
         }

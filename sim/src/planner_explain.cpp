@@ -90,10 +90,11 @@ std::string explain_infeasible(Context& context, const SearchSpec& spec) {
     const double need = stage_memory(problem, tight, split.first[tight], split.first[tight + 1]);
     const double weights = static_bytes(problem, split.first[tight], split.first[tight + 1]);
     const auto& cluster = context.cluster();
-    const ScheduleKind schedule =
-        rule == MemoryRule::gpipe
-            ? (m == 1 ? ScheduleKind::naive : ScheduleKind::gpipe)
-            : (rule == MemoryRule::zb_h1 ? ScheduleKind::zb_h1 : ScheduleKind::one_f_one_b);
+    const ScheduleKind schedule = rule == MemoryRule::gpipe
+                                      ? (m == 1 ? ScheduleKind::naive : ScheduleKind::gpipe)
+                                  : rule == MemoryRule::zb_h1 ? ScheduleKind::zb_h1
+                                  : rule == MemoryRule::zb_h2 ? ScheduleKind::zb_h2
+                                                              : ScheduleKind::one_f_one_b;
     std::string out = "nothing fits in memory. The lightest configuration (" +
                       std::string(to_string(schedule)) + ", " + std::to_string(m) + " micro-batch" +
                       (m == 1 ? "" : "es") + " of " + std::to_string(table.microbatch_size) + ", " +

@@ -18,7 +18,7 @@
 namespace pipewright::planner {
 
 // Which activations a stage holds at its peak; naive is gpipe with one micro-batch.
-enum class MemoryRule { gpipe, one_f_one_b, zb_h1 };
+enum class MemoryRule { gpipe, one_f_one_b, zb_h1, zb_h2 };
 
 // Layer figures for one micro-batch count, as prefix sums over layers so that
 // any contiguous stage costs O(1).
@@ -122,10 +122,11 @@ class Context {
     [[nodiscard]] SplitProblem problem(const LayerTable& table, std::size_t order, int stages,
                                        MemoryRule rule) const;
 
-    // A looped sequence for interleaved 1F1B: `chunks` rounds over the first
-    // `devices` devices of orders()[order] (stage s on device s mod devices).
+    // A looped sequence for `schedule` (interleaved-1f1b, interleaved-zb or
+    // looped-bfs): `chunks` rounds over the first `devices` devices of
+    // orders()[order] (stage s on device s mod devices).
     [[nodiscard]] SplitProblem looped_problem(const LayerTable& table, std::size_t order,
-                                              int devices, int chunks) const;
+                                              int devices, int chunks, ScheduleKind schedule) const;
 
     // Simulates a split without re-analysing the project (the layers are
     // analysed once); `devices` holds each stage's device, and a device that
@@ -170,7 +171,7 @@ struct Candidate {
     double estimate_s = 0;  // proxy of the iteration time
 };
 
-// A looped placement for interleaved 1F1B.
+// A looped placement (stage s on device s mod p).
 inline constexpr int kMaxLoopedChunks = 4;
 struct LoopedCandidate {
     std::size_t order = 0;
@@ -192,16 +193,23 @@ struct SearchSpec {
 [[nodiscard]] std::vector<Candidate> search_candidates(Context& context, const SearchSpec& spec,
                                                        PlanStatistics& statistics);
 
-// Throws InputError saying why when no looped placement can exist (one
-// device, fewer than 4 layers, no micro-batch count a multiple of p).
-void check_interleaved_possible(const Context& context, const std::vector<int>& microbatches);
+// The schedules that loop stages around the devices, which the planner
+// searches as looped variants of the flat candidates.
+[[nodiscard]] bool is_looped(ScheduleKind schedule);
+
+// Throws InputError saying why when no looped placement can exist for
+// `schedule` (one device, fewer than 4 layers, no micro-batch count it
+// accepts).
+void check_looped_possible(const Context& context, const std::vector<int>& microbatches,
+                           ScheduleKind schedule);
 
 // Looped variants (2 to kMaxLoopedChunks stages per device) of the seeds'
-// device sequences, with micro-batch counts the interleaved schedule accepts,
-// best estimate first.
+// device sequences, with micro-batch counts `schedule` accepts, best
+// estimate first.
 [[nodiscard]] std::vector<LoopedCandidate> search_looped(
     Context& context, const std::vector<Candidate>& seeds,
-    const std::vector<int>& allowed_microbatches, std::size_t keep, PlanStatistics& statistics);
+    const std::vector<int>& allowed_microbatches, std::size_t keep, ScheduleKind schedule,
+    PlanStatistics& statistics);
 
 // Multi-line explanation of why nothing fits and what would.
 [[nodiscard]] std::string explain_infeasible(Context& context, const SearchSpec& spec);

@@ -1,7 +1,7 @@
-// Looped placements for interleaved 1F1B: the device sequence of a kept
-// candidate carries v stages per device (stage s on device s mod p), which
-// divides the pipeline bubble by v at the price of v times as many transfers.
-// See docs/planner.md, section 4.
+// Looped placements for interleaved 1F1B, interleaved zero bubble and looped
+// BFS: the device sequence of a kept candidate carries v stages per device
+// (stage s on device s mod p), which divides the pipeline bubble by v at the
+// price of v times as many transfers. See docs/planner.md, section 4.
 
 #include <algorithm>
 #include <set>
@@ -33,15 +33,35 @@ int interleaved_in_flight(int rank, int chunk, int devices, int chunks, int micr
     return std::clamp(held, 1, microbatches);
 }
 
+// Whether `schedule` runs m micro-batches on p devices (the generators'
+// rules: interleaved 1F1B a multiple of p, interleaved zero bubble rounds of
+// equal size, looped BFS any count).
+bool accepts(ScheduleKind schedule, int m, int p) {
+    switch (schedule) {
+        case ScheduleKind::looped_bfs:
+            return m >= 1;
+        case ScheduleKind::interleaved_zb:
+            return m >= p && m % std::max(1, m / p) == 0;
+        default:
+            return m >= p && m % p == 0;
+    }
+}
+
 }  // namespace
 
-// Interleaved 1F1B needs p >= 2 devices, two layers per device at least (two
-// stages each) and a micro-batch count that is a multiple of p.
-void check_interleaved_possible(const Context& context, const std::vector<int>& microbatches) {
+bool is_looped(ScheduleKind schedule) {
+    return schedule == ScheduleKind::interleaved_1f1b || schedule == ScheduleKind::interleaved_zb ||
+           schedule == ScheduleKind::looped_bfs;
+}
+
+// A looped schedule needs p >= 2 devices, two layers per device at least (two
+// stages each) and a micro-batch count it accepts.
+void check_looped_possible(const Context& context, const std::vector<int>& microbatches,
+                           ScheduleKind schedule) {
     const int most = std::min(context.devices(), context.layers() / 2);
     for (int p = 2; p <= most; ++p) {
         for (int m : microbatches) {
-            if (m >= p && m % p == 0) {
+            if (accepts(schedule, m, p)) {
                 return;
             }
         }
@@ -53,19 +73,26 @@ void check_interleaved_possible(const Context& context, const std::vector<int>& 
         why = "the model has " + std::to_string(context.layers()) +
               " layers, and two stages on each of two devices take at least 4";
     } else {
-        why = "no allowed micro-batch count is a multiple of a device count from 2 to " +
-              std::to_string(most) + " (the batch is " + std::to_string(context.batch()) +
-              " samples)";
+        why = std::string(schedule == ScheduleKind::interleaved_1f1b
+                              ? "no allowed micro-batch count is a multiple of a device count"
+                              : "no allowed micro-batch count suits a device count") +
+              " from 2 to " + std::to_string(most) + " (the batch is " +
+              std::to_string(context.batch()) + " samples)";
     }
-    throw InputError("--schedule",
-                     "interleaved-1f1b loops at least two stages over each of at "
-                     "least two devices, with a multiple of the device count as "
-                     "micro-batches; here " +
-                         why);
+    const std::string counts = schedule == ScheduleKind::interleaved_1f1b
+                                   ? ", with a multiple of the device count as micro-batches"
+                               : schedule == ScheduleKind::interleaved_zb
+                                   ? ", with at least as many micro-batches as devices, in "
+                                     "rounds of equal size"
+                                   : "";
+    throw InputError("--schedule", std::string(to_string(schedule)) +
+                                       " loops at least two stages over each of at least two "
+                                       "devices" +
+                                       counts + "; here " + why);
 }
 
 SplitProblem Context::looped_problem(const LayerTable& table, std::size_t order, int devices,
-                                     int chunks) const {
+                                     int chunks, ScheduleKind schedule) const {
     SplitProblem p;
     p.table = &table;
     p.checkpointing = checkpointing_;
@@ -81,8 +108,12 @@ SplitProblem Context::looped_problem(const LayerTable& table, std::size_t order,
         if (k + 1 < stages) {
             slot.next = link(slot.device, orders_[order][at((k + 1) % devices)]);
         }
-        slot.full =
-            interleaved_in_flight(k % devices, k / devices, devices, chunks, table.microbatches);
+        // Looped BFS runs every forward before any backward, as GPipe; the
+        // interleaved zero-bubble warm-up is no longer than interleaved 1F1B's.
+        slot.full = schedule == ScheduleKind::looped_bfs
+                        ? table.microbatches
+                        : interleaved_in_flight(k % devices, k / devices, devices, chunks,
+                                                table.microbatches);
         p.slots.push_back(slot);
     }
     return p;
@@ -90,16 +121,17 @@ SplitProblem Context::looped_problem(const LayerTable& table, std::size_t order,
 
 std::vector<LoopedCandidate> search_looped(Context& context, const std::vector<Candidate>& seeds,
                                            const std::vector<int>& allowed_microbatches,
-                                           std::size_t keep, PlanStatistics& statistics) {
+                                           std::size_t keep, ScheduleKind schedule,
+                                           PlanStatistics& statistics) {
     // Micro-batch counts to try with p devices: the seed's own when the
-    // interleaved schedule accepts it (a multiple of p), else the nearest
-    // allowed multiples of p on either side.
+    // schedule accepts it, else the nearest allowed counts it accepts on
+    // either side.
     const auto counts_for = [&](int seed_m, int p) {
         std::set<int> out;
         int below = 0;
         int above = 0;
         for (int m : allowed_microbatches) {
-            if (m < p || m % p != 0) {
+            if (!accepts(schedule, m, p)) {
                 continue;
             }
             if (m == seed_m) {
@@ -133,7 +165,7 @@ std::vector<LoopedCandidate> search_looped(Context& context, const std::vector<C
                     continue;
                 }
                 const SplitProblem problem =
-                    context.looped_problem(context.table(m), seed.order, p, v);
+                    context.looped_problem(context.table(m), seed.order, p, v, schedule);
                 const Split split = min_bottleneck_split(problem);
                 ++statistics.split_searches;
                 if (!split.feasible) {

@@ -277,7 +277,8 @@ SplitProblem Context::problem(const LayerTable& table, std::size_t order, int st
     p.bytes_per_param = bytes_per_param_;
     const ScheduleKind schedule = rule == MemoryRule::gpipe         ? ScheduleKind::gpipe
                                   : rule == MemoryRule::one_f_one_b ? ScheduleKind::one_f_one_b
-                                                                    : ScheduleKind::zb_h1;
+                                  : rule == MemoryRule::zb_h1       ? ScheduleKind::zb_h1
+                                                                    : ScheduleKind::zb_h2;
     for (int k = 0; k < stages; ++k) {
         Slot slot;
         slot.device = orders_[order][at(k)];
@@ -332,9 +333,13 @@ MemoryRule rule_of(ScheduleKind schedule) {
             return MemoryRule::one_f_one_b;
         case ScheduleKind::zb_h1:
             return MemoryRule::zb_h1;
+        case ScheduleKind::zb_h2:
+            return MemoryRule::zb_h2;
         case ScheduleKind::naive:
         case ScheduleKind::gpipe:
+        case ScheduleKind::looped_bfs:
         case ScheduleKind::interleaved_1f1b:
+        case ScheduleKind::interleaved_zb:
             break;
     }
     return MemoryRule::gpipe;
@@ -371,6 +376,8 @@ std::vector<ScheduleKind> schedules_for(MemoryRule rule, std::optional<ScheduleK
             return {ScheduleKind::one_f_one_b, ScheduleKind::zb_h1};
         case MemoryRule::zb_h1:
             return {ScheduleKind::zb_h1};
+        case MemoryRule::zb_h2:
+            return {ScheduleKind::zb_h2};
     }
     return {};
 }

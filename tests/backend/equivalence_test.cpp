@@ -120,27 +120,30 @@ MlpSpec spec(std::string schedule, int ranks, int stages, int microbatches,
     return s;
 }
 
-INSTANTIATE_TEST_SUITE_P(Schedules, Equivalence,
-                         ::testing::Values(spec("gpipe", 2, 2, 4), spec("1f1b", 2, 2, 4),
-                                           spec("1f1b", 4, 4, 8), spec("interleaved-1f1b", 2, 4, 4),
-                                           spec("zb-h1", 2, 2, 4), spec("zb-h1", 3, 3, 6, "adam"),
-                                           spec("gpipe", 3, 3, 3, "adamw"),
-                                           // Activation checkpointing recomputes the
-                                           // forward in backward: the same arithmetic.
-                                           spec("gpipe", 2, 2, 4, "sgd", true),
-                                           spec("1f1b", 3, 3, 6, "sgd", true),
-                                           spec("interleaved-1f1b", 2, 4, 4, "sgd", true),
-                                           spec("zb-h1", 2, 2, 4, "adam", true)),
-                         [](const auto& test_info) {
-                             const MlpSpec& p = test_info.param;
-                             std::string name = p.schedule + "_" + std::to_string(p.ranks) +
-                                                "ranks_" + p.optimizer +
-                                                (p.checkpointing ? "_checkpointing" : "");
-                             for (auto& c : name) {
-                                 c = std::isalnum(static_cast<unsigned char>(c)) ? c : '_';
-                             }
-                             return name;
-                         });
+INSTANTIATE_TEST_SUITE_P(
+    Schedules, Equivalence,
+    ::testing::Values(spec("gpipe", 2, 2, 4), spec("1f1b", 2, 2, 4), spec("1f1b", 4, 4, 8),
+                      spec("interleaved-1f1b", 2, 4, 4), spec("zb-h1", 2, 2, 4),
+                      spec("zb-h1", 3, 3, 6, "adam"), spec("gpipe", 3, 3, 3, "adamw"),
+                      // Activation checkpointing recomputes the
+                      // forward in backward: the same arithmetic.
+                      spec("gpipe", 2, 2, 4, "sgd", true), spec("1f1b", 3, 3, 6, "sgd", true),
+                      spec("interleaved-1f1b", 2, 4, 4, "sgd", true),
+                      spec("zb-h1", 2, 2, 4, "adam", true),
+                      // The schedule library: looped BFS runs the
+                      // backwards latest micro-batch first.
+                      spec("looped-bfs", 2, 4, 3), spec("zb-h2", 3, 3, 6, "adam"),
+                      spec("interleaved-zb", 2, 4, 4), spec("interleaved-zb", 3, 6, 5, "adamw"),
+                      spec("interleaved-zb", 2, 4, 4, "sgd", true)),
+    [](const auto& test_info) {
+        const MlpSpec& p = test_info.param;
+        std::string name = p.schedule + "_" + std::to_string(p.ranks) + "ranks_" + p.optimizer +
+                           (p.checkpointing ? "_checkpointing" : "");
+        for (auto& c : name) {
+            c = std::isalnum(static_cast<unsigned char>(c)) ? c : '_';
+        }
+        return name;
+    });
 
 // A one-stage model with dropout: checkpointing must replay each
 // micro-batch's masks when it recomputes the forward, and leave the random

@@ -33,7 +33,11 @@ TEST(TransferChannels, EveryGeneratedScheduleReceivesInSendingOrder) {
                                      {"1f1b", {0, 1, 2, 3}, 8},
                                      {"interleaved-1f1b", {0, 1, 0, 1}, 4},
                                      {"interleaved-1f1b", {0, 1, 2, 0, 1, 2}, 6},
-                                     {"zb-h1", {0, 1, 2}, 6}};
+                                     {"zb-h1", {0, 1, 2}, 6},
+                                     {"zb-h2", {0, 1, 2}, 6},
+                                     {"looped-bfs", {0, 1, 0, 1}, 3},
+                                     {"interleaved-zb", {0, 1, 2, 0, 1, 2}, 5},
+                                     {"interleaved-zb", {0, 1, 0, 1}, 6}};
     for (const auto& c : cases) {
         const Schedule s =
             add_communication(generate_schedule(c.name, c.stage_rank, c.microbatches));

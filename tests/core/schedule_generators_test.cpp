@@ -240,7 +240,8 @@ TEST(ScheduleGenerators, CatalogListsEveryGenerator) {
         EXPECT_EQ(find_schedule(info.name), &info);
     }
     EXPECT_EQ(names,
-              (std::vector<std::string>{"naive", "gpipe", "1f1b", "interleaved-1f1b", "zb-h1"}));
+              (std::vector<std::string>{"naive", "gpipe", "looped-bfs", "1f1b", "interleaved-1f1b",
+                                        "zb-h1", "zb-h2", "interleaved-zb"}));
     EXPECT_EQ(find_schedule("nope"), nullptr);
     EXPECT_TRUE(find_schedule("zb-h1")->splits_backward);
     EXPECT_FALSE(find_schedule("1f1b")->splits_backward);
@@ -340,8 +341,7 @@ TEST(ScheduleKind, GeneratingByKindOrByNameGivesTheSameSchedule) {
     const std::vector<int> one_per_rank = {0, 1, 2, 3};
     for (const auto& info : schedule_catalog()) {
         SCOPED_TRACE(info.name);
-        const auto& stage_rank =
-            info.kind == ScheduleKind::interleaved_1f1b ? two_per_rank : one_per_rank;
+        const auto& stage_rank = info.multiple_stages_per_rank ? two_per_rank : one_per_rank;
         const int m = info.kind == ScheduleKind::naive ? 1 : 4;
         const Schedule by_kind = generate_schedule(info.kind, stage_rank, m);
         EXPECT_EQ(by_kind, generate_schedule(info.name, stage_rank, m));

@@ -53,6 +53,11 @@ struct Evaluator {
         if (schedule == "gpipe") {
             return {m, 0};
         }
+        if (schedule == "zb-h2") {
+            // Twice the warm-up: F(x), I(x - 2(p-1-k)), W(x - 2(p-1)).
+            const int full = std::min(2 * (p - 1 - k) + 1, m);
+            return {full, std::max(0, std::min(2 * k, m - full))};
+        }
         const int full = std::min(p - k, m);
         return {full, schedule == "zb-h1" ? std::max(0, std::min(k, m - full)) : 0};
     }
@@ -116,7 +121,8 @@ struct Evaluator {
         std::iota(all.begin(), all.end(), 0);
         do {
             for (int p = 1; p <= std::min(n, layers()); ++p) {
-                if ((schedule == "1f1b" || schedule == "zb-h1") && microbatches < p) {
+                if ((schedule == "1f1b" || schedule == "zb-h1" || schedule == "zb-h2") &&
+                    microbatches < p) {
                     continue;
                 }
                 const std::vector<int> order(all.begin(), all.begin() + p);
@@ -219,8 +225,8 @@ RandomCase random_case(std::mt19937& rng) {
     p.training.optimizer.type = pick(0, 1) == 0 ? OptimizerKind::sgd : OptimizerKind::adam;
     p.training.optimizer.momentum = 0.9;
     p.training.activation_checkpointing = pick(0, 3) == 0;
-    const char* schedules[] = {"naive", "gpipe", "1f1b", "zb-h1"};
-    c.schedule = schedules[pick(0, 3)];
+    const char* schedules[] = {"naive", "gpipe", "1f1b", "zb-h1", "zb-h2"};
+    c.schedule = schedules[pick(0, 4)];
     std::vector<int> divisors;
     for (int k = 1; k <= p.training.batch_size; ++k) {
         if (p.training.batch_size % k == 0) {
@@ -308,13 +314,15 @@ TEST(Planner, InFlightActivationsMatchTheSimulatedPeak) {
     for (int trial = 0; trial < 150; ++trial) {
         RandomCase c = random_case(rng);
         Project& p = c.project;
-        if (p.training.activation_checkpointing && c.schedule == "zb-h1") {
+        if (p.training.activation_checkpointing &&
+            (c.schedule == "zb-h1" || c.schedule == "zb-h2")) {
             continue;  // the rule is an estimate there (docs/planner.md)
         }
         const auto devices = p.topology.devices();
         const int stages =
             std::min(static_cast<int>(devices.size()), static_cast<int>(p.model.layers.size()));
-        if ((c.schedule == "1f1b" || c.schedule == "zb-h1") && c.microbatches < stages) {
+        if ((c.schedule == "1f1b" || c.schedule == "zb-h1" || c.schedule == "zb-h2") &&
+            c.microbatches < stages) {
             continue;
         }
         std::vector<PlannedStage> split;

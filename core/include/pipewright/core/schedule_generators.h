@@ -22,9 +22,12 @@ class ScheduleError : public std::runtime_error {
 enum class ScheduleKind : std::uint8_t {
     naive,             // "naive"
     gpipe,             // "gpipe"
+    looped_bfs,        // "looped-bfs"
     one_f_one_b,       // "1f1b"
     interleaved_1f1b,  // "interleaved-1f1b"
     zb_h1,             // "zb-h1"
+    zb_h2,             // "zb-h2"
+    interleaved_zb,    // "interleaved-zb"
 };
 
 [[nodiscard]] std::string_view to_string(ScheduleKind kind);
