@@ -129,6 +129,16 @@ void print_plan(std::ostream& out, const PlanResult& result, const Project& proj
         }
         out << '\n';
     }
+    if (result.schedules.size() > 1) {
+        // Why this schedule: the best each schedule the search tried reached.
+        out << "Schedules   ";
+        for (std::size_t i = 0; i < result.schedules.size(); ++i) {
+            const auto& s = result.schedules[i];
+            out << (i == 0 ? "" : " · ") << s.schedule << ' '
+                << (s.iteration_s ? format_duration(*s.iteration_s) : "does not fit");
+        }
+        out << " (fastest simulated split of each)\n";
+    }
     if (!result.data_parallel.empty()) {
         print_plan_replicas(out, result);
     }
@@ -245,6 +255,14 @@ nlohmann::json result_json(const PlanResult& result, const Project& project) {
         }
         j[key] = std::move(o);
     }
+    nlohmann::json schedules = nlohmann::json::array();
+    for (const auto& s : result.schedules) {
+        schedules.push_back({{"schedule", s.schedule},
+                             {"simulated", s.simulated},
+                             {"iteration_time_s", s.iteration_s ? nlohmann::json(*s.iteration_s)
+                                                                : nlohmann::json(nullptr)}});
+    }
+    j["schedules"] = std::move(schedules);
     if (!result.data_parallel.empty()) {
         j["data_parallel"] = plan_replicas_json(result);
     }

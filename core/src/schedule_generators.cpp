@@ -94,7 +94,7 @@ Schedule make_looped_bfs(std::string_view name, const std::vector<int>& stage_ra
 
 Schedule make_1f1b(std::string_view name, const std::vector<int>& stage_rank,
                    const Layout& layout) {
-    detail::require_one_stage_per_device(name, stage_rank, layout);
+    detail::require_one_stage_per_device(name, stage_rank, layout, "interleaved-1f1b");
     detail::require_microbatches_at_least_stages(name, layout);
     Schedule s = detail::empty_schedule(name, stage_rank, layout);
     const int p = layout.ranks;

@@ -64,13 +64,13 @@ Schedule empty_schedule(std::string_view name, const std::vector<int>& stage_ran
 }
 
 void require_one_stage_per_device(std::string_view name, const std::vector<int>& stage_rank,
-                                  const Layout& layout) {
+                                  const Layout& layout, std::string_view looped_alternative) {
     const std::string who(name);
     if (layout.stages != layout.ranks) {
-        throw ScheduleError(who + " needs each device to hold exactly one stage, but " +
-                            stages_words(layout.stages) + " are placed on " +
-                            devices_words(layout.ranks) +
-                            "; use interleaved-1f1b or gpipe for several stages per device");
+        throw ScheduleError(
+            who + " needs each device to hold exactly one stage, but " +
+            stages_words(layout.stages) + " are placed on " + devices_words(layout.ranks) +
+            "; use " + std::string(looped_alternative) + " or gpipe for several stages per device");
     }
     for (int s = 0; s < layout.stages; ++s) {
         if (stage_rank[idx(s)] != s) {

@@ -39,9 +39,10 @@ Layout check_layout(std::string_view name, const std::vector<int>& stage_rank, i
 Schedule empty_schedule(std::string_view name, const std::vector<int>& stage_rank,
                         const Layout& layout);
 
-// Stage s on device s, one each (1f1b, zb-h1, zb-h2).
+// Stage s on device s, one each (1f1b, zb-h1, zb-h2). The message suggests
+// `looped_alternative` for several stages per device.
 void require_one_stage_per_device(std::string_view name, const std::vector<int>& stage_rank,
-                                  const Layout& layout);
+                                  const Layout& layout, std::string_view looped_alternative);
 
 void require_microbatches_at_least_stages(std::string_view name, const Layout& layout);
 

@@ -58,7 +58,7 @@ std::vector<Action> zero_bubble_rank(int warmup, int computations, int held_back
 // gradients, which fill the bubble that 1F1B leaves before the cooldown.
 Schedule make_zb_h1(std::string_view name, const std::vector<int>& stage_rank,
                     const Layout& layout) {
-    require_one_stage_per_device(name, stage_rank, layout);
+    require_one_stage_per_device(name, stage_rank, layout, "interleaved-zb");
     require_microbatches_at_least_stages(name, layout);
     Schedule s = empty_schedule(name, stage_rank, layout);
     const int p = layout.ranks;
@@ -78,7 +78,7 @@ Schedule make_zb_h1(std::string_view name, const std::vector<int>& stage_rank,
 // activations on the first stage.
 Schedule make_zb_h2(std::string_view name, const std::vector<int>& stage_rank,
                     const Layout& layout) {
-    require_one_stage_per_device(name, stage_rank, layout);
+    require_one_stage_per_device(name, stage_rank, layout, "interleaved-zb");
     require_microbatches_at_least_stages(name, layout);
     Schedule s = empty_schedule(name, stage_rank, layout);
     const int p = layout.ranks;

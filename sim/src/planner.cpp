@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <chrono>
 #include <limits>
+#include <map>
 
 #include "pipewright/core/schedule_generators.h"
 #include "planner_internal.h"
@@ -326,8 +327,16 @@ PlanResult plan_pipeline(const Project& project, const PlanOptions& options) {
     std::optional<SimulationReport> best;
     PlanOutcome chosen;
     double chosen_bottleneck = 0;
+    std::map<ScheduleKind, ScheduleConsidered> considered;
     const auto consider = [&](SimulationReport report, std::vector<PlannedStage> stages,
                               ScheduleKind schedule, int microbatches, double bottleneck) {
+        ScheduleConsidered& tally = considered[schedule];
+        tally.schedule = std::string(to_string(schedule));
+        ++tally.simulated;
+        if (report.all_fit &&
+            (!tally.iteration_s || report.iteration_time_s < *tally.iteration_s)) {
+            tally.iteration_s = report.iteration_time_s;
+        }
         if (!report.all_fit || (best && report.iteration_time_s >= best->iteration_time_s)) {
             return;
         }
@@ -360,13 +369,14 @@ PlanResult plan_pipeline(const Project& project, const PlanOptions& options) {
                 continue;
             }
             ++result.statistics.simulations;
-            if (!report->all_fit && schedule == ScheduleKind::zb_h1 &&
-                c.rule != MemoryRule::zb_h1) {
+            const MemoryRule own_rule = planner::rule_of(schedule);
+            if (!report->all_fit && own_rule != c.rule &&
+                (own_rule == MemoryRule::zb_h1 || own_rule == MemoryRule::zb_h2)) {
                 // Zero bubble keeps weight-gradient inputs longer than
-                // 1F1B: split again under its own memory rule.
-                const auto problem =
-                    context.problem(context.table(c.microbatches), c.order,
-                                    static_cast<int>(c.devices.size()), MemoryRule::zb_h1);
+                // 1F1B (ZB-H2 twice the forwards too): split again under
+                // its own memory rule.
+                const auto problem = context.problem(context.table(c.microbatches), c.order,
+                                                     static_cast<int>(c.devices.size()), own_rule);
                 const auto split = planner::min_bottleneck_split(problem);
                 ++result.statistics.split_searches;
                 if (split.feasible && split.first != c.first) {
@@ -397,19 +407,40 @@ PlanResult plan_pipeline(const Project& project, const PlanOptions& options) {
             if (c.estimate_s >= flat_best) {
                 break;  // best first: the rest are slower still
             }
-            between_simulations();
-            // Not runnable as looped: not a candidate.
-            std::string not_a_candidate;
-            auto report = unless_ruled_out(
-                [&] { return context.simulate(c.devices, c.first, c.microbatches, looped); },
-                not_a_candidate);
-            if (report) {
-                ++result.statistics.simulations;
-                consider(std::move(*report), stages_of(context, c.devices, c.first), looped,
-                         c.microbatches, c.bottleneck_s);
+            // Asked for one looped schedule, that one; otherwise interleaved
+            // 1F1B and its zero-bubble form (looped BFS takes as long as
+            // interleaved 1F1B at GPipe's memory, so it is only planned
+            // when asked for).
+            const std::vector<ScheduleKind> kinds =
+                looped_only ? std::vector<ScheduleKind>{looped}
+                            : std::vector<ScheduleKind>{ScheduleKind::interleaved_1f1b,
+                                                        ScheduleKind::interleaved_zb};
+            for (const ScheduleKind kind : kinds) {
+                between_simulations();
+                // Not runnable as looped: not a candidate.
+                std::string not_a_candidate;
+                auto report = unless_ruled_out(
+                    [&] { return context.simulate(c.devices, c.first, c.microbatches, kind); },
+                    not_a_candidate);
+                if (report) {
+                    ++result.statistics.simulations;
+                    consider(std::move(*report), stages_of(context, c.devices, c.first), kind,
+                             c.microbatches, c.bottleneck_s);
+                }
             }
         }
     }
+
+    for (auto& [kind, tally] : considered) {
+        result.schedules.push_back(std::move(tally));
+    }
+    std::stable_sort(result.schedules.begin(), result.schedules.end(),
+                     [](const ScheduleConsidered& a, const ScheduleConsidered& b) {
+                         if (a.iteration_s && b.iteration_s) {
+                             return *a.iteration_s < *b.iteration_s;
+                         }
+                         return a.iteration_s.has_value() && !b.iteration_s;
+                     });
 
     const bool input_wins =
         result.input.report && result.input.report->all_fit &&

@@ -373,7 +373,7 @@ std::vector<ScheduleKind> schedules_for(MemoryRule rule, std::optional<ScheduleK
             if (microbatches == 1) {
                 return {ScheduleKind::naive};
             }
-            return {ScheduleKind::one_f_one_b, ScheduleKind::zb_h1};
+            return {ScheduleKind::one_f_one_b, ScheduleKind::zb_h1, ScheduleKind::zb_h2};
         case MemoryRule::zb_h1:
             return {ScheduleKind::zb_h1};
         case MemoryRule::zb_h2:

@@ -104,7 +104,8 @@ TEST(ScheduleLibrary, RulesAreExplained) {
     expect_error("interleaved-zb", looped(4, 2), 9,
                  {"rounds of equal size", "ScheduleInterleavedZeroBubble", "9 micro-batches",
                   "4 devices", "2 rounds", "use 8 or 10"});
-    expect_error("zb-h2", {0, 0, 1}, 4, {"exactly one stage", "3 stages", "2 devices"});
+    expect_error("zb-h2", {0, 0, 1}, 4,
+                 {"exactly one stage", "3 stages", "2 devices", "use interleaved-zb or gpipe"});
     expect_error("zb-h2", {0, 1, 2}, 2,
                  {"at least as many micro-batches as stages", "raise microbatches to 3"});
 }

@@ -283,6 +283,13 @@ TEST_F(AutoPlanTest, AutoPlanMakesTheLayoutFasterAndUndoRestoresIt) {
     EXPECT_FALSE(plan_status()->isVisible());
     EXPECT_TRUE(plan_action()->isEnabled());
     EXPECT_NE(window.document()->project(), before);
+    // The status bar says which schedule won and what the others reached.
+    const QString said = window.statusBar()->currentMessage();
+    EXPECT_TRUE(said.contains(QStringLiteral("faster"))) << said.toStdString();
+    const QString chosen =
+        QString::fromStdString(window.document()->project().training.schedule.name);
+    EXPECT_TRUE(said.contains(chosen + QStringLiteral(" beat "))) << said.toStdString();
+    EXPECT_TRUE(said.contains(QStringLiteral(" ms)"))) << said.toStdString();
     // The shipped split cuts after layer2.3; the plan balances the two GPUs.
     EXPECT_NE(window.document()->project().placement, before.placement);
     ASSERT_TRUE(wait_simulation());

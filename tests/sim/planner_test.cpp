@@ -147,9 +147,11 @@ TEST(Planner, BeatsUniformAndParameterBalancedSplitsOnResNetOn4Gpus) {
     const Project project = resnet_on_4_gpus();
     const PlanResult r = plan_pipeline(project, {});
     ASSERT_TRUE(r.feasible);
-    // Flat splits run the plan's schedule, or 1F1B when the plan loops the devices.
-    const std::string flat =
-        r.plan.schedule == "interleaved-1f1b" ? std::string("1f1b") : r.plan.schedule;
+    // Flat splits run the plan's schedule, or its flat form when the plan
+    // loops the devices.
+    const std::string flat = r.plan.schedule == "interleaved-1f1b" ? std::string("1f1b")
+                             : r.plan.schedule == "interleaved-zb" ? std::string("zb-h1")
+                                                                   : r.plan.schedule;
     const auto time_of = [&](const std::vector<PlannedStage>& split) {
         return simulate(with_placement(project, split, flat, r.plan.microbatches)).iteration_time_s;
     };

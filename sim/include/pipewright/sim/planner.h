@@ -67,6 +67,14 @@ struct PlanOutcome {
     std::string reason;  // why it cannot run
 };
 
+// One schedule the search simulated: the fastest of its candidates that
+// fits, which says why the plan's schedule won.
+struct ScheduleConsidered {
+    std::string schedule;
+    int simulated = 0;                  // candidates simulated with it
+    std::optional<double> iteration_s;  // empty when none of them fits
+};
+
 // One replica count the planner tried: its best layout, or why none.
 struct DataParallelOption {
     int replicas = 1;
@@ -87,6 +95,9 @@ struct PlanResult {
     PlanOutcome uniform;           // equal layer counts over all devices
     std::string why_nothing_fits;  // when !feasible: the tightest need and what would fit
     PlanStatistics statistics;
+    // Every schedule the search simulated, fastest first (those with nothing
+    // that fits last).
+    std::vector<ScheduleConsidered> schedules;
     // With data parallelism (replicas > 1, or a search): each replica count
     // tried, and in words why the plan's count and ZeRO stage won.
     std::vector<DataParallelOption> data_parallel;
