@@ -39,11 +39,12 @@ Schedule make_naive(std::string_view name, const std::vector<int>& stage_rank,
     return s;
 }
 
-// Forwards in (stage, micro-batch) order and backwards in (reverse stage,
-// micro-batch) order respect every dependency whatever the placement, which is
-// why gpipe accepts any stage-to-device mapping.
-Schedule make_gpipe(std::string_view name, const std::vector<int>& stage_rank,
-                    const Layout& layout) {
+// Every micro-batch through each local stage in turn, forwards in stage
+// order and backwards in reverse stage order, the micro-batches of a
+// backward in forward order or, with `latest_first`, reversed. Either order
+// respects every dependency whatever the placement.
+Schedule breadth_first(std::string_view name, const std::vector<int>& stage_rank,
+                       const Layout& layout, bool latest_first) {
     Schedule s = detail::empty_schedule(name, stage_rank, layout);
     const int m = layout.microbatches;
     for (int r = 0; r < layout.ranks; ++r) {
@@ -56,12 +57,18 @@ Schedule make_gpipe(std::string_view name, const std::vector<int>& stage_rank,
             }
         }
         for (auto it = local.rbegin(); it != local.rend(); ++it) {
-            for (int mb = 0; mb < m; ++mb) {
-                out.push_back(act(*it, ActionType::backward, mb));
+            for (int k = 0; k < m; ++k) {
+                out.push_back(act(*it, ActionType::backward, latest_first ? m - 1 - k : k));
             }
         }
     }
     return s;
+}
+
+// GPipe accepts any stage-to-device mapping, since its order does.
+Schedule make_gpipe(std::string_view name, const std::vector<int>& stage_rank,
+                    const Layout& layout) {
+    return breadth_first(name, stage_rank, layout, false);
 }
 
 // torch's ScheduleLoopedBFS (Lamy-Poirier's breadth-first pipeline): each
@@ -72,24 +79,7 @@ Schedule make_gpipe(std::string_view name, const std::vector<int>& stage_rank,
 Schedule make_looped_bfs(std::string_view name, const std::vector<int>& stage_rank,
                          const Layout& layout) {
     (void)detail::require_looped_placement(name, stage_rank, layout, 1, "gpipe");
-    Schedule s = detail::empty_schedule(name, stage_rank, layout);
-    const int m = layout.microbatches;
-    for (int r = 0; r < layout.ranks; ++r) {
-        const auto& local = layout.local_stages[idx(r)];
-        auto& out = s.ranks[idx(r)];
-        out.reserve(local.size() * idx(m) * 2);
-        for (const int st : local) {
-            for (int mb = 0; mb < m; ++mb) {
-                out.push_back(act(st, ActionType::forward, mb));
-            }
-        }
-        for (auto it = local.rbegin(); it != local.rend(); ++it) {
-            for (int mb = m - 1; mb >= 0; --mb) {
-                out.push_back(act(*it, ActionType::backward, mb));
-            }
-        }
-    }
-    return s;
+    return breadth_first(name, stage_rank, layout, true);
 }
 
 Schedule make_1f1b(std::string_view name, const std::vector<int>& stage_rank,

@@ -51,6 +51,14 @@ std::vector<Action> zero_bubble_rank(int warmup, int computations, int held_back
     return out;
 }
 
+// The rules ZB-H1 and ZB-H2 share: stage s on device s, m >= p.
+Schedule one_stage_per_device(std::string_view name, const std::vector<int>& stage_rank,
+                              const Layout& layout) {
+    require_one_stage_per_device(name, stage_rank, layout, "interleaved-zb");
+    require_microbatches_at_least_stages(name, layout);
+    return empty_schedule(name, stage_rank, layout);
+}
+
 }  // namespace
 
 // torch's _get_1f1b_rank_ops with enable_zero_bubble and
@@ -58,9 +66,7 @@ std::vector<Action> zero_bubble_rank(int warmup, int computations, int held_back
 // gradients, which fill the bubble that 1F1B leaves before the cooldown.
 Schedule make_zb_h1(std::string_view name, const std::vector<int>& stage_rank,
                     const Layout& layout) {
-    require_one_stage_per_device(name, stage_rank, layout, "interleaved-zb");
-    require_microbatches_at_least_stages(name, layout);
-    Schedule s = empty_schedule(name, stage_rank, layout);
+    Schedule s = one_stage_per_device(name, stage_rank, layout);
     const int p = layout.ranks;
     const int m = layout.microbatches;
     for (int r = 0; r < p; ++r) {
@@ -78,9 +84,7 @@ Schedule make_zb_h1(std::string_view name, const std::vector<int>& stage_rank,
 // activations on the first stage.
 Schedule make_zb_h2(std::string_view name, const std::vector<int>& stage_rank,
                     const Layout& layout) {
-    require_one_stage_per_device(name, stage_rank, layout, "interleaved-zb");
-    require_microbatches_at_least_stages(name, layout);
-    Schedule s = empty_schedule(name, stage_rank, layout);
+    Schedule s = one_stage_per_device(name, stage_rank, layout);
     const int p = layout.ranks;
     const int m = layout.microbatches;
     for (int r = 0; r < p; ++r) {

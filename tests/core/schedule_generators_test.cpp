@@ -9,42 +9,16 @@
 #include <vector>
 
 #include "pipewright/core/schedule_check.h"
+#include "schedule_test_support.h"
 
 namespace pipewright {
 namespace {
 
-std::string join(const std::vector<Action>& actions) {
-    std::string out;
-    for (const auto& a : actions) {
-        out += (out.empty() ? "" : " ") + to_string(a);
-    }
-    return out;
-}
-
-std::vector<int> straight(int p) {
-    std::vector<int> v(static_cast<std::size_t>(p));
-    for (int i = 0; i < p; ++i) {
-        v[static_cast<std::size_t>(i)] = i;
-    }
-    return v;
-}
-
-std::vector<int> looped(int p, int chunks) {
-    std::vector<int> v;
-    for (int i = 0; i < p * chunks; ++i) {
-        v.push_back(i % p);
-    }
-    return v;
-}
-
-void expect_ranks(const Schedule& s, std::initializer_list<const char*> expected) {
-    ASSERT_EQ(s.ranks.size(), expected.size());
-    std::size_t r = 0;
-    for (const char* line : expected) {
-        EXPECT_EQ(join(s.ranks[r]), line) << "rank " << r;
-        ++r;
-    }
-}
+using testing::expect_error;
+using testing::expect_ranks;
+using testing::join;
+using testing::looped;
+using testing::straight;
 
 void expect_clean(const Schedule& s) {
     const Diagnostics d = check_schedule(s);
@@ -52,20 +26,6 @@ void expect_clean(const Schedule& s) {
     const Schedule lowered = add_communication(s);
     const Diagnostics dl = check_schedule(lowered);
     EXPECT_TRUE(dl.empty()) << s.name << " lowered: " << dl.format();
-}
-
-// Expects a ScheduleError whose message contains every fragment.
-void expect_error(std::string_view name, const std::vector<int>& stage_rank, int m,
-                  std::initializer_list<const char*> fragments) {
-    try {
-        (void)generate_schedule(name, stage_rank, m);
-        ADD_FAILURE() << name << " did not throw";
-    } catch (const ScheduleError& e) {
-        const std::string message = e.what();
-        for (const char* f : fragments) {
-            EXPECT_NE(message.find(f), std::string::npos) << "\"" << f << "\" not in: " << message;
-        }
-    }
 }
 
 TEST(ScheduleGenerators, OneFOneBTwoStagesThreeMicrobatches) {

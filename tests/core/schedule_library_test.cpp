@@ -4,53 +4,19 @@
 
 #include <gtest/gtest.h>
 
-#include <initializer_list>
 #include <string>
 #include <vector>
 
 #include "pipewright/core/schedule_check.h"
 #include "pipewright/core/schedule_generators.h"
+#include "schedule_test_support.h"
 
 namespace pipewright {
 namespace {
 
-std::string join(const std::vector<Action>& actions) {
-    std::string out;
-    for (const auto& a : actions) {
-        out += (out.empty() ? "" : " ") + to_string(a);
-    }
-    return out;
-}
-
-std::vector<int> looped(int p, int chunks) {
-    std::vector<int> v;
-    for (int i = 0; i < p * chunks; ++i) {
-        v.push_back(i % p);
-    }
-    return v;
-}
-
-void expect_ranks(const Schedule& s, std::initializer_list<const char*> expected) {
-    ASSERT_EQ(s.ranks.size(), expected.size());
-    std::size_t r = 0;
-    for (const char* line : expected) {
-        EXPECT_EQ(join(s.ranks[r]), line) << s.name << " rank " << r;
-        ++r;
-    }
-}
-
-void expect_error(std::string_view name, const std::vector<int>& stage_rank, int m,
-                  std::initializer_list<const char*> fragments) {
-    try {
-        (void)generate_schedule(name, stage_rank, m);
-        ADD_FAILURE() << name << " did not throw";
-    } catch (const ScheduleError& e) {
-        const std::string message = e.what();
-        for (const char* f : fragments) {
-            EXPECT_NE(message.find(f), std::string::npos) << "\"" << f << "\" not in: " << message;
-        }
-    }
-}
+using testing::expect_error;
+using testing::expect_ranks;
+using testing::looped;
 
 // The expected lists are what torch 2.15's _calculate_single_rank_operations
 // returns for these configurations, None slots left out.

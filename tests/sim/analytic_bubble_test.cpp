@@ -15,15 +15,11 @@ namespace {
 
 using testing::equal_cost;
 using testing::make_pipeline;
-
-TimelineMetrics run(const std::string& name, int stages, int ranks, int m, StageCost cost) {
-    auto p = make_pipeline(name, stages, ranks, m, cost);
-    return timeline_metrics(simulate_schedule(p.input).timeline);
-}
+using testing::simulated_metrics;
 
 TEST(AnalyticBubble, NaiveTakesTheSumOfAllStageTimes) {
     for (int p = 1; p <= 8; ++p) {
-        auto metrics = run("naive", p, p, 1, equal_cost(1.0, 1.5, 0.5));
+        auto metrics = simulated_metrics("naive", p, p, 1, equal_cost(1.0, 1.5, 0.5));
         EXPECT_DOUBLE_EQ(metrics.iteration_time_s, p * 3.0) << "p=" << p;
         EXPECT_NEAR(metrics.bubble_fraction, (p - 1.0) / p, 1e-12);
     }
@@ -32,7 +28,7 @@ TEST(AnalyticBubble, NaiveTakesTheSumOfAllStageTimes) {
 TEST(AnalyticBubble, GPipeMatchesClosedForm) {
     for (int p = 1; p <= 8; ++p) {
         for (int m : {1, 2, 3, 4, 7, 8, 16, 32}) {
-            auto metrics = run("gpipe", p, p, m, equal_cost(1.0, 1.2, 0.8));
+            auto metrics = simulated_metrics("gpipe", p, p, m, equal_cost(1.0, 1.2, 0.8));
             const double expected_t = (m + p - 1) * 3.0;
             EXPECT_NEAR(metrics.iteration_time_s, expected_t, 1e-9) << "p=" << p << " m=" << m;
             EXPECT_NEAR(metrics.bubble_fraction, (p - 1.0) / (m + p - 1.0), 1e-12)
@@ -47,7 +43,7 @@ TEST(AnalyticBubble, GPipeMatchesClosedForm) {
 TEST(AnalyticBubble, OneFOneBMatchesClosedForm) {
     for (int p = 1; p <= 8; ++p) {
         for (int m = p; m <= 4 * p + 3; m += 3) {
-            auto metrics = run("1f1b", p, p, m, equal_cost(1.0, 1.0, 1.0));
+            auto metrics = simulated_metrics("1f1b", p, p, m, equal_cost(1.0, 1.0, 1.0));
             EXPECT_NEAR(metrics.iteration_time_s, (m + p - 1) * 3.0, 1e-9)
                 << "p=" << p << " m=" << m;
             EXPECT_NEAR(metrics.bubble_fraction, (p - 1.0) / (m + p - 1.0), 1e-12);
@@ -60,8 +56,8 @@ TEST(AnalyticBubble, InterleavedShrinksTheBubbleByTheChunkCount) {
         for (int v : {2, 3, 4}) {
             for (int m : {p, 2 * p, 4 * p}) {
                 // Each chunk does 1/v of a device's work.
-                auto metrics =
-                    run("interleaved-1f1b", p * v, p, m, equal_cost(1.0 / v, 1.0 / v, 1.0 / v));
+                auto metrics = simulated_metrics("interleaved-1f1b", p * v, p, m,
+                                                 equal_cost(1.0 / v, 1.0 / v, 1.0 / v));
                 const double expected_t = (m + (p - 1.0) / v) * 3.0;
                 EXPECT_NEAR(metrics.iteration_time_s, expected_t, 1e-9)
                     << "p=" << p << " v=" << v << " m=" << m;
@@ -75,12 +71,12 @@ TEST(AnalyticBubble, InterleavedShrinksTheBubbleByTheChunkCount) {
 TEST(AnalyticBubble, ZeroBubbleH1CutsTheBubbleToAThird) {
     for (int p = 2; p <= 8; ++p) {
         for (int m : {p, 2 * p, 3 * p + 1}) {
-            auto metrics = run("zb-h1", p, p, m, equal_cost(1.0, 1.0, 1.0));
+            auto metrics = simulated_metrics("zb-h1", p, p, m, equal_cost(1.0, 1.0, 1.0));
             EXPECT_NEAR(metrics.iteration_time_s, 3.0 * m + (p - 1.0), 1e-9)
                 << "p=" << p << " m=" << m;
             EXPECT_NEAR(metrics.bubble_fraction, (p - 1.0) / (3.0 * m + p - 1.0), 1e-9);
             // 1F1B on the same work leaves three times the idle time.
-            auto one_f_one_b = run("1f1b", p, p, m, equal_cost(1.0, 1.0, 1.0));
+            auto one_f_one_b = simulated_metrics("1f1b", p, p, m, equal_cost(1.0, 1.0, 1.0));
             EXPECT_NEAR(one_f_one_b.iteration_time_s - 3.0 * m, 3.0 * (p - 1.0), 1e-9);
         }
     }

@@ -25,18 +25,14 @@ namespace {
 
 using testing::equal_cost;
 using testing::make_pipeline;
-
-TimelineMetrics run(const std::string& name, int stages, int ranks, int m, StageCost cost) {
-    auto p = make_pipeline(name, stages, ranks, m, cost);
-    return timeline_metrics(simulate_schedule(p.input).timeline);
-}
+using testing::simulated_metrics;
 
 TEST(ScheduleLibrarySimulated, LoopedBfsMatchesInterleavedClosedFormWhenMicroBatchesCoverTheLoop) {
     for (int p : {1, 2, 3, 4}) {
         for (int v : {1, 2, 3}) {
             for (int m : {p, p + 1, 2 * p, 3 * p + 2}) {
-                const auto metrics =
-                    run("looped-bfs", p * v, p, m, equal_cost(1.0 / v, 1.0 / v, 1.0 / v));
+                const auto metrics = simulated_metrics("looped-bfs", p * v, p, m,
+                                                       equal_cost(1.0 / v, 1.0 / v, 1.0 / v));
                 EXPECT_NEAR(metrics.iteration_time_s, (m + (p - 1.0) / v) * 3.0, 1e-9)
                     << "p=" << p << " v=" << v << " m=" << m;
             }
@@ -47,8 +43,8 @@ TEST(ScheduleLibrarySimulated, LoopedBfsMatchesInterleavedClosedFormWhenMicroBat
 TEST(ScheduleLibrarySimulated, LoopedBfsOnOneStagePerDeviceIsGPipe) {
     for (int p : {2, 4}) {
         for (int m : {1, 3, 8}) {
-            const auto bfs = run("looped-bfs", p, p, m, equal_cost(1.0, 1.3, 0.4));
-            const auto gpipe = run("gpipe", p, p, m, equal_cost(1.0, 1.3, 0.4));
+            const auto bfs = simulated_metrics("looped-bfs", p, p, m, equal_cost(1.0, 1.3, 0.4));
+            const auto gpipe = simulated_metrics("gpipe", p, p, m, equal_cost(1.0, 1.3, 0.4));
             EXPECT_NEAR(bfs.iteration_time_s, gpipe.iteration_time_s, 1e-9);
         }
     }
@@ -58,7 +54,7 @@ TEST(ScheduleLibrarySimulated, ZeroBubbleH2IsAParallelogram) {
     for (int p = 2; p <= 6; ++p) {
         for (int m : {2 * p - 1, 2 * p, 3 * p + 1}) {
             SCOPED_TRACE("p=" + std::to_string(p) + " m=" + std::to_string(m));
-            const auto metrics = run("zb-h2", p, p, m, equal_cost(1.0, 1.0, 1.0));
+            const auto metrics = simulated_metrics("zb-h2", p, p, m, equal_cost(1.0, 1.0, 1.0));
             EXPECT_NEAR(metrics.iteration_time_s, 3.0 * m + p - 1.0, 1e-9);
             for (const auto& d : metrics.devices) {
                 EXPECT_NEAR(d.start_s, d.rank, 1e-9) << "device " << d.rank;
@@ -75,8 +71,8 @@ TEST(ScheduleLibrarySimulated, ZeroBubbleH2BeatsH1WhenWeightGradientsAreCheap) {
     for (int p = 2; p <= 6; ++p) {
         const int m = 2 * p + 1;
         const StageCost cost = equal_cost(1.0, 1.0, 0.5);
-        const auto h2 = run("zb-h2", p, p, m, cost);
-        const auto h1 = run("zb-h1", p, p, m, cost);
+        const auto h2 = simulated_metrics("zb-h2", p, p, m, cost);
+        const auto h1 = simulated_metrics("zb-h1", p, p, m, cost);
         EXPECT_NEAR(h2.iteration_time_s, 2.5 * m + (p - 1.0), 1e-9) << "p=" << p;
         EXPECT_NEAR(h1.iteration_time_s, 2.5 * m + 1.5 * (p - 1.0), 1e-9) << "p=" << p;
     }
@@ -117,8 +113,8 @@ TEST(ScheduleLibrarySimulated, InterleavedZeroBubbleIsNeverSlowerThanInterleaved
         for (int v : {2, 3}) {
             for (int m : {p, 2 * p, 4 * p}) {
                 const StageCost cost = equal_cost(1.0 / v, 1.0 / v, 1.0 / v);
-                const auto zb = run("interleaved-zb", p * v, p, m, cost);
-                const auto one_f_one_b = run("interleaved-1f1b", p * v, p, m, cost);
+                const auto zb = simulated_metrics("interleaved-zb", p * v, p, m, cost);
+                const auto one_f_one_b = simulated_metrics("interleaved-1f1b", p * v, p, m, cost);
                 EXPECT_LE(zb.iteration_time_s, one_f_one_b.iteration_time_s + 1e-9)
                     << "p=" << p << " v=" << v << " m=" << m;
                 EXPECT_GE(zb.iteration_time_s, 3.0 * m - 1e-9);

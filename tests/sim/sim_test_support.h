@@ -58,4 +58,11 @@ inline StageCost equal_cost(double forward, double backward_input, double backwa
     return c;
 }
 
+// The metrics of simulating `name` on make_pipeline's equal stages.
+inline TimelineMetrics simulated_metrics(const std::string& name, int stages, int ranks,
+                                         int microbatches, StageCost cost) {
+    auto p = make_pipeline(name, stages, ranks, microbatches, cost);
+    return timeline_metrics(simulate_schedule(p.input).timeline);
+}
+
 }  // namespace pipewright::testing
