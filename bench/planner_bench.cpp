@@ -167,8 +167,9 @@ void gains(benchmark::State& state, const Project& project) {
     const double plan = r.plan.report->iteration_time_s;
     // One stage per device: a looped plan's flat counterparts run its flat form.
     const std::string flat = r.plan.schedule == "interleaved-1f1b" ? std::string("1f1b")
-                             : r.plan.schedule == "interleaved-zb" ? std::string("zb-h1")
-                                                                   : r.plan.schedule;
+                             : r.plan.schedule == "interleaved-zb" || r.plan.schedule == "zbv"
+                                 ? std::string("zb-h1")
+                                 : r.plan.schedule;
     bool fits = true;
     const double uniform = simulate_split(project, pipewright::uniform_split(project), flat,
                                           r.plan.microbatches, fits);

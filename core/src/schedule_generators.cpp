@@ -6,6 +6,7 @@
 #include <utility>
 
 #include "schedule_layout.h"
+#include "v_shape_generators.h"
 #include "zero_bubble_generators.h"
 
 namespace pipewright {
@@ -174,6 +175,7 @@ constexpr KindName kKindNames[] = {
     {ScheduleKind::zb_h1, "zb-h1"},
     {ScheduleKind::zb_h2, "zb-h2"},
     {ScheduleKind::interleaved_zb, "interleaved-zb"},
+    {ScheduleKind::zbv, "zbv"},
 };
 
 ScheduleInfo info(ScheduleKind kind, std::string title, std::string constraints,
@@ -238,6 +240,9 @@ const std::vector<ScheduleInfo>& schedule_catalog() {
              "at least 2 stages per device, stage s on device s mod devices; microbatches >= "
              "devices, in rounds of equal size",
              true, true, true),
+        info(ScheduleKind::zbv, "ZB-V: zero bubble over a V (two stages per device, down and back)",
+             "exactly 2 stages per device, stage s and stage 2p-1-s on device s (p devices)", true,
+             true, true),
     };
     return catalog;
 }
@@ -272,6 +277,8 @@ Schedule generate_schedule(ScheduleKind kind, const std::vector<int>& stage_rank
             return detail::make_zb_h2(name, stage_rank, layout);
         case ScheduleKind::interleaved_zb:
             return detail::make_interleaved_zb(name, stage_rank, layout);
+        case ScheduleKind::zbv:
+            return detail::make_zbv(name, stage_rank, layout);
     }
     throw ScheduleError("unknown schedule kind");
 }

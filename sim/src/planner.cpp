@@ -402,30 +402,36 @@ PlanResult plan_pipeline(const Project& project, const PlanOptions& options) {
         const double flat_best = candidates.empty() || looped_only
                                      ? std::numeric_limits<double>::infinity()
                                      : candidates.front().estimate_s;
-        for (const auto& c : planner::search_looped(context, candidates, spec.microbatches,
-                                                    spec.keep, looped, result.statistics)) {
-            if (c.estimate_s >= flat_best) {
-                break;  // best first: the rest are slower still
-            }
-            // Asked for one looped schedule, that one; otherwise interleaved
-            // 1F1B and its zero-bubble form (looped BFS takes as long as
-            // interleaved 1F1B at GPipe's memory, so it is only planned
-            // when asked for).
-            const std::vector<ScheduleKind> kinds =
-                looped_only ? std::vector<ScheduleKind>{looped}
-                            : std::vector<ScheduleKind>{ScheduleKind::interleaved_1f1b,
-                                                        ScheduleKind::interleaved_zb};
-            for (const ScheduleKind kind : kinds) {
-                between_simulations();
-                // Not runnable as looped: not a candidate.
-                std::string not_a_candidate;
-                auto report = unless_ruled_out(
-                    [&] { return context.simulate(c.devices, c.first, c.microbatches, kind); },
-                    not_a_candidate);
-                if (report) {
-                    ++result.statistics.simulations;
-                    consider(std::move(*report), stages_of(context, c.devices, c.first), kind,
-                             c.microbatches, c.bottleneck_s);
+        // Asked for one looped schedule, that one. Otherwise interleaved 1F1B
+        // and its zero-bubble form on the loops, and ZB-V on the V (looped
+        // BFS takes as long as interleaved 1F1B at GPipe's memory, so it is
+        // only planned when asked for).
+        std::vector<std::pair<ScheduleKind, std::vector<ScheduleKind>>> searches;
+        if (looped_only) {
+            searches.push_back({looped, {looped}});
+        } else {
+            searches.push_back({ScheduleKind::interleaved_1f1b,
+                                {ScheduleKind::interleaved_1f1b, ScheduleKind::interleaved_zb}});
+            searches.push_back({ScheduleKind::zbv, {ScheduleKind::zbv}});
+        }
+        for (const auto& [shape, kinds] : searches) {
+            for (const auto& c : planner::search_looped(context, candidates, spec.microbatches,
+                                                        spec.keep, shape, result.statistics)) {
+                if (c.estimate_s >= flat_best) {
+                    break;  // best first: the rest are slower still
+                }
+                for (const ScheduleKind kind : kinds) {
+                    between_simulations();
+                    // Not runnable as looped: not a candidate.
+                    std::string not_a_candidate;
+                    auto report = unless_ruled_out(
+                        [&] { return context.simulate(c.devices, c.first, c.microbatches, kind); },
+                        not_a_candidate);
+                    if (report) {
+                        ++result.statistics.simulations;
+                        consider(std::move(*report), stages_of(context, c.devices, c.first), kind,
+                                 c.microbatches, c.bottleneck_s);
+                    }
                 }
             }
         }

@@ -4,6 +4,7 @@
 // price of v times as many transfers. See docs/planner.md, section 4.
 
 #include <algorithm>
+#include <limits>
 #include <set>
 #include <tuple>
 
@@ -39,6 +40,7 @@ int interleaved_in_flight(int rank, int chunk, int devices, int chunks, int micr
 bool accepts(ScheduleKind schedule, int m, int p) {
     switch (schedule) {
         case ScheduleKind::looped_bfs:
+        case ScheduleKind::zbv:  // fewer than 2p - 1 leave a bubble, not an error
             return m >= 1;
         case ScheduleKind::interleaved_zb:
             return m >= p && m % std::max(1, m / p) == 0;
@@ -47,11 +49,20 @@ bool accepts(ScheduleKind schedule, int m, int p) {
     }
 }
 
+// Stage k's device among the first p of a looped order: around the loop, or
+// down and back for ZB-V's V.
+int slot_rank(ScheduleKind schedule, int k, int p) {
+    if (schedule == ScheduleKind::zbv) {
+        return k < p ? k : 2 * p - 1 - k;
+    }
+    return k % p;
+}
+
 }  // namespace
 
 bool is_looped(ScheduleKind schedule) {
     return schedule == ScheduleKind::interleaved_1f1b || schedule == ScheduleKind::interleaved_zb ||
-           schedule == ScheduleKind::looped_bfs;
+           schedule == ScheduleKind::looped_bfs || schedule == ScheduleKind::zbv;
 }
 
 // A looped schedule needs p >= 2 devices, two layers per device at least (two
@@ -85,10 +96,11 @@ void check_looped_possible(const Context& context, const std::vector<int>& micro
                                    ? ", with at least as many micro-batches as devices, in "
                                      "rounds of equal size"
                                    : "";
-    throw InputError("--schedule", std::string(to_string(schedule)) +
-                                       " loops at least two stages over each of at least two "
-                                       "devices" +
-                                       counts + "; here " + why);
+    const std::string shape = schedule == ScheduleKind::zbv
+                                  ? " places two stages on each of at least two devices, in a V"
+                                  : " loops at least two stages over each of at least two devices";
+    throw InputError("--schedule",
+                     std::string(to_string(schedule)) + shape + counts + "; here " + why);
 }
 
 SplitProblem Context::looped_problem(const LayerTable& table, std::size_t order, int devices,
@@ -100,20 +112,30 @@ SplitProblem Context::looped_problem(const LayerTable& table, std::size_t order,
     const int stages = devices * chunks;
     for (int k = 0; k < stages; ++k) {
         Slot slot;
-        slot.device = orders_[order][at(k % devices)];
+        const int rank = slot_rank(schedule, k, devices);
+        slot.device = orders_[order][at(rank)];
         slot.cls = cluster_.device_class[at(slot.device)];
         // The DP bounds each stage alone; a device's chunks share its memory,
         // so each gets an equal share here and the simulator checks the sum.
         slot.capacity = static_cast<double>(cluster_.specs[at(slot.device)].memory_bytes) / chunks;
-        if (k + 1 < stages) {
-            slot.next = link(slot.device, orders_[order][at((k + 1) % devices)]);
+        const int next_rank = slot_rank(schedule, k + 1, devices);
+        if (k + 1 < stages && next_rank != rank) {
+            slot.next = link(slot.device, orders_[order][at(next_rank)]);
+        } else if (k + 1 < stages) {
+            slot.next = LinkSpec{std::numeric_limits<double>::infinity(), 0};  // the V's turn
         }
         // Looped BFS runs every forward before any backward, as GPipe; the
         // interleaved zero-bubble warm-up is no longer than interleaved 1F1B's.
-        slot.full = schedule == ScheduleKind::looped_bfs
-                        ? table.microbatches
-                        : interleaved_in_flight(k % devices, k / devices, devices, chunks,
-                                                table.microbatches);
+        // ZB-V's warm-up leaves 2p - r micro-batches on the way down and
+        // r + 1 on the way back in flight on device r.
+        const int m = table.microbatches;
+        if (schedule == ScheduleKind::looped_bfs) {
+            slot.full = m;
+        } else if (schedule == ScheduleKind::zbv) {
+            slot.full = std::min(k < devices ? 2 * devices - rank : rank + 1, m);
+        } else {
+            slot.full = interleaved_in_flight(rank, k / devices, devices, chunks, m);
+        }
         p.slots.push_back(slot);
     }
     return p;
@@ -158,8 +180,10 @@ std::vector<LoopedCandidate> search_looped(Context& context, const std::vector<C
         if (p < 2) {
             continue;  // one device: nothing to interleave with
         }
+        // ZB-V runs exactly two stages on each device.
+        const int most_chunks = schedule == ScheduleKind::zbv ? 2 : kMaxLoopedChunks;
         for (int m : counts_for(seed.microbatches, p)) {
-            for (int v = 2; v <= kMaxLoopedChunks && v * p <= context.layers(); ++v) {
+            for (int v = 2; v <= most_chunks && v * p <= context.layers(); ++v) {
                 context.throw_if_stopped();
                 if (!tried.insert({seed.order, p, m, v}).second) {
                     continue;
@@ -182,7 +206,7 @@ std::vector<LoopedCandidate> search_looped(Context& context, const std::vector<C
                 LoopedCandidate c;
                 c.order = seed.order;
                 for (int k = 0; k < p * v; ++k) {
-                    c.devices.push_back(seed.devices[at(k % p)]);
+                    c.devices.push_back(seed.devices[at(slot_rank(schedule, k, p))]);
                 }
                 c.first = split.first;
                 c.microbatches = m;

@@ -340,6 +340,7 @@ MemoryRule rule_of(ScheduleKind schedule) {
         case ScheduleKind::looped_bfs:
         case ScheduleKind::interleaved_1f1b:
         case ScheduleKind::interleaved_zb:
+        case ScheduleKind::zbv:
             break;
     }
     return MemoryRule::gpipe;

@@ -13,6 +13,18 @@
 
 namespace pipewright::test {
 
+namespace {
+
+// Stage st's rank: around the ranks (looped), or down and back for ZB-V.
+int rank_of_stage(const MlpSpec& s, int st) {
+    if (s.schedule == "zbv") {
+        return st < s.ranks ? st : 2 * s.ranks - 1 - st;
+    }
+    return st % s.ranks;
+}
+
+}  // namespace
+
 std::string mlp_project_json(const MlpSpec& s) {
     nlohmann::json layers = nlohmann::json::array();
     std::vector<std::string> names;
@@ -40,7 +52,8 @@ std::string mlp_project_json(const MlpSpec& s) {
             std::vector<std::string>(names.begin() + static_cast<std::ptrdiff_t>(lo),
                                      names.begin() + static_cast<std::ptrdiff_t>(hi)));
         placement.push_back(
-            {{"device", "localhost/proc/cpu" + std::to_string(st % s.ranks)}, {"layers", ls}});
+            {{"device", "localhost/proc/cpu" + std::to_string(rank_of_stage(s, st))},
+             {"layers", ls}});
     }
     nlohmann::json optimizer{{"type", s.optimizer}, {"lr", s.optimizer == "sgd" ? 0.05 : 0.01}};
     if (s.optimizer == "sgd") {

@@ -134,7 +134,10 @@ INSTANTIATE_TEST_SUITE_P(
                       // backwards latest micro-batch first.
                       spec("looped-bfs", 2, 4, 3), spec("zb-h2", 3, 3, 6, "adam"),
                       spec("interleaved-zb", 2, 4, 4), spec("interleaved-zb", 3, 6, 5, "adamw"),
-                      spec("interleaved-zb", 2, 4, 4, "sgd", true)),
+                      spec("interleaved-zb", 2, 4, 4, "sgd", true),
+                      // ZB-V: the last stage, and the loss, on rank 0.
+                      spec("zbv", 2, 4, 4), spec("zbv", 3, 6, 5, "adam"),
+                      spec("zbv", 2, 4, 4, "sgd", true)),
     [](const auto& test_info) {
         const MlpSpec& p = test_info.param;
         std::string name = p.schedule + "_" + std::to_string(p.ranks) + "ranks_" + p.optimizer +

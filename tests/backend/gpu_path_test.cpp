@@ -37,7 +37,9 @@ TEST(TransferChannels, EveryGeneratedScheduleReceivesInSendingOrder) {
                                      {"zb-h2", {0, 1, 2}, 6},
                                      {"looped-bfs", {0, 1, 0, 1}, 3},
                                      {"interleaved-zb", {0, 1, 2, 0, 1, 2}, 5},
-                                     {"interleaved-zb", {0, 1, 0, 1}, 6}};
+                                     {"interleaved-zb", {0, 1, 0, 1}, 6},
+                                     {"zbv", {0, 1, 1, 0}, 4},
+                                     {"zbv", {0, 1, 2, 2, 1, 0}, 5}};
     for (const auto& c : cases) {
         const Schedule s =
             add_communication(generate_schedule(c.name, c.stage_rank, c.microbatches));

@@ -1,4 +1,4 @@
-// Looped BFS, ZB-H2 and interleaved zero bubble run for real: worker
+// Looped BFS, ZB-H2, interleaved zero bubble and ZB-V run for real: worker
 // processes over c10d/Gloo train to the same parameters as one process
 // (the in-process cases are in equivalence_test.cpp).
 #include <gtest/gtest.h>
@@ -59,7 +59,8 @@ TEST_P(ScheduleLibraryRuns, GlooWorkersTrainAsOneProcess) {
 INSTANTIATE_TEST_SUITE_P(Library, ScheduleLibraryRuns,
                          ::testing::Values(LibraryCase{"looped-bfs", 2, 4, 3},
                                            LibraryCase{"zb-h2", 3, 3, 5},
-                                           LibraryCase{"interleaved-zb", 2, 4, 6}),
+                                           LibraryCase{"interleaved-zb", 2, 4, 6},
+                                           LibraryCase{"zbv", 2, 4, 5}),
                          [](const auto& test_info) {
                              std::string name = test_info.param.schedule;
                              for (auto& ch : name) {

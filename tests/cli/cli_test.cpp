@@ -171,15 +171,16 @@ TEST(Cli, ValidateJsonListsProblemsWithPaths) {
 TEST(Cli, CompareSchedulesPrintsEveryScheduleAndTheBaseline) {
     auto r = run_cli({"simulate", example("resnet50-2gpu-pipelined.json"), "--compare-schedules"});
     ASSERT_EQ(r.code, 0) << r.err;
-    for (const char* name : {"single device", "naive", "gpipe", "looped-bfs", "1f1b",
-                             "interleaved-1f1b", "zb-h1", "zb-h2", "interleaved-zb", "baseline"}) {
+    for (const char* name :
+         {"single device", "naive", "gpipe", "looped-bfs", "1f1b", "interleaved-1f1b", "zb-h1",
+          "zb-h2", "interleaved-zb", "zbv", "baseline"}) {
         EXPECT_NE(r.out.find(name), std::string::npos) << name;
     }
     auto json = run_cli(
         {"simulate", example("resnet50-2gpu-pipelined.json"), "--compare-schedules", "--json"});
     ASSERT_EQ(json.code, 0);
     auto rows = nlohmann::json::parse(json.out);
-    EXPECT_EQ(rows.size(), 9u);
+    EXPECT_EQ(rows.size(), 10u);
     EXPECT_TRUE(rows[0]["baseline"].get<bool>());
 }
 
@@ -187,7 +188,7 @@ TEST(Cli, ListsSchedulesDevicesAndLayers) {
     auto schedules = run_cli({"schedules"});
     ASSERT_EQ(schedules.code, 0);
     for (const char* name : {"naive", "gpipe", "looped-bfs", "1f1b", "interleaved-1f1b", "zb-h1",
-                             "zb-h2", "interleaved-zb"}) {
+                             "zb-h2", "interleaved-zb", "zbv"}) {
         EXPECT_NE(schedules.out.find(name), std::string::npos) << name;
     }
     auto devices = nlohmann::json::parse(run_cli({"devices", "--json"}).out);

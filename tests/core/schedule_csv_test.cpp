@@ -10,25 +10,13 @@
 #include "pipewright/core/diagnostics.h"
 #include "pipewright/core/schedule_check.h"
 #include "pipewright/core/schedule_generators.h"
+#include "schedule_test_support.h"
 
 namespace pipewright {
 namespace {
 
-std::vector<int> straight(int p) {
-    std::vector<int> v;
-    for (int i = 0; i < p; ++i) {
-        v.push_back(i);
-    }
-    return v;
-}
-
-std::vector<int> looped(int p, int chunks) {
-    std::vector<int> v;
-    for (int i = 0; i < p * chunks; ++i) {
-        v.push_back(i % p);
-    }
-    return v;
-}
+using testing::placement_for;
+using testing::straight;
 
 // The diagnostics of the InputError that parsing `text` throws.
 Diagnostics csv_error(const std::string& text) {
@@ -62,9 +50,8 @@ TEST(ScheduleCsv, ReadsRowsAndDerivesPlacement) {
 TEST(ScheduleCsv, RoundTripsEveryGenerator) {
     for (const auto& info : schedule_catalog()) {
         for (const int p : {1, 2, 4}) {
-            const bool multi = info.multiple_stages_per_rank;
-            const Schedule compute = generate_schedule(
-                info.name, multi ? looped(p, 2) : straight(p), info.microbatching ? 2 * p : 1);
+            const Schedule compute = generate_schedule(info.name, placement_for(info, p),
+                                                       info.microbatching ? 2 * p : 1);
             for (const Schedule& s : {compute, add_communication(compute)}) {
                 const Schedule back = schedule_from_csv(schedule_to_csv(s), s.name);
                 EXPECT_EQ(back, s) << info.name << " p=" << p << "\n" << schedule_to_csv(s);

@@ -18,6 +18,7 @@ using testing::expect_error;
 using testing::expect_ranks;
 using testing::join;
 using testing::looped;
+using testing::placement_for;
 using testing::straight;
 
 void expect_clean(const Schedule& s) {
@@ -201,7 +202,7 @@ TEST(ScheduleGenerators, CatalogListsEveryGenerator) {
     }
     EXPECT_EQ(names,
               (std::vector<std::string>{"naive", "gpipe", "looped-bfs", "1f1b", "interleaved-1f1b",
-                                        "zb-h1", "zb-h2", "interleaved-zb"}));
+                                        "zb-h1", "zb-h2", "interleaved-zb", "zbv"}));
     EXPECT_EQ(find_schedule("nope"), nullptr);
     EXPECT_TRUE(find_schedule("zb-h1")->splits_backward);
     EXPECT_FALSE(find_schedule("1f1b")->splits_backward);
@@ -210,9 +211,8 @@ TEST(ScheduleGenerators, CatalogListsEveryGenerator) {
     EXPECT_FALSE(find_schedule("1f1b")->multiple_stages_per_rank);
     // The flags describe what the generator really emits.
     for (const auto& info : catalog) {
-        const bool multi = info.multiple_stages_per_rank;
-        const Schedule s = generate_schedule(info.name, multi ? looped(2, 2) : straight(2),
-                                             info.microbatching ? 4 : 1);
+        const Schedule s =
+            generate_schedule(info.name, placement_for(info, 2), info.microbatching ? 4 : 1);
         EXPECT_EQ(s.splits_backward(), info.splits_backward) << info.name;
         EXPECT_FALSE(s.has_communication()) << info.name;
     }
@@ -243,9 +243,8 @@ TEST(ScheduleComms, SplitBackwardSendsAfterInputGradient) {
 
 TEST(ScheduleComms, LoweringIsIdempotentAndPlacesEverySend) {
     for (const auto& info : schedule_catalog()) {
-        const bool multi = info.multiple_stages_per_rank;
-        const Schedule compute = generate_schedule(info.name, multi ? looped(3, 2) : straight(3),
-                                                   info.microbatching ? 6 : 1);
+        const Schedule compute =
+            generate_schedule(info.name, placement_for(info, 3), info.microbatching ? 6 : 1);
         const Schedule lowered = add_communication(compute);
         EXPECT_EQ(add_communication(lowered), lowered) << info.name;
         EXPECT_TRUE(lowered.has_communication());
@@ -269,10 +268,13 @@ TEST(ScheduleComms, LoweringIsIdempotentAndPlacesEverySend) {
                 }
             }
         }
-        // Each of the stages-1 boundaries crosses ranks once per micro-batch
-        // in each direction.
-        const auto expected =
-            static_cast<std::size_t>(2 * (compute.num_stages - 1) * compute.num_microbatches);
+        // Each boundary between stages on two ranks (all of them but the
+        // turn of ZB-V's V) is crossed once per micro-batch each way.
+        int crossing = 0;
+        for (std::size_t st = 1; st < compute.stage_rank.size(); ++st) {
+            crossing += compute.stage_rank[st] != compute.stage_rank[st - 1] ? 1 : 0;
+        }
+        const auto expected = static_cast<std::size_t>(2 * crossing * compute.num_microbatches);
         EXPECT_EQ(sends, expected) << info.name;
         EXPECT_EQ(recvs, expected) << info.name;
         EXPECT_EQ(lowered.action_count(), compute.action_count() + 2 * expected);
@@ -297,11 +299,10 @@ TEST(ScheduleKind, EveryGeneratorHasOneKindAndItsNameMapsBack) {
 }
 
 TEST(ScheduleKind, GeneratingByKindOrByNameGivesTheSameSchedule) {
-    const std::vector<int> two_per_rank = {0, 1, 0, 1};
     const std::vector<int> one_per_rank = {0, 1, 2, 3};
     for (const auto& info : schedule_catalog()) {
         SCOPED_TRACE(info.name);
-        const auto& stage_rank = info.multiple_stages_per_rank ? two_per_rank : one_per_rank;
+        const auto stage_rank = placement_for(info, 2);
         const int m = info.kind == ScheduleKind::naive ? 1 : 4;
         const Schedule by_kind = generate_schedule(info.kind, stage_rank, m);
         EXPECT_EQ(by_kind, generate_schedule(info.name, stage_rank, m));

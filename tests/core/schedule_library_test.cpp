@@ -17,6 +17,7 @@ namespace {
 using testing::expect_error;
 using testing::expect_ranks;
 using testing::looped;
+using testing::v_shape;
 
 // The expected lists are what torch 2.15's _calculate_single_rank_operations
 // returns for these configurations, None slots left out.
@@ -49,6 +50,29 @@ TEST(ScheduleLibrary, InterleavedZeroBubbleMatchesTorch) {
                   "1F4 1I2 3W3 1F5 1I3 1W2 3F4 3I4 1W3 3F5 3I5 3W4 1I4 3W5 1I5 1W4 1W5"});
 }
 
+TEST(ScheduleLibrary, ZeroBubbleVMatchesTorch) {
+    expect_ranks(generate_schedule("zbv", v_shape(2), 4),
+                 {"0F0 0F1 0F2 3F0 3I0 3W0 3F1 3I1 3W1 0F3 0I0 0W0 3F2 3I2 3W2 0I1 0W1 3F3 3I3 "
+                  "3W3 0I2 0W2 0I3 0W3",
+                  "1F0 2F0 1F1 2F1 2I0 2W0 1F2 1I0 1W0 2F2 2I1 2W1 1F3 1I1 1W1 2F3 2I2 2W2 1I2 "
+                  "2I3 1I3 1W2 2W3 1W3"});
+    expect_ranks(
+        generate_schedule("zbv", v_shape(3), 5),
+        {"0F0 0F1 0F2 0F3 0F4 5F0 5I0 5W0 5F1 5I1 5W1 5F2 5I2 5W2 0I0 0W0 5F3 5I3 5W3 0I1 0W1 "
+         "5F4 5I4 5W4 0I2 0W2 0I3 0W3 0I4 0W4",
+         "1F0 1F1 1F2 4F0 1F3 4F1 4I0 4W0 4F2 4I1 4W1 1F4 1I0 1W0 4F3 4I2 4W2 1I1 1W1 4F4 4I3 "
+         "4W3 1I2 4I4 1I3 1W2 1I4 1W3 4W4 1W4",
+         "2F0 3F0 2F1 3F1 2F2 3F2 3I0 3W0 2F3 2I0 2W0 3F3 3I1 3W1 2F4 2I1 2W1 3F4 3I2 3W2 2I2 "
+         "3I3 2I3 3I4 2I4 2W2 3W3 3W4 2W3 2W4"});
+    // Fewer than 2p - 1 micro-batches: torch plans 2p - 1 and drops the rest.
+    expect_ranks(generate_schedule("zbv", v_shape(3), 3),
+                 {"0F0 0F1 0F2 5F0 5I0 5W0 5F1 5I1 5W1 5F2 5I2 5W2 0I0 0W0 0I1 0W1 0I2 0W2",
+                  "1F0 1F1 1F2 4F0 4F1 4I0 4W0 4F2 4I1 4W1 1I0 1W0 4I2 4W2 1I1 1W1 1I2 1W2",
+                  "2F0 3F0 2F1 3F1 2F2 3F2 3I0 3W0 2I0 2W0 3I1 3W1 2I1 2W1 3I2 3W2 2I2 2W2"});
+    expect_ranks(generate_schedule("zbv", v_shape(2), 1),
+                 {"0F0 3F0 3I0 3W0 0I0 0W0", "1F0 2F0 2I0 2W0 1I0 1W0"});
+}
+
 TEST(ScheduleLibrary, ZeroBubbleH2DoublesTheWarmUp) {
     // Stage i: F(x), I(x - 2(p-1-i)), W(x - 2(p-1)).
     expect_ranks(generate_schedule("zb-h2", {0, 1, 2}, 5),
@@ -70,6 +94,9 @@ TEST(ScheduleLibrary, RulesAreExplained) {
     expect_error("interleaved-zb", looped(4, 2), 9,
                  {"rounds of equal size", "ScheduleInterleavedZeroBubble", "9 micro-batches",
                   "4 devices", "2 rounds", "use 8 or 10"});
+    expect_error("zbv", looped(2, 2), 4, {"V", "stage 2 is on device 0", "expected device 1"});
+    expect_error("zbv", {0, 1, 2}, 4,
+                 {"exactly two stages on every device", "3 stages", "3 devices", "use 6 stages"});
     expect_error("zb-h2", {0, 0, 1}, 4,
                  {"exactly one stage", "3 stages", "2 devices", "use interleaved-zb or gpipe"});
     expect_error("zb-h2", {0, 1, 2}, 2,
@@ -102,6 +129,17 @@ TEST(ScheduleLibrary, EveryAcceptedConfigurationIsValid) {
                         static_cast<std::size_t>(s.num_stages * m * (s.splits_backward() ? 3 : 2)));
                 }
             }
+        }
+    }
+    for (int p = 1; p <= 6; ++p) {
+        for (int m = 1; m <= 14; ++m) {
+            SCOPED_TRACE("zbv p=" + std::to_string(p) + " m=" + std::to_string(m));
+            const Schedule s = generate_schedule("zbv", v_shape(p), m);
+            ++built;
+            const Diagnostics d = check_schedule(s);
+            EXPECT_TRUE(d.empty()) << d.format();
+            EXPECT_TRUE(check_schedule(add_communication(s)).empty());
+            EXPECT_EQ(s.action_count(), static_cast<std::size_t>(2 * p * m * 3));
         }
     }
     EXPECT_GT(built, 200);

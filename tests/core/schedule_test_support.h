@@ -40,6 +40,24 @@ inline std::vector<int> looped(int p, int chunks) {
     return v;
 }
 
+// Down the p devices and back: stage s and stage 2p-1-s on device s.
+inline std::vector<int> v_shape(int p) {
+    std::vector<int> v;
+    for (int s = 0; s < 2 * p; ++s) {
+        v.push_back(s < p ? s : 2 * p - 1 - s);
+    }
+    return v;
+}
+
+// A placement over p devices that `info` accepts: one stage per device, a V
+// for ZB-V, two stages per device in a loop for the other multi-stage ones.
+inline std::vector<int> placement_for(const ScheduleInfo& info, int p) {
+    if (info.kind == ScheduleKind::zbv) {
+        return v_shape(p);
+    }
+    return info.multiple_stages_per_rank ? looped(p, 2) : straight(p);
+}
+
 inline void expect_ranks(const Schedule& s, std::initializer_list<const char*> expected) {
     ASSERT_EQ(s.ranks.size(), expected.size());
     std::size_t r = 0;

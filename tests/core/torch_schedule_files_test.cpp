@@ -1,5 +1,5 @@
-// The CSV files torch.distributed.pipelining writes for looped BFS and
-// interleaved zero bubble (torch_schedules/, made by make_fixtures.py with
+// The CSV files torch.distributed.pipelining writes for looped BFS,
+// interleaved zero bubble and ZB-V (torch_schedules/, made by make_fixtures.py with
 // torch 2.15): the compute-only lists are the ones Pipewright generates, and
 // torch's own lowering (sends and receives placed as its runtime places
 // them) reads as a valid schedule with the same computations.
@@ -34,17 +34,26 @@ struct TorchFile {
                std::to_string(stages_per_rank) + "-m" + std::to_string(microbatches);
     }
     [[nodiscard]] Schedule generated() const {
+        // Looped (stage s on rank s mod p), or a V for ZB-V.
+        const bool v_shape = std::string(schedule) == "zbv";
         std::vector<int> stage_rank;
         for (int s = 0; s < ranks * stages_per_rank; ++s) {
-            stage_rank.push_back(s % ranks);
+            stage_rank.push_back(!v_shape ? s % ranks : s < ranks ? s : 2 * ranks - 1 - s);
         }
         return generate_schedule(schedule, stage_rank, microbatches);
     }
 };
 
 const std::vector<TorchFile> kFiles = {
-    {"looped-bfs", 2, 2, 3},     {"looped-bfs", 4, 3, 5},     {"interleaved-zb", 2, 2, 4},
-    {"interleaved-zb", 3, 2, 5}, {"interleaved-zb", 4, 2, 8}, {"interleaved-zb", 4, 3, 12},
+    {"looped-bfs", 2, 2, 3},
+    {"looped-bfs", 4, 3, 5},
+    {"interleaved-zb", 2, 2, 4},
+    {"interleaved-zb", 3, 2, 5},
+    {"interleaved-zb", 4, 2, 8},
+    {"interleaved-zb", 4, 3, 12},
+    {"zbv", 2, 2, 4},
+    {"zbv", 4, 2, 8},
+    {"zbv", 4, 2, 5},
 };
 
 std::vector<Action> computations(const std::vector<Action>& actions) {

@@ -150,8 +150,9 @@ TEST(Planner, BeatsUniformAndParameterBalancedSplitsOnResNetOn4Gpus) {
     // Flat splits run the plan's schedule, or its flat form when the plan
     // loops the devices.
     const std::string flat = r.plan.schedule == "interleaved-1f1b" ? std::string("1f1b")
-                             : r.plan.schedule == "interleaved-zb" ? std::string("zb-h1")
-                                                                   : r.plan.schedule;
+                             : r.plan.schedule == "interleaved-zb" || r.plan.schedule == "zbv"
+                                 ? std::string("zb-h1")
+                                 : r.plan.schedule;
     const auto time_of = [&](const std::vector<PlannedStage>& split) {
         return simulate(with_placement(project, split, flat, r.plan.microbatches)).iteration_time_s;
     };

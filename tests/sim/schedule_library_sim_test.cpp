@@ -65,6 +65,26 @@ TEST(ScheduleLibrarySimulated, ZeroBubbleH2IsAParallelogram) {
     }
 }
 
+// ZB-V with f = i = w per stage and free transfers: every device works
+// without a gap from its first forward at r f to r f + 6 m f (two stages, each
+// F, I and W per micro-batch), the parallelogram of the paper's figure, at
+// the activation memory of 1F1B (the first device holds p micro-batches'
+// worth: 2p - r of its stage on the way down and r + 1 on the way back, each
+// half a 1F1B stage).
+TEST(ScheduleLibrarySimulated, ZeroBubbleVIsAParallelogram) {
+    for (int p = 1; p <= 6; ++p) {
+        for (int m : {2 * p - 1, 2 * p, 3 * p + 1}) {
+            SCOPED_TRACE("p=" + std::to_string(p) + " m=" + std::to_string(m));
+            const auto metrics = simulated_metrics("zbv", 2 * p, p, m, equal_cost(1.0, 1.0, 1.0));
+            EXPECT_NEAR(metrics.iteration_time_s, 6.0 * m + p - 1.0, 1e-9);
+            for (const auto& d : metrics.devices) {
+                EXPECT_NEAR(d.start_s, d.rank, 1e-9) << "device " << d.rank;
+                EXPECT_NEAR(d.end_s, d.rank + 6.0 * m, 1e-9) << "device " << d.rank;
+            }
+        }
+    }
+}
+
 // Where the weight gradient is cheaper than the input gradient, ZB-H1 cannot
 // hide its ramp, (p-1)(f + i - w), and ZB-H2's stays (p-1) f.
 TEST(ScheduleLibrarySimulated, ZeroBubbleH2BeatsH1WhenWeightGradientsAreCheap) {
@@ -128,7 +148,7 @@ TEST(ScheduleLibrarySimulated, InterleavedZeroBubbleIsNeverSlowerThanInterleaved
 TEST(ScheduleLibrarySimulated, EveryAcceptedConfigurationRunsToTheEnd) {
     LinkSpec link{2.0, 50.0};
     int simulated = 0;
-    for (const char* name : {"looped-bfs", "interleaved-zb", "zb-h2"}) {
+    for (const char* name : {"looped-bfs", "interleaved-zb", "zb-h2", "zbv"}) {
         for (int p = 1; p <= 5; ++p) {
             for (int v = 1; v <= 3; ++v) {
                 for (int m = 1; m <= 11; m += 2) {

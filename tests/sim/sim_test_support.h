@@ -17,14 +17,15 @@ struct Pipeline {
     SimulationInput input;
 };
 
-// `stages` stages with stage s on rank s % ranks, every stage costing the
-// same; transfers are free unless a link is given.
+// `stages` stages with stage s on rank s % ranks (for zbv, down the ranks
+// and back: a V), every stage costing the same; transfers are free unless a
+// link is given.
 inline Pipeline make_pipeline(const std::string& name, int stages, int ranks, int microbatches,
                               StageCost cost, const LinkSpec* link = nullptr) {
     Pipeline p;
     std::vector<int> stage_rank;
     for (int s = 0; s < stages; ++s) {
-        stage_rank.push_back(s % ranks);
+        stage_rank.push_back(name != "zbv" ? s % ranks : s < ranks ? s : 2 * ranks - 1 - s);
     }
     p.schedule = add_communication(generate_schedule(name, stage_rank, microbatches));
     p.input.stages.assign(static_cast<std::size_t>(stages), cost);

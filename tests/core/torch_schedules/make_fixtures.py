@@ -1,5 +1,6 @@
 """Writes the CSV files torch.distributed.pipelining's _dump_csv writes for
-the schedules Pipewright also generates, as test fixtures.
+the schedules Pipewright also generates (looped BFS, interleaved zero bubble,
+ZB-V), as test fixtures.
 
 Run with a PyTorch that has the schedule classes (2.4 or later; Debian 12's
 python3-torch 1.13 has none of them), for example the environment that
@@ -30,6 +31,7 @@ def order(cls, ranks, stages_per_rank, microbatches):
     s._n_microbatches = microbatches
     s.number_of_rounds = max(1, microbatches // ranks)
     s.microbatches_per_round = microbatches // s.number_of_rounds
+    s.num_stages = ranks * stages_per_rank
     s.pipeline_order = {r: s._calculate_single_rank_operations(r) for r in range(ranks)}
     return s
 
@@ -41,7 +43,16 @@ CASES = [
     ("interleaved-zb", schedules.ScheduleInterleavedZeroBubble, 3, 2, 5),
     ("interleaved-zb", schedules.ScheduleInterleavedZeroBubble, 4, 2, 8),
     ("interleaved-zb", schedules.ScheduleInterleavedZeroBubble, 4, 3, 12),
+    ("zbv", schedules.ScheduleZBVZeroBubble, 2, 2, 4),
+    ("zbv", schedules.ScheduleZBVZeroBubble, 4, 2, 8),
+    ("zbv", schedules.ScheduleZBVZeroBubble, 4, 2, 5),
 ]
+
+
+def stage_rank(name, p, v):
+    if name == "zbv":  # a V: down the ranks and back
+        return lambda stage: stage if stage < p else 2 * p - 1 - stage
+    return lambda stage: stage % p
 
 def write(path, rows):
     with open(path, "w", newline="") as f:
@@ -57,5 +68,5 @@ for name, cls, p, v, m in CASES:
     s._dump_csv(str(HERE / f"{stem}.csv"), format="compute_only")
     print(f"{stem}.csv  (torch {torch.__version__})")
     compute = {r: [a for a in acts if a is not None] for r, acts in s.pipeline_order.items()}
-    lowered = schedules._add_send_recv(compute, lambda stage: stage % p, p * v)
+    lowered = schedules._add_send_recv(compute, stage_rank(name, p, v), p * v)
     write(HERE / f"{stem}-comms.csv", lowered)

@@ -28,6 +28,7 @@ enum class ScheduleKind : std::uint8_t {
     zb_h1,             // "zb-h1"
     zb_h2,             // "zb-h2"
     interleaved_zb,    // "interleaved-zb"
+    zbv,               // "zbv"
 };
 
 [[nodiscard]] std::string_view to_string(ScheduleKind kind);
