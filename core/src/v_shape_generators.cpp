@@ -7,18 +7,6 @@
 
 namespace pipewright::detail {
 
-bool is_v_placement(const std::vector<int>& stage_rank, int ranks) {
-    if (ranks < 1 || stage_rank.size() != static_cast<std::size_t>(2 * ranks)) {
-        return false;
-    }
-    for (int s = 0; s < 2 * ranks; ++s) {
-        if (stage_rank[idx(s)] != (s < ranks ? s : 2 * ranks - 1 - s)) {
-            return false;
-        }
-    }
-    return true;
-}
-
 namespace {
 
 void require_v_placement(std::string_view name, const std::vector<int>& stage_rank,

@@ -11,9 +11,6 @@
 
 namespace pipewright::detail {
 
-// Whether stage_rank is the V over `ranks` devices.
-[[nodiscard]] bool is_v_placement(const std::vector<int>& stage_rank, int ranks);
-
 Schedule make_zbv(std::string_view name, const std::vector<int>& stage_rank, const Layout& layout);
 
 }  // namespace pipewright::detail
