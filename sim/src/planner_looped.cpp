@@ -1,7 +1,8 @@
 // Looped placements for interleaved 1F1B, interleaved zero bubble and looped
 // BFS: the device sequence of a kept candidate carries v stages per device
 // (stage s on device s mod p), which divides the pipeline bubble by v at the
-// price of v times as many transfers. See docs/planner.md, section 4.
+// price of v times as many transfers; and ZB-V's V, two stages per device
+// down the sequence and back. See docs/planner.md, section 4.
 
 #include <algorithm>
 #include <limits>
