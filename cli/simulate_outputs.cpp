@@ -89,10 +89,15 @@ std::vector<PlannedOutput> planned_outputs(const OutputArgs& args, const Simulat
     }
     if (args.export_csv) {
         const Schedule& schedule = project.schedule;
-        // About 10 bytes an action ("12SEND_F3,"): small next to the others.
+        const std::optional<TorchCsvFormat> format = args.csv_format;
+        // About 10 bytes an action ("12SEND_F3,"), 15 with torch's waits:
+        // small next to the others.
         out.push_back({*args.export_csv, "schedule CSV",
-                       [&schedule] { return std::uint64_t{10} * schedule.action_count(); },
-                       [&schedule](TextSink& sink) { sink.write(schedule_to_csv(schedule)); }});
+                       [&schedule] { return std::uint64_t{15} * schedule.action_count(); },
+                       [&schedule, format](TextSink& sink) {
+                           sink.write(format ? schedule_to_torch_csv(schedule, *format)
+                                             : schedule_to_csv(schedule));
+                       }});
     }
     return out;
 }
@@ -125,8 +130,29 @@ std::optional<std::uint64_t> parse_byte_size(std::string_view text) {
 void add_output_options(CLI::App& command, OutputArgs& args) {
     command.add_option("--trace", args.trace, "Write a Chrome trace (open in Perfetto)");
     command.add_option("--timeline", args.timeline, "Write the Pipewright timeline JSON");
-    command.add_option("--export-csv", args.export_csv,
-                       "Write the schedule as PyTorch CSV (torch.distributed.pipelining)");
+    CLI::Option* export_csv =
+        command.add_option("--export-csv", args.export_csv,
+                           "Write the schedule as PyTorch CSV (torch.distributed.pipelining)");
+    command
+        .add_option_function<std::string>(
+            "--csv-format",
+            [&args](const std::string& text) {
+                if (text == "pipewright") {
+                    args.csv_format.reset();
+                    return;
+                }
+                args.csv_format = torch_csv_format(text);
+                if (!args.csv_format) {
+                    throw CLI::ValidationError("--csv-format",
+                                               "expected pipewright, compute-only or "
+                                               "compute-comms, got \"" +
+                                                   text + "\"");
+                }
+            },
+            "Form of --export-csv: pipewright (as simulated, the default), compute-only or "
+            "compute-comms (what torch's _load_csv(path, format=...) reads)")
+        ->type_name("FORMAT")
+        ->needs(export_csv);
     command
         .add_option_function<std::string>(
             "--max-output-size",
@@ -190,8 +216,15 @@ void print_written_outputs(const OutputArgs& args, std::ostream& out) {
         out << (args.trace ? "" : "\n") << "Wrote " << *args.timeline << " (Pipewright timeline)\n";
     }
     if (args.export_csv) {
-        out << ((args.trace || args.timeline) ? "" : "\n") << "Wrote " << *args.export_csv
-            << " (schedule, one row per rank)\n";
+        out << ((args.trace || args.timeline) ? "" : "\n") << "Wrote " << *args.export_csv;
+        if (args.csv_format) {
+            out << " (schedule for torch: _load_csv(path, format=\""
+                << (*args.csv_format == TorchCsvFormat::compute_only ? "compute_only"
+                                                                     : "compute_comms")
+                << "\"))\n";
+        } else {
+            out << " (schedule, one row per rank)\n";
+        }
     }
 }
 

@@ -13,6 +13,7 @@
 #include <CLI/CLI.hpp>
 
 #include "pipewright/core/analysis.h"
+#include "pipewright/core/torch_csv.h"
 #include "pipewright/sim/simulation.h"
 
 namespace pipewright::cli {
@@ -24,6 +25,9 @@ struct OutputArgs {
     std::optional<std::string> trace;
     std::optional<std::string> timeline;
     std::optional<std::string> export_csv;
+    // nullopt: as Pipewright runs it (each receive right before the action
+    // that needs it); else the form torch's _load_csv reads.
+    std::optional<TorchCsvFormat> csv_format;
     std::uint64_t max_output_bytes = kDefaultMaxOutputBytes;
 };
 

@@ -158,4 +158,19 @@ say "running backend_tests (ctest, two at a time)"
 ctest --test-dir "$build/tests/backend" -j2 --timeout 600 --output-on-failure || status=1
 phase "testing"
 [ $status -eq 0 ] || fail "tests failed against torch $version (above)"
+
+# Schedules Pipewright writes for torch (--csv-format) run in torch's own
+# pipelining runtime; its stages exchange shapes as pickled objects, which
+# needs numpy beside torch.
+if ! "$venv/bin/python" -c "import numpy" 2>/dev/null; then
+    say "installing numpy into $venv (torch's pipelining stages need it)"
+    "$venv/bin/python" -m pip install --no-cache-dir --progress-bar off numpy ||
+        fail "pip could not install numpy into $venv (its message is above)"
+fi
+cli_program=$(find "$build" -name pipewright -type f -perm -u+x | head -n 1)
+[ -n "$cli_program" ] || fail "no pipewright program in $build"
+say "handing Pipewright's schedules to torch's _PipelineScheduleRuntime"
+"$venv/bin/python" -W ignore scripts/torch_handoff_check.py "$cli_program" ||
+    fail "torch $version did not train as one process would with a schedule Pipewright wrote (above)"
+phase "handing schedules to torch"
 say "torch $version (CUDA $torch_cuda, NCCL): every program builds and links, and the backend's and the command line's tests pass"

@@ -48,6 +48,27 @@ std::string_view unquote(std::string_view cell) {
     return cell;
 }
 
+// torch 2.x's lowered files wait for each send and gradient reduction
+// explicitly ("0WAIT_SEND_F3", "1WAIT_REDUCE_GRAD"); Pipewright's runtime
+// and simulator complete them implicitly, so these cells are read and dropped.
+bool is_torch_wait(std::string_view cell) {
+    std::size_t i = 0;
+    while (i < cell.size() && cell[i] >= '0' && cell[i] <= '9') {
+        ++i;
+    }
+    if (i == 0) {
+        return false;
+    }
+    cell.remove_prefix(i);
+    for (const std::string_view name : {"WAIT_SEND_F", "WAIT_SEND_B", "WAIT_REDUCE_GRAD"}) {
+        if (cell.substr(0, name.size()) == name) {
+            const std::string_view rest = cell.substr(name.size());
+            return rest.find_first_not_of("0123456789") == std::string_view::npos;
+        }
+    }
+    return false;
+}
+
 std::string cell_path(std::size_t row, std::size_t column) {
     return "row " + std::to_string(row + 1) + ", column " + std::to_string(column + 1);
 }
@@ -152,6 +173,17 @@ Schedule schedule_from_csv(const std::string& text, const std::string& name) {
             const std::string_view cell = unquote(trim(lines[row].substr(start, end - start)));
             start = end + 1;
             if (cell.empty()) {
+                continue;
+            }
+            if (is_torch_wait(cell)) {
+                continue;
+            }
+            if (cell.front() == '(') {
+                problems.add(cell_path(row, column),
+                             "\"" + std::string(cell) +
+                                 "\" runs two actions as one (torch's OVERLAP_F_B, from "
+                                 "DualPipeV), which Pipewright does not run; write its actions "
+                                 "one after the other in separate cells");
                 continue;
             }
             const auto action = parse_action(cell);

@@ -83,6 +83,51 @@ TEST(Cli, WritesTraceTimelineAndCsvThatReadBack) {
                      nlohmann::json::parse(r.out)["iteration_time_s"].get<double>());
 }
 
+std::string read_text(const fs::path& p) {
+    std::ifstream in(p);
+    std::ostringstream text;
+    text << in.rdbuf();
+    return text.str();
+}
+
+TEST(Cli, WritesTheSchedulesForTorchsLoadCsv) {
+    TempDir dir;
+    const std::string project = example("seven-layers-two-nodes.json");
+    auto plain = run_cli({"simulate", project, "--json"});
+    ASSERT_EQ(plain.code, 0) << plain.err;
+    const double simulated = nlohmann::json::parse(plain.out)["iteration_time_s"].get<double>();
+    for (const char* format : {"compute-only", "compute-comms"}) {
+        SCOPED_TRACE(format);
+        const fs::path csv = dir / (std::string(format) + ".csv");
+        auto r =
+            run_cli({"simulate", project, "--export-csv", csv.string(), "--csv-format", format});
+        ASSERT_EQ(r.code, 0) << r.err;
+        const bool only = std::string(format) == "compute-only";
+        EXPECT_NE(r.out.find(only ? "format=\"compute_only\"" : "format=\"compute_comms\""),
+                  std::string::npos)
+            << r.out;
+        const std::string text = read_text(csv);
+        EXPECT_EQ(text.find("SEND_F") == std::string::npos, only) << text;
+        EXPECT_EQ(text.find("WAIT_SEND_F") == std::string::npos, only) << text;
+        // Both read back; the compute-only one lowers to what was simulated.
+        auto back = run_cli({"simulate", project, "--json", "--schedule-csv", csv.string()});
+        ASSERT_EQ(back.code, 0) << back.err;
+        if (only) {
+            EXPECT_DOUBLE_EQ(nlohmann::json::parse(back.out)["iteration_time_s"].get<double>(),
+                             simulated);
+        }
+    }
+    auto unknown = run_cli({"simulate", project, "--export-csv", (dir / "x.csv").string(),
+                            "--csv-format", "compute_only"});
+    EXPECT_NE(unknown.code, 0);
+    EXPECT_NE(unknown.err.find("expected pipewright, compute-only or compute-comms"),
+              std::string::npos)
+        << unknown.err;
+    auto alone = run_cli({"simulate", project, "--csv-format", "compute-only"});
+    EXPECT_NE(alone.code, 0);
+    EXPECT_NE(alone.err.find("--export-csv"), std::string::npos) << alone.err;
+}
+
 TEST(Cli, InvalidProjectExitsOneAndNamesEveryProblem) {
     TempDir dir;
     auto j = read_json(kExamples / "dummy-2gpu.json");

@@ -2,17 +2,24 @@
 // interleaved zero bubble and ZB-V (torch_schedules/, made by make_fixtures.py with
 // torch 2.15): the compute-only lists are the ones Pipewright generates, and
 // torch's own lowering (sends and receives placed as its runtime places
-// them) reads as a valid schedule with the same computations.
+// them) reads as a valid schedule with the same computations. Pipewright
+// writes both forms as torch writes them (schedule_to_torch_csv), with
+// torch 2.15's runtime lowering (REDUCE_GRAD, UNSHARD/RESHARD, the WAIT_
+// cells) round-tripping.
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <filesystem>
+#include <fstream>
+#include <sstream>
 #include <string>
 #include <vector>
 
 #include "pipewright/core/schedule_check.h"
 #include "pipewright/core/schedule_csv.h"
 #include "pipewright/core/schedule_generators.h"
+#include "pipewright/core/torch_csv.h"
 
 namespace pipewright {
 namespace {
@@ -43,6 +50,40 @@ struct TorchFile {
         return generate_schedule(schedule, stage_rank, microbatches);
     }
 };
+
+// A CSV's rows with their empty cells (torch's idle steps) and line ends
+// dropped, so that files compare by content: torch's csv module ends rows
+// with CRLF.
+// With `computations_and_transfers`, only those: the cells of torch's
+// _add_send_recv before its runtime adds REDUCE_GRAD and the WAIT_ cells.
+std::vector<std::string> rows_of(const std::string& text, bool computations_and_transfers = false) {
+    std::vector<std::string> rows;
+    std::istringstream lines(text);
+    for (std::string line; std::getline(lines, line);) {
+        std::istringstream cells(line);
+        std::string row;
+        for (std::string cell; std::getline(cells, cell, ',');) {
+            if (!cell.empty() && cell.back() == '\r') {
+                cell.pop_back();
+            }
+            const bool runtime_only = cell.find("WAIT_") != std::string::npos ||
+                                      cell.find("REDUCE_GRAD") != std::string::npos;
+            if (cell.empty() || (computations_and_transfers && runtime_only)) {
+                continue;
+            }
+            row += (row.empty() ? "" : ",") + cell;
+        }
+        rows.push_back(row);
+    }
+    return rows;
+}
+
+std::string file_text(const fs::path& path) {
+    std::ifstream in(path, std::ios::binary);
+    std::ostringstream text;
+    text << in.rdbuf();
+    return text.str();
+}
 
 const std::vector<TorchFile> kFiles = {
     {"looped-bfs", 2, 2, 3},
@@ -90,6 +131,139 @@ TEST(TorchScheduleFiles, TorchLoweringReadsAsAValidScheduleWithTheSameComputatio
         }
         // As many transfers as Pipewright's own lowering, placed differently.
         EXPECT_EQ(lowered.action_count(), add_communication(ours).action_count());
+    }
+}
+
+TEST(TorchScheduleFiles, ComputeOnlyIsWrittenAsTorchWritesIt) {
+    for (const TorchFile& f : kFiles) {
+        SCOPED_TRACE(f.stem());
+        const Schedule lowered = add_communication(f.generated());
+        EXPECT_EQ(rows_of(schedule_to_torch_csv(lowered, TorchCsvFormat::compute_only)),
+                  rows_of(file_text(fixtures() / (f.stem() + ".csv"))));
+    }
+}
+
+TEST(TorchScheduleFiles, SendsAndReceivesArePlacedAsTorchPlacesThem) {
+    for (const TorchFile& f : kFiles) {
+        SCOPED_TRACE(f.stem());
+        // From Pipewright's own lowering: its sends and receives are dropped
+        // and placed again, with REDUCE_GRAD and the WAIT_ cells as torch's
+        // runtime adds them (-ddp files); the -comms files hold the work of
+        // _add_send_recv alone, which takes the same transfers in a
+        // different order without the reductions' turns.
+        const Schedule lowered = add_communication(f.generated());
+        const std::string written = schedule_to_torch_csv(lowered, TorchCsvFormat::compute_comms);
+        EXPECT_EQ(rows_of(written), rows_of(file_text(fixtures() / (f.stem() + "-ddp.csv"))));
+        const auto transfers = [](const std::string& text) {
+            std::vector<std::vector<Action>> out;
+            for (const auto& row : schedule_from_csv(text).ranks) {
+                std::vector<std::string> cells;
+                for (const Action& a : row) {
+                    if (is_send(a.type) || is_recv(a.type)) {
+                        cells.push_back(to_string(a));
+                    }
+                }
+                std::sort(cells.begin(), cells.end());
+                out.emplace_back();
+                for (const auto& c : cells) {
+                    out.back().push_back(*parse_action(c));
+                }
+            }
+            return out;
+        };
+        EXPECT_EQ(transfers(written), transfers(file_text(fixtures() / (f.stem() + "-comms.csv"))));
+    }
+}
+
+// Lowered by torch 2.15 as _PipelineScheduleRuntime lowers a compute-only
+// list (make_fixtures.py, RUNTIME_CASES).
+const std::vector<TorchFile> kRuntimeFiles = {
+    {"1f1b", 4, 1, 6},
+    {"interleaved-zb", 2, 2, 4},
+    {"zbv", 4, 2, 8},
+};
+
+TEST(TorchScheduleFiles, ScheduleIsWrittenAsTorchsRuntimeLowersIt) {
+    for (const TorchFile& f : kRuntimeFiles) {
+        SCOPED_TRACE(f.stem());
+        const std::vector<std::string> torch_rows =
+            rows_of(file_text(fixtures() / (f.stem() + "-ddp.csv")));
+        // With data parallelism, REDUCE_GRAD right after each stage's last
+        // backward is where torch's _add_reduce_grad places it.
+        const Schedule ddp =
+            add_collectives(add_communication(f.generated()),
+                            {.shard_parameters = false, .overlap_gradient_sync = true});
+        EXPECT_EQ(rows_of(schedule_to_torch_csv(ddp, TorchCsvFormat::compute_comms)), torch_rows);
+        // Without, the writer adds them there: torch scales the gradients at
+        // REDUCE_GRAD.
+        EXPECT_EQ(rows_of(schedule_to_torch_csv(add_communication(f.generated()),
+                                                TorchCsvFormat::compute_comms)),
+                  torch_rows);
+    }
+}
+
+TEST(TorchScheduleFiles, RuntimeFilesWithCollectivesAndWaitsRoundTrip) {
+    for (const TorchFile& f : kRuntimeFiles) {
+        for (const char* suffix : {"-ddp.csv", "-runtime.csv"}) {
+            SCOPED_TRACE(f.stem() + suffix);
+            const fs::path path = fixtures() / (f.stem() + suffix);
+            const Schedule read = load_schedule_csv(path);
+            const Diagnostics problems = check_schedule(read);
+            EXPECT_TRUE(problems.empty()) << problems.format();
+            EXPECT_TRUE(read.has_collectives());
+            const Schedule ours = f.generated();
+            for (std::size_t r = 0; r < ours.ranks.size(); ++r) {
+                EXPECT_EQ(computations(read.ranks[r]), ours.ranks[r]) << "rank " << r;
+            }
+            EXPECT_EQ(rows_of(schedule_to_torch_csv(read, TorchCsvFormat::compute_comms)),
+                      rows_of(file_text(path)));
+            EXPECT_EQ(rows_of(schedule_to_torch_csv(read, TorchCsvFormat::compute_only)),
+                      rows_of(schedule_to_torch_csv(ours, TorchCsvFormat::compute_only)));
+        }
+    }
+}
+
+TEST(TorchScheduleFiles, WaitCellsAreReadAndDropped) {
+    const Schedule s = schedule_from_csv(
+        "0F0,0SEND_F0,0RECV_B0,0B0,0WAIT_SEND_F0,0REDUCE_GRAD,0WAIT_REDUCE_GRAD\n"
+        "1RECV_F0,1F0,1B0,1SEND_B0,1REDUCE_GRAD,1WAIT_REDUCE_GRAD,1WAIT_SEND_B0\n");
+    EXPECT_TRUE(check_schedule(s).empty()) << check_schedule(s).format();
+    EXPECT_EQ(s.action_count(), 10U);
+}
+
+TEST(TorchScheduleFiles, AnOverlappedActionIsExplained) {
+    try {
+        (void)schedule_from_csv("0F0,(0F1;1B0)OVERLAP_F_B\n");
+        FAIL() << "expected an InputError";
+    } catch (const InputError& e) {
+        const std::string text = e.what();
+        EXPECT_NE(text.find("row 1, column 2"), std::string::npos) << text;
+        EXPECT_NE(text.find("OVERLAP_F_B"), std::string::npos) << text;
+        EXPECT_NE(text.find("one after the other"), std::string::npos) << text;
+    }
+}
+
+TEST(TorchScheduleFiles, FormatsAreNamedAsTorchNamesThem) {
+    for (const TorchCsvFormat f : {TorchCsvFormat::compute_only, TorchCsvFormat::compute_comms}) {
+        EXPECT_EQ(torch_csv_format(to_string(f)), f);
+    }
+    EXPECT_FALSE(torch_csv_format("compute_only").has_value());
+}
+
+TEST(TorchScheduleFiles, AScheduleThatCannotRunCannotBeLowered) {
+    // Rank 1 needs stage 0's backward before stage 0 can run it.
+    Schedule s;
+    s.num_stages = 2;
+    s.num_microbatches = 1;
+    s.stage_rank = {0, 1};
+    s.ranks = {{{0, ActionType::backward, 0}, {0, ActionType::forward, 0}},
+               {{1, ActionType::forward, 0}, {1, ActionType::backward, 0}}};
+    try {
+        (void)schedule_to_torch_csv(s, TorchCsvFormat::compute_comms);
+        FAIL() << "expected a ScheduleError";
+    } catch (const ScheduleError& e) {
+        EXPECT_NE(std::string(e.what()).find("rank 0 at 0B0"), std::string::npos) << e.what();
+        EXPECT_NE(std::string(e.what()).find("rank 1 at 1F0"), std::string::npos) << e.what();
     }
 }
 

@@ -70,3 +70,66 @@ for name, cls, p, v, m in CASES:
     compute = {r: [a for a in acts if a is not None] for r, acts in s.pipeline_order.items()}
     lowered = schedules._add_send_recv(compute, stage_rank(name, p, v), p * v)
     write(HERE / f"{stem}-comms.csv", lowered)
+
+
+# What _PipelineScheduleRuntime._prepare_schedule_with_comms runs on a
+# compute-only list (torch 2.15), written as _dump_csv(format="compute_comms")
+# would write it: per rank, UNSHARD/RESHARD (FSDP, at most three stages
+# gathered) and REDUCE_GRAD with its WAIT_REDUCE_GRAD; then the sends and
+# receives; then a WAIT_SEND_F/WAIT_SEND_B for every send.
+#   SCHEDULE-...-ddp.csv      without UNSHARD/RESHARD (gradients averaged only)
+#   SCHEDULE-...-runtime.csv  with them, as the runtime lowers every schedule
+RUNTIME_CASES = [
+    ("1f1b", schedules.Schedule1F1B, 4, 1, 6),
+    ("interleaved-zb", schedules.ScheduleInterleavedZeroBubble, 2, 2, 4),
+    ("zbv", schedules.ScheduleZBVZeroBubble, 4, 2, 8),
+]
+
+
+class OneFOneB:
+    """Schedule1F1B runs its steps without an action list (its
+    _get_pipeline_order only draws them, and skips the last rank's first
+    forward in torch 2.15), so its compute-only list is written here as its
+    step loop runs: p-1-rank warm-up forwards, one forward and one backward
+    until the forwards run out, then the remaining backwards."""
+
+    def __init__(self, ranks, microbatches):
+        F, B = schedules._ComputationType.FORWARD, schedules._ComputationType.FULL_BACKWARD
+        self.pipeline_order = {}
+        for rank in range(ranks):
+            warmup = min(ranks - 1 - rank, microbatches)
+            acts = [schedules._Action(rank, F, mb) for mb in range(warmup)]
+            for mb in range(microbatches - warmup):
+                acts += [schedules._Action(rank, F, warmup + mb), schedules._Action(rank, B, mb)]
+            acts += [schedules._Action(rank, B, mb)
+                     for mb in range(microbatches - warmup, microbatches)]
+            self.pipeline_order[rank] = acts
+
+
+def single_stage_order(cls, ranks, microbatches):
+    return OneFOneB(ranks, microbatches)
+
+
+def lower_for_runtime(s, name, p, v, m, fsdp):
+    per_rank = {}
+    for rank, acts in s.pipeline_order.items():
+        acts = [a for a in acts if a is not None]
+        if fsdp:
+            acts = schedules._add_unshard_reshard(acts, 3, unshard_lookahead=3)
+        per_rank[rank] = schedules._add_reduce_grad(acts, m)
+    lowered = schedules._add_send_recv(per_rank, stage_rank(name, p, v), p * v)
+    return schedules._add_wait_send(lowered)
+
+
+for name, cls, p, v, m in CASES:
+    write(HERE / f"{name}-p{p}-v{v}-m{m}-ddp.csv",
+          lower_for_runtime(order(cls, p, v, m), name, p, v, m, fsdp=False))
+
+for name, cls, p, v, m in RUNTIME_CASES:
+    s = single_stage_order(cls, p, m) if v == 1 else order(cls, p, v, m)
+    stem = f"{name}-p{p}-v{v}-m{m}"
+    if v == 1:
+        write(HERE / f"{stem}.csv", {r: [a for a in acts if a is not None]
+                                     for r, acts in s.pipeline_order.items()})
+    write(HERE / f"{stem}-ddp.csv", lower_for_runtime(s, name, p, v, m, fsdp=False))
+    write(HERE / f"{stem}-runtime.csv", lower_for_runtime(s, name, p, v, m, fsdp=True))
