@@ -7,6 +7,7 @@
 #include "pipewright/core/schedule_check.h"
 #include "pipewright/core/schedule_csv.h"
 #include "pipewright/core/schedule_generators.h"
+#include "pipewright/core/torch_csv.h"
 
 namespace pipewright {
 
@@ -350,7 +351,9 @@ void build_schedule(const AnalysisOptions& o, AnalyzedProject& out, Diagnostics&
                                      std::to_string(out.microbatches));
                 return;
             }
-            s = add_communication(s);
+            // Already lowered files (torch's among them) wait for each
+            // receive where its data is used, as torch's runtime does.
+            s = with_receives_where_used(add_communication(s));
             if (out.data_parallel() > 1) {
                 s = add_collectives(s, collective_plan(out.project.data_parallel));
             }

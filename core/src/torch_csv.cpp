@@ -238,7 +238,49 @@ std::vector<Cell> with_send_waits(const std::vector<Cell>& row) {
     return out;
 }
 
+std::uint64_t data_key(int stage, int mb, bool forward) {
+    return (static_cast<std::uint64_t>(static_cast<std::uint32_t>(stage)) << 33) |
+           (static_cast<std::uint64_t>(static_cast<std::uint32_t>(mb)) << 1) | (forward ? 1U : 0U);
+}
+
 }  // namespace
+
+Schedule with_receives_where_used(const Schedule& schedule) {
+    Schedule out = schedule;
+    for (auto& row : out.ranks) {
+        // Where each input is first used in the row: F uses RECV_F's data, B
+        // or I RECV_B's.
+        std::unordered_map<std::uint64_t, std::size_t> used_at;
+        for (std::size_t i = row.size(); i-- > 0;) {
+            const Action& a = row[i];
+            if (a.type == ActionType::forward) {
+                used_at[data_key(a.stage, a.microbatch, true)] = i;
+            } else if (a.type == ActionType::backward || a.type == ActionType::backward_input) {
+                used_at[data_key(a.stage, a.microbatch, false)] = i;
+            }
+        }
+        std::unordered_map<std::size_t, std::vector<Action>> before;  // index -> receives
+        std::vector<Action> moved;
+        moved.reserve(row.size());
+        for (std::size_t i = 0; i < row.size(); ++i) {
+            const Action& a = row[i];
+            if (is_recv(a.type)) {
+                const auto it = used_at.find(
+                    data_key(a.stage, a.microbatch, a.type == ActionType::recv_forward));
+                if (it != used_at.end() && it->second > i) {
+                    before[it->second].push_back(a);
+                    continue;
+                }
+            }
+            if (const auto it = before.find(i); it != before.end()) {
+                moved.insert(moved.end(), it->second.begin(), it->second.end());
+            }
+            moved.push_back(a);
+        }
+        row = std::move(moved);
+    }
+    return out;
+}
 
 std::string schedule_to_torch_csv(const Schedule& schedule, TorchCsvFormat format) {
     const bool compute_only = format == TorchCsvFormat::compute_only;

@@ -223,6 +223,36 @@ TEST(TorchScheduleFiles, RuntimeFilesWithCollectivesAndWaitsRoundTrip) {
     }
 }
 
+TEST(TorchScheduleFiles, ReceivesWaitWhereTheirDataIsUsed) {
+    // Rank 1 posts both receives first, as torch does; the backward's
+    // receive moves to right before 1B0, the forward's stays before 1F0.
+    // One placed after its use is left for the checker to report.
+    const Schedule s = schedule_from_csv(
+        "0F0,0SEND_F0,0F1,0SEND_F1,0RECV_B0,0B0,0B1,0RECV_B1\n"
+        "1RECV_F0,1RECV_F1,1F0,1F1,1B0,1SEND_B0,1B1,1SEND_B1\n");
+    const Schedule moved = with_receives_where_used(s);
+    EXPECT_EQ(schedule_to_csv(moved),
+              "0F0,0SEND_F0,0F1,0SEND_F1,0RECV_B0,0B0,0B1,0RECV_B1\n"
+              "1RECV_F0,1F0,1RECV_F1,1F1,1B0,1SEND_B0,1B1,1SEND_B1\n");
+    EXPECT_FALSE(check_schedule(moved).empty());
+    // Torch's lowering of every fixture becomes a schedule that still runs,
+    // with each receive right before its use.
+    for (const TorchFile& f : kFiles) {
+        SCOPED_TRACE(f.stem());
+        const Schedule lowered =
+            with_receives_where_used(load_schedule_csv(fixtures() / (f.stem() + "-comms.csv")));
+        EXPECT_TRUE(check_schedule(lowered).empty()) << check_schedule(lowered).format();
+        for (const auto& row : lowered.ranks) {
+            for (std::size_t i = 0; i + 1 < row.size(); ++i) {
+                if (is_recv(row[i].type)) {
+                    EXPECT_TRUE(is_compute(row[i + 1].type) || is_recv(row[i + 1].type))
+                        << to_string(row[i]) << " is followed by " << to_string(row[i + 1]);
+                }
+            }
+        }
+    }
+}
+
 TEST(TorchScheduleFiles, WaitCellsAreReadAndDropped) {
     const Schedule s = schedule_from_csv(
         "0F0,0SEND_F0,0RECV_B0,0B0,0WAIT_SEND_F0,0REDUCE_GRAD,0WAIT_REDUCE_GRAD\n"

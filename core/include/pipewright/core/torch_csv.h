@@ -37,4 +37,11 @@ enum class TorchCsvFormat {
 // be ordered (a schedule that check_schedule rejects).
 [[nodiscard]] std::string schedule_to_torch_csv(const Schedule& schedule, TorchCsvFormat format);
 
+// torch's runtime posts a receive where its row has it and waits for the
+// data where an action uses it; Pipewright's receive waits where it stands.
+// Moves each receive to just before the first action of its rank that uses
+// the data (never earlier), so that a file lowered by torch, which posts
+// receives as early as it can, simulates and runs as torch runs it.
+[[nodiscard]] Schedule with_receives_where_used(const Schedule& schedule);
+
 }  // namespace pipewright
