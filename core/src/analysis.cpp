@@ -363,6 +363,7 @@ void build_schedule(const AnalysisOptions& o, AnalyzedProject& out, Diagnostics&
             }
             if (problems.empty()) {
                 out.schedule = std::move(s);
+                out.schedule_from_csv = true;
             }
         } catch (const InputError& e) {
             for (const auto& problem : e.diagnostics().items()) {
@@ -375,17 +376,23 @@ void build_schedule(const AnalysisOptions& o, AnalyzedProject& out, Diagnostics&
     const std::string name = o.schedule.value_or(t.schedule.name);
     const std::string path_name = o.schedule ? "--schedule" : "training.schedule";
     try {
-        out.schedule = add_communication(generate_schedule(name, stage_rank, out.microbatches));
-        if (out.data_parallel() > 1) {
-            out.schedule =
-                add_collectives(out.schedule, collective_plan(out.project.data_parallel));
-        }
+        out.schedule =
+            with_project_communication(out, generate_schedule(name, stage_rank, out.microbatches));
     } catch (const ScheduleError& e) {
         d.add(path_name, e.what());
     }
 }
 
 }  // namespace
+
+Schedule with_project_communication(const AnalyzedProject& project,
+                                    const Schedule& compute_only) {
+    Schedule s = add_communication(compute_only);
+    if (project.data_parallel() > 1) {
+        s = add_collectives(s, collective_plan(project.project.data_parallel));
+    }
+    return s;
+}
 
 std::optional<AnalyzedProject> analyze_project(const Project& project,
                                                const AnalysisOptions& options,

@@ -157,11 +157,28 @@ std::size_t Schedule::action_count() const {
     return n;
 }
 
+bool Schedule::operator==(const Schedule& o) const {
+    if (name != o.name || num_stages != o.num_stages || num_microbatches != o.num_microbatches ||
+        stage_rank != o.stage_rank || ranks != o.ranks) {
+        return false;
+    }
+    for (std::size_t r = 0; r < ranks.size(); ++r) {
+        for (std::size_t i = 0; i < ranks[r].size(); ++i) {
+            if (ranks[r][i].overlaps_next != o.ranks[r][i].overlaps_next) {
+                return false;
+            }
+        }
+    }
+    return true;
+}
+
 Dependencies dependencies_of(const Action& a, const Schedule& s) {
-    // Only SEND_B needs to know the backward kind, and finding out scans the
-    // whole schedule, so the scan is skipped for every other action.
-    const bool splits = a.type == ActionType::send_backward && s.splits_backward();
-    return dependencies_of(a, s, splits);
+    // Only the backward and SEND_B need to know the backward kind, and
+    // finding out scans the whole schedule, so the scan is skipped for every
+    // other action.
+    const bool needs = a.type == ActionType::send_backward || a.type == ActionType::backward ||
+                       a.type == ActionType::backward_input;
+    return dependencies_of(a, s, needs && s.splits_backward());
 }
 
 }  // namespace pipewright

@@ -31,7 +31,18 @@ std::string at(std::size_t rank, std::size_t i) {
 // otherwise bury the user under millions of identical lines.
 class CappedReport {
   public:
-    enum Kind { range, placement, duplicate, comm, missing, unmatched, mixing, collective, kinds };
+    enum Kind {
+        range,
+        placement,
+        duplicate,
+        comm,
+        missing,
+        unmatched,
+        mixing,
+        collective,
+        overlap,
+        kinds
+    };
     static constexpr int kLimit = 20;
 
     explicit CappedReport(Diagnostics& out) : out_(out) {}
@@ -53,6 +64,7 @@ class CappedReport {
             "unmatched sends or receives",
             "stages and micro-batches mixing B with I/W",
             "misplaced collectives",
+            "misplaced overlapped pairs",
         };
         for (std::size_t k = 0; k < kinds; ++k) {
             if (counts_[k] > kLimit) {
@@ -126,6 +138,27 @@ std::string misplaced_comm(const Context& c, const Action& a) {
     return {};
 }
 
+// OVERLAP_F_B runs a forward together with the backward right after it in
+// the rank's list, as torch's runtime runs its two sub-actions.
+void check_overlap(const std::vector<Action>& list, std::size_t r, std::size_t i,
+                   CappedReport& report) {
+    const Action& a = list[i];
+    std::string why;
+    if (a.type != ActionType::forward) {
+        why = to_string(a) + " is marked to overlap the next action, but only a forward overlaps "
+                             "a backward (torch's OVERLAP_F_B)";
+    } else if (i + 1 >= list.size() || list[i + 1].type != ActionType::backward) {
+        why = to_string(a) + " is marked to overlap the next action, which must be a full "
+                             "backward (B) as in (" +
+              to_string(a) + ";1B0)OVERLAP_F_B, but " +
+              (i + 1 >= list.size() ? std::string("the list ends there")
+                                    : "it is " + to_string(list[i + 1]));
+    }
+    if (!why.empty()) {
+        report.add(CappedReport::overlap, at(r, i), std::move(why));
+    }
+}
+
 // Returns false when some action lies outside the pipeline; the tables then
 // cannot hold it and the dry run is skipped.
 bool scan_actions(const Context& c, ActionTable& table, CappedReport& report) {
@@ -164,6 +197,9 @@ bool scan_actions(const Context& c, ActionTable& table, CappedReport& report) {
             } else {
                 table.record(a, rank, i);
             }
+            if (a.overlaps_next) {
+                check_overlap(s.ranks[r], r, i, report);
+            }
             if (is_send(a.type) || is_recv(a.type)) {
                 std::string why = misplaced_comm(c, a);
                 if (!why.empty()) {
@@ -182,8 +218,6 @@ std::string owner_words(const Context& c, int stage) {
 
 void check_complete(const Context& c, const ActionTable& table, CappedReport& report) {
     const Schedule& s = c.s;
-    bool any_full = false;
-    bool any_split = false;
     for (int st = 0; st < s.num_stages; ++st) {
         for (int mb = 0; mb < s.num_microbatches; ++mb) {
             const auto has = [&](ActionType t) { return table.present({st, t, mb}); };
@@ -199,8 +233,6 @@ void check_complete(const Context& c, const ActionTable& table, CappedReport& re
             const bool full = has(ActionType::backward);
             const bool input = has(ActionType::backward_input);
             const bool weight = has(ActionType::backward_weight);
-            any_full = any_full || full;
-            any_split = any_split || input || weight;
             if (full && (input || weight)) {
                 report.add(CappedReport::mixing, "schedule",
                            "stage " + std::to_string(st) + " runs micro-batch " +
@@ -214,11 +246,6 @@ void check_complete(const Context& c, const ActionTable& table, CappedReport& re
                 missing(ActionType::backward_input, "the input gradient (I)");
             }
         }
-    }
-    if (any_full && any_split && report.count(CappedReport::mixing) == 0) {
-        report.add(CappedReport::mixing, "schedule",
-                   "the schedule uses full backwards (B) for some stages or micro-batches and "
-                   "split backwards (I and W) for others; use one kind throughout");
     }
 }
 
@@ -385,13 +412,19 @@ void dry_run(const Context& c, const ActionTable& table, Diagnostics& out) {
             if (blocked) {
                 break;
             }
-            const std::size_t key = table.key(a);
-            done[key] = 1;
-            ++pos[r];
-            for (int w = wait_head[key]; w >= 0; w = next_waiter[idx(w)]) {
-                ready.push_back(w);
+            const auto finish = [&](std::size_t key) {
+                done[key] = 1;
+                for (int w = wait_head[key]; w >= 0; w = next_waiter[idx(w)]) {
+                    ready.push_back(w);
+                }
+                wait_head[key] = -1;
+            };
+            finish(table.key(a));
+            if (a.type == ActionType::backward && c.splits) {
+                // B's input gradient serves whoever waits for an I.
+                finish(table.key({a.stage, ActionType::backward_input, a.microbatch}));
             }
-            wait_head[key] = -1;
+            ++pos[r];
         }
     }
     for (std::size_t r = 0; r < ranks; ++r) {

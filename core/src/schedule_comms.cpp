@@ -5,7 +5,8 @@ namespace pipewright {
 
 // Mirrors torch's _add_send_recv: each RECV sits right before the compute that
 // consumes it and each SEND right after the compute that produces it, so a
-// backend issues transfers as early and as late as the data allows.
+// backend issues transfers as early and as late as the data allows; an
+// overlapped pair (OVERLAP_F_B) counts as one compute.
 Schedule add_communication(const Schedule& compute_only) {
     if (compute_only.has_communication()) {
         return compute_only;
@@ -48,18 +49,46 @@ Schedule add_communication(const Schedule& compute_only) {
         }
         auto& lowered = out.ranks[r];
         lowered.reserve(size);
-        for (const Action& a : in) {
-            const int st = a.stage;
-            const int mb = a.microbatch;
-            const bool forward = a.type == ActionType::forward;
+        const auto recv_of = [](const Action& a) {
+            return Action{a.stage,
+                          a.type == ActionType::forward ? ActionType::recv_forward
+                                                        : ActionType::recv_backward,
+                          a.microbatch};
+        };
+        const auto send_of = [](const Action& a) {
+            return Action{a.stage,
+                          a.type == ActionType::forward ? ActionType::send_forward
+                                                        : ActionType::send_backward,
+                          a.microbatch};
+        };
+        for (std::size_t i = 0; i < in.size(); ++i) {
+            const Action& a = in[i];
+            if (a.overlaps_next && i + 1 < in.size()) {
+                // An overlapped pair runs as one: both inputs are received
+                // before it and both results sent after it (torch's and
+                // DeepSeek's runtimes do the same), so nothing stands
+                // between its two halves.
+                const Action& b = in[++i];
+                for (const Action& x : {a, b}) {
+                    if (recv_before(x)) {
+                        lowered.push_back(recv_of(x));
+                    }
+                }
+                lowered.push_back(a);
+                lowered.push_back(b);
+                for (const Action& x : {a, b}) {
+                    if (send_after(x)) {
+                        lowered.push_back(send_of(x));
+                    }
+                }
+                continue;
+            }
             if (recv_before(a)) {
-                lowered.push_back(
-                    {st, forward ? ActionType::recv_forward : ActionType::recv_backward, mb});
+                lowered.push_back(recv_of(a));
             }
             lowered.push_back(a);
             if (send_after(a)) {
-                lowered.push_back(
-                    {st, forward ? ActionType::send_forward : ActionType::send_backward, mb});
+                lowered.push_back(send_of(a));
             }
         }
     }

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstddef>
 #include <fstream>
+#include <optional>
 #include <sstream>
 #include <string_view>
 #include <utility>
@@ -13,6 +14,10 @@
 
 namespace pipewright {
 
+std::string overlapped_cell(const Action& forward, const Action& backward) {
+    return "(" + to_string(forward) + ";" + to_string(backward) + ")OVERLAP_F_B";
+}
+
 std::string schedule_to_csv(const Schedule& schedule) {
     std::string out;
     for (const auto& actions : schedule.ranks) {
@@ -20,7 +25,12 @@ std::string schedule_to_csv(const Schedule& schedule) {
             if (i > 0) {
                 out += ',';
             }
-            out += to_string(actions[i]);
+            if (actions[i].overlaps_next && i + 1 < actions.size()) {
+                out += overlapped_cell(actions[i], actions[i + 1]);
+                ++i;
+            } else {
+                out += to_string(actions[i]);
+            }
         }
         out += '\n';
     }
@@ -67,6 +77,28 @@ bool is_torch_wait(std::string_view cell) {
         }
     }
     return false;
+}
+
+// "(0F3;5B1)OVERLAP_F_B": torch's overlapped forward and full backward.
+std::optional<std::pair<Action, Action>> parse_overlapped(std::string_view cell) {
+    constexpr std::string_view kSuffix = ")OVERLAP_F_B";
+    if (cell.size() < kSuffix.size() + 1 || cell.front() != '(' ||
+        cell.substr(cell.size() - kSuffix.size()) != kSuffix) {
+        return std::nullopt;
+    }
+    const std::string_view inside = cell.substr(1, cell.size() - 1 - kSuffix.size());
+    const auto semicolon = inside.find(';');
+    if (semicolon == std::string_view::npos) {
+        return std::nullopt;
+    }
+    auto forward = parse_action(trim(inside.substr(0, semicolon)));
+    const auto backward = parse_action(trim(inside.substr(semicolon + 1)));
+    if (!forward || !backward || forward->type != ActionType::forward ||
+        backward->type != ActionType::backward) {
+        return std::nullopt;
+    }
+    forward->overlaps_next = true;
+    return std::pair{*forward, *backward};
 }
 
 std::string cell_path(std::size_t row, std::size_t column) {
@@ -178,26 +210,33 @@ Schedule schedule_from_csv(const std::string& text, const std::string& name) {
             if (is_torch_wait(cell)) {
                 continue;
             }
+            std::vector<Action> actions;
             if (cell.front() == '(') {
-                problems.add(cell_path(row, column),
-                             "\"" + std::string(cell) +
-                                 "\" runs two actions as one (torch's OVERLAP_F_B, from "
-                                 "DualPipeV), which Pipewright does not run; write its actions "
-                                 "one after the other in separate cells");
-                continue;
-            }
-            const auto action = parse_action(cell);
-            if (!action) {
+                const auto pair = parse_overlapped(cell);
+                if (!pair) {
+                    problems.add(cell_path(row, column),
+                                 "\"" + std::string(cell) +
+                                     "\" is not an overlapped pair; expected a forward and a "
+                                     "full backward as torch writes them, e.g. "
+                                     "(0F3;5B1)OVERLAP_F_B");
+                    continue;
+                }
+                actions = {pair->first, pair->second};
+            } else if (const auto action = parse_action(cell)) {
+                actions = {*action};
+            } else {
                 problems.add(cell_path(row, column),
                              "\"" + std::string(cell) +
                                  "\" is not an action; expected e.g. 2F0, 1B3, 0SEND_F1");
                 continue;
             }
-            s.ranks[row].push_back(*action);
-            max_stage = std::max(max_stage, action->stage);
-            max_microbatch = std::max(max_microbatch, action->microbatch);
-            if (is_compute(action->type)) {
-                compute.push_back({action->stage, row, column});
+            for (const Action& action : actions) {
+                s.ranks[row].push_back(action);
+                max_stage = std::max(max_stage, action.stage);
+                max_microbatch = std::max(max_microbatch, action.microbatch);
+                if (is_compute(action.type)) {
+                    compute.push_back({action.stage, row, column});
+                }
             }
         }
     }

@@ -5,6 +5,7 @@
 #include <string>
 #include <utility>
 
+#include "pipewright/core/zero_bubble_auto.h"
 #include "schedule_layout.h"
 #include "v_shape_generators.h"
 #include "zero_bubble_generators.h"
@@ -176,6 +177,8 @@ constexpr KindName kKindNames[] = {
     {ScheduleKind::zb_h2, "zb-h2"},
     {ScheduleKind::interleaved_zb, "interleaved-zb"},
     {ScheduleKind::zbv, "zbv"},
+    {ScheduleKind::dualpipev, "dualpipev"},
+    {ScheduleKind::zb_auto, "zb-auto"},
 };
 
 ScheduleInfo info(ScheduleKind kind, std::string title, std::string constraints,
@@ -243,6 +246,17 @@ const std::vector<ScheduleInfo>& schedule_catalog() {
         info(ScheduleKind::zbv, "ZB-V: zero bubble over a V (two stages per device, down and back)",
              "exactly 2 stages per device, stage s and stage 2p-1-s on device s (p devices)", true,
              true, true),
+        info(ScheduleKind::dualpipev,
+             "DualPipeV: DeepSeek's DualPipe folded into a V, each forward overlapped with the "
+             "other stage's backward",
+             "exactly 2 stages per device, stage s and stage 2p-1-s on device s (p devices); "
+             "microbatches >= stages",
+             true, true, true),
+        info(ScheduleKind::zb_auto,
+             "Automatic zero bubble: built for the project's F, I, W and transfer times under "
+             "each device's memory",
+             "one stage per device, stage s on device s; any number of microbatches", true, false,
+             true),
     };
     return catalog;
 }
@@ -279,6 +293,12 @@ Schedule generate_schedule(ScheduleKind kind, const std::vector<int>& stage_rank
             return detail::make_interleaved_zb(name, stage_rank, layout);
         case ScheduleKind::zbv:
             return detail::make_zbv(name, stage_rank, layout);
+        case ScheduleKind::dualpipev:
+            return detail::make_dualpipev(name, stage_rank, layout);
+        case ScheduleKind::zb_auto:
+            // Without a cost model: unit costs (generate_zb_auto with the
+            // project's costs is what the simulator and the runs use).
+            return generate_zb_auto(stage_rank, microbatches, unit_auto_costs(layout.stages));
     }
     throw ScheduleError("unknown schedule kind");
 }

@@ -3,10 +3,12 @@
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <unordered_map>
 #include <utility>
 #include <vector>
 
+#include "pipewright/core/schedule_csv.h"
 #include "pipewright/core/schedule_generators.h"
 
 namespace pipewright {
@@ -33,10 +35,24 @@ namespace {
 struct Cell {
     Action action;
     bool wait = false;
+    // An overlapped pair (OVERLAP_F_B): `action` is its forward, this its
+    // backward.
+    std::optional<Action> overlapped;
 };
 using Rows = std::vector<std::vector<Cell>>;
 
+// The actions a cell runs: one, or a pair's two.
+std::vector<Action> parts(const Cell& c) {
+    if (c.overlapped) {
+        return {c.action, *c.overlapped};
+    }
+    return {c.action};
+}
+
 std::string cell_text(const Cell& c) {
+    if (c.overlapped) {
+        return overlapped_cell(c.action, *c.overlapped);
+    }
     if (!c.wait) {
         return to_string(c.action);
     }
@@ -59,21 +75,31 @@ Rows unlowered_rows(const Schedule& s, bool compute_only) {
     const bool add_reductions = !compute_only && !s.has_collectives();
     std::vector<int> backwards(static_cast<std::size_t>(std::max(s.num_stages, 0)), 0);
     for (std::size_t r = 0; r < s.ranks.size(); ++r) {
-        for (const Action& a : s.ranks[r]) {
+        const auto& list = s.ranks[r];
+        for (std::size_t i = 0; i < list.size(); ++i) {
+            const Action& a = list[i];
             if (!is_compute(a.type) && (compute_only || !is_collective(a.type))) {
                 continue;
             }
-            rows[r].push_back({a, false});
-            if (a.type == ActionType::reduce_grad) {
-                rows[r].push_back({a, true});
+            Cell cell{a, false, std::nullopt};
+            if (a.overlaps_next && i + 1 < list.size()) {
+                cell.overlapped = list[++i];
             }
-            const bool ends_gradient =
-                a.type == ActionType::backward || a.type == ActionType::backward_weight;
-            if (add_reductions && ends_gradient && a.stage >= 0 && a.stage < s.num_stages &&
-                ++backwards[static_cast<std::size_t>(a.stage)] == s.num_microbatches) {
-                const Action reduce{a.stage, ActionType::reduce_grad, 0};
-                rows[r].push_back({reduce, false});
-                rows[r].push_back({reduce, true});
+            rows[r].push_back(cell);
+            if (a.type == ActionType::reduce_grad) {
+                rows[r].push_back({a, true, std::nullopt});
+            }
+            // _add_reduce_grad counts the sub-actions of a pair one by one.
+            for (const Action& part : parts(cell)) {
+                const bool ends_gradient = part.type == ActionType::backward ||
+                                           part.type == ActionType::backward_weight;
+                if (add_reductions && ends_gradient && part.stage >= 0 &&
+                    part.stage < s.num_stages &&
+                    ++backwards[static_cast<std::size_t>(part.stage)] == s.num_microbatches) {
+                    const Action reduce{part.stage, ActionType::reduce_grad, 0};
+                    rows[r].push_back({reduce, false, std::nullopt});
+                    rows[r].push_back({reduce, true, std::nullopt});
+                }
             }
         }
     }
@@ -109,7 +135,9 @@ class TorchLowering {
                 }
                 out[r].push_back(c);
                 if (!c.wait) {
-                    place(c.action, out);
+                    for (const Action& part : parts(c)) {
+                        place(part, out);
+                    }
                 }
                 progress = true;
                 ++next[r];
@@ -142,8 +170,16 @@ class TorchLowering {
     }
 
     bool ready(const Cell& c) {
-        const Action& a = c.action;
-        if (c.wait || !in_pipeline(a.stage, a.microbatch)) {
+        if (c.wait) {
+            return true;
+        }
+        // A pair waits until both of its inputs are there (_ready_to_schedule
+        // on every sub-action).
+        return ready_action(c.action) && (!c.overlapped || ready_action(*c.overlapped));
+    }
+
+    bool ready_action(const Action& a) {
+        if (!in_pipeline(a.stage, a.microbatch)) {
             return true;
         }
         if (a.type == ActionType::forward && a.stage > 0) {
@@ -175,8 +211,8 @@ class TorchLowering {
         const Action send{a.stage, fwd ? ActionType::send_forward : ActionType::send_backward,
                           a.microbatch};
         const Action recv = matching_transfer(send);
-        out[static_cast<std::size_t>(rank_of(a.stage))].push_back({send, false});
-        out[static_cast<std::size_t>(rank_of(peer))].push_back({recv, false});
+        out[static_cast<std::size_t>(rank_of(a.stage))].push_back({send, false, std::nullopt});
+        out[static_cast<std::size_t>(rank_of(peer))].push_back({recv, false, std::nullopt});
         bits(peer, a.microbatch) |= fwd ? received_forward : received_backward;
     }
 
@@ -220,10 +256,15 @@ std::vector<Cell> with_send_waits(const std::vector<Cell>& row) {
             if (a.type == ActionType::send_forward) {
                 forward_send[key(a)] = pending.size();
             }
-            pending.push_back({a, true});
+            pending.push_back({a, true, std::nullopt});
             waited.push_back(false);
-        } else if (a.type == ActionType::backward || a.type == ActionType::backward_input) {
-            if (const auto it = forward_send.find(key(a)); it != forward_send.end()) {
+            continue;
+        }
+        for (const Action& part : parts(c)) {
+            if (part.type != ActionType::backward && part.type != ActionType::backward_input) {
+                continue;
+            }
+            if (const auto it = forward_send.find(key(part)); it != forward_send.end()) {
                 out.push_back(pending[it->second]);
                 waited[it->second] = true;
                 forward_send.erase(it);
@@ -256,7 +297,10 @@ Schedule with_receives_where_used(const Schedule& schedule) {
             if (a.type == ActionType::forward) {
                 used_at[data_key(a.stage, a.microbatch, true)] = i;
             } else if (a.type == ActionType::backward || a.type == ActionType::backward_input) {
-                used_at[data_key(a.stage, a.microbatch, false)] = i;
+                // The backward of an overlapped pair uses its data where the
+                // pair starts: nothing may stand between the two.
+                const bool paired = i > 0 && row[i - 1].overlaps_next;
+                used_at[data_key(a.stage, a.microbatch, false)] = paired ? i - 1 : i;
             }
         }
         std::unordered_map<std::size_t, std::vector<Action>> before;  // index -> receives

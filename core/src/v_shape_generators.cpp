@@ -91,7 +91,126 @@ std::vector<Action> zbv_rank(int rank, int p, int m) {
     return out;
 }
 
+// One device's list of DualPipeV, as torch's ScheduleDualPipeV writes it
+// after DeepSeek's dualpipev.py. Chunk 0 (`down`) is the device's stage on
+// the way down, chunk 1 (`up`) its stage on the way back. A backward is a
+// whole B or, where the schedule uses zero bubble, an I whose W waits in a
+// first-in first-out queue until a W slot comes; a micro-batch's backward
+// index counts both.
+class DualPipeVRank {
+  public:
+    DualPipeVRank(int rank, int p) : down_(rank), up_(2 * p - 1 - rank) {}
+
+    std::vector<Action> build(int rank, int p, int m) {
+        // 1: forwards of chunk 0 until the V is full down to this device.
+        for (int k = 0; k < 2 * (p - rank - 1); ++k) {
+            forward(down_);
+        }
+        // 2: the two chunks' forwards in turn.
+        for (int k = 0; k < rank + 1; ++k) {
+            forward(down_);
+            forward(up_);
+        }
+        // 3: zero bubble on chunk 1 while the way back fills.
+        for (int k = 0; k < p - rank - 1; ++k) {
+            backward(up_, true);
+            weight();
+            forward(up_);
+        }
+        // 4 (main): each chunk's forward overlapped with the other's backward.
+        for (int k = 0; k < m - 2 * p + rank + 1; ++k) {
+            if (k == 0 && rank == p - 1) {
+                // The turn of the V: not overlapped, which shortens the bubble.
+                forward(down_);
+                backward(up_, false);
+            } else {
+                overlapped(down_, up_);
+            }
+            overlapped(up_, down_);
+        }
+        // 5: chunk 1's backward, then chunk 1's forward with chunk 0's backward.
+        for (int k = 0; k < p - rank - 1; ++k) {
+            backward(up_, false);
+            overlapped(up_, down_);
+        }
+        // 6: the last backwards; the second half split (zero bubble).
+        const int drain = rank + 1;
+        bool split = false;
+        for (int k = 0; k < drain; ++k) {
+            split = split || (k == drain / 2 && rank % 2 == 1);
+            backward(up_, split);
+            split = split || (k == drain / 2 && rank % 2 == 0);
+            backward(down_, split);
+        }
+        // 7, 8: the held-back weight gradients fill the cool-down.
+        for (int k = 0; k < p - rank - 1; ++k) {
+            weight();
+            backward(down_, split);
+        }
+        for (int k = 0; k < rank + 1; ++k) {
+            weight();
+        }
+        return std::move(out_);
+    }
+
+  private:
+    int& count(int stage, std::vector<int>& counts) {
+        return counts[stage == down_ ? 0 : 1];
+    }
+    void forward(int stage) {
+        out_.push_back(act(stage, ActionType::forward, count(stage, forwards_)++));
+    }
+    void backward(int stage, bool split) {
+        const int mb = count(stage, backwards_)++;
+        out_.push_back(act(stage, split ? ActionType::backward_input : ActionType::backward, mb));
+        if (split) {
+            weights_.push_back(act(stage, ActionType::backward_weight, mb));
+        }
+    }
+    void weight() {
+        if (next_weight_ < weights_.size()) {
+            out_.push_back(weights_[next_weight_++]);
+        }
+    }
+    void overlapped(int forward_stage, int backward_stage) {
+        forward(forward_stage);
+        out_.back().overlaps_next = true;
+        backward(backward_stage, false);
+    }
+
+    int down_;
+    int up_;
+    std::vector<int> forwards_ = {0, 0};
+    std::vector<int> backwards_ = {0, 0};
+    std::vector<Action> weights_;
+    std::size_t next_weight_ = 0;
+    std::vector<Action> out_;
+};
+
 }  // namespace
+
+// DeepSeek's DualPipeV (DualPipe folded into a V, as torch's
+// ScheduleDualPipeV): the placement of ZB-V, but in the steady state each
+// forward of one chunk runs overlapped with the backward of the other
+// (OVERLAP_F_B), so that on a GPU one hides the other's communication; the
+// warm-up and the cool-down split the backward as zero bubble does.
+Schedule make_dualpipev(std::string_view name, const std::vector<int>& stage_rank,
+                        const Layout& layout) {
+    require_v_placement(name, stage_rank, layout);
+    const int p = layout.ranks;
+    const int m = layout.microbatches;
+    if (m < 2 * p) {
+        throw ScheduleError(std::string(name) + " needs at least as many micro-batches as stages (" +
+                            std::to_string(2 * p) + " for " + stages_words(2 * p) + " on " +
+                            devices_words(p) + "), but has " + microbatches_words(m) + "; use " +
+                            std::to_string(2 * p) + " or more micro-batches, or use zbv");
+    }
+    Schedule s = empty_schedule(name, stage_rank, layout);
+    for (int r = 0; r < p; ++r) {
+        s.ranks[idx(r)] = DualPipeVRank(r, p).build(r, p, m);
+    }
+    return s;
+}
 
 // torch's ScheduleZBVZeroBubble (section 6 of the zero-bubble paper): two
 // stages per device in a V, so that the last stage sits on the first device

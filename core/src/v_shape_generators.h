@@ -12,5 +12,7 @@
 namespace pipewright::detail {
 
 Schedule make_zbv(std::string_view name, const std::vector<int>& stage_rank, const Layout& layout);
+Schedule make_dualpipev(std::string_view name, const std::vector<int>& stage_rank,
+                        const Layout& layout);
 
 }  // namespace pipewright::detail

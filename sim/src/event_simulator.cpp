@@ -409,6 +409,11 @@ class Simulator {
     // rank of the matching receive if it waits for it.
     void complete(const Action& a, double end_s) {
         done_[record(a.stage, a.microbatch)] |= done_bit(a.type);
+        if (a.type == ActionType::backward && splits_backward_) {
+            // Its input gradient serves whoever waits for an I (DualPipeV
+            // mixes B and I/W).
+            done_[record(a.stage, a.microbatch)] |= done_bit(ActionType::backward_input);
+        }
         if (!is_send(a.type)) {
             return;
         }

@@ -412,7 +412,7 @@ PlanResult plan_pipeline(const Project& project, const PlanOptions& options) {
         } else {
             searches.push_back({ScheduleKind::interleaved_1f1b,
                                 {ScheduleKind::interleaved_1f1b, ScheduleKind::interleaved_zb}});
-            searches.push_back({ScheduleKind::zbv, {ScheduleKind::zbv}});
+            searches.push_back({ScheduleKind::zbv, {ScheduleKind::zbv, ScheduleKind::dualpipev}});
         }
         for (const auto& [shape, kinds] : searches) {
             for (const auto& c : planner::search_looped(context, candidates, spec.microbatches,

@@ -35,6 +35,11 @@ int interleaved_in_flight(int rank, int chunk, int devices, int chunks, int micr
     return std::clamp(held, 1, microbatches);
 }
 
+// ZB-V and DualPipeV: two stages per device, down the devices and back.
+bool v_shaped(ScheduleKind schedule) {
+    return schedule == ScheduleKind::zbv || schedule == ScheduleKind::dualpipev;
+}
+
 // Whether `schedule` runs m micro-batches on p devices (the generators'
 // rules: interleaved 1F1B a multiple of p, interleaved zero bubble rounds of
 // equal size, looped BFS any count).
@@ -43,6 +48,8 @@ bool accepts(ScheduleKind schedule, int m, int p) {
         case ScheduleKind::looped_bfs:
         case ScheduleKind::zbv:  // fewer than 2p - 1 leave a bubble, not an error
             return m >= 1;
+        case ScheduleKind::dualpipev:
+            return m >= 2 * p;
         case ScheduleKind::interleaved_zb:
             return m >= p && m % std::max(1, m / p) == 0;
         default:
@@ -53,7 +60,7 @@ bool accepts(ScheduleKind schedule, int m, int p) {
 // Stage k's device among the first p of a looped order: around the loop, or
 // down and back for ZB-V's V.
 int slot_rank(ScheduleKind schedule, int k, int p) {
-    if (schedule == ScheduleKind::zbv) {
+    if (v_shaped(schedule)) {
         return k < p ? k : 2 * p - 1 - k;
     }
     return k % p;
@@ -63,7 +70,7 @@ int slot_rank(ScheduleKind schedule, int k, int p) {
 
 bool is_looped(ScheduleKind schedule) {
     return schedule == ScheduleKind::interleaved_1f1b || schedule == ScheduleKind::interleaved_zb ||
-           schedule == ScheduleKind::looped_bfs || schedule == ScheduleKind::zbv;
+           schedule == ScheduleKind::looped_bfs || v_shaped(schedule);
 }
 
 // A looped schedule needs p >= 2 devices, two layers per device at least (two
@@ -97,11 +104,14 @@ void check_looped_possible(const Context& context, const std::vector<int>& micro
                                    ? ", with at least as many micro-batches as devices, in "
                                      "rounds of equal size"
                                    : "";
-    const std::string shape = schedule == ScheduleKind::zbv
+    const std::string counts_v = schedule == ScheduleKind::dualpipev
+                                     ? ", with at least twice as many micro-batches as devices"
+                                     : "";
+    const std::string shape = v_shaped(schedule)
                                   ? " places two stages on each of at least two devices, in a V"
                                   : " loops at least two stages over each of at least two devices";
     throw InputError("--schedule",
-                     std::string(to_string(schedule)) + shape + counts + "; here " + why);
+                     std::string(to_string(schedule)) + shape + counts + counts_v + "; here " + why);
 }
 
 SplitProblem Context::looped_problem(const LayerTable& table, std::size_t order, int devices,
@@ -132,7 +142,8 @@ SplitProblem Context::looped_problem(const LayerTable& table, std::size_t order,
         const int m = table.microbatches;
         if (schedule == ScheduleKind::looped_bfs) {
             slot.full = m;
-        } else if (schedule == ScheduleKind::zbv) {
+        } else if (v_shaped(schedule)) {
+            // DualPipeV's warm-up fills the V as ZB-V's does.
             slot.full = std::min(k < devices ? 2 * devices - rank : rank + 1, m);
         } else {
             slot.full = interleaved_in_flight(rank, k / devices, devices, chunks, m);
@@ -181,8 +192,8 @@ std::vector<LoopedCandidate> search_looped(Context& context, const std::vector<C
         if (p < 2) {
             continue;  // one device: nothing to interleave with
         }
-        // ZB-V runs exactly two stages on each device.
-        const int most_chunks = schedule == ScheduleKind::zbv ? 2 : kMaxLoopedChunks;
+        // ZB-V and DualPipeV run exactly two stages on each device.
+        const int most_chunks = v_shaped(schedule) ? 2 : kMaxLoopedChunks;
         for (int m : counts_for(seed.microbatches, p)) {
             for (int v = 2; v <= most_chunks && v * p <= context.layers(); ++v) {
                 context.throw_if_stopped();

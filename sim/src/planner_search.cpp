@@ -335,12 +335,17 @@ MemoryRule rule_of(ScheduleKind schedule) {
             return MemoryRule::zb_h1;
         case ScheduleKind::zb_h2:
             return MemoryRule::zb_h2;
+        case ScheduleKind::zb_auto:
+            // It builds its lists within the memory left; planned as ZB-H1,
+            // the least it holds where it matches ZB-H1.
+            return MemoryRule::zb_h1;
         case ScheduleKind::naive:
         case ScheduleKind::gpipe:
         case ScheduleKind::looped_bfs:
         case ScheduleKind::interleaved_1f1b:
         case ScheduleKind::interleaved_zb:
         case ScheduleKind::zbv:
+        case ScheduleKind::dualpipev:
             break;
     }
     return MemoryRule::gpipe;

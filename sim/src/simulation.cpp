@@ -3,11 +3,13 @@
 #include <algorithm>
 #include <cmath>
 #include <map>
+#include <memory>
 #include <string>
 #include <unordered_map>
 #include <utility>
 #include <vector>
 
+#include "pipewright/sim/auto_schedule.h"
 #include "pipewright/sim/memory_model.h"
 #include "pipewright/sim/replica_classes.h"
 
@@ -86,6 +88,16 @@ class LinkOrder {
 };
 
 }  // namespace
+
+std::vector<std::int64_t> static_bytes_per_rank(const AnalyzedProject& project,
+                                                const std::vector<StageCost>& stages) {
+    std::vector<std::int64_t> bytes(project.ranks.size(), 0);
+    for (std::size_t s = 0; s < project.stages.size(); ++s) {
+        bytes[static_cast<std::size_t>(project.stages[s].rank)] += static_memory_bytes(
+            stages[s].parameters, project.project.training, project.project.data_parallel);
+    }
+    return bytes;
+}
 
 void describe_links(const AnalyzedProject& project, const CostModelOptions& options,
                     SimulationInput& input) {
@@ -228,6 +240,8 @@ void describe_collectives(const AnalyzedProject& project, SimulationInput& input
 struct ReplicaRun {
     SimulationInput input;
     SimulationOutput output;
+    // zb-auto built for this replica's costs, which input.schedule points to.
+    std::unique_ptr<Schedule> fitted;
 };
 
 // One replica's pipeline (with its collectives waiting for `floors`, the
@@ -253,10 +267,10 @@ ReplicaRun simulate_replica(const AnalyzedProject& project, const CostModelOptio
             input.collectives[s].reduce_grad.not_ended_before_s = f.reduce_end_s;
         }
     }
-    input.static_bytes.assign(project.ranks.size(), 0);
-    for (std::size_t s = 0; s < project.stages.size(); ++s) {
-        input.static_bytes[static_cast<std::size_t>(project.stages[s].rank)] += static_memory_bytes(
-            input.stages[s].parameters, project.project.training, project.project.data_parallel);
+    input.static_bytes = static_bytes_per_rank(project, input.stages);
+    if (builds_for_costs(project)) {
+        run.fitted = std::make_unique<Schedule>(zb_auto_for_costs(project, input));
+        input.schedule = run.fitted.get();
     }
     input.record_timeline = recording == Recording::timeline;
     run.output = simulate_schedule(input);

@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <string>
 #include <vector>
 
@@ -143,6 +144,70 @@ TEST(ScheduleLibrary, EveryAcceptedConfigurationIsValid) {
         }
     }
     EXPECT_GT(built, 200);
+}
+
+// A stage's micro-batch runs either a whole B or I then W; DualPipeV mixes
+// the two, and a pair marked OVERLAP_F_B is a forward right before a B.
+TEST(ScheduleLibrary, DualPipeVIsValidForEveryAcceptedConfiguration) {
+    int built = 0;
+    for (int p = 1; p <= 6; ++p) {
+        for (int m = 2 * p; m <= 2 * p + 9; ++m) {
+            SCOPED_TRACE("dualpipev p=" + std::to_string(p) + " m=" + std::to_string(m));
+            const Schedule s = generate_schedule("dualpipev", v_shape(p), m);
+            ++built;
+            const Diagnostics d = check_schedule(s);
+            EXPECT_TRUE(d.empty()) << d.format();
+            const Schedule lowered = add_communication(s);
+            EXPECT_TRUE(check_schedule(lowered).empty()) << check_schedule(lowered).format();
+            int overlapped = 0;
+            for (const auto& row : lowered.ranks) {
+                for (std::size_t i = 0; i < row.size(); ++i) {
+                    if (row[i].overlaps_next) {
+                        ++overlapped;
+                        ASSERT_LT(i + 1, row.size());
+                        EXPECT_EQ(row[i + 1].type, ActionType::backward);
+                    }
+                }
+            }
+            // The steady state overlaps: 2(m - 2p + r + 1) + (p - r - 1)
+            // pairs on device r, less the turn of the V on the last one.
+            int expected = 0;
+            for (int r = 0; r < p; ++r) {
+                expected += 2 * (m - 2 * p + r + 1) + (p - r - 1) - (r == p - 1 ? 1 : 0);
+            }
+            EXPECT_EQ(overlapped, expected);
+        }
+    }
+    EXPECT_EQ(built, 60);
+}
+
+TEST(ScheduleLibrary, DualPipeVRulesAreExplained) {
+    expect_error("dualpipev", v_shape(3), 5,
+                 {"at least as many micro-batches as stages", "6 for 6 stages on 3 devices",
+                  "5 micro-batches", "use 6 or more", "or use zbv"});
+    expect_error("dualpipev", looped(2, 2), 4, {"V", "stage 2 is on device 0"});
+    expect_error("dualpipev", {0, 1}, 4, {"exactly two stages on every device"});
+}
+
+TEST(ScheduleLibrary, CheckerExplainsMisplacedOverlap) {
+    Schedule s = generate_schedule("dualpipev", v_shape(2), 4);
+    // Rank 0's first pair: mark its backward instead of its forward.
+    auto& row = s.ranks[0];
+    const auto pair = static_cast<std::size_t>(
+        std::find_if(row.begin(), row.end(), [](const Action& a) { return a.overlaps_next; }) -
+        row.begin());
+    ASSERT_LT(pair + 1, row.size());
+    row[pair].overlaps_next = false;
+    row[pair + 1].overlaps_next = true;
+    const std::string text = check_schedule(s).format();
+    EXPECT_NE(text.find("only a forward overlaps a backward"), std::string::npos) << text;
+    EXPECT_NE(text.find("schedule.rank[0][" + std::to_string(pair + 1) + "]"), std::string::npos)
+        << text;
+    // A stage's micro-batch with both B and I is still refused.
+    Schedule mixed = generate_schedule("zb-h1", {0, 1}, 2);
+    mixed.ranks[1].push_back({1, ActionType::backward, 0});
+    EXPECT_NE(check_schedule(mixed).format().find("both a full backward (B) and a split"),
+              std::string::npos);
 }
 
 }  // namespace

@@ -50,9 +50,9 @@ inline std::vector<int> v_shape(int p) {
 }
 
 // A placement over p devices that `info` accepts: one stage per device, a V
-// for ZB-V, two stages per device in a loop for the other multi-stage ones.
+// for ZB-V and DualPipeV, two stages per device in a loop for the other multi-stage ones.
 inline std::vector<int> placement_for(const ScheduleInfo& info, int p) {
-    if (info.kind == ScheduleKind::zbv) {
+    if (info.kind == ScheduleKind::zbv || info.kind == ScheduleKind::dualpipev) {
         return v_shape(p);
     }
     return info.multiple_stages_per_rank ? looped(p, 2) : straight(p);

@@ -1,5 +1,5 @@
 // The CSV files torch.distributed.pipelining writes for looped BFS,
-// interleaved zero bubble and ZB-V (torch_schedules/, made by make_fixtures.py with
+// interleaved zero bubble, ZB-V and DualPipeV (torch_schedules/, made by make_fixtures.py with
 // torch 2.15): the compute-only lists are the ones Pipewright generates, and
 // torch's own lowering (sends and receives placed as its runtime places
 // them) reads as a valid schedule with the same computations. Pipewright
@@ -41,8 +41,9 @@ struct TorchFile {
                std::to_string(stages_per_rank) + "-m" + std::to_string(microbatches);
     }
     [[nodiscard]] Schedule generated() const {
-        // Looped (stage s on rank s mod p), or a V for ZB-V.
-        const bool v_shape = std::string(schedule) == "zbv";
+        // Looped (stage s on rank s mod p), or a V for ZB-V and DualPipeV.
+        const bool v_shape =
+            std::string(schedule) == "zbv" || std::string(schedule) == "dualpipev";
         std::vector<int> stage_rank;
         for (int s = 0; s < ranks * stages_per_rank; ++s) {
             stage_rank.push_back(!v_shape ? s % ranks : s < ranks ? s : 2 * ranks - 1 - s);
@@ -95,6 +96,9 @@ const std::vector<TorchFile> kFiles = {
     {"zbv", 2, 2, 4},
     {"zbv", 4, 2, 8},
     {"zbv", 4, 2, 5},
+    {"dualpipev", 2, 2, 4},
+    {"dualpipev", 3, 2, 7},
+    {"dualpipev", 4, 2, 10},
 };
 
 std::vector<Action> computations(const std::vector<Action>& actions) {
@@ -181,6 +185,7 @@ const std::vector<TorchFile> kRuntimeFiles = {
     {"1f1b", 4, 1, 6},
     {"interleaved-zb", 2, 2, 4},
     {"zbv", 4, 2, 8},
+    {"dualpipev", 4, 2, 10},
 };
 
 TEST(TorchScheduleFiles, ScheduleIsWrittenAsTorchsRuntimeLowersIt) {
@@ -261,15 +266,34 @@ TEST(TorchScheduleFiles, WaitCellsAreReadAndDropped) {
     EXPECT_EQ(s.action_count(), 10U);
 }
 
-TEST(TorchScheduleFiles, AnOverlappedActionIsExplained) {
-    try {
-        (void)schedule_from_csv("0F0,(0F1;1B0)OVERLAP_F_B\n");
-        FAIL() << "expected an InputError";
-    } catch (const InputError& e) {
-        const std::string text = e.what();
-        EXPECT_NE(text.find("row 1, column 2"), std::string::npos) << text;
-        EXPECT_NE(text.find("OVERLAP_F_B"), std::string::npos) << text;
-        EXPECT_NE(text.find("one after the other"), std::string::npos) << text;
+TEST(TorchScheduleFiles, OverlappedPairsRoundTrip) {
+    // Two stages on one rank, a forward overlapped with the other stage's
+    // backward, as DualPipeV writes it.
+    const Schedule read = schedule_from_csv("0F0,1F0,(0F1;1B0)OVERLAP_F_B,1F1,1B1,0B0,0B1\n");
+    ASSERT_EQ(read.ranks.size(), 1U);
+    ASSERT_EQ(read.ranks[0].size(), 8U);
+    EXPECT_TRUE(read.ranks[0][2].overlaps_next);
+    EXPECT_EQ(read.ranks[0][3], (Action{1, ActionType::backward, 0}));
+    EXPECT_EQ(schedule_to_csv(read), "0F0,1F0,(0F1;1B0)OVERLAP_F_B,1F1,1B1,0B0,0B1\n");
+    EXPECT_TRUE(check_schedule(read).empty()) << check_schedule(read).format();
+    // The flag is part of the list: without it the schedules differ.
+    Schedule plain = read;
+    plain.ranks[0][2].overlaps_next = false;
+    EXPECT_NE(plain, read);
+}
+
+TEST(TorchScheduleFiles, AMalformedOverlappedPairIsExplained) {
+    for (const char* cell : {"(0F1;1F0)OVERLAP_F_B", "(0F1)OVERLAP_F_B", "(0B1;1F0)OVERLAP_F_B",
+                             "(0F1;1B0)OVERLAP"}) {
+        SCOPED_TRACE(cell);
+        try {
+            (void)schedule_from_csv(std::string("0F0,") + cell + "\n");
+            FAIL() << "expected an InputError";
+        } catch (const InputError& e) {
+            const std::string text = e.what();
+            EXPECT_NE(text.find("row 1, column 2"), std::string::npos) << text;
+            EXPECT_NE(text.find("(0F3;5B1)OVERLAP_F_B"), std::string::npos) << text;
+        }
     }
 }
 

@@ -1,6 +1,6 @@
 """Writes the CSV files torch.distributed.pipelining's _dump_csv writes for
 the schedules Pipewright also generates (looped BFS, interleaved zero bubble,
-ZB-V), as test fixtures.
+ZB-V, DualPipeV), as test fixtures.
 
 Run with a PyTorch that has the schedule classes (2.4 or later; Debian 12's
 python3-torch 1.13 has none of them), for example the environment that
@@ -46,11 +46,14 @@ CASES = [
     ("zbv", schedules.ScheduleZBVZeroBubble, 2, 2, 4),
     ("zbv", schedules.ScheduleZBVZeroBubble, 4, 2, 8),
     ("zbv", schedules.ScheduleZBVZeroBubble, 4, 2, 5),
+    ("dualpipev", schedules.ScheduleDualPipeV, 2, 2, 4),
+    ("dualpipev", schedules.ScheduleDualPipeV, 3, 2, 7),
+    ("dualpipev", schedules.ScheduleDualPipeV, 4, 2, 10),
 ]
 
 
 def stage_rank(name, p, v):
-    if name == "zbv":  # a V: down the ranks and back
+    if name in ("zbv", "dualpipev"):  # a V: down the ranks and back
         return lambda stage: stage if stage < p else 2 * p - 1 - stage
     return lambda stage: stage % p
 
@@ -83,6 +86,7 @@ RUNTIME_CASES = [
     ("1f1b", schedules.Schedule1F1B, 4, 1, 6),
     ("interleaved-zb", schedules.ScheduleInterleavedZeroBubble, 2, 2, 4),
     ("zbv", schedules.ScheduleZBVZeroBubble, 4, 2, 8),
+    ("dualpipev", schedules.ScheduleDualPipeV, 4, 2, 10),
 ]
 
 

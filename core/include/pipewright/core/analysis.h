@@ -39,6 +39,7 @@ struct AnalyzedProject {
     int microbatches = 1;     // per replica
     int microbatch_size = 1;  // samples
     Schedule schedule;        // of one replica, with communication and collectives
+    bool schedule_from_csv = false;  // read from a file rather than generated
 
     [[nodiscard]] int num_ranks() const { return static_cast<int>(ranks.size()); }
     [[nodiscard]] int data_parallel() const { return static_cast<int>(replicas.size()); }
@@ -74,5 +75,11 @@ struct AnalysisOptions {
 [[nodiscard]] std::optional<AnalyzedProject> analyze_project(const Project& project,
                                                              const AnalysisOptions& options,
                                                              Diagnostics& diagnostics);
+
+// A compute-only schedule of `project`'s placement made ready to run as its
+// generated schedules are: with sends and receives, and with the
+// data-parallel collectives its replicas need.
+[[nodiscard]] Schedule with_project_communication(const AnalyzedProject& project,
+                                                  const Schedule& compute_only);
 
 }  // namespace pipewright

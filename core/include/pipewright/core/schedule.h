@@ -50,9 +50,26 @@ enum class ActionType : std::uint8_t {
 struct Action {
     int stage = 0;
     ActionType type = ActionType::forward;
+    // A forward that runs overlapped with the next compute action of its
+    // rank's list, a backward of another stage: PyTorch's OVERLAP_F_B, which
+    // DualPipeV writes "(0F3;5B1)OVERLAP_F_B". Sends and receives may stand
+    // between the two. (Kept in the padding: an action stays 12 bytes.)
+    bool overlaps_next = false;
     int microbatch = 0;
 
-    bool operator==(const Action&) const = default;
+    constexpr Action() = default;
+    constexpr Action(int stage_index, ActionType action_type, int microbatch_index,
+                     bool overlapped_with_next = false)
+        : stage(stage_index),
+          type(action_type),
+          overlaps_next(overlapped_with_next),
+          microbatch(microbatch_index) {}
+
+    // The same work: stage, type and micro-batch. Whether it overlaps the
+    // next action is where it stands in a list, compared by Schedule's ==.
+    constexpr bool operator==(const Action& o) const {
+        return stage == o.stage && type == o.type && microbatch == o.microbatch;
+    }
 };
 
 // The other end of a transfer (a send or a receive; other actions are
@@ -100,11 +117,16 @@ struct Schedule {
     [[nodiscard]] bool has_collectives() const;  // UNSHARD, RESHARD or REDUCE_GRAD
     [[nodiscard]] std::size_t action_count() const;
 
-    bool operator==(const Schedule&) const = default;
+    // The same lists, overlapped pairs included.
+    bool operator==(const Schedule& o) const;
 };
 
 // The actions that must have completed before `a` may start; at most two.
-// Actions of the same rank are also ordered by the list itself.
+// Actions of the same rank are also ordered by the list itself. In a
+// schedule that splits the backward, a gradient flows on from a stage once
+// its I has run; a micro-batch that stage runs as a whole B instead
+// (DualPipeV mixes the two) counts as having run its I when its B has: the
+// simulator, the checker and the executor mark both.
 struct Dependencies {
     std::array<Action, 2> items{};
     int count = 0;
@@ -151,7 +173,8 @@ struct Dependencies {
             add(st, ActionType::forward, mb);
             if (st < s.num_stages - 1) {
                 if (same_rank(st + 1)) {
-                    add(st + 1, a.type, mb);
+                    add(st + 1,
+                        splits_backward ? ActionType::backward_input : ActionType::backward, mb);
                 } else {
                     add(st, ActionType::recv_backward, mb);
                 }

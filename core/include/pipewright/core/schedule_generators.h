@@ -29,6 +29,8 @@ enum class ScheduleKind : std::uint8_t {
     zb_h2,             // "zb-h2"
     interleaved_zb,    // "interleaved-zb"
     zbv,               // "zbv"
+    dualpipev,         // "dualpipev"
+    zb_auto,           // "zb-auto"
 };
 
 [[nodiscard]] std::string_view to_string(ScheduleKind kind);
