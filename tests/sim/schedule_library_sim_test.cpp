@@ -14,10 +14,14 @@
 
 #include <gtest/gtest.h>
 
+#include <array>
+#include <cmath>
+#include <random>
 #include <string>
 #include <vector>
 
 #include "pipewright/core/schedule_check.h"
+#include "pipewright/core/zero_bubble_auto.h"
 #include "sim_test_support.h"
 
 namespace pipewright {
@@ -145,10 +149,82 @@ TEST(ScheduleLibrarySimulated, InterleavedZeroBubbleIsNeverSlowerThanInterleaved
 
 // Whatever the costs and links, every configuration a new generator accepts
 // runs to the end (the simulator names a deadlock otherwise).
+// DualPipe's README gives DualPipeV's bubble as (PP/2 - 1)(F&B + B - 3W)
+// for PP stages on PP/2 devices, F&B the time of an overlapped pair. On one
+// compute stream the pair takes F + B, and the simulated iteration is the
+// work of a device, 2m(F + B), plus that bubble, from m = 2p on, exactly
+// where I = W.
+TEST(ScheduleLibrarySimulated, DualPipeVBubbleIsDualPipesFormula) {
+    for (const auto& [f, i, w] : {std::array<double, 3>{1.0, 1.0, 1.0}, {1.0, 1.5, 0.5},
+                                  {0.8, 1.0, 1.2}}) {
+        for (int p = 2; p <= 6; ++p) {
+            for (int m : {2 * p, 2 * p + 3, 4 * p}) {
+                SCOPED_TRACE("p=" + std::to_string(p) + " m=" + std::to_string(m) +
+                             " f=" + std::to_string(f) + " i=" + std::to_string(i) +
+                             " w=" + std::to_string(w));
+                const auto metrics = simulated_metrics("dualpipev", 2 * p, p, m, equal_cost(f, i, w));
+                const double b = i + w;
+                const double bubble = (p - 1) * ((f + b) + b - 3 * w);
+                // Exact where I = W, the README's setting; otherwise the
+                // cool-down's weight gradients fall elsewhere than the
+                // formula assumes, by at most (p - 1)|I - W|.
+                EXPECT_NEAR(metrics.iteration_time_s, 2 * m * (f + b) + bubble,
+                            (p - 1) * std::abs(i - w) + 1e-9);
+            }
+        }
+    }
+}
+
+// zb-auto built for uneven stages and links is never slower than zb-h1 in
+// the simulator itself (links of their own, as generate_zb_auto times them).
+TEST(ScheduleLibrarySimulated, ZeroBubbleAutoIsNeverSlowerThanZbH1) {
+    std::mt19937 random(4122026);
+    std::uniform_real_distribution<double> compute(0.5, 2.0);
+    std::uniform_real_distribution<double> bytes(0.0, 2e6);
+    const LinkSpec link{2.0, 50.0};  // 2 GB/s: up to a millisecond a transfer
+    int faster = 0;
+    for (int trial = 0; trial < 40; ++trial) {
+        const int p = 2 + trial % 5;
+        const int m = p + trial % 6;
+        SCOPED_TRACE("trial " + std::to_string(trial));
+        auto h1 = make_pipeline("zb-h1", p, p, m, equal_cost(1, 1, 1), &link);
+        AutoScheduleCosts costs;
+        for (int s = 0; s < p; ++s) {
+            StageCost& c = h1.input.stages[static_cast<std::size_t>(s)];
+            c.forward_s = compute(random) * 1e-3;
+            c.backward_input_s = compute(random) * 1e-3;
+            c.backward_weight_s = compute(random) * 1e-3;
+            c.output_bytes = bytes(random);
+            c.input_bytes = bytes(random);
+            c.stash_bytes = 1;
+            AutoStageCosts a;
+            a.forward_s = c.forward_s;
+            a.input_s = c.backward_input_s;
+            a.weight_s = c.backward_weight_s;
+            a.memory_limit_bytes = p;
+            a.to_next = {c.output_bytes / 2e9, 50e-6};
+            a.to_previous = {c.input_bytes / 2e9, 50e-6};
+            costs.stages.push_back(a);
+        }
+        auto automatic = h1;
+        automatic.schedule = add_communication(generate_zb_auto(h1.schedule.stage_rank, m, costs));
+        automatic.input.schedule = &automatic.schedule;
+        h1.input.schedule = &h1.schedule;
+        const double t_h1 = timeline_metrics(simulate_schedule(h1.input).timeline).iteration_time_s;
+        const double t_auto =
+            timeline_metrics(simulate_schedule(automatic.input).timeline).iteration_time_s;
+        EXPECT_LE(t_auto, t_h1 + 1e-12);
+        EXPECT_NEAR(t_auto, time_for_costs(automatic.schedule, costs).iteration_s, 1e-12);
+        faster += t_auto < t_h1 - 1e-12 ? 1 : 0;
+    }
+    EXPECT_GT(faster, 20);
+}
+
 TEST(ScheduleLibrarySimulated, EveryAcceptedConfigurationRunsToTheEnd) {
     LinkSpec link{2.0, 50.0};
     int simulated = 0;
-    for (const char* name : {"looped-bfs", "interleaved-zb", "zb-h2", "zbv"}) {
+    for (const char* name :
+         {"looped-bfs", "interleaved-zb", "zb-h2", "zbv", "dualpipev", "zb-auto"}) {
         for (int p = 1; p <= 5; ++p) {
             for (int v = 1; v <= 3; ++v) {
                 for (int m = 1; m <= 11; m += 2) {

@@ -17,7 +17,7 @@ struct Pipeline {
     SimulationInput input;
 };
 
-// `stages` stages with stage s on rank s % ranks (for zbv, down the ranks
+// `stages` stages with stage s on rank s % ranks (for zbv and dualpipev, down the ranks
 // and back: a V), every stage costing the same; transfers are free unless a
 // link is given.
 inline Pipeline make_pipeline(const std::string& name, int stages, int ranks, int microbatches,
@@ -25,7 +25,8 @@ inline Pipeline make_pipeline(const std::string& name, int stages, int ranks, in
     Pipeline p;
     std::vector<int> stage_rank;
     for (int s = 0; s < stages; ++s) {
-        stage_rank.push_back(name != "zbv" ? s % ranks : s < ranks ? s : 2 * ranks - 1 - s);
+        const bool v_shape = name == "zbv" || name == "dualpipev";
+        stage_rank.push_back(!v_shape ? s % ranks : s < ranks ? s : 2 * ranks - 1 - s);
     }
     p.schedule = add_communication(generate_schedule(name, stage_rank, microbatches));
     p.input.stages.assign(static_cast<std::size_t>(stages), cost);
