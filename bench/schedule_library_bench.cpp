@@ -1,5 +1,5 @@
 // Every generator at cluster scale: p = 128 devices, m = 4096 micro-batches
-// (looped schedules and ZB-V with two stages per device), timed for generation,
+// (looped schedules, ZB-V and DualPipeV with two stages per device), timed for generation,
 // lowering and checking, and for the event simulation of the result; see
 // README.md, "Schedule library".
 
@@ -24,11 +24,13 @@ constexpr int kDevices = 128;
 constexpr int kMicrobatches = 4096;
 
 // Stage s on device s mod p: one stage per device for the flat schedules,
-// two for those that loop; for zbv, two in a V (down the devices and back).
+// two for those that loop; for zbv and dualpipev, two in a V (down the
+// devices and back). zb-auto is built for unit costs, as without a project.
 std::vector<int> placement(const ScheduleInfo& info) {
     const bool looped = info.multiple_stages_per_rank && info.microbatching &&
                         info.kind != pipewright::ScheduleKind::gpipe;
-    const bool v_shape = info.kind == pipewright::ScheduleKind::zbv;
+    const bool v_shape = info.kind == pipewright::ScheduleKind::zbv ||
+                         info.kind == pipewright::ScheduleKind::dualpipev;
     const int stages = kDevices * (looped ? 2 : 1);
     std::vector<int> stage_rank(static_cast<std::size_t>(stages));
     for (int s = 0; s < stages; ++s) {

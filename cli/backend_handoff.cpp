@@ -63,7 +63,7 @@ BackendLocation locate_backend(const fs::path& front_end) {
 }
 
 int hand_over_to_backend(int argc, const char* const* argv, const std::string& command,
-                         std::ostream& err) {
+                         std::ostream& err, const std::vector<std::string>& extra) {
     const BackendLocation where = locate_backend(this_program());
     if (where.program.empty()) {
         err << "pipewright: " << command
@@ -86,6 +86,9 @@ int hand_over_to_backend(int argc, const char* const* argv, const std::string& c
     args.push_back(const_cast<char*>(program.c_str()));
     for (int i = 1; i < argc; ++i) {
         args.push_back(const_cast<char*>(argv[i]));
+    }
+    for (const std::string& e : extra) {
+        args.push_back(const_cast<char*>(e.c_str()));
     }
     args.push_back(nullptr);
     err.flush();

@@ -30,9 +30,9 @@ struct BackendLocation {
 [[nodiscard]] std::filesystem::path this_program();
 
 // Replaces this process with the backend program, given the same arguments
-// (argv[0] becomes the backend's path). Returns only on failure, after
-// saying why on `err`; the result is then the exit code to use.
+// (argv[0] becomes the backend's path) and then `extra`. Returns only on
+// failure, after saying why on `err`; the result is then the exit code to use.
 int hand_over_to_backend(int argc, const char* const* argv, const std::string& command,
-                         std::ostream& err);
+                         std::ostream& err, const std::vector<std::string>& extra = {});
 
 }  // namespace pipewright::cli

@@ -11,6 +11,7 @@
 #include "plan_command.h"
 #include "profile_command.h"
 #include "run_command.h"
+#include "run_handoff.h"
 #include "simulate_command.h"
 
 namespace pipewright::cli {
@@ -95,8 +96,8 @@ bool wants_version(int argc, const char* const* argv) {
 
 int run(int argc, const char* const* argv, std::ostream& out, std::ostream& err) {
     BackendCommands hand_over;
-    hand_over.run = [&](const RunArgs&, std::ostream&, std::ostream& e) {
-        return hand_over_to_backend(argc, argv, "run", e);
+    hand_over.run = [&](const RunArgs& a, std::ostream&, std::ostream& e) {
+        return hand_over_to_backend(argc, argv, "run", e, schedule_cost_arguments(a));
     };
     hand_over.profile = [&](const ProfileArgs&, std::ostream&, std::ostream& e) {
         return hand_over_to_backend(argc, argv, "profile", e);

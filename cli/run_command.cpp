@@ -31,6 +31,8 @@ void add_training_options(CLI::App* cmd, RunArgs& a) {
         ->check(CLI::IsMember({"float32", "float64"}))
         ->group("");
     cmd->add_flag("--save-params", a.save_params, "Write each stage's parameters")->group("");
+    // The front end adds it for zb-auto (see run_handoff.h).
+    cmd->add_option("--schedule-costs", a.schedule_costs, "zb-auto's costs")->group("");
 }
 
 }  // namespace

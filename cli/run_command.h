@@ -16,6 +16,7 @@ struct RunArgs {
     std::string project;
     std::optional<std::string> schedule;
     std::optional<std::string> schedule_csv;
+    std::optional<std::string> schedule_costs;  // set by the front end for zb-auto
     std::optional<int> microbatches;
     std::optional<int> batch_size;
     std::optional<int> data_parallel;

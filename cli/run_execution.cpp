@@ -17,6 +17,7 @@ backend::RunSettings settings_of(const RunArgs& a) {
     s.project = a.project;
     s.schedule = a.schedule;
     s.schedule_csv = a.schedule_csv;
+    s.schedule_costs = a.schedule_costs;
     s.microbatches = a.microbatches;
     s.batch_size = a.batch_size;
     s.data_parallel = a.data_parallel;

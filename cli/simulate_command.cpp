@@ -9,6 +9,7 @@
 #include "pipewright/core/profile.h"
 #include "pipewright/core/project_io.h"
 #include "pipewright/core/schedule_csv.h"
+#include "pipewright/sim/auto_schedule.h"
 #include "pipewright/core/timeline.h"
 #include "pipewright/sim/schedule_comparison.h"
 #include "pipewright/sim/simulation.h"
@@ -99,6 +100,10 @@ int run_simulate(const SimulateArgs& args, std::ostream& out, std::ostream& err)
         return kInvalidInput;
     }
 
+    if (args.outputs.export_csv && builds_for_costs(*project)) {
+        // The lists simulated: zb-auto as built for these costs.
+        project->schedule = schedule_for_costs(*project, costs);
+    }
     if (!write_simulation_outputs(args.outputs, report, *project, err)) {
         return kInvalidInput;
     }

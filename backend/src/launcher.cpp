@@ -9,6 +9,8 @@
 #include <thread>
 
 #include "pipewright/core/project_io.h"
+#include "pipewright/core/schedule_generators.h"
+#include "pipewright/core/zero_bubble_auto.h"
 #include "run_supervisor.h"
 
 namespace pipewright::backend {
@@ -32,6 +34,18 @@ std::optional<AnalyzedProject> load_for_run(const RunSettings& s, std::ostream& 
         options.data_parallel = s.data_parallel;
         options.base_dir = std::filesystem::path(s.project).parent_path();
         analyzed = analyze_project(*loaded.project, options, problems);
+        // zb-auto's lists depend on the costs, which the front end sends.
+        if (analyzed && s.schedule_costs && !analyzed->schedule_from_csv &&
+            schedule_kind(analyzed->schedule.name) == ScheduleKind::zb_auto) {
+            try {
+                analyzed->schedule = with_project_communication(
+                    *analyzed, generate_zb_auto(analyzed->stage_ranks(), analyzed->microbatches,
+                                                auto_costs_from_text(*s.schedule_costs)));
+            } catch (const ScheduleError& e) {
+                problems.add("--schedule-costs", e.what());
+                analyzed.reset();
+            }
+        }
         // ZeRO-2 and -3 change what each replica holds between the actions
         // (a gradient shard, parameters gathered per stage); the executor
         // implements the all-reduce and the sharded optimizer of ZeRO-1

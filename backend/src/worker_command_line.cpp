@@ -57,6 +57,9 @@ std::vector<std::string> worker_arguments(const WorkerOptions& o) {
     if (s.schedule_csv) {
         add("--schedule-csv", *s.schedule_csv);
     }
+    if (s.schedule_costs) {
+        add("--schedule-costs", *s.schedule_costs);
+    }
     if (s.microbatches) {
         add("--microbatches", std::to_string(*s.microbatches));
     }
@@ -92,6 +95,7 @@ WorkerOptions parse_worker_arguments(const std::vector<std::string>& arguments) 
         {"--steps", [&](auto& f, auto& v) { s.steps = number<int>(f, v); }},
         {"--schedule", [&](auto&, auto& v) { s.schedule = v; }},
         {"--schedule-csv", [&](auto&, auto& v) { s.schedule_csv = v; }},
+        {"--schedule-costs", [&](auto&, auto& v) { s.schedule_costs = v; }},
         {"--microbatches", [&](auto& f, auto& v) { s.microbatches = number<int>(f, v); }},
         {"--batch-size", [&](auto& f, auto& v) { s.batch_size = number<int>(f, v); }},
         {"--data-parallel", [&](auto& f, auto& v) { s.data_parallel = number<int>(f, v); }},

@@ -2,6 +2,9 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <iterator>
 #include <queue>
 #include <string>
 #include <utility>
@@ -164,7 +167,16 @@ std::vector<std::vector<Action>> greedy_lists(int stages, int m, const AutoSched
         waiting[idx(s)] = false;
         const double input_ready =
             d.inputs < d.forwards ? arrivals.backward(s, d.inputs) : kNotYet;
-        const bool forward_fits = d.forwards < m && fits(d.held + c.stash_bytes, limit[idx(s)]);
+        // A forward's micro-batch holds its stash until I, then its
+        // weight stash until W, which under checkpointing is the larger
+        // (I recomputes the activations W needs): a forward starts only if
+        // the memory still fits once every micro-batch waiting for its I
+        // has had it.
+        const double reserve = std::max(c.stash_bytes, c.weight_stash_bytes);
+        const double after_inputs = static_cast<double>(d.forwards - d.inputs + 1) * reserve +
+                                    static_cast<double>(d.inputs - d.weights) *
+                                        c.weight_stash_bytes;
+        const bool forward_fits = d.forwards < m && fits(after_inputs, limit[idx(s)]);
         const double forward_ready = forward_fits ? arrivals.forward(s, d.forwards) : kNotYet;
         const bool weight_pending = d.weights < d.inputs;
         if (input_ready <= t) {
@@ -189,6 +201,64 @@ std::vector<std::vector<Action>> greedy_lists(int stages, int m, const AutoSched
 }
 
 }  // namespace
+
+std::string auto_costs_text(const AutoScheduleCosts& costs) {
+    std::string out;
+    char number[32];
+    for (std::size_t s = 0; s < costs.stages.size(); ++s) {
+        const AutoStageCosts& c = costs.stages[s];
+        const double values[] = {c.forward_s,
+                                 c.input_s,
+                                 c.weight_s,
+                                 c.stash_bytes,
+                                 c.weight_stash_bytes,
+                                 c.memory_limit_bytes,
+                                 c.to_next.occupancy_s,
+                                 c.to_next.latency_s,
+                                 c.to_previous.occupancy_s,
+                                 c.to_previous.latency_s};
+        out += s == 0 ? "" : ";";
+        for (std::size_t k = 0; k < std::size(values); ++k) {
+            std::snprintf(number, sizeof number, "%.17g", values[k]);
+            out += (k == 0 ? "" : ",") + std::string(number);
+        }
+    }
+    return out;
+}
+
+AutoScheduleCosts auto_costs_from_text(std::string_view text) {
+    AutoScheduleCosts costs;
+    std::size_t stage = 0;
+    for (std::size_t start = 0; start <= text.size(); ++stage) {
+        auto end = text.find(';', start);
+        end = end == std::string_view::npos ? text.size() : end;
+        const std::string part(text.substr(start, end - start));
+        start = end + 1;
+        double v[10];
+        std::size_t n = 0;
+        const char* p = part.c_str();
+        while (n < std::size(v)) {
+            char* next = nullptr;
+            v[n] = std::strtod(p, &next);
+            if (next == p || std::isnan(v[n]) || v[n] < 0) {
+                break;
+            }
+            ++n;
+            p = next;
+            if (*p != ',') {
+                break;
+            }
+            ++p;
+        }
+        if (n != std::size(v) || *p != '\0') {
+            throw ScheduleError("zb-auto's costs for stage " + std::to_string(stage) +
+                                " are not ten non-negative numbers separated by commas: \"" +
+                                part.substr(0, 80) + "\"");
+        }
+        costs.stages.push_back({v[0], v[1], v[2], v[3], v[4], v[5], {v[6], v[7]}, {v[8], v[9]}});
+    }
+    return costs;
+}
 
 AutoScheduleCosts unit_auto_costs(int stages) {
     AutoScheduleCosts costs;
@@ -227,13 +297,13 @@ AutoTiming time_for_costs(const Schedule& s, const AutoScheduleCosts& costs) {
                 if (ready == kNotYet) {
                     break;
                 }
-                if (a.type == ActionType::forward &&
-                    !fits(held[r] + c.stash_bytes, c.memory_limit_bytes)) {
-                    timing.within_memory = false;
-                }
                 const double start = std::max(clock[r], ready);
                 clock[r] = start + duration(c, a.type);
                 held[r] += memory_delta(c, a.type);
+                timing.peak_bytes = std::max(timing.peak_bytes, held[r]);
+                if (!fits(held[r], c.memory_limit_bytes)) {
+                    timing.within_memory = false;
+                }
                 deliver(a, clock[r], stages, costs, arrivals);
                 progress = true;
             }
@@ -271,21 +341,29 @@ Schedule generate_zb_auto(const std::vector<int>& stage_rank, int microbatches,
     std::vector<double> one_f_one_b(idx(p));  // at most what 1F1B holds
     for (int s = 0; s < p; ++s) {
         const AutoStageCosts& c = costs.stages[idx(s)];
-        if (!fits(c.stash_bytes, c.memory_limit_bytes)) {
+        if (!fits(std::max(c.stash_bytes, c.weight_stash_bytes), c.memory_limit_bytes)) {
             throw ScheduleError(name + ": stage " + std::to_string(s) +
                                 " cannot hold the activations of even one micro-batch under its "
                                 "memory limit; use more devices, smaller micro-batches or "
                                 "activation checkpointing");
         }
         limit[idx(s)] = c.memory_limit_bytes;
-        one_f_one_b[idx(s)] = std::min(c.memory_limit_bytes, (p - s) * c.stash_bytes);
+        one_f_one_b[idx(s)] = std::min(c.memory_limit_bytes,
+                                       (p - s) * std::max(c.stash_bytes, c.weight_stash_bytes));
     }
     Schedule best;
     double best_s = kNotYet;
+    double best_peak = kNotYet;
     const auto consider = [&](Schedule candidate) {
         const AutoTiming t = time_for_costs(candidate, costs);
-        if (t.within_memory && t.iteration_s < best_s) {
-            best_s = t.iteration_s;
+        // Times that differ only by rounding are a tie, which the smaller
+        // memory peak breaks.
+        const double tie = 1e-12 * std::max(1.0, best_s == kNotYet ? 1.0 : best_s);
+        const bool faster = t.iteration_s < best_s - tie;
+        const bool as_fast_smaller = t.iteration_s <= best_s + tie && t.peak_bytes < best_peak;
+        if (t.within_memory && (faster || as_fast_smaller)) {
+            best_s = std::min(best_s, t.iteration_s);
+            best_peak = t.peak_bytes;
             best = std::move(candidate);
         }
     };

@@ -49,6 +49,8 @@ QString export_extension(ExportFormat format) {
         case ExportFormat::chrome_trace:
             return QStringLiteral("json");
         case ExportFormat::csv:
+        case ExportFormat::torch_compute_only:
+        case ExportFormat::torch_compute_comms:
             return QStringLiteral("csv");
     }
     return {};
@@ -66,6 +68,10 @@ QString export_format_name(ExportFormat format) {
             return tr("Chrome trace");
         case ExportFormat::csv:
             return tr("PyTorch schedule CSV");
+        case ExportFormat::torch_compute_only:
+            return tr("PyTorch compute-only schedule CSV");
+        case ExportFormat::torch_compute_comms:
+            return tr("PyTorch lowered schedule CSV");
     }
     return {};
 }

@@ -2,6 +2,7 @@
 
 #include <new>
 
+#include "pipewright/sim/auto_schedule.h"
 #include "pipewright/sim/event_simulator.h"
 #include "studio_core/background_job.h"
 
@@ -22,7 +23,8 @@ SimulationResult simulate_now(const Project& project, const std::string& base_di
             return result;
         }
         result.stages = analyzed->stages;
-        result.schedule = analyzed->schedule;
+        // zb-auto as built for these costs: what is simulated and exported.
+        result.schedule = schedule_for_costs(*analyzed, costs);
         result.report = simulate_project(*analyzed, costs);
     } catch (const InputError& e) {
         result.diagnostics.append(e.diagnostics());

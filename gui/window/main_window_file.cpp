@@ -24,6 +24,8 @@
 #include "pipewright/core/file_names.h"
 #include "pipewright/core/project_io.h"
 #include "pipewright/core/schedule_csv.h"
+#include "pipewright/core/schedule_generators.h"
+#include "pipewright/core/torch_csv.h"
 #include "run/run_panel.h"
 #include "studio_core/asset_paths.h"
 #include "studio_core/project_edit.h"
@@ -86,6 +88,10 @@ void MainWindow::buildActions() {
          "Comparison.pdf"},
         {nullptr, ExportView::timeline, ExportFormat::png, nullptr},
         {QT_TR_NOOP("Schedule as C&SV…"), ExportView::schedule, ExportFormat::csv, "Schedule.csv"},
+        {QT_TR_NOOP("Schedule for PyTorch, Compute &Only…"), ExportView::schedule,
+         ExportFormat::torch_compute_only, "ScheduleTorchComputeOnly.csv"},
+        {QT_TR_NOOP("Schedule for PyTorch, &Lowered…"), ExportView::schedule,
+         ExportFormat::torch_compute_comms, "ScheduleTorchComputeComms.csv"},
     };
     for (const ExportItem& item : items) {
         if (item.text == nullptr) {
@@ -388,7 +394,18 @@ bool MainWindow::exportTo(ExportView view, ExportFormat format, const QString& p
             break;
         }
         case ExportView::schedule:
-            bytes = QByteArray::fromStdString(schedule_to_csv(result->schedule));
+            try {
+                bytes = QByteArray::fromStdString(
+                    format == ExportFormat::torch_compute_only
+                        ? schedule_to_torch_csv(result->schedule, TorchCsvFormat::compute_only)
+                    : format == ExportFormat::torch_compute_comms
+                        ? schedule_to_torch_csv(result->schedule, TorchCsvFormat::compute_comms)
+                        : schedule_to_csv(result->schedule));
+            } catch (const ScheduleError& e) {
+                *error = tr("The schedule cannot be written for PyTorch: %1")
+                             .arg(QString::fromStdString(e.what()));
+                return false;
+            }
             break;
     }
     return write_export(path, bytes, error);

@@ -28,7 +28,7 @@ bool builds_for_costs(const AnalyzedProject& project) {
            schedule_kind(project.schedule.name) == ScheduleKind::zb_auto;
 }
 
-Schedule zb_auto_for_costs(const AnalyzedProject& project, const SimulationInput& input) {
+AutoScheduleCosts auto_costs_for(const AnalyzedProject& project, const SimulationInput& input) {
     const std::vector<int> stage_rank = project.stage_ranks();
     AutoScheduleCosts costs;
     costs.stages.resize(input.stages.size());
@@ -51,7 +51,8 @@ Schedule zb_auto_for_costs(const AnalyzedProject& project, const SimulationInput
         const double capacity = static_cast<double>(project.rank_specs[r].memory_bytes);
         // Activations that do not fit at all are shown as not fitting, as
         // for every schedule, rather than refused here.
-        a.memory_limit_bytes = std::max(capacity - held, a.stash_bytes);
+        a.memory_limit_bytes =
+            std::max(capacity - held, std::max(a.stash_bytes, a.weight_stash_bytes));
         if (s + 1 < input.stages.size()) {
             a.to_next = transfer_over(input, rank, stage_rank[s + 1], c.output_bytes);
         }
@@ -59,19 +60,30 @@ Schedule zb_auto_for_costs(const AnalyzedProject& project, const SimulationInput
             a.to_previous = transfer_over(input, rank, stage_rank[s - 1], c.input_bytes);
         }
     }
+    return costs;
+}
+
+AutoScheduleCosts auto_costs_for(const AnalyzedProject& project, const CostModelOptions& options) {
+    SimulationInput input;
+    input.stages = stage_costs(project, options);
+    describe_links(project, options, input);
+    input.static_bytes = static_bytes_per_rank(project, input.stages);
+    return auto_costs_for(project, input);
+}
+
+Schedule zb_auto_for_costs(const AnalyzedProject& project, const SimulationInput& input) {
     return with_project_communication(
-        project, generate_zb_auto(stage_rank, project.microbatches, costs));
+        project,
+        generate_zb_auto(project.stage_ranks(), project.microbatches, auto_costs_for(project, input)));
 }
 
 Schedule schedule_for_costs(const AnalyzedProject& project, const CostModelOptions& options) {
     if (!builds_for_costs(project)) {
         return project.schedule;
     }
-    SimulationInput input;
-    input.stages = stage_costs(project, options);
-    describe_links(project, options, input);
-    input.static_bytes = static_bytes_per_rank(project, input.stages);
-    return zb_auto_for_costs(project, input);
+    return with_project_communication(
+        project, generate_zb_auto(project.stage_ranks(), project.microbatches,
+                                  auto_costs_for(project, options)));
 }
 
 }  // namespace pipewright

@@ -15,9 +15,10 @@ namespace pipewright::test {
 
 namespace {
 
-// Stage st's rank: around the ranks (looped), or down and back for ZB-V.
+// Stage st's rank: around the ranks (looped), or down and back for ZB-V and
+// DualPipeV.
 int rank_of_stage(const MlpSpec& s, int st) {
-    if (s.schedule == "zbv") {
+    if (s.schedule == "zbv" || s.schedule == "dualpipev") {
         return st < s.ranks ? st : 2 * s.ranks - 1 - st;
     }
     return st % s.ranks;

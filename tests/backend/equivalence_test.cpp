@@ -137,7 +137,12 @@ INSTANTIATE_TEST_SUITE_P(
                       spec("interleaved-zb", 2, 4, 4, "sgd", true),
                       // ZB-V: the last stage, and the loss, on rank 0.
                       spec("zbv", 2, 4, 4), spec("zbv", 3, 6, 5, "adam"),
-                      spec("zbv", 2, 4, 4, "sgd", true)),
+                      spec("zbv", 2, 4, 4, "sgd", true),
+                      // DualPipeV: overlapped pairs, B and I/W mixed.
+                      spec("dualpipev", 2, 4, 4), spec("dualpipev", 3, 6, 7, "adam"),
+                      spec("dualpipev", 2, 4, 5, "sgd", true),
+                      // zb-auto's lists for the project's estimated costs.
+                      spec("zb-auto", 3, 3, 5), spec("zb-auto", 2, 2, 1, "adamw")),
     [](const auto& test_info) {
         const MlpSpec& p = test_info.param;
         std::string name = p.schedule + "_" + std::to_string(p.ranks) + "ranks_" + p.optimizer +

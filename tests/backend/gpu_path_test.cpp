@@ -39,7 +39,10 @@ TEST(TransferChannels, EveryGeneratedScheduleReceivesInSendingOrder) {
                                      {"interleaved-zb", {0, 1, 2, 0, 1, 2}, 5},
                                      {"interleaved-zb", {0, 1, 0, 1}, 6},
                                      {"zbv", {0, 1, 1, 0}, 4},
-                                     {"zbv", {0, 1, 2, 2, 1, 0}, 5}};
+                                     {"zbv", {0, 1, 2, 2, 1, 0}, 5},
+                                     {"dualpipev", {0, 1, 1, 0}, 4},
+                                     {"dualpipev", {0, 1, 2, 2, 1, 0}, 7},
+                                     {"zb-auto", {0, 1, 2}, 5}};
     for (const auto& c : cases) {
         const Schedule s =
             add_communication(generate_schedule(c.name, c.stage_rank, c.microbatches));

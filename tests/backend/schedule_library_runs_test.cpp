@@ -60,7 +60,9 @@ INSTANTIATE_TEST_SUITE_P(Library, ScheduleLibraryRuns,
                          ::testing::Values(LibraryCase{"looped-bfs", 2, 4, 3},
                                            LibraryCase{"zb-h2", 3, 3, 5},
                                            LibraryCase{"interleaved-zb", 2, 4, 6},
-                                           LibraryCase{"zbv", 2, 4, 5}),
+                                           LibraryCase{"zbv", 2, 4, 5},
+                                           LibraryCase{"dualpipev", 2, 4, 5},
+                                           LibraryCase{"zb-auto", 3, 3, 4}),
                          [](const auto& test_info) {
                              std::string name = test_info.param.schedule;
                              for (auto& ch : name) {

@@ -9,6 +9,8 @@
 
 #include "cli_test_support.h"
 #include "commands.h"
+#include "pipewright/core/zero_bubble_auto.h"
+#include "run_handoff.h"
 
 namespace pipewright {
 namespace {
@@ -16,6 +18,8 @@ namespace {
 namespace fs = std::filesystem;
 const fs::path kExamples = fs::path(PIPEWRIGHT_ASSETS_DIR) / "examples";
 
+using cli::RunArgs;
+using cli::schedule_cost_arguments;
 using testing::example;
 using testing::run_cli;
 using testing::TempDir;
@@ -128,6 +132,44 @@ TEST(Cli, WritesTheSchedulesForTorchsLoadCsv) {
     EXPECT_NE(alone.err.find("--export-csv"), std::string::npos) << alone.err;
 }
 
+// zb-auto is built for the project's costs: the lists exported are the ones
+// simulated (they read back to the same time), and a run hands the same
+// costs to its processes.
+TEST(Cli, ZeroBubbleAutoIsBuiltForTheProjectsCosts) {
+    TempDir dir;
+    const std::string project = example("resnet50-2gpu-pipelined.json");
+    auto sim = run_cli({"simulate", project, "--schedule", "zb-auto", "--json"});
+    ASSERT_EQ(sim.code, 0) << sim.err;
+    const double simulated = nlohmann::json::parse(sim.out)["iteration_time_s"].get<double>();
+    auto h1 = run_cli({"simulate", project, "--schedule", "zb-h1", "--json"});
+    ASSERT_EQ(h1.code, 0) << h1.err;
+    EXPECT_LE(simulated,
+              nlohmann::json::parse(h1.out)["iteration_time_s"].get<double>() * (1 + 1e-12));
+    const fs::path csv = dir / "zb-auto.csv";
+    auto exported =
+        run_cli({"simulate", project, "--schedule", "zb-auto", "--export-csv", csv.string()});
+    ASSERT_EQ(exported.code, 0) << exported.err;
+    auto back = run_cli({"simulate", project, "--json", "--schedule-csv", csv.string()});
+    ASSERT_EQ(back.code, 0) << back.err;
+    EXPECT_DOUBLE_EQ(nlohmann::json::parse(back.out)["iteration_time_s"].get<double>(), simulated);
+
+    RunArgs run;
+    run.project = project;
+    run.schedule = "zb-auto";
+    const auto args = schedule_cost_arguments(run);
+    ASSERT_EQ(args.size(), 2U);
+    EXPECT_EQ(args[0], "--schedule-costs");
+    const AutoScheduleCosts costs = auto_costs_from_text(args[1]);
+    EXPECT_EQ(costs.stages.size(), 2U);
+    EXPECT_EQ(auto_costs_text(costs), args[1]);  // exact both ways
+    EXPECT_GT(costs.stages[0].forward_s, 0);
+    run.schedule = "zb-h1";
+    EXPECT_TRUE(schedule_cost_arguments(run).empty());
+    run.schedule = "zb-auto";
+    run.schedule_csv = csv.string();
+    EXPECT_TRUE(schedule_cost_arguments(run).empty());
+}
+
 TEST(Cli, InvalidProjectExitsOneAndNamesEveryProblem) {
     TempDir dir;
     auto j = read_json(kExamples / "dummy-2gpu.json");
@@ -218,14 +260,14 @@ TEST(Cli, CompareSchedulesPrintsEveryScheduleAndTheBaseline) {
     ASSERT_EQ(r.code, 0) << r.err;
     for (const char* name :
          {"single device", "naive", "gpipe", "looped-bfs", "1f1b", "interleaved-1f1b", "zb-h1",
-          "zb-h2", "interleaved-zb", "zbv", "baseline"}) {
+          "zb-h2", "interleaved-zb", "zbv", "dualpipev", "zb-auto", "baseline"}) {
         EXPECT_NE(r.out.find(name), std::string::npos) << name;
     }
     auto json = run_cli(
         {"simulate", example("resnet50-2gpu-pipelined.json"), "--compare-schedules", "--json"});
     ASSERT_EQ(json.code, 0);
     auto rows = nlohmann::json::parse(json.out);
-    EXPECT_EQ(rows.size(), 10u);
+    EXPECT_EQ(rows.size(), 12u);
     EXPECT_TRUE(rows[0]["baseline"].get<bool>());
 }
 
@@ -233,7 +275,7 @@ TEST(Cli, ListsSchedulesDevicesAndLayers) {
     auto schedules = run_cli({"schedules"});
     ASSERT_EQ(schedules.code, 0);
     for (const char* name : {"naive", "gpipe", "looped-bfs", "1f1b", "interleaved-1f1b", "zb-h1",
-                             "zb-h2", "interleaved-zb", "zbv"}) {
+                             "zb-h2", "interleaved-zb", "zbv", "dualpipev", "zb-auto"}) {
         EXPECT_NE(schedules.out.find(name), std::string::npos) << name;
     }
     auto devices = nlohmann::json::parse(run_cli({"devices", "--json"}).out);

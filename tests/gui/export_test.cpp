@@ -92,6 +92,32 @@ TEST_F(ExportTest, EveryViewIsWrittenInTheFormatItsNameSays) {
     EXPECT_EQ(png.width(), 2 * window.comparisonPanel()->chartArea()->width());
 }
 
+// The schedule in the three forms: Pipewright's lowering, and the two that
+// PyTorch's _load_csv reads.
+TEST_F(ExportTest, TheScheduleIsWrittenForPyTorchInBothForms) {
+    QString error;
+    ASSERT_TRUE(window.exportTo(ExportView::schedule, ExportFormat::csv, path("s.csv"), &error))
+        << error.toStdString();
+    ASSERT_TRUE(window.exportTo(ExportView::schedule, ExportFormat::torch_compute_only,
+                                path("only.csv"), &error))
+        << error.toStdString();
+    ASSERT_TRUE(window.exportTo(ExportView::schedule, ExportFormat::torch_compute_comms,
+                                path("comms.csv"), &error))
+        << error.toStdString();
+    const QByteArray ours = read(path("s.csv"));
+    const QByteArray only = read(path("only.csv"));
+    const QByteArray comms = read(path("comms.csv"));
+    EXPECT_TRUE(ours.contains("0SEND_F0")) << ours.left(80).toStdString();
+    EXPECT_FALSE(only.contains("SEND")) << only.left(80).toStdString();
+    EXPECT_TRUE(only.startsWith("0F0,")) << only.left(80).toStdString();
+    EXPECT_TRUE(comms.contains("0WAIT_SEND_F0")) << comms.left(200).toStdString();
+    EXPECT_TRUE(comms.contains("REDUCE_GRAD")) << comms.left(200).toStdString();
+    for (const char* name : {"exportScheduleTorchComputeOnly.csv",
+                             "exportScheduleTorchComputeComms.csv"}) {
+        EXPECT_NE(window.findChild<QAction*>(QString::fromLatin1(name)), nullptr) << name;
+    }
+}
+
 TEST_F(ExportTest, TheComparisonNeedsAComparisonFirst) {
     QString error;
     EXPECT_FALSE(window.exportTo(ExportView::comparison, ExportFormat::png, path("c.png"), &error));

@@ -225,6 +225,29 @@ TEST(Simulation, ActivationCheckpointingTradesMemoryForTime) {
     }
 }
 
+// zb-auto builds its lists within what each device has left: on the GPT-3
+// example, where ZB-H1 and ZB-H2 overflow most GPUs, every GPU fits.
+TEST(Simulation, ZeroBubbleAutoKeepsEveryDeviceWithinItsMemory) {
+    AnalysisOptions options;
+    for (const char* schedule : {"zb-h1", "zb-h2", "zb-auto"}) {
+        SCOPED_TRACE(schedule);
+        options.schedule = schedule;
+        const auto report = simulate_project(analyzed_example("gpt3-175b-p4d.json", options),
+                                             {}, Recording::summary);
+        EXPECT_EQ(report.all_fit, std::string(schedule) == "zb-auto");
+    }
+    // Where memory is plenty, it is at least as fast as both.
+    options.schedule = "zb-auto";
+    const double automatic =
+        simulate_project(analyzed_example("mlp-cpu.json", options)).iteration_time_s;
+    for (const char* schedule : {"zb-h1", "zb-h2"}) {
+        options.schedule = schedule;
+        EXPECT_LT(automatic,
+                  simulate_project(analyzed_example("mlp-cpu.json", options)).iteration_time_s)
+            << schedule;
+    }
+}
+
 TEST(ScheduleComparison, ListsEverySchedulePlusTheBaseline) {
     auto loaded = load_project_file(kExamples / "resnet50-2gpu-pipelined.json");
     auto rows = compare_schedules(*loaded.project, {}, {});

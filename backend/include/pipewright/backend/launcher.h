@@ -19,6 +19,9 @@ struct RunSettings {
     std::string project;
     std::optional<std::string> schedule;
     std::optional<std::string> schedule_csv;
+    // zb-auto's costs (auto_costs_text), which the front end computes with
+    // its cost model so that the run builds the lists `simulate` shows.
+    std::optional<std::string> schedule_costs;
     std::optional<int> microbatches;
     std::optional<int> batch_size;     // the global batch, split across the replicas
     std::optional<int> data_parallel;  // replaces data_parallel.size

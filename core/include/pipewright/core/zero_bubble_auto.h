@@ -8,6 +8,8 @@
 // with the weight gradients W that nothing waits for.
 
 #include <limits>
+#include <string>
+#include <string_view>
 #include <vector>
 
 #include "pipewright/core/schedule.h"
@@ -49,10 +51,18 @@ struct AutoScheduleCosts {
 // `costs` under each stage's memory limit: the fastest of the heuristic's
 // variants and of ZB-H1 and ZB-H2 where they respect the limits, timed as
 // the simulator times them on links of their own, so it is never slower
-// than zb-h1. Throws ScheduleError for another placement, or when a stage
+// than zb-h1; of equally fast ones, the one that holds the least. Throws ScheduleError for another placement, or when a stage
 // cannot hold even one micro-batch's activations.
 [[nodiscard]] Schedule generate_zb_auto(const std::vector<int>& stage_rank, int microbatches,
                                         const AutoScheduleCosts& costs);
+
+// The costs as one line of text, for the processes of a real run (which
+// have no cost model) to build the same lists: per stage "F,I,W,stash,
+// weight stash,memory limit,to next occupancy,latency,to previous
+// occupancy,latency", stages separated by ';', every number exact.
+[[nodiscard]] std::string auto_costs_text(const AutoScheduleCosts& costs);
+// Reads that text back; throws ScheduleError saying what is wrong with it.
+[[nodiscard]] AutoScheduleCosts auto_costs_from_text(std::string_view text);
 
 // The time one iteration of a compute-only, one-stage-per-device schedule
 // takes under `costs` (each send on a link of its own), and whether every
@@ -60,6 +70,7 @@ struct AutoScheduleCosts {
 struct AutoTiming {
     double iteration_s = 0;
     bool within_memory = true;
+    double peak_bytes = 0;  // the most activations any stage holds at once
 };
 [[nodiscard]] AutoTiming time_for_costs(const Schedule& compute_only,
                                         const AutoScheduleCosts& costs);

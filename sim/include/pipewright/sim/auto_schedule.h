@@ -5,6 +5,7 @@
 // devices have left for activations.
 
 #include "pipewright/core/analysis.h"
+#include "pipewright/core/zero_bubble_auto.h"
 #include "pipewright/sim/cost_model.h"
 #include "pipewright/sim/event_simulator.h"
 
@@ -13,10 +14,16 @@ namespace pipewright {
 // Whether `project` runs zb-auto built by the generator (not read from a CSV).
 [[nodiscard]] bool builds_for_costs(const AnalyzedProject& project);
 
-// zb-auto for `input`'s stage costs and links, each device's memory limit
-// being its capacity less what it holds throughout (`input.static_bytes`;
-// at least one micro-batch's activations), with the project's
-// communication and collectives.
+// What zb-auto is built for: `input`'s stage costs and links, each
+// device's memory limit being its capacity less what it holds throughout
+// (`input.static_bytes`; at least one micro-batch's activations).
+[[nodiscard]] AutoScheduleCosts auto_costs_for(const AnalyzedProject& project,
+                                               const SimulationInput& input);
+// The same from the cost model: what `run` hands its processes.
+[[nodiscard]] AutoScheduleCosts auto_costs_for(const AnalyzedProject& project,
+                                               const CostModelOptions& options);
+
+// zb-auto for `input`, with the project's communication and collectives.
 [[nodiscard]] Schedule zb_auto_for_costs(const AnalyzedProject& project,
                                          const SimulationInput& input);
 

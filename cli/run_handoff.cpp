@@ -1,0 +1,32 @@
+#include "run_handoff.h"
+
+#include <filesystem>
+
+#include "pipewright/core/project_io.h"
+#include "pipewright/sim/auto_schedule.h"
+
+namespace pipewright::cli {
+
+std::vector<std::string> schedule_cost_arguments(const RunArgs& a) {
+    if (a.schedule_csv || a.schedule_costs) {
+        return {};
+    }
+    const LoadedProject loaded = load_project_file(a.project);
+    if (!loaded.project) {
+        return {};
+    }
+    AnalysisOptions options;
+    options.schedule = a.schedule;
+    options.microbatches = a.microbatches;
+    options.batch_size = a.batch_size;
+    options.data_parallel = a.data_parallel;
+    options.base_dir = std::filesystem::path(a.project).parent_path();
+    Diagnostics problems;
+    const auto analyzed = analyze_project(*loaded.project, options, problems);
+    if (!analyzed || !problems.empty() || !builds_for_costs(*analyzed)) {
+        return {};
+    }
+    return {"--schedule-costs", auto_costs_text(auto_costs_for(*analyzed, CostModelOptions{}))};
+}
+
+}  // namespace pipewright::cli
