@@ -32,6 +32,8 @@ PROJECTS = [
     ("assets/examples/seven-layers-two-nodes.json", 4, 4, 8),  # 1f1b
     ("docs/examples/four-stages-interleaved-zb.json", 4, 8, 8),  # looped
     ("docs/examples/four-stages-zbv.json", 4, 8, 8),  # a V
+    ("docs/examples/four-stages-dualpipev.json", 4, 8, 8),  # OVERLAP_F_B, B mixed with I/W
+    ("docs/examples/four-stages-zb-auto.json", 4, 4, 8),  # built for the costs
 ]
 WIDTH, BATCH = 8, 16
 

@@ -385,8 +385,7 @@ void build_schedule(const AnalysisOptions& o, AnalyzedProject& out, Diagnostics&
 
 }  // namespace
 
-Schedule with_project_communication(const AnalyzedProject& project,
-                                    const Schedule& compute_only) {
+Schedule with_project_communication(const AnalyzedProject& project, const Schedule& compute_only) {
     Schedule s = add_communication(compute_only);
     if (project.data_parallel() > 1) {
         s = add_collectives(s, collective_plan(project.project.data_parallel));

@@ -145,11 +145,13 @@ void check_overlap(const std::vector<Action>& list, std::size_t r, std::size_t i
     const Action& a = list[i];
     std::string why;
     if (a.type != ActionType::forward) {
-        why = to_string(a) + " is marked to overlap the next action, but only a forward overlaps "
-                             "a backward (torch's OVERLAP_F_B)";
+        why = to_string(a) +
+              " is marked to overlap the next action, but only a forward overlaps "
+              "a backward (torch's OVERLAP_F_B)";
     } else if (i + 1 >= list.size() || list[i + 1].type != ActionType::backward) {
-        why = to_string(a) + " is marked to overlap the next action, which must be a full "
-                             "backward (B) as in (" +
+        why = to_string(a) +
+              " is marked to overlap the next action, which must be a full "
+              "backward (B) as in (" +
               to_string(a) + ";1B0)OVERLAP_F_B, but " +
               (i + 1 >= list.size() ? std::string("the list ends there")
                                     : "it is " + to_string(list[i + 1]));

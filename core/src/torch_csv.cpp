@@ -91,8 +91,8 @@ Rows unlowered_rows(const Schedule& s, bool compute_only) {
             }
             // _add_reduce_grad counts the sub-actions of a pair one by one.
             for (const Action& part : parts(cell)) {
-                const bool ends_gradient = part.type == ActionType::backward ||
-                                           part.type == ActionType::backward_weight;
+                const bool ends_gradient =
+                    part.type == ActionType::backward || part.type == ActionType::backward_weight;
                 if (add_reductions && ends_gradient && part.stage >= 0 &&
                     part.stage < s.num_stages &&
                     ++backwards[static_cast<std::size_t>(part.stage)] == s.num_microbatches) {

@@ -154,9 +154,7 @@ class DualPipeVRank {
     }
 
   private:
-    int& count(int stage, std::vector<int>& counts) {
-        return counts[stage == down_ ? 0 : 1];
-    }
+    int& count(int stage, std::vector<int>& counts) { return counts[stage == down_ ? 0 : 1]; }
     void forward(int stage) {
         out_.push_back(act(stage, ActionType::forward, count(stage, forwards_)++));
     }
@@ -200,7 +198,8 @@ Schedule make_dualpipev(std::string_view name, const std::vector<int>& stage_ran
     const int p = layout.ranks;
     const int m = layout.microbatches;
     if (m < 2 * p) {
-        throw ScheduleError(std::string(name) + " needs at least as many micro-batches as stages (" +
+        throw ScheduleError(std::string(name) +
+                            " needs at least as many micro-batches as stages (" +
                             std::to_string(2 * p) + " for " + stages_words(2 * p) + " on " +
                             devices_words(p) + "), but has " + microbatches_words(m) + "; use " +
                             std::to_string(2 * p) + " or more micro-batches, or use zbv");

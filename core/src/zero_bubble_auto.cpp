@@ -165,17 +165,16 @@ std::vector<std::vector<Action>> greedy_lists(int stages, int m, const AutoSched
             continue;  // busy (a stale wake), or finished
         }
         waiting[idx(s)] = false;
-        const double input_ready =
-            d.inputs < d.forwards ? arrivals.backward(s, d.inputs) : kNotYet;
+        const double input_ready = d.inputs < d.forwards ? arrivals.backward(s, d.inputs) : kNotYet;
         // A forward's micro-batch holds its stash until I, then its
         // weight stash until W, which under checkpointing is the larger
         // (I recomputes the activations W needs): a forward starts only if
         // the memory still fits once every micro-batch waiting for its I
         // has had it.
         const double reserve = std::max(c.stash_bytes, c.weight_stash_bytes);
-        const double after_inputs = static_cast<double>(d.forwards - d.inputs + 1) * reserve +
-                                    static_cast<double>(d.inputs - d.weights) *
-                                        c.weight_stash_bytes;
+        const double after_inputs =
+            static_cast<double>(d.forwards - d.inputs + 1) * reserve +
+            static_cast<double>(d.inputs - d.weights) * c.weight_stash_bytes;
         const bool forward_fits = d.forwards < m && fits(after_inputs, limit[idx(s)]);
         const double forward_ready = forward_fits ? arrivals.forward(s, d.forwards) : kNotYet;
         const bool weight_pending = d.weights < d.inputs;
@@ -183,9 +182,8 @@ std::vector<std::vector<Action>> greedy_lists(int stages, int m, const AutoSched
             run(s, t, ActionType::backward_input, d.inputs++);
         } else if (forward_ready <= t) {
             run(s, t, ActionType::forward, d.forwards++);
-        } else if (weight_pending &&
-                   (fill == Fill::always || d.inputs == m ||
-                    std::min(input_ready, forward_ready) >= t + c.weight_s)) {
+        } else if (weight_pending && (fill == Fill::always || d.inputs == m ||
+                                      std::min(input_ready, forward_ready) >= t + c.weight_s)) {
             run(s, t, ActionType::backward_weight, d.weights++);
         } else if (const double next = std::min(input_ready, forward_ready); next < kNotYet) {
             wakes.push({next, s});
@@ -290,8 +288,7 @@ AutoTiming time_for_costs(const Schedule& s, const AutoScheduleCosts& costs) {
                 double ready = 0;
                 if (a.type == ActionType::forward) {
                     ready = arrivals.forward(a.stage, a.microbatch);
-                } else if (a.type == ActionType::backward_input ||
-                           a.type == ActionType::backward) {
+                } else if (a.type == ActionType::backward_input || a.type == ActionType::backward) {
                     ready = arrivals.backward(a.stage, a.microbatch);
                 }
                 if (ready == kNotYet) {
@@ -331,8 +328,8 @@ Schedule generate_zb_auto(const std::vector<int>& stage_rank, int microbatches,
         }
     }
     if (costs.stages.size() != idx(layout.stages)) {
-        throw ScheduleError(name + " got costs for " + detail::stages_words(
-                                                            static_cast<long long>(costs.stages.size())) +
+        throw ScheduleError(name + " got costs for " +
+                            detail::stages_words(static_cast<long long>(costs.stages.size())) +
                             " but the pipeline has " + detail::stages_words(layout.stages));
     }
     const int p = layout.stages;
@@ -348,8 +345,8 @@ Schedule generate_zb_auto(const std::vector<int>& stage_rank, int microbatches,
                                 "activation checkpointing");
         }
         limit[idx(s)] = c.memory_limit_bytes;
-        one_f_one_b[idx(s)] = std::min(c.memory_limit_bytes,
-                                       (p - s) * std::max(c.stash_bytes, c.weight_stash_bytes));
+        one_f_one_b[idx(s)] =
+            std::min(c.memory_limit_bytes, (p - s) * std::max(c.stash_bytes, c.weight_stash_bytes));
     }
     Schedule best;
     double best_s = kNotYet;

@@ -7,7 +7,15 @@ namespace pipewright::gui {
 // The formats File ▸ Export writes.
 // csv: the schedule as Pipewright lowers it; the torch_ ones as PyTorch's
 // _load_csv reads them (its format="compute_only" and "compute_comms").
-enum class ExportFormat { png, svg, pdf, chrome_trace, csv, torch_compute_only, torch_compute_comms };
+enum class ExportFormat {
+    png,
+    svg,
+    pdf,
+    chrome_trace,
+    csv,
+    torch_compute_only,
+    torch_compute_comms
+};
 
 [[nodiscard]] QString export_extension(ExportFormat format);    // "png", "json"
 [[nodiscard]] QString export_format_name(ExportFormat format);  // "PNG image"

@@ -45,9 +45,8 @@ AutoScheduleCosts auto_costs_for(const AnalyzedProject& project, const Simulatio
         a.weight_stash_bytes = c.weight_stash_bytes;
         const int rank = stage_rank[s];
         const auto r = static_cast<std::size_t>(rank);
-        const double held = r < input.static_bytes.size()
-                                ? static_cast<double>(input.static_bytes[r])
-                                : 0.0;
+        const double held =
+            r < input.static_bytes.size() ? static_cast<double>(input.static_bytes[r]) : 0.0;
         const double capacity = static_cast<double>(project.rank_specs[r].memory_bytes);
         // Activations that do not fit at all are shown as not fitting, as
         // for every schedule, rather than refused here.
@@ -72,18 +71,18 @@ AutoScheduleCosts auto_costs_for(const AnalyzedProject& project, const CostModel
 }
 
 Schedule zb_auto_for_costs(const AnalyzedProject& project, const SimulationInput& input) {
-    return with_project_communication(
-        project,
-        generate_zb_auto(project.stage_ranks(), project.microbatches, auto_costs_for(project, input)));
+    return with_project_communication(project,
+                                      generate_zb_auto(project.stage_ranks(), project.microbatches,
+                                                       auto_costs_for(project, input)));
 }
 
 Schedule schedule_for_costs(const AnalyzedProject& project, const CostModelOptions& options) {
     if (!builds_for_costs(project)) {
         return project.schedule;
     }
-    return with_project_communication(
-        project, generate_zb_auto(project.stage_ranks(), project.microbatches,
-                                  auto_costs_for(project, options)));
+    return with_project_communication(project,
+                                      generate_zb_auto(project.stage_ranks(), project.microbatches,
+                                                       auto_costs_for(project, options)));
 }
 
 }  // namespace pipewright

@@ -56,20 +56,18 @@ TEST_P(ScheduleLibraryRuns, GlooWorkersTrainAsOneProcess) {
     fs::remove_all(dir);
 }
 
-INSTANTIATE_TEST_SUITE_P(Library, ScheduleLibraryRuns,
-                         ::testing::Values(LibraryCase{"looped-bfs", 2, 4, 3},
-                                           LibraryCase{"zb-h2", 3, 3, 5},
-                                           LibraryCase{"interleaved-zb", 2, 4, 6},
-                                           LibraryCase{"zbv", 2, 4, 5},
-                                           LibraryCase{"dualpipev", 2, 4, 5},
-                                           LibraryCase{"zb-auto", 3, 3, 4}),
-                         [](const auto& test_info) {
-                             std::string name = test_info.param.schedule;
-                             for (auto& ch : name) {
-                                 ch = ch == '-' ? '_' : ch;
-                             }
-                             return name;
-                         });
+INSTANTIATE_TEST_SUITE_P(
+    Library, ScheduleLibraryRuns,
+    ::testing::Values(LibraryCase{"looped-bfs", 2, 4, 3}, LibraryCase{"zb-h2", 3, 3, 5},
+                      LibraryCase{"interleaved-zb", 2, 4, 6}, LibraryCase{"zbv", 2, 4, 5},
+                      LibraryCase{"dualpipev", 2, 4, 5}, LibraryCase{"zb-auto", 3, 3, 4}),
+    [](const auto& test_info) {
+        std::string name = test_info.param.schedule;
+        for (auto& ch : name) {
+            ch = ch == '-' ? '_' : ch;
+        }
+        return name;
+    });
 
 }  // namespace
 }  // namespace pipewright

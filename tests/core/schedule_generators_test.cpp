@@ -200,10 +200,9 @@ TEST(ScheduleGenerators, CatalogListsEveryGenerator) {
         EXPECT_FALSE(info.constraints.empty());
         EXPECT_EQ(find_schedule(info.name), &info);
     }
-    EXPECT_EQ(names,
-              (std::vector<std::string>{"naive", "gpipe", "looped-bfs", "1f1b", "interleaved-1f1b",
-                                        "zb-h1", "zb-h2", "interleaved-zb", "zbv",
-                                        "dualpipev", "zb-auto"}));
+    EXPECT_EQ(names, (std::vector<std::string>{"naive", "gpipe", "looped-bfs", "1f1b",
+                                               "interleaved-1f1b", "zb-h1", "zb-h2",
+                                               "interleaved-zb", "zbv", "dualpipev", "zb-auto"}));
     EXPECT_EQ(find_schedule("nope"), nullptr);
     EXPECT_TRUE(find_schedule("zb-h1")->splits_backward);
     EXPECT_FALSE(find_schedule("1f1b")->splits_backward);
@@ -260,8 +259,7 @@ TEST(ScheduleComms, LoweringIsIdempotentAndPlacesEverySend) {
                 const auto uses = [&](std::size_t k) {
                     const auto at = [&](std::size_t j) {
                         return j < actions.size() && is_compute(actions[j].type) &&
-                               actions[j].stage == a.stage &&
-                               actions[j].microbatch == a.microbatch;
+                               actions[j].stage == a.stage && actions[j].microbatch == a.microbatch;
                     };
                     return at(k) || (k < actions.size() && actions[k].overlaps_next && at(k + 1)) ||
                            (k > 0 && actions[k - 1].overlaps_next && at(k - 1));

@@ -42,8 +42,7 @@ struct TorchFile {
     }
     [[nodiscard]] Schedule generated() const {
         // Looped (stage s on rank s mod p), or a V for ZB-V and DualPipeV.
-        const bool v_shape =
-            std::string(schedule) == "zbv" || std::string(schedule) == "dualpipev";
+        const bool v_shape = std::string(schedule) == "zbv" || std::string(schedule) == "dualpipev";
         std::vector<int> stage_rank;
         for (int s = 0; s < ranks * stages_per_rank; ++s) {
             stage_rank.push_back(!v_shape ? s % ranks : s < ranks ? s : 2 * ranks - 1 - s);
@@ -283,8 +282,8 @@ TEST(TorchScheduleFiles, OverlappedPairsRoundTrip) {
 }
 
 TEST(TorchScheduleFiles, AMalformedOverlappedPairIsExplained) {
-    for (const char* cell : {"(0F1;1F0)OVERLAP_F_B", "(0F1)OVERLAP_F_B", "(0B1;1F0)OVERLAP_F_B",
-                             "(0F1;1B0)OVERLAP"}) {
+    for (const char* cell :
+         {"(0F1;1F0)OVERLAP_F_B", "(0F1)OVERLAP_F_B", "(0B1;1F0)OVERLAP_F_B", "(0F1;1B0)OVERLAP"}) {
         SCOPED_TRACE(cell);
         try {
             (void)schedule_from_csv(std::string("0F0,") + cell + "\n");

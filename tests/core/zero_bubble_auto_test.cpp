@@ -46,7 +46,8 @@ TEST(ZeroBubbleAuto, UnitCostsGiveValidListsNoSlowerThanZbH1) {
             const AutoTiming mine = time_for_costs(s, unit);
             EXPECT_TRUE(mine.within_memory);
             if (m >= p) {
-                const AutoTiming h1 = time_for_costs(generate_schedule("zb-h1", straight(p), m), unit);
+                const AutoTiming h1 =
+                    time_for_costs(generate_schedule("zb-h1", straight(p), m), unit);
                 EXPECT_LE(mine.iteration_s, h1.iteration_s + 1e-9);
             }
             // Work 3m on the last device, which waits p - 1 forwards to start.

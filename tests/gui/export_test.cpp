@@ -112,8 +112,8 @@ TEST_F(ExportTest, TheScheduleIsWrittenForPyTorchInBothForms) {
     EXPECT_TRUE(only.startsWith("0F0,")) << only.left(80).toStdString();
     EXPECT_TRUE(comms.contains("0WAIT_SEND_F0")) << comms.left(200).toStdString();
     EXPECT_TRUE(comms.contains("REDUCE_GRAD")) << comms.left(200).toStdString();
-    for (const char* name : {"exportScheduleTorchComputeOnly.csv",
-                             "exportScheduleTorchComputeComms.csv"}) {
+    for (const char* name :
+         {"exportScheduleTorchComputeOnly.csv", "exportScheduleTorchComputeComms.csv"}) {
         EXPECT_NE(window.findChild<QAction*>(QString::fromLatin1(name)), nullptr) << name;
     }
 }

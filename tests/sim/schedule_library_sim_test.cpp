@@ -155,14 +155,15 @@ TEST(ScheduleLibrarySimulated, InterleavedZeroBubbleIsNeverSlowerThanInterleaved
 // work of a device, 2m(F + B), plus that bubble, from m = 2p on, exactly
 // where I = W.
 TEST(ScheduleLibrarySimulated, DualPipeVBubbleIsDualPipesFormula) {
-    for (const auto& [f, i, w] : {std::array<double, 3>{1.0, 1.0, 1.0}, {1.0, 1.5, 0.5},
-                                  {0.8, 1.0, 1.2}}) {
+    for (const auto& [f, i, w] :
+         {std::array<double, 3>{1.0, 1.0, 1.0}, {1.0, 1.5, 0.5}, {0.8, 1.0, 1.2}}) {
         for (int p = 2; p <= 6; ++p) {
             for (int m : {2 * p, 2 * p + 3, 4 * p}) {
                 SCOPED_TRACE("p=" + std::to_string(p) + " m=" + std::to_string(m) +
                              " f=" + std::to_string(f) + " i=" + std::to_string(i) +
                              " w=" + std::to_string(w));
-                const auto metrics = simulated_metrics("dualpipev", 2 * p, p, m, equal_cost(f, i, w));
+                const auto metrics =
+                    simulated_metrics("dualpipev", 2 * p, p, m, equal_cost(f, i, w));
                 const double b = i + w;
                 const double bubble = (p - 1) * ((f + b) + b - 3 * w);
                 // Exact where I = W, the README's setting; otherwise the

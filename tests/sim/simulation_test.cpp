@@ -232,8 +232,8 @@ TEST(Simulation, ZeroBubbleAutoKeepsEveryDeviceWithinItsMemory) {
     for (const char* schedule : {"zb-h1", "zb-h2", "zb-auto"}) {
         SCOPED_TRACE(schedule);
         options.schedule = schedule;
-        const auto report = simulate_project(analyzed_example("gpt3-175b-p4d.json", options),
-                                             {}, Recording::summary);
+        const auto report = simulate_project(analyzed_example("gpt3-175b-p4d.json", options), {},
+                                             Recording::summary);
         EXPECT_EQ(report.all_fit, std::string(schedule) == "zb-auto");
     }
     // Where memory is plenty, it is at least as fast as both.

@@ -36,9 +36,9 @@ struct AnalyzedProject {
     // when the project has no data parallelism.
     std::vector<std::vector<DeviceLocation>> replicas;
     std::vector<std::vector<DeviceSpec>> replica_specs;
-    int microbatches = 1;     // per replica
-    int microbatch_size = 1;  // samples
-    Schedule schedule;        // of one replica, with communication and collectives
+    int microbatches = 1;            // per replica
+    int microbatch_size = 1;         // samples
+    Schedule schedule;               // of one replica, with communication and collectives
     bool schedule_from_csv = false;  // read from a file rather than generated
 
     [[nodiscard]] int num_ranks() const { return static_cast<int>(ranks.size()); }

@@ -173,8 +173,8 @@ struct Dependencies {
             add(st, ActionType::forward, mb);
             if (st < s.num_stages - 1) {
                 if (same_rank(st + 1)) {
-                    add(st + 1,
-                        splits_backward ? ActionType::backward_input : ActionType::backward, mb);
+                    add(st + 1, splits_backward ? ActionType::backward_input : ActionType::backward,
+                        mb);
                 } else {
                     add(st, ActionType::recv_backward, mb);
                 }

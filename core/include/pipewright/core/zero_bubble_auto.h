@@ -51,8 +51,8 @@ struct AutoScheduleCosts {
 // `costs` under each stage's memory limit: the fastest of the heuristic's
 // variants and of ZB-H1 and ZB-H2 where they respect the limits, timed as
 // the simulator times them on links of their own, so it is never slower
-// than zb-h1; of equally fast ones, the one that holds the least. Throws ScheduleError for another placement, or when a stage
-// cannot hold even one micro-batch's activations.
+// than zb-h1; of equally fast ones, the one that holds the least. Throws ScheduleError for another
+// placement, or when a stage cannot hold even one micro-batch's activations.
 [[nodiscard]] Schedule generate_zb_auto(const std::vector<int>& stage_rank, int microbatches,
                                         const AutoScheduleCosts& costs);
 

@@ -73,7 +73,7 @@ void describe_links(const AnalyzedProject& project, const CostModelOptions& opti
 // What each rank holds throughout (weights, gradients, optimizer state),
 // where its memory peak starts.
 [[nodiscard]] std::vector<std::int64_t> static_bytes_per_rank(const AnalyzedProject& project,
-                                                            const std::vector<StageCost>& stages);
+                                                              const std::vector<StageCost>& stages);
 
 // Simulates one iteration of the analysed project: one replica of each
 // kind (replica_classes.h), whose collectives wait for the slowest kind.
