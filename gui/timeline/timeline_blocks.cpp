@@ -92,6 +92,7 @@ void TimelineBlocks::draw(QCPPainter* painter) {
     drawn_rows_ = 0;
     drawn_boxes_ = 0;
     drawn_transfers_ = 0;
+    drawn_pairs_ = 0;
     drawn_labels_.clear();
     if (lanes_->rows().empty()) {
         return;
@@ -238,6 +239,9 @@ void TimelineBlocks::drawRow(QCPPainter* painter, const Window& w, const Timelin
         painter->drawStaticText(at, text);
         drawn_labels_.push_back(rect);
     }
+    if (timeline != nullptr) {
+        drawOverlappedPairs(painter, w, *timeline, top, bottom);
+    }
     if (paint_.columns.empty()) {
         return;
     }
@@ -256,6 +260,32 @@ void TimelineBlocks::drawRow(QCPPainter* painter, const Window& w, const Timelin
         pixels[c] = qPremultiply(qRgba(colour.red(), colour.green(), colour.blue(), alpha));
     }
     painter->drawImage(QRectF(w.left, top, w.columns, height), line);
+}
+
+// A forward overlapped with the backward after it (DualPipeV's OVERLAP_F_B)
+// shares one frame with it, as DualPipe's own figures draw such pairs.
+void TimelineBlocks::drawOverlappedPairs(QCPPainter* painter, const Window& w,
+                                         const Timeline& timeline, double top, double bottom) {
+    bool pen_set = false;
+    for (const Block* b : paint_.boxes) {
+        const auto e = static_cast<std::size_t>(b->event);
+        if (e + 1 >= timeline.events.size() || !timeline.events[e].action.overlaps_next ||
+            timeline.events[e + 1].rank != timeline.events[e].rank) {
+            continue;
+        }
+        const double x0 = std::max(w.x(timeline.events[e].start_s), w.left - 1);
+        const double x1 = std::min(w.x(timeline.events[e + 1].end_s), w.right + 1);
+        if (x1 - x0 < 4) {
+            continue;
+        }
+        if (!pen_set) {
+            painter->setBrush(Qt::NoBrush);
+            painter->setPen(QPen(w.dark ? Qt::white : Qt::black, 2));
+            pen_set = true;
+        }
+        painter->drawRect(QRectF(QPointF(x0, top), QPointF(x1, bottom)));
+        ++drawn_pairs_;
+    }
 }
 
 void TimelineBlocks::drawSummary(QCPPainter* painter, const Window& w, const LaneRow& row,

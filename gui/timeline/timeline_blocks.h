@@ -41,6 +41,7 @@ class TimelineBlocks : public QCPAbstractPlottable {
     [[nodiscard]] int drawnTransfers() const { return drawn_transfers_; }
     [[nodiscard]] int drawnRows() const { return drawn_rows_; }
     [[nodiscard]] int drawnBoxes() const { return drawn_boxes_; }
+    [[nodiscard]] int drawnPairs() const { return drawn_pairs_; }
     [[nodiscard]] const std::vector<QRectF>& drawnLabels() const { return drawn_labels_; }
 
     double selectTest(const QPointF& pos, bool onlySelectable,
@@ -59,6 +60,8 @@ class TimelineBlocks : public QCPAbstractPlottable {
     void drawLane(QCPPainter* painter, const Window& w, const LaneRow& row, double y0, double y1);
     void drawRow(QCPPainter* painter, const Window& w, const TimelineLayout& layout,
                  const Timeline* timeline, int row, double top, double bottom, bool labels);
+    void drawOverlappedPairs(QCPPainter* painter, const Window& w, const Timeline& timeline,
+                             double top, double bottom);
     void drawSummary(QCPPainter* painter, const Window& w, const LaneRow& row, double y0,
                      double y1);
     void drawCaption(QCPPainter* painter, double y0, double y1);
@@ -74,6 +77,7 @@ class TimelineBlocks : public QCPAbstractPlottable {
     int drawn_transfers_ = 0;
     int drawn_rows_ = 0;
     int drawn_boxes_ = 0;
+    int drawn_pairs_ = 0;
     std::vector<QRectF> drawn_labels_;
     RowPaint paint_;  // reused between rows: no allocation per row
     QHash<quint64, std::array<QStaticText, 2>> label_cache_;

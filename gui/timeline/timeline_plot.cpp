@@ -106,6 +106,10 @@ int TimelinePlot::drawnTransfers() const {
     return blocks_->drawnTransfers();
 }
 
+int TimelinePlot::drawnPairs() const {
+    return blocks_->drawnPairs();
+}
+
 void TimelinePlot::setShowTransfers(bool show) {
     blocks_->setShowTransfers(show);
     replot();

@@ -70,6 +70,8 @@ class TimelinePlot : public QCustomPlot {
 
     [[nodiscard]] bool showTransfers() const;
     [[nodiscard]] int drawnTransfers() const;
+    // Frames around overlapped pairs (DualPipeV's OVERLAP_F_B).
+    [[nodiscard]] int drawnPairs() const;
 
   public slots:
     void fitToWindow();

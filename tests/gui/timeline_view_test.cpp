@@ -240,5 +240,26 @@ TEST_F(TimelineViewTest, TheGpt3ExampleIsReadable) {
     EXPECT_TRUE(none_overlap(plot()->drawnLabelRects()));
 }
 
+// DualPipeV's overlapped pairs share a frame, as in DualPipe's figures;
+// ZB-V has none.
+TEST_F(TimelineViewTest, OverlappedPairsShareAFrame) {
+    const std::string examples = std::string(PIPEWRIGHT_ASSETS_DIR) + "/../docs/examples/";
+    for (const char* name : {"dualpipev", "zbv"}) {
+        SCOPED_TRACE(name);
+        const auto loaded = load_project_file(examples + "four-stages-" + name + ".json");
+        ASSERT_TRUE(loaded.project);
+        const SimulationResult result = simulate_now(*loaded.project, examples);
+        ASSERT_TRUE(result.report);
+        show(result.report->timeline);
+        if (std::string(name) == "dualpipev") {
+            // 2(m - 2p + r + 1) + (p - r - 1) pairs on device r, less the
+            // turn on the last: 5 + 6 + 7 + 7 with p = 4, m = 8.
+            EXPECT_EQ(plot()->drawnPairs(), 25);
+        } else {
+            EXPECT_EQ(plot()->drawnPairs(), 0);
+        }
+    }
+}
+
 }  // namespace
 }  // namespace pipewright::gui

@@ -176,6 +176,24 @@ TEST(ScheduleLibrarySimulated, DualPipeVBubbleIsDualPipesFormula) {
     }
 }
 
+// DualPipe's README: PP + 1 micro-batches of activations per device, one
+// more than ZB-V's 2p (here each held from its forward to its W or B).
+TEST(ScheduleLibrarySimulated, DualPipeVHoldsOneMoreMicroBatchThanZbV) {
+    for (int p = 2; p <= 6; ++p) {
+        SCOPED_TRACE("p=" + std::to_string(p));
+        StageCost cost = equal_cost(1.0, 1.0, 1.0);
+        cost.stash_bytes = 1;
+        cost.weight_stash_bytes = 1;
+        for (const char* name : {"dualpipev", "zbv"}) {
+            auto pipeline = make_pipeline(name, 2 * p, p, 3 * p, cost);
+            const auto out = simulate_schedule(pipeline.input);
+            for (const std::int64_t peak : out.peak_memory_bytes) {
+                EXPECT_EQ(peak, std::string(name) == "dualpipev" ? 2 * p + 1 : 2 * p) << name;
+            }
+        }
+    }
+}
+
 // zb-auto built for uneven stages and links is never slower than zb-h1 in
 // the simulator itself (links of their own, as generate_zb_auto times them).
 TEST(ScheduleLibrarySimulated, ZeroBubbleAutoIsNeverSlowerThanZbH1) {
