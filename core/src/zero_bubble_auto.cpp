@@ -122,7 +122,6 @@ std::vector<std::vector<Action>> greedy_lists(int stages, int m, const AutoSched
         int inputs = 0;
         int weights = 0;
         double free_at = 0;
-        double held = 0;
     };
     std::vector<Device> dev(idx(stages));
     std::vector<std::vector<Action>> lists(idx(stages));
@@ -142,7 +141,6 @@ std::vector<std::vector<Action>> greedy_lists(int stages, int m, const AutoSched
         const AutoStageCosts& c = costs.stages[idx(s)];
         const Action a{s, type, mb};
         lists[idx(s)].push_back(a);
-        d.held += memory_delta(c, type);
         d.free_at = t + duration(c, type);
         deliver(a, d.free_at, stages, costs, arrivals);
         // Wake the neighbour that waits for what this sends.
