@@ -123,7 +123,8 @@ TimelineEvent read_event(const JsonObject& r, int rank) {
     }
     e.bytes = r.number("bytes", kRequired, kNonNegative).value_or(0);
     e.peer_rank = whole(r, "peer_rank", -1, -1);
-    r.reject_unknown({"action", "start_s", "end_s", "bytes", "peer_rank"});
+    e.action.overlaps_next = r.boolean("overlaps_next", kOptional).value_or(false);
+    r.reject_unknown({"action", "start_s", "end_s", "bytes", "peer_rank", "overlaps_next"});
     return e;
 }
 
@@ -174,11 +175,15 @@ nlohmann::json to_json(const RankRecord& record) {
     for (const auto& s : record.steps) {
         nlohmann::json events = nlohmann::json::array();
         for (const auto& e : s.events) {
-            events.push_back({{"action", to_string(e.action)},
-                              {"start_s", e.start_s},
-                              {"end_s", e.end_s},
-                              {"bytes", e.bytes},
-                              {"peer_rank", e.peer_rank}});
+            nlohmann::json event{{"action", to_string(e.action)},
+                                 {"start_s", e.start_s},
+                                 {"end_s", e.end_s},
+                                 {"bytes", e.bytes},
+                                 {"peer_rank", e.peer_rank}};
+            if (e.action.overlaps_next) {
+                event["overlaps_next"] = true;
+            }
+            events.push_back(std::move(event));
         }
         // [time_s, bytes] pairs: one per action boundary, so kept compact.
         nlohmann::json memory = nlohmann::json::array();

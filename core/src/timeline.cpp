@@ -35,6 +35,9 @@ OrderedJson event_json(const TimelineEvent& e) {
     j["action"] = to_string(e.action);
     j["start_s"] = e.start_s;
     j["end_s"] = e.end_s;
+    if (e.action.overlaps_next) {
+        j["overlaps_next"] = true;  // OVERLAP_F_B with the rank's next computation
+    }
     if (is_send(e.action.type) || is_recv(e.action.type)) {
         j["bytes"] = number_json(e.bytes);
         j["peer_rank"] = e.peer_rank;
@@ -142,9 +145,11 @@ void read_event(const JsonValue& v, const Timeline& t, std::vector<TimelineEvent
     }
     const auto bytes = r.number("bytes", kOptional, {0, 1e18}).value_or(0);
     const auto peer = read_rank(r, "peer_rank", kOptional, -1, t.num_ranks()).value_or(-1);
+    const bool overlapped = r.boolean("overlaps_next", kOptional).value_or(false);
     if (rank && action && start && end) {
         e.rank = *rank;
         e.action = *action;
+        e.action.overlaps_next = overlapped;
         e.start_s = *start;
         e.end_s = *end;
         e.bytes = bytes;

@@ -29,6 +29,9 @@ void append_event(JsonTextWriter& w, const TimelineEvent& e) {
         whole_or_double(w, e.bytes);
     }
     w.raw(",\"end_s\":").number(e.end_s);
+    if (e.action.overlaps_next) {
+        w.raw(",\"overlaps_next\":true");
+    }
     if (comm) {
         w.raw(",\"peer_rank\":").integer(e.peer_rank);
     }

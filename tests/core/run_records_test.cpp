@@ -51,6 +51,20 @@ TEST(RunRecords, ARankRecordRoundTrips) {
     EXPECT_EQ(parse_rank_record(to_json(r).dump(), "rank-1.json"), r);
 }
 
+// DualPipeV's overlapped pairs reach the measured timeline with their mark.
+TEST(RunRecords, AnOverlappedPairKeepsItsMark) {
+    RankRecord r = sample_record();
+    Action f{1, ActionType::forward, 1, true};
+    r.steps[0].events.push_back({1, f, 10.7, 10.8, 0, -1});
+    r.steps[0].events.push_back({1, *parse_action("1B0"), 10.8, 10.9, 0, -1});
+    const RankRecord back = parse_rank_record(to_json(r).dump(), "rank-1.json");
+    const auto& events = back.steps[0].events;
+    ASSERT_EQ(events.size(), 4U);
+    EXPECT_TRUE(events[2].action.overlaps_next);
+    EXPECT_FALSE(events[3].action.overlaps_next);
+    EXPECT_FALSE(events[1].action.overlaps_next);
+}
+
 TEST(RunRecords, TheRankRecordKeepsItsFileFormat) {
     // Field names that earlier runs wrote, read by older studios.
     const nlohmann::json j = to_json(sample_record());

@@ -151,6 +151,24 @@ TEST(Timeline, RoundTripsThroughJsonText) {
     EXPECT_EQ(back, t);
 }
 
+// DualPipeV's overlapped pairs keep their mark, so that a measured timeline
+// frames them as the simulated one does.
+TEST(Timeline, RoundTripsOverlappedPairs) {
+    Timeline t;
+    t.devices = {"gpu0"};
+    t.num_stages = 2;
+    t.num_microbatches = 2;
+    Action f{0, ActionType::forward, 1, true};
+    t.events = {{0, f, 0, 1}, {0, Action{1, ActionType::backward, 0}, 1, 3}};
+    const auto json = timeline_to_json(t);
+    EXPECT_TRUE(json["events"][0]["overlaps_next"].get<bool>());
+    EXPECT_FALSE(json["events"][1].contains("overlaps_next"));
+    const auto back = timeline_from_json(nlohmann::json::parse(json.dump()));
+    ASSERT_EQ(back.events.size(), 2U);
+    EXPECT_TRUE(back.events[0].action.overlaps_next);
+    EXPECT_FALSE(back.events[1].action.overlaps_next);
+}
+
 TEST(Timeline, RoundTripsAwkwardDoubles) {
     Timeline t;
     t.source = "measured";

@@ -55,6 +55,10 @@ Timeline awkward_timeline(int microbatches) {
     // A receive without a send and a send without a receive pair with nothing.
     t.events.push_back({0, *parse_action("0RECV_B0"), now, now, 12, 1});
     t.events.push_back({1, *parse_action("1SEND_F0"), now, now, 12, 0});
+    // DualPipeV's OVERLAP_F_B: a forward overlapped with the next computation.
+    Action overlapped = *parse_action("1F0");
+    overlapped.overlaps_next = true;
+    t.events.push_back({1, overlapped, now, now + 0.25, 0, -1});
     t.memory = {{{0.0, 1048576}, {1.0 / 3.0, 2097152}, {9.2e-3, 0}}, {{0.0, 524288}}};
     return t;
 }
