@@ -70,12 +70,6 @@ AutoScheduleCosts auto_costs_for(const AnalyzedProject& project, const CostModel
     return auto_costs_for(project, input);
 }
 
-Schedule zb_auto_for_costs(const AnalyzedProject& project, const SimulationInput& input) {
-    return with_project_communication(project,
-                                      generate_zb_auto(project.stage_ranks(), project.microbatches,
-                                                       auto_costs_for(project, input)));
-}
-
 Schedule schedule_for_costs(const AnalyzedProject& project, const CostModelOptions& options) {
     if (!builds_for_costs(project)) {
         return project.schedule;

@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <map>
-#include <memory>
+#include <optional>
 #include <string>
 #include <unordered_map>
 #include <utility>
@@ -240,18 +240,17 @@ void describe_collectives(const AnalyzedProject& project, SimulationInput& input
 struct ReplicaRun {
     SimulationInput input;
     SimulationOutput output;
-    // zb-auto built for this replica's costs, which input.schedule points to.
-    std::unique_ptr<Schedule> fitted;
 };
 
 // One replica's pipeline (with its collectives waiting for `floors`, the
-// other replicas' times, when given).
+// other replicas' times, when given), running `schedule` (zb-auto's lists
+// for the costs) or else the project's.
 ReplicaRun simulate_replica(const AnalyzedProject& project, const CostModelOptions& options,
                             Recording recording, const std::vector<CollectiveTimes>* floors,
-                            std::vector<StageCollectiveCost>& costs) {
+                            std::vector<StageCollectiveCost>& costs, const Schedule* schedule) {
     ReplicaRun run;
     SimulationInput& input = run.input;
-    input.schedule = &project.schedule;
+    input.schedule = schedule != nullptr ? schedule : &project.schedule;
     input.stages = stage_costs(project, options);
     for (const auto& loc : project.ranks) {
         input.rank_devices.push_back(loc.path);
@@ -268,10 +267,6 @@ ReplicaRun simulate_replica(const AnalyzedProject& project, const CostModelOptio
         }
     }
     input.static_bytes = static_bytes_per_rank(project, input.stages);
-    if (builds_for_costs(project)) {
-        run.fitted = std::make_unique<Schedule>(zb_auto_for_costs(project, input));
-        input.schedule = run.fitted.get();
-    }
     input.record_timeline = recording == Recording::timeline;
     run.output = simulate_schedule(input);
     return run;
@@ -372,12 +367,19 @@ SimulationReport simulate_project(const AnalyzedProject& project, const CostMode
     const auto kind = [&](std::size_t c) -> const AnalyzedProject& {
         return classes.representative[c] == 0 ? project : copies[c];
     };
+    // zb-auto's lists, built once for replica 0's costs: every replica runs
+    // them, as every process of a real run builds them from those costs.
+    std::optional<Schedule> fitted;
+    if (builds_for_costs(project)) {
+        fitted = schedule_for_costs(project, options);
+    }
+    const Schedule* schedule = fitted ? &*fitted : nullptr;
     std::vector<CollectiveTimes> floors;
     if (classes.size() > 1) {
         for (std::size_t c = 0; c < classes.size(); ++c) {
             const AnalyzedProject& replica = kind(c);
             ReplicaRun alone =
-                simulate_replica(replica, options, Recording::summary, nullptr, costs);
+                simulate_replica(replica, options, Recording::summary, nullptr, costs, schedule);
             floors.resize(alone.output.collectives.size());
             for (std::size_t s = 0; s < floors.size(); ++s) {
                 const CollectiveTimes& t = alone.output.collectives[s];
@@ -394,7 +396,7 @@ SimulationReport simulate_project(const AnalyzedProject& project, const CostMode
     for (std::size_t c = 0; c < classes.size(); ++c) {
         const AnalyzedProject& replica = kind(c);
         ReplicaRun run = simulate_replica(replica, options, recording,
-                                          classes.size() > 1 ? &floors : nullptr, costs);
+                                          classes.size() > 1 ? &floors : nullptr, costs, schedule);
         SimulationReport one = replica_report(replica, run);
         if (classes.size() == 1) {
             timings[c].alone_s = one.iteration_time_s;

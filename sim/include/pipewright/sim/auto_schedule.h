@@ -23,10 +23,6 @@ namespace pipewright {
 [[nodiscard]] AutoScheduleCosts auto_costs_for(const AnalyzedProject& project,
                                                const CostModelOptions& options);
 
-// zb-auto for `input`, with the project's communication and collectives.
-[[nodiscard]] Schedule zb_auto_for_costs(const AnalyzedProject& project,
-                                         const SimulationInput& input);
-
 // The schedule the simulator runs for `project`: zb-auto rebuilt for its
 // costs, any other as analysed. What `simulate --export-csv` writes.
 [[nodiscard]] Schedule schedule_for_costs(const AnalyzedProject& project,
