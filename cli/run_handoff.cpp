@@ -3,16 +3,21 @@
 #include <filesystem>
 
 #include "pipewright/core/project_io.h"
+#include "pipewright/core/schedule_generators.h"
 #include "pipewright/sim/auto_schedule.h"
 
 namespace pipewright::cli {
 
 std::vector<std::string> schedule_cost_arguments(const RunArgs& a) {
-    if (a.schedule_csv || a.schedule_costs) {
+    const auto is_auto = [](const std::string& name) {
+        return schedule_kind(name) == ScheduleKind::zb_auto;
+    };
+    if (a.schedule_csv || a.schedule_costs || (a.schedule && !is_auto(*a.schedule))) {
         return {};
     }
     const LoadedProject loaded = load_project_file(a.project);
-    if (!loaded.project) {
+    // Analysed only for zb-auto: every other run starts without this work.
+    if (!loaded.project || (!a.schedule && !is_auto(loaded.project->training.schedule.name))) {
         return {};
     }
     AnalysisOptions options;

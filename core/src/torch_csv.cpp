@@ -1,6 +1,7 @@
 #include "pipewright/core/torch_csv.h"
 
 #include <algorithm>
+#include <array>
 #include <cstddef>
 #include <cstdint>
 #include <optional>
@@ -41,12 +42,19 @@ struct Cell {
 };
 using Rows = std::vector<std::vector<Cell>>;
 
-// The actions a cell runs: one, or a pair's two.
-std::vector<Action> parts(const Cell& c) {
+// The actions a cell runs: one, or a pair's two. Called once per cell of
+// files with millions of them, so no allocation.
+struct Parts {
+    std::array<Action, 2> actions;
+    std::size_t count = 1;
+    [[nodiscard]] const Action* begin() const { return actions.data(); }
+    [[nodiscard]] const Action* end() const { return actions.data() + count; }
+};
+Parts parts(const Cell& c) {
     if (c.overlapped) {
-        return {c.action, *c.overlapped};
+        return {{c.action, *c.overlapped}, 2};
     }
-    return {c.action};
+    return {{c.action, Action{}}, 1};
 }
 
 std::string cell_text(const Cell& c) {

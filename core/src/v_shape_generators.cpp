@@ -1,6 +1,7 @@
 #include "v_shape_generators.h"
 
 #include <algorithm>
+#include <array>
 #include <string>
 
 #include "pipewright/core/schedule_generators.h"
@@ -99,9 +100,11 @@ std::vector<Action> zbv_rank(int rank, int p, int m) {
 // index counts both.
 class DualPipeVRank {
   public:
-    DualPipeVRank(int rank, int p) : down_(rank), up_(2 * p - 1 - rank) {}
+    DualPipeVRank(int rank, int p) : rank_(rank), p_(p), down_(rank), up_(2 * p - 1 - rank) {}
 
-    std::vector<Action> build(int rank, int p, int m) {
+    std::vector<Action> build(int m) {
+        const int rank = rank_;
+        const int p = p_;
         // 1: forwards of chunk 0 until the V is full down to this device.
         for (int k = 0; k < 2 * (p - rank - 1); ++k) {
             forward(down_);
@@ -154,7 +157,9 @@ class DualPipeVRank {
     }
 
   private:
-    int& count(int stage, std::vector<int>& counts) { return counts[stage == down_ ? 0 : 1]; }
+    int& count(int stage, std::array<int, 2>& counts) const {
+        return counts[stage == down_ ? 0 : 1];
+    }
     void forward(int stage) {
         out_.push_back(act(stage, ActionType::forward, count(stage, forwards_)++));
     }
@@ -176,10 +181,12 @@ class DualPipeVRank {
         backward(backward_stage, false);
     }
 
+    int rank_;
+    int p_;
     int down_;
     int up_;
-    std::vector<int> forwards_ = {0, 0};
-    std::vector<int> backwards_ = {0, 0};
+    std::array<int, 2> forwards_{};  // per chunk: down, up
+    std::array<int, 2> backwards_{};
     std::vector<Action> weights_;
     std::size_t next_weight_ = 0;
     std::vector<Action> out_;
@@ -206,7 +213,7 @@ Schedule make_dualpipev(std::string_view name, const std::vector<int>& stage_ran
     }
     Schedule s = empty_schedule(name, stage_rank, layout);
     for (int r = 0; r < p; ++r) {
-        s.ranks[idx(r)] = DualPipeVRank(r, p).build(r, p, m);
+        s.ranks[idx(r)] = DualPipeVRank(r, p).build(m);
     }
     return s;
 }

@@ -317,14 +317,7 @@ Schedule generate_zb_auto(const std::vector<int>& stage_rank, int microbatches,
                           const AutoScheduleCosts& costs) {
     const std::string name(to_string(ScheduleKind::zb_auto));
     const detail::Layout layout = detail::check_layout(name, stage_rank, microbatches);
-    for (int s = 0; s < layout.stages; ++s) {
-        if (stage_rank[idx(s)] != s || layout.stages != layout.ranks) {
-            throw ScheduleError(name +
-                                " needs one stage per device, stage s on device s (it schedules "
-                                "each device's own stage); use zbv or interleaved-zb for several "
-                                "stages per device");
-        }
-    }
+    detail::require_one_stage_per_device(name, stage_rank, layout, "zbv, interleaved-zb");
     if (costs.stages.size() != idx(layout.stages)) {
         throw ScheduleError(name + " got costs for " +
                             detail::stages_words(static_cast<long long>(costs.stages.size())) +

@@ -103,15 +103,14 @@ void check_looped_possible(const Context& context, const std::vector<int>& micro
                                : schedule == ScheduleKind::interleaved_zb
                                    ? ", with at least as many micro-batches as devices, in "
                                      "rounds of equal size"
+                               : schedule == ScheduleKind::dualpipev
+                                   ? ", with at least twice as many micro-batches as devices"
                                    : "";
-    const std::string counts_v = schedule == ScheduleKind::dualpipev
-                                     ? ", with at least twice as many micro-batches as devices"
-                                     : "";
     const std::string shape = v_shaped(schedule)
                                   ? " places two stages on each of at least two devices, in a V"
                                   : " loops at least two stages over each of at least two devices";
-    throw InputError("--schedule", std::string(to_string(schedule)) + shape + counts + counts_v +
-                                       "; here " + why);
+    throw InputError("--schedule",
+                     std::string(to_string(schedule)) + shape + counts + "; here " + why);
 }
 
 SplitProblem Context::looped_problem(const LayerTable& table, std::size_t order, int devices,

@@ -133,8 +133,10 @@ TEST(ZeroBubbleAuto, NeverSlowerThanZbH1OnUnevenStagesAndLinks) {
 }
 
 TEST(ZeroBubbleAuto, RulesAreExplained) {
-    testing::expect_error("zb-auto", {0, 0, 1}, 4, {"one stage per device"});
-    testing::expect_error("zb-auto", testing::looped(2, 2), 4, {"one stage per device"});
+    testing::expect_error(
+        "zb-auto", {0, 0, 1}, 4,
+        {"exactly one stage", "3 stages", "2 devices", "use zbv, interleaved-zb or gpipe"});
+    testing::expect_error("zb-auto", {1, 0}, 4, {"exactly one stage", "stage 0 is on device 1"});
 }
 
 }  // namespace
