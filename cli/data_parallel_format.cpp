@@ -151,20 +151,24 @@ void print_plan_replicas(std::ostream& out, const PlanResult& result) {
         return;
     }
     out << '\n';
-    TextTable table({"replicas", "stages", "schedule", "micro-batches", "ZeRO", "iteration"});
-    for (std::size_t c : {0u, 1u, 3u, 5u}) {
+    TextTable table({"replicas", "stages", "schedule", "micro-batches", "ZeRO", "side by side",
+                     "peak memory", "iteration"});
+    for (std::size_t c : {0u, 1u, 3u, 5u, 6u, 7u}) {
         table.right_align(c);
     }
     for (const DataParallelOption& o : result.data_parallel) {
         if (!o.iteration_s) {
-            table.add_row({std::to_string(o.replicas), "-", "-", "-", "-", "n/a: " + o.reason});
+            table.add_row(
+                {std::to_string(o.replicas), "-", "-", "-", "-", "-", "-", "n/a: " + o.reason});
             continue;
         }
         table.add_row({std::to_string(o.replicas), std::to_string(o.stages), o.schedule,
                        std::to_string(o.microbatches), std::to_string(o.zero_stage),
+                       std::to_string(o.adjacent), format_bytes(o.peak_memory_bytes),
                        format_duration(*o.iteration_s)});
     }
     table.print(out);
+    out << "(side by side: how many replicas of each stage sit on neighbouring devices)\n";
 }
 
 nlohmann::json plan_replicas_json(const PlanResult& result) {
@@ -176,7 +180,17 @@ nlohmann::json plan_replicas_json(const PlanResult& result) {
             j["schedule"] = o.schedule;
             j["microbatches"] = o.microbatches;
             j["zero_stage"] = o.zero_stage;
+            j["adjacent_replicas"] = o.adjacent;
+            j["layout"] = o.layout;
             j["iteration_time_s"] = *o.iteration_s;
+            j["throughput_samples_per_s"] = o.throughput_samples_per_s;
+            j["peak_memory_bytes"] = o.peak_memory_bytes;
+            j["memory_capacity_bytes"] = o.memory_capacity_bytes;
+            nlohmann::json by_zero = nlohmann::json::array();
+            for (const auto& t : o.by_zero_stage) {
+                by_zero.push_back(t ? nlohmann::json(*t) : nlohmann::json(nullptr));
+            }
+            j["iteration_time_s_by_zero_stage"] = by_zero;
         } else {
             j["reason"] = o.reason;
         }

@@ -1,49 +1,20 @@
-// Data-parallel plans: for each replica count D, the best pipeline of one
-// replica on the first N / D devices (the single-pipeline planner, with the
-// replica's share of the batch), then the whole layout (every replica in
-// the default layout, their gradient reductions on the real links)
-// simulated at each ZeRO stage. The simulation of all replicas judges.
+// Data-parallel plans. For each replica count D and each way of laying the
+// replicas out (planner_replica_layout.h), the best pipeline of one replica
+// on its devices (the single-pipeline planner, with the replica's share of
+// the batch and its ZeRO shards counted in memory), then the whole layout
+// (every replica, their gradient reductions on the real links) simulated at
+// each ZeRO stage. The simulation of all replicas judges.
 
+#include <algorithm>
 #include <chrono>
-#include <limits>
+#include <tuple>
 
 #include "pipewright/core/quantity_format.h"
 #include "pipewright/sim/planner.h"
 #include "planner_internal.h"
+#include "planner_replica_layout.h"
 
 namespace pipewright {
-
-Topology first_devices(const Topology& topology, int devices) {
-    Topology out = topology;
-    out.nodes.clear();
-    int left = devices;
-    for (const Node& node : topology.nodes) {
-        Node kept{node.name, {}};
-        for (const Container& container : node.containers) {
-            Container c{container.name, {}};
-            for (const Device& device : container.devices) {
-                if (left > 0) {
-                    c.devices.push_back(device);
-                    --left;
-                }
-            }
-            if (!c.devices.empty()) {
-                kept.containers.push_back(std::move(c));
-            }
-        }
-        if (!kept.containers.empty()) {
-            out.nodes.push_back(std::move(kept));
-        }
-    }
-    const DeviceLookup lookup(out);
-    out.link_overrides.clear();
-    for (const LinkOverride& o : topology.link_overrides) {
-        if (lookup.find(o.device_a) && lookup.find(o.device_b)) {
-            out.link_overrides.push_back(o);
-        }
-    }
-    return out;
-}
 
 namespace {
 
@@ -51,38 +22,225 @@ struct Judged {
     int zero_stage = 0;
     Project project;
     SimulationReport report;
+    bool fits_unsharded = false;  // fits at ZeRO-0 too (maybe slower)
 };
 
-// The fastest ZeRO stage at which `layout` (one replica's plan, spread over
-// the replicas) fits, ties going to the lower stage; nullopt when none fits.
+// The fastest ZeRO stage (up to `highest`) at which `layout` fits, ties
+// going to the lower stage; nullopt when none fits. `by_zero` keeps the
+// fastest iteration seen at each stage.
 std::optional<Judged> judge_zero_stages(const Project& layout, const PlanOptions& options,
-                                        std::string& reason, int& simulations) {
+                                        int highest, DataParallelOption& option, int& simulations) {
     std::optional<Judged> best;
-    for (int zero = 0; zero <= kMaxZeroStage; ++zero) {
+    bool fits_unsharded = false;
+    for (int zero = 0; zero <= highest; ++zero) {
         Project candidate = layout;
         candidate.data_parallel.zero_stage = zero;
         PlanOutcome outcome;
         planner::simulate_outcome(outcome, candidate, planner::analysis_options(options),
                                   options.costs);
         if (!outcome.report) {
-            reason = outcome.reason;
+            option.reason = outcome.reason;
             return std::nullopt;
         }
         ++simulations;
         if (!outcome.report->all_fit) {
-            reason = "does not fit in memory at ZeRO-" + std::to_string(zero);
             continue;
         }
-        if (!best ||
-            outcome.report->iteration_time_s < best->report.iteration_time_s * (1 - 1e-9)) {
+        fits_unsharded = fits_unsharded || zero == 0;
+        const double t = outcome.report->iteration_time_s;
+        auto& seen = option.by_zero_stage[static_cast<std::size_t>(zero)];
+        if (!seen || t < *seen) {
+            seen = t;
+        }
+        if (!best || t < best->report.iteration_time_s * (1 - 1e-9)) {
             best = Judged{zero, std::move(candidate), std::move(*outcome.report)};
         }
+    }
+    if (best) {
+        best->fits_unsharded = fits_unsharded;
     }
     return best;
 }
 
 std::string zero_words(int zero) {
     return zero == 0 ? "without ZeRO" : "with ZeRO-" + std::to_string(zero);
+}
+
+// The fullest device of a report, as (peak, capacity).
+std::pair<double, double> fullest_device(const SimulationReport& report) {
+    std::pair<double, double> out{0, 0};
+    double ratio = -1;
+    for (const DeviceMetrics& d : report.devices) {
+        const double r = d.memory_capacity_bytes > 0
+                             ? static_cast<double>(d.peak_memory_bytes) /
+                                   static_cast<double>(d.memory_capacity_bytes)
+                             : 0;
+        if (r > ratio) {
+            ratio = r;
+            out = {static_cast<double>(d.peak_memory_bytes),
+                   static_cast<double>(d.memory_capacity_bytes)};
+        }
+    }
+    return out;
+}
+
+bool same_plan(const PlanOutcome& a, const PlanOutcome& b) {
+    if (a.schedule != b.schedule || a.microbatches != b.microbatches ||
+        a.stages.size() != b.stages.size()) {
+        return false;
+    }
+    for (std::size_t k = 0; k < a.stages.size(); ++k) {
+        if (a.stages[k].device != b.stages[k].device ||
+            a.stages[k].first_layer != b.stages[k].first_layer ||
+            a.stages[k].last_layer != b.stages[k].last_layer) {
+            return false;
+        }
+    }
+    return true;
+}
+
+// The best layout of one replica count: the winner's pipeline plan and
+// judged simulation, with `option` filled in (or its reason).
+struct CountBest {
+    PlanResult pipeline;
+    Judged judged;
+};
+
+class CountSearch {
+  public:
+    CountSearch(const Project& project, const PlanOptions& options, PlanResult& result)
+        : project_(project), options_(options), result_(result) {}
+
+    std::optional<CountBest> search(int replicas, DataParallelOption& option) {
+        std::optional<CountBest> best;
+        const int devices = static_cast<int>(project_.topology.devices().size());
+        for (const int adjacent : planner::adjacency_options(project_.topology, replicas)) {
+            Project replica = project_;
+            replica.topology = device_subset(
+                project_.topology, replica_device_indices(devices, replicas, adjacent, 0));
+            replica.data_parallel = DataParallel{};
+            replica.training.batch_size = project_.training.batch_size / replicas;
+            std::vector<PlanOutcome> planned;
+            // Planned first with ZeRO-3's memory, the most room a pipeline can
+            // have: when that plan fits without ZeRO, no lower stage's room
+            // holds a faster pipeline. Otherwise each stage's room is planned.
+            const std::vector<int> zero_order =
+                replicas == 1 ? std::vector<int>{0} : std::vector<int>{3, 0, 1, 2};
+            for (const int zero : zero_order) {
+                PlanOptions one = options_;
+                one.data_parallel = 1;
+                one.on_progress = nullptr;
+                one.replica_of = DataParallel{};
+                one.replica_of.size = replicas;
+                one.replica_of.zero_stage = zero;
+                PlanResult pipeline;
+                try {
+                    pipeline = plan_pipeline(replica, one);
+                } catch (const InputError& e) {
+                    option.reason = e.diagnostics().items().empty()
+                                        ? e.what()
+                                        : e.diagnostics().items().front().message;
+                    return best;  // the same for every layout and stage
+                }
+                result_.statistics.split_searches += pipeline.statistics.split_searches;
+                result_.statistics.simulations += pipeline.statistics.simulations;
+                if (options_.on_progress) {
+                    options_.on_progress(result_.statistics);
+                }
+                if (!pipeline.feasible) {
+                    if (option.reason.empty()) {
+                        option.reason = "no pipeline of " + std::to_string(devices / replicas) +
+                                        " devices fits a replica's share of the batch" +
+                                        (replicas > 1 ? ", even with ZeRO-3" : "");
+                    }
+                    if (zero == 3) {
+                        break;  // the lower stages have less room still
+                    }
+                    continue;
+                }
+                const bool seen = std::any_of(planned.begin(), planned.end(), [&](const auto& p) {
+                    return same_plan(p, pipeline.plan);
+                });
+                if (seen) {
+                    continue;
+                }
+                planned.push_back(pipeline.plan);
+                const Project layout =
+                    planner::spread_over_replicas(pipeline.project, project_, replicas, adjacent);
+                auto judged = judge_zero_stages(layout, options_, replicas == 1 ? 0 : kMaxZeroStage,
+                                                option, result_.statistics.simulations);
+                const bool fits_without_zero = judged && judged->fits_unsharded;
+                if (judged && (!best || judged->report.iteration_time_s <
+                                            best->judged.report.iteration_time_s * (1 - 1e-9))) {
+                    option.adjacent = adjacent;
+                    best = CountBest{std::move(pipeline), std::move(*judged)};
+                }
+                if (zero == 3 && fits_without_zero) {
+                    break;
+                }
+            }
+        }
+        if (best) {
+            const SimulationReport& r = best->judged.report;
+            option.zero_stage = best->judged.zero_stage;
+            option.stages = static_cast<int>(best->pipeline.plan.stages.size());
+            option.schedule = best->pipeline.plan.schedule;
+            option.microbatches = best->pipeline.plan.microbatches;
+            option.layout = planner::layout_words(replicas, option.adjacent);
+            option.iteration_s = r.iteration_time_s;
+            option.throughput_samples_per_s = r.throughput_samples_per_s;
+            std::tie(option.peak_memory_bytes, option.memory_capacity_bytes) = fullest_device(r);
+            option.reason.clear();
+        } else if (option.reason.empty()) {
+            option.reason = "nothing fits in memory at any ZeRO stage";
+        }
+        return best;
+    }
+
+  private:
+    const Project& project_;
+    const PlanOptions& options_;
+    PlanResult& result_;
+};
+
+// Why the plan's count, layout and ZeRO stage won, in one paragraph.
+std::string explain_choice(const PlanResult& result) {
+    const int d = result.project.data_parallel.size;
+    const DataParallelOption* chosen = nullptr;
+    std::string others;
+    for (const DataParallelOption& o : result.data_parallel) {
+        if (o.replicas == d && o.iteration_s) {
+            chosen = &o;
+            continue;
+        }
+        others +=
+            (others.empty() ? "" : "; ") + std::to_string(o.replicas) + " × " +
+            (o.iteration_s ? std::to_string(o.stages) + " stages " + format_duration(*o.iteration_s)
+                           : std::string("nothing fits (") + o.reason + ")");
+    }
+    std::string why = std::to_string(d) + (d == 1 ? " replica" : " replicas") + " of a " +
+                      std::to_string(result.plan.stages.size()) + "-stage pipeline " +
+                      zero_words(result.project.data_parallel.zero_stage);
+    if (chosen != nullptr && d > 1) {
+        why += ", " + chosen->layout;
+    }
+    why += ": " + format_duration(result.plan.report->iteration_time_s) + " per iteration";
+    if (!others.empty()) {
+        why += " (the fastest that fits; " + others + ")";
+    }
+    if (chosen != nullptr && d > 1) {
+        std::string zeros;
+        for (int z = 0; z <= kMaxZeroStage; ++z) {
+            if (z == chosen->zero_stage) {
+                continue;
+            }
+            const auto& t = chosen->by_zero_stage[static_cast<std::size_t>(z)];
+            zeros += (zeros.empty() ? "" : ", ") + std::string("ZeRO-") + std::to_string(z) +
+                     (t ? " " + format_duration(*t) : std::string(" does not fit"));
+        }
+        why += "; at " + std::to_string(d) + " replicas " + zeros;
+    }
+    return why;
 }
 
 }  // namespace
@@ -123,108 +281,46 @@ PlanResult plan_data_parallel(const Project& project, const PlanOptions& options
     planner::simulate_outcome(result.input, project, input_analysis, options.costs);
     ++result.statistics.simulations;
 
-    std::optional<Judged> best;
-    PlanResult best_pipeline;
+    std::optional<CountBest> best;
+    CountSearch search(project, options, result);
     for (const int d : counts) {
         DataParallelOption option;
         option.replicas = d;
-        Project replica = project;
-        replica.topology = first_devices(project.topology, devices / d);
-        replica.data_parallel = DataParallel{};
-        replica.training.batch_size = batch / d;
-        PlanOptions one = options;
-        one.data_parallel = 1;
-        one.on_progress = nullptr;
-        PlanResult pipeline;
-        try {
-            pipeline = plan_pipeline(replica, one);
-        } catch (const InputError& e) {
-            option.reason = e.diagnostics().items().empty()
-                                ? e.what()
-                                : e.diagnostics().items().front().message;
-            result.data_parallel.push_back(std::move(option));
-            continue;
-        }
-        result.statistics.split_searches += pipeline.statistics.split_searches;
-        result.statistics.simulations += pipeline.statistics.simulations;
-        if (options.on_progress) {
-            options.on_progress(result.statistics);
-        }
-        if (!pipeline.feasible) {
-            option.reason = "no pipeline of " + std::to_string(devices / d) +
-                            " devices fits a replica's share of the batch";
-            result.data_parallel.push_back(std::move(option));
-            continue;
-        }
-        // Every replica runs the plan; each stage reduces with its replicas.
-        Project layout = pipeline.project;
-        layout.topology = project.topology;
-        layout.training.batch_size = batch;
-        layout.data_parallel = project.data_parallel;
-        layout.data_parallel.size = d;
-        layout.data_parallel.replicas.clear();
-        option.stages = static_cast<int>(pipeline.plan.stages.size());
-        option.schedule = pipeline.plan.schedule;
-        option.microbatches = pipeline.plan.microbatches;
-        auto judged =
-            judge_zero_stages(layout, options, option.reason, result.statistics.simulations);
-        if (!judged) {
-            result.data_parallel.push_back(std::move(option));
-            continue;
-        }
-        option.zero_stage = judged->zero_stage;
-        option.iteration_s = judged->report.iteration_time_s;
-        option.reason.clear();
+        auto found = search.search(d, option);
         result.data_parallel.push_back(std::move(option));
-        if (!best || judged->report.iteration_time_s < best->report.iteration_time_s) {
-            best = std::move(judged);
-            best_pipeline = std::move(pipeline);
+        if (found && (!best || found->judged.report.iteration_time_s <
+                                   best->judged.report.iteration_time_s)) {
+            best = std::move(found);
         }
     }
 
     if (best) {
+        PlanResult& pipeline = best->pipeline;
         result.feasible = true;
-        result.project = best->project;
-        result.bottleneck_s = best_pipeline.bottleneck_s;
-        result.plan.stages = best_pipeline.plan.stages;
-        result.plan.schedule = best_pipeline.plan.schedule;
-        result.plan.microbatches = best_pipeline.plan.microbatches;
-        result.plan.report = std::move(best->report);
-        // The uniform split of one replica, spread over the replicas alike.
-        if (best_pipeline.uniform.report) {
-            result.uniform = best_pipeline.uniform;
-            planner::simulate_outcome(
-                result.uniform,
-                with_placement(result.project, best_pipeline.uniform.stages,
-                               best_pipeline.uniform.schedule, best_pipeline.uniform.microbatches),
-                planner::analysis_options(options), options.costs);
+        result.project = best->judged.project;
+        result.bottleneck_s = pipeline.bottleneck_s;
+        result.plan.stages = pipeline.plan.stages;
+        result.plan.schedule = pipeline.plan.schedule;
+        result.plan.microbatches = pipeline.plan.microbatches;
+        result.plan.report = std::move(best->judged.report);
+        // The uniform split of one replica, laid out over the replicas alike.
+        if (pipeline.uniform.report) {
+            result.uniform = pipeline.uniform;
+            const int d = result.project.data_parallel.size;
+            int adjacent = 1;
+            for (const DataParallelOption& o : result.data_parallel) {
+                adjacent = o.replicas == d ? o.adjacent : adjacent;
+            }
+            Project uniform = planner::spread_over_replicas(
+                with_placement(pipeline.project, pipeline.uniform.stages, pipeline.uniform.schedule,
+                               pipeline.uniform.microbatches),
+                project, d, adjacent);
+            uniform.data_parallel.zero_stage = result.project.data_parallel.zero_stage;
+            planner::simulate_outcome(result.uniform, uniform, planner::analysis_options(options),
+                                      options.costs);
             ++result.statistics.simulations;
         }
-        const int d = result.project.data_parallel.size;
-        std::string why = std::to_string(d) + (d == 1 ? " replica" : " replicas") + " of a " +
-                          std::to_string(result.plan.stages.size()) + "-stage pipeline " +
-                          zero_words(result.project.data_parallel.zero_stage) + ": " +
-                          format_duration(result.plan.report->iteration_time_s) + " per iteration";
-        std::string others;
-        for (const DataParallelOption& o : result.data_parallel) {
-            if (o.replicas == d) {
-                continue;
-            }
-            others += (others.empty() ? "" : "; ") + std::to_string(o.replicas) + " × " +
-                      (o.iteration_s
-                           ? std::to_string(o.stages) + " stages " + format_duration(*o.iteration_s)
-                           : std::string("nothing fits (") + o.reason + ")");
-        }
-        if (!others.empty()) {
-            why += " (the fastest that fits; " + others + ")";
-        }
-        if (result.project.data_parallel.zero_stage > 0) {
-            why +=
-                "; a lower ZeRO stage " + std::string(result.project.data_parallel.zero_stage == 1
-                                                          ? "does not fit"
-                                                          : "does not fit or is slower");
-        }
-        result.data_parallel_choice = why;
+        result.data_parallel_choice = explain_choice(result);
     } else {
         std::string why;
         for (const DataParallelOption& o : result.data_parallel) {

@@ -81,6 +81,21 @@ std::uint64_t mix(std::uint64_t h, std::uint64_t v) {
     return h * 0xff51afd7ed558ccdULL;
 }
 
+// Static bytes per parameter of one replica at its ZeRO stage: the shards
+// of what is sharded, but the weights whole under ZeRO-3, as a stage's are
+// gathered while it runs, which is when its activations peak.
+double static_bytes_per_param(const Training& training, const DataParallel& dp) {
+    const double whole = static_cast<double>(static_memory_bytes(1, training));
+    if (dp.size <= 1 || dp.zero_stage <= 0) {
+        return whole;
+    }
+    const double weights = dtype_bytes(training.dtype);
+    const double gradients = weights;
+    const double optimizer = whole - weights - gradients;
+    const double d = dp.size;
+    return weights + (dp.zero_stage >= 2 ? gradients / d : gradients) + optimizer / d;
+}
+
 }  // namespace
 
 Context::Context(const Project& project, const PlanOptions& options)
@@ -126,7 +141,11 @@ Context::Context(const Project& project, const PlanOptions& options)
     }
     const Training& training = base_.project.training;
     checkpointing_ = training.activation_checkpointing;
-    bytes_per_param_ = static_cast<double>(static_memory_bytes(1, training));
+    bytes_per_param_ = static_bytes_per_param(training, options.replica_of);
+    // The simulations count the replica's shards too (its collectives are
+    // left to the simulation of the whole layout).
+    work_.project.data_parallel = options.replica_of;
+    work_.project.data_parallel.replicas.clear();
     build_orders();
 }
 
@@ -308,7 +327,7 @@ SimulationReport Context::simulate(const std::vector<int>& devices, const std::v
     work_.stages.clear();
     work_.ranks.clear();
     work_.rank_specs.clear();
-    // The planner lays out one pipeline (data parallelism is not searched yet).
+    // One replica's pipeline: plan_data_parallel simulates the whole layout.
     work_.replicas.clear();
     work_.replica_specs.clear();
     std::vector<int> stage_rank;

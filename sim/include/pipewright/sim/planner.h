@@ -1,5 +1,6 @@
 #pragma once
 
+#include <array>
 #include <filesystem>
 #include <functional>
 #include <optional>
@@ -48,6 +49,11 @@ struct PlanOptions {
     // Called on the planning thread after each candidate is simulated, with
     // the statistics so far (a caller can show that the plan is moving).
     std::function<void(const PlanStatistics&)> on_progress;
+    // Set by the data-parallel planner: the pipeline planned is one of
+    // replica_of.size replicas at ZeRO stage replica_of.zero_stage, so its
+    // weights, gradients and optimizer state count as their shards (and a
+    // ZeRO-3 stage's gathered weights as whole) when judging what fits.
+    DataParallel replica_of;
 };
 
 // One stage: a contiguous run of layers on one device.
@@ -81,9 +87,20 @@ struct DataParallelOption {
     int zero_stage = 0;
     int stages = 0;  // of each replica's pipeline
     std::string schedule;
-    int microbatches = 0;               // per replica
+    int microbatches = 0;  // per replica
+    // How many replicas of each stage sit on neighbouring devices (1: each
+    // replica on a run of devices of its own; `replicas`: every stage's
+    // replicas side by side), and that in words.
+    int adjacent = 1;
+    std::string layout;
     std::optional<double> iteration_s;  // empty when nothing fits
-    std::string reason;                 // why nothing fits
+    double throughput_samples_per_s = 0;
+    // The fullest device of the layout: its peak and its capacity.
+    double peak_memory_bytes = 0;
+    double memory_capacity_bytes = 0;
+    // The fastest iteration found at each ZeRO stage (empty: nothing fits).
+    std::array<std::optional<double>, kMaxZeroStage + 1> by_zero_stage;
+    std::string reason;  // why nothing fits
 };
 
 struct PlanResult {
@@ -123,6 +140,15 @@ class PlanCancelled : public std::runtime_error {
 // The project cut down to its first `devices` devices in topology order
 // (containers and nodes left empty dropped), with the links among them.
 [[nodiscard]] Topology first_devices(const Topology& topology, int devices);
+// The same for the devices at `indices` (ascending) of topology order.
+[[nodiscard]] Topology device_subset(const Topology& topology, const std::vector<int>& indices);
+// The devices (indices in topology order) of replica `replica` of `replicas`
+// when each stage's replicas sit in groups of `adjacent` on neighbouring
+// devices: replica 0 takes the first of every `adjacent` devices over the
+// first devices / replicas * adjacent; the next replicas of its group the
+// devices after each, and the next group the next run of devices alike.
+[[nodiscard]] std::vector<int> replica_device_indices(int devices, int replicas, int adjacent,
+                                                      int replica);
 
 // ---- Building blocks, exposed for tests and benchmarks ----
 
