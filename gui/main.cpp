@@ -35,7 +35,8 @@ int main(int argc, char* argv[]) {
                             QStringLiteral("WxH"), QStringLiteral("1600x1000"));
     QCommandLineOption tab(
         QStringLiteral("tab"),
-        QStringLiteral("View shown by --screenshot: timeline, metrics, comparison or run."),
+        QStringLiteral("View shown by --screenshot: timeline, metrics, comparison (of "
+                       "schedules), layouts (the comparison of data × pipeline layouts) or run."),
         QStringLiteral("VIEW"), QStringLiteral("timeline"));
     QCommandLineOption dark(QStringLiteral("dark"), QStringLiteral("Use the dark palette."));
     QCommandLineOption run(QStringLiteral("run"),

@@ -20,14 +20,22 @@ constexpr int kBarsPx = 80;       // the least room the bars themselves get
 
 BarChart::BarChart(const QString& title, QWidget* parent) : QCustomPlot(parent) {
     plotLayout()->insertRow(0);
-    plotLayout()->addElement(
-        0, 0, new QCPTextElement(this, title, QFont(font().family(), -1, QFont::Bold)));
+    title_ = new QCPTextElement(this, title, QFont(font().family(), -1, QFont::Bold));
+    plotLayout()->addElement(0, 0, title_);
     setMinimumHeight(140);
     // Plain figures: the unit is chosen so that they stay short, and the
     // axis' label names it ("1·10⁶" would hide a unit chosen badly).
     xAxis->setNumberFormat(QStringLiteral("g"));
     xAxis->setNumberPrecision(6);
     restyle();
+}
+
+void BarChart::setTitle(const QString& title) {
+    title_->setText(title);
+}
+
+QString BarChart::title() const {
+    return title_->text();
 }
 
 void BarChart::restyle() {

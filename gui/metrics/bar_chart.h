@@ -32,6 +32,8 @@ class BarChart : public QCustomPlot {
     BarChart(const QString& title, QWidget* parent = nullptr);
 
     void setBars(std::vector<ChartBar> bars, const QColor& color, const QString& axisLabel);
+    void setTitle(const QString& title);
+    [[nodiscard]] QString title() const;
     // Colours from the widget's palette (after a theme change).
     void restyle();
 
@@ -53,6 +55,7 @@ class BarChart : public QCustomPlot {
     // Sets the value axis so that every label fits an axis `axis_px` long.
     void fitValueAxis(double axis_px);
 
+    QCPTextElement* title_ = nullptr;
     std::vector<ChartBar> bars_;
     std::vector<QCPItemText*> labels_;
     int min_width_ = 0;

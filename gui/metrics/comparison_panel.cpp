@@ -1,5 +1,6 @@
 #include "metrics/comparison_panel.h"
 
+#include <QComboBox>
 #include <QGridLayout>
 #include <QHBoxLayout>
 #include <QLabel>
@@ -9,6 +10,7 @@
 #include <algorithm>
 
 #include "metrics/bar_chart.h"
+#include "pipewright/sim/layout_comparison.h"
 #include "studio_core/chart_scale.h"
 #include "studio_core/format.h"
 #include "studio_core/memory_fit.h"
@@ -29,9 +31,9 @@ QString gain_text(const ComparisonRow& row) {
 
 // What does not fit, said of the device a user knows: the baseline's one
 // device is made up for the comparison, so it is named by its kind.
-std::optional<MemoryOverflow> row_overflow(const ComparisonRow& row) {
+std::optional<MemoryOverflow> row_overflow(const ComparisonRow& row, bool single_device_baseline) {
     auto over = worst_overflow(row.report->devices);
-    if (over && row.baseline && !row.report->devices.empty()) {
+    if (over && row.baseline && single_device_baseline && !row.report->devices.empty()) {
         over->device = ComparisonPanel::tr("one %1").arg(
             QString::fromStdString(row.report->devices.front().spec));
     }
@@ -42,6 +44,9 @@ QString row_tooltip(const ComparisonRow& row, const std::optional<MemoryOverflow
     const SimulationReport& r = *row.report;
     QString text =
         QStringLiteral("<b>%1</b><br>").arg(QString::fromStdString(row.label).toHtmlEscaped());
+    if (!row.detail.empty()) {
+        text += QString::fromStdString(row.detail).toHtmlEscaped() + QStringLiteral("<br>");
+    }
     text += ComparisonPanel::tr("iteration %1 · %2 samples/s · %n micro-batch(es)", nullptr,
                                 r.microbatches)
                 .arg(format_duration(r.iteration_time_s), format_rate(r.throughput_samples_per_s));
@@ -64,10 +69,34 @@ ComparisonPanel::ComparisonPanel(QWidget* parent) : QWidget(parent) {
     button_->setToolTip(
         tr("Simulate every schedule on this layout, plus the whole model on one "
            "device (Ctrl+Shift+C)"));
-    status_ = new QLabel(tr("Press the button to simulate every schedule on this layout."), this);
+    layoutsButton_ = new QPushButton(tr("Compare D × p layouts"), this);
+    layoutsButton_->setToolTip(
+        tr("Plan the best pipeline for every count of data-parallel replicas this cluster "
+           "and batch allow, with its ZeRO stage and where the replicas sit, and compare "
+           "each with the layout as set"));
+    status_ = new QLabel(tr("Press a button to simulate every schedule on this layout, or to "
+                            "plan every data × pipeline layout of this cluster."),
+                         this);
     status_->setWordWrap(true);
     top->addWidget(button_);
+    top->addWidget(layoutsButton_);
     top->addWidget(status_, 1);
+
+    // After a layout comparison: apply one of its layouts to the project.
+    applyRow_ = new QWidget(this);
+    auto* apply = new QHBoxLayout(applyRow_);
+    apply->setContentsMargins(0, 0, 0, 0);
+    layoutChoice_ = new QComboBox(applyRow_);
+    layoutChoice_->setSizeAdjustPolicy(QComboBox::AdjustToContents);
+    applyButton_ = new QPushButton(tr("Apply layout"), applyRow_);
+    applyButton_->setToolTip(
+        tr("Lay the project out as the chosen row: its pipeline, schedule, micro-batches, "
+           "replicas and ZeRO stage (Undo restores the layout as set)"));
+    apply->addWidget(new QLabel(tr("Layout:"), applyRow_));
+    apply->addWidget(layoutChoice_);
+    apply->addWidget(applyButton_);
+    apply->addStretch(1);
+    applyRow_->hide();
 
     // The charts scroll rather than squeeze below the width their labels
     // need: a label is never cut, however narrow the window.
@@ -101,13 +130,19 @@ ComparisonPanel::ComparisonPanel(QWidget* parent) : QWidget(parent) {
     auto* layout = new QVBoxLayout(this);
     layout->setContentsMargins(4, 4, 4, 4);
     layout->addLayout(top);
+    layout->addWidget(applyRow_);
     layout->addWidget(scroll, 1);
 
     connect(button_, &QPushButton::clicked, this, &ComparisonPanel::compareRequested);
+    connect(layoutsButton_, &QPushButton::clicked, this, &ComparisonPanel::compareLayoutsRequested);
+    connect(applyButton_, &QPushButton::clicked, this,
+            [this] { applyLayout(layoutChoice_->currentText()); });
     connect(&watcher_, &QFutureWatcherBase::finished, this, [this] {
-        rows_ = watcher_.result();
+        shown_ = watcher_.result();
         button_->setEnabled(true);
+        layoutsButton_->setEnabled(true);
         showRows();
+        showApplyChoices();
         emit compared();
     });
 }
@@ -124,29 +159,94 @@ void ComparisonPanel::changeEvent(QEvent* event) {
 
 void ComparisonPanel::compare(const Project& project, const QString& baseDir,
                               std::shared_ptr<const Profile> profile) {
+    start(Kind::schedules, project, baseDir, std::move(profile));
+}
+
+void ComparisonPanel::compareLayouts(const Project& project, const QString& baseDir,
+                                     std::shared_ptr<const Profile> profile) {
+    start(Kind::layouts, project, baseDir, std::move(profile));
+}
+
+void ComparisonPanel::start(Kind kind, const Project& project, const QString& baseDir,
+                            std::shared_ptr<const Profile> profile) {
     if (watcher_.isRunning()) {
         return;
     }
     button_->setEnabled(false);
-    status_->setText(tr("Simulating every schedule…"));
-    watcher_.setFuture(QtConcurrent::run([project, dir = baseDir.toStdString(), profile] {
-        AnalysisOptions options;
-        options.base_dir = dir;
+    layoutsButton_->setEnabled(false);
+    status_->setText(kind == Kind::schedules
+                         ? tr("Simulating every schedule…")
+                         : tr("Planning a pipeline for every count of replicas…"));
+    watcher_.setFuture(QtConcurrent::run([kind, project, dir = baseDir.toStdString(), profile] {
+        Outcome out;
+        out.kind = kind;
+        out.input = project;
         CostModelOptions costs;
         costs.profile = profile.get();
         try {
-            return compare_schedules(project, options, costs);
+            if (kind == Kind::schedules) {
+                AnalysisOptions options;
+                options.base_dir = dir;
+                out.rows = compare_schedules(project, options, costs);
+                out.layouts.resize(out.rows.size());
+            } else {
+                PlanOptions options;
+                options.base_dir = dir;
+                options.costs = costs;
+                LayoutComparison layouts = compare_replica_layouts(project, options);
+                out.rows = std::move(layouts.rows);
+                out.layouts = std::move(layouts.layouts);
+                out.choice = std::move(layouts.choice);
+            }
         } catch (const std::exception& e) {
             ComparisonRow failed;
             failed.label = "comparison";
             failed.reason = e.what();
-            return std::vector<ComparisonRow>{failed};
+            out.rows = {failed};
+            out.layouts.assign(1, std::nullopt);
         }
+        return out;
     }));
 }
 
+QStringList ComparisonPanel::applicableLayouts() const {
+    QStringList labels;
+    for (std::size_t i = 0; i < shown_.rows.size() && i < shown_.layouts.size(); ++i) {
+        if (shown_.layouts[i]) {
+            labels << QString::fromStdString(shown_.rows[i].label);
+        }
+    }
+    return labels;
+}
+
+void ComparisonPanel::applyLayout(const QString& label) {
+    for (std::size_t i = 0; i < shown_.rows.size() && i < shown_.layouts.size(); ++i) {
+        if (shown_.layouts[i] && QString::fromStdString(shown_.rows[i].label) == label) {
+            emit applyLayoutRequested(*shown_.layouts[i], shown_.input);
+            return;
+        }
+    }
+}
+
+void ComparisonPanel::showApplyChoices() {
+    const QStringList labels = applicableLayouts();
+    layoutChoice_->clear();
+    layoutChoice_->addItems(labels);
+    // The fastest that fits is offered first.
+    double fastest = 0;
+    for (std::size_t i = 0; i < shown_.rows.size() && i < shown_.layouts.size(); ++i) {
+        const auto& r = shown_.rows[i].report;
+        if (shown_.layouts[i] && r && r->all_fit &&
+            (fastest == 0 || r->iteration_time_s < fastest)) {
+            fastest = r->iteration_time_s;
+            layoutChoice_->setCurrentText(QString::fromStdString(shown_.rows[i].label));
+        }
+    }
+    applyRow_->setVisible(shown_.kind == Kind::layouts && !labels.isEmpty());
+}
+
 void ComparisonPanel::markStale() {
-    if (!rows_.empty() && !watcher_.isRunning()) {
+    if (!shown_.rows.empty() && !watcher_.isRunning()) {
         status_->setText(tr("The layout changed since this comparison: compare again to update."));
     }
 }
@@ -155,11 +255,16 @@ QString ComparisonPanel::notesText() const {
     return notes_->text();
 }
 
+QString ComparisonPanel::statusText() const {
+    return status_->text();
+}
+
 void ComparisonPanel::showRows() {
+    const bool layouts = shown_.kind == Kind::layouts;
     std::vector<const ComparisonRow*> shown;
     double longest_s = 0;
     double largest_bytes = 0;
-    for (const auto& row : rows_) {
+    for (const auto& row : shown_.rows) {
         if (row.report) {
             shown.push_back(&row);
             longest_s = std::max(longest_s, row.report->iteration_time_s);
@@ -177,7 +282,7 @@ void ComparisonPanel::showRows() {
     QStringList over_notes;
     for (const ComparisonRow* row : shown) {
         const SimulationReport& r = *row->report;
-        const auto over = row_overflow(*row);
+        const auto over = row_overflow(*row, !layouts);
         const QString label = QString::fromStdString(row->label);
         const QString tooltip = row_tooltip(*row, over);
         const bool flagged = over.has_value();
@@ -209,7 +314,7 @@ void ComparisonPanel::showRows() {
     }
 
     QStringList not_applicable;
-    for (const auto& row : rows_) {
+    for (const auto& row : shown_.rows) {
         if (!row.report) {
             not_applicable << QStringLiteral("<b>%1</b>: %2")
                                   .arg(QString::fromStdString(row.label).toHtmlEscaped(),
@@ -218,12 +323,18 @@ void ComparisonPanel::showRows() {
     }
     const int count = static_cast<int>(shown.size());
     const int over_count = static_cast<int>(over_notes.size());
-    status_->setText(count == 0 ? tr("No schedule applies to this layout.")
+    const QString none =
+        layouts ? tr("No layout fits this cluster.") : tr("No schedule applies to this layout.");
+    status_->setText(count == 0 ? none
                      : over_count == 0
                          ? tr("%n configuration(s) simulated.", nullptr, count)
                          : tr("%n configuration(s) simulated; ", nullptr, count) +
                                tr("not fitting in memory (hatched): %n.", nullptr, over_count));
     QStringList notes;
+    if (layouts && !shown_.choice.empty()) {
+        notes
+            << tr("<b>Fastest:</b> %1").arg(QString::fromStdString(shown_.choice).toHtmlEscaped());
+    }
     if (!over_notes.isEmpty()) {
         notes << QStringLiteral("<span style='color:%1'>%2</span> %3")
                      .arg(warning_color().name(), tr("Does not fit in memory:"),
@@ -236,8 +347,12 @@ void ComparisonPanel::showRows() {
 
     time_->setBars(std::move(time), block_color(BlockKind::forward),
                    tr("iteration time (%1) · lower is better").arg(time_unit.symbol));
-    gain_->setBars(std::move(gain), block_color(BlockKind::backward_weight),
-                   tr("% faster than one device"));
+    time_->setTitle(layouts ? tr("Iteration time by layout (replicas × stages)")
+                            : tr("Iteration time"));
+    gain_->setTitle(layouts ? tr("Gain over the layout as set") : tr("Gain over one device"));
+    gain_->setBars(
+        std::move(gain), block_color(BlockKind::backward_weight),
+        layouts ? tr("% faster than the layout as set") : tr("% faster than one device"));
     bubble_->setBars(std::move(bubble), block_color(BlockKind::backward), tr("% idle"));
     memory_->setBars(std::move(memory), block_color(BlockKind::recv),
                      over_count == 0

@@ -148,7 +148,7 @@ void MainWindow::buildLayout() {
     tabs_ = new QTabWidget(this);
     tabs_->addTab(timeline_page, tr("Timeline"));
     tabs_->addTab(metrics_, tr("Metrics"));
-    tabs_->addTab(comparison_, tr("Schedule comparison"));
+    tabs_->addTab(comparison_, tr("Comparison"));
     run_panel_ = new RunPanel(this);
     tabs_->addTab(run_panel_, tr("Run"));
 
@@ -268,6 +268,19 @@ void MainWindow::connectViews() {
     connect(problems_, &ProblemsPanel::problemActivated, this, &MainWindow::selectProblem);
     connect(comparison_, &ComparisonPanel::compareRequested, this,
             [this] { comparison_->compare(document_->project(), baseDir(), runner_->profile()); });
+    connect(comparison_, &ComparisonPanel::compareLayoutsRequested, this, [this] {
+        comparison_->compareLayouts(document_->project(), baseDir(), runner_->profile());
+    });
+    connect(comparison_, &ComparisonPanel::applyLayoutRequested, this,
+            [this](const Project& layout, const Project& comparedFrom) {
+                if (comparedFrom != document_->project()) {
+                    refuse(
+                        tr("The project changed since the layouts were compared; compare "
+                           "again before applying one"));
+                    return;
+                }
+                document_->edit(tr("Apply layout"), layout);
+            });
 }
 
 QString MainWindow::baseDir() const {

@@ -180,6 +180,10 @@ void MainWindow::buildActions() {
             tabs_->setCurrentIndex(2);
             comparison_->compare(document_->project(), baseDir(), runner_->profile());
         });
+    simulate->addAction(tr("Compare &Data × Pipeline Layouts"), this, [this] {
+        tabs_->setCurrentIndex(2);
+        comparison_->compareLayouts(document_->project(), baseDir(), runner_->profile());
+    });
     plan_action_ =
         simulate->addAction(tr("&Auto-plan"), QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_P), this,
                             [this] { autoPlan(); });

@@ -43,6 +43,7 @@ bool take_screenshot(const ScreenshotRequest& request, QString* error) {
     }
     const int tab = request.view == QLatin1String("metrics")      ? 1
                     : request.view == QLatin1String("comparison") ? 2
+                    : request.view == QLatin1String("layouts")    ? 2
                     : request.view == QLatin1String("run")        ? 3
                                                                   : 0;
     window.show();
@@ -101,8 +102,15 @@ bool take_screenshot(const ScreenshotRequest& request, QString* error) {
         QEventLoop loop;
         QObject::connect(window.comparisonPanel(), &ComparisonPanel::compared, &loop,
                          &QEventLoop::quit);
-        window.comparisonPanel()->compare(window.document()->project(),
-                                          window.document()->baseDir(), window.runner()->profile());
+        if (request.view == QLatin1String("layouts")) {
+            window.comparisonPanel()->compareLayouts(window.document()->project(),
+                                                     window.document()->baseDir(),
+                                                     window.runner()->profile());
+        } else {
+            window.comparisonPanel()->compare(window.document()->project(),
+                                              window.document()->baseDir(),
+                                              window.runner()->profile());
+        }
         loop.exec();
     }
     // Let layouts settle and the plots repaint at their final sizes.

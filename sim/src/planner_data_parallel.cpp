@@ -190,6 +190,8 @@ class CountSearch {
             option.iteration_s = r.iteration_time_s;
             option.throughput_samples_per_s = r.throughput_samples_per_s;
             std::tie(option.peak_memory_bytes, option.memory_capacity_bytes) = fullest_device(r);
+            option.project = best->judged.project;
+            option.report = r;
             option.reason.clear();
         } else if (option.reason.empty()) {
             option.reason = "nothing fits in memory at any ZeRO stage";

@@ -59,7 +59,7 @@ std::vector<ComparisonRow> compare_schedules(const Project& project,
                                              const AnalysisOptions& analysis,
                                              const CostModelOptions& costs) {
     std::vector<ComparisonRow> rows;
-    ComparisonRow baseline{"single device", true, std::nullopt, "", 0};
+    ComparisonRow baseline{"single device", true, std::nullopt, "", 0, ""};
     const std::string spec = first_stage_spec(project);
     AnalysisOptions base_options = analysis;
     base_options.schedule = "naive";
@@ -76,7 +76,7 @@ std::vector<ComparisonRow> compare_schedules(const Project& project,
     rows.push_back(std::move(baseline));
 
     for (const auto& info : schedule_catalog()) {
-        ComparisonRow row{info.name, false, std::nullopt, "", 0};
+        ComparisonRow row{info.name, false, std::nullopt, "", 0, ""};
         AnalysisOptions options = analysis;
         options.schedule = info.name;
         options.schedule_csv.reset();

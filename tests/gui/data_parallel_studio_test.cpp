@@ -11,10 +11,13 @@
 
 #include "document/project_document.h"
 #include "editor/training_bar.h"
+#include "metrics/bar_chart.h"
+#include "metrics/comparison_panel.h"
 #include "studio_core/simulation_runner.h"
 #include "timeline/timeline_plot.h"
 #include "topology/topology_scene.h"
 #include "window/main_window.h"
+#include "window/message_bar.h"
 
 namespace pipewright::gui {
 namespace {
@@ -117,6 +120,57 @@ TEST_F(DataParallelStudioTest, ReplicasAndZeroAreEditsThatUndo) {
     ASSERT_TRUE(wait_simulation());
     // ZeRO-3 gathers and frees each stage's weights as well.
     EXPECT_EQ(collectives_in_timeline(), 6);
+}
+
+// The comparison tab's second comparison: every count of replicas of the
+// four GPUs, each planned, against the layout as set; the fastest applied.
+TEST_F(DataParallelStudioTest, DataTimesPipelineLayoutsAreComparedAndOneIsApplied) {
+    ComparisonPanel* panel = window.comparisonPanel();
+    const Project before = window.document()->project();
+    QSignalSpy compared(panel, &ComparisonPanel::compared);
+    emit panel->compareLayoutsRequested();  // what the button does
+    ASSERT_TRUE(compared.wait(60000));
+    EXPECT_EQ(panel->kind(), ComparisonPanel::Kind::layouts);
+    // The layout as set, then 1, 2 and 4 replicas.
+    ASSERT_EQ(panel->rows().size(), 4U);
+    EXPECT_TRUE(panel->rows()[0].baseline);
+    EXPECT_EQ(panel->rows()[0].label, "as set: 2 × 2 stages · ZeRO-1");
+    EXPECT_EQ(panel->gainChart()->title().toStdString(), "Gain over the layout as set");
+    const ChartBar& as_set = panel->gainChart()->bars().front();
+    EXPECT_EQ(as_set.label, "baseline");
+    double fastest = 1e300;
+    std::string fastest_label;
+    for (std::size_t i = 1; i < panel->rows().size(); ++i) {
+        const ComparisonRow& row = panel->rows()[i];
+        ASSERT_TRUE(row.report) << row.label << ": " << row.reason;
+        EXPECT_FALSE(row.detail.empty());
+        if (row.report->iteration_time_s < fastest) {
+            fastest = row.report->iteration_time_s;
+            fastest_label = row.label;
+        }
+    }
+    EXPECT_TRUE(panel->notesText().contains(QStringLiteral("Fastest:")));
+    // Every planned layout can be applied; the fastest is offered first.
+    EXPECT_EQ(panel->applicableLayouts().size(), 3);
+    auto* choice = panel->findChild<QComboBox*>();
+    ASSERT_NE(choice, nullptr);
+    EXPECT_EQ(choice->currentText().toStdString(), fastest_label);
+
+    panel->applyLayout(choice->currentText());
+    ASSERT_TRUE(wait_simulation());
+    const Project& applied = window.document()->project();
+    EXPECT_NE(applied, before);
+    EXPECT_NEAR(window.runner()->latest()->report->iteration_time_s, fastest, 1e-12);
+    window.document()->undoStack()->undo();
+    EXPECT_EQ(window.document()->project(), before);
+
+    // A layout compared for another project is not applied over this one.
+    window.trainingBar()->replicasBox()->setValue(1);
+    panel->applyLayout(choice->currentText());
+    EXPECT_EQ(window.document()->project().data_parallel.size, 1);
+    EXPECT_FALSE(window.messageBar()->isHidden());
+    EXPECT_TRUE(window.messageBar()->text().contains(QStringLiteral("compare again")))
+        << window.messageBar()->text().toStdString();
 }
 
 }  // namespace

@@ -12,6 +12,7 @@
 
 #include "pipewright/core/analysis.h"
 #include "pipewright/core/project_io.h"
+#include "pipewright/sim/layout_comparison.h"
 #include "pipewright/sim/planner.h"
 
 namespace pipewright {
@@ -205,6 +206,33 @@ TEST(DataParallelPlanner, TheGpt3ExampleTrainsFasterAsShardedReplicas) {
     EXPECT_GE(r.project.data_parallel.zero_stage, 1);
     EXPECT_LT(r.plan.report->iteration_time_s, *one->iteration_s);
     EXPECT_TRUE(r.plan.report->all_fit);
+}
+
+TEST(LayoutComparison, EachCountOfReplicasBesideTheLayoutAsSet) {
+    const Project project = parse(cluster_project(8, 4096, 2, 1.0));
+    const LayoutComparison c = compare_replica_layouts(project, {});
+    // As set, then 1, 2, 4 and 8 replicas (8 devices, batch 64).
+    ASSERT_EQ(c.rows.size(), 5U);
+    ASSERT_EQ(c.layouts.size(), c.rows.size());
+    EXPECT_TRUE(c.rows[0].baseline);
+    EXPECT_EQ(c.rows[0].label, "as set: 1 × 4 stages");
+    EXPECT_FALSE(c.layouts[0].has_value());
+    ASSERT_TRUE(c.rows[0].report.has_value());
+    const double as_set = c.rows[0].report->iteration_time_s;
+    for (std::size_t i = 1; i < c.rows.size(); ++i) {
+        const ComparisonRow& row = c.rows[i];
+        SCOPED_TRACE(row.label);
+        ASSERT_TRUE(row.report.has_value()) << row.reason;
+        ASSERT_TRUE(c.layouts[i].has_value());
+        EXPECT_NEAR(row.gain_percent, (as_set / row.report->iteration_time_s - 1) * 100, 1e-9);
+        // Each layout is a project that simulates to its row.
+        Diagnostics d;
+        const auto analyzed = analyze_project(*c.layouts[i], {}, d);
+        ASSERT_TRUE(analyzed) << d.format();
+        EXPECT_NEAR(simulate_project(*analyzed, {}, Recording::summary).iteration_time_s,
+                    row.report->iteration_time_s, 1e-12);
+    }
+    EXPECT_FALSE(c.choice.empty());
 }
 
 }  // namespace

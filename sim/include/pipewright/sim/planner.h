@@ -101,6 +101,10 @@ struct DataParallelOption {
     // The fastest iteration found at each ZeRO stage (empty: nothing fits).
     std::array<std::optional<double>, kMaxZeroStage + 1> by_zero_stage;
     std::string reason;  // why nothing fits
+    // The input project laid out so (when something fits), and how it
+    // simulates (figures only): what a comparison of layouts shows and applies.
+    std::optional<Project> project;
+    std::optional<SimulationReport> report;
 };
 
 struct PlanResult {

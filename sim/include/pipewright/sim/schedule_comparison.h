@@ -16,6 +16,7 @@ struct ComparisonRow {
     std::optional<SimulationReport> report;  // empty when not applicable
     std::string reason;                      // why it is not applicable
     double gain_percent = 0;                 // speed-up over the baseline
+    std::string detail;                      // more of what the row is, in words
 };
 
 // Simulates every schedule of the catalog on the project's layout, plus the
