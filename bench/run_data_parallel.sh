@@ -6,7 +6,8 @@
 #     on the project's second device), each on half the batch in micro-batches
 #     of the same size,
 # each with 1 thread per rank, beside what `simulate --profile` predicts for
-# it (a profile of this machine taken first). The
+# it (a profile of this machine taken first), with the profile's measured
+# collectives and with its transfer link alone. The
 # variants take turns, ROUNDS times; each run reports the median iteration
 # time after the warm-up, and the table shows the median over the rounds.
 #
@@ -59,20 +60,27 @@ done
 
 median() { tr ' ' '\n' | grep -v '^$' | sort -g | awk '{a[NR]=$1} END {
     print (NR % 2) ? a[(NR + 1) / 2] : (a[NR / 2] + a[NR / 2 + 1]) / 2 }'; }
-printf '| %-28s | %14s | %12s | %14s |\n' variant "measured (ms)" "samples/s" "simulated (ms)"
-printf '|%s|%s|%s|%s|\n' "------------------------------" "---------------:" "-------------:" \
-    "---------------:"
+# The same profile without its measured collectives: what the simulator
+# predicted before `profile` measured them (the transfer's link for all).
+jq 'del(.collectives)' "$work/profile.json" > "$work/profile-links.json"
+printf '| %-28s | %14s | %12s | %14s | %18s |\n' variant "measured (ms)" "samples/s" \
+    "simulated (ms)" "links only (ms)"
+printf '|%s|%s|%s|%s|%s|\n' "------------------------------" "---------------:" "-------------:" \
+    "---------------:" "-------------------:"
 batch=$(jq '.training.batch_size' "$project")
 for v in "${variants[@]}"; do
     t=$(echo "${times[$v]}" | median)
     sim=$("$pipewright" simulate "$work/$v.json" --profile "$work/profile.json" --json |
+        jq '.iteration_time_s')
+    links=$("$pipewright" simulate "$work/$v.json" --profile "$work/profile-links.json" --json |
         jq '.iteration_time_s')
     case $v in
         pipeline) name="D = 1 x p = 2 (1f1b)" ;;
         replicas) name="D = 2 x p = 1, ZeRO 0" ;;
         replicas-zero1) name="D = 2 x p = 1, ZeRO-1" ;;
     esac
-    printf '| %-28s | %14.1f | %12.0f | %14.1f |\n' "$name" "$(echo "$t * 1000" | bc -l)" \
-        "$(echo "$batch / $t" | bc -l)" "$(echo "$sim * 1000" | bc -l)"
+    printf '| %-28s | %14.1f | %12.0f | %14.1f | %18.1f |\n' "$name" \
+        "$(echo "$t * 1000" | bc -l)" "$(echo "$batch / $t" | bc -l)" \
+        "$(echo "$sim * 1000" | bc -l)" "$(echo "$links * 1000" | bc -l)"
 done
 echo "(each: median over $rounds rounds of the median iteration after $warmup warm-up steps of $steps)"

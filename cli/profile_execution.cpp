@@ -1,6 +1,7 @@
 #include <unistd.h>
 
 #include <filesystem>
+#include <tuple>
 
 #include "backend_commands.h"
 #include "pipewright/backend/profiler.h"
@@ -40,6 +41,36 @@ std::string ms(double v) {
     return format_duration(v * 1e-3);
 }
 
+// The measured collectives beside what the simulator's ring formula makes of
+// the fitted link with two members.
+void print_collectives(std::ostream& out, const Profile& p) {
+    if (!p.all_reduce && !p.all_gather) {
+        return;
+    }
+    out << "\nCollectives in a group of two ranks (" << p.machine.transport
+        << ", 127.0.0.1), as ring links for the simulator:\n";
+    TextTable table({"collective", "buffer", "measured", "ring formula"});
+    for (const auto& [name, measured, steps] :
+         {std::tuple{"all-reduce", &p.all_reduce, 2.0}, {"all-gather", &p.all_gather, 1.0}}) {
+        if (!*measured) {
+            continue;
+        }
+        const LinkSpec& link = (*measured)->link;
+        out << "  " << name << ": latency " << format_duration(link.latency_us * 1e-6)
+            << " a step, " << format_bytes(link.bandwidth_GBps * 1e9) << "/s\n";
+        for (const auto& s : (*measured)->samples) {
+            // Two members: each of `steps` phases is one latency and half the buffer.
+            const double formula = steps * link.transfer_seconds(s.bytes / 2);
+            table.add_row({name, format_bytes(s.bytes), format_duration(s.seconds),
+                           format_duration(formula)});
+        }
+    }
+    for (std::size_t c = 1; c <= 3; ++c) {
+        table.right_align(c);
+    }
+    table.print(out, "  ");
+}
+
 void print_profile(std::ostream& out, const Profile& p, const std::string& project,
                    const std::string& path) {
     out << project << ": measured on " << (p.machine.host.empty() ? "this machine" : p.machine.host)
@@ -77,6 +108,7 @@ void print_profile(std::ostream& out, const Profile& p, const std::string& proje
         samples.right_align(2);
         samples.print(out, "  ");
     }
+    print_collectives(out, p);
     out << "\nWrote " << path << "; use it with `pipewright simulate " << project << " --profile "
         << path << "`\n";
 }

@@ -49,7 +49,7 @@ export XDG_DATA_HOME="$work/data"
 
 size=1600x1000
 # Crops of a 1600x1000 window: WIDTHxHEIGHT+LEFT+TOP.
-view_panel=1066x537+190+440   # the Timeline / Metrics / Schedule comparison panel
+view_panel=1066x537+190+440   # the Timeline / Metrics / Comparison panel
 design_area=1066x392+190+48   # the model table and the cluster canvas
 canvas_area=418x392+838+48    # the cluster canvas alone
 
@@ -98,6 +98,8 @@ full studio-metrics --tab metrics
 full studio-comparison --tab comparison
 # Cluster scale: the single device and zb-h1 do not fit in memory.
 full studio-comparison-gpt3 --tab comparison "$ex/gpt3-175b-p4d.json"
+# Data × pipeline layouts of the same cluster, each replica count planned.
+full studio-layouts-gpt3 --tab layouts "$ex/gpt3-175b-p4d.json"
 full studio-dark --dark "$ex/transformer-interleaved-4gpu.json"
 # The Run panel: a short real run first (needs a studio with --run and a
 # `pipewright` built with the LibTorch backend next to it or on the PATH).

@@ -65,6 +65,31 @@ std::vector<std::int64_t> boundary_ladder(const AnalyzedProject& p) {
     return sizes;
 }
 
+// The default sizes plus each stage's gradients (what a replica reduces, in
+// buckets of at most DDP's 25 MiB), so the fit is anchored where it is used.
+std::vector<std::int64_t> gradient_ladder(const AnalyzedProject& p) {
+    std::vector<std::int64_t> sizes = default_collective_sizes();
+    const auto element_bytes = static_cast<double>(dtype_bytes(p.project.training.dtype));
+    for (const auto& stage : p.stages) {
+        double parameters = 0;
+        for (int l = stage.first_layer; l <= stage.last_layer; ++l) {
+            parameters += static_cast<double>(p.layers[static_cast<std::size_t>(l)].parameters);
+        }
+        const double bytes = std::min(parameters * element_bytes, 25.0 * (1 << 20));
+        if (bytes >= 8) {
+            sizes.push_back(static_cast<std::int64_t>(bytes));
+        }
+    }
+    // Stages of the same width differ by a bias or two: one size for them.
+    std::sort(sizes.begin(), sizes.end());
+    sizes.erase(std::unique(sizes.begin(), sizes.end(),
+                            [](std::int64_t a, std::int64_t b) {
+                                return static_cast<double>(b) < 1.01 * static_cast<double>(a);
+                            }),
+                sizes.end());
+    return sizes;
+}
+
 // The one-minute load average, when the system says it.
 std::optional<double> load_average() {
     std::ifstream file("/proc/loadavg");
@@ -164,6 +189,16 @@ ProfileOutcome profile_project(const ProfileOptions& o, std::ostream& err) {
             profile.transfer = fit.link;
             profile.transfer_samples = fit.samples;
             profile.machine.transport = "gloo";
+            err << "  collectives: all-reduce and all-gather in a Gloo group of two on "
+                   "127.0.0.1\n"
+                << std::flush;
+            TransferOptions collective;
+            collective.timeout_s = o.timeout_s;
+            collective.repeats = 10;
+            collective.message_bytes = gradient_ladder(*project);
+            CollectiveFits fits = measure_collectives(collective);
+            profile.all_reduce = std::move(fits.all_reduce);
+            profile.all_gather = std::move(fits.all_gather);
         }
     } catch (const c10::Error& e) {
         err << "pipewright: profile: " << e.what_without_backtrace() << '\n';

@@ -3,14 +3,12 @@
 // estimated: two threads of this process play rank 0 and rank 1.
 #include <algorithm>
 #include <chrono>
-#include <future>
 #include <stdexcept>
-
-#include <torch/csrc/distributed/c10d/HashStore.hpp>
 
 #include "pipewright/backend/profiler.h"
 #include "pipewright/backend/transport.h"
 #include "profiler_timing.h"
+#include "profiler_two_ranks.h"
 
 namespace pipewright::backend {
 namespace {
@@ -99,37 +97,12 @@ TransferFit fit_transfer(std::vector<TransferSample> samples) {
 TransferFit measure_transfer(const TransferOptions& o) {
     const std::vector<std::int64_t> sizes =
         o.message_bytes.empty() ? default_transfer_sizes() : o.message_bytes;
-    const auto timeout = std::chrono::milliseconds(static_cast<std::int64_t>(o.timeout_s * 1000));
-    // Both ranks live in this process: they meet in an in-memory store, so
-    // profiling opens no port; the Gloo connections themselves are real.
-    auto store = c10::make_intrusive<c10d::HashStore>();
-    store->setTimeout(timeout);
-
-    // Each rank builds its process group in its own thread: the two
-    // constructors meet in the rendezvous. Every wait is bounded by the
-    // timeout, so a failing rank ends the other with an error, not a hang.
-    auto rank_main = [&](int rank) {
-        auto transport = make_gloo_transport(store, o.host, rank, 2, timeout);
-        return ping_pong(*transport, sizes, std::max(1, o.repeats));
-    };
-    auto other = std::async(std::launch::async, rank_main, 1);
-    std::vector<double> one_way;
-    std::exception_ptr failure;
-    try {
-        one_way = rank_main(0);
-    } catch (...) {
-        failure = std::current_exception();
-    }
-    try {
-        (void)other.get();
-    } catch (...) {
-        if (!failure) {
-            failure = std::current_exception();
-        }
-    }
-    if (failure) {
-        std::rethrow_exception(failure);
-    }
+    const std::vector<double> one_way = profiling::on_two_ranks(
+        o.timeout_s,
+        [&](int rank, c10::intrusive_ptr<c10d::Store> store, std::chrono::milliseconds timeout) {
+            auto transport = make_gloo_transport(std::move(store), o.host, rank, 2, timeout);
+            return ping_pong(*transport, sizes, std::max(1, o.repeats));
+        });
     std::vector<TransferSample> samples;
     for (std::size_t k = 0; k < sizes.size(); ++k) {
         samples.push_back(

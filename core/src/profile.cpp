@@ -51,6 +51,18 @@ nlohmann::json profile_to_json(const Profile& p) {
             j["transfer"]["samples"] = std::move(samples);
         }
     }
+    for (const auto& [key, collective] :
+         {std::pair{"all_reduce", &p.all_reduce}, {"all_gather", &p.all_gather}}) {
+        if (*collective) {
+            nlohmann::json samples = nlohmann::json::array();
+            for (const auto& t : (*collective)->samples) {
+                samples.push_back({{"bytes", t.bytes}, {"seconds", t.seconds}});
+            }
+            j["collectives"][key] = {{"bandwidth_GBps", (*collective)->link.bandwidth_GBps},
+                                     {"latency_us", (*collective)->link.latency_us},
+                                     {"samples", std::move(samples)}};
+        }
+    }
     // Only what is known: an older or hand-written profile has none of it.
     const ProfileMachine& m = p.machine;
     nlohmann::json machine = nlohmann::json::object();
@@ -97,14 +109,12 @@ LayerProfile read_layer(const JsonObject& r) {
     return l;
 }
 
-void read_transfer(const JsonObject& t, Profile& p) {
+// A link with the sizes it was fitted to: the transfer, or a collective.
+std::optional<LinkSpec> read_fit(const JsonObject& t, std::vector<TransferSample>& samples_out) {
     t.reject_unknown({"bandwidth_GBps", "latency_us", "samples"});
     const auto bandwidth = t.number("bandwidth_GBps", kRequired,
                                     {limits::kMinBandwidthGBps, limits::kMaxBandwidthGBps});
     const auto latency = t.number("latency_us", kRequired, {0, limits::kMaxLatencyUs});
-    if (bandwidth && latency) {
-        p.transfer = LinkSpec{*bandwidth, *latency};
-    }
     if (auto samples = t.array("samples", kOptional)) {
         for (std::size_t i = 0; i < samples->size(); ++i) {
             const JsonObject s(samples->element(i));
@@ -115,7 +125,25 @@ void read_transfer(const JsonObject& t, Profile& p) {
             const auto bytes = s.number("bytes", kRequired);
             const auto seconds = s.number("seconds", kRequired);
             if (bytes && seconds) {
-                p.transfer_samples.push_back({*bytes, *seconds});
+                samples_out.push_back({*bytes, *seconds});
+            }
+        }
+    }
+    if (bandwidth && latency) {
+        return LinkSpec{*bandwidth, *latency};
+    }
+    return std::nullopt;
+}
+
+void read_collectives(const JsonObject& c, Profile& p) {
+    c.reject_unknown({"all_reduce", "all_gather"});
+    for (const auto& [key, target] :
+         {std::pair{"all_reduce", &p.all_reduce}, {"all_gather", &p.all_gather}}) {
+        if (auto fit = c.object(key, kOptional)) {
+            CollectiveProfile measured;
+            if (auto link = read_fit(*fit, measured.samples)) {
+                measured.link = *link;
+                *target = std::move(measured);
             }
         }
     }
@@ -143,7 +171,7 @@ Profile profile_from_json(const nlohmann::json& j) {
         throw InputError(std::move(d));
     }
     r.reject_unknown({"format", "version", "device_kind", "device_name", "microbatch_size",
-                      "layers", "transfer", "machine"});
+                      "layers", "transfer", "collectives", "machine"});
     Profile p;
     p.device_kind = r.string("device_kind", kOptional).value_or("");
     p.device_name = r.string("device_name", kOptional).value_or("");
@@ -158,7 +186,10 @@ Profile profile_from_json(const nlohmann::json& j) {
         }
     }
     if (auto transfer = r.object("transfer", kOptional)) {
-        read_transfer(*transfer, p);
+        p.transfer = read_fit(*transfer, p.transfer_samples);
+    }
+    if (auto collectives = r.object("collectives", kOptional)) {
+        read_collectives(*collectives, p);
     }
     if (auto machine = r.object("machine", kOptional)) {
         p.machine = read_machine(*machine);

@@ -230,8 +230,9 @@ void RunPanel::connectProfile() {
     connect(costs_, &CostsBar::profileProgress, this, [this](const ProfileProgress& p) {
         progress_->setRange(0, std::max(1, p.rounds));
         progress_->setValue(p.round);
-        progress_->setFormat(p.transfer ? tr("profiling: a transfer between two ranks")
-                                        : tr("profiling: round %v of %m over the layers"));
+        progress_->setFormat(p.collectives ? tr("profiling: all-reduce and all-gather of two ranks")
+                             : p.transfer  ? tr("profiling: a transfer between two ranks")
+                                           : tr("profiling: round %v of %m over the layers"));
     });
     connect(costs_, &CostsBar::profileOutput, this, &RunPanel::log);
     connect(costs_, &CostsBar::profileSucceeded, this, [this](const QString& path) {

@@ -20,6 +20,11 @@ std::optional<ProfileProgress> parse_profile_progress(const QString& line) {
         p.transfer = true;
         return p;
     }
+    if (line.trimmed().startsWith(QStringLiteral("collectives: "))) {
+        ProfileProgress p;
+        p.collectives = true;
+        return p;
+    }
     return std::nullopt;
 }
 
@@ -76,9 +81,12 @@ void ProfileProcess::cancel() {
 void ProfileProcess::readStderr() {
     for (const RunOutputLine& line : lines_.feed(child_->process()->readAllStandardError())) {
         if (const auto p = parse_profile_progress(line.text)) {
-            // The transfer follows the last round: keep the rounds' count.
-            progress_ =
-                p->transfer ? ProfileProgress{progress_.rounds, progress_.rounds, true} : *p;
+            // The transfer and the collectives follow the last round: keep
+            // the rounds' count.
+            progress_ = p->transfer || p->collectives
+                            ? ProfileProgress{progress_.rounds, progress_.rounds, p->transfer,
+                                              p->collectives}
+                            : *p;
             emit progress(progress_);
         }
         emit output(line.text);

@@ -24,9 +24,10 @@ struct ProfileRequest {
 // How far a profile is: the profiler times every layer in rounds (warm-up
 // rounds first), then the transfer between two ranks.
 struct ProfileProgress {
-    int round = 0;   // 1-based; 0 before the first round
-    int rounds = 0;  // warm-up included
-    bool transfer = false;
+    int round = 0;             // 1-based; 0 before the first round
+    int rounds = 0;            // warm-up included
+    bool transfer = false;     // timing the transfer between two ranks
+    bool collectives = false;  // timing the collectives of data parallelism
 
     bool operator==(const ProfileProgress&) const = default;
 };

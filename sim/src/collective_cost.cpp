@@ -121,6 +121,9 @@ CollectiveTime collective_time(CollectiveKind kind, double bytes, const Collecti
             best = {a, seconds};
         }
     };
+    if (group.ring_only) {
+        return best;
+    }
     if (kind == CollectiveKind::all_reduce) {
         const double depth = std::ceil(std::log2(static_cast<double>(d)));
         consider(CollectiveAlgorithm::tree, cost(group.ring, 2 * depth, 2 * bytes));

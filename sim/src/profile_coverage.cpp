@@ -30,6 +30,7 @@ std::string layers(std::size_t n) {
 ProfileCoverage profile_coverage(const Profile& profile, const Model& model) {
     ProfileCoverage c;
     c.transfer = profile.transfer.has_value();
+    c.collectives = profile.all_reduce.has_value() || profile.all_gather.has_value();
     c.model_layers = model.layers.size();
     std::unordered_set<std::string> profiled;
     for (const auto& l : profile.layers) {
@@ -56,7 +57,9 @@ ProfileCoverage profile_coverage(const Profile& profile, const Model& model) {
 
 std::string describe_cost_sources(const ProfileCoverage& c) {
     std::string out = std::to_string(c.measured.size()) + " of " + layers(c.model_layers);
-    out += c.transfer ? " and the transfers from the profile" : " from the profile";
+    out += c.transfer && c.collectives ? ", the transfers and the collectives from the profile"
+           : c.transfer                ? " and the transfers from the profile"
+                                       : " from the profile";
     if (!c.estimated.empty()) {
         out += "; analytic estimate for " + name_list(c.estimated);
     }

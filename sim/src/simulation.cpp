@@ -9,6 +9,7 @@
 #include <utility>
 #include <vector>
 
+#include "pipewright/core/profile.h"
 #include "pipewright/sim/auto_schedule.h"
 #include "pipewright/sim/memory_model.h"
 #include "pipewright/sim/replica_classes.h"
@@ -167,8 +168,18 @@ double with_optimizer_steps(const MetricsAccumulator& totals, const std::vector<
 // The ring hops of a stage's group of replicas, as links of the
 // simulation (shared with the pipeline's transfers where they are the same
 // link), and what its collectives cost.
-void describe_collectives(const AnalyzedProject& project, SimulationInput& input,
-                          std::vector<StageCollectiveCost>& costs) {
+// A group priced by a profile's measured collective: the ring formula over
+// the fitted link, the only algorithm the measurement describes.
+CollectiveGroup measured_group(const CollectiveGroup& group, const CollectiveProfile& measured) {
+    CollectiveGroup g = group;
+    g.ring = measured.link;
+    g.ring_only = true;
+    return g;
+}
+
+void describe_collectives(const AnalyzedProject& project, const CostModelOptions& options,
+                          SimulationInput& input, std::vector<StageCollectiveCost>& costs) {
+    const Profile* profile = options.profile;
     const DataParallel& dp = project.project.data_parallel;
     const Training& training = project.project.training;
     const LinkResolver resolver(project.project.topology);
@@ -205,8 +216,19 @@ void describe_collectives(const AnalyzedProject& project, SimulationInput& input
         // A sharded optimizer needs only its shard of the averaged gradients.
         cost.kind =
             dp.zero_stage >= 1 ? CollectiveKind::reduce_scatter : CollectiveKind::all_reduce;
+        CollectiveGroup reduce_group = group;
+        if (profile != nullptr && profile->all_reduce) {
+            // Priced as measured on the transport a run uses, which averages
+            // gradients with an all-reduce at every ZeRO stage (Gloo has no
+            // reduce-scatter).
+            cost.kind = CollectiveKind::all_reduce;
+            reduce_group = measured_group(group, *profile->all_reduce);
+        }
+        const CollectiveGroup gather_group = profile != nullptr && profile->all_gather
+                                                 ? measured_group(group, *profile->all_gather)
+                                                 : group;
         cost.gradient_bytes = bytes;
-        const CollectiveTime whole = collective_time(cost.kind, bytes, group);
+        const CollectiveTime whole = collective_time(cost.kind, bytes, reduce_group);
         cost.algorithm = whole.algorithm;
         cost.reduce_s = whole.seconds;
         cost.buckets = dp.overlap_gradient_sync && bucket_bytes > 0
@@ -216,9 +238,11 @@ void describe_collectives(const AnalyzedProject& project, SimulationInput& input
         reduce.bytes = bytes;
         reduce.seconds = whole.seconds;
         reduce.buckets = cost.buckets;
-        reduce.bucket_seconds = collective_time(cost.kind, bytes / cost.buckets, group).seconds;
+        reduce.bucket_seconds =
+            collective_time(cost.kind, bytes / cost.buckets, reduce_group).seconds;
         reduce.links = links;
-        const CollectiveTime gather = collective_time(CollectiveKind::all_gather, bytes, group);
+        const CollectiveTime gather =
+            collective_time(CollectiveKind::all_gather, bytes, gather_group);
         if (dp.zero_stage == 1 || dp.zero_stage == 2) {
             cost.gather_algorithm = gather.algorithm;
             cost.gather_s = gather.seconds;
@@ -257,7 +281,7 @@ ReplicaRun simulate_replica(const AnalyzedProject& project, const CostModelOptio
     }
     describe_links(project, options, input);
     if (project.data_parallel() > 1) {
-        describe_collectives(project, input, costs);
+        describe_collectives(project, options, input, costs);
         for (std::size_t s = 0; floors != nullptr && s < floors->size(); ++s) {
             const CollectiveTimes& f = (*floors)[s];
             input.collectives[s].unshard.not_before_s = f.unshard_start_s;

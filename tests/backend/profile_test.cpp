@@ -155,6 +155,76 @@ TEST(Profile, FitRecoversLatencyAndBandwidth) {
     EXPECT_THROW((void)backend::fit_transfer({{1e3, 1e-6}, {1e3, 2e-6}}), std::invalid_argument);
 }
 
+TEST(Profile, CollectiveFitsAreTheRingFormulaWithTwoMembers) {
+    // A ring of two over a link of 20 us and 3 GB/s: all-reduce 2α + bytes/B,
+    // all-gather α + bytes/2B.
+    std::vector<TransferSample> reduce;
+    std::vector<TransferSample> gather;
+    for (double bytes : {65536.0, 1e6, 4e6, 16e6}) {
+        reduce.push_back({bytes, 2 * 20e-6 + bytes / 3e9});
+        gather.push_back({bytes, 20e-6 + bytes / 6e9});
+    }
+    const backend::CollectiveFits fits = backend::fit_collectives(reduce, gather);
+    EXPECT_NEAR(fits.all_reduce.link.latency_us, 20, 1e-6);
+    EXPECT_NEAR(fits.all_reduce.link.bandwidth_GBps, 3, 1e-9);
+    EXPECT_NEAR(fits.all_gather.link.latency_us, 20, 1e-6);
+    EXPECT_NEAR(fits.all_gather.link.bandwidth_GBps, 3, 1e-9);
+    EXPECT_EQ(fits.all_reduce.samples.size(), 4U);
+}
+
+TEST(Profile, MeasuresTheCollectivesOfDataParallelism) {
+    const Profile& p = measured_profile();
+    for (const auto* c : {&p.all_reduce, &p.all_gather}) {
+        ASSERT_TRUE(c->has_value());
+        EXPECT_GT((*c)->link.bandwidth_GBps, 0);
+        EXPECT_GE((*c)->link.latency_us, 0);
+        // The default sizes and the stages' gradients.
+        EXPECT_GE((*c)->samples.size(), backend::default_collective_sizes().size());
+        for (const auto& sample : (*c)->samples) {
+            EXPECT_GT(sample.seconds, 0) << sample.bytes << " bytes";
+        }
+    }
+}
+
+// With a profile's all-reduce, each stage's gradient reduction over two
+// replicas costs what the ring formula makes of the measured link, whatever
+// the topology's links say, and ZeRO-1 is priced as runs do it: an
+// all-reduce, then the measured all-gather of the updated shards.
+TEST(Profile, DataParallelSimulationPricesTheMeasuredCollectives) {
+    Profile p = measured_profile();
+    p.all_reduce->link = {0.5, 40};  // slower than any link of the project
+    p.all_gather->link = {0.25, 60};
+    test::MlpSpec spec = small_mlp();
+    nlohmann::json j = nlohmann::json::parse(test::mlp_project_json(spec));
+    // Every layer on one device, and a second replica on the other.
+    nlohmann::json all = nlohmann::json::array();
+    for (const auto& stage : j["placement"]) {
+        for (const auto& layer : stage["layers"]) {
+            all.push_back(layer);
+        }
+    }
+    const std::string first = j["placement"][0]["device"];
+    j["placement"] = nlohmann::json::array({{{"device", first}, {"layers", all}}});
+    j["training"]["schedule"] = "gpipe";
+    j["data_parallel"] = {{"size", 2}, {"overlap_gradient_sync", false}};
+    for (const int zero : {0, 1}) {
+        SCOPED_TRACE(zero);
+        j["data_parallel"]["zero_stage"] = zero;
+        const auto project = test::analyze_text(j.dump());
+        CostModelOptions options;
+        options.profile = &p;
+        const SimulationReport report = simulate_project(project, options);
+        ASSERT_EQ(report.collectives.size(), 1U);
+        const StageCollectiveCost& c = report.collectives[0];
+        EXPECT_EQ(c.kind, CollectiveKind::all_reduce);
+        const double half = c.gradient_bytes / 2;
+        EXPECT_NEAR(c.reduce_s, 2 * (40e-6 + half / 0.5e9), 1e-12);
+        if (zero == 1) {
+            EXPECT_NEAR(c.gather_s, 60e-6 + half / 0.25e9, 1e-12);
+        }
+    }
+}
+
 TEST(ProfileCommand, WritesAProfileThatSimulateReads) {
     const auto dir = test::temp_dir("profile-cli");
     const auto project = write_project(dir);

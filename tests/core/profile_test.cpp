@@ -52,7 +52,27 @@ TEST(Profile, RoundTripsEveryField) {
     p.layers.push_back({"relu", 0.25, 0.125, 0, 4096, 0.5, 0.0});
     p.transfer_samples = {{4096, 6e-5}, {1 << 20, 1e-3}};
     p.machine = {"builder", 2, 1, 10, "gloo", "1.13.1"};
+    p.all_reduce = CollectiveProfile{{1.5, 20}, {{65536, 1e-4}, {1 << 20, 8e-4}}};
+    p.all_gather = CollectiveProfile{{0.75, 30}, {{65536, 2e-4}, {1 << 20, 9e-4}}};
     EXPECT_EQ(profile_from_json(profile_to_json(p)), p);
+    // A profile without collectives (older ones) reads as none.
+    p.all_reduce.reset();
+    p.all_gather.reset();
+    EXPECT_FALSE(profile_to_json(p).contains("collectives"));
+    EXPECT_EQ(profile_from_json(profile_to_json(p)), p);
+}
+
+TEST(Profile, CollectivesAreCheckedAsTransfersAre) {
+    Profile p = small_profile();
+    p.all_reduce = CollectiveProfile{{1.5, 20}, {}};
+    nlohmann::json j = profile_to_json(p);
+    j["collectives"]["all_reduce"]["latency_us"] = -3;
+    EXPECT_TRUE(
+        contains(problems_of(j), "collectives.all_reduce.latency_us: must be a number from 0"))
+        << problems_of(j);
+    j = profile_to_json(p);
+    j["collectives"]["broadcast"] = nlohmann::json::object();
+    EXPECT_TRUE(contains(problems_of(j), "collectives.broadcast")) << problems_of(j);
 }
 
 TEST(Profile, ActivationBytesThatWouldWrapAreRefused) {

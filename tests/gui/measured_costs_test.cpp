@@ -51,12 +51,15 @@ void write(const QString& path, const QByteArray& text) {
 
 TEST(ProfileProgress, ReadsTheRoundsThenTheTransferAndIgnoresOtherLines) {
     EXPECT_EQ(parse_profile_progress(QStringLiteral("  round 3/12 (warm-up) over the layers")),
-              (ProfileProgress{3, 12, false}));
+              (ProfileProgress{3, 12, false, false}));
     EXPECT_EQ(parse_profile_progress(QStringLiteral("  round 12/12 over the layers")),
-              (ProfileProgress{12, 12, false}));
+              (ProfileProgress{12, 12, false, false}));
     EXPECT_EQ(parse_profile_progress(
                   QStringLiteral("  transfer: ping-pong between two Gloo ranks on 127.0.0.1")),
-              (ProfileProgress{0, 0, true}));
+              (ProfileProgress{0, 0, true, false}));
+    EXPECT_EQ(parse_profile_progress(QStringLiteral(
+                  "  collectives: all-reduce and all-gather in a Gloo group of two on 127.0.0.1")),
+              (ProfileProgress{0, 0, false, true}));
     for (const char* line : {"  round 0/12 over the layers", "  round 13/12 over the layers",
                              "pipewright: profiling mlp: 7 layers", "  layers: 3.3 ms per",
                              "  transfer: not measured on GPUs", ""}) {
@@ -103,7 +106,7 @@ TEST(ProfileProcess, AFailureGivesTheProfilersReasonWithTheProblemsUnderIt) {
     EXPECT_EQ(failed.front().front().toString(),
               QStringLiteral("profile: layer fc2 cannot be built\n  its weight is too large"));
     ASSERT_EQ(progress.size(), 1);
-    EXPECT_EQ(process.lastProgress(), (ProfileProgress{1, 3, false}));
+    EXPECT_EQ(process.lastProgress(), (ProfileProgress{1, 3, false, false}));
     EXPECT_EQ(process.warnings(),
               QStringList{QStringLiteral("this machine is busy (load average 2.0 on 2 cores)")});
     EXPECT_FALSE(QFile::exists(request.out_file));

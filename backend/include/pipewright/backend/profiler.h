@@ -76,6 +76,27 @@ struct TransferOptions {
 // c10d store and ping-pong float32 tensors of every size.
 [[nodiscard]] TransferFit measure_transfer(const TransferOptions& options);
 
+// From 64 KiB to 16 MiB: a DDP bucket (25 MiB) and less.
+[[nodiscard]] std::vector<std::int64_t> default_collective_sizes();
+
+struct CollectiveFits {
+    CollectiveProfile all_reduce;
+    CollectiveProfile all_gather;
+};
+
+// The links that make the ring formulas with two members (collective_cost.h)
+// give these times: all-reduce 2α + bytes / B, all-gather α + bytes / 2B, with
+// bytes the whole buffer each rank ends with. Throws std::invalid_argument
+// for fewer than two sizes of either.
+[[nodiscard]] CollectiveFits fit_collectives(std::vector<TransferSample> all_reduce,
+                                             std::vector<TransferSample> all_gather);
+
+// All-reduce and all-gather between two ranks over the real transport: two
+// threads, each in a Gloo group of two on `host` (as a run's replicas average
+// their gradients), timed at each size (message_bytes: the whole buffer;
+// empty: default_collective_sizes()).
+[[nodiscard]] CollectiveFits measure_collectives(const TransferOptions& options);
+
 struct ProfileOutcome {
     int exit_code = 1;  // 0 success, 1 invalid input or failure
     std::optional<Profile> profile;

@@ -39,6 +39,17 @@ struct TransferSample {
     bool operator==(const TransferSample&) const = default;
 };
 
+// A collective measured between two ranks over the run's transport: the
+// median time per size (bytes: the whole buffer each rank ends with) and the
+// link that the ring formula with two members (docs/simulator.md) turns into
+// those times, which the simulator then prices every group's collective with.
+struct CollectiveProfile {
+    LinkSpec link;
+    std::vector<TransferSample> samples;
+
+    bool operator==(const CollectiveProfile&) const = default;
+};
+
 // Where and how a profile was measured. Everything is optional in the file
 // (older profiles lack it); it explains the figures, the simulator does not
 // need it.
@@ -63,6 +74,10 @@ struct Profile {
     std::vector<LayerProfile> layers;
     std::optional<LinkSpec> transfer;              // measured between two ranks
     std::vector<TransferSample> transfer_samples;  // what the transfer was fitted to
+    // Gradient averaging and the gathering of updated weight shards, as data
+    // parallelism runs them (absent from older profiles and GPU profiles).
+    std::optional<CollectiveProfile> all_reduce;
+    std::optional<CollectiveProfile> all_gather;
     ProfileMachine machine;
 
     [[nodiscard]] const LayerProfile* find(const std::string& layer) const;

@@ -26,6 +26,9 @@ struct CollectiveGroup {
     int per_node = 0;
     LinkSpec intra;
     LinkSpec inter;
+    // The ring link was measured as a whole (a profile's collective): the
+    // ring formula it was fitted to is the only one that applies.
+    bool ring_only = false;
 };
 
 // Describes the group of `members` (in ring order).

@@ -19,6 +19,7 @@ struct ProfileCoverage {
     std::vector<std::string> estimated;   // model layers the profile lacks: analytic estimate
     std::vector<std::string> foreign;     // profile layers the model does not have
     bool transfer = false;                // the profile's transfer fit prices every link
+    bool collectives = false;             // its collective fits price data parallelism's
     std::size_t model_layers = 0;
 
     [[nodiscard]] bool matches_none() const { return measured.empty() && overridden.empty(); }

@@ -1,0 +1,44 @@
+#pragma once
+
+// Two ranks inside the profiler's process: each in its own thread, meeting in
+// an in-memory c10d store (so profiling opens no port; the Gloo connections
+// themselves are real).
+
+#include <chrono>
+#include <exception>
+#include <future>
+
+#include <torch/csrc/distributed/c10d/HashStore.hpp>
+
+namespace pipewright::backend::profiling {
+
+// Runs rank_main(rank, store, timeout) for ranks 0 and 1 and returns rank 0's
+// result. Every wait inside is bounded by the timeout, so a failing rank ends
+// the other with an error, not a hang; the first failure is rethrown.
+template <class RankMain>
+auto on_two_ranks(double timeout_s, RankMain rank_main) {
+    const auto timeout = std::chrono::milliseconds(static_cast<std::int64_t>(timeout_s * 1000));
+    auto store = c10::make_intrusive<c10d::HashStore>();
+    store->setTimeout(timeout);
+    auto other = std::async(std::launch::async, rank_main, 1, store, timeout);
+    decltype(rank_main(0, store, timeout)) result;
+    std::exception_ptr failure;
+    try {
+        result = rank_main(0, store, timeout);
+    } catch (...) {
+        failure = std::current_exception();
+    }
+    try {
+        (void)other.get();
+    } catch (...) {
+        if (!failure) {
+            failure = std::current_exception();
+        }
+    }
+    if (failure) {
+        std::rethrow_exception(failure);
+    }
+    return result;
+}
+
+}  // namespace pipewright::backend::profiling
