@@ -151,21 +151,21 @@ void print_plan_replicas(std::ostream& out, const PlanResult& result) {
         return;
     }
     out << '\n';
-    TextTable table({"replicas", "stages", "schedule", "micro-batches", "ZeRO", "side by side",
-                     "peak memory", "iteration"});
-    for (std::size_t c : {0u, 1u, 3u, 5u, 6u, 7u}) {
+    TextTable table({"replicas", "stages", "schedule", "micro-batches", "ZeRO", "recompute",
+                     "side by side", "peak memory", "iteration"});
+    for (std::size_t c : {0u, 1u, 3u, 6u, 7u, 8u}) {
         table.right_align(c);
     }
     for (const DataParallelOption& o : result.data_parallel) {
         if (!o.iteration_s) {
-            table.add_row(
-                {std::to_string(o.replicas), "-", "-", "-", "-", "-", "-", "n/a: " + o.reason});
+            table.add_row({std::to_string(o.replicas), "-", "-", "-", "-", "-", "-", "-",
+                           "n/a: " + o.reason});
             continue;
         }
         table.add_row({std::to_string(o.replicas), std::to_string(o.stages), o.schedule,
                        std::to_string(o.microbatches), std::to_string(o.zero_stage),
-                       std::to_string(o.adjacent), format_bytes(o.peak_memory_bytes),
-                       format_duration(*o.iteration_s)});
+                       o.activation_checkpointing ? "yes" : "no", std::to_string(o.adjacent),
+                       format_bytes(o.peak_memory_bytes), format_duration(*o.iteration_s)});
     }
     table.print(out);
     out << "(side by side: how many replicas of each stage sit on neighbouring devices)\n";
@@ -181,6 +181,7 @@ nlohmann::json plan_replicas_json(const PlanResult& result) {
             j["microbatches"] = o.microbatches;
             j["zero_stage"] = o.zero_stage;
             j["adjacent_replicas"] = o.adjacent;
+            j["activation_checkpointing"] = o.activation_checkpointing;
             j["layout"] = o.layout;
             j["iteration_time_s"] = *o.iteration_s;
             j["throughput_samples_per_s"] = o.throughput_samples_per_s;

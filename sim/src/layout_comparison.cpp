@@ -50,6 +50,7 @@ LayoutComparison compare_replica_layouts(const Project& project, const PlanOptio
         row.detail = std::to_string(o.replicas) + (o.replicas == 1 ? " replica" : " replicas") +
                      " of a " + std::to_string(o.stages) + "-stage pipeline, " + o.schedule +
                      " with " + std::to_string(o.microbatches) + " micro-batches each" +
+                     (o.activation_checkpointing ? ", activation checkpointing" : "") +
                      (o.replicas > 1 ? ", " + o.layout : "");
         row.report = o.report;
         row.gain_percent = base_s > 0 && o.report->iteration_time_s > 0

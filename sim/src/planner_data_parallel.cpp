@@ -113,71 +113,16 @@ class CountSearch {
 
     std::optional<CountBest> search(int replicas, DataParallelOption& option) {
         std::optional<CountBest> best;
-        const int devices = static_cast<int>(project_.topology.devices().size());
         for (const int adjacent : planner::adjacency_options(project_.topology, replicas)) {
-            Project replica = project_;
-            replica.topology = device_subset(
-                project_.topology, replica_device_indices(devices, replicas, adjacent, 0));
-            replica.data_parallel = DataParallel{};
-            replica.training.batch_size = project_.training.batch_size / replicas;
-            std::vector<PlanOutcome> planned;
-            // Planned first with ZeRO-3's memory, the most room a pipeline can
-            // have: when that plan fits without ZeRO, no lower stage's room
-            // holds a faster pipeline. Otherwise each stage's room is planned.
-            const std::vector<int> zero_order =
-                replicas == 1 ? std::vector<int>{0} : std::vector<int>{3, 0, 1, 2};
-            for (const int zero : zero_order) {
-                PlanOptions one = options_;
-                one.data_parallel = 1;
-                one.on_progress = nullptr;
-                one.replica_of = DataParallel{};
-                one.replica_of.size = replicas;
-                one.replica_of.zero_stage = zero;
-                PlanResult pipeline;
-                try {
-                    pipeline = plan_pipeline(replica, one);
-                } catch (const InputError& e) {
-                    option.reason = e.diagnostics().items().empty()
-                                        ? e.what()
-                                        : e.diagnostics().items().front().message;
-                    return best;  // the same for every layout and stage
-                }
-                result_.statistics.split_searches += pipeline.statistics.split_searches;
-                result_.statistics.simulations += pipeline.statistics.simulations;
-                if (options_.on_progress) {
-                    options_.on_progress(result_.statistics);
-                }
-                if (!pipeline.feasible) {
-                    if (option.reason.empty()) {
-                        option.reason = "no pipeline of " + std::to_string(devices / replicas) +
-                                        " devices fits a replica's share of the batch" +
-                                        (replicas > 1 ? ", even with ZeRO-3" : "");
-                    }
-                    if (zero == 3) {
-                        break;  // the lower stages have less room still
-                    }
-                    continue;
-                }
-                const bool seen = std::any_of(planned.begin(), planned.end(), [&](const auto& p) {
-                    return same_plan(p, pipeline.plan);
-                });
-                if (seen) {
-                    continue;
-                }
-                planned.push_back(pipeline.plan);
-                const Project layout =
-                    planner::spread_over_replicas(pipeline.project, project_, replicas, adjacent);
-                auto judged = judge_zero_stages(layout, options_, replicas == 1 ? 0 : kMaxZeroStage,
-                                                option, result_.statistics.simulations);
-                const bool fits_without_zero = judged && judged->fits_unsharded;
-                if (judged && (!best || judged->report.iteration_time_s <
-                                            best->judged.report.iteration_time_s * (1 - 1e-9))) {
-                    option.adjacent = adjacent;
-                    best = CountBest{std::move(pipeline), std::move(*judged)};
-                }
-                if (zero == 3 && fits_without_zero) {
-                    break;
-                }
+            // Checkpointing trades the recomputed forward for memory: planned
+            // without it first, then with it unless every device of that
+            // layout was at most half full (memory did not hold it back).
+            const auto roomy = search_variant(replicas, adjacent, false, option, best);
+            if (!roomy) {
+                return best;  // an input error: the same for every variant
+            }
+            if (!*roomy && !search_variant(replicas, adjacent, true, option, best)) {
+                return best;
             }
         }
         if (best) {
@@ -200,13 +145,96 @@ class CountSearch {
     }
 
   private:
+    // The pipelines of one replica laid out as `adjacent` says, with or
+    // without checkpointing, judged over every replica; `best` keeps the
+    // fastest so far. Whether the fastest that fits left every device at
+    // least half empty; nullopt when the replica cannot be planned at all.
+    std::optional<bool> search_variant(int replicas, int adjacent, bool checkpointing,
+                                       DataParallelOption& option, std::optional<CountBest>& best) {
+        std::optional<double> fastest_s;
+        bool roomy = false;
+        const int devices = static_cast<int>(project_.topology.devices().size());
+        Project replica = project_;
+        replica.topology = device_subset(project_.topology,
+                                         replica_device_indices(devices, replicas, adjacent, 0));
+        replica.data_parallel = DataParallel{};
+        replica.training.batch_size = project_.training.batch_size / replicas;
+        replica.training.activation_checkpointing = checkpointing;
+        std::vector<PlanOutcome> planned;
+        // Planned first with ZeRO-3's memory, the most room a pipeline can
+        // have: when that plan fits without ZeRO, no lower stage's room holds
+        // a faster pipeline. Otherwise each stage's room is planned.
+        const std::vector<int> zero_order =
+            replicas == 1 ? std::vector<int>{0} : std::vector<int>{3, 0, 1, 2};
+        for (const int zero : zero_order) {
+            PlanOptions one = options_;
+            one.data_parallel = 1;
+            one.on_progress = nullptr;
+            one.replica_of = DataParallel{};
+            one.replica_of.size = replicas;
+            one.replica_of.zero_stage = zero;
+            PlanResult pipeline;
+            try {
+                pipeline = plan_pipeline(replica, one);
+            } catch (const InputError& e) {
+                option.reason = e.diagnostics().items().empty()
+                                    ? e.what()
+                                    : e.diagnostics().items().front().message;
+                return std::nullopt;
+            }
+            result_.statistics.split_searches += pipeline.statistics.split_searches;
+            result_.statistics.simulations += pipeline.statistics.simulations;
+            if (options_.on_progress) {
+                options_.on_progress(result_.statistics);
+            }
+            if (!pipeline.feasible) {
+                if (option.reason.empty()) {
+                    option.reason = "no pipeline of " + std::to_string(devices / replicas) +
+                                    " devices fits a replica's share of the batch" +
+                                    (replicas > 1 ? ", even with ZeRO-3" : "");
+                }
+                if (zero == 3) {
+                    break;  // the lower stages have less room still
+                }
+                continue;
+            }
+            const bool seen = std::any_of(planned.begin(), planned.end(), [&](const auto& p) {
+                return same_plan(p, pipeline.plan);
+            });
+            if (seen) {
+                continue;
+            }
+            planned.push_back(pipeline.plan);
+            const Project layout =
+                planner::spread_over_replicas(pipeline.project, project_, replicas, adjacent);
+            auto judged = judge_zero_stages(layout, options_, replicas == 1 ? 0 : kMaxZeroStage,
+                                            option, result_.statistics.simulations);
+            const bool fits_without_zero = judged && judged->fits_unsharded;
+            if (judged && (!fastest_s || judged->report.iteration_time_s < *fastest_s)) {
+                fastest_s = judged->report.iteration_time_s;
+                const auto [peak, capacity] = fullest_device(judged->report);
+                roomy = capacity > 0 && peak <= 0.5 * capacity;
+            }
+            if (judged && (!best || judged->report.iteration_time_s <
+                                        best->judged.report.iteration_time_s * (1 - 1e-9))) {
+                option.adjacent = adjacent;
+                option.activation_checkpointing = checkpointing;
+                best = CountBest{std::move(pipeline), std::move(*judged)};
+            }
+            if (zero == 3 && fits_without_zero) {
+                break;
+            }
+        }
+        return roomy;
+    }
+
     const Project& project_;
     const PlanOptions& options_;
     PlanResult& result_;
 };
 
 // Why the plan's count, layout and ZeRO stage won, in one paragraph.
-std::string explain_choice(const PlanResult& result) {
+std::string explain_choice(const PlanResult& result, bool given_checkpointing) {
     const int d = result.project.data_parallel.size;
     const DataParallelOption* chosen = nullptr;
     std::string others;
@@ -229,6 +257,13 @@ std::string explain_choice(const PlanResult& result) {
     why += ": " + format_duration(result.plan.report->iteration_time_s) + " per iteration";
     if (!others.empty()) {
         why += " (the fastest that fits; " + others + ")";
+    }
+    if (chosen != nullptr && chosen->activation_checkpointing != given_checkpointing) {
+        why += chosen->activation_checkpointing
+                   ? "; with activation checkpointing, which the project does not use: "
+                     "the memory it frees is worth the recomputed forward"
+                   : "; without the project's activation checkpointing: it fits without "
+                     "recomputing the forward";
     }
     if (chosen != nullptr && d > 1) {
         std::string zeros;
@@ -322,7 +357,8 @@ PlanResult plan_data_parallel(const Project& project, const PlanOptions& options
                                       options.costs);
             ++result.statistics.simulations;
         }
-        result.data_parallel_choice = explain_choice(result);
+        result.data_parallel_choice =
+            explain_choice(result, project.training.activation_checkpointing);
     } else {
         std::string why;
         for (const DataParallelOption& o : result.data_parallel) {

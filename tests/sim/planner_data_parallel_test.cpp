@@ -28,7 +28,7 @@ std::string node_of(const std::string& device) {
 // `nodes` nodes of 4 A100-80GB (`capacity_GiB` overrides their memory), joined
 // within a node by fast links and across nodes by a slow one.
 json cluster_project(int layers, int features, int nodes, double inter_node_GBps,
-                     double capacity_GiB = 0) {
+                     double capacity_GiB = 0, int batch = 64) {
     json model_layers = json::array();
     for (int i = 0; i < layers; ++i) {
         model_layers.push_back(
@@ -76,7 +76,7 @@ json cluster_project(int layers, int features, int nodes, double inter_node_GBps
               {"nodes", node_list}}},
             {"placement", placement},
             {"training",
-             {{"batch_size", 64},
+             {{"batch_size", batch},
               {"microbatches", 8},
               {"schedule", "1f1b"},
               {"optimizer", {{"type", "adam"}}}}}};
@@ -184,6 +184,52 @@ TEST(DataParallelPlanner, FindsAPipelineThatFitsOnlyWithZero) {
     options.data_parallel = 1;
     const PlanResult alone = plan_pipeline(project, options);
     EXPECT_FALSE(alone.feasible);
+}
+
+// Micro-batches of 4,096 samples of 1,024 floats keep 16 MiB a layer until
+// their backward, against 16 MB of weights and state a layer: checkpointing is
+// turned off where everything fits without it, and on (the project has it
+// off) where only that fits.
+TEST(DataParallelPlanner, TurnsCheckpointingOnWhenOnlyThatFits) {
+    PlanOptions options;
+    options.data_parallel = 2;
+    options.microbatches = 8;
+    // GPipe holds every micro-batch: 8 × 2 layers' stash without
+    // checkpointing, 8 stage inputs and one recomputed micro-batch with it.
+    options.schedule = "gpipe";
+    // With room to spare, recomputing the forward only costs time.
+    Project roomy = parse(cluster_project(8, 1024, 2, 100.0, 0, 65536));
+    roomy.training.activation_checkpointing = true;
+    const PlanResult fast = plan_pipeline(roomy, options);
+    ASSERT_TRUE(fast.feasible) << fast.why_nothing_fits;
+    EXPECT_FALSE(fast.project.training.activation_checkpointing);
+    EXPECT_NE(fast.data_parallel_choice.find("without the project's activation checkpointing"),
+              std::string::npos)
+        << fast.data_parallel_choice;
+    // The same layout with checkpointing needs less.
+    const double without = fast.data_parallel.at(0).peak_memory_bytes;
+    Project recomputed = fast.project;
+    recomputed.training.activation_checkpointing = true;
+    Diagnostics d;
+    const auto analyzed = analyze_project(recomputed, {}, d);
+    ASSERT_TRUE(analyzed) << d.format();
+    double with = 0;
+    for (const DeviceMetrics& m : simulate_project(*analyzed, {}, Recording::summary).devices) {
+        with = std::max(with, static_cast<double>(m.peak_memory_bytes));
+    }
+    ASSERT_LT(with, 0.8 * without);
+
+    // Devices between the two: only checkpointing fits.
+    const double capacity_GiB = (with + without) / 2 / (1 << 30);
+    Project tight = parse(cluster_project(8, 1024, 2, 100.0, capacity_GiB, 65536));
+    tight.training.activation_checkpointing = false;
+    const PlanResult r = plan_pipeline(tight, options);
+    ASSERT_TRUE(r.feasible) << r.why_nothing_fits;
+    EXPECT_TRUE(r.data_parallel.at(0).activation_checkpointing);
+    EXPECT_TRUE(r.project.training.activation_checkpointing);
+    EXPECT_TRUE(r.plan.report->all_fit);
+    EXPECT_NE(r.data_parallel_choice.find("with activation checkpointing"), std::string::npos)
+        << r.data_parallel_choice;
 }
 
 TEST(DataParallelPlanner, TheGpt3ExampleTrainsFasterAsShardedReplicas) {

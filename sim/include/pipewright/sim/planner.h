@@ -93,6 +93,9 @@ struct DataParallelOption {
     // replicas side by side), and that in words.
     int adjacent = 1;
     std::string layout;
+    // Whether the layout recomputes the forward (training.activation_checkpointing),
+    // which the search tries both ways.
+    bool activation_checkpointing = false;
     std::optional<double> iteration_s;  // empty when nothing fits
     double throughput_samples_per_s = 0;
     // The fullest device of the layout: its peak and its capacity.
