@@ -24,7 +24,14 @@ SimulationResult simulate_now(const Project& project, const std::string& base_di
         }
         result.stages = analyzed->stages;
         // zb-auto as built for these costs: what is simulated and exported.
+        // The simulation runs these very lists, fixed as a CSV's are, rather
+        // than building them a second time (the build costs more than the
+        // simulation).
         result.schedule = schedule_for_costs(*analyzed, costs);
+        if (builds_for_costs(*analyzed)) {
+            analyzed->schedule = result.schedule;
+            analyzed->schedule_from_csv = true;
+        }
         result.report = simulate_project(*analyzed, costs);
     } catch (const InputError& e) {
         result.diagnostics.append(e.diagnostics());

@@ -11,7 +11,9 @@
 #include <string>
 #include <vector>
 
+#include "pipewright/core/analysis.h"
 #include "pipewright/core/project_io.h"
+#include "pipewright/sim/simulation.h"
 
 namespace pipewright::gui {
 namespace {
@@ -41,6 +43,37 @@ void settle(const std::vector<QPointer<QFutureWatcherBase>>& jobs) {
     }
     QCoreApplication::processEvents();
     QCoreApplication::sendPostedEvents(nullptr, QEvent::DeferredDelete);
+}
+
+// zb-auto's lists are built once for the costs: the studio simulates and
+// exports those very lists, and the figures are the command line's.
+TEST(SimulationRunner, SimulatesZbAutoWithTheListsItExports) {
+    const auto dir = std::filesystem::path(PIPEWRIGHT_ASSETS_DIR) / ".." / "docs" / "examples";
+    auto loaded = load_project_file(dir / "four-stages-zb-auto.json");
+    ASSERT_TRUE(loaded.project.has_value());
+    const SimulationResult result = simulate_now(*loaded.project, dir.string());
+    ASSERT_TRUE(result.report.has_value()) << result.error;
+    EXPECT_EQ(result.schedule.name, "zb-auto");
+    Diagnostics d;
+    AnalysisOptions options;
+    options.base_dir = dir;
+    const auto analyzed = analyze_project(*loaded.project, options, d);
+    ASSERT_TRUE(analyzed.has_value()) << d.format();
+    EXPECT_NEAR(result.report->iteration_time_s,
+                simulate_project(*analyzed, {}, Recording::summary).iteration_time_s, 1e-12);
+    // Every compute action of the exported lists is in the simulated timeline.
+    std::size_t compute = 0;
+    for (const auto& rank : result.schedule.ranks) {
+        for (const Action& a : rank) {
+            compute += is_compute(a.type) ? 1 : 0;
+        }
+    }
+    std::size_t simulated = 0;
+    for (const auto& e : result.report->timeline.events) {
+        simulated += is_compute(e.action.type) ? 1 : 0;
+    }
+    EXPECT_EQ(simulated, compute);
+    EXPECT_GT(compute, 0U);
 }
 
 TEST(SimulationRunner, PublishesTheNewestOfManyQuickRequestsAndReleasesTheRest) {
