@@ -245,7 +245,8 @@ std::string explain_choice(const PlanResult& result, bool given_checkpointing) {
         }
         others +=
             (others.empty() ? "" : "; ") + std::to_string(o.replicas) + " × " +
-            (o.iteration_s ? std::to_string(o.stages) + " stages " + format_duration(*o.iteration_s)
+            (o.iteration_s ? std::to_string(o.stages) + (o.stages == 1 ? " stage " : " stages ") +
+                                 format_duration(*o.iteration_s)
                            : std::string("nothing fits (") + o.reason + ")");
     }
     std::string why = std::to_string(d) + (d == 1 ? " replica" : " replicas") + " of a " +
