@@ -15,6 +15,9 @@ namespace {
 
 constexpr int kLabelPadding = 4;  // each side of a bar's label
 constexpr int kBarsPx = 80;       // the least room the bars themselves get
+constexpr int kMinHeightPx = 140;
+constexpr int kChromeLines = 6;  // title, value axis and its label, margins: in text lines
+constexpr int kRowGapPx = 2;     // between the labels of neighbouring rows
 
 }  // namespace
 
@@ -22,7 +25,7 @@ BarChart::BarChart(const QString& title, QWidget* parent) : QCustomPlot(parent) 
     plotLayout()->insertRow(0);
     title_ = new QCPTextElement(this, title, QFont(font().family(), -1, QFont::Bold));
     plotLayout()->addElement(0, 0, title_);
-    setMinimumHeight(140);
+    setMinimumHeight(kMinHeightPx);
     // Plain figures: the unit is chosen so that they stay short, and the
     // axis' label names it ("1·10⁶" would hide a unit chosen badly).
     xAxis->setNumberFormat(QStringLiteral("g"));
@@ -118,6 +121,13 @@ void BarChart::setBars(std::vector<ChartBar> bars, const QColor& color, const QS
     constexpr int kAxisPaddings = 30;  // tick label padding, axis padding, right margin
     // The axis' title is centred under the axis: it needs as much.
     const int title_px = QFontMetrics(xAxis->labelFont()).horizontalAdvance(axisLabel);
+    // Each row keeps a line of its labels' height: many rows make the chart
+    // taller (the charts scroll) rather than draw their labels over each other.
+    // The title, the value axis' figures, its label and the margins take
+    // about six lines.
+    const int line_px = QFontMetrics(font()).height();
+    const int rows = static_cast<int>(bars_.size());
+    setMinimumHeight(std::max(kMinHeightPx, line_px * kChromeLines + (line_px + kRowGapPx) * rows));
     min_width_ =
         category_px + kAxisPaddings +
         std::max(title_px, static_cast<int>(std::ceil(bar_axis_needs_px(values, widths, kBarsPx))));

@@ -197,6 +197,7 @@ void ComparisonPanel::start(Kind kind, const Project& project, const QString& ba
                 out.rows = std::move(layouts.rows);
                 out.layouts = std::move(layouts.layouts);
                 out.choice = std::move(layouts.choice);
+                out.baseline = std::move(layouts.baseline);
             }
         } catch (const std::exception& e) {
             ComparisonRow failed;
@@ -349,10 +350,10 @@ void ComparisonPanel::showRows() {
                    tr("iteration time (%1) · lower is better").arg(time_unit.symbol));
     time_->setTitle(layouts ? tr("Iteration time by layout (replicas × stages)")
                             : tr("Iteration time"));
-    gain_->setTitle(layouts ? tr("Gain over the layout as set") : tr("Gain over one device"));
-    gain_->setBars(
-        std::move(gain), block_color(BlockKind::backward_weight),
-        layouts ? tr("% faster than the layout as set") : tr("% faster than one device"));
+    const QString over = QString::fromStdString(shown_.baseline);
+    gain_->setTitle(layouts ? tr("Gain over %1").arg(over) : tr("Gain over one device"));
+    gain_->setBars(std::move(gain), block_color(BlockKind::backward_weight),
+                   layouts ? tr("% faster than %1").arg(over) : tr("% faster than one device"));
     bubble_->setBars(std::move(bubble), block_color(BlockKind::backward), tr("% idle"));
     memory_->setBars(std::move(memory), block_color(BlockKind::recv),
                      over_count == 0

@@ -74,6 +74,7 @@ class ComparisonPanel : public QWidget {
         std::vector<ComparisonRow> rows;
         std::vector<std::optional<Project>> layouts;  // per row, for Kind::layouts
         std::string choice;
+        std::string baseline;  // what the gains are over (Kind::layouts)
         Project input;
     };
 

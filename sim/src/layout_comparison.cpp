@@ -33,7 +33,6 @@ LayoutComparison compare_replica_layouts(const Project& project, const PlanOptio
     baseline.detail = "the project as it is, " + project.training.schedule.name;
     baseline.report = result.input.report;
     baseline.reason = result.input.reason;
-    const double base_s = baseline.report ? baseline.report->iteration_time_s : 0;
     out.rows.push_back(std::move(baseline));
     out.layouts.emplace_back();
 
@@ -53,11 +52,28 @@ LayoutComparison compare_replica_layouts(const Project& project, const PlanOptio
                      (o.activation_checkpointing ? ", activation checkpointing" : "") +
                      (o.replicas > 1 ? ", " + o.layout : "");
         row.report = o.report;
-        row.gain_percent = base_s > 0 && o.report->iteration_time_s > 0
-                               ? (base_s / o.report->iteration_time_s - 1) * 100
-                               : 0;
         out.rows.push_back(std::move(row));
         out.layouts.push_back(o.project);
+    }
+    // The gains are over the layout as set, or over one pipeline when the
+    // layout as set does not run (a gain over nothing would read 0 %).
+    std::size_t base = 0;
+    out.baseline = "the layout as set";
+    if (!out.rows[0].report) {
+        out.rows[0].baseline = false;
+        for (std::size_t i = 1; i < out.rows.size(); ++i) {
+            if (out.rows[i].report && result.data_parallel[i - 1].replicas == 1) {
+                base = i;
+                out.rows[i].baseline = true;
+                out.baseline = "one pipeline";
+            }
+        }
+    }
+    const double base_s = out.rows[base].report ? out.rows[base].report->iteration_time_s : 0;
+    for (ComparisonRow& row : out.rows) {
+        if (row.report && !row.baseline && base_s > 0 && row.report->iteration_time_s > 0) {
+            row.gain_percent = (base_s / row.report->iteration_time_s - 1) * 100;
+        }
     }
     return out;
 }

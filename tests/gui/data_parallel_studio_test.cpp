@@ -16,6 +16,7 @@
 #include "studio_core/simulation_runner.h"
 #include "timeline/timeline_plot.h"
 #include "topology/topology_scene.h"
+#include "wide_project.h"
 #include "window/main_window.h"
 #include "window/message_bar.h"
 
@@ -171,6 +172,32 @@ TEST_F(DataParallelStudioTest, DataTimesPipelineLayoutsAreComparedAndOneIsApplie
     EXPECT_FALSE(window.messageBar()->isHidden());
     EXPECT_TRUE(window.messageBar()->text().contains(QStringLiteral("compare again")))
         << window.messageBar()->text().toStdString();
+}
+
+// 256 GPUs and a batch of 1,024: nine counts of replicas and the layout as
+// set. The charts grow taller (and scroll) rather than draw their rows'
+// labels over each other.
+TEST(LayoutComparisonCharts, ManyRowsKeepTheirLabelsApart) {
+    Project project = wide_project(256, 8);
+    project.training.batch_size = 1024;
+    ComparisonPanel panel;
+    panel.resize(1100, 540);
+    panel.show();
+    QSignalSpy compared(&panel, &ComparisonPanel::compared);
+    panel.compareLayouts(project, QStringLiteral("."));
+    ASSERT_TRUE(compared.wait(120000));
+    QCoreApplication::processEvents();
+    ASSERT_GE(panel.rows().size(), 10U);
+    for (BarChart* chart :
+         {panel.timeChart(), panel.gainChart(), panel.bubbleChart(), panel.memoryChart()}) {
+        chart->replot();
+        const int n = static_cast<int>(chart->bars().size());
+        ASSERT_GE(n, 10) << chart->objectName().toStdString();
+        for (int i = 0; i + 1 < n; ++i) {
+            EXPECT_FALSE(chart->labelRect(i).intersects(chart->labelRect(i + 1)))
+                << chart->objectName().toStdString() << " rows " << i << " and " << i + 1;
+        }
+    }
 }
 
 }  // namespace

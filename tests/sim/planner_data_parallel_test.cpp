@@ -281,5 +281,26 @@ TEST(LayoutComparison, EachCountOfReplicasBesideTheLayoutAsSet) {
     EXPECT_FALSE(c.choice.empty());
 }
 
+// A project as set that does not run (1F1B with fewer micro-batches than
+// stages): the gains are over one pipeline rather than over nothing.
+TEST(LayoutComparison, GainsAreOverOnePipelineWhenTheLayoutAsSetDoesNotRun) {
+    json j = cluster_project(8, 4096, 2, 1.0);
+    j["training"]["microbatches"] = 2;
+    const LayoutComparison c = compare_replica_layouts(parse(j), {});
+    ASSERT_GE(c.rows.size(), 2U);
+    EXPECT_FALSE(c.rows[0].report.has_value());
+    EXPECT_FALSE(c.rows[0].baseline);
+    EXPECT_NE(c.rows[0].reason.find("micro-batches"), std::string::npos) << c.rows[0].reason;
+    EXPECT_EQ(c.baseline, "one pipeline");
+    ASSERT_TRUE(c.rows[1].baseline);
+    ASSERT_TRUE(c.rows[1].report.has_value());
+    const double one = c.rows[1].report->iteration_time_s;
+    for (std::size_t i = 2; i < c.rows.size(); ++i) {
+        ASSERT_TRUE(c.rows[i].report.has_value()) << c.rows[i].label;
+        EXPECT_NEAR(c.rows[i].gain_percent, (one / c.rows[i].report->iteration_time_s - 1) * 100,
+                    1e-9);
+    }
+}
+
 }  // namespace
 }  // namespace pipewright

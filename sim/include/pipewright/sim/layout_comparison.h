@@ -13,7 +13,8 @@ namespace pipewright {
 // The data × pipeline layouts of one cluster side by side: the project as
 // set, then for every replica count that divides its devices and batch the
 // data-parallel planner's best layout (pipeline, schedule, ZeRO stage, where
-// the replicas sit), with its gain over the project as set.
+// the replicas sit), with its gain over the project as set (or over the
+// one-replica layout when the project as set does not run).
 struct LayoutComparison {
     // rows[0] is the project as set (the baseline); then one per count.
     std::vector<ComparisonRow> rows;
@@ -21,6 +22,9 @@ struct LayoutComparison {
     // count where nothing fits): what applying a row makes of the project.
     std::vector<std::optional<Project>> layouts;
     std::string choice;  // why the fastest won, as `plan --data-parallel auto` says
+    // What the gains are over: "the layout as set", or, when that does not
+    // run, "one pipeline" (the one-replica row, then marked the baseline).
+    std::string baseline;
 };
 
 // Throws InputError when the project cannot be planned at all, and
