@@ -193,9 +193,10 @@ nlohmann::json report_to_json(const SimulationReport& r) {
             {"data_parallel", data_parallel_json(r)}};
 }
 
-void print_comparison(std::ostream& out, const std::vector<ComparisonRow>& rows) {
-    TextTable table({"schedule", "micro-batches", "iteration", "samples/s", "bubble", "peak memory",
-                     "fits", "gain"});
+void print_comparison(std::ostream& out, const std::vector<ComparisonRow>& rows,
+                      const std::string& what) {
+    TextTable table(
+        {what, "micro-batches", "iteration", "samples/s", "bubble", "peak memory", "fits", "gain"});
     for (std::size_t c : {1u, 2u, 3u, 4u, 5u, 7u}) {
         table.right_align(c);
     }
@@ -231,19 +232,21 @@ void print_comparison(std::ostream& out, const std::vector<ComparisonRow>& rows)
     }
 }
 
-nlohmann::json comparison_to_json(const std::vector<ComparisonRow>& rows) {
+nlohmann::json comparison_to_json(const std::vector<ComparisonRow>& rows, const std::string& what) {
     nlohmann::json out = nlohmann::json::array();
     for (const auto& row : rows) {
-        nlohmann::json j = {{"schedule", row.label},
-                            {"baseline", row.baseline},
-                            {"applicable", row.report.has_value()}};
+        nlohmann::json j = {
+            {what, row.label}, {"baseline", row.baseline}, {"applicable", row.report.has_value()}};
         if (row.report) {
             j.update(report_to_json(*row.report));
-            j["schedule"] = row.label;
+            j[what] = row.label;
             j["gain_percent"] = row.gain_percent;
         }
         if (!row.reason.empty()) {
             j["reason"] = row.reason;
+        }
+        if (!row.detail.empty()) {
+            j["detail"] = row.detail;
         }
         out.push_back(std::move(j));
     }

@@ -32,7 +32,10 @@ void print_report(std::ostream& out, const SimulationReport& report,
                   const std::string& project_name, const std::string& cost_sources = {});
 [[nodiscard]] nlohmann::json report_to_json(const SimulationReport& report);
 
-void print_comparison(std::ostream& out, const std::vector<ComparisonRow>& rows);
-[[nodiscard]] nlohmann::json comparison_to_json(const std::vector<ComparisonRow>& rows);
+// `what` names the first column and each row's JSON key: "schedule" or "layout".
+void print_comparison(std::ostream& out, const std::vector<ComparisonRow>& rows,
+                      const std::string& what = "schedule");
+[[nodiscard]] nlohmann::json comparison_to_json(const std::vector<ComparisonRow>& rows,
+                                                const std::string& what = "schedule");
 
 }  // namespace pipewright::cli

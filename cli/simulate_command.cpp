@@ -11,6 +11,7 @@
 #include "pipewright/core/schedule_csv.h"
 #include "pipewright/core/timeline.h"
 #include "pipewright/sim/auto_schedule.h"
+#include "pipewright/sim/layout_comparison.h"
 #include "pipewright/sim/schedule_comparison.h"
 #include "pipewright/sim/simulation.h"
 #include "report_format.h"
@@ -37,8 +38,67 @@ void add_simulate_command(CLI::App& app, SimulateArgs& args) {
     cmd->add_flag("--json", args.json, "Print the result as one JSON object");
     cmd->add_flag("--compare-schedules", args.compare_schedules,
                   "Simulate every schedule and the single-device baseline side by side");
+    cmd->add_flag("--compare-layouts", args.compare_layouts,
+                  "Plan every count of data-parallel replicas of this cluster (data × pipeline "
+                  "layouts) and compare each with the layout as set");
     add_output_options(*cmd, args.outputs);
 }
+
+namespace {
+
+// --compare-layouts: what the studio's Compare D × p layouts shows.
+int compare_layouts(const SimulateArgs& args, AnalysisOptions options,
+                    const CostModelOptions& costs, std::ostream& out, std::ostream& err) {
+    LoadedProject loaded = load_project_file(args.project);
+    if (!loaded.diagnostics.empty() || !loaded.project) {
+        print_problems(err, args.project, loaded.diagnostics);
+        return kInvalidInput;
+    }
+    options.base_dir = std::filesystem::path(args.project).parent_path();
+    if (!load_analyzed(args.project, options, err)) {
+        return kInvalidInput;
+    }
+    (void)check_profile_fit(costs, *loaded.project, err);
+    Project project = *loaded.project;
+    if (args.batch_size) {
+        project.training.batch_size = *args.batch_size;
+    }
+    PlanOptions plan;
+    plan.schedule = args.schedule;
+    plan.microbatches = args.microbatches;
+    plan.costs = costs;
+    plan.base_dir = options.base_dir;
+    LayoutComparison c;
+    try {
+        c = compare_replica_layouts(project, plan);
+    } catch (const InputError& e) {
+        print_problems(err, args.project, e.diagnostics());
+        return kInvalidInput;
+    }
+    if (args.json) {
+        out << nlohmann::json{{"baseline", c.baseline},
+                              {"choice", c.choice},
+                              {"layouts", comparison_to_json(c.rows, "layout")}}
+                   .dump(2)
+            << '\n';
+        return kOk;
+    }
+    print_comparison(out, c.rows, "layout");
+    out << "\nGains are over " << c.baseline << ".\n";
+    for (const ComparisonRow& row : c.rows) {
+        if (row.report && !row.detail.empty()) {
+            out << "  " << printable_name(row.label) << ": " << printable_name(row.detail) << '\n';
+        }
+    }
+    if (!c.choice.empty()) {
+        out << "\nFastest: " << printable_name(c.choice) << '\n';
+    }
+    out << "Write a layout with `pipewright plan " << printable_name(args.project)
+        << " --data-parallel D --apply OUT.json`.\n";
+    return kOk;
+}
+
+}  // namespace
 
 int run_simulate(const SimulateArgs& args, std::ostream& out, std::ostream& err) {
     AnalysisOptions options;
@@ -49,6 +109,16 @@ int run_simulate(const SimulateArgs& args, std::ostream& out, std::ostream& err)
     options.data_parallel = args.data_parallel;
     if (args.schedule && args.schedule_csv) {
         err << "pipewright: give either --schedule or --schedule-csv, not both\n";
+        return kUsage;
+    }
+    if (args.compare_layouts && args.compare_schedules) {
+        err << "pipewright: give either --compare-schedules or --compare-layouts, not both\n";
+        return kUsage;
+    }
+    if (args.compare_layouts && (args.data_parallel || args.schedule_csv)) {
+        err << "pipewright: --compare-layouts plans every count of replicas with generated "
+               "schedules; drop "
+            << (args.data_parallel ? "--data-parallel" : "--schedule-csv") << '\n';
         return kUsage;
     }
 
@@ -79,6 +149,10 @@ int run_simulate(const SimulateArgs& args, std::ostream& out, std::ostream& err)
             print_comparison(out, rows);
         }
         return kOk;
+    }
+
+    if (args.compare_layouts) {
+        return compare_layouts(args, options, costs, out, err);
     }
 
     auto project = load_analyzed(args.project, options, err);

@@ -21,7 +21,8 @@ struct SimulateArgs {
     CostArgs costs;  // --profile, --efficiency
     bool json = false;
     bool compare_schedules = false;
-    OutputArgs outputs;  // --trace, --timeline, --export-csv, --max-output-size
+    bool compare_layouts = false;  // every data × pipeline layout, planned
+    OutputArgs outputs;            // --trace, --timeline, --export-csv, --max-output-size
 };
 
 void add_simulate_command(CLI::App& app, SimulateArgs& args);

@@ -15,6 +15,15 @@ std::string replicas_label(int replicas, int stages) {
            (stages == 1 ? " stage" : " stages");
 }
 
+// "8 stages on 4 devices", "2 stages".
+std::string pipeline_words(int stages, std::size_t devices) {
+    std::string out = std::to_string(stages) + (stages == 1 ? " stage" : " stages");
+    if (devices > 0 && devices != static_cast<std::size_t>(stages)) {
+        out += " on " + std::to_string(devices) + (devices == 1 ? " device" : " devices");
+    }
+    return out;
+}
+
 }  // namespace
 
 LayoutComparison compare_replica_layouts(const Project& project, const PlanOptions& options) {
@@ -46,9 +55,13 @@ LayoutComparison compare_replica_layouts(const Project& project, const PlanOptio
             continue;
         }
         row.label = replicas_label(o.replicas, o.stages) + zero_label(o.zero_stage);
+        const std::size_t devices =
+            o.report->replica_devices.empty() ? 0 : o.report->replica_devices.front().size();
         row.detail = std::to_string(o.replicas) + (o.replicas == 1 ? " replica" : " replicas") +
-                     " of a " + std::to_string(o.stages) + "-stage pipeline, " + o.schedule +
-                     " with " + std::to_string(o.microbatches) + " micro-batches each" +
+                     " of " + pipeline_words(o.stages, devices) + ", " + o.schedule + " with " +
+                     std::to_string(o.microbatches) +
+                     (o.microbatches == 1 ? " micro-batch" : " micro-batches") +
+                     (o.replicas == 1 ? "" : " each") +
                      (o.activation_checkpointing ? ", activation checkpointing" : "") +
                      (o.replicas > 1 ? ", " + o.layout : "");
         row.report = o.report;

@@ -83,5 +83,42 @@ TEST(DataParallelCli, AReplicaOnSlowerDevicesIsNamedTheStraggler) {
     EXPECT_NE(r.out.find("node0/c0/gpu3"), std::string::npos) << r.out;
 }
 
+// What the studio's Compare D × p layouts shows: the layout as set, then
+// every count of replicas planned, with gains over the layout as set.
+TEST(DataParallelCli, CompareLayoutsPlansEveryCountBesideTheLayoutAsSet) {
+    const auto r = run_cli({"simulate", example("resnet50-4gpu-2x2.json"), "--compare-layouts"});
+    ASSERT_EQ(r.code, 0) << r.err;
+    EXPECT_NE(r.out.find("as set: 2 × 2 stages · ZeRO-1"), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find("baseline"), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find("4 × 1 stage"), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find("Gains are over the layout as set."), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find("Fastest: "), std::string::npos) << r.out;
+
+    const auto j =
+        run_cli({"simulate", example("resnet50-4gpu-2x2.json"), "--compare-layouts", "--json"});
+    ASSERT_EQ(j.code, 0) << j.err;
+    const auto parsed = nlohmann::json::parse(j.out);
+    ASSERT_EQ(parsed["layouts"].size(), 4U);  // as set, 1, 2 and 4 replicas
+    EXPECT_TRUE(parsed["layouts"][0]["baseline"].get<bool>());
+    const double as_set = parsed["layouts"][0]["iteration_time_s"];
+    for (std::size_t i = 1; i < 4; ++i) {
+        const auto& row = parsed["layouts"][i];
+        EXPECT_NEAR(row["gain_percent"].get<double>(),
+                    (as_set / row["iteration_time_s"].get<double>() - 1) * 100, 1e-9);
+        EXPECT_FALSE(row["detail"].get<std::string>().empty());
+    }
+}
+
+TEST(DataParallelCli, CompareLayoutsRefusesWhatItCannotHonour) {
+    const auto both = run_cli({"simulate", example("resnet50-4gpu-2x2.json"), "--compare-layouts",
+                               "--compare-schedules"});
+    EXPECT_EQ(both.code, 2);
+    EXPECT_NE(both.err.find("not both"), std::string::npos) << both.err;
+    const auto fixed = run_cli({"simulate", example("resnet50-4gpu-2x2.json"), "--compare-layouts",
+                                "--data-parallel", "2"});
+    EXPECT_EQ(fixed.code, 2);
+    EXPECT_NE(fixed.err.find("drop --data-parallel"), std::string::npos) << fixed.err;
+}
+
 }  // namespace
 }  // namespace pipewright
