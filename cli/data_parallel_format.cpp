@@ -156,10 +156,14 @@ void print_plan_replicas(std::ostream& out, const PlanResult& result) {
     for (std::size_t c : {0u, 1u, 3u, 6u, 7u, 8u}) {
         table.right_align(c);
     }
+    std::vector<std::string> reasons;
     for (const DataParallelOption& o : result.data_parallel) {
         if (!o.iteration_s) {
-            table.add_row({std::to_string(o.replicas), "-", "-", "-", "-", "-", "-", "-",
-                           "n/a: " + o.reason});
+            // The reason goes below the table: a sentence in a cell would
+            // stretch the whole table.
+            table.add_row({std::to_string(o.replicas), "-", "-", "-", "-", "-", "-", "-", "n/a"});
+            reasons.push_back(std::to_string(o.replicas) +
+                              (o.replicas == 1 ? " replica: " : " replicas: ") + o.reason);
             continue;
         }
         table.add_row({std::to_string(o.replicas), std::to_string(o.stages), o.schedule,
@@ -169,6 +173,9 @@ void print_plan_replicas(std::ostream& out, const PlanResult& result) {
     }
     table.print(out);
     out << "(side by side: how many replicas of each stage sit on neighbouring devices)\n";
+    for (const std::string& r : reasons) {
+        out << "  " << r << '\n';
+    }
 }
 
 nlohmann::json plan_replicas_json(const PlanResult& result) {
