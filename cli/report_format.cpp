@@ -6,6 +6,7 @@
 
 #include "data_parallel_format.h"
 #include "pipewright/core/printable_name.h"
+#include "tensor_parallel_format.h"
 
 namespace pipewright::cli {
 
@@ -121,6 +122,10 @@ void print_report(std::ostream& out, const SimulationReport& r, const std::strin
         print_data_parallel(out, r);
         out << '\n';
     }
+    if (r.tensor_parallel.size > 1) {
+        print_tensor_parallel(out, r);
+        out << '\n';
+    }
 
     TextTable table({"rank", "device", "spec", "busy", "start", "end", "bubble", "peak memory",
                      "capacity", "fits"});
@@ -190,7 +195,8 @@ nlohmann::json report_to_json(const SimulationReport& r) {
             {"all_fit", r.all_fit},
             {"devices", devices},
             {"links", links},
-            {"data_parallel", data_parallel_json(r)}};
+            {"data_parallel", data_parallel_json(r)},
+            {"tensor_parallel", tensor_parallel_json(r)}};
 }
 
 void print_comparison(std::ostream& out, const std::vector<ComparisonRow>& rows,

@@ -34,6 +34,13 @@ void add_simulate_command(CLI::App& app, SimulateArgs& args) {
                     "Replicas of the pipeline, each on its share of the batch (default: the "
                     "project's data_parallel.size)")
         ->check(whole_number(1));
+    cmd->add_option("--tensor-parallel", args.tensor_parallel,
+                    "Devices of each stage's tensor-parallel group: its device and the ones "
+                    "after it in its container (default: the project's tensor_parallel.size)")
+        ->check(whole_number(1));
+    cmd->add_flag("--sequence-parallel", args.sequence_parallel,
+                  "Split the layer norms and activations along the sequence too (Megatron's "
+                  "sequence parallelism)");
     add_cost_options(*cmd, args.costs);
     cmd->add_flag("--json", args.json, "Print the result as one JSON object");
     cmd->add_flag("--compare-schedules", args.compare_schedules,
@@ -107,6 +114,10 @@ int run_simulate(const SimulateArgs& args, std::ostream& out, std::ostream& err)
     options.microbatches = args.microbatches;
     options.batch_size = args.batch_size;
     options.data_parallel = args.data_parallel;
+    options.tensor_parallel = args.tensor_parallel;
+    if (args.sequence_parallel) {
+        options.sequence_parallel = true;
+    }
     if (args.schedule && args.schedule_csv) {
         err << "pipewright: give either --schedule or --schedule-csv, not both\n";
         return kUsage;

@@ -18,6 +18,8 @@ struct SimulateArgs {
     std::optional<int> microbatches;
     std::optional<int> batch_size;
     std::optional<int> data_parallel;
+    std::optional<int> tensor_parallel;
+    bool sequence_parallel = false;
     CostArgs costs;  // --profile, --efficiency
     bool json = false;
     bool compare_schedules = false;

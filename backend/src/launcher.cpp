@@ -62,6 +62,15 @@ std::optional<AnalyzedProject> load_for_run(const RunSettings& s, std::ostream& 
                              std::to_string(zero));
             analyzed.reset();
         }
+        // The backend has no tensor-parallel modules yet: every stage would
+        // run whole on one device, not as the simulation splits it.
+        if (analyzed && analyzed->project.tensor_parallel.size > 1) {
+            problems.add("tensor_parallel.size",
+                         "tensor parallelism is simulation-only for now: real runs place each "
+                         "stage whole on one device. Set tensor_parallel.size to 1 to run; "
+                         "`simulate` predicts the split");
+            analyzed.reset();
+        }
     }
     if (!problems.empty() || !analyzed) {
         err << "pipewright: " << s.project << ": " << problems.size() << " problem"

@@ -127,6 +127,80 @@ void resolve_ranks(const Project& p, const DeviceCatalog& catalog, AnalyzedProje
     }
 }
 
+// Each rank's tensor-parallel group: its device and the size - 1 devices
+// after it in its container. Every device of every group belongs to no other.
+std::vector<std::vector<DeviceLocation>> tensor_groups_of(
+    const std::vector<DeviceLocation>& ranks, int size, const std::string& size_path,
+    const DeviceLookup& lookup, std::unordered_map<std::string, std::string>& used,
+    const std::string& whose, Diagnostics& d) {
+    const auto& all = lookup.devices();
+    std::unordered_map<std::string_view, std::size_t> order;
+    for (std::size_t i = 0; i < all.size(); ++i) {
+        order.emplace(all[i].path, i);
+    }
+    std::vector<std::vector<DeviceLocation>> groups;
+    for (std::size_t rank = 0; rank < ranks.size(); ++rank) {
+        const std::size_t at = order.at(ranks[rank].path);
+        std::vector<DeviceLocation> group;
+        for (std::size_t k = at; k < all.size() && group.size() < static_cast<std::size_t>(size);
+             ++k) {
+            if (all[k].node != all[at].node || all[k].container != all[at].container) {
+                break;
+            }
+            group.push_back(all[k]);
+        }
+        if (group.size() < static_cast<std::size_t>(size)) {
+            d.add(size_path, whose + "rank " + std::to_string(rank) + " (" + ranks[rank].path +
+                                 ") leads a tensor-parallel group of " + std::to_string(size) +
+                                 " devices, but its container has only " +
+                                 std::to_string(group.size()) +
+                                 " from it on; place its stage on an earlier device of the "
+                                 "container, or use a smaller size");
+            groups.push_back({ranks[rank]});
+            continue;
+        }
+        for (std::size_t k = 0; k < group.size(); ++k) {
+            const std::string owner = whose + "rank " + std::to_string(rank) + "'s group";
+            const auto [it, fresh] = used.emplace(group[k].path, owner);
+            if (!fresh && it->second != owner) {
+                d.add(size_path, "device " + group[k].path + " would be in " + owner +
+                                     " and also in " + it->second +
+                                     "; with tensor parallelism a stage takes its device and the " +
+                                     std::to_string(size - 1) +
+                                     " after it, so leave that many free after each");
+            }
+        }
+        groups.push_back(std::move(group));
+    }
+    return groups;
+}
+
+void resolve_tensor_parallel(const Project& p, const AnalysisOptions& o, AnalyzedProject& out,
+                             Diagnostics& d) {
+    TensorParallel& tp = out.project.tensor_parallel;
+    tp.size = o.tensor_parallel.value_or(p.tensor_parallel.size);
+    tp.sequence_parallel = o.sequence_parallel.value_or(p.tensor_parallel.sequence_parallel);
+    const std::string size_path = o.tensor_parallel ? "--tensor-parallel" : "tensor_parallel.size";
+    if (tp.size < 1 || tp.size > kMaxTensorParallel) {
+        d.add(size_path, "must be from 1 to " + std::to_string(kMaxTensorParallel));
+        tp.size = 1;
+        return;
+    }
+    out.tensor_groups.clear();
+    out.tensor_shares.clear();
+    if (tp.size == 1) {
+        return;
+    }
+    out.tensor_shares = tensor_shares(p.model, out.layers, tp, d);
+    const DeviceLookup lookup(p.topology);
+    std::unordered_map<std::string, std::string> used;
+    for (std::size_t r = 0; r < out.replicas.size(); ++r) {
+        const std::string whose = r == 0 ? "" : "replica " + std::to_string(r) + "'s ";
+        out.tensor_groups.push_back(
+            tensor_groups_of(out.replicas[r], tp.size, size_path, lookup, used, whose, d));
+    }
+}
+
 void resolve_replicas(const Project& p, const AnalysisOptions& o, const DeviceCatalog& catalog,
                       AnalyzedProject& out, Diagnostics& d) {
     const int size = o.data_parallel.value_or(p.data_parallel.size);
@@ -137,7 +211,8 @@ void resolve_replicas(const Project& p, const AnalysisOptions& o, const DeviceCa
     }
     out.project.data_parallel.size = size;
     const DeviceLookup lookup(p.topology);
-    out.replicas = replica_devices(p.data_parallel, size, size_path, lookup, out.ranks, d);
+    out.replicas = replica_devices(p.data_parallel, size, size_path, lookup, out.ranks, d,
+                                   o.tensor_parallel.value_or(p.tensor_parallel.size));
     out.replica_specs.clear();
     out.replica_specs.push_back(out.rank_specs);
     for (std::size_t r = 1; r < out.replicas.size(); ++r) {
@@ -406,6 +481,9 @@ std::optional<AnalyzedProject> analyze_project(const Project& project,
     check_placement_order(project, out, d);
     if (d.empty()) {
         resolve_replicas(project, options, catalog, out, d);
+    }
+    if (d.empty()) {
+        resolve_tensor_parallel(project, options, out, d);
     }
 
     std::string schedule_name = options.schedule.value_or(project.training.schedule.name);

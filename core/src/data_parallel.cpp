@@ -14,7 +14,7 @@ std::string replicas_path(std::size_t r) {
 
 std::vector<std::vector<DeviceLocation>> default_replicas(
     int size, std::string_view size_path, const DeviceLookup& lookup,
-    const std::vector<DeviceLocation>& pipeline, Diagnostics& d) {
+    const std::vector<DeviceLocation>& pipeline, Diagnostics& d, int group_size) {
     const auto& all = lookup.devices();
     std::unordered_map<std::string_view, std::size_t> order;
     for (std::size_t i = 0; i < all.size(); ++i) {
@@ -25,15 +25,16 @@ std::vector<std::vector<DeviceLocation>> default_replicas(
         at.push_back(order.at(loc.path));
     }
     const auto [lo, hi] = std::minmax_element(at.begin(), at.end());
-    const std::size_t span = *hi - *lo + 1;
+    const std::size_t span = *hi - *lo + static_cast<std::size_t>(std::max(1, group_size));
     const std::size_t needed = *lo + span * static_cast<std::size_t>(size);
     if (needed > all.size()) {
         d.add(std::string(size_path),
               std::to_string(size) + " replicas of a pipeline that spans " + std::to_string(span) +
                   (span == 1 ? " device (" : " devices (") + all[*lo].path +
-                  (span == 1 ? "" : " to " + all[*hi].path) + ") need " +
-                  std::to_string(span * static_cast<std::size_t>(size)) + " devices from " +
-                  all[*lo].path + " on, but the topology has " + std::to_string(all.size() - *lo) +
+                  (span == 1 ? "" : " to " + all[std::min(*lo + span, all.size()) - 1].path) +
+                  ") need " + std::to_string(span * static_cast<std::size_t>(size)) +
+                  " devices from " + all[*lo].path + " on, but the topology has " +
+                  std::to_string(all.size() - *lo) +
                   "; add devices, use fewer replicas, or list each replica's devices in "
                   "data_parallel.replicas");
         return {pipeline};
@@ -102,11 +103,11 @@ std::vector<std::vector<DeviceLocation>> listed_replicas(
 
 std::vector<std::vector<DeviceLocation>> replica_devices(
     const DataParallel& dp, int size, std::string_view size_path, const DeviceLookup& lookup,
-    const std::vector<DeviceLocation>& pipeline, Diagnostics& d) {
+    const std::vector<DeviceLocation>& pipeline, Diagnostics& d, int group_size) {
     if (size <= 1 || pipeline.empty()) {
         return {pipeline};
     }
-    return dp.replicas.empty() ? default_replicas(size, size_path, lookup, pipeline, d)
+    return dp.replicas.empty() ? default_replicas(size, size_path, lookup, pipeline, d, group_size)
                                : listed_replicas(dp, size, size_path, lookup, pipeline, d);
 }
 

@@ -385,6 +385,18 @@ DataParallel parse_data_parallel(const JsonValue& v) {
     return dp;
 }
 
+TensorParallel parse_tensor_parallel(const JsonValue& v) {
+    TensorParallel tp;
+    const JsonObject r(v);
+    if (!r.ok()) {
+        return tp;
+    }
+    r.reject_unknown({"size", "sequence_parallel"});
+    tp.size = static_cast<int>(r.integer("size", kRequired, 1, kMaxTensorParallel).value_or(1));
+    tp.sequence_parallel = r.boolean("sequence_parallel", kOptional).value_or(false);
+    return tp;
+}
+
 json link_json(const LinkSpec& l) {
     return {{"bandwidth_GBps", l.bandwidth_GBps}, {"latency_us", l.latency_us}};
 }
@@ -396,8 +408,8 @@ std::optional<Project> project_from_json(const json& j, Diagnostics& d) {
     if (!r.expect_format(Project::kFormat, Project::kVersion)) {
         return std::nullopt;
     }
-    r.reject_unknown(
-        {"format", "version", "model", "topology", "placement", "training", "data_parallel"});
+    r.reject_unknown({"format", "version", "model", "topology", "placement", "training",
+                      "data_parallel", "tensor_parallel"});
     Project p;
     if (auto model = r.field("model", kRequired)) {
         p.model = parse_model(*model);
@@ -410,6 +422,9 @@ std::optional<Project> project_from_json(const json& j, Diagnostics& d) {
     }
     if (auto training = r.field("training", kRequired)) {
         p.training = parse_training(*training);
+    }
+    if (auto tensor_parallel = r.field("tensor_parallel", kOptional)) {
+        p.tensor_parallel = parse_tensor_parallel(*tensor_parallel);
     }
     if (auto data_parallel = r.field("data_parallel", kOptional)) {
         p.data_parallel = parse_data_parallel(*data_parallel);
@@ -522,6 +537,10 @@ json project_to_json(const Project& p) {
             data_parallel["replicas"] = dp.replicas;
         }
         out["data_parallel"] = std::move(data_parallel);
+    }
+    if (p.tensor_parallel != TensorParallel{}) {
+        out["tensor_parallel"] = {{"size", p.tensor_parallel.size},
+                                  {"sequence_parallel", p.tensor_parallel.sequence_parallel}};
     }
     return out;
 }

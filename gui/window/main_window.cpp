@@ -203,6 +203,7 @@ void MainWindow::buildLayout() {
     adaptive_->keepWidths({palette_dock, inspector_dock}, {170, 340});
 
     summary_ = new QLabel(this);
+    summary_->setObjectName(QStringLiteral("simulationSummary"));
     statusBar()->addPermanentWidget(summary_);
     // A message and the summary share one line: when both do not fit, the
     // message is shown whole and the summary steps aside until it goes.
@@ -339,7 +340,13 @@ void MainWindow::simulationDone() {
             tr("%1 · %n micro-batch(es) · %2 · %3 samples/s · bubble %4", nullptr, r.microbatches)
                 .arg(QString::fromStdString(r.schedule), format_duration(r.iteration_time_s),
                      format_rate(r.throughput_samples_per_s), format_percent(r.bubble_fraction)) +
-            replicasSummary(r) + (result->profile ? tr(" · measured costs") : QString()));
+            replicasSummary(r) +
+            (r.tensor_parallel.size > 1
+                 ? tr(" · %1 devices a stage (tensor%2 parallel)")
+                       .arg(r.tensor_parallel.size)
+                       .arg(r.tensor_parallel.sequence_parallel ? tr(" and sequence") : QString())
+                 : QString()) +
+            (result->profile ? tr(" · measured costs") : QString()));
         summary_->setToolTip(result->profile
                                  ? tr("Priced with the profile measured on this machine (Run tab)")
                                  : tr("Priced with the analytic estimate (Run tab: Costs)"));

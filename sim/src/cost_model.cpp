@@ -1,9 +1,13 @@
 #include "pipewright/sim/cost_model.h"
 
 #include <algorithm>
+#include <cmath>
+#include <utility>
 
 #include "pipewright/core/diagnostics.h"
+#include "pipewright/core/profile.h"
 #include "pipewright/core/quantity_format.h"
+#include "pipewright/sim/collective_cost.h"
 
 namespace pipewright {
 
@@ -131,8 +135,57 @@ LayerCost layer_cost(const AnalyzedProject& project, int layer, const DeviceSpec
         c.stash_bytes = static_cast<double>(*spec.activation_bytes);
         c.weight_stash_bytes = c.stash_bytes * ratio;
     }
+    if (!project.tensor_shares.empty()) {
+        // Each device of the group runs its share of the whole layer's work
+        // (measured, given or estimated) and keeps its share of the stash.
+        const TensorShare& share = project.tensor_shares.at(static_cast<std::size_t>(layer));
+        c.forward_s *= share.compute;
+        c.backward_input_s *= share.compute;
+        c.backward_weight_s *= share.compute;
+        c.backward_full_s *= share.compute;
+        c.optimizer_s *= share.parameters;
+        c.stash_bytes *= share.stash;
+        c.weight_stash_bytes *= share.weight_stash;
+    }
     return c;
 }
+
+namespace {
+
+// The all-reduces of one micro-batch through stage `s`'s tensor-parallel
+// group (forward, backward), over the group's links, or over the profile's
+// measured all-reduce link when it has one.
+std::pair<double, double> tensor_collectives_s(const AnalyzedProject& project,
+                                               const PipelineStage& stage,
+                                               const CostModelOptions& options) {
+    if (project.tensor_shares.empty() || project.tensor_groups.empty()) {
+        return {0, 0};
+    }
+    const auto& members = project.tensor_groups[0].at(static_cast<std::size_t>(stage.rank));
+    CollectiveGroup group = collective_group(members, LinkResolver(project.project.topology));
+    if (options.profile != nullptr && options.profile->all_reduce) {
+        group.ring = options.profile->all_reduce->link;
+        group.ring_only = true;
+    }
+    const double bytes_per_element =
+        project.microbatch_size * dtype_bytes(project.project.training.dtype);
+    double forward_s = 0;
+    double backward_s = 0;
+    for (int l = stage.first_layer; l <= stage.last_layer; ++l) {
+        const TensorShare& share = project.tensor_shares.at(static_cast<std::size_t>(l));
+        forward_s += share.forward_reductions *
+                     collective_time(CollectiveKind::all_reduce,
+                                     share.forward_elements * bytes_per_element, group)
+                         .seconds;
+        backward_s += share.backward_reductions *
+                      collective_time(CollectiveKind::all_reduce,
+                                      share.backward_elements * bytes_per_element, group)
+                          .seconds;
+    }
+    return {forward_s, backward_s};
+}
+
+}  // namespace
 
 std::vector<StageCost> stage_costs(const AnalyzedProject& project,
                                    const CostModelOptions& options) {
@@ -159,7 +212,21 @@ std::vector<StageCost> stage_costs(const AnalyzedProject& project,
             s.stash_bytes += c.stash_bytes;
             s.weight_stash_bytes += c.weight_stash_bytes;
             s.output_bytes = c.output_bytes;
-            s.parameters += project.layers[static_cast<std::size_t>(l)].parameters;
+            const auto whole =
+                static_cast<double>(project.layers[static_cast<std::size_t>(l)].parameters);
+            s.parameters += static_cast<std::int64_t>(std::llround(
+                project.tensor_shares.empty()
+                    ? whole
+                    : whole * project.tensor_shares[static_cast<std::size_t>(l)].parameters));
+        }
+        const auto [tensor_forward_s, tensor_backward_s] =
+            tensor_collectives_s(project, stage, options);
+        s.tensor_forward_s = tensor_forward_s;
+        s.tensor_backward_s = tensor_backward_s;
+        s.forward_s += tensor_forward_s;
+        s.backward_input_s += tensor_backward_s;
+        if (measured_full) {
+            full_s += tensor_backward_s;
         }
         if (measured_full) {
             s.backward_full_s = full_s;

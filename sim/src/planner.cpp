@@ -278,6 +278,11 @@ SplitResult best_split(const Project& project, const PlanOptions& options, int m
 }
 
 PlanResult plan_pipeline(const Project& project, const PlanOptions& options) {
+    if (project.tensor_parallel.size > 1) {
+        throw InputError("tensor_parallel.size",
+                         "the planner does not plan tensor parallelism yet: plan with "
+                         "tensor_parallel.size 1, or simulate this layout");
+    }
     if (options.data_parallel.value_or(project.data_parallel.size) != 1) {
         return plan_data_parallel(project, options);
     }

@@ -1,3 +1,5 @@
+#include <utility>
+
 #include "pipewright/sim/replica_classes.h"
 
 namespace pipewright {
@@ -56,6 +58,10 @@ AnalyzedProject as_replica(const AnalyzedProject& project, int r) {
     const auto k = static_cast<std::size_t>(r);
     out.ranks = project.replicas.at(k);
     out.rank_specs = project.replica_specs.at(k);
+    if (k < project.tensor_groups.size()) {
+        // The cost model reads the simulated replica's groups as the first.
+        std::swap(out.tensor_groups[0], out.tensor_groups[k]);
+    }
     return out;
 }
 

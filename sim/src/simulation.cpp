@@ -449,6 +449,16 @@ SimulationReport simulate_project(const AnalyzedProject& project, const CostMode
     }
     report.data_parallel = project.data_parallel();
     report.zero_stage = project.project.data_parallel.zero_stage;
+    report.tensor_parallel = project.project.tensor_parallel;
+    report.stage_ranks = project.stage_ranks();
+    if (!project.tensor_groups.empty()) {
+        for (const auto& group : project.tensor_groups.front()) {
+            auto& paths = report.tensor_groups.emplace_back();
+            for (const DeviceLocation& loc : group) {
+                paths.push_back(loc.path);
+            }
+        }
+    }
     report.overlap_gradient_sync = project.project.data_parallel.overlap_gradient_sync;
     report.collectives = std::move(costs);
     report.replicas = std::move(timings);

@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 #include <QComboBox>
 #include <QGraphicsRectItem>
+#include <QLabel>
 #include <QSignalSpy>
 #include <QSpinBox>
 #include <QStatusBar>
@@ -198,6 +199,30 @@ TEST(LayoutComparisonCharts, ManyRowsKeepTheirLabelsApart) {
                 << chart->objectName().toStdString() << " rows " << i << " and " << i + 1;
         }
     }
+}
+
+// A project with tensor parallelism simulates in the studio, and the status
+// bar says how each stage is split.
+TEST(TensorParallelStudio, TheSummarySaysHowEachStageIsSplit) {
+    MainWindow window;
+    window.resize(1400, 900);
+    window.runner()->setDebounceMs(10);
+    QSignalSpy finished(window.runner(), &SimulationRunner::finished);
+    ASSERT_TRUE(
+        window.openFile(QStringLiteral(PIPEWRIGHT_ASSETS_DIR "/examples/gpt3-175b-p4d-t8.json")));
+    window.show();
+    // Opening simulates at once, or soon after.
+    if (!window.runner()->latest() || !window.runner()->latest()->report) {
+        ASSERT_TRUE(finished.wait(20000));
+    }
+    QCoreApplication::processEvents();
+    ASSERT_TRUE(window.runner()->latest()->report.has_value());
+    EXPECT_EQ(window.runner()->latest()->report->tensor_parallel.size, 8);
+    auto* summary = window.findChild<QLabel*>(QStringLiteral("simulationSummary"));
+    ASSERT_NE(summary, nullptr);
+    EXPECT_TRUE(summary->text().contains(
+        QStringLiteral("8 devices a stage (tensor and sequence parallel)")))
+        << summary->text().toStdString();
 }
 
 }  // namespace

@@ -12,6 +12,7 @@
 #include "pipewright/core/layer_catalog.h"
 #include "pipewright/core/project.h"
 #include "pipewright/core/schedule.h"
+#include "pipewright/core/tensor_parallel.h"
 #include "pipewright/core/topology.h"
 
 namespace pipewright {
@@ -36,6 +37,12 @@ struct AnalyzedProject {
     // when the project has no data parallelism.
     std::vector<std::vector<DeviceLocation>> replicas;
     std::vector<std::vector<DeviceSpec>> replica_specs;
+    // Tensor parallelism (project.tensor_parallel, resolved): tensor_groups
+    // [replica][rank] lists the devices of that rank's group, its own first,
+    // and tensor_shares what each device runs of each layer. Both empty
+    // without tensor parallelism.
+    std::vector<std::vector<std::vector<DeviceLocation>>> tensor_groups;
+    std::vector<TensorShare> tensor_shares;
     int microbatches = 1;            // per replica
     int microbatch_size = 1;         // samples
     Schedule schedule;               // of one replica, with communication and collectives
@@ -63,6 +70,8 @@ struct AnalysisOptions {
     std::optional<int> microbatches;
     std::optional<int> batch_size;
     std::optional<int> data_parallel;        // --data-parallel: replicas of the pipeline
+    std::optional<int> tensor_parallel;      // --tensor-parallel: devices of each stage
+    std::optional<bool> sequence_parallel;   // --sequence-parallel
     const DeviceCatalog* catalog = nullptr;  // builtin when null
     // Folder that relative paths in the project (training.schedule.csv) start
     // from. Not `schedule_csv` above: a command-line path is taken as given,

@@ -40,9 +40,11 @@ inline constexpr int kMaxZeroStage = 3;
 // order, where a span runs from the pipeline's first device to its last:
 // the next devices of the node, or the same positions in the next nodes.
 // Reports every problem (a replica too short, a missing device, a device
-// used twice) to `d` and returns fewer than `size` replicas then.
+// used twice) to `d` and returns fewer than `size` replicas then. With
+// tensor parallelism each device leads a group of `group_size` (it and the
+// devices after it), which a default replica's span covers too.
 [[nodiscard]] std::vector<std::vector<DeviceLocation>> replica_devices(
     const DataParallel& dp, int size, std::string_view size_path, const DeviceLookup& lookup,
-    const std::vector<DeviceLocation>& pipeline, Diagnostics& d);
+    const std::vector<DeviceLocation>& pipeline, Diagnostics& d, int group_size = 1);
 
 }  // namespace pipewright

@@ -5,6 +5,7 @@
 
 #include "pipewright/core/data_parallel.h"
 #include "pipewright/core/model.h"
+#include "pipewright/core/tensor_parallel.h"
 #include "pipewright/core/topology.h"
 #include "pipewright/core/training.h"
 
@@ -28,6 +29,7 @@ struct Project {
     std::vector<StageAssignment> placement;  // of the first replica
     Training training;
     DataParallel data_parallel;
+    TensorParallel tensor_parallel;
 
     bool operator==(const Project&) const = default;
 };

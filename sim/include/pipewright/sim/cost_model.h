@@ -52,7 +52,11 @@ struct StageCost {
     // ZeRO-3: the weights UNSHARD gathers from the other replicas, held
     // until RESHARD.
     double gathered_bytes = 0;
-    std::int64_t parameters = 0;
+    std::int64_t parameters = 0;  // on each device of its tensor-parallel group
+    // Tensor parallelism: the group's all-reduces in one micro-batch's
+    // forward and backward, included in forward_s and backward_input_s.
+    double tensor_forward_s = 0;
+    double tensor_backward_s = 0;
 
     [[nodiscard]] double backward_s() const {
         return backward_full_s > 0 ? backward_full_s : backward_input_s + backward_weight_s;

@@ -54,6 +54,12 @@ struct SimulationReport {
     // replica_devices[r][rank]: the device of each pipeline rank in every
     // replica (one replica without data parallelism).
     std::vector<std::vector<std::string>> replica_devices;
+    // Tensor parallelism: each rank's group of devices (replica 0's), its own
+    // first; empty with tensor_parallel.size 1. What each stage's group
+    // reduces is in stages[s].tensor_forward_s and tensor_backward_s.
+    TensorParallel tensor_parallel;
+    std::vector<std::vector<std::string>> tensor_groups;
+    std::vector<int> stage_ranks;  // stage -> pipeline rank
     // With the memory curve of every rank; only its lanes and no events
     // when simulated with Recording::summary.
     Timeline timeline;

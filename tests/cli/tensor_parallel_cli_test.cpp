@@ -1,0 +1,80 @@
+// `simulate --tensor-parallel`: each stage split over its group, in words and
+// as JSON; what plan and the checks say of it.
+
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "cli_test_support.h"
+
+namespace pipewright {
+namespace {
+
+using testing::example;
+using testing::run_cli;
+using testing::TempDir;
+
+// The small GPT example on 8 GPUs in two stages (gpu0 and gpu4), so that
+// each stage can take a tensor-parallel group of up to 4.
+std::string two_stage_gpt(const TempDir& dir, int tensor_parallel) {
+    std::ifstream in(example("transformer-interleaved-4gpu.json"));
+    nlohmann::json j = nlohmann::json::parse(in);
+    auto& devices = j["topology"]["nodes"][0]["containers"][0]["devices"];
+    for (int g = 4; g < 8; ++g) {
+        devices.push_back({{"name", "gpu" + std::to_string(g)}, {"spec", "A100-80GB"}});
+    }
+    nlohmann::json first = nlohmann::json::array();
+    nlohmann::json second = nlohmann::json::array();
+    for (std::size_t i = 0; i < j["model"]["layers"].size(); ++i) {
+        (i < 5 ? first : second).push_back(j["model"]["layers"][i]["name"]);
+    }
+    j["placement"] = {{{"device", "node0/c0/gpu0"}, {"layers", first}},
+                      {{"device", "node0/c0/gpu4"}, {"layers", second}}};
+    j["training"]["schedule"] = "1f1b";
+    if (tensor_parallel > 1) {
+        j["tensor_parallel"] = {{"size", tensor_parallel}};
+    }
+    const auto path = dir / "gpt.json";
+    std::ofstream(path) << j.dump(2);
+    return path.string();
+}
+
+TEST(TensorParallelCli, SimulateSplitsEachStageOverItsGroupAndSaysSo) {
+    const TempDir dir;
+    const std::string file = two_stage_gpt(dir, 1);
+    const auto whole = run_cli({"simulate", file, "--json"});
+    ASSERT_EQ(whole.code, 0) << whole.err;
+    const auto r = run_cli({"simulate", file, "--tensor-parallel", "4"});
+    ASSERT_EQ(r.code, 0) << r.err;
+    EXPECT_NE(r.out.find("Tensor      4 devices a stage · sequence parallelism off"),
+              std::string::npos)
+        << r.out;
+    EXPECT_NE(r.out.find("node0/c0/gpu4 … gpu7"), std::string::npos) << r.out;
+    const auto j =
+        run_cli({"simulate", file, "--tensor-parallel", "4", "--sequence-parallel", "--json"});
+    ASSERT_EQ(j.code, 0) << j.err;
+    const auto split = nlohmann::json::parse(j.out);
+    EXPECT_EQ(split["tensor_parallel"]["size"], 4);
+    EXPECT_TRUE(split["tensor_parallel"]["sequence_parallel"].get<bool>());
+    EXPECT_GT(split["tensor_parallel"]["stages"][0]["forward_s"].get<double>(), 0);
+    // A quarter of each block on each GPU: faster than one GPU a stage.
+    EXPECT_LT(split["iteration_time_s"].get<double>(),
+              nlohmann::json::parse(whole.out)["iteration_time_s"].get<double>());
+}
+
+TEST(TensorParallelCli, PlanAndRunSayTheyDoNotSplitStagesYet) {
+    const TempDir dir;
+    const std::string file = two_stage_gpt(dir, 2);
+    const auto plan = run_cli({"plan", file});
+    EXPECT_EQ(plan.code, 1);
+    EXPECT_NE(plan.err.find("does not plan tensor parallelism yet"), std::string::npos) << plan.err;
+    const auto too_many = run_cli({"simulate", file, "--tensor-parallel", "8"});
+    EXPECT_EQ(too_many.code, 1);
+    EXPECT_NE(too_many.err.find("--tensor-parallel"), std::string::npos) << too_many.err;
+}
+
+}  // namespace
+}  // namespace pipewright

@@ -1,0 +1,249 @@
+// Tensor parallelism in the analysis and the simulator: Megatron-LM's split
+// of each layer, the activations of a transformer block as Korthikanti et al.
+// 2022 count them (to the byte), the group's all-reduces over its links, and
+// what cannot be split.
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "pipewright/core/analysis.h"
+#include "pipewright/core/project_io.h"
+#include "pipewright/sim/cost_model.h"
+#include "pipewright/sim/planner.h"
+#include "pipewright/sim/simulation.h"
+
+namespace pipewright {
+namespace {
+
+using nlohmann::json;
+
+constexpr int kSequence = 512;
+constexpr int kHidden = 1024;
+constexpr int kHeads = 16;
+constexpr int kMicrobatchSize = 2;
+constexpr double kBandwidthGBps = 300;
+constexpr double kLatencyUs = 5;
+
+// A small GPT (embedding, two blocks, a final norm and the head) in bf16 on
+// one container of 8 GPUs: stage 0 on gpu0, stage 1 on gpu4.
+json gpt_json(int tensor_parallel, bool sequence_parallel = false) {
+    const json block = {
+        {"type", "transformer_block"}, {"hidden", kHidden}, {"heads", kHeads}, {"mlp_ratio", 4}};
+    json b0 = block;
+    b0["name"] = "block0";
+    json b1 = block;
+    b1["name"] = "block1";
+    json gpus = json::array();
+    for (int g = 0; g < 8; ++g) {
+        gpus.push_back({{"name", "gpu" + std::to_string(g)}, {"spec", "A100-80GB"}});
+    }
+    const json link = {{"bandwidth_GBps", kBandwidthGBps}, {"latency_us", kLatencyUs}};
+    json j = {
+        {"format", "pipewright-project"},
+        {"version", 1},
+        {"model",
+         {{"name", "gpt"},
+          {"input", {{"shape", {kSequence}}, {"dtype", "int64"}}},
+          {"loss", "cross_entropy"},
+          {"layers",
+           {{{"name", "embed"},
+             {"type", "embedding"},
+             {"num_embeddings", 32000},
+             {"embedding_dim", kHidden}},
+            b0,
+            b1,
+            {{"name", "ln_f"}, {"type", "layernorm"}, {"features", kHidden}},
+            {{"name", "head"},
+             {"type", "linear"},
+             {"in_features", kHidden},
+             {"out_features", 32000},
+             {"bias", false}}}}}},
+        {"topology",
+         {{"links", {{"intra_container", link}, {"intra_node", link}, {"inter_node", link}}},
+          {"nodes",
+           json::array({{{"name", "node0"},
+                         {"containers", json::array({{{"name", "c0"}, {"devices", gpus}}})}}})}}},
+        {"placement",
+         json::array({{{"device", "node0/c0/gpu0"}, {"layers", {"embed", "block0"}}},
+                      {{"device", "node0/c0/gpu4"}, {"layers", {"block1", "ln_f", "head"}}}})},
+        {"training",
+         {{"batch_size", 4 * kMicrobatchSize},
+          {"microbatches", 4},
+          {"schedule", "1f1b"},
+          {"dtype", "bfloat16"},
+          {"optimizer", {{"type", "adam"}}}}}};
+    if (tensor_parallel > 1) {
+        j["tensor_parallel"] = {{"size", tensor_parallel},
+                                {"sequence_parallel", sequence_parallel}};
+    }
+    return j;
+}
+
+Project parse(const json& j) {
+    Diagnostics d;
+    auto p = project_from_json(j, d);
+    EXPECT_TRUE(p) << d.format();
+    return *p;
+}
+
+AnalyzedProject analyze(const json& j) {
+    Diagnostics d;
+    auto a = analyze_project(parse(j), {}, d);
+    EXPECT_TRUE(a) << d.format();
+    return *a;
+}
+
+std::string problems(const json& j, const AnalysisOptions& options = {}) {
+    Diagnostics d;
+    const auto p = project_from_json(j, d);
+    if (!p) {
+        return d.format();
+    }
+    (void)analyze_project(*p, options, d);
+    return d.format();
+}
+
+// Korthikanti et al. 2022, bytes of one block's activations for a
+// micro-batch of b sequences at 2 bytes an element.
+double korthikanti(int t, bool sequence_parallel) {
+    const double s = kSequence;
+    const double h = kHidden;
+    const double a = kHeads;
+    const double b = kMicrobatchSize;
+    if (t == 1) {
+        return s * b * h * (34 + 5 * a * s / h);
+    }
+    if (sequence_parallel) {
+        return s * b * h * (34.0 / t + 5 * a * s / (h * t));
+    }
+    return s * b * h * (10 + 24.0 / t + 5 * a * s / (h * t));
+}
+
+TEST(TensorParallel, ABlocksActivationsAreKorthikantisToTheByte) {
+    for (const int t : {1, 2, 4}) {
+        for (const bool sp : {false, true}) {
+            if (t == 1 && sp) {
+                continue;
+            }
+            SCOPED_TRACE("t = " + std::to_string(t) + (sp ? ", sequence parallel" : ""));
+            const AnalyzedProject p = analyze(gpt_json(t, sp));
+            const LayerCost c = layer_cost(p, 1, p.rank_specs[0], {});
+            EXPECT_NEAR(c.stash_bytes, korthikanti(t, sp), 1e-6 * korthikanti(t, sp));
+        }
+    }
+}
+
+TEST(TensorParallel, EachDeviceHoldsItsShareOfTheWeightsAndTheWork) {
+    const AnalyzedProject one = analyze(gpt_json(1));
+    const AnalyzedProject four = analyze(gpt_json(4));
+    ASSERT_EQ(four.tensor_shares.size(), 5U);
+    // A block's matrices split four ways; its norms and two biases stay whole.
+    const double h = kHidden;
+    const double whole = 12 * h * h + 13 * h;  // parameters of a block
+    EXPECT_DOUBLE_EQ(four.tensor_shares[1].parameters, ((12 * h * h + 7 * h) / 4 + 6 * h) / whole);
+    EXPECT_DOUBLE_EQ(four.tensor_shares[1].compute, 0.25);
+    // The embedding splits its vocabulary; the final norm stays whole; the
+    // head, with no linear after it, is column-parallel with a gathered output.
+    EXPECT_DOUBLE_EQ(four.tensor_shares[0].parameters, 0.25);
+    EXPECT_DOUBLE_EQ(four.tensor_shares[3].compute, 1.0);
+    EXPECT_EQ(four.tensor_shares[4].forward_reductions, 1);
+    const auto s1 = stage_costs(one, {});
+    const auto s4 = stage_costs(four, {});
+    for (std::size_t s = 0; s < 2; ++s) {
+        EXPECT_LT(s4[s].parameters, s1[s].parameters / 3);
+        EXPECT_GT(s4[s].parameters, s1[s].parameters / 4);
+    }
+}
+
+// Two all-reduces of s·b·h bf16 elements per block in each direction, each
+// the faster of the ring (2(t−1)α + 2(t−1)/t · bytes/B) and the tree over the
+// group's links.
+TEST(TensorParallel, TheGroupsAllReducesTakeTheCollectiveFormulas) {
+    const int t = 4;
+    const AnalyzedProject p = analyze(gpt_json(t));
+    const auto stages = stage_costs(p, {});
+    const double bytes = 2.0 * kSequence * kMicrobatchSize * kHidden;
+    const double ring_s =
+        2 * (t - 1) * kLatencyUs * 1e-6 + 2.0 * (t - 1) / t * bytes / (kBandwidthGBps * 1e9);
+    // A tree pays 2⌈log₂t⌉ latencies and moves twice the bytes; the faster wins.
+    const double tree_s = 2 * 2 * kLatencyUs * 1e-6 + 2 * bytes / (kBandwidthGBps * 1e9);
+    const double ring = std::min(ring_s, tree_s);
+    // Stage 0: the embedding's output, then block0's two.
+    EXPECT_NEAR(stages[0].tensor_forward_s, 3 * ring, 1e-12);
+    EXPECT_NEAR(stages[0].tensor_backward_s, 2 * ring, 1e-12);
+    // Without tensor parallelism there are none, and the time is as before.
+    const auto whole = stage_costs(analyze(gpt_json(1)), {});
+    EXPECT_EQ(whole[0].tensor_forward_s, 0);
+    EXPECT_LT(stages[0].forward_s, whole[0].forward_s);
+    // The simulated report carries them and each stage's group.
+    const SimulationReport r = simulate_project(p, {}, Recording::summary);
+    ASSERT_EQ(r.tensor_groups.size(), 2U);
+    EXPECT_EQ(r.tensor_groups[1].front(), "node0/c0/gpu4");
+    EXPECT_EQ(r.tensor_groups[1].back(), "node0/c0/gpu7");
+    EXPECT_NEAR(r.stages[0].tensor_forward_s, 3 * ring, 1e-12);
+}
+
+TEST(TensorParallel, WhatCannotSplitIsNamed) {
+    // Eight devices from gpu4 on do not fit in a container of eight.
+    EXPECT_NE(problems(gpt_json(8))
+                  .find("rank 1 (node0/c0/gpu4) leads a tensor-parallel group "
+                        "of 8 devices, but its container has only 4"),
+              std::string::npos)
+        << problems(gpt_json(8));
+    // 16 heads do not split three ways.
+    AnalysisOptions three;
+    three.tensor_parallel = 3;
+    EXPECT_NE(problems(gpt_json(1), three).find("does not divide heads = 16"), std::string::npos)
+        << problems(gpt_json(1), three);
+    // A convolution does not split at all.
+    json conv = gpt_json(2);
+    conv["model"]["input"] = {{"shape", {3, 32, 32}}, {"dtype", "float32"}};
+    conv["model"]["layers"] = {{{"name", "conv"},
+                                {"type", "conv2d"},
+                                {"in_channels", 3},
+                                {"out_channels", 8},
+                                {"kernel_size", 3}}};
+    conv["placement"] = {{{"device", "node0/c0/gpu0"}, {"layers", {"conv"}}}};
+    conv["model"]["loss"] = "mse";
+    EXPECT_NE(problems(conv).find("model.layers[0]: conv2d layers cannot be split"),
+              std::string::npos)
+        << problems(conv);
+    // The planner says it does not plan it yet.
+    EXPECT_THROW((void)plan_pipeline(parse(gpt_json(2)), {}), InputError);
+}
+
+TEST(TensorParallel, GroupsAndReplicasTakeDistinctDevices) {
+    // Two replicas of a 2-stage pipeline, each stage on 2 devices: 8 GPUs.
+    json j = gpt_json(2);
+    j["placement"][1]["device"] = "node0/c0/gpu2";
+    j["data_parallel"] = {{"size", 2}};
+    const AnalyzedProject p = analyze(j);
+    ASSERT_EQ(p.tensor_groups.size(), 2U);
+    EXPECT_EQ(p.tensor_groups[1][0].front().path, "node0/c0/gpu4");
+    EXPECT_EQ(p.tensor_groups[1][1].back().path, "node0/c0/gpu7");
+    // A stage placed inside another's group is refused.
+    json overlap = gpt_json(2);
+    overlap["placement"][1]["device"] = "node0/c0/gpu1";
+    EXPECT_NE(problems(overlap).find("device node0/c0/gpu1 would be in"), std::string::npos)
+        << problems(overlap);
+}
+
+TEST(TensorParallel, TheFileKeepsItAndAPlainFileStaysAsItWas) {
+    const Project p = parse(gpt_json(4, true));
+    EXPECT_EQ(p.tensor_parallel.size, 4);
+    EXPECT_TRUE(p.tensor_parallel.sequence_parallel);
+    Diagnostics d;
+    EXPECT_EQ(*project_from_json(project_to_json(p), d), p);
+    EXPECT_FALSE(project_to_json(parse(gpt_json(1))).contains("tensor_parallel"));
+    json bad = gpt_json(1);
+    bad["tensor_parallel"] = {{"size", 0}};
+    EXPECT_NE(problems(bad).find("tensor_parallel.size"), std::string::npos) << problems(bad);
+}
+
+}  // namespace
+}  // namespace pipewright
