@@ -2,6 +2,8 @@
 
 #include <filesystem>
 #include <new>
+#include <optional>
+#include <utility>
 
 #include "commands.h"
 #include "option_checks.h"
@@ -53,20 +55,32 @@ void add_simulate_command(CLI::App& app, SimulateArgs& args) {
 
 namespace {
 
-// --compare-layouts: what the studio's Compare D × p layouts shows.
-int compare_layouts(const SimulateArgs& args, AnalysisOptions options,
-                    const CostModelOptions& costs, std::ostream& out, std::ostream& err) {
+// The project a comparison starts from, checked as given first, so that
+// real mistakes are not hidden behind "not applicable" rows; nullopt after
+// saying what is wrong.
+std::optional<Project> project_to_compare(const SimulateArgs& args, AnalysisOptions& options,
+                                          const CostModelOptions& costs, std::ostream& err) {
     LoadedProject loaded = load_project_file(args.project);
     if (!loaded.diagnostics.empty() || !loaded.project) {
         print_problems(err, args.project, loaded.diagnostics);
-        return kInvalidInput;
+        return std::nullopt;
     }
     options.base_dir = std::filesystem::path(args.project).parent_path();
     if (!load_analyzed(args.project, options, err)) {
-        return kInvalidInput;
+        return std::nullopt;
     }
     (void)check_profile_fit(costs, *loaded.project, err);
-    Project project = *loaded.project;
+    return std::move(loaded.project);
+}
+
+// --compare-layouts: what the studio's Compare D × p layouts shows.
+int compare_layouts(const SimulateArgs& args, AnalysisOptions options,
+                    const CostModelOptions& costs, std::ostream& out, std::ostream& err) {
+    std::optional<Project> given = project_to_compare(args, options, costs, err);
+    if (!given) {
+        return kInvalidInput;
+    }
+    Project project = std::move(*given);
     if (args.batch_size) {
         project.training.batch_size = *args.batch_size;
     }
@@ -141,19 +155,11 @@ int run_simulate(const SimulateArgs& args, std::ostream& out, std::ostream& err)
     const CostModelOptions& costs = *cost_options;
 
     if (args.compare_schedules) {
-        LoadedProject loaded = load_project_file(args.project);
-        if (!loaded.diagnostics.empty() || !loaded.project) {
-            print_problems(err, args.project, loaded.diagnostics);
+        const std::optional<Project> project = project_to_compare(args, options, costs, err);
+        if (!project) {
             return kInvalidInput;
         }
-        options.base_dir = std::filesystem::path(args.project).parent_path();
-        // Check the project as given first, so real mistakes are not hidden
-        // behind "not applicable" rows.
-        if (!load_analyzed(args.project, options, err)) {
-            return kInvalidInput;
-        }
-        (void)check_profile_fit(costs, *loaded.project, err);
-        auto rows = compare_schedules(*loaded.project, options, costs);
+        auto rows = compare_schedules(*project, options, costs);
         if (args.json) {
             out << comparison_to_json(rows).dump(2) << '\n';
         } else {
