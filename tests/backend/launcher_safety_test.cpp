@@ -290,7 +290,14 @@ TEST(LauncherSafety, AStoppedRankOfReplicaOneIsNamedNotItsPeers) {
     ::kill(run.ranks()[2], SIGSTOP);
     const auto& r = run.finish();
     EXPECT_EQ(r.code, 1) << r.output;
-    EXPECT_NE(r.output.find("rank 2 stopped answering"), std::string::npos) << r.output;
+    // Usually its heartbeat times out. When another process of its process
+    // group exits first, the kernel hangs up on the stopped rank (a stopped
+    // member of an orphaned group gets SIGHUP): seen once in CI-like load.
+    // Either way the stopped rank is named.
+    const bool stopped = r.output.find("rank 2 stopped answering") != std::string::npos;
+    const bool hung_up =
+        r.output.find("rank 2 failed (killed by signal 1 (Hangup))") != std::string::npos;
+    EXPECT_TRUE(stopped || hung_up) << r.output;
     EXPECT_EQ(test::processes_mentioning(run.out().string()), std::vector<pid_t>{});
     fs::remove_all(dir);
 }
