@@ -28,36 +28,29 @@ class Splitter {
         : model_(model), layers_(layers), tp_(tp), t_(tp.size), d_(d) {}
 
     std::vector<TensorShare> run() {
-        std::vector<TensorShare> out(model_.layers.size());
-        std::vector<bool> row(model_.layers.size(), false);
-        for (std::size_t i = 0; i < model_.layers.size(); ++i) {
+        const std::size_t n = model_.layers.size();
+        std::vector<TensorShare> out(n);
+        for (std::size_t i = 0; i < n; ++i) {
             const std::string& type = model_.layers[i].type;
             if (type == "transformer_block") {
                 out[i] = transformer(i);
             } else if (type == "embedding") {
                 out[i] = embedding(i);
             } else if (type == "linear") {
-                if (row[i]) {
-                    out[i] = row_parallel(i);
+                const std::size_t partner = next_linear(i);
+                if (partner == n) {
+                    out[i] = gathered_column(i);
                     continue;
                 }
-                const std::size_t partner = next_linear(i);
-                if (partner < model_.layers.size()) {
-                    out[i] = column_parallel(i);
-                    row[partner] = true;
-                    for (std::size_t k = i + 1; k < partner; ++k) {
-                        out[k] = split_elementwise();
-                    }
-                    for (std::size_t k = i + 1; k < partner; ++k) {
-                        row[k] = true;  // already split: skip below
-                    }
-                } else {
-                    out[i] = gathered_column(i);
+                // A pair, with the activations between split too: done at once.
+                out[i] = column_parallel(i);
+                for (std::size_t k = i + 1; k < partner; ++k) {
+                    out[k] = split_elementwise();
                 }
+                out[partner] = row_parallel(partner);
+                i = partner;
             } else if (is_elementwise(type) || type == "layernorm" || type == "flatten") {
-                if (!row[i]) {
-                    out[i] = whole(tp_);
-                }
+                out[i] = whole(tp_);
             } else {
                 refuse(i, type +
                               " layers cannot be split across a tensor-parallel group (only "

@@ -109,6 +109,12 @@ CollectiveGroup collective_group(const std::vector<DeviceLocation>& members,
     return g;
 }
 
+CollectiveGroup with_measured_ring(CollectiveGroup group, const LinkSpec& measured) {
+    group.ring = measured;
+    group.ring_only = true;
+    return group;
+}
+
 CollectiveTime collective_time(CollectiveKind kind, double bytes, const CollectiveGroup& group) {
     const int d = group.members;
     if (d <= 1 || bytes <= 0) {

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <optional>
 #include <utility>
 
 #include "pipewright/core/diagnostics.h"
@@ -152,20 +153,17 @@ LayerCost layer_cost(const AnalyzedProject& project, int layer, const DeviceSpec
 
 namespace {
 
-// The all-reduces of one micro-batch through stage `s`'s tensor-parallel
+// The all-reduces of one micro-batch through `stage`'s tensor-parallel
 // group (forward, backward), over the group's links, or over the profile's
 // measured all-reduce link when it has one.
 std::pair<double, double> tensor_collectives_s(const AnalyzedProject& project,
                                                const PipelineStage& stage,
-                                               const CostModelOptions& options) {
-    if (project.tensor_shares.empty() || project.tensor_groups.empty()) {
-        return {0, 0};
-    }
+                                               const CostModelOptions& options,
+                                               const LinkResolver& links) {
     const auto& members = project.tensor_groups[0].at(static_cast<std::size_t>(stage.rank));
-    CollectiveGroup group = collective_group(members, LinkResolver(project.project.topology));
+    CollectiveGroup group = collective_group(members, links);
     if (options.profile != nullptr && options.profile->all_reduce) {
-        group.ring = options.profile->all_reduce->link;
-        group.ring_only = true;
+        group = with_measured_ring(group, options.profile->all_reduce->link);
     }
     const double bytes_per_element =
         project.microbatch_size * dtype_bytes(project.project.training.dtype);
@@ -194,6 +192,11 @@ std::vector<StageCost> stage_costs(const AnalyzedProject& project,
     const double mb = project.microbatch_size;
     std::vector<StageCost> out;
     out.reserve(project.stages.size());
+    // Resolved once for every stage's tensor-parallel group.
+    std::optional<LinkResolver> tensor_links;
+    if (!project.tensor_shares.empty() && !project.tensor_groups.empty()) {
+        tensor_links.emplace(project.project.topology);
+    }
     for (const auto& stage : project.stages) {
         const DeviceSpec& device = project.rank_specs.at(static_cast<std::size_t>(stage.rank));
         StageCost s;
@@ -220,16 +223,14 @@ std::vector<StageCost> stage_costs(const AnalyzedProject& project,
                     : whole * project.tensor_shares[static_cast<std::size_t>(l)].parameters));
         }
         const auto [tensor_forward_s, tensor_backward_s] =
-            tensor_collectives_s(project, stage, options);
+            tensor_links ? tensor_collectives_s(project, stage, options, *tensor_links)
+                         : std::pair<double, double>{0, 0};
         s.tensor_forward_s = tensor_forward_s;
         s.tensor_backward_s = tensor_backward_s;
         s.forward_s += tensor_forward_s;
         s.backward_input_s += tensor_backward_s;
         if (measured_full) {
-            full_s += tensor_backward_s;
-        }
-        if (measured_full) {
-            s.backward_full_s = full_s;
+            s.backward_full_s = full_s + tensor_backward_s;
         }
         if (stage.first_layer > 0) {
             s.input_bytes =

@@ -85,18 +85,7 @@ std::pair<double, double> fullest_device(const SimulationReport& report) {
 }
 
 bool same_plan(const PlanOutcome& a, const PlanOutcome& b) {
-    if (a.schedule != b.schedule || a.microbatches != b.microbatches ||
-        a.stages.size() != b.stages.size()) {
-        return false;
-    }
-    for (std::size_t k = 0; k < a.stages.size(); ++k) {
-        if (a.stages[k].device != b.stages[k].device ||
-            a.stages[k].first_layer != b.stages[k].first_layer ||
-            a.stages[k].last_layer != b.stages[k].last_layer) {
-            return false;
-        }
-    }
-    return true;
+    return a.schedule == b.schedule && a.microbatches == b.microbatches && a.stages == b.stages;
 }
 
 // The best layout of one replica count: the winner's pipeline plan and

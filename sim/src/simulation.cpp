@@ -168,15 +168,6 @@ double with_optimizer_steps(const MetricsAccumulator& totals, const std::vector<
 // The ring hops of a stage's group of replicas, as links of the
 // simulation (shared with the pipeline's transfers where they are the same
 // link), and what its collectives cost.
-// A group priced by a profile's measured collective: the ring formula over
-// the fitted link, the only algorithm the measurement describes.
-CollectiveGroup measured_group(const CollectiveGroup& group, const CollectiveProfile& measured) {
-    CollectiveGroup g = group;
-    g.ring = measured.link;
-    g.ring_only = true;
-    return g;
-}
-
 void describe_collectives(const AnalyzedProject& project, const CostModelOptions& options,
                           SimulationInput& input, std::vector<StageCollectiveCost>& costs) {
     const Profile* profile = options.profile;
@@ -222,11 +213,12 @@ void describe_collectives(const AnalyzedProject& project, const CostModelOptions
             // gradients with an all-reduce at every ZeRO stage (Gloo has no
             // reduce-scatter).
             cost.kind = CollectiveKind::all_reduce;
-            reduce_group = measured_group(group, *profile->all_reduce);
+            reduce_group = with_measured_ring(group, profile->all_reduce->link);
         }
-        const CollectiveGroup gather_group = profile != nullptr && profile->all_gather
-                                                 ? measured_group(group, *profile->all_gather)
-                                                 : group;
+        const CollectiveGroup gather_group =
+            profile != nullptr && profile->all_gather
+                ? with_measured_ring(group, profile->all_gather->link)
+                : group;
         cost.gradient_bytes = bytes;
         const CollectiveTime whole = collective_time(cost.kind, bytes, reduce_group);
         cost.algorithm = whole.algorithm;

@@ -160,6 +160,40 @@ TEST(TensorParallel, EachDeviceHoldsItsShareOfTheWeightsAndTheWork) {
     }
 }
 
+// An MLP's two linears pair up, column- then row-parallel, with the GELU
+// between split; a third linear with no partner is column-parallel with its
+// output gathered.
+TEST(TensorParallel, ConsecutiveLinearsPairUpAsMegatronSplitsAnMlp) {
+    json j = gpt_json(2);
+    j["model"]["input"] = {{"shape", {kSequence, kHidden}}, {"dtype", "float32"}};
+    j["model"]["loss"] = "mse";
+    j["model"]["layers"] = {
+        {{"name", "fc1"}, {"type", "linear"}, {"in_features", kHidden}, {"out_features", 4096}},
+        {{"name", "act"}, {"type", "gelu"}},
+        {{"name", "fc2"}, {"type", "linear"}, {"in_features", 4096}, {"out_features", kHidden}},
+        {{"name", "out"}, {"type", "linear"}, {"in_features", kHidden}, {"out_features", 256}}};
+    j["placement"] = {{{"device", "node0/c0/gpu0"}, {"layers", {"fc1", "act", "fc2", "out"}}}};
+    const AnalyzedProject p = analyze(j);
+    ASSERT_EQ(p.tensor_shares.size(), 4U);
+    const TensorShare& fc1 = p.tensor_shares[0];
+    EXPECT_EQ(fc1.stash, 1.0);  // its input is whole on every device
+    EXPECT_EQ(fc1.forward_reductions, 0);
+    EXPECT_EQ(fc1.backward_reductions, 1);
+    EXPECT_DOUBLE_EQ(fc1.backward_elements, double(kSequence) * kHidden);
+    EXPECT_EQ(p.tensor_shares[1].stash, 0.5);
+    const TensorShare& fc2 = p.tensor_shares[2];
+    EXPECT_EQ(fc2.stash, 0.5);
+    EXPECT_EQ(fc2.forward_reductions, 1);
+    EXPECT_DOUBLE_EQ(fc2.forward_elements, double(kSequence) * kHidden);
+    EXPECT_EQ(fc2.backward_reductions, 0);
+    // fc2's bias stays whole on each device.
+    const double w = 4096.0 * kHidden;
+    EXPECT_DOUBLE_EQ(fc2.parameters, (w / 2 + kHidden) / (w + kHidden));
+    const TensorShare& out = p.tensor_shares[3];
+    EXPECT_EQ(out.forward_reductions, 1);
+    EXPECT_DOUBLE_EQ(out.forward_elements, double(kSequence) * 256 / 2);
+}
+
 // Two all-reduces of s·b·h bf16 elements per block in each direction, each
 // the faster of the ring (2(t−1)α + 2(t−1)/t · bytes/B) and the tree over the
 // group's links.

@@ -34,6 +34,9 @@ struct CollectiveGroup {
 // Describes the group of `members` (in ring order).
 [[nodiscard]] CollectiveGroup collective_group(const std::vector<DeviceLocation>& members,
                                                const LinkResolver& links);
+// The group priced by a link measured for a whole collective (a profile's):
+// the ring formula it was fitted to, and no other algorithm.
+[[nodiscard]] CollectiveGroup with_measured_ring(CollectiveGroup group, const LinkSpec& measured);
 
 struct CollectiveTime {
     CollectiveAlgorithm algorithm = CollectiveAlgorithm::ring;

@@ -61,6 +61,8 @@ struct PlannedStage {
     std::string device;  // device path
     int first_layer = 0;
     int last_layer = 0;  // inclusive
+
+    bool operator==(const PlannedStage&) const = default;
 };
 
 // A placement with a schedule and a micro-batch count, and how it simulates.
