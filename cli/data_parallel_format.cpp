@@ -151,28 +151,65 @@ void print_plan_replicas(std::ostream& out, const PlanResult& result) {
         return;
     }
     out << '\n';
-    TextTable table({"replicas", "stages", "schedule", "micro-batches", "ZeRO", "recompute",
-                     "side by side", "peak memory", "iteration"});
+    // A tensor column only where some layout has groups.
+    const bool tensor =
+        std::any_of(result.data_parallel.begin(), result.data_parallel.end(),
+                    [](const DataParallelOption& o) { return o.tensor_parallel > 1; });
+    std::vector<std::string> columns{"replicas",      "stages",      "schedule",
+                                     "micro-batches", "ZeRO",        "recompute",
+                                     "side by side",  "peak memory", "iteration"};
+    if (tensor) {
+        columns.insert(columns.begin(), "tensor");
+    }
+    TextTable table(columns);
     for (std::size_t c : {0u, 1u, 3u, 6u, 7u, 8u}) {
-        table.right_align(c);
+        table.right_align(c + (tensor ? 1 : 0));
+    }
+    if (tensor) {
+        table.right_align(0);
     }
     std::vector<std::string> reasons;
+    bool bounded = false;
     for (const DataParallelOption& o : result.data_parallel) {
-        if (!o.iteration_s) {
+        std::vector<std::string> row;
+        if (o.floor_s) {
+            row = {std::to_string(o.replicas),        "-", "-", "-", "-", "-", "-", "-",
+                   "≥ " + format_duration(*o.floor_s)};
+            bounded = true;
+        } else if (!o.iteration_s) {
             // The reason goes below the table: a sentence in a cell would
             // stretch the whole table.
-            table.add_row({std::to_string(o.replicas), "-", "-", "-", "-", "-", "-", "-", "n/a"});
-            reasons.push_back(std::to_string(o.replicas) +
-                              (o.replicas == 1 ? " replica: " : " replicas: ") + o.reason);
-            continue;
+            row = {std::to_string(o.replicas), "-", "-", "-", "-", "-", "-", "-", "n/a"};
+            reasons.push_back(
+                (tensor ? "tensor " + std::to_string(o.tensor_parallel) + ", " : std::string()) +
+                std::to_string(o.replicas) + (o.replicas == 1 ? " replica: " : " replicas: ") +
+                o.reason);
+        } else {
+            row = {std::to_string(o.replicas),
+                   std::to_string(o.stages),
+                   o.schedule,
+                   std::to_string(o.microbatches),
+                   std::to_string(o.zero_stage),
+                   o.activation_checkpointing ? "yes" : "no",
+                   std::to_string(o.adjacent),
+                   format_bytes(o.peak_memory_bytes),
+                   format_duration(*o.iteration_s)};
         }
-        table.add_row({std::to_string(o.replicas), std::to_string(o.stages), o.schedule,
-                       std::to_string(o.microbatches), std::to_string(o.zero_stage),
-                       o.activation_checkpointing ? "yes" : "no", std::to_string(o.adjacent),
-                       format_bytes(o.peak_memory_bytes), format_duration(*o.iteration_s)});
+        if (tensor) {
+            row.insert(row.begin(),
+                       std::to_string(o.tensor_parallel) + (o.sequence_parallel ? " + SP" : ""));
+        }
+        table.add_row(row);
     }
     table.print(out);
-    out << "(side by side: how many replicas of each stage sit on neighbouring devices)\n";
+    out << "(side by side: how many replicas of each stage sit on neighbouring "
+        << (tensor ? "devices or groups" : "devices")
+        << (tensor ? "; tensor: devices of each stage's group, SP: sequence parallel" : "")
+        << ")\n";
+    if (bounded) {
+        out << "(≥: not planned: spread evenly over its devices, its work alone takes that long, "
+               "more than a layout already found)\n";
+    }
     for (const std::string& r : reasons) {
         out << "  " << r << '\n';
     }
@@ -181,7 +218,10 @@ void print_plan_replicas(std::ostream& out, const PlanResult& result) {
 nlohmann::json plan_replicas_json(const PlanResult& result) {
     nlohmann::json options = nlohmann::json::array();
     for (const DataParallelOption& o : result.data_parallel) {
-        nlohmann::json j = {{"replicas", o.replicas}, {"fits", o.iteration_s.has_value()}};
+        nlohmann::json j = {{"replicas", o.replicas},
+                            {"tensor_parallel", o.tensor_parallel},
+                            {"sequence_parallel", o.sequence_parallel},
+                            {"fits", o.iteration_s.has_value()}};
         if (o.iteration_s) {
             j["stages"] = o.stages;
             j["schedule"] = o.schedule;
@@ -201,10 +241,15 @@ nlohmann::json plan_replicas_json(const PlanResult& result) {
             j["iteration_time_s_by_zero_stage"] = by_zero;
         } else {
             j["reason"] = o.reason;
+            if (o.floor_s) {
+                j["iteration_time_floor_s"] = *o.floor_s;
+            }
         }
         options.push_back(std::move(j));
     }
-    return {{"choice", result.data_parallel_choice}, {"options", options}};
+    return {{"choice", result.data_parallel_choice},
+            {"options", options},
+            {"tensor_parallel_skipped", result.tensor_parallel_skipped}};
 }
 
 }  // namespace pipewright::cli

@@ -14,6 +14,7 @@
 #include "pipewright/core/schedule_generators.h"
 #include "pipewright/sim/planner.h"
 #include "report_format.h"
+#include "tensor_parallel_format.h"
 
 namespace pipewright::cli {
 
@@ -31,17 +32,29 @@ void add_plan_command(CLI::App& app, PlanArgs& args) {
     cmd->add_option("--schedule", args.schedule, "Plan for this schedule only (" + schedules + ")");
     cmd->add_option("--microbatches,-m", args.microbatches, "Plan for this micro-batch count only")
         ->check(whole_number(1));
-    cmd->add_option("--data-parallel", args.data_parallel,
-                    "Replicas of the pipeline: a count, or \"auto\" to try every count that "
-                    "divides the devices and the batch (default: the project's)")
-        ->check(CLI::Validator(
+    const auto count_or_auto = [](const std::string& name) {
+        return CLI::Validator(
             [](const std::string& text) -> std::string {
                 if (text == "auto") {
                     return {};
                 }
                 return whole_number(1)(text);
             },
-            "COUNT|auto"));
+            name + "|auto");
+    };
+    cmd->add_option("--data-parallel", args.data_parallel,
+                    "Replicas of the pipeline: a count, or \"auto\" to try every count that "
+                    "divides the devices (the tensor-parallel groups) and the batch (default: "
+                    "the project's)")
+        ->check(count_or_auto("COUNT"));
+    cmd->add_option("--tensor-parallel", args.tensor_parallel,
+                    "Devices of each stage's tensor-parallel group: a size, or \"auto\" to try "
+                    "every size that divides a container's devices and the model's dimensions, "
+                    "each with every replica count (default: the project's)")
+        ->check(count_or_auto("SIZE"));
+    cmd->add_flag("--sequence-parallel", args.sequence_parallel,
+                  "With tensor parallelism, split the layer norms and activations along the "
+                  "sequence too (default: the project's)");
     add_cost_options(*cmd, args.costs);
     cmd->add_flag("--json", args.json, "Print the plan and its comparisons as one JSON object");
     cmd->add_option("--apply", args.apply, "Write the project with the plan applied to this file");
@@ -114,10 +127,16 @@ void print_plan(std::ostream& out, const PlanResult& result, const Project& proj
         << (r.microbatches == 1 ? "" : "es") << " of " << r.microbatch_size << " · "
         << plan.stages.size() << " stage" << (plan.stages.size() == 1 ? "" : "s");
     const int replicas = std::max(1, result.project.data_parallel.size);
+    const int tensor = std::max(1, result.project.tensor_parallel.size);
+    if (tensor > 1) {
+        out << " of " << tensor << " devices"
+            << (result.project.tensor_parallel.sequence_parallel ? " (tensor and sequence parallel)"
+                                                                 : " (tensor parallel)");
+    }
     if (replicas > 1) {
         out << " × " << replicas << " replicas";
     }
-    out << " on " << device_count(plan) * replicas << " of " << total_devices << " device"
+    out << " on " << device_count(plan) * replicas * tensor << " of " << total_devices << " device"
         << (total_devices == 1 ? "" : "s") << '\n';
     out << "Iteration   " << format_duration(r.iteration_time_s) << " · "
         << format_rate(r.throughput_samples_per_s) << " samples/s · bubble "
@@ -151,7 +170,13 @@ void print_plan(std::ostream& out, const PlanResult& result, const Project& proj
     for (std::size_t k = 0; k < plan.stages.size(); ++k) {
         const auto& s = plan.stages[k];
         const DeviceMetrics* d = metrics_of(r, s.device);
-        stages.add_row({std::to_string(k), printable_name(s.device),
+        std::string device = s.device;
+        for (const auto& group : r.tensor_groups) {
+            if (!group.empty() && group.front() == s.device) {
+                device = tensor_group_words(group);
+            }
+        }
+        stages.add_row({std::to_string(k), printable_name(device),
                         std::to_string(s.first_layer) + "-" + std::to_string(s.last_layer),
                         layer_range(project, s), d ? format_duration(d->busy_s) : "-",
                         d ? format_bytes(static_cast<double>(d->peak_memory_bytes)) : "-",
@@ -285,6 +310,13 @@ int run_plan(const PlanArgs& args, std::ostream& out, std::ostream& err) {
     options.microbatches = args.microbatches;
     if (args.data_parallel) {
         options.data_parallel = *args.data_parallel == "auto" ? 0 : std::stoi(*args.data_parallel);
+    }
+    if (args.tensor_parallel) {
+        options.tensor_parallel =
+            *args.tensor_parallel == "auto" ? 0 : std::stoi(*args.tensor_parallel);
+    }
+    if (args.sequence_parallel) {
+        options.sequence_parallel = true;
     }
     options.base_dir = std::filesystem::path(args.project).parent_path();
     std::optional<Profile> profile;

@@ -8,10 +8,7 @@
 
 namespace pipewright::cli {
 
-namespace {
-
-// "node0/c0/gpu0 … gpu3": the group's first device and its last one's name.
-std::string group_words(const std::vector<std::string>& group) {
+std::string tensor_group_words(const std::vector<std::string>& group) {
     if (group.empty()) {
         return "-";
     }
@@ -22,8 +19,6 @@ std::string group_words(const std::vector<std::string>& group) {
     const auto slash = last.rfind('/');
     return group.front() + " … " + (slash == std::string::npos ? last : last.substr(slash + 1));
 }
-
-}  // namespace
 
 void print_tensor_parallel(std::ostream& out, const SimulationReport& r) {
     const TensorParallel& tp = r.tensor_parallel;
@@ -41,7 +36,7 @@ void print_tensor_parallel(std::ostream& out, const SimulationReport& r) {
         const std::size_t rank =
             s < r.stage_ranks.size() ? static_cast<std::size_t>(r.stage_ranks[s]) : s;
         const std::string group =
-            rank < r.tensor_groups.size() ? group_words(r.tensor_groups[rank]) : "-";
+            rank < r.tensor_groups.size() ? tensor_group_words(r.tensor_groups[rank]) : "-";
         table.add_row({std::to_string(s), std::to_string(rank), printable_name(group),
                        format_duration(r.stages[s].tensor_forward_s),
                        format_duration(r.stages[s].tensor_backward_s)});

@@ -78,7 +78,9 @@ class Splitter {
         d_.add(path(i), "tensor_parallel.size " + std::to_string(t_) + " does not divide " + name +
                             " = " + std::to_string(v) + " of " + printable(model_.layers[i].name) +
                             "; use a size that divides it, or make it " + std::to_string(padded) +
-                            " (Megatron-LM pads a vocabulary so that it splits)");
+                            (name == "num_embeddings" || name == "out_features"
+                                 ? " (Megatron-LM pads a vocabulary so that it splits)"
+                                 : ""));
         return false;
     }
     static std::string printable(const std::string& s) { return "\"" + s + "\""; }

@@ -33,6 +33,7 @@ enum MergeId : int {
     kMergeMicrobatches = 1,
     kMergeBatchSize,
     kMergeReplicas,
+    kMergeTensorParallel,
     kMergeInspector,
 };
 

@@ -39,7 +39,7 @@ TrainingBar::TrainingBar(ProjectDocument* document, QWidget* parent)
     batch_->setRange(1, 1 << 24);
     batch_->setKeyboardTracking(false);
     batch_->setToolTip(tr("Samples per training iteration (global batch)"));
-    parallelism_ = new QToolBar(tr("Data parallelism"), parent);
+    parallelism_ = new QToolBar(tr("Parallelism"), parent);
     parallelism_->setObjectName(QStringLiteral("parallelismBar"));
     replicas_ = new QSpinBox(parallelism_);
     replicas_->setObjectName(QStringLiteral("replicas"));
@@ -71,6 +71,19 @@ TrainingBar::TrainingBar(ProjectDocument* document, QWidget* parent)
                        tr("FSDP: the weights are split too, and each stage gathers them "
                           "before it computes"),
                        Qt::ToolTipRole);
+    tensor_ = new QSpinBox(parallelism_);
+    tensor_->setObjectName(QStringLiteral("tensorParallel"));
+    tensor_->setRange(1, kMaxTensorParallel);
+    tensor_->setKeyboardTracking(false);
+    tensor_->setToolTip(
+        tr("Tensor parallelism: each stage runs on its device and the ones after it in its "
+           "container, each holding a slice of the stage's matrices (Megatron-LM); the group "
+           "all-reduces twice per transformer block in the forward and twice in the backward"));
+    sequence_ = new QCheckBox(tr("Sequence parallel"), parallelism_);
+    sequence_->setObjectName(QStringLiteral("sequenceParallel"));
+    sequence_->setToolTip(
+        tr("Split the layer norms and dropouts along the sequence too: less activation memory "
+           "for the same traffic"));
     microbatches_ = new QSpinBox(this);
     microbatches_->setRange(1, 4096);
     microbatches_->setKeyboardTracking(false);
@@ -104,6 +117,9 @@ TrainingBar::TrainingBar(ProjectDocument* document, QWidget* parent)
     parallelism_->addWidget(caption(tr("Replicas")));
     parallelism_->addWidget(replicas_);
     parallelism_->addWidget(zero_);
+    parallelism_->addWidget(caption(tr("Tensor")));
+    parallelism_->addWidget(tensor_);
+    parallelism_->addWidget(sequence_);
 
     connect(schedule_, &QComboBox::currentIndexChanged, this, [this](int i) {
         const QString name = schedule_->itemData(i).toString();
@@ -145,6 +161,14 @@ TrainingBar::TrainingBar(ProjectDocument* document, QWidget* parent)
     connect(zero_, &QComboBox::currentIndexChanged, this, [this](int i) {
         applyToProject(tr("Change ZeRO stage"), -1,
                        [i](Project& p) { p.data_parallel.zero_stage = std::max(0, i); });
+    });
+    connect(tensor_, &QSpinBox::valueChanged, this, [this](int v) {
+        applyToProject(tr("Change tensor parallelism"), kMergeTensorParallel,
+                       [v](Project& p) { p.tensor_parallel.size = v; });
+    });
+    connect(sequence_, &QCheckBox::toggled, this, [this](bool on) {
+        applyToProject(tr("Toggle sequence parallelism"), -1,
+                       [on](Project& p) { p.tensor_parallel.sequence_parallel = on; });
     });
     connect(microbatches_, &QSpinBox::valueChanged, this, [this](int v) {
         apply(tr("Change micro-batches"), kMergeMicrobatches, [v](Training& t) {
@@ -216,6 +240,10 @@ void TrainingBar::refresh() {
     zero_->setEnabled(dp.size > 1);
     zero_->setToolTip(dp.size > 1 ? zero_->currentData(Qt::ToolTipRole).toString()
                                   : tr("With one replica there is nothing to shard"));
+    const TensorParallel& tp = document_->project().tensor_parallel;
+    tensor_->setValue(tp.size);
+    sequence_->setChecked(tp.sequence_parallel);
+    sequence_->setEnabled(tp.size > 1);
     // Each replica splits its share of the batch: a micro-batch size in the
     // file gives a count per replica.
     microbatches_->setValue(

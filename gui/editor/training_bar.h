@@ -15,7 +15,7 @@ class ProjectDocument;
 
 // The training settings that change the pipeline most: schedule, batch,
 // micro-batches, compute dtype and optimizer; and in parallelismBar(), the
-// data-parallel replicas and ZeRO.
+// data-parallel replicas and ZeRO, and the tensor-parallel group size.
 class TrainingBar : public QToolBar {
     Q_OBJECT
 
@@ -30,6 +30,9 @@ class TrainingBar : public QToolBar {
     [[nodiscard]] QToolBar* parallelismBar() const { return parallelism_; }
     [[nodiscard]] QSpinBox* replicasBox() const { return replicas_; }
     [[nodiscard]] QComboBox* zeroBox() const { return zero_; }
+    // Tensor parallelism: devices of each stage's group, and sequence parallelism.
+    [[nodiscard]] QSpinBox* tensorParallelBox() const { return tensor_; }
+    [[nodiscard]] QCheckBox* sequenceParallelBox() const { return sequence_; }
 
   private:
     void refresh();
@@ -44,6 +47,8 @@ class TrainingBar : public QToolBar {
     QToolBar* parallelism_ = nullptr;
     QSpinBox* replicas_ = nullptr;
     QComboBox* zero_ = nullptr;
+    QSpinBox* tensor_ = nullptr;
+    QCheckBox* sequence_ = nullptr;
     QSpinBox* microbatches_ = nullptr;
     QComboBox* dtype_ = nullptr;
     QComboBox* optimizer_ = nullptr;

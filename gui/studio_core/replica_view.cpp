@@ -1,5 +1,7 @@
 #include "studio_core/replica_view.h"
 
+#include <unordered_map>
+
 namespace pipewright::gui {
 
 namespace {
@@ -67,6 +69,37 @@ std::vector<DeviceMetrics> every_replica_device(const SimulationReport& report) 
         }
     }
     return out;
+}
+
+std::vector<DeviceMetrics> with_tensor_group_members(std::vector<DeviceMetrics> devices,
+                                                     const Project& project) {
+    const int size = project.tensor_parallel.size;
+    if (size <= 1) {
+        return devices;
+    }
+    const auto all = project.topology.devices();
+    std::unordered_map<std::string, std::size_t> order;
+    for (std::size_t i = 0; i < all.size(); ++i) {
+        order.emplace(all[i].path, i);
+    }
+    const std::size_t leaders = devices.size();
+    for (std::size_t l = 0; l < leaders; ++l) {
+        const auto at = order.find(devices[l].name);
+        if (at == order.end()) {
+            continue;
+        }
+        for (std::size_t k = 1; k < static_cast<std::size_t>(size) && at->second + k < all.size();
+             ++k) {
+            const DeviceLocation& d = all[at->second + k];
+            if (d.node != all[at->second].node || d.container != all[at->second].container) {
+                break;
+            }
+            DeviceMetrics copy = devices[l];
+            copy.name = d.path;
+            devices.push_back(std::move(copy));
+        }
+    }
+    return devices;
 }
 
 }  // namespace pipewright::gui

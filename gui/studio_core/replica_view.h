@@ -26,4 +26,10 @@ struct ReplicaRole {
 // figures of the device it mirrors: what the canvas shows for every device.
 [[nodiscard]] std::vector<DeviceMetrics> every_replica_device(const SimulationReport& report);
 
+// `devices` plus, with tensor parallelism, each group's other devices with
+// the figures of the device that leads it (each holds the same share): the
+// T - 1 devices after each listed device in its container.
+[[nodiscard]] std::vector<DeviceMetrics> with_tensor_group_members(
+    std::vector<DeviceMetrics> devices, const Project& project);
+
 }  // namespace pipewright::gui

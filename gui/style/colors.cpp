@@ -57,6 +57,10 @@ QColor stage_color(int stage) {
     return colors[static_cast<std::size_t>(stage) % colors.size()];
 }
 
+QColor tensor_collective_color(bool dark) {
+    return dark ? QColor(0x4F, 0xC3, 0xC9) : QColor(0x1B, 0x8A, 0x90);  // teal
+}
+
 QColor warning_color() {
     return {0xD0, 0x30, 0x30};
 }

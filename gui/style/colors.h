@@ -12,6 +12,8 @@ namespace pipewright::gui {
 // Chips of stage s in the topology canvas and rows of the model table.
 [[nodiscard]] QColor stage_color(int stage);
 // Over memory capacity, refused drops.
+// The tensor-parallel group's all-reduces inside a forward or backward.
+[[nodiscard]] QColor tensor_collective_color(bool dark);
 [[nodiscard]] QColor warning_color();
 
 }  // namespace pipewright::gui

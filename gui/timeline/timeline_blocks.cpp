@@ -93,6 +93,7 @@ void TimelineBlocks::draw(QCPPainter* painter) {
     drawn_boxes_ = 0;
     drawn_transfers_ = 0;
     drawn_pairs_ = 0;
+    drawn_tensor_ = 0;
     drawn_labels_.clear();
     if (lanes_->rows().empty()) {
         return;
@@ -195,6 +196,10 @@ void TimelineBlocks::drawLane(QCPPainter* painter, const Window& w, const LaneRo
     }
     const Timeline* timeline = timelines_[static_cast<std::size_t>(row.section)];
     drawRow(painter, w, *layout, timeline, 2 * row.rank, compute_top, compute_bottom, true);
+    if (two_rows && !measured && timeline != nullptr && !tensor_.empty()) {
+        // From the compute row's blocks, which paint_ still holds.
+        drawTensorCollectives(painter, w, *timeline, y0 + kCommTop * h, y0 + kCommBottom * h);
+    }
     if (two_rows) {
         drawRow(painter, w, *layout, timeline, 2 * row.rank + 1, y0 + kCommTop * h,
                 y0 + kCommBottom * h, true);
@@ -260,6 +265,33 @@ void TimelineBlocks::drawRow(QCPPainter* painter, const Window& w, const Timelin
         pixels[c] = qPremultiply(qRgba(colour.red(), colour.green(), colour.blue(), alpha));
     }
     painter->drawImage(QRectF(w.left, top, w.columns, height), line);
+}
+
+void TimelineBlocks::drawTensorCollectives(QCPPainter* painter, const Window& w,
+                                           const Timeline& timeline, double top, double bottom) {
+    painter->setBrush(tensor_collective_color(w.dark));
+    painter->setPen(Qt::NoPen);
+    for (const Block* b : paint_.boxes) {
+        const Action& action = timeline.events[static_cast<std::size_t>(b->event)].action;
+        if (action.stage < 0 || static_cast<std::size_t>(action.stage) >= tensor_.size()) {
+            continue;
+        }
+        const auto& seconds = tensor_[static_cast<std::size_t>(action.stage)];
+        const double s = b->kind == BlockKind::forward ? seconds[0]
+                         : b->kind == BlockKind::backward || b->kind == BlockKind::backward_input
+                             ? seconds[1]
+                             : 0.0;
+        if (s <= 0) {
+            continue;
+        }
+        const double x0 = std::max(w.x(std::max(b->start, b->end - s)), w.left - 1);
+        const double x1 = std::min(w.x(b->end), w.right + 1);
+        if (x1 - x0 < 1) {
+            continue;
+        }
+        painter->drawRect(QRectF(QPointF(x0, top), QPointF(x1, bottom)));
+        ++drawn_tensor_;
+    }
 }
 
 // A forward overlapped with the backward after it (DualPipeV's OVERLAP_F_B)

@@ -34,6 +34,18 @@ class TimelineBlocks : public QCPAbstractPlottable {
     // of the key axis in seconds.
     void setTimelines(const Timeline* simulated, const Timeline* measured, double unit);
     void setMeasuredCaption(const QString& caption) { caption_ = caption; }
+    // Tensor parallelism: per stage, the seconds of each forward and each
+    // backward that its group spends in all-reduces. Drawn on the
+    // communication row at the end of each such block of the simulated
+    // lanes (the collectives are interleaved with its layers; the sub-block
+    // shows how much of the block waits on the group).
+    void setTensorCollectives(std::vector<std::array<double, 2>> per_stage) {
+        tensor_ = std::move(per_stage);
+    }
+    [[nodiscard]] int drawnTensorBlocks() const { return drawn_tensor_; }
+    [[nodiscard]] const std::vector<std::array<double, 2>>& tensorCollectives() const {
+        return tensor_;
+    }
     // Draws an arrow from every visible send to its receive.
     void setShowTransfers(bool show) { show_transfers_ = show; }
     [[nodiscard]] bool showTransfers() const { return show_transfers_; }
@@ -60,6 +72,8 @@ class TimelineBlocks : public QCPAbstractPlottable {
     void drawLane(QCPPainter* painter, const Window& w, const LaneRow& row, double y0, double y1);
     void drawRow(QCPPainter* painter, const Window& w, const TimelineLayout& layout,
                  const Timeline* timeline, int row, double top, double bottom, bool labels);
+    void drawTensorCollectives(QCPPainter* painter, const Window& w, const Timeline& timeline,
+                               double top, double bottom);
     void drawOverlappedPairs(QCPPainter* painter, const Window& w, const Timeline& timeline,
                              double top, double bottom);
     void drawSummary(QCPPainter* painter, const Window& w, const LaneRow& row, double y0,
@@ -78,6 +92,8 @@ class TimelineBlocks : public QCPAbstractPlottable {
     int drawn_rows_ = 0;
     int drawn_boxes_ = 0;
     int drawn_pairs_ = 0;
+    int drawn_tensor_ = 0;
+    std::vector<std::array<double, 2>> tensor_;
     std::vector<QRectF> drawn_labels_;
     RowPaint paint_;  // reused between rows: no allocation per row
     QHash<quint64, std::array<QStaticText, 2>> label_cache_;

@@ -132,6 +132,15 @@ void TimelinePlot::changeEvent(QEvent* event) {
     }
 }
 
+void TimelinePlot::setTensorCollectives(std::vector<std::array<double, 2>> per_stage) {
+    blocks_->setTensorCollectives(std::move(per_stage));
+    replot(QCustomPlot::rpQueuedReplot);
+}
+
+int TimelinePlot::drawnTensorBlocks() const {
+    return blocks_->drawnTensorBlocks();
+}
+
 void TimelinePlot::setTimeline(const Timeline& timeline) {
     timeline_ = timeline;
     layout_ = std::make_shared<TimelineLayout>(timeline_);
@@ -480,6 +489,20 @@ QString TimelinePlot::tooltipFor(const Timeline& timeline, int index) const {
             text += tr("<br>waited %1 for stage %2 before it could start")
                         .arg(format_duration(before.duration_s()))
                         .arg(peer_stage(before.action));
+        }
+    }
+    const auto& tensor = blocks_->tensorCollectives();
+    if (&timeline == &timeline_ && e.action.stage >= 0 &&
+        static_cast<std::size_t>(e.action.stage) < tensor.size()) {
+        const auto& seconds = tensor[static_cast<std::size_t>(e.action.stage)];
+        const double s =
+            e.action.type == ActionType::forward ? seconds[0]
+            : e.action.type == ActionType::backward || e.action.type == ActionType::backward_input
+                ? seconds[1]
+                : 0.0;
+        if (s > 0) {
+            text += tr("<br>of which %1 in its tensor-parallel group's all-reduces")
+                        .arg(format_duration(s));
         }
     }
     // Qt wraps rich-text tooltips at a narrow width; each line is short.

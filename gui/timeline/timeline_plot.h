@@ -1,6 +1,8 @@
 #pragma once
 
+#include <array>
 #include <memory>
+#include <vector>
 
 #include "qcustomplot.h"
 #include "studio_core/timeline_lanes.h"
@@ -32,6 +34,10 @@ class TimelinePlot : public QCustomPlot {
     // Collapsed groups, lane height and filter survive a new timeline with
     // the same devices (an edit re-simulates); other devices start afresh.
     void setTimeline(const Timeline& timeline);
+    // Per stage, the seconds of a forward and of a backward spent in the
+    // tensor-parallel group's all-reduces (TimelineBlocks); empty for none.
+    void setTensorCollectives(std::vector<std::array<double, 2>> per_stage);
+    [[nodiscard]] int drawnTensorBlocks() const;
     void clearTimeline(const QString& message);
     // A real run's timeline, drawn under the simulated one on the same time
     // axis in tinted lanes labelled "measured" (`name`: the run's folder).

@@ -113,6 +113,13 @@ class TopologyScene : public QGraphicsScene {
         std::vector<int> stages;
     };
     std::vector<PipelineRank> pipeline_ranks_;
+    // With tensor parallelism: each group's other devices -> the device that
+    // leads the group (whose stages they share) and their slice (1 .. T-1).
+    struct GroupMember {
+        std::string leader;
+        int slice = 0;
+    };
+    std::map<std::string, GroupMember> group_members_;
     std::map<QString, QGraphicsRectItem*> devices_;
     std::map<QString, QGraphicsRectItem*> nodes_;
     std::map<int, QGraphicsRectItem*> chips_;

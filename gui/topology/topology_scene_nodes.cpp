@@ -141,6 +141,45 @@ QGraphicsRectItem* TopologyScene::buildExpandedNode(int index, const CanvasStyle
                             .arg(QString::fromStdString(twin.device)));
                 }
             }
+            // A tensor-parallel group's other device: its slice of what the
+            // group's first device runs.
+            if (const auto member = group_members_.find(path); member != group_members_.end()) {
+                const GroupMember& m = member->second;
+                int replica = 0;
+                std::vector<int> stages;
+                for (const PipelineRank& r : pipeline_ranks_) {
+                    if (r.device == m.leader) {
+                        stages = r.stages;
+                    }
+                }
+                if (const auto leads = replicas_.find(m.leader);
+                    stages.empty() && leads != replicas_.end() &&
+                    static_cast<std::size_t>(leads->second.rank) < pipeline_ranks_.size()) {
+                    replica = leads->second.replica;
+                    stages = pipeline_ranks_[static_cast<std::size_t>(leads->second.rank)].stages;
+                }
+                const int size = project_.tensor_parallel.size;
+                for (const int st : stages) {
+                    const QString text =
+                        replica > 0
+                            ? tr("replica %1 · stage %2 · %3/%4")
+                                  .arg(replica)
+                                  .arg(st)
+                                  .arg(m.slice + 1)
+                                  .arg(size)
+                            : tr("stage %1 · slice %2/%3").arg(st).arg(m.slice + 1).arg(size);
+                    auto* chip = add_chip(text, stage_color(st).lighter(125),
+                                          stage_color(st).darker(140), Qt::DotLine);
+                    chip->setToolTip(
+                        tr("Tensor parallelism: slice %1 of %2 of stage %3 runs here, in the "
+                           "group that %4 leads; each of the stage's matrices is split over "
+                           "the group's %2 devices, which all-reduce their partial results")
+                            .arg(m.slice + 1)
+                            .arg(size)
+                            .arg(st)
+                            .arg(QString::fromStdString(m.leader)));
+                }
+            }
             const double dheight = std::max(70.0, cy_chip + kChipHeight + kPad);
             dbox->setRect(0, 0, kDeviceWidth, dheight);
             dbox->setPos(dx, dy);

@@ -94,19 +94,8 @@ void MainWindow::buildLayout() {
     timeline_view_ = new TimelineView(this);
     timeline_ = timeline_view_->plot();
     legend_ = new QLabel(this);
-    QStringList keys;
-    for (BlockKind k :
-         {BlockKind::forward, BlockKind::backward, BlockKind::backward_input,
-          BlockKind::backward_weight, BlockKind::send, BlockKind::recv, BlockKind::collective}) {
-        keys << QStringLiteral("<span style='color:%1;font-size:large'>■</span>&nbsp;%2")
-                    .arg(block_color(k).name(),
-                         block_name(k).replace(QLatin1Char(' '), QStringLiteral("&nbsp;")));
-    }
-    keys << tr("<span style='font-size:large'>▨</span>&nbsp;bubble&nbsp;(idle)");
-    keys << tr("labels:&nbsp;stage·micro-batch");
-    // Plain spaces between the keys let the legend wrap in a narrow window
-    // instead of setting the window's minimum width.
-    legend_->setText(keys.join(QStringLiteral(" &nbsp; ")));
+    legend_->setObjectName(QStringLiteral("timelineLegend"));
+    setLegend(false);
     legend_->setWordWrap(true);
     auto* fit = new QToolButton(this);
     fit->setObjectName(QStringLiteral("fitTimeline"));
@@ -300,8 +289,8 @@ void MainWindow::rebuildCanvas(const Project& project, const SimulationReport* r
         scene_->rebuild(project, {}, problem_devices_);
         return;
     }
-    scene_->rebuild(project, every_replica_device(*report), problem_devices_,
-                    replica_roles(*report));
+    scene_->rebuild(project, with_tensor_group_members(every_replica_device(*report), project),
+                    problem_devices_, replica_roles(*report));
 }
 
 QString MainWindow::replicasSummary(const SimulationReport& r) const {
@@ -321,6 +310,28 @@ QString MainWindow::replicasSummary(const SimulationReport& r) const {
     return text;
 }
 
+void MainWindow::setLegend(bool tensor_parallel) {
+    QStringList keys;
+    const auto key = [](const QColor& colour, QString name) {
+        return QStringLiteral("<span style='color:%1;font-size:large'>■</span>&nbsp;%2")
+            .arg(colour.name(), name.replace(QLatin1Char(' '), QStringLiteral("&nbsp;")));
+    };
+    for (BlockKind k :
+         {BlockKind::forward, BlockKind::backward, BlockKind::backward_input,
+          BlockKind::backward_weight, BlockKind::send, BlockKind::recv, BlockKind::collective}) {
+        keys << key(block_color(k), block_name(k));
+    }
+    if (tensor_parallel) {
+        keys << key(tensor_collective_color(palette().color(QPalette::Window).lightness() < 128),
+                    tr("Tensor all-reduce (within F and B)"));
+    }
+    keys << tr("<span style='font-size:large'>▨</span>&nbsp;bubble&nbsp;(idle)");
+    keys << tr("labels:&nbsp;stage·micro-batch");
+    // Plain spaces between the keys let the legend wrap in a narrow window
+    // instead of setting the window's minimum width.
+    legend_->setText(keys.join(QStringLiteral(" &nbsp; ")));
+}
+
 void MainWindow::simulateNow() {
     runner_->runSynchronously(document_->project(), baseDir());
 }
@@ -335,6 +346,14 @@ void MainWindow::simulationDone() {
         // A failure's message would otherwise cover the new summary for seconds.
         statusBar()->clearMessage();
         timeline_->setTimeline(r.timeline);
+        std::vector<std::array<double, 2>> tensor;
+        if (r.tensor_parallel.size > 1) {
+            for (const StageCost& stage : r.stages) {
+                tensor.push_back({stage.tensor_forward_s, stage.tensor_backward_s});
+            }
+        }
+        setLegend(!tensor.empty());
+        timeline_->setTensorCollectives(std::move(tensor));
         metrics_->setReport(r);
         summary_->setText(
             tr("%1 · %n micro-batch(es) · %2 · %3 samples/s · bubble %4", nullptr, r.microbatches)

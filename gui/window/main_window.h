@@ -150,6 +150,8 @@ class MainWindow : public QMainWindow {
     // The canvas with the figures of `report` (null before a simulation),
     // every replica's devices included.
     void rebuildCanvas(const Project& project, const SimulationReport* report);
+    // The timeline's key, with the tensor-parallel all-reduces where they are drawn.
+    void setLegend(bool tensor_parallel);
     // " · 16 replicas, ZeRO-1, drawn once (all alike)" for the status bar.
     [[nodiscard]] QString replicasSummary(const SimulationReport& report) const;
     void simulationDone();

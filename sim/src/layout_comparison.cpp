@@ -29,6 +29,7 @@ std::string pipeline_words(int stages, std::size_t devices) {
 LayoutComparison compare_replica_layouts(const Project& project, const PlanOptions& options) {
     PlanOptions search = options;
     search.data_parallel = 0;
+    search.bound_layouts = false;  // every count's own best, however slow
     const PlanResult result = plan_pipeline(project, search);
 
     LayoutComparison out;

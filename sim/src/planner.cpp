@@ -11,6 +11,7 @@
 
 #include "pipewright/core/schedule_generators.h"
 #include "planner_internal.h"
+#include "planner_tensor_groups.h"
 
 namespace pipewright {
 
@@ -34,6 +35,13 @@ std::vector<int> divisors(int n) {
         }
     }
     return out;
+}
+
+void check_tensor_parallel_size(int size, const std::string& path) {
+    if (size < 1 || size > kMaxTensorParallel) {
+        throw InputError(
+            path, "must be from 1 to " + std::to_string(kMaxTensorParallel) + " (or 0 to search)");
+    }
 }
 
 void check_options(const Project& project, const PlanOptions& options) {
@@ -118,6 +126,20 @@ void simulate_outcome(PlanOutcome& outcome, const Project& project, const Analys
         [&] { return simulate_project(*analyzed, costs, Recording::summary); }, outcome.reason);
 }
 
+double iteration_floor(const Project& project, const PlanOptions& options) {
+    Project eager = project;
+    eager.training.activation_checkpointing = false;
+    Context context(eager, options);
+    const int usable = std::min(context.devices(), context.layers());
+    double floor = std::numeric_limits<double>::infinity();
+    const std::vector<int> counts =
+        options.microbatches ? std::vector<int>{*options.microbatches} : divisors(context.batch());
+    for (const int m : counts) {
+        floor = std::min(floor, context.table(m).min_total * m / usable);
+    }
+    return floor;
+}
+
 AnalysisOptions analysis_options(const PlanOptions& options) {
     AnalysisOptions analysis;
     analysis.catalog = options.catalog;
@@ -162,7 +184,11 @@ InFlight activations_in_flight(const std::string& schedule, int stage, int stage
 }
 
 std::vector<PlannedStage> uniform_split(const Project& project) {
-    const auto devices = project.topology.devices();
+    const auto all = project.topology.devices();
+    std::vector<DeviceLocation> devices;
+    for (const int i : planner::tensor_leaders(project.topology, project.tensor_parallel.size)) {
+        devices.push_back(all[at(i)]);
+    }
     const auto layers = static_cast<int>(project.model.layers.size());
     const int count = std::min(static_cast<int>(devices.size()), layers);
     std::vector<PlannedStage> out;
@@ -278,13 +304,21 @@ SplitResult best_split(const Project& project, const PlanOptions& options, int m
 }
 
 PlanResult plan_pipeline(const Project& project, const PlanOptions& options) {
-    if (project.tensor_parallel.size > 1) {
-        throw InputError("tensor_parallel.size",
-                         "the planner does not plan tensor parallelism yet: plan with "
-                         "tensor_parallel.size 1, or simulate this layout");
-    }
-    if (options.data_parallel.value_or(project.data_parallel.size) != 1) {
+    const int tensor = options.tensor_parallel.value_or(project.tensor_parallel.size);
+    if (tensor == 0 || options.data_parallel.value_or(project.data_parallel.size) != 1) {
         return plan_data_parallel(project, options);
+    }
+    if (options.tensor_parallel || options.sequence_parallel) {
+        // A size given as an option: plan the project with it.
+        Project sized = project;
+        check_tensor_parallel_size(tensor, "--tensor-parallel");
+        sized.tensor_parallel.size = tensor;
+        sized.tensor_parallel.sequence_parallel =
+            options.sequence_parallel.value_or(project.tensor_parallel.sequence_parallel);
+        PlanOptions rest = options;
+        rest.tensor_parallel.reset();
+        rest.sequence_parallel.reset();
+        return plan_pipeline(sized, rest);
     }
     if (project.data_parallel.size != 1) {
         Project one = project;  // --data-parallel 1: one pipeline

@@ -13,6 +13,7 @@
 #include "pipewright/sim/planner.h"
 #include "planner_internal.h"
 #include "planner_replica_layout.h"
+#include "planner_tensor_groups.h"
 
 namespace pipewright {
 
@@ -102,7 +103,8 @@ class CountSearch {
 
     std::optional<CountBest> search(int replicas, DataParallelOption& option) {
         std::optional<CountBest> best;
-        for (const int adjacent : planner::adjacency_options(project_.topology, replicas)) {
+        const int tensor = option.tensor_parallel;
+        for (const int adjacent : planner::adjacency_options(project_.topology, replicas, tensor)) {
             // Checkpointing trades the recomputed forward for memory: planned
             // without it first, then with it unless every device of that
             // layout was at most half full (memory did not hold it back).
@@ -133,7 +135,46 @@ class CountSearch {
         return best;
     }
 
+    // A floor under any layout of `replicas` replicas at the option's
+    // tensor-parallel size (planner::iteration_floor); 0 when the replica
+    // cannot be analysed (the search says why).
+    double floor(int replicas, const DataParallelOption& option) const {
+        try {
+            return planner::iteration_floor(replica_project(replicas, 1, option, false),
+                                            replica_options(replicas, kMaxZeroStage));
+        } catch (const InputError&) {
+            return 0;
+        }
+    }
+
   private:
+    // Replica 0's share of the project: its devices, its share of the batch.
+    Project replica_project(int replicas, int adjacent, const DataParallelOption& option,
+                            bool checkpointing) const {
+        Project replica = project_;
+        replica.topology = device_subset(
+            project_.topology, planner::replica_group_devices(project_.topology, replicas, adjacent,
+                                                              option.tensor_parallel, 0));
+        replica.tensor_parallel = TensorParallel{option.tensor_parallel, option.sequence_parallel};
+        replica.data_parallel = DataParallel{};
+        replica.training.batch_size = project_.training.batch_size / replicas;
+        replica.training.activation_checkpointing = checkpointing;
+        return replica;
+    }
+
+    // Options that plan one replica's pipeline, its memory at `zero`'s shards.
+    PlanOptions replica_options(int replicas, int zero) const {
+        PlanOptions one = options_;
+        one.data_parallel = 1;
+        one.tensor_parallel.reset();
+        one.sequence_parallel.reset();
+        one.on_progress = nullptr;
+        one.replica_of = DataParallel{};
+        one.replica_of.size = replicas;
+        one.replica_of.zero_stage = zero;
+        return one;
+    }
+
     // The pipelines of one replica laid out as `adjacent` says, with or
     // without checkpointing, judged over every replica; `best` keeps the
     // fastest so far. Whether the fastest that fits left every device at
@@ -142,13 +183,9 @@ class CountSearch {
                                        DataParallelOption& option, std::optional<CountBest>& best) {
         std::optional<double> fastest_s;
         bool roomy = false;
-        const int devices = static_cast<int>(project_.topology.devices().size());
-        Project replica = project_;
-        replica.topology = device_subset(project_.topology,
-                                         replica_device_indices(devices, replicas, adjacent, 0));
-        replica.data_parallel = DataParallel{};
-        replica.training.batch_size = project_.training.batch_size / replicas;
-        replica.training.activation_checkpointing = checkpointing;
+        const int tensor = option.tensor_parallel;
+        const Project replica = replica_project(replicas, adjacent, option, checkpointing);
+        const auto devices = static_cast<int>(replica.topology.devices().size());
         std::vector<PlanOutcome> planned;
         // Planned first with ZeRO-3's memory, the most room a pipeline can
         // have: when that plan fits without ZeRO, no lower stage's room holds
@@ -156,12 +193,7 @@ class CountSearch {
         const std::vector<int> zero_order =
             replicas == 1 ? std::vector<int>{0} : std::vector<int>{3, 0, 1, 2};
         for (const int zero : zero_order) {
-            PlanOptions one = options_;
-            one.data_parallel = 1;
-            one.on_progress = nullptr;
-            one.replica_of = DataParallel{};
-            one.replica_of.size = replicas;
-            one.replica_of.zero_stage = zero;
+            const PlanOptions one = replica_options(replicas, zero);
             PlanResult pipeline;
             try {
                 pipeline = plan_pipeline(replica, one);
@@ -178,8 +210,11 @@ class CountSearch {
             }
             if (!pipeline.feasible) {
                 if (option.reason.empty()) {
-                    option.reason = "no pipeline of " + std::to_string(devices / replicas) +
-                                    " devices fits a replica's share of the batch" +
+                    option.reason = "no pipeline of " +
+                                    (tensor > 1 ? std::to_string(devices / tensor) + " groups of " +
+                                                      std::to_string(tensor) + " devices"
+                                                : std::to_string(devices) + " devices") +
+                                    " fits a replica's share of the batch" +
                                     (replicas > 1 ? ", even with ZeRO-3" : "");
                 }
                 if (zero == 3) {
@@ -194,8 +229,9 @@ class CountSearch {
                 continue;
             }
             planned.push_back(pipeline.plan);
-            const Project layout =
-                planner::spread_over_replicas(pipeline.project, project_, replicas, adjacent);
+            Project layout = planner::spread_over_replicas(pipeline.project, project_, replicas,
+                                                           adjacent, tensor);
+            layout.tensor_parallel = replica.tensor_parallel;
             auto judged = judge_zero_stages(layout, options_, replicas == 1 ? 0 : kMaxZeroStage,
                                             option, result_.statistics.simulations);
             const bool fits_without_zero = judged && judged->fits_unsharded;
@@ -222,25 +258,112 @@ class CountSearch {
     PlanResult& result_;
 };
 
-// Why the plan's count, layout and ZeRO stage won, in one paragraph.
-std::string explain_choice(const PlanResult& result, bool given_checkpointing) {
-    const int d = result.project.data_parallel.size;
-    const DataParallelOption* chosen = nullptr;
-    std::string others;
+// "2 × 52 stages", with each stage's group where it has one.
+std::string short_layout(const DataParallelOption& o) {
+    return std::to_string(o.replicas) + " × " + std::to_string(o.stages) +
+           (o.stages == 1 ? " stage" : " stages") +
+           (o.tensor_parallel > 1 ? " × " + std::to_string(o.tensor_parallel) + " devices" : "");
+}
+
+std::string option_time(const DataParallelOption& o) {
+    if (o.floor_s) {
+        return "at least " + format_duration(*o.floor_s) + " (not planned)";
+    }
+    return o.iteration_s ? format_duration(*o.iteration_s)
+                         : std::string("nothing fits (") + o.reason + ")";
+}
+
+// The other layouts in brief: every count at one tensor-parallel size, or
+// the best of each size when several were planned, then the layouts of one
+// kind of parallelism only.
+std::string other_layouts(const PlanResult& result, const DataParallelOption* chosen, int devices,
+                          int batch) {
+    std::vector<int> sizes;
     for (const DataParallelOption& o : result.data_parallel) {
-        if (o.replicas == d && o.iteration_s) {
-            chosen = &o;
+        if (std::find(sizes.begin(), sizes.end(), o.tensor_parallel) == sizes.end()) {
+            sizes.push_back(o.tensor_parallel);
+        }
+    }
+    std::string others;
+    const auto add = [&](const std::string& text) {
+        others += (others.empty() ? "" : "; ") + text;
+    };
+    if (sizes.size() == 1) {
+        for (const DataParallelOption& o : result.data_parallel) {
+            if (&o != chosen) {
+                add(o.iteration_s ? short_layout(o) + " " + option_time(o)
+                                  : std::to_string(o.replicas) + " × " + option_time(o));
+            }
+        }
+        return others;
+    }
+    for (const int t : sizes) {
+        const DataParallelOption* fastest = nullptr;
+        for (const DataParallelOption& o : result.data_parallel) {
+            if (o.tensor_parallel == t && o.iteration_s &&
+                (fastest == nullptr || *o.iteration_s < *fastest->iteration_s)) {
+                fastest = &o;
+            }
+        }
+        const std::string size =
+            t == 1 ? "without tensor parallelism" : "with groups of " + std::to_string(t);
+        if (fastest == chosen) {
             continue;
         }
-        others +=
-            (others.empty() ? "" : "; ") + std::to_string(o.replicas) + " × " +
-            (o.iteration_s ? std::to_string(o.stages) + (o.stages == 1 ? " stage " : " stages ") +
-                                 format_duration(*o.iteration_s)
-                           : std::string("nothing fits (") + o.reason + ")");
+        const DataParallelOption* lowest_floor = nullptr;
+        for (const DataParallelOption& o : result.data_parallel) {
+            if (o.tensor_parallel == t && o.floor_s &&
+                (lowest_floor == nullptr || *o.floor_s < *lowest_floor->floor_s)) {
+                lowest_floor = &o;
+            }
+        }
+        add("best " + size + ": " +
+            (fastest != nullptr        ? short_layout(*fastest) + " " + option_time(*fastest)
+             : lowest_floor != nullptr ? option_time(*lowest_floor)
+                                       : std::string("nothing fits")));
     }
+    // The layouts of one kind of parallelism only.
+    for (const DataParallelOption& o : result.data_parallel) {
+        if (o.tensor_parallel == 1 && o.replicas == 1 && &o != chosen) {
+            add("one pipeline of single devices: " + option_time(o));
+        }
+    }
+    const auto pure_data = std::find_if(result.data_parallel.begin(), result.data_parallel.end(),
+                                        [&](const DataParallelOption& o) {
+                                            return o.tensor_parallel == 1 && o.replicas == devices;
+                                        });
+    if (pure_data != result.data_parallel.end()) {
+        if (&*pure_data != chosen) {
+            add("data parallelism alone (" + std::to_string(devices) +
+                " replicas): " + option_time(*pure_data));
+        }
+    } else if (batch % devices != 0) {
+        add("data parallelism alone: the batch of " + std::to_string(batch) +
+            " does not split over " + std::to_string(devices) + " replicas");
+    }
+    return others;
+}
+
+// Why the plan's layout and ZeRO stage won, in one paragraph.
+std::string explain_choice(const PlanResult& result, const Project& project) {
+    const int d = result.project.data_parallel.size;
+    const int t = std::max(1, result.project.tensor_parallel.size);
+    const DataParallelOption* chosen = nullptr;
+    for (const DataParallelOption& o : result.data_parallel) {
+        if (o.replicas == d && o.tensor_parallel == t && o.iteration_s) {
+            chosen = &o;
+        }
+    }
+    const int devices = static_cast<int>(project.topology.devices().size());
+    const std::string others = other_layouts(result, chosen, devices, project.training.batch_size);
     std::string why = std::to_string(d) + (d == 1 ? " replica" : " replicas") + " of a " +
-                      std::to_string(result.plan.stages.size()) + "-stage pipeline " +
-                      zero_words(result.project.data_parallel.zero_stage);
+                      std::to_string(result.plan.stages.size()) + "-stage pipeline";
+    if (t > 1) {
+        why += ", each stage on a tensor-parallel group of " + std::to_string(t) + " devices" +
+               (result.project.tensor_parallel.sequence_parallel ? " (sequence parallel)" : "") +
+               ",";
+    }
+    why += " " + zero_words(result.project.data_parallel.zero_stage);
     if (chosen != nullptr && d > 1) {
         why += ", " + chosen->layout;
     }
@@ -248,6 +371,7 @@ std::string explain_choice(const PlanResult& result, bool given_checkpointing) {
     if (!others.empty()) {
         why += " (the fastest that fits; " + others + ")";
     }
+    const bool given_checkpointing = project.training.activation_checkpointing;
     if (chosen != nullptr && chosen->activation_checkpointing != given_checkpointing) {
         why += chosen->activation_checkpointing
                    ? "; with activation checkpointing, which the project does not use: "
@@ -261,41 +385,81 @@ std::string explain_choice(const PlanResult& result, bool given_checkpointing) {
             if (z == chosen->zero_stage) {
                 continue;
             }
-            const auto& t = chosen->by_zero_stage[static_cast<std::size_t>(z)];
+            const auto& time = chosen->by_zero_stage[static_cast<std::size_t>(z)];
             zeros += (zeros.empty() ? "" : ", ") + std::string("ZeRO-") + std::to_string(z) +
-                     (t ? " " + format_duration(*t) : std::string(" does not fit"));
+                     (time ? " " + format_duration(*time) : std::string(" does not fit"));
         }
         why += "; at " + std::to_string(d) + " replicas " + zeros;
     }
+    if (!result.tensor_parallel_skipped.empty()) {
+        why += "; tensor parallelism not planned: " + result.tensor_parallel_skipped.front();
+    }
     return why;
+}
+
+// The layouts to plan at one tensor-parallel size: `asked` replicas, or
+// every count that divides the groups and the batch when it is 0. Throws
+// when an asked count cannot be laid out and the size was asked too; with
+// sizes searched, such a count comes back with its reason set.
+std::vector<DataParallelOption> replica_counts(int asked, int groups, int tensor, bool sequence,
+                                               int batch, bool tensor_fixed,
+                                               const std::string& size_path) {
+    std::vector<DataParallelOption> out;
+    const auto add = [&](int replicas, std::string reason) {
+        DataParallelOption& option = out.emplace_back();
+        option.replicas = replicas;
+        option.tensor_parallel = tensor;
+        option.sequence_parallel = sequence && tensor > 1;
+        option.reason = std::move(reason);
+    };
+    if (asked == 0) {
+        for (int d = 1; d <= groups; ++d) {
+            if (groups % d == 0 && batch % d == 0) {
+                add(d, "");
+            }
+        }
+        return out;
+    }
+    std::string problem;
+    if (asked < 0) {
+        problem = "must be at least 1 (or 0 to search)";
+    } else if (asked > groups) {
+        problem = tensor > 1
+                      ? std::to_string(asked) + " replicas of tensor-parallel groups of " +
+                            std::to_string(tensor) + " devices need " + std::to_string(asked) +
+                            " groups; the topology has " + std::to_string(groups)
+                      : std::to_string(asked) + " replicas need at least " + std::to_string(asked) +
+                            " devices; the topology has " + std::to_string(groups);
+    } else if (batch % asked != 0) {
+        problem = "the batch of " + std::to_string(batch) +
+                  " samples does not split evenly across " + std::to_string(asked) + " replicas";
+    }
+    if (!problem.empty() && tensor_fixed) {
+        throw InputError(size_path, problem);
+    }
+    add(asked, problem);
+    return out;
 }
 
 }  // namespace
 
 PlanResult plan_data_parallel(const Project& project, const PlanOptions& options) {
     const auto started = std::chrono::steady_clock::now();
-    const int devices = static_cast<int>(DeviceLookup(project.topology).devices().size());
     const int batch = project.training.batch_size;
     const int asked = options.data_parallel.value_or(project.data_parallel.size);
     const std::string size_path = options.data_parallel ? "--data-parallel" : "data_parallel.size";
-    std::vector<int> counts;
-    if (asked == 0) {
-        for (int d = 1; d <= devices; ++d) {
-            if (devices % d == 0 && batch % d == 0) {
-                counts.push_back(d);
-            }
-        }
-    } else if (asked < 0 || asked > devices) {
-        throw InputError(size_path, std::to_string(asked) + " replicas need at least " +
-                                        std::to_string(std::max(asked, 1)) +
-                                        " devices; the topology has " + std::to_string(devices));
-    } else if (batch % asked != 0) {
-        throw InputError(size_path, "the batch of " + std::to_string(batch) +
-                                        " samples does not split evenly across " +
-                                        std::to_string(asked) + " replicas");
-    } else {
-        counts.push_back(asked);
+    const int asked_tensor = options.tensor_parallel.value_or(project.tensor_parallel.size);
+    const std::string tensor_path =
+        options.tensor_parallel ? "--tensor-parallel" : "tensor_parallel.size";
+    const bool sequence =
+        options.sequence_parallel.value_or(project.tensor_parallel.sequence_parallel);
+    if (asked_tensor < 0 || asked_tensor > kMaxTensorParallel) {
+        throw InputError(tensor_path, "must be from 1 to " + std::to_string(kMaxTensorParallel) +
+                                          " (or 0 to search)");
     }
+    const std::vector<int> sizes = asked_tensor == 0
+                                       ? planner::tensor_parallel_sizes(project.topology)
+                                       : std::vector<int>{asked_tensor};
 
     PlanResult result;
     // The project as given, with its own replicas: what the plan must beat.
@@ -305,16 +469,55 @@ PlanResult plan_data_parallel(const Project& project, const PlanOptions& options
     if (asked > 0) {
         input_analysis.data_parallel = asked;
     }
+    if (asked_tensor > 0) {
+        input_analysis.tensor_parallel = asked_tensor;
+    }
+    input_analysis.sequence_parallel = options.sequence_parallel;
     planner::simulate_outcome(result.input, project, input_analysis, options.costs);
     ++result.statistics.simulations;
 
-    std::optional<CountBest> best;
     CountSearch search(project, options, result);
-    for (const int d : counts) {
-        DataParallelOption option;
-        option.replicas = d;
-        auto found = search.search(d, option);
-        result.data_parallel.push_back(std::move(option));
+    for (const int t : sizes) {
+        if (t > 1) {
+            if (auto why = planner::tensor_split_problem(project, t, sequence, options.catalog)) {
+                if (asked_tensor != 0) {
+                    throw InputError(tensor_path, *why);
+                }
+                result.tensor_parallel_skipped.push_back(std::to_string(t) + ": " + *why);
+                continue;
+            }
+        }
+        const int groups = static_cast<int>(planner::tensor_leaders(project.topology, t).size());
+        for (DataParallelOption& option :
+             replica_counts(asked, groups, t, sequence, batch, asked_tensor != 0, size_path)) {
+            result.data_parallel.push_back(std::move(option));
+        }
+    }
+    // Branch and bound: the layouts with the lowest floor first, and none
+    // whose floor is above the fastest found (every floor is one for many
+    // layouts, so most of a large cluster's slow ones are never planned).
+    std::vector<std::pair<double, std::size_t>> order;
+    for (std::size_t i = 0; i < result.data_parallel.size(); ++i) {
+        const DataParallelOption& o = result.data_parallel[i];
+        if (o.reason.empty()) {
+            order.emplace_back(search.floor(o.replicas, o), i);
+        }
+    }
+    std::stable_sort(order.begin(), order.end(),
+                     [](const auto& a, const auto& b) { return a.first < b.first; });
+    std::optional<CountBest> best;
+    for (const auto& [floor, i] : order) {
+        DataParallelOption& option = result.data_parallel[i];
+        if (options.bound_layouts && best && floor >= best->judged.report.iteration_time_s) {
+            option.floor_s = floor;
+            option.reason = "not planned: spread evenly over its devices, its work alone takes " +
+                            format_duration(floor) + ", more than the " +
+                            format_duration(best->judged.report.iteration_time_s) +
+                            " of a layout found";
+            ++result.statistics.bounded;
+            continue;
+        }
+        auto found = search.search(option.replicas, option);
         if (found && (!best || found->judged.report.iteration_time_s <
                                    best->judged.report.iteration_time_s)) {
             best = std::move(found);
@@ -334,26 +537,32 @@ PlanResult plan_data_parallel(const Project& project, const PlanOptions& options
         if (pipeline.uniform.report) {
             result.uniform = pipeline.uniform;
             const int d = result.project.data_parallel.size;
+            const int t = std::max(1, result.project.tensor_parallel.size);
             int adjacent = 1;
             for (const DataParallelOption& o : result.data_parallel) {
-                adjacent = o.replicas == d ? o.adjacent : adjacent;
+                adjacent = o.replicas == d && o.tensor_parallel == t ? o.adjacent : adjacent;
             }
             Project uniform = planner::spread_over_replicas(
                 with_placement(pipeline.project, pipeline.uniform.stages, pipeline.uniform.schedule,
                                pipeline.uniform.microbatches),
-                project, d, adjacent);
+                project, d, adjacent, t);
             uniform.data_parallel.zero_stage = result.project.data_parallel.zero_stage;
+            uniform.tensor_parallel = result.project.tensor_parallel;
             planner::simulate_outcome(result.uniform, uniform, planner::analysis_options(options),
                                       options.costs);
             ++result.statistics.simulations;
         }
-        result.data_parallel_choice =
-            explain_choice(result, project.training.activation_checkpointing);
+        result.data_parallel_choice = explain_choice(result, project);
     } else {
         std::string why;
         for (const DataParallelOption& o : result.data_parallel) {
-            why += std::to_string(o.replicas) + (o.replicas == 1 ? " replica: " : " replicas: ") +
+            why += (o.tensor_parallel > 1 ? "groups of " + std::to_string(o.tensor_parallel) + ", "
+                                          : std::string()) +
+                   std::to_string(o.replicas) + (o.replicas == 1 ? " replica: " : " replicas: ") +
                    o.reason + "\n";
+        }
+        for (const std::string& skipped : result.tensor_parallel_skipped) {
+            why += "tensor parallelism of " + skipped + "\n";
         }
         result.why_nothing_fits = why;
     }

@@ -12,6 +12,7 @@
 
 #include "pipewright/core/analysis.h"
 #include "pipewright/core/schedule_generators.h"
+#include "pipewright/sim/collective_cost.h"
 #include "pipewright/sim/cost_model.h"
 #include "pipewright/sim/planner.h"
 
@@ -138,6 +139,9 @@ class Context {
 
   private:
     void build_orders();
+    // Per device class, the tensor-parallel group its stages run on (empty
+    // without tensor parallelism).
+    [[nodiscard]] std::vector<CollectiveGroup> tensor_groups_by_class() const;
 
     AnalyzedProject base_;
     AnalyzedProject work_;
@@ -147,6 +151,8 @@ class Context {
     bool checkpointing_ = false;
     double bytes_per_param_ = 0;
     std::map<int, LayerTable> tables_;
+    // Per device of cluster_: its tensor-parallel group (empty when size 1).
+    std::vector<std::vector<DeviceLocation>> groups_;
     std::vector<std::vector<int>> orders_;
     std::vector<std::vector<LinkSpec>> order_links_;  // [order][k]: from device k to k + 1
     std::vector<std::vector<int>> distinct_;          // per stage count
@@ -220,5 +226,12 @@ void check_looped_possible(const Context& context, const std::vector<int>& micro
 // does, filling `outcome` (its reason when it cannot run).
 void simulate_outcome(PlanOutcome& outcome, const Project& project, const AnalysisOptions& analysis,
                       const CostModelOptions& costs);
+
+// A floor under the iteration of any pipeline plan_pipeline could find for
+// `project` (one replica): its forward and backward work on the fastest
+// devices, without recomputation, spread perfectly over as many devices
+// (groups) as can hold a layer, at the best micro-batch count. Data-parallel
+// layouts whose floor is above a layout already found are not planned.
+[[nodiscard]] double iteration_floor(const Project& project, const PlanOptions& options);
 
 }  // namespace pipewright::planner

@@ -7,6 +7,7 @@
 
 #include "pipewright/sim/planner.h"
 #include "planner_replica_layout.h"
+#include "planner_tensor_groups.h"
 
 namespace pipewright {
 
@@ -63,14 +64,14 @@ std::vector<int> replica_device_indices(int devices, int replicas, int adjacent,
 
 namespace planner {
 
-std::vector<int> adjacency_options(const Topology& topology, int replicas) {
+std::vector<int> adjacency_options(const Topology& topology, int replicas, int tensor) {
     std::vector<int> out{1};
     if (replicas <= 1 || topology.nodes.empty()) {
         return out;
     }
-    int per_node = 0;
+    int per_node = 0;  // groups of `tensor` devices in the first node
     for (const Container& c : topology.nodes.front().containers) {
-        per_node += static_cast<int>(c.devices.size());
+        per_node += static_cast<int>(c.devices.size()) / std::max(1, tensor);
     }
     const int side_by_side = std::gcd(replicas, per_node);
     if (side_by_side > 1) {
@@ -93,8 +94,19 @@ std::string layout_words(int replicas, int adjacent) {
            " on neighbouring devices";
 }
 
+std::vector<int> replica_group_devices(const Topology& topology, int replicas, int adjacent,
+                                       int tensor, int replica) {
+    const std::vector<int> leaders = tensor_leaders(topology, tensor);
+    std::vector<int> mine;
+    for (const int unit :
+         replica_device_indices(static_cast<int>(leaders.size()), replicas, adjacent, replica)) {
+        mine.push_back(leaders[static_cast<std::size_t>(unit)]);
+    }
+    return group_members(mine, tensor);
+}
+
 Project spread_over_replicas(const Project& pipeline, const Project& whole, int replicas,
-                             int adjacent) {
+                             int adjacent, int tensor) {
     Project layout = pipeline;
     layout.topology = whole.topology;
     layout.training.batch_size = whole.training.batch_size;
@@ -109,11 +121,14 @@ Project spread_over_replicas(const Project& pipeline, const Project& whole, int 
     for (std::size_t i = 0; i < devices.size(); ++i) {
         index.emplace(devices[i].path, static_cast<int>(i));
     }
-    const int n = static_cast<int>(devices.size());
+    // Replicas are laid out over the groups (single devices without tensor
+    // parallelism), each group named by its first device.
+    const std::vector<int> leaders = tensor_leaders(whole.topology, tensor);
+    const int n = static_cast<int>(leaders.size());
     const std::vector<int> zero = replica_device_indices(n, replicas, adjacent, 0);
-    std::unordered_map<int, int> slot;  // replica 0's device index -> its position
+    std::unordered_map<int, int> slot;  // replica 0's leaders -> their position
     for (std::size_t j = 0; j < zero.size(); ++j) {
-        slot.emplace(zero[j], static_cast<int>(j));
+        slot.emplace(leaders[static_cast<std::size_t>(zero[j])], static_cast<int>(j));
     }
     // Pipeline ranks: the placement's devices in order of first appearance.
     std::vector<int> ranks;
@@ -123,19 +138,24 @@ Project spread_over_replicas(const Project& pipeline, const Project& whole, int 
             ranks.push_back(i);
         }
     }
+    // The default layout shifts every replica by the pipeline's span.
     const auto [lo, hi] = std::minmax_element(ranks.begin(), ranks.end());
-    if (adjacent <= 1 && *hi - *lo + 1 == static_cast<int>(zero.size())) {
-        return layout;  // what the default layout gives: no list needed in the file
-    }
+    const int span = *hi - *lo + std::max(1, tensor);
+    bool as_default = true;
     for (int r = 1; r < replicas; ++r) {
         const std::vector<int> mine = replica_device_indices(n, replicas, adjacent, r);
         std::vector<std::string> names;
         names.reserve(ranks.size());
         for (const int i : ranks) {
-            names.push_back(
-                devices[static_cast<std::size_t>(mine[static_cast<std::size_t>(slot.at(i))])].path);
+            const int device =
+                leaders[static_cast<std::size_t>(mine[static_cast<std::size_t>(slot.at(i))])];
+            as_default = as_default && device == i + r * span;
+            names.push_back(devices[static_cast<std::size_t>(device)].path);
         }
         layout.data_parallel.replicas.push_back(std::move(names));
+    }
+    if (as_default) {
+        layout.data_parallel.replicas.clear();  // no list needed in the file
     }
     return layout;
 }

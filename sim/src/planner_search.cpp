@@ -12,7 +12,9 @@
 #include <utility>
 
 #include "pipewright/core/schedule_generators.h"
+#include "pipewright/sim/collective_cost.h"
 #include "planner_internal.h"
+#include "planner_tensor_groups.h"
 
 namespace pipewright::planner {
 
@@ -100,9 +102,25 @@ double static_bytes_per_param(const Training& training, const DataParallel& dp) 
 
 Context::Context(const Project& project, const PlanOptions& options)
     : costs_(options.costs), stop_(options.stop) {
-    const auto locations = project.topology.devices();
-    if (locations.empty()) {
+    const auto every = project.topology.devices();
+    if (every.empty()) {
         throw InputError("topology.nodes", "the topology has no devices to plan for");
+    }
+    // With tensor parallelism a stage sits on the first device of a group
+    // and takes the devices after it: the planner places stages on those
+    // first devices only.
+    const int tensor = std::max(1, project.tensor_parallel.size);
+    std::vector<DeviceLocation> locations;
+    for (const int i : tensor_leaders(project.topology, tensor)) {
+        locations.push_back(every[at(i)]);
+        if (tensor > 1) {
+            groups_.emplace_back(every.begin() + i, every.begin() + i + tensor);
+        }
+    }
+    if (locations.empty()) {
+        throw InputError("tensor_parallel.size",
+                         "no container has " + std::to_string(tensor) +
+                             " devices for a tensor-parallel group of that size");
     }
     if (project.model.layers.empty()) {
         throw InputError("model.layers", "the model has no layers to place");
@@ -168,14 +186,30 @@ const LayerTable& Context::table(int microbatches) {
     t.min_time.assign(n - 1, 0.0);
     t.min_prefix.assign(n, 0.0);
     const ModelInput& input = base_.project.model.input;
+    const std::vector<CollectiveGroup> groups = tensor_groups_by_class();
+    const double element_bytes = t.microbatch_size * dtype_bytes(base_.project.training.dtype);
     for (int l = 0; l < t.layers; ++l) {
         const auto i = at(l);
         double fastest = 0;
         for (std::size_t c = 0; c < cluster_.classes.size(); ++c) {
             const LayerCost cost = layer_cost(work_, l, cluster_.classes[c], costs_);
-            double seconds = cost.forward_s + cost.backward_input_s + cost.backward_weight_s;
+            double forward_s = cost.forward_s;
+            double backward_s = cost.backward_input_s + cost.backward_weight_s;
+            if (!groups.empty()) {
+                // The group's all-reduces, as the simulator adds them to F and B.
+                const TensorShare& share = base_.tensor_shares[i];
+                forward_s += share.forward_reductions *
+                             collective_time(CollectiveKind::all_reduce,
+                                             share.forward_elements * element_bytes, groups[c])
+                                 .seconds;
+                backward_s += share.backward_reductions *
+                              collective_time(CollectiveKind::all_reduce,
+                                              share.backward_elements * element_bytes, groups[c])
+                                  .seconds;
+            }
+            double seconds = forward_s + backward_s;
             if (checkpointing_) {
-                seconds += cost.forward_s;  // recomputed before the backward
+                seconds += forward_s;  // recomputed before the backward
             }
             t.time[c][i + 1] = t.time[c][i] + seconds;
             fastest = c == 0 ? seconds : std::min(fastest, seconds);
@@ -186,7 +220,9 @@ const LayerTable& Context::table(int microbatches) {
                 t.output_bytes[i] = cost.output_bytes;
             }
         }
-        t.params[i + 1] = t.params[i] + static_cast<double>(base_.layers[i].parameters);
+        // Each device of a tensor-parallel group holds its share of the weights.
+        const double share = base_.tensor_shares.empty() ? 1.0 : base_.tensor_shares[i].parameters;
+        t.params[i + 1] = t.params[i] + static_cast<double>(base_.layers[i].parameters) * share;
         t.input_bytes[i] = l == 0 ? static_cast<double>(numel(input.shape)) * t.microbatch_size *
                                         dtype_bytes(input.dtype)
                                   : t.output_bytes[i - 1];
@@ -196,6 +232,27 @@ const LayerTable& Context::table(int microbatches) {
         t.min_largest = std::max(t.min_largest, fastest);
     }
     return tables_.emplace(microbatches, std::move(t)).first->second;
+}
+
+std::vector<CollectiveGroup> Context::tensor_groups_by_class() const {
+    std::vector<CollectiveGroup> out;
+    if (groups_.empty()) {
+        return out;
+    }
+    // A class's groups are priced by its first device's group: within a
+    // container the groups of one kind of device share their links.
+    const LinkResolver links(base_.project.topology);
+    for (std::size_t c = 0; c < cluster_.classes.size(); ++c) {
+        const auto first = std::find(cluster_.device_class.begin(), cluster_.device_class.end(),
+                                     static_cast<int>(c));
+        CollectiveGroup group = collective_group(
+            groups_[at(static_cast<int>(first - cluster_.device_class.begin()))], links);
+        if (costs_.profile != nullptr && costs_.profile->all_reduce) {
+            group = with_measured_ring(group, costs_.profile->all_reduce->link);
+        }
+        out.push_back(std::move(group));
+    }
+    return out;
 }
 
 LinkSpec Context::link(int from, int to) const {
@@ -330,6 +387,10 @@ SimulationReport Context::simulate(const std::vector<int>& devices, const std::v
     // One replica's pipeline: plan_data_parallel simulates the whole layout.
     work_.replicas.clear();
     work_.replica_specs.clear();
+    work_.tensor_groups.clear();
+    if (!groups_.empty()) {
+        work_.tensor_groups.emplace_back();
+    }
     std::vector<int> stage_rank;
     std::map<int, int> rank_of;  // device -> rank, in order of first appearance
     for (std::size_t k = 0; k < devices.size(); ++k) {
@@ -338,6 +399,9 @@ SimulationReport Context::simulate(const std::vector<int>& devices, const std::v
         if (added) {
             work_.ranks.push_back(cluster_.devices[at(devices[k])]);
             work_.rank_specs.push_back(cluster_.specs[at(devices[k])]);
+            if (!groups_.empty()) {
+                work_.tensor_groups.front().push_back(groups_[at(devices[k])]);
+            }
         }
         work_.stages.push_back({static_cast<int>(k), rank, first[k], first[k + 1] - 1});
         stage_rank.push_back(rank);

@@ -172,13 +172,6 @@ TEST(PlanCommand, PlansEveryShippedExample) {
             continue;
         }
         auto r = run_cli({"plan", entry.path().string(), "--json"});
-        if (entry.path().filename() == "gpt3-175b-p4d-t8.json") {
-            // Tensor parallelism is simulated, not planned yet: said so.
-            EXPECT_EQ(r.code, 1);
-            EXPECT_NE(r.err.find("does not plan tensor parallelism yet"), std::string::npos)
-                << r.err;
-            continue;
-        }
         ASSERT_EQ(r.code, 0) << entry.path() << "\n" << r.err;
         const auto j = nlohmann::json::parse(r.out);
         EXPECT_LE(j["iteration_time_s"].get<double>(),

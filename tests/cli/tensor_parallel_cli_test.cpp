@@ -65,15 +65,46 @@ TEST(TensorParallelCli, SimulateSplitsEachStageOverItsGroupAndSaysSo) {
               nlohmann::json::parse(whole.out)["iteration_time_s"].get<double>());
 }
 
-TEST(TensorParallelCli, PlanAndRunSayTheyDoNotSplitStagesYet) {
+TEST(TensorParallelCli, PlanKeepsTheProjectsGroupsAndSearchesSizesWhenAsked) {
     const TempDir dir;
     const std::string file = two_stage_gpt(dir, 2);
-    const auto plan = run_cli({"plan", file});
+    // The project's size: stages on the first device of groups of 2.
+    const auto fixed = run_cli({"plan", file, "--json"});
+    ASSERT_EQ(fixed.code, 0) << fixed.err;
+    const auto plan = nlohmann::json::parse(fixed.out);
+    for (const auto& stage : plan["placement"]) {
+        const std::string device = stage["device"];
+        EXPECT_EQ((device.back() - '0') % 2, 0) << device;
+    }
+    // Every size, in the table with the sequence-parallel mark.
+    const auto search = run_cli(
+        {"plan", file, "--tensor-parallel", "auto", "--sequence-parallel", "--data-parallel", "1"});
+    ASSERT_EQ(search.code, 0) << search.err;
+    EXPECT_NE(search.out.find("tensor  replicas  stages"), std::string::npos) << search.out;
+    EXPECT_NE(search.out.find("4 + SP"), std::string::npos) << search.out;
+    EXPECT_NE(search.out.find("best without tensor parallelism"), std::string::npos) << search.out;
+    const auto j = run_cli({"plan", file, "--tensor-parallel", "auto", "--json"});
+    ASSERT_EQ(j.code, 0) << j.err;
+    const auto options = nlohmann::json::parse(j.out)["data_parallel"]["options"];
+    ASSERT_GE(options.size(), 4U);
+    EXPECT_EQ(options[0]["tensor_parallel"], 1);
+    EXPECT_TRUE(options.back().contains("sequence_parallel"));
+}
+
+TEST(TensorParallelCli, SizesThatCannotBeAreSaidInWords) {
+    const TempDir dir;
+    const std::string file = two_stage_gpt(dir, 2);
+    const auto plan = run_cli({"plan", file, "--tensor-parallel", "3"});
     EXPECT_EQ(plan.code, 1);
-    EXPECT_NE(plan.err.find("does not plan tensor parallelism yet"), std::string::npos) << plan.err;
-    const auto too_many = run_cli({"simulate", file, "--tensor-parallel", "8"});
+    EXPECT_NE(plan.err.find("tensor_parallel.size 3 does not divide heads = 16 of \"block0\"; "
+                            "use a size that divides it, or make it 18\n"),
+              std::string::npos)
+        << plan.err;
+    const auto too_many = run_cli({"simulate", file, "--tensor-parallel", "16"});
     EXPECT_EQ(too_many.code, 1);
     EXPECT_NE(too_many.err.find("--tensor-parallel"), std::string::npos) << too_many.err;
+    const auto word = run_cli({"plan", file, "--tensor-parallel", "many"});
+    EXPECT_EQ(word.code, 2);
 }
 
 }  // namespace

@@ -3,6 +3,7 @@
 // and the collectives in the timeline.
 
 #include <gtest/gtest.h>
+#include <QCheckBox>
 #include <QComboBox>
 #include <QGraphicsRectItem>
 #include <QLabel>
@@ -223,6 +224,82 @@ TEST(TensorParallelStudio, TheSummarySaysHowEachStageIsSplit) {
     EXPECT_TRUE(summary->text().contains(
         QStringLiteral("8 devices a stage (tensor and sequence parallel)")))
         << summary->text().toStdString();
+}
+
+// A small GPT on one node of 8 GPUs in two stages (gpu0 and gpu4): the
+// training bar's Tensor box splits each stage over a group, the canvas
+// draws the groups' other devices and the timeline their all-reduces.
+TEST(TensorParallelStudio, TheBarSetsTheGroupsTheCanvasAndTimelineShowThem) {
+    MainWindow window;
+    window.resize(1400, 900);
+    window.runner()->setDebounceMs(10);
+    ASSERT_TRUE(window.openFile(
+        QStringLiteral(PIPEWRIGHT_ASSETS_DIR "/examples/transformer-interleaved-4gpu.json")));
+    window.show();
+    QCoreApplication::processEvents();
+    // Eight GPUs in the container, the second stage from gpu4.
+    Project project = window.document()->project();
+    auto& devices = project.topology.nodes[0].containers[0].devices;
+    const Device first = devices[0];
+    devices.resize(8, first);
+    for (std::size_t g = 0; g < devices.size(); ++g) {
+        devices[g].name = "gpu" + std::to_string(g);
+    }
+    project.placement = {project.placement.front()};
+    for (std::size_t s = 1; s < window.document()->project().placement.size(); ++s) {
+        const auto& more = window.document()->project().placement[s].layers;
+        project.placement.front().layers.insert(project.placement.front().layers.end(),
+                                                more.begin(), more.end());
+    }
+    auto& layers = project.placement.front().layers;
+    const std::size_t half = layers.size() / 2;
+    project.placement.push_back({"node0/c0/gpu4", {layers.begin() + half, layers.end()}});
+    layers.resize(half);
+    project.training.schedule = ScheduleChoice{"1f1b", ""};
+    QSignalSpy finished(window.runner(), &SimulationRunner::finished);
+    window.document()->edit(QStringLiteral("eight GPUs"), project, -1);
+    ASSERT_TRUE(finished.wait(10000));
+    const double whole = window.runner()->latest()->report->iteration_time_s;
+
+    TrainingBar* bar = window.trainingBar();
+    EXPECT_FALSE(bar->sequenceParallelBox()->isEnabled());
+    bar->tensorParallelBox()->setValue(4);
+    ASSERT_TRUE(finished.wait(10000));
+    QCoreApplication::processEvents();
+    EXPECT_EQ(window.document()->project().tensor_parallel.size, 4);
+    EXPECT_TRUE(bar->sequenceParallelBox()->isEnabled());
+    const auto& report = *window.runner()->latest()->report;
+    EXPECT_EQ(report.tensor_parallel.size, 4);
+    EXPECT_LT(report.iteration_time_s, whole);
+    // gpu5 runs slice 2 of 4 of stage 1, and shows its leader's memory.
+    QGraphicsRectItem* gpu5 = window.topologyScene()->deviceItem(QStringLiteral("node0/c0/gpu5"));
+    ASSERT_NE(gpu5, nullptr);
+    QStringList tips;
+    for (QGraphicsItem* child : gpu5->childItems()) {
+        tips << child->toolTip();
+    }
+    EXPECT_EQ(tips.filter(QStringLiteral("slice 2 of 4 of stage 1 runs here")).size(), 1)
+        << tips.join(QLatin1Char('\n')).toStdString();
+    EXPECT_EQ(tips.filter(QStringLiteral("node0/c0/gpu4 leads")).size(), 1);
+    // The timeline draws the all-reduces, and its key says what they are.
+    window.timelinePlot()->fitToWindow();
+    window.timelinePlot()->replot(QCustomPlot::rpImmediateRefresh);
+    EXPECT_GT(window.timelinePlot()->drawnTensorBlocks(), 0);
+    auto* legend = window.findChild<QLabel*>(QStringLiteral("timelineLegend"));
+    ASSERT_NE(legend, nullptr);
+    EXPECT_TRUE(legend->text().contains(QStringLiteral("Tensor&nbsp;all-reduce")));
+
+    // Sequence parallelism from its box; undo takes both back.
+    bar->sequenceParallelBox()->click();
+    ASSERT_TRUE(finished.wait(10000));
+    EXPECT_TRUE(window.document()->project().tensor_parallel.sequence_parallel);
+    window.document()->undoStack()->undo();
+    window.document()->undoStack()->undo();
+    ASSERT_TRUE(finished.wait(10000));
+    QCoreApplication::processEvents();
+    EXPECT_EQ(window.document()->project().tensor_parallel.size, 1);
+    EXPECT_EQ(bar->tensorParallelBox()->value(), 1);
+    EXPECT_FALSE(legend->text().contains(QStringLiteral("Tensor&nbsp;all-reduce")));
 }
 
 }  // namespace

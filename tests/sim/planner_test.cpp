@@ -96,11 +96,6 @@ TEST(Planner, NeverSlowerThanTheInputOnTheShippedExamples) {
         const Project project = example(entry.path().filename().string());
         PlanOptions options;
         options.base_dir = kExamples;
-        if (project.tensor_parallel.size > 1) {
-            // Simulated, not planned yet: the planner says so.
-            EXPECT_THROW((void)plan_pipeline(project, options), InputError);
-            continue;
-        }
         const PlanResult r = plan_pipeline(project, options);
         ASSERT_TRUE(r.feasible) << r.why_nothing_fits;
         ASSERT_TRUE(r.input.report.has_value()) << r.input.reason;

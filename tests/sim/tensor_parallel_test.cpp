@@ -247,8 +247,14 @@ TEST(TensorParallel, WhatCannotSplitIsNamed) {
     EXPECT_NE(problems(conv).find("model.layers[0]: conv2d layers cannot be split"),
               std::string::npos)
         << problems(conv);
-    // The planner says it does not plan it yet.
-    EXPECT_THROW((void)plan_pipeline(parse(gpt_json(2)), {}), InputError);
+    // The planner names it too.
+    try {
+        (void)plan_pipeline(parse(conv), {});
+        ADD_FAILURE() << "planned a convolution over groups of 2";
+    } catch (const InputError& e) {
+        EXPECT_NE(e.diagnostics().format().find("conv2d layers cannot be split"), std::string::npos)
+            << e.diagnostics().format();
+    }
 }
 
 TEST(TensorParallel, GroupsAndReplicasTakeDistinctDevices) {

@@ -25,6 +25,9 @@ namespace pipewright {
 struct PlanStatistics {
     int split_searches = 0;  // DP runs (one per device sequence, stage count, micro-batch count)
     int simulations = 0;
+    // Data-parallel layouts left out because a floor under their iteration
+    // was above a layout already found.
+    int bounded = 0;
     double search_s = 0;   // choosing the candidates (device orders, tables, DP)
     double elapsed_s = 0;  // the whole plan, simulations included
 };
@@ -35,6 +38,12 @@ struct PlanOptions {
     // Data-parallel replicas: fixed at this count, or 0 to search every
     // count that divides the devices and the batch; unset: the project's.
     std::optional<int> data_parallel;
+    // Devices of each stage's tensor-parallel group: fixed at this size, or
+    // 0 to search every size that divides a container's devices (and the
+    // model's dimensions); unset: the project's. Sequence parallelism with
+    // it: set, or the project's.
+    std::optional<int> tensor_parallel;
+    std::optional<bool> sequence_parallel;
     CostModelOptions costs;
     const DeviceCatalog* catalog = nullptr;  // builtin when null
     // Folder that relative paths of the input project start from (its CSV schedule).
@@ -49,6 +58,9 @@ struct PlanOptions {
     // Called on the planning thread after each candidate is simulated, with
     // the statistics so far (a caller can show that the plan is moving).
     std::function<void(const PlanStatistics&)> on_progress;
+    // Leave out data-parallel layouts that cannot beat one already found
+    // (PlanStatistics::bounded); a comparison of every layout turns it off.
+    bool bound_layouts = true;
     // Set by the data-parallel planner: the pipeline planned is one of
     // replica_of.size replicas at ZeRO stage replica_of.zero_stage, so its
     // weights, gradients and optimizer state count as their shards (and a
@@ -83,9 +95,12 @@ struct ScheduleConsidered {
     std::optional<double> iteration_s;  // empty when none of them fits
 };
 
-// One replica count the planner tried: its best layout, or why none.
+// One layout the planner tried (a replica count, at one tensor-parallel
+// size): its best form, or why none.
 struct DataParallelOption {
     int replicas = 1;
+    int tensor_parallel = 1;  // devices of each stage's group
+    bool sequence_parallel = false;
     int zero_stage = 0;
     int stages = 0;  // of each replica's pipeline
     std::string schedule;
@@ -105,7 +120,10 @@ struct DataParallelOption {
     double memory_capacity_bytes = 0;
     // The fastest iteration found at each ZeRO stage (empty: nothing fits).
     std::array<std::optional<double>, kMaxZeroStage + 1> by_zero_stage;
-    std::string reason;  // why nothing fits
+    std::string reason;  // why nothing fits, or why it was not planned
+    // Set when it was not planned: a floor under its iteration (its work
+    // spread evenly over its devices) above a layout already found.
+    std::optional<double> floor_s;
     // The input project laid out so (when something fits), and how it
     // simulates (figures only): what a comparison of layouts shows and applies.
     std::optional<Project> project;
@@ -124,10 +142,14 @@ struct PlanResult {
     // Every schedule the search simulated, fastest first (those with nothing
     // that fits last).
     std::vector<ScheduleConsidered> schedules;
-    // With data parallelism (replicas > 1, or a search): each replica count
-    // tried, and in words why the plan's count and ZeRO stage won.
+    // With data or tensor parallelism (replicas or groups > 1, or a search):
+    // each replica count tried at each tensor-parallel size, and in words why
+    // the plan's layout and ZeRO stage won.
     std::vector<DataParallelOption> data_parallel;
     std::string data_parallel_choice;
+    // Tensor-parallel sizes a search left out, and why (the model cannot
+    // split so): "2: model.layers[0] ...".
+    std::vector<std::string> tensor_parallel_skipped;
 };
 
 // Thrown by plan_pipeline when PlanOptions::stop was requested.
@@ -141,7 +163,10 @@ class PlanCancelled : public std::runtime_error {
 // PlanCancelled when asked to stop. With data parallelism (the project's or
 // PlanOptions::data_parallel), plans one replica's pipeline on the first
 // devices for each replica count and lets the simulation of all replicas,
-// at each ZeRO stage, choose (planner_data_parallel.cpp).
+// at each ZeRO stage, choose (planner_data_parallel.cpp). With tensor
+// parallelism, stages sit on the first device of each group of that many
+// devices in a container; a search over sizes plans every replica count at
+// every size.
 [[nodiscard]] PlanResult plan_pipeline(const Project& project, const PlanOptions& options);
 // The same for replica counts other than one (or a search): what
 // plan_pipeline hands data-parallel plans to.
@@ -192,7 +217,8 @@ struct InFlight {
 [[nodiscard]] InFlight activations_in_flight(const std::string& schedule, int stage, int stages,
                                              int microbatches);
 
-// Equal layer counts over the first min(devices, layers) devices in topology order.
+// Equal layer counts over the first min(devices, layers) devices in topology
+// order (with tensor parallelism, the first devices of its groups).
 [[nodiscard]] std::vector<PlannedStage> uniform_split(const Project& project);
 // Equal parameter counts per stage over the same devices (DeepSpeed's
 // partition_method="parameters"): the contiguous split whose largest stage
