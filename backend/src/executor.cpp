@@ -14,6 +14,7 @@
 #include "random_replay.h"
 #include "send_completions.h"
 #include "sharded_optimizer.h"
+#include "tensor_parallel_layers.h"
 #include "transfer_channels.h"
 
 namespace pipewright::backend {
@@ -112,7 +113,7 @@ struct RankExecutor::Impl {
     SendCompletions sends;
 
     Impl(const AnalyzedProject& p, int r, Transport& t, torch::Dtype d, torch::Device dev,
-         ReplicaGroup rg)
+         ReplicaGroup rg, const TensorGroup& tensor)
         : project(p),
           rank(r),
           transport(t),
@@ -130,7 +131,12 @@ struct RankExecutor::Impl {
             }
             Stage st;
             st.index = s;
-            st.module = build_stage(p, s, dtype);
+            const auto& range = p.stages[static_cast<std::size_t>(s)];
+            st.module = tensor.size > 1 ? build_tensor_parallel_layers(
+                                              p, range.first_layer, range.last_layer,
+                                              static_cast<std::uint64_t>(p.project.training.seed),
+                                              dtype, tensor)
+                                        : build_stage(p, s, dtype);
             st.module->to(device);
             st.module->train();
             st.params = st.module->parameters();
@@ -521,8 +527,10 @@ struct RankExecutor::Impl {
 };
 
 RankExecutor::RankExecutor(const AnalyzedProject& project, int rank, Transport& transport,
-                           torch::Dtype dtype, torch::Device device, ReplicaGroup replicas)
-    : impl_(std::make_unique<Impl>(project, rank, transport, dtype, device, std::move(replicas))) {}
+                           torch::Dtype dtype, torch::Device device, ReplicaGroup replicas,
+                           TensorGroup tensor)
+    : impl_(std::make_unique<Impl>(project, rank, transport, dtype, device, std::move(replicas),
+                                   tensor)) {}
 
 RankExecutor::~RankExecutor() = default;
 

@@ -20,6 +20,10 @@ int default_threads_per_rank(int ranks_on_this_machine) {
     return std::max(1, static_cast<int>(cores) / std::max(1, ranks_on_this_machine));
 }
 
+int run_world_size(const AnalyzedProject& project) {
+    return project.world_size() * std::max(1, project.project.tensor_parallel.size);
+}
+
 std::optional<AnalyzedProject> load_for_run(const RunSettings& s, std::ostream& err,
                                             LoadPurpose purpose) {
     LoadedProject loaded = load_project_file(s.project);
@@ -62,14 +66,30 @@ std::optional<AnalyzedProject> load_for_run(const RunSettings& s, std::ostream& 
                              std::to_string(zero));
             analyzed.reset();
         }
-        // The backend has no tensor-parallel modules yet: every stage would
-        // run whole on one device, not as the simulation splits it.
-        if (analyzed && analyzed->project.tensor_parallel.size > 1) {
-            problems.add("tensor_parallel.size",
-                         "tensor parallelism is simulation-only for now: real runs place each "
-                         "stage whole on one device. Set tensor_parallel.size to 1 to run; "
-                         "`simulate` predicts the split");
-            analyzed.reset();
+        // Tensor parallelism: each stage's layers cut over its group
+        // (tensor_parallel_layers.h). Sequence parallelism and dropout need
+        // more than the split: refused rather than run as something else.
+        if (purpose == LoadPurpose::train && analyzed &&
+            analyzed->project.tensor_parallel.size > 1) {
+            if (analyzed->project.tensor_parallel.sequence_parallel) {
+                problems.add("tensor_parallel.sequence_parallel",
+                             "sequence parallelism is simulation-only: real runs split each "
+                             "stage's matrices over its group but keep the layer norms and "
+                             "activations whole. Set sequence_parallel to false to run; "
+                             "`simulate` predicts it");
+                analyzed.reset();
+            }
+            for (std::size_t i = 0; analyzed && i < analyzed->project.model.layers.size(); ++i) {
+                const LayerSpec& layer = analyzed->project.model.layers[i];
+                if (layer.type == "dropout" && layer_param(layer, "p") > 0) {
+                    problems.add("model.layers[" + std::to_string(i) + "]",
+                                 "dropout with tensor parallelism needs the group's random "
+                                 "streams kept in step (Megatron-LM's RNG tracker), which real "
+                                 "runs do not do yet; set its p to 0, or tensor_parallel.size "
+                                 "to 1, to run");
+                    analyzed.reset();
+                }
+            }
         }
     }
     if (!problems.empty() || !analyzed) {

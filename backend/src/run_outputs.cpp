@@ -57,7 +57,9 @@ RunSummary write_complete_outputs(
 RunSummary write_node_outputs(const AnalyzedProject& project, NodeRanks mine, int warmup,
                               const std::string& out_dir) {
     std::vector<RankRecord> ranks;
-    for (int r = mine.first; r < mine.first + mine.count; ++r) {
+    // Tensor-parallel groups' other members (ranks from world_size() on)
+    // keep no record: the group's first member stands for it.
+    for (int r = mine.first; r < std::min(mine.first + mine.count, project.world_size()); ++r) {
         const std::string file = out_dir + "/rank-" + std::to_string(r) + ".json";
         ranks.push_back(parse_rank_record(read_text_file(file), file));
     }

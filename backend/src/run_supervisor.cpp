@@ -141,7 +141,7 @@ bool RunSupervisor::load_and_check() {
     }
     // One worker per device of every replica (world rank = replica × ranks
     // of the pipeline + rank), each running the replica's schedule.
-    world_ = project_->world_size();
+    world_ = run_world_size(*project_);
     master_.port = o_.port.value_or(0);
     try {
         mine_ = node_ranks(world_, o_.nnodes, o_.node_rank, o_.nproc_per_node);
@@ -238,11 +238,15 @@ void RunSupervisor::announce() {
                                        : "ranks " + std::to_string(mine_.first) + "-" +
                                              std::to_string(mine_.first + mine_.count - 1);
     const int replicas = project_->data_parallel();
+    const int tensor = project_->project.tensor_parallel.size;
     const std::string replicas_text =
-        replicas > 1 ? ": " + std::to_string(replicas) + " replicas × " +
-                           std::to_string(project_->num_ranks()) + " ranks, ZeRO-" +
-                           std::to_string(project_->project.data_parallel.zero_stage)
-                     : "";
+        (replicas > 1 ? ": " + std::to_string(replicas) + " replicas × " +
+                            std::to_string(project_->num_ranks()) + " ranks, ZeRO-" +
+                            std::to_string(project_->project.data_parallel.zero_stage)
+                      : "") +
+        (tensor > 1 ? (replicas > 1 ? ", " : ": ") + std::string("each stage over ") +
+                          std::to_string(tensor) + " ranks (tensor parallel)"
+                    : "");
     log_->line(
         "pipewright: " + node_name_ + "running " + printable_name(project_->project.model.name) +
         " with " + project_->schedule.name + " on " + std::to_string(world_) +

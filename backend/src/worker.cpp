@@ -23,6 +23,7 @@
 #include "rendezvous.h"
 #include "resident_memory.h"
 #include "run_store.h"
+#include "tensor_parallel_layers.h"
 #include "transfer_channels.h"
 #ifdef PIPEWRIGHT_WITH_NCCL
 #include "transport_nccl.h"
@@ -185,9 +186,10 @@ int run_worker(const WorkerOptions& o, std::ostream& err) {
             torch::set_num_threads(
                 default_threads_per_rank(ranks_on_machine(*store, o.world_size, machine)));
         }
-        if (o.world_size != project->world_size()) {
+        if (o.world_size != run_world_size(*project)) {
             throw BackendError("started as one of " + std::to_string(o.world_size) +
-                               " ranks, but the run has " + std::to_string(project->world_size()) +
+                               " ranks, but the run has " +
+                               std::to_string(run_world_size(*project)) +
                                " (a launcher of another configuration?)");
         }
         // Data parallelism: world rank = replica × ranks of the pipeline +
@@ -195,17 +197,35 @@ int run_worker(const WorkerOptions& o, std::ostream& err) {
         // (keys under "replica-R/"), so its ranks keep the schedule's
         // numbers; each pipeline rank's copies form a second group for the
         // gradients, which never shares a connection with the pipeline.
-        const int replica = project->replica_of(o.rank);
-        const int in_pipeline = project->pipeline_rank_of(o.rank);
+        // Tensor parallelism: the ranks above are the groups' first members
+        // (slice 0); slice k of every group comes k × those ranks later, and
+        // each slice is a pipeline (and replica groups) of its own, its
+        // stages' group a third Gloo group.
+        const int leaders = project->world_size();
+        const int slice = o.rank / leaders;
+        const int leader = o.rank % leaders;
+        const int replica = project->replica_of(leader);
+        const int in_pipeline = project->pipeline_rank_of(leader);
         const int replicas = project->data_parallel();
+        const std::string slice_prefix =
+            slice == 0 ? std::string() : "tensor-slice-" + std::to_string(slice) + "/";
+        auto slice_store = slice == 0
+                               ? store
+                               : c10::intrusive_ptr<c10d::Store>(
+                                     c10::make_intrusive<c10d::PrefixStore>(slice_prefix, store));
         auto replica_store = c10::make_intrusive<c10d::PrefixStore>(
-            "replica-" + std::to_string(replica) + "/", store);
+            "replica-" + std::to_string(replica) + "/", slice_store);
         auto transport = make_transport(replica_store, gloo_host, in_pipeline, project->num_ranks(),
                                         device, project->schedule, timeout, err);
         ReplicaGroup replica_group;
         if (replicas > 1) {
-            replica_group = make_replica_group(store, gloo_host, in_pipeline, replica, replicas,
-                                               device, timeout);
+            replica_group = make_replica_group(slice_store, gloo_host, in_pipeline, replica,
+                                               replicas, device, timeout);
+        }
+        TensorGroup tensor_group;
+        if (const int size = project->project.tensor_parallel.size; size > 1) {
+            tensor_group =
+                make_tensor_group(store, gloo_host, leader, slice, size, device, timeout);
         }
 
         // The data's teacher (a whole model, on the rank with the last stage)
@@ -217,7 +237,7 @@ int run_worker(const WorkerOptions& o, std::ostream& err) {
         // with the simulator's.
         const RankMemory memory(device);
         RankExecutor executor(*project, in_pipeline, *transport, dtype, device,
-                              std::move(replica_group));
+                              std::move(replica_group), tensor_group);
         executor.set_memory_probe([&memory] { return memory.now(); });
 
         const int steps = o.settings.steps.value_or(project->project.training.steps);
@@ -227,7 +247,7 @@ int run_worker(const WorkerOptions& o, std::ostream& err) {
             StepRecord r = executor.run_step(step, batch);
             // Every replica's last rank holds the global batch's loss (the
             // executor averages it); replica 0's reports it.
-            if (r.loss && replica == 0) {
+            if (r.loss && replica == 0 && slice == 0) {
                 const nlohmann::json progress{
                     {"step", step}, {"loss", *r.loss}, {"iteration_time_s", r.end_s - r.start_s}};
                 set_text(*store, keys::progress(step), progress.dump());
@@ -237,7 +257,8 @@ int run_worker(const WorkerOptions& o, std::ostream& err) {
         if (o.settings.save_params) {
             // Replicas past the first save theirs apart, so that a test can
             // check that every replica ends with the same weights.
-            const std::string suffix = replica == 0 ? "" : "-replica-" + std::to_string(replica);
+            const std::string suffix = (replica == 0 ? "" : "-replica-" + std::to_string(replica)) +
+                                       (slice == 0 ? "" : "-tensor-" + std::to_string(slice));
             for (int s : executor.stages()) {
                 torch::save(executor.module(s)->parameters(),
                             o.out_dir + "/params-stage-" + std::to_string(s) + suffix + ".pt");
@@ -251,9 +272,14 @@ int run_worker(const WorkerOptions& o, std::ostream& err) {
         record.memory_kind = memory.kind();
         record.peak_memory_bytes = memory.peak();
         record.runtime_memory_bytes = memory.runtime();
-        const std::string text = to_json(record).dump() + "\n";
-        write_file_atomically(o.out_dir + "/rank-" + std::to_string(o.rank) + ".json", text);
-        set_text(*store, keys::record(o.rank), text);
+        // The run's timeline, like the simulation's, has a lane per group:
+        // its first member's (the others run the same actions at the same
+        // times, on their slices).
+        if (slice == 0) {
+            const std::string text = to_json(record).dump() + "\n";
+            write_file_atomically(o.out_dir + "/rank-" + std::to_string(o.rank) + ".json", text);
+            set_text(*store, keys::record(o.rank), text);
+        }
         return 0;
     } catch (const c10::Error& e) {
         // Torch's what() carries a C++ backtrace; the first line is the reason.

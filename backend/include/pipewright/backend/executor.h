@@ -51,8 +51,12 @@ class RankExecutor {
     // `rank` is the rank in the pipeline (its action list); with `replicas`
     // this rank averages its gradients with its copies before each optimizer
     // step, and under ZeRO-1 keeps optimizer state for its shard only.
+    // With `tensor` (size > 1) this rank is member tensor.rank of its
+    // stages' tensor-parallel group: it holds its slices of their layers and
+    // runs their collectives with the group (tensor_parallel_layers.h).
     RankExecutor(const AnalyzedProject& project, int rank, Transport& transport, torch::Dtype dtype,
-                 torch::Device device = torch::kCPU, ReplicaGroup replicas = {});
+                 torch::Device device = torch::kCPU, ReplicaGroup replicas = {},
+                 TensorGroup tensor = {});
     ~RankExecutor();
     RankExecutor(const RankExecutor&) = delete;
     RankExecutor& operator=(const RankExecutor&) = delete;

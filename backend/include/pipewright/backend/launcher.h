@@ -77,6 +77,11 @@ enum class LoadPurpose { train, profile };
                                                           std::ostream& err,
                                                           LoadPurpose purpose = LoadPurpose::train);
 
+// Worker processes of a run: one per device of every replica's pipeline,
+// times the devices of each stage's tensor-parallel group (world ranks from
+// project.world_size() on are the groups' other members).
+[[nodiscard]] int run_world_size(const AnalyzedProject& project);
+
 // The ranks one node of a multi-node run starts: `count` ranks from `first`,
 // in rank order. Throws std::invalid_argument naming the problem (ranks that
 // do not split evenly, a node rank out of range, a --nproc-per-node that does

@@ -27,6 +27,13 @@ using CollectiveGroup = c10d::Backend;
 using CollectiveGroup = c10d::ProcessGroup;
 #endif
 
+// A stage's tensor-parallel group as one member sees it (size 1: none).
+struct TensorGroup {
+    c10::intrusive_ptr<CollectiveGroup> group;
+    int rank = 0;  // this member's slice of each split layer
+    int size = 1;
+};
+
 // A send in flight. The executor hands it to a watcher thread that waits on
 // it, to stamp the moment the transfer completed, and keeps the tensor alive
 // until then.

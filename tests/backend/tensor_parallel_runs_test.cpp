@@ -1,0 +1,234 @@
+// Real tensor-parallel runs: a small GPT with each stage split over a group
+// of two Gloo worker processes (T = 2, and T = 2 × p = 2 on four), trained a
+// few steps. Each member's parameters must be its slices of what
+// single-process training of the whole model ends with.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+
+#include <nlohmann/json.hpp>
+
+#include "backend_test_util.h"
+#include "cli_runner.h"
+#include "pipewright/backend/modules.h"
+#include "pipewright/core/project_io.h"
+#include "pipewright/core/timeline.h"
+#include "tensor_parallel_layers.h"
+
+namespace pipewright {
+namespace {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+constexpr int kSteps = 3;
+
+struct TensorParallelCase {
+    int stages = 1;
+    std::string schedule = "1f1b";
+    bool checkpointing = false;
+    std::string optimizer = "adam";
+};
+
+void PrintTo(const TensorParallelCase& c, std::ostream* out) {
+    *out << c.stages << " stages, " << c.schedule << (c.checkpointing ? ", checkpointing" : "")
+         << ", " << c.optimizer;
+}
+
+// Embedding, two blocks, a final norm, an MLP pair with a GELU between and
+// the vocabulary head, on four CPU devices: one stage on cpu0, or two on
+// cpu0 and cpu2, each with the device after it.
+json gpt_json(const TensorParallelCase& c, int tensor) {
+    json layers = json::array();
+    layers.push_back(
+        {{"name", "embed"}, {"type", "embedding"}, {"num_embeddings", 64}, {"embedding_dim", 32}});
+    for (int b = 0; b < 2; ++b) {
+        layers.push_back({{"name", "block" + std::to_string(b)},
+                          {"type", "transformer_block"},
+                          {"hidden", 32},
+                          {"heads", 4}});
+    }
+    layers.push_back({{"name", "ln_f"}, {"type", "layernorm"}, {"features", 32}});
+    layers.push_back(
+        {{"name", "up"}, {"type", "linear"}, {"in_features", 32}, {"out_features", 64}});
+    layers.push_back({{"name", "act"}, {"type", "gelu"}});
+    layers.push_back(
+        {{"name", "down"}, {"type", "linear"}, {"in_features", 64}, {"out_features", 32}});
+    layers.push_back({{"name", "head"},
+                      {"type", "linear"},
+                      {"in_features", 32},
+                      {"out_features", 64},
+                      {"bias", false}});
+    json names = json::array();
+    for (const auto& l : layers) {
+        names.push_back(l["name"]);
+    }
+    json placement = json::array();
+    if (c.stages == 1) {
+        placement.push_back({{"device", "node0/c0/cpu0"}, {"layers", names}});
+    } else {
+        json first = json::array();
+        json second = json::array();
+        for (std::size_t i = 0; i < names.size(); ++i) {
+            (i < 3 ? first : second).push_back(names[i]);
+        }
+        placement.push_back({{"device", "node0/c0/cpu0"}, {"layers", first}});
+        placement.push_back({{"device", "node0/c0/cpu2"}, {"layers", second}});
+    }
+    json devices = json::array();
+    for (int d = 0; d < 4; ++d) {
+        devices.push_back({{"name", "cpu" + std::to_string(d)}, {"spec", "cpu"}});
+    }
+    return {{"format", "pipewright-project"},
+            {"version", 1},
+            {"model",
+             {{"name", "tiny-gpt"},
+              {"input", {{"shape", {8}}, {"dtype", "int64"}}},
+              {"loss", "cross_entropy"},
+              {"layers", layers}}},
+            {"topology",
+             {{"nodes", json::array({{{"name", "node0"},
+                                      {"containers",
+                                       json::array({{{"name", "c0"}, {"devices", devices}}})}}})}}},
+            {"placement", placement},
+            {"training",
+             {{"batch_size", 8},
+              {"microbatches", 4},
+              {"schedule", c.schedule},
+              {"optimizer", {{"type", c.optimizer}, {"lr", 0.01}}},
+              {"activation_checkpointing", c.checkpointing},
+              {"seed", 7}}},
+            {"tensor_parallel", {{"size", tensor}}}};
+}
+
+// Each member's saved parameters against the slices of single-process
+// training's; returns the largest relative difference.
+double worst_member_difference(const TensorParallelCase& c, const AnalyzedProject& split,
+                               const fs::path& out, int tensor) {
+    const AnalyzedProject whole_project = test::analyze_text(gpt_json(c, 1).dump());
+    const auto reference = test::reference_parameters(whole_project, kSteps, torch::kFloat64);
+    auto names = backend::build_model(whole_project, 7, torch::kFloat64)->named_parameters();
+    EXPECT_EQ(names.size(), reference.size());
+    EXPECT_GT(test::max_relative_difference(names.values(), reference), 1e-4)
+        << "training did nothing";
+    double worst = 0;
+    for (int s = 0; s < split.schedule.num_stages; ++s) {
+        const auto& stage = split.stages[static_cast<std::size_t>(s)];
+        for (int k = 0; k < tensor; ++k) {
+            std::vector<torch::Tensor> saved;
+            torch::load(saved, (out / ("params-stage-" + std::to_string(s) +
+                                       (k == 0 ? "" : "-tensor-" + std::to_string(k)) + ".pt"))
+                                   .string());
+            std::vector<torch::Tensor> want;
+            for (std::size_t i = 0; i < names.size(); ++i) {
+                const std::string key = names[i].key();
+                const std::string layer = key.substr(0, key.find('.'));
+                for (int l = stage.first_layer; l <= stage.last_layer; ++l) {
+                    if (split.project.model.layers[static_cast<std::size_t>(l)].name == layer) {
+                        want.push_back(backend::tensor_parallel_slice(
+                            split, l, key.substr(key.find('.') + 1), reference[i], k, tensor));
+                    }
+                }
+            }
+            worst = std::max(worst, test::max_relative_difference(saved, want));
+        }
+    }
+    return worst;
+}
+
+class TensorParallelRuns : public ::testing::TestWithParam<TensorParallelCase> {};
+
+TEST_P(TensorParallelRuns, EveryMemberEndsWithItsSlicesOfSingleProcessTraining) {
+    const TensorParallelCase c = GetParam();
+    const auto dir = test::temp_dir("tp-" + c.schedule);
+    const auto project = dir / "project.json";
+    write_file_atomically(project, gpt_json(c, 2).dump(2));
+    const auto out = dir / "run";
+    const auto r = test::run_cli("run " + project.string() + " --steps " + std::to_string(kSteps) +
+                                     " --dtype float64 --save-params --threads-per-rank 1 --json "
+                                     "--out " +
+                                     out.string(),
+                                 dir);
+    ASSERT_EQ(r.code, 0) << r.output;
+    const AnalyzedProject split = test::analyze_text(gpt_json(c, 2).dump());
+    EXPECT_LE(worst_member_difference(c, split, out, 2), 1e-9);
+
+    // The timeline has a lane per group, as the simulation does.
+    const Timeline t = load_timeline_file(out / "timeline.json");
+    EXPECT_EQ(t.num_ranks(), c.stages);
+    const auto summary = nlohmann::json::parse(test::last_json_object(r.output));
+    EXPECT_EQ(summary.at("losses").size(), static_cast<std::size_t>(kSteps));
+    fs::remove_all(dir);
+}
+
+INSTANTIATE_TEST_SUITE_P(SchedulesAndStages, TensorParallelRuns,
+                         ::testing::Values(TensorParallelCase{1, "1f1b", false, "adam"},
+                                           TensorParallelCase{2, "1f1b", false, "adamw"},
+                                           TensorParallelCase{2, "zb-h1", false, "sgd"},
+                                           TensorParallelCase{2, "gpipe", true, "adam"}),
+                         [](const auto& param_info) {
+                             return param_info.param.schedule == "zb-h1"
+                                        ? std::string("ZbH1SplitBackward")
+                                    : param_info.param.checkpointing
+                                        ? std::string("GpipeCheckpointing")
+                                        : "OneFOneB" + std::to_string(param_info.param.stages) +
+                                              "Stages";
+                         });
+
+TEST(TensorParallelRuns, SplittingMattersTheSlicesOfTheOtherMemberDiffer) {
+    // The check above compares each member with its own slices: swapped
+    // slices are far off, so the comparison can fail.
+    const TensorParallelCase c{2, "1f1b", false, "sgd"};
+    const AnalyzedProject split = test::analyze_text(gpt_json(c, 2).dump());
+    const AnalyzedProject whole = test::analyze_text(gpt_json(c, 1).dump());
+    const auto reference = test::reference_parameters(whole, 1, torch::kFloat64);
+    auto names = backend::build_model(whole, 7, torch::kFloat64)->named_parameters();
+    const std::string key = names[3].key();  // block0.qkv.weight
+    ASSERT_EQ(key, "block0.qkv.weight");
+    const auto mine = backend::tensor_parallel_slice(split, 1, "qkv.weight", reference[3], 0, 2);
+    const auto other = backend::tensor_parallel_slice(split, 1, "qkv.weight", reference[3], 1, 2);
+    EXPECT_GT(test::max_relative_difference({mine}, {other}), 1e-3);
+}
+
+TEST(TensorParallelRuns, TheShippedSmallGptTrainsOnFourWorkers) {
+    const auto dir = test::temp_dir("tp-example");
+    const auto out = dir / "run";
+    const auto r = test::run_cli(std::string("run ") + PIPEWRIGHT_ASSETS_DIR +
+                                     "/examples/gpt-tiny-t2p2-cpu.json --steps 6 "
+                                     "--threads-per-rank 1 --json --out " +
+                                     out.string(),
+                                 dir);
+    ASSERT_EQ(r.code, 0) << r.output;
+    EXPECT_NE(r.output.find("on 4 CPU ranks: each stage over 2 ranks (tensor parallel)"),
+              std::string::npos)
+        << r.output;
+    const auto summary = nlohmann::json::parse(test::last_json_object(r.output));
+    const auto& losses = summary.at("losses");
+    ASSERT_EQ(losses.size(), 6U);
+    EXPECT_LT(losses.back().get<double>(), losses.front().get<double>() - 0.5);
+    EXPECT_EQ(load_timeline_file(out / "timeline.json").num_ranks(), 2);
+    fs::remove_all(dir);
+}
+
+TEST(TensorParallelRuns, SequenceParallelismAndDropoutAreRefusedInWords) {
+    const auto dir = test::temp_dir("tp-refused");
+    json sp = gpt_json({}, 2);
+    sp["tensor_parallel"]["sequence_parallel"] = true;
+    write_file_atomically(dir / "sp.json", sp.dump(2));
+    const auto a = test::run_cli("run " + (dir / "sp.json").string() + " --steps 1", dir, "sp");
+    EXPECT_EQ(a.code, 1);
+    EXPECT_NE(a.output.find("sequence parallelism is simulation-only"), std::string::npos)
+        << a.output;
+    json dropout = gpt_json({}, 2);
+    dropout["model"]["layers"][5] = {{"name", "act"}, {"type", "dropout"}, {"p", 0.1}};
+    write_file_atomically(dir / "dropout.json", dropout.dump(2));
+    const auto b =
+        test::run_cli("run " + (dir / "dropout.json").string() + " --steps 1", dir, "dropout");
+    EXPECT_EQ(b.code, 1);
+    EXPECT_NE(b.output.find("model.layers[5]: dropout with tensor parallelism"), std::string::npos)
+        << b.output;
+    fs::remove_all(dir);
+}
+
+}  // namespace
+}  // namespace pipewright
