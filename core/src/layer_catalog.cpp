@@ -362,8 +362,12 @@ std::optional<Result> analyze_transformer(const Params& p, const Shape& in, cons
     // Korthikanti et al.: s*h*(18 + 4r) + 5*a*s^2 bytes at 2 bytes per element
     // (34 s h + 5 a s^2 for r = 4), converted to elements.
     const double stash = L * h * (9 + 2 * r) + 2.5 * heads * L * L;
+    // The backward of QK^T and of attention x V has no weight: it computes
+    // the gradients of both operands, twice their forward (Narayanan et
+    // al.'s 3x forward per layer counts it so).
+    const double bwd_input = matmul_coef * L * h * h + 8 * L * L * h;
     // W needs the inputs of QKV, projection, fc1 (h each) and fc2 (r*h).
-    const Cost c{params, fwd, fwd, matmul_coef * L * h * h, stash, L * h * (3 + r)};
+    const Cost c{params, fwd, bwd_input, matmul_coef * L * h * h, stash, L * h * (3 + r)};
     return Result{c, in, {}};
 }
 

@@ -15,7 +15,8 @@ Project single_device_project(const Project& project, const std::string& spec) {
     }
     single.placement = {all};
     single.training.schedule = ScheduleChoice{"naive", ""};
-    single.data_parallel = DataParallel{};  // the whole batch, on the one device
+    single.data_parallel = DataParallel{};      // the whole batch, on the one device
+    single.tensor_parallel = TensorParallel{};  // every layer whole on it
     return single;
 }
 
@@ -66,6 +67,8 @@ std::vector<ComparisonRow> compare_schedules(const Project& project,
     base_options.schedule_csv.reset();
     base_options.microbatches.reset();
     base_options.data_parallel.reset();
+    base_options.tensor_parallel.reset();
+    base_options.sequence_parallel.reset();
     simulate_row(baseline, single_device_project(project, spec), base_options, costs);
     if (baseline.report) {
         baseline.label = "single device (" + spec + ")";

@@ -91,6 +91,20 @@ TEST(TensorParallelCli, PlanKeepsTheProjectsGroupsAndSearchesSizesWhenAsked) {
     EXPECT_TRUE(options.back().contains("sequence_parallel"));
 }
 
+TEST(TensorParallelCli, CompareSchedulesMeasuresAgainstTheWholeModelOnOneDevice) {
+    const TempDir dir;
+    const std::string file = two_stage_gpt(dir, 4);
+    const auto r = run_cli({"simulate", file, "--compare-schedules", "--json"});
+    ASSERT_EQ(r.code, 0) << r.err;
+    const auto rows = nlohmann::json::parse(r.out);
+    ASSERT_FALSE(rows.empty());
+    // The baseline is one device running every layer whole, not a group
+    // that the one device cannot hold.
+    EXPECT_TRUE(rows[0]["baseline"].get<bool>());
+    EXPECT_TRUE(rows[0]["applicable"].get<bool>()) << rows[0].dump();
+    EXPECT_EQ(rows[0]["tensor_parallel"]["size"], 1) << rows[0].dump();
+}
+
 TEST(TensorParallelCli, SizesThatCannotBeAreSaidInWords) {
     const TempDir dir;
     const std::string file = two_stage_gpt(dir, 2);

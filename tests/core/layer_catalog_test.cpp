@@ -668,8 +668,13 @@ TEST(LayerCatalog, TransformerBlockGpt3) {
     EXPECT_EQ(a.parameters, 1812099072);         // 12 h^2 + 13 h
     EXPECT_EQ(96 * a.parameters, 173961510912);  // ~174 B (plus embeddings: 175 B)
     EXPECT_DOUBLE_EQ(a.forward_flops, 24 * L * h * h + 4 * L * L * h);
-    EXPECT_DOUBLE_EQ(a.backward_input_flops, a.forward_flops);
+    // The attention matmuls' backward computes both operands' gradients.
+    EXPECT_DOUBLE_EQ(a.backward_input_flops, 24 * L * h * h + 8 * L * L * h);
     EXPECT_DOUBLE_EQ(a.backward_weight_flops, 24 * L * h * h);
+    // Forward and backward are 3x the forward, as Narayanan et al. count a
+    // layer: 72 L h^2 (1 + L / 6h).
+    EXPECT_DOUBLE_EQ(a.forward_flops + a.backward_input_flops + a.backward_weight_flops,
+                     72 * L * h * h * (1 + L / (6 * h)));
     EXPECT_DOUBLE_EQ(a.output_elements, L * h);
     // Korthikanti et al.: 34 s h + 5 a s^2 bytes at 2 bytes per element.
     EXPECT_DOUBLE_EQ(a.stashed_elements, (34 * L * h + 5 * heads * L * L) / 2);
