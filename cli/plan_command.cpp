@@ -223,7 +223,13 @@ void print_plan(std::ostream& out, const PlanResult& result, const Project& proj
         << (result.statistics.split_searches == 1 ? "" : "s") << " and ran "
         << result.statistics.simulations << " simulation"
         << (result.statistics.simulations == 1 ? "" : "s") << " in "
-        << format_duration(result.statistics.elapsed_s) << ".\n";
+        << format_duration(result.statistics.elapsed_s);
+    if (result.statistics.bounded > 0) {
+        out << " (" << result.statistics.bounded << " layout"
+            << (result.statistics.bounded == 1 ? "" : "s")
+            << " left unplanned: they could not beat one found)";
+    }
+    out << ".\n";
 }
 
 nlohmann::json placement_json(const Project& project, const std::vector<PlannedStage>& stages) {
@@ -293,6 +299,7 @@ nlohmann::json result_json(const PlanResult& result, const Project& project) {
     }
     j["search"] = {{"split_searches", result.statistics.split_searches},
                    {"simulations", result.statistics.simulations},
+                   {"layouts_not_planned", result.statistics.bounded},
                    {"elapsed_s", result.statistics.elapsed_s}};
     return j;
 }
