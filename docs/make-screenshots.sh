@@ -101,6 +101,9 @@ full studio-comparison-gpt3 --tab comparison "$ex/gpt3-175b-p4d.json"
 # Data × pipeline layouts of the same cluster, each replica count planned.
 full studio-layouts-gpt3 --tab layouts "$ex/gpt3-175b-p4d.json"
 full studio-dark --dark "$ex/transformer-interleaved-4gpu.json"
+# Tensor parallelism: each stage over 2 CPU workers, the groups' all-reduces
+# as teal blocks on the communication rows.
+full studio-tensor-parallel "$ex/gpt-tiny-t2p2-cpu.json"
 # The Run panel: a short real run first (needs a studio with --run and a
 # `pipewright` built with the LibTorch backend next to it or on the PATH).
 if "$studio" --help 2>/dev/null | grep -q -- '--run'; then
