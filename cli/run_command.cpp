@@ -19,6 +19,10 @@ void add_training_options(CLI::App* cmd, RunArgs& a) {
                     "Replicas of the pipeline, each on its own devices and its share of the "
                     "batch (default: the project's data_parallel.size)")
         ->check(whole_number(1));
+    cmd->add_option("--tensor-parallel", a.tensor_parallel,
+                    "Devices of each stage's tensor-parallel group: a worker each, holding a "
+                    "slice of the stage's layers (default: the project's tensor_parallel.size)")
+        ->check(whole_number(1));
     cmd->add_option("--steps", a.steps, "Training steps (default: the project's)")
         ->check(whole_number(1));
     // At most a week: a wait that long is a hang, and the bound keeps the

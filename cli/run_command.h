@@ -20,6 +20,7 @@ struct RunArgs {
     std::optional<int> microbatches;
     std::optional<int> batch_size;
     std::optional<int> data_parallel;
+    std::optional<int> tensor_parallel;
     std::optional<int> steps;
     int warmup = 1;
     std::optional<std::string> out;

@@ -21,6 +21,7 @@ backend::RunSettings settings_of(const RunArgs& a) {
     s.microbatches = a.microbatches;
     s.batch_size = a.batch_size;
     s.data_parallel = a.data_parallel;
+    s.tensor_parallel = a.tensor_parallel;
     s.steps = a.steps;
     s.dtype = a.dtype;
     s.timeout_s = a.timeout_s;

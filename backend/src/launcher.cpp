@@ -36,6 +36,7 @@ std::optional<AnalyzedProject> load_for_run(const RunSettings& s, std::ostream& 
         options.microbatches = s.microbatches;
         options.batch_size = s.batch_size;
         options.data_parallel = s.data_parallel;
+        options.tensor_parallel = s.tensor_parallel;
         options.base_dir = std::filesystem::path(s.project).parent_path();
         analyzed = analyze_project(*loaded.project, options, problems);
         // zb-auto's lists depend on the costs, which the front end sends.

@@ -66,6 +66,9 @@ std::vector<std::string> worker_arguments(const WorkerOptions& o) {
     if (s.batch_size) {
         add("--batch-size", std::to_string(*s.batch_size));
     }
+    if (s.tensor_parallel) {
+        add("--tensor-parallel", std::to_string(*s.tensor_parallel));
+    }
     if (s.data_parallel) {
         add("--data-parallel", std::to_string(*s.data_parallel));
     }
@@ -99,6 +102,7 @@ WorkerOptions parse_worker_arguments(const std::vector<std::string>& arguments) 
         {"--microbatches", [&](auto& f, auto& v) { s.microbatches = number<int>(f, v); }},
         {"--batch-size", [&](auto& f, auto& v) { s.batch_size = number<int>(f, v); }},
         {"--data-parallel", [&](auto& f, auto& v) { s.data_parallel = number<int>(f, v); }},
+        {"--tensor-parallel", [&](auto& f, auto& v) { s.tensor_parallel = number<int>(f, v); }},
         {"--dtype", [&](auto&, auto& v) { s.dtype = v; }},
     };
     bool have_project = false;

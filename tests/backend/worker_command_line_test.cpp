@@ -17,6 +17,7 @@ WorkerOptions every_option() {
     o.settings.microbatches = 8;
     o.settings.batch_size = 64;
     o.settings.data_parallel = 2;
+    o.settings.tensor_parallel = 2;
     o.settings.steps = 3;
     o.settings.dtype = "float64";
     o.settings.timeout_s = 0.1 + 0.2;  // not exactly 0.3: every digit must survive

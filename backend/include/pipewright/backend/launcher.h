@@ -23,12 +23,13 @@ struct RunSettings {
     // its cost model so that the run builds the lists `simulate` shows.
     std::optional<std::string> schedule_costs;
     std::optional<int> microbatches;
-    std::optional<int> batch_size;     // the global batch, split across the replicas
-    std::optional<int> data_parallel;  // replaces data_parallel.size
-    std::optional<int> steps;          // replaces training.steps
-    std::string dtype;                 // "" = the project's; "float64" for exact tests
-    double timeout_s = 60;             // bound on every c10d wait
-    bool save_params = false;          // write each stage's parameters (tests)
+    std::optional<int> batch_size;       // the global batch, split across the replicas
+    std::optional<int> data_parallel;    // replaces data_parallel.size
+    std::optional<int> tensor_parallel;  // replaces tensor_parallel.size
+    std::optional<int> steps;            // replaces training.steps
+    std::string dtype;                   // "" = the project's; "float64" for exact tests
+    double timeout_s = 60;               // bound on every c10d wait
+    bool save_params = false;            // write each stage's parameters (tests)
 
     bool operator==(const RunSettings&) const = default;
 };
