@@ -5,10 +5,9 @@
 
 #include <algorithm>
 #include <array>
-#include <cmath>
-#include <limits>
 #include <mutex>
 
+#include "causal_attention.h"
 #include "fused_linear.h"
 
 namespace pipewright::backend {
@@ -31,15 +30,7 @@ struct TransformerBlockImpl : torch::nn::Module {
     }
 
     torch::Tensor forward(torch::Tensor x) {
-        const auto b = x.size(0), len = x.size(1), hidden = x.size(2);
-        // [batch, len, 3, heads, head_dim] -> [3, batch, heads, len, head_dim]
-        auto parts = qkv(ln1(x)).view({b, len, 3, heads_, head_dim_}).permute({2, 0, 3, 1, 4});
-        auto scores = torch::matmul(parts[0], parts[1].transpose(-2, -1)) /
-                      std::sqrt(static_cast<double>(head_dim_));
-        auto future = torch::ones({len, len}, torch::TensorOptions().dtype(torch::kBool)).triu(1);
-        scores = scores.masked_fill(future, -std::numeric_limits<double>::infinity());
-        auto attended = torch::matmul(torch::softmax(scores, -1), parts[2]);
-        x = x + proj(attended.transpose(1, 2).reshape({b, len, hidden}));
+        x = x + proj(causal_attention(qkv(ln1(x)), heads_, head_dim_));
         return x + fc2(torch::gelu(fc1(ln2(x))));
     }
 

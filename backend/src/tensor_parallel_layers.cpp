@@ -1,10 +1,9 @@
 #include "tensor_parallel_layers.h"
 
 #include <algorithm>
-#include <cmath>
-#include <limits>
 #include <map>
 
+#include "causal_attention.h"
 #include "fused_linear.h"
 #include "pipewright/backend/backend_error.h"
 #include "pipewright/backend/modules.h"
@@ -170,15 +169,7 @@ struct TensorParallelBlockImpl : torch::nn::Module {
     }
 
     torch::Tensor forward(torch::Tensor x) {
-        const auto b = x.size(0), len = x.size(1);
-        const auto local = heads_ * head_dim_;
-        auto parts = qkv(ln1(x)).view({b, len, 3, heads_, head_dim_}).permute({2, 0, 3, 1, 4});
-        auto scores = torch::matmul(parts[0], parts[1].transpose(-2, -1)) /
-                      std::sqrt(static_cast<double>(head_dim_));
-        auto future = torch::ones({len, len}, torch::TensorOptions().dtype(torch::kBool)).triu(1);
-        scores = scores.masked_fill(future, -std::numeric_limits<double>::infinity());
-        auto attended = torch::matmul(torch::softmax(scores, -1), parts[2]);
-        x = x + proj(attended.transpose(1, 2).reshape({b, len, local}));
+        x = x + proj(causal_attention(qkv(ln1(x)), heads_, head_dim_));
         return x + fc2(torch::gelu(fc1(ln2(x))));
     }
 
