@@ -37,6 +37,11 @@ class TimelinePlot : public QCustomPlot {
     // Per stage, the seconds of a forward and of a backward spent in the
     // tensor-parallel group's all-reduces (TimelineBlocks); empty for none.
     void setTensorCollectives(std::vector<std::array<double, 2>> per_stage);
+    // Per rank of the simulated lanes, its tensor-parallel group (the lane's
+    // device first): what a lane's name says it stands for.
+    void setTensorGroups(std::vector<std::vector<std::string>> groups) {
+        tensor_groups_ = std::move(groups);
+    }
     [[nodiscard]] int drawnTensorBlocks() const;
     void clearTimeline(const QString& message);
     // A real run's timeline, drawn under the simulated one on the same time
@@ -143,6 +148,7 @@ class TimelinePlot : public QCustomPlot {
     bool auto_collapse_ = true;
     double fitted_height_ = -1;
     bool syncing_ = false;
+    std::vector<std::vector<std::string>> tensor_groups_;
 };
 
 }  // namespace pipewright::gui

@@ -354,6 +354,7 @@ void MainWindow::simulationDone() {
         }
         setLegend(!tensor.empty());
         timeline_->setTensorCollectives(std::move(tensor));
+        timeline_->setTensorGroups(r.tensor_groups);
         metrics_->setReport(r);
         summary_->setText(
             tr("%1 · %n micro-batch(es) · %2 · %3 samples/s · bubble %4", nullptr, r.microbatches)

@@ -288,6 +288,22 @@ TEST(TensorParallelStudio, TheBarSetsTheGroupsTheCanvasAndTimelineShowThem) {
     auto* legend = window.findChild<QLabel*>(QStringLiteral("timelineLegend"));
     ASSERT_NE(legend, nullptr);
     EXPECT_TRUE(legend->text().contains(QStringLiteral("Tensor&nbsp;all-reduce")));
+    // The second lane's name stands for its whole group.
+    TimelinePlot* plot = window.timelinePlot();
+    const auto& rows = plot->lanes().rows();
+    int second = -1;
+    for (std::size_t i = 0; i < rows.size(); ++i) {
+        if (rows[i].kind == LaneRowKind::lane && rows[i].section == 0 && rows[i].rank == 1) {
+            second = static_cast<int>(i);
+        }
+    }
+    ASSERT_GE(second, 0);
+    const QRectF lane = plot->rowRect(second);
+    const QString name_tip =
+        plot->tooltipAt(QPointF(plot->axisRect()->left() - 10, lane.center().y()).toPoint());
+    EXPECT_TRUE(name_tip.contains(
+        QStringLiteral("and node0/c0/gpu5 to node0/c0/gpu7, the rest of its tensor-parallel")))
+        << name_tip.toStdString();
 
     // Sequence parallelism from its box; undo takes both back.
     bar->sequenceParallelBox()->click();
