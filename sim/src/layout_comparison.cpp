@@ -10,16 +10,19 @@ std::string zero_label(int zero) {
     return zero == 0 ? "" : " · ZeRO-" + std::to_string(zero);
 }
 
-std::string replicas_label(int replicas, int stages) {
+// "4 × 26 stages", and "2 × 13 stages × 4" where each stage is a group of 4.
+std::string replicas_label(int replicas, int stages, int tensor) {
     return std::to_string(replicas) + " × " + std::to_string(stages) +
-           (stages == 1 ? " stage" : " stages");
+           (stages == 1 ? " stage" : " stages") +
+           (tensor > 1 ? " × " + std::to_string(tensor) : "");
 }
 
-// "8 stages on 4 devices", "2 stages".
-std::string pipeline_words(int stages, std::size_t devices) {
+// "8 stages on 4 devices", "2 stages", "26 stages on 13 groups".
+std::string pipeline_words(int stages, std::size_t devices, int tensor) {
     std::string out = std::to_string(stages) + (stages == 1 ? " stage" : " stages");
     if (devices > 0 && devices != static_cast<std::size_t>(stages)) {
-        out += " on " + std::to_string(devices) + (devices == 1 ? " device" : " devices");
+        const std::string unit = tensor > 1 ? "group" : "device";
+        out += " on " + std::to_string(devices) + " " + unit + (devices == 1 ? "" : "s");
     }
     return out;
 }
@@ -38,7 +41,8 @@ LayoutComparison compare_replica_layouts(const Project& project, const PlanOptio
     baseline.baseline = true;
     const int stages = static_cast<int>(project.placement.size());
     baseline.label =
-        "as set: " + replicas_label(project.data_parallel.size, stages) +
+        "as set: " +
+        replicas_label(project.data_parallel.size, stages, project.tensor_parallel.size) +
         zero_label(project.data_parallel.size > 1 ? project.data_parallel.zero_stage : 0);
     baseline.detail = "the project as it is, " + project.training.schedule.name;
     baseline.report = result.input.report;
@@ -55,16 +59,20 @@ LayoutComparison compare_replica_layouts(const Project& project, const PlanOptio
             out.layouts.emplace_back();
             continue;
         }
-        row.label = replicas_label(o.replicas, o.stages) + zero_label(o.zero_stage);
+        row.label =
+            replicas_label(o.replicas, o.stages, o.tensor_parallel) + zero_label(o.zero_stage);
         const std::size_t devices =
             o.report->replica_devices.empty() ? 0 : o.report->replica_devices.front().size();
         row.detail = std::to_string(o.replicas) + (o.replicas == 1 ? " replica" : " replicas") +
-                     " of " + pipeline_words(o.stages, devices) + ", " + o.schedule + " with " +
-                     std::to_string(o.microbatches) +
+                     " of " + pipeline_words(o.stages, devices, o.tensor_parallel) + ", " +
+                     o.schedule + " with " + std::to_string(o.microbatches) +
                      (o.microbatches == 1 ? " micro-batch" : " micro-batches") +
                      (o.replicas == 1 ? "" : " each") +
                      (o.activation_checkpointing ? ", activation checkpointing" : "") +
-                     (o.replicas > 1 ? ", " + o.layout : "");
+                     (o.replicas > 1 ? ", " + o.layout : "") +
+                     (o.tensor_parallel > 1 ? ", each stage on a tensor-parallel group of " +
+                                                  std::to_string(o.tensor_parallel) + " devices"
+                                            : "");
         row.report = o.report;
         out.rows.push_back(std::move(row));
         out.layouts.push_back(o.project);
