@@ -105,6 +105,23 @@ TEST(TensorParallelCli, CompareSchedulesMeasuresAgainstTheWholeModelOnOneDevice)
     EXPECT_EQ(rows[0]["tensor_parallel"]["size"], 1) << rows[0].dump();
 }
 
+TEST(TensorParallelCli, AnAppliedSearchIsAProjectThatSimulatesAsPlanned) {
+    const TempDir dir;
+    const std::string file = two_stage_gpt(dir, 1);
+    const std::string out = (dir / "planned.json").string();
+    const auto plan = run_cli({"plan", file, "--tensor-parallel", "4", "--data-parallel", "auto",
+                               "--json", "--apply", out});
+    ASSERT_EQ(plan.code, 0) << plan.err;
+    const auto planned = nlohmann::json::parse(plan.out);
+    std::ifstream in(out);
+    const auto written = nlohmann::json::parse(in);
+    EXPECT_EQ(written["tensor_parallel"]["size"], 4) << written.dump();
+    const auto simulated = run_cli({"simulate", out, "--json"});
+    ASSERT_EQ(simulated.code, 0) << simulated.err;
+    EXPECT_NEAR(nlohmann::json::parse(simulated.out)["iteration_time_s"].get<double>(),
+                planned["iteration_time_s"].get<double>(), 1e-9);
+}
+
 TEST(TensorParallelCli, CompareLayoutsNamesEachStagesGroup) {
     const TempDir dir;
     const std::string file = two_stage_gpt(dir, 4);
