@@ -91,6 +91,11 @@ struct RankExecutor::Impl {
     ReplicaGroup replicas;
     std::unique_ptr<GradientSync> gradient_sync;
     bool overlap_gradient_sync = true;
+    // Tensor parallelism: the group, and the parameters whose gradients its
+    // members compute from their slice of the sequence (summed before the
+    // step; none without sequence parallelism).
+    TensorGroup tensor;
+    std::vector<torch::Tensor> sequence_partials;
 
     // Per iteration.
     const Batch* batch = nullptr;
@@ -113,7 +118,7 @@ struct RankExecutor::Impl {
     SendCompletions sends;
 
     Impl(const AnalyzedProject& p, int r, Transport& t, torch::Dtype d, torch::Device dev,
-         ReplicaGroup rg, const TensorGroup& tensor)
+         ReplicaGroup rg, const TensorGroup& tp)
         : project(p),
           rank(r),
           transport(t),
@@ -122,7 +127,8 @@ struct RankExecutor::Impl {
           checkpointing(p.project.training.activation_checkpointing),
           microbatches(p.schedule.num_microbatches),
           last_stage(p.schedule.num_stages - 1),
-          replicas(std::move(rg)) {
+          replicas(std::move(rg)),
+          tensor(tp) {
         std::vector<torch::Tensor> all;
         std::vector<std::vector<torch::Tensor>> per_stage;
         for (int s = 0; s < p.schedule.num_stages; ++s) {
@@ -132,14 +138,20 @@ struct RankExecutor::Impl {
             Stage st;
             st.index = s;
             const auto& range = p.stages[static_cast<std::size_t>(s)];
-            st.module = tensor.size > 1 ? build_tensor_parallel_layers(
-                                              p, range.first_layer, range.last_layer,
-                                              static_cast<std::uint64_t>(p.project.training.seed),
-                                              dtype, tensor)
-                                        : build_stage(p, s, dtype);
+            st.module = tp.size > 1
+                            ? build_tensor_parallel_layers(
+                                  p, range.first_layer, range.last_layer,
+                                  static_cast<std::uint64_t>(p.project.training.seed), dtype, tp)
+                            : build_stage(p, s, dtype);
             st.module->to(device);
             st.module->train();
             st.params = st.module->parameters();
+            if (tp.size > 1) {
+                for (const torch::Tensor& partial : sequence_partial_parameters(
+                         p, range.first_layer, range.last_layer, st.module)) {
+                    sequence_partials.push_back(partial);
+                }
+            }
             const auto& stage_info = p.stages[static_cast<std::size_t>(s)];
             for (int l = stage_info.first_layer; l <= stage_info.last_layer; ++l) {
                 st.random = st.random ||
@@ -565,6 +577,7 @@ StepRecord RankExecutor::run_step(int step, const Batch& batch) {
     if (m.gradient_sync) {
         m.gradient_sync->finish();
     }
+    sum_gradients_over_group(m.sequence_partials, m.tensor);
     if (m.sharded) {
         m.sharded->step();  // includes gathering the replicas' updated shards
     } else {

@@ -68,16 +68,24 @@ std::optional<AnalyzedProject> load_for_run(const RunSettings& s, std::ostream& 
             analyzed.reset();
         }
         // Tensor parallelism: each stage's layers cut over its group
-        // (tensor_parallel_layers.h). Sequence parallelism and dropout need
-        // more than the split: refused rather than run as something else.
+        // (tensor_parallel_layers.h). Sequence parallelism needs a token
+        // sequence that splits evenly, and dropout the group's random
+        // streams in step: refused rather than run as something else.
         if (purpose == LoadPurpose::train && analyzed &&
             analyzed->project.tensor_parallel.size > 1) {
-            if (analyzed->project.tensor_parallel.sequence_parallel) {
+            const auto& model = analyzed->project.model;
+            const int size = analyzed->project.tensor_parallel.size;
+            const bool tokens = model.input.shape.size() == 1 && !model.layers.empty() &&
+                                model.layers.front().type == "embedding";
+            if (analyzed->project.tensor_parallel.sequence_parallel &&
+                (!tokens || model.input.shape[0] % size != 0)) {
                 problems.add("tensor_parallel.sequence_parallel",
-                             "sequence parallelism is simulation-only: real runs split each "
-                             "stage's matrices over its group but keep the layer norms and "
-                             "activations whole. Set sequence_parallel to false to run; "
-                             "`simulate` predicts it");
+                             tokens ? "the sequence of " + std::to_string(model.input.shape[0]) +
+                                          " tokens does not split into " + std::to_string(size) +
+                                          " equal slices; use a size that divides it"
+                                    : "real runs split the sequence of a model that starts with "
+                                      "an embedding of a token sequence only; set "
+                                      "sequence_parallel to false to run this one");
                 analyzed.reset();
             }
             for (std::size_t i = 0; analyzed && i < analyzed->project.model.layers.size(); ++i) {

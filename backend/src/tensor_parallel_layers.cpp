@@ -7,33 +7,12 @@
 #include "fused_linear.h"
 #include "pipewright/backend/backend_error.h"
 #include "pipewright/backend/modules.h"
-#ifdef PIPEWRIGHT_WITH_NCCL
-#include "transport_nccl.h"
-#endif
 
 namespace pipewright::backend {
 
 namespace {
 
-void all_reduce(torch::Tensor& sum, CollectiveGroup& group) {
-    std::vector<at::Tensor> tensors{sum};
-    group.allreduce(tensors)->wait();
-}
-
-// Forward: the sum over the group; backward: the gradient as it came (each
-// member's partial result contributed to the sum with weight one).
-struct ReduceFromGroup : torch::autograd::Function<ReduceFromGroup> {
-    static torch::Tensor forward(torch::autograd::AutogradContext* /*ctx*/, const torch::Tensor& x,
-                                 CollectiveGroup* group) {
-        torch::Tensor sum = x.contiguous().clone();
-        all_reduce(sum, *group);
-        return sum;
-    }
-    static torch::autograd::variable_list backward(torch::autograd::AutogradContext* /*ctx*/,
-                                                   torch::autograd::variable_list grads) {
-        return {grads[0], torch::Tensor()};
-    }
-};
+constexpr std::int64_t kSequenceDim = 1;  // of a [batch, sequence, features] activation
 
 // How the analysis split a linear layer, read from its share.
 enum class LinearSplit { column, row, gathered };
@@ -79,19 +58,26 @@ std::map<std::string, torch::Tensor> parameters_of(const torch::nn::AnyModule& m
 // whole one's parameter names.
 struct ColumnParallelLinearImpl : torch::nn::Module {
     ColumnParallelLinearImpl(const torch::Tensor& w, const torch::Tensor& b, TensorGroup group,
-                             bool gather)
-        : group_(std::move(group)), gather_(gather) {
+                             bool gather, bool sequence)
+        : group_(std::move(group)), gather_(gather), sequence_(sequence) {
         weight = register_parameter("weight", w);
         if (b.defined()) {
             bias = register_parameter("bias", b);
         }
     }
     torch::Tensor forward(const torch::Tensor& x) {
-        auto y = fused_linear(copy_to_group(x, group_), weight, bias);
+        // Under sequence parallelism the input is this member's slice of the
+        // sequence: the whole sequence first (its gradient reduce-scattered).
+        // The copy comes after the gather, so that the backward sums the
+        // members' gradients of the same tokens before each keeps its own.
+        const auto input =
+            copy_to_group(sequence_ ? gather_from_group(x, group_, kSequenceDim) : x, group_);
+        auto y = fused_linear(input, weight, bias);
         return gather_ ? gather_from_group(y, group_) : y;
     }
     TensorGroup group_;
     bool gather_ = false;
+    bool sequence_ = false;
     torch::Tensor weight, bias;
 };
 TORCH_MODULE(ColumnParallelLinear);
@@ -99,8 +85,9 @@ TORCH_MODULE(ColumnParallelLinear);
 // Its input features split; the partial outputs summed over the group, then
 // the (whole) bias added once.
 struct RowParallelLinearImpl : torch::nn::Module {
-    RowParallelLinearImpl(const torch::Tensor& w, const torch::Tensor& b, TensorGroup group)
-        : group_(std::move(group)) {
+    RowParallelLinearImpl(const torch::Tensor& w, const torch::Tensor& b, TensorGroup group,
+                          bool sequence)
+        : group_(std::move(group)), sequence_(sequence) {
         weight = register_parameter("weight", w);
         if (b.defined()) {
             bias = register_parameter("bias", b);
@@ -108,9 +95,13 @@ struct RowParallelLinearImpl : torch::nn::Module {
     }
     torch::Tensor forward(const torch::Tensor& x) {
         auto y = reduce_from_group(fused_linear(x, weight, torch::Tensor()), group_);
+        if (sequence_) {
+            y = split_to_group(y, group_, kSequenceDim);  // a reduce-scatter
+        }
         return bias.defined() ? y + bias : y;
     }
     TensorGroup group_;
+    bool sequence_ = false;
     torch::Tensor weight, bias;
 };
 TORCH_MODULE(RowParallelLinear);
@@ -118,8 +109,8 @@ TORCH_MODULE(RowParallelLinear);
 // The vocabulary split: a member looks up the ids in its rows, zeros for
 // the others, and the group sums the embeddings.
 struct VocabParallelEmbeddingImpl : torch::nn::Module {
-    VocabParallelEmbeddingImpl(const torch::Tensor& w, TensorGroup group)
-        : group_(std::move(group)), rows_(w.size(0)) {
+    VocabParallelEmbeddingImpl(const torch::Tensor& w, TensorGroup group, bool sequence)
+        : group_(std::move(group)), rows_(w.size(0)), sequence_(sequence) {
         weight = register_parameter("weight", w);
     }
     torch::Tensor forward(const torch::Tensor& ids) {
@@ -128,10 +119,12 @@ struct VocabParallelEmbeddingImpl : torch::nn::Module {
         const auto outside = (local < 0).logical_or(local >= rows_);
         const auto looked_up = torch::embedding(weight, local.masked_fill(outside, 0)) *
                                outside.logical_not().unsqueeze(-1).to(weight.scalar_type());
-        return reduce_from_group(looked_up, group_);
+        const auto summed = reduce_from_group(looked_up, group_);
+        return sequence_ ? split_to_group(summed, group_, kSequenceDim) : summed;
     }
     TensorGroup group_;
     std::int64_t rows_;
+    bool sequence_ = false;
     torch::Tensor weight;
 };
 TORCH_MODULE(VocabParallelEmbedding);
@@ -141,22 +134,24 @@ TORCH_MODULE(VocabParallelEmbedding);
 // whole.
 struct TensorParallelBlockImpl : torch::nn::Module {
     TensorParallelBlockImpl(const std::map<std::string, torch::Tensor>& whole, std::int64_t hidden,
-                            std::int64_t heads, const TensorGroup& group)
+                            std::int64_t heads, const TensorGroup& group, bool sequence)
         : group_(group), heads_(heads / group.size), head_dim_(hidden / heads) {
         const int r = group.rank;
         const int t = group.size;
         ln1 = register_module("ln1", layer_norm(whole, "ln1", hidden));
-        qkv = register_module(
-            "qkv", ColumnParallelLinear(heads_of(whole.at("qkv.weight"), r, t),
-                                        heads_of(whole.at("qkv.bias"), r, t), group, false));
-        proj = register_module("proj", RowParallelLinear(chunk_of(whole.at("proj.weight"), 1, r, t),
-                                                         whole.at("proj.bias").clone(), group));
+        qkv = register_module("qkv", ColumnParallelLinear(heads_of(whole.at("qkv.weight"), r, t),
+                                                          heads_of(whole.at("qkv.bias"), r, t),
+                                                          group, false, sequence));
+        proj = register_module("proj",
+                               RowParallelLinear(chunk_of(whole.at("proj.weight"), 1, r, t),
+                                                 whole.at("proj.bias").clone(), group, sequence));
         ln2 = register_module("ln2", layer_norm(whole, "ln2", hidden));
-        fc1 = register_module(
-            "fc1", ColumnParallelLinear(chunk_of(whole.at("fc1.weight"), 0, r, t),
-                                        chunk_of(whole.at("fc1.bias"), 0, r, t), group, false));
-        fc2 = register_module("fc2", RowParallelLinear(chunk_of(whole.at("fc2.weight"), 1, r, t),
-                                                       whole.at("fc2.bias").clone(), group));
+        fc1 = register_module("fc1", ColumnParallelLinear(chunk_of(whole.at("fc1.weight"), 0, r, t),
+                                                          chunk_of(whole.at("fc1.bias"), 0, r, t),
+                                                          group, false, sequence));
+        fc2 = register_module("fc2",
+                              RowParallelLinear(chunk_of(whole.at("fc2.weight"), 1, r, t),
+                                                whole.at("fc2.bias").clone(), group, sequence));
     }
 
     static torch::nn::LayerNorm layer_norm(const std::map<std::string, torch::Tensor>& whole,
@@ -187,6 +182,36 @@ torch::Tensor optional_param(const std::map<std::string, torch::Tensor>& params,
     return it == params.end() ? torch::Tensor() : it->second;
 }
 
+// How a member holds parameter `name` of layer `layer`: whole, a slice of
+// its rows or columns, or the rows of its heads (QKV).
+enum class ParameterSplit { whole, rows, columns, heads };
+
+ParameterSplit parameter_split(const AnalyzedProject& project, int layer, const std::string& name) {
+    const LayerSpec& spec = project.project.model.layers.at(static_cast<std::size_t>(layer));
+    const TensorShare& share = project.tensor_shares.at(static_cast<std::size_t>(layer));
+    if (spec.type == "linear") {
+        if (linear_split(share) == LinearSplit::row) {
+            return name == "weight" ? ParameterSplit::columns : ParameterSplit::whole;
+        }
+        return ParameterSplit::rows;
+    }
+    if (spec.type == "embedding") {
+        return ParameterSplit::rows;
+    }
+    if (spec.type == "transformer_block") {
+        if (name == "qkv.weight" || name == "qkv.bias") {
+            return ParameterSplit::heads;
+        }
+        if (name == "fc1.weight" || name == "fc1.bias") {
+            return ParameterSplit::rows;
+        }
+        if (name == "proj.weight" || name == "fc2.weight") {
+            return ParameterSplit::columns;
+        }
+    }
+    return ParameterSplit::whole;
+}
+
 // Member `group.rank`'s module of layer `i`, cut from the whole one.
 torch::nn::AnyModule cut_layer(const AnalyzedProject& project, int i,
                                const torch::nn::AnyModule& whole, const TensorGroup& group) {
@@ -195,6 +220,7 @@ torch::nn::AnyModule cut_layer(const AnalyzedProject& project, int i,
     const auto params = parameters_of(whole);
     const int r = group.rank;
     const int t = group.size;
+    const bool sequence = project.project.tensor_parallel.sequence_parallel;
     const torch::NoGradGuard no_grad;
     if (spec.type == "linear") {
         const torch::Tensor weight = params.at("weight");
@@ -204,20 +230,21 @@ torch::nn::AnyModule cut_layer(const AnalyzedProject& project, int i,
             case LinearSplit::gathered:
                 return torch::nn::AnyModule(ColumnParallelLinear(
                     chunk_of(weight, 0, r, t), bias.defined() ? chunk_of(bias, 0, r, t) : bias,
-                    group, linear_split(share) == LinearSplit::gathered));
+                    group, linear_split(share) == LinearSplit::gathered, sequence));
             case LinearSplit::row:
-                return torch::nn::AnyModule(RowParallelLinear(
-                    chunk_of(weight, 1, r, t), bias.defined() ? bias.clone() : bias, group));
+                return torch::nn::AnyModule(RowParallelLinear(chunk_of(weight, 1, r, t),
+                                                              bias.defined() ? bias.clone() : bias,
+                                                              group, sequence));
         }
     }
     if (spec.type == "embedding") {
         return torch::nn::AnyModule(
-            VocabParallelEmbedding(chunk_of(params.at("weight"), 0, r, t), group));
+            VocabParallelEmbedding(chunk_of(params.at("weight"), 0, r, t), group, sequence));
     }
     if (spec.type == "transformer_block") {
-        return torch::nn::AnyModule(
-            TensorParallelBlock(params, static_cast<std::int64_t>(layer_param(spec, "hidden")),
-                                static_cast<std::int64_t>(layer_param(spec, "heads")), group));
+        return torch::nn::AnyModule(TensorParallelBlock(
+            params, static_cast<std::int64_t>(layer_param(spec, "hidden")),
+            static_cast<std::int64_t>(layer_param(spec, "heads")), group, sequence));
     }
     if (share.parameters < 1) {
         throw BackendError("layer \"" + spec.name + "\": the backend cannot split a " + spec.type +
@@ -226,65 +253,66 @@ torch::nn::AnyModule cut_layer(const AnalyzedProject& project, int i,
     return whole;  // whole on every member (or elementwise on its slice)
 }
 
+// What a member holds of an activation between layers: the whole of it, its
+// slice of the features (between a column- and a row-parallel linear), or
+// its slice of the sequence (sequence parallelism).
+enum class Held { whole, features, sequence };
+
+// What layer i takes and leaves (`replicated`: what the layers that run on
+// every member hold, whole or the member's slice of the sequence).
+std::pair<Held, Held> held_around(const AnalyzedProject& project, int i, Held now,
+                                  Held replicated) {
+    const LayerSpec& spec = project.project.model.layers[static_cast<std::size_t>(i)];
+    const TensorShare& share = project.tensor_shares.at(static_cast<std::size_t>(i));
+    if (spec.type == "embedding") {
+        return {Held::whole, replicated};  // token ids in
+    }
+    if (spec.type == "transformer_block") {
+        return {replicated, replicated};
+    }
+    if (spec.type == "linear") {
+        switch (linear_split(share)) {
+            case LinearSplit::column:
+                return {replicated, Held::features};
+            case LinearSplit::row:
+                return {Held::features, replicated};
+            case LinearSplit::gathered:
+                return {replicated, Held::whole};
+        }
+    }
+    if (spec.type == "layernorm") {
+        // Its parameters' gradients are summed over the group under sequence
+        // parallelism: it must run on the member's slice of the sequence.
+        return {replicated, replicated};
+    }
+    return {now, now};  // activations run on what they are given
+}
+
+// A parameterless step between layers that turns what a member holds into
+// what the next layer takes.
+struct RedistributeImpl : torch::nn::Module {
+    RedistributeImpl(TensorGroup group, std::int64_t gather_dim, std::int64_t split_dim)
+        : group_(std::move(group)), gather_dim_(gather_dim), split_dim_(split_dim) {}
+    torch::Tensor forward(torch::Tensor x) {
+        if (gather_dim_ != 0) {
+            x = gather_from_group(x, group_, gather_dim_);
+        }
+        if (split_dim_ != 0) {
+            x = split_to_group(x, group_, split_dim_);
+        }
+        return x;
+    }
+    TensorGroup group_;
+    std::int64_t gather_dim_;  // 0: none
+    std::int64_t split_dim_;   // 0: none
+};
+TORCH_MODULE(Redistribute);
+
+std::int64_t dim_of(Held held) {
+    return held == Held::features ? -1 : held == Held::sequence ? kSequenceDim : 0;
+}
+
 }  // namespace
-
-TensorGroup make_tensor_group(c10::intrusive_ptr<c10d::Store> store, const std::string& master_host,
-                              int leader, int slice, int size, const torch::Device& device,
-                              std::chrono::milliseconds timeout) {
-    const std::string prefix = "tensor-" + std::to_string(leader) + "/";
-    TensorGroup g;
-    g.rank = slice;
-    g.size = size;
-#ifdef PIPEWRIGHT_WITH_NCCL
-    // Between GPUs the all-reduces run on the devices.
-    if (device.is_cuda()) {
-        g.group = make_nccl_group(std::move(store), prefix + "nccl", slice, size, timeout);
-        return g;
-    }
-#else
-    (void)device;
-#endif
-    g.group = make_gloo_group(std::move(store), prefix + "gloo", master_host, slice, size, timeout);
-    return g;
-}
-
-torch::Tensor copy_to_group(const torch::Tensor& x, const TensorGroup& group) {
-    if (group.size <= 1 || !torch::GradMode::is_enabled() || !x.requires_grad()) {
-        return x;
-    }
-    // A view of its own, so that only this use of x gets the summed gradient.
-    auto y = x.view_as(x);
-    auto members = group.group;
-    y.register_hook([members](const torch::Tensor& grad) {
-        torch::Tensor sum = grad.contiguous().clone();
-        all_reduce(sum, *members);
-        return sum;
-    });
-    return y;
-}
-
-torch::Tensor reduce_from_group(const torch::Tensor& x, const TensorGroup& group) {
-    if (group.size <= 1) {
-        return x;
-    }
-    return ReduceFromGroup::apply(x, group.group.get());
-}
-
-torch::Tensor gather_from_group(const torch::Tensor& x, const TensorGroup& group) {
-    if (group.size <= 1) {
-        return x;
-    }
-    std::vector<at::Tensor> input{x.detach().contiguous()};
-    std::vector<std::vector<at::Tensor>> output(1);
-    for (int k = 0; k < group.size; ++k) {
-        output[0].push_back(torch::empty_like(input[0]));
-    }
-    group.group->allgather(output, input)->wait();
-    // This member's own slice stays in the graph: the backward of the
-    // concatenation hands it its slice of the gradient.
-    output[0][static_cast<std::size_t>(group.rank)] = x;
-    return torch::cat(output[0], -1);
-}
 
 torch::nn::Sequential build_tensor_parallel_layers(const AnalyzedProject& project, int first,
                                                    int last, std::uint64_t seed, torch::Dtype dtype,
@@ -294,15 +322,61 @@ torch::nn::Sequential build_tensor_parallel_layers(const AnalyzedProject& projec
     const torch::nn::Sequential whole = build_layers(project, first, last, seed, dtype);
     torch::nn::Sequential out;
     const auto& layers = project.project.model.layers;
+    const Held replicated =
+        project.project.tensor_parallel.sequence_parallel ? Held::sequence : Held::whole;
+    // What crosses a stage boundary is whole.
+    Held held = Held::whole;
+    const auto redistribute = [&](Held want, const std::string& where) {
+        if (want != held && !project.tensor_shares.empty()) {
+            out->push_back("redistribute_" + where,
+                           Redistribute(group, dim_of(held), dim_of(want)));
+            held = want;
+        }
+    };
     int i = first;
     for (const torch::nn::AnyModule& module : *whole) {
         std::string name = layers[static_cast<std::size_t>(i)].name;
         std::replace(name.begin(), name.end(), '.', '_');
-        out->push_back(
-            name, project.tensor_shares.empty() ? module : cut_layer(project, i, module, group));
+        if (project.tensor_shares.empty()) {
+            out->push_back(name, module);
+        } else {
+            const auto [takes, leaves] = held_around(project, i, held, replicated);
+            redistribute(takes, name);
+            out->push_back(name, cut_layer(project, i, module, group));
+            held = leaves;
+        }
         ++i;
     }
+    redistribute(Held::whole, "output");
     out->to(dtype);
+    return out;
+}
+
+std::vector<torch::Tensor> sequence_partial_parameters(const AnalyzedProject& project, int first,
+                                                       int last,
+                                                       const torch::nn::Sequential& stage) {
+    std::vector<torch::Tensor> out;
+    if (project.tensor_shares.empty() || !project.project.tensor_parallel.sequence_parallel) {
+        return out;
+    }
+    std::map<std::string, int> layer_of;  // module name -> layer index
+    for (int i = first; i <= last; ++i) {
+        std::string name = project.project.model.layers[static_cast<std::size_t>(i)].name;
+        std::replace(name.begin(), name.end(), '.', '_');
+        layer_of.emplace(name, i);
+    }
+    for (const auto& p : stage->named_parameters()) {
+        const auto dot = p.key().find('.');
+        const auto layer = layer_of.find(p.key().substr(0, dot));
+        if (layer != layer_of.end() &&
+            parameter_split(project, layer->second, p.key().substr(dot + 1)) ==
+                ParameterSplit::whole) {
+            // Whole on every member, but its layer ran on the member's slice
+            // of the sequence. (A split parameter's layer gathered the whole
+            // sequence first.)
+            out.push_back(p.value());
+        }
+    }
     return out;
 }
 
@@ -312,28 +386,15 @@ torch::Tensor tensor_parallel_slice(const AnalyzedProject& project, int layer,
     if (project.tensor_shares.empty() || size <= 1) {
         return whole;
     }
-    const LayerSpec& spec = project.project.model.layers.at(static_cast<std::size_t>(layer));
-    const TensorShare& share = project.tensor_shares.at(static_cast<std::size_t>(layer));
-    if (spec.type == "linear") {
-        const LinearSplit split = linear_split(share);
-        if (split == LinearSplit::row) {
-            return name == "weight" ? chunk_of(whole, 1, rank, size) : whole;
-        }
-        return chunk_of(whole, 0, rank, size);
-    }
-    if (spec.type == "embedding") {
-        return chunk_of(whole, 0, rank, size);
-    }
-    if (spec.type == "transformer_block") {
-        if (name == "qkv.weight" || name == "qkv.bias") {
-            return heads_of(whole, rank, size);
-        }
-        if (name == "fc1.weight" || name == "fc1.bias") {
+    switch (parameter_split(project, layer, name)) {
+        case ParameterSplit::whole:
+            return whole;
+        case ParameterSplit::rows:
             return chunk_of(whole, 0, rank, size);
-        }
-        if (name == "proj.weight" || name == "fc2.weight") {
+        case ParameterSplit::columns:
             return chunk_of(whole, 1, rank, size);
-        }
+        case ParameterSplit::heads:
+            return heads_of(whole, rank, size);
     }
     return whole;
 }

@@ -20,37 +20,36 @@
 
 #include "pipewright/backend/transport.h"
 #include "pipewright/core/analysis.h"
+#include "tensor_parallel_collectives.h"
 
 namespace pipewright::backend {
 
-// The tensor-parallel group of the stages run by world rank `leader` of the
-// run (a group's first member) as member `slice` of `size` joins it: Gloo,
-// or NCCL between GPUs where the build has it; keys under
-// "tensor-<leader>/" of `store`.
-[[nodiscard]] TensorGroup make_tensor_group(c10::intrusive_ptr<c10d::Store> store,
-                                            const std::string& master_host, int leader, int slice,
-                                            int size, const torch::Device& device,
-                                            std::chrono::milliseconds timeout);
-
-// Identity forward; the gradient all-reduced over the group in the backward
-// (what enters a column-parallel layer).
-[[nodiscard]] torch::Tensor copy_to_group(const torch::Tensor& x, const TensorGroup& group);
-// The partial results summed over the group in the forward; the gradient
-// passed through unchanged (what leaves a row-parallel layer).
-[[nodiscard]] torch::Tensor reduce_from_group(const torch::Tensor& x, const TensorGroup& group);
-// The members' slices concatenated along the last dimension; the backward
-// keeps this member's slice of the gradient.
-[[nodiscard]] torch::Tensor gather_from_group(const torch::Tensor& x, const TensorGroup& group);
-
 // Layers [first, last] of `project` as member `group.rank` runs them, each
 // built whole with layer_seed(seed, i) and cut to the member's slice, in
-// `dtype`. Throws BackendError for a layer the analysis split in a way no
-// module here implements.
+// `dtype`. What crosses a stage boundary is whole (each member sends its
+// copy to its counterpart of the next stage): where the last layer leaves
+// its output split (a column-parallel linear whose row-parallel partner is
+// in the next stage, or the sequence under sequence parallelism) the stage
+// gathers it, and the next stage takes its slice again. With sequence
+// parallelism (project.tensor_parallel.sequence_parallel) the layers
+// between the split ones run on the member's slice of the sequence:
+// column-parallel layers gather the sequence first, row-parallel ones and
+// the embedding reduce-scatter their output. Throws BackendError for a layer
+// the analysis split in a way no module here implements.
 [[nodiscard]] torch::nn::Sequential build_tensor_parallel_layers(const AnalyzedProject& project,
                                                                  int first, int last,
                                                                  std::uint64_t seed,
                                                                  torch::Dtype dtype,
                                                                  const TensorGroup& group);
+
+// The parameters of `stage` (built by build_tensor_parallel_layers for
+// layers [first, last]) whose gradients each member computes from its slice
+// of the sequence only: under sequence parallelism, the layer norms' and the
+// row-parallel layers' biases, which every member holds whole. Their
+// gradients are summed over the group before the optimizer step
+// (sum_gradients_over_group). Empty without sequence parallelism.
+[[nodiscard]] std::vector<torch::Tensor> sequence_partial_parameters(
+    const AnalyzedProject& project, int first, int last, const torch::nn::Sequential& stage);
 
 // The slice of a whole layer's parameter `name` that member `rank` of
 // `size` holds (the same tensor when the parameter is whole on every

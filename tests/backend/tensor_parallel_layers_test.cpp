@@ -28,7 +28,7 @@ constexpr int kBatch = 3;
 
 // Embedding, two blocks, a final norm, an MLP pair with a GELU between and
 // an unpaired head (column-parallel, gathered), analysed for groups of `t`.
-AnalyzedProject gpt(int t) {
+AnalyzedProject gpt(int t, bool sequence_parallel = false) {
     using nlohmann::json;
     const json block = {{"type", "transformer_block"}, {"hidden", 32}, {"heads", 4}};
     json b0 = block;
@@ -73,7 +73,7 @@ AnalyzedProject gpt(int t) {
                          {"containers", json::array({{{"name", "c0"}, {"devices", gpus}}})}}})}}},
         {"placement", json::array({{{"device", "node0/c0/gpu0"}, {"layers", names}}})},
         {"training", {{"batch_size", kBatch}, {"schedule", "naive"}}},
-        {"tensor_parallel", {{"size", t}}}};
+        {"tensor_parallel", {{"size", t}, {"sequence_parallel", sequence_parallel}}}};
     Diagnostics d;
     auto project = project_from_json(j, d);
     EXPECT_TRUE(project) << d.format();
@@ -141,16 +141,24 @@ std::pair<int, std::string> layer_and_name(const AnalyzedProject& project, const
     return {-1, ""};
 }
 
-void expect_the_whole_models_slices(int size) {
+void expect_the_whole_models_slices(int size, bool sequence_parallel = false) {
     const AnalyzedProject whole_project = gpt(1);
     auto whole = backend::build_layers(whole_project, 0, 7, kSeed, torch::kFloat64);
     const Pass reference = forward_backward(whole);
-    const AnalyzedProject project = gpt(size);
+    const AnalyzedProject project = gpt(size, sequence_parallel);
     std::vector<Pass> members(static_cast<std::size_t>(size));
     const auto errors = on_group(size, [&](const backend::TensorGroup& group) {
         auto model =
             backend::build_tensor_parallel_layers(project, 0, 7, kSeed, torch::kFloat64, group);
-        members[static_cast<std::size_t>(group.rank)] = forward_backward(model);
+        Pass pass = forward_backward(model);
+        // Under sequence parallelism the layer norms' and the row-parallel
+        // biases' gradients are each member's share: summed, as a run does.
+        backend::sum_gradients_over_group(
+            backend::sequence_partial_parameters(project, 0, 7, model), group);
+        for (auto& [key, value_and_grad] : pass.params) {
+            value_and_grad.second = value_and_grad.second.clone();
+        }
+        members[static_cast<std::size_t>(group.rank)] = std::move(pass);
     });
     for (const auto& e : errors) {
         ASSERT_EQ(e, "");
@@ -185,6 +193,36 @@ TEST(TensorParallelLayers, TwoMembersComputeTheWholeModelAndHoldItsSlices) {
 
 TEST(TensorParallelLayers, FourMembersToo) {
     expect_the_whole_models_slices(4);
+}
+
+TEST(TensorParallelLayers, SequenceParallelismComputesTheSame) {
+    expect_the_whole_models_slices(2, true);
+}
+
+TEST(TensorParallelLayers, OnlyWholeParametersOfSequenceSlicesAreSummed) {
+    const AnalyzedProject project = gpt(2, true);
+    std::vector<std::string> partial;
+    const auto errors = on_group(2, [&](const backend::TensorGroup& group) {
+        auto model =
+            backend::build_tensor_parallel_layers(project, 0, 7, kSeed, torch::kFloat64, group);
+        if (group.rank == 0) {
+            const auto params = backend::sequence_partial_parameters(project, 0, 7, model);
+            for (const auto& p : model->named_parameters()) {
+                for (const auto& q : params) {
+                    if (p.value().is_same(q)) {
+                        partial.push_back(p.key());
+                    }
+                }
+            }
+        }
+    });
+    ASSERT_EQ(errors, std::vector<std::string>(2));
+    EXPECT_EQ(partial,
+              (std::vector<std::string>{"block0.ln1.weight", "block0.ln1.bias", "block0.proj.bias",
+                                        "block0.ln2.weight", "block0.ln2.bias", "block0.fc2.bias",
+                                        "block1.ln1.weight", "block1.ln1.bias", "block1.proj.bias",
+                                        "block1.ln2.weight", "block1.ln2.bias", "block1.fc2.bias",
+                                        "ln_f.weight", "ln_f.bias", "down.bias"}));
 }
 
 TEST(TensorParallelLayers, EachLayerIsCutAsTheAnalysisSplitsIt) {

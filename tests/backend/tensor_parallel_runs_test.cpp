@@ -28,11 +28,14 @@ struct TensorParallelCase {
     std::string schedule = "1f1b";
     bool checkpointing = false;
     std::string optimizer = "adam";
+    bool sequence_parallel = false;
+    int cut = 3;  // the second stage's first layer
 };
 
 void PrintTo(const TensorParallelCase& c, std::ostream* out) {
-    *out << c.stages << " stages, " << c.schedule << (c.checkpointing ? ", checkpointing" : "")
-         << ", " << c.optimizer;
+    *out << c.stages << " stages (from layer " << c.cut << "), " << c.schedule
+         << (c.checkpointing ? ", checkpointing" : "") << ", " << c.optimizer
+         << (c.sequence_parallel ? ", sequence parallel" : "");
 }
 
 // Embedding, two blocks, a final norm, an MLP pair with a GELU between and
@@ -70,7 +73,7 @@ json gpt_json(const TensorParallelCase& c, int tensor) {
         json first = json::array();
         json second = json::array();
         for (std::size_t i = 0; i < names.size(); ++i) {
-            (i < 3 ? first : second).push_back(names[i]);
+            (static_cast<int>(i) < c.cut ? first : second).push_back(names[i]);
         }
         placement.push_back({{"device", "node0/c0/cpu0"}, {"layers", first}});
         placement.push_back({{"device", "node0/c0/cpu2"}, {"layers", second}});
@@ -98,7 +101,8 @@ json gpt_json(const TensorParallelCase& c, int tensor) {
               {"optimizer", {{"type", c.optimizer}, {"lr", 0.01}}},
               {"activation_checkpointing", c.checkpointing},
               {"seed", 7}}},
-            {"tensor_parallel", {{"size", tensor}}}};
+            {"tensor_parallel",
+             {{"size", tensor}, {"sequence_parallel", c.sequence_parallel && tensor > 1}}}};
 }
 
 // Each member's saved parameters against the slices of single-process
@@ -165,14 +169,29 @@ INSTANTIATE_TEST_SUITE_P(SchedulesAndStages, TensorParallelRuns,
                          ::testing::Values(TensorParallelCase{1, "1f1b", false, "adam"},
                                            TensorParallelCase{2, "1f1b", false, "adamw"},
                                            TensorParallelCase{2, "zb-h1", false, "sgd"},
-                                           TensorParallelCase{2, "gpipe", true, "adam"}),
+                                           TensorParallelCase{2, "gpipe", true, "adam"},
+                                           // The MLP pair cut between its two linears: the first
+                                           // stage gathers what its column-parallel layer leaves.
+                                           TensorParallelCase{2, "1f1b", false, "adam", false, 5},
+                                           TensorParallelCase{2, "1f1b", false, "adamw", true},
+                                           TensorParallelCase{2, "zb-h1", true, "adam", true, 5}),
                          [](const auto& param_info) {
-                             return param_info.param.schedule == "zb-h1"
-                                        ? std::string("ZbH1SplitBackward")
-                                    : param_info.param.checkpointing
-                                        ? std::string("GpipeCheckpointing")
-                                        : "OneFOneB" + std::to_string(param_info.param.stages) +
-                                              "Stages";
+                             const TensorParallelCase& c = param_info.param;
+                             std::string name =
+                                 c.schedule == "zb-h1" ? "ZbH1SplitBackward"
+                                 : c.checkpointing
+                                     ? "GpipeCheckpointing"
+                                     : "OneFOneB" + std::to_string(c.stages) + "Stages";
+                             if (c.checkpointing && c.schedule == "zb-h1") {
+                                 name += "Checkpointing";
+                             }
+                             if (c.sequence_parallel) {
+                                 name += "SequenceParallel";
+                             }
+                             if (c.cut != 3) {
+                                 name += "CutInsideAPair";
+                             }
+                             return name;
                          });
 
 TEST(TensorParallelRuns, SplittingMattersTheSlicesOfTheOtherMemberDiffer) {
@@ -210,14 +229,17 @@ TEST(TensorParallelRuns, TheShippedSmallGptTrainsOnFourWorkers) {
     fs::remove_all(dir);
 }
 
-TEST(TensorParallelRuns, SequenceParallelismAndDropoutAreRefusedInWords) {
+TEST(TensorParallelRuns, AnUnevenSequenceAndDropoutAreRefusedInWords) {
     const auto dir = test::temp_dir("tp-refused");
     json sp = gpt_json({}, 2);
     sp["tensor_parallel"]["sequence_parallel"] = true;
+    sp["model"]["input"]["shape"] = {7};
     write_file_atomically(dir / "sp.json", sp.dump(2));
     const auto a = test::run_cli("run " + (dir / "sp.json").string() + " --steps 1", dir, "sp");
     EXPECT_EQ(a.code, 1);
-    EXPECT_NE(a.output.find("sequence parallelism is simulation-only"), std::string::npos)
+    EXPECT_NE(a.output.find("tensor_parallel.sequence_parallel: the sequence of 7 tokens does not "
+                            "split into 2 equal slices"),
+              std::string::npos)
         << a.output;
     json dropout = gpt_json({}, 2);
     dropout["model"]["layers"][5] = {{"name", "act"}, {"type", "dropout"}, {"p", 0.1}};
