@@ -16,19 +16,12 @@
 set -euo pipefail
 
 project=${1:-assets/examples/mlp-cpu.json}
-pipewright=${PIPEWRIGHT:-build/ci/cli/pipewright}
 rounds=${ROUNDS:-5}
 steps=${STEPS:-30}
 warmup=${WARMUP:-5}
 
-for tool in jq "$pipewright"; do
-    if ! command -v "$tool" > /dev/null; then
-        echo "run_data_parallel.sh: $tool not found (build Pipewright, or set PIPEWRIGHT)" >&2
-        exit 2
-    fi
-done
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
+# shellcheck source=bench/run_common.sh
+source "$(dirname "$0")/run_common.sh"
 
 m=$(jq '.training.microbatches' "$project")
 cp "$project" "$work/pipeline.json"
@@ -58,8 +51,6 @@ for round in $(seq 1 "$rounds"); do
     done
 done
 
-median() { tr ' ' '\n' | grep -v '^$' | sort -g | awk '{a[NR]=$1} END {
-    print (NR % 2) ? a[(NR + 1) / 2] : (a[NR / 2] + a[NR / 2 + 1]) / 2 }'; }
 # The same profile without its measured collectives: what the simulator
 # predicted before `profile` measured them (the transfer's link for all).
 jq 'del(.collectives)' "$work/profile.json" > "$work/profile-links.json"

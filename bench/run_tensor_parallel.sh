@@ -16,19 +16,12 @@
 set -euo pipefail
 
 project=${1:-assets/examples/gpt-tiny-t2p2-cpu.json}
-pipewright=${PIPEWRIGHT:-build/ci/cli/pipewright}
 rounds=${ROUNDS:-3}
 steps=${STEPS:-20}
 warmup=${WARMUP:-5}
 
-for tool in jq "$pipewright"; do
-    if ! command -v "$tool" > /dev/null; then
-        echo "run_tensor_parallel.sh: $tool not found (build Pipewright, or set PIPEWRIGHT)" >&2
-        exit 2
-    fi
-done
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
+# shellcheck source=bench/run_common.sh
+source "$(dirname "$0")/run_common.sh"
 
 first=$(jq -r '.placement[0].device' "$project")
 container=${first%/*}
@@ -58,8 +51,6 @@ for round in $(seq 1 "$rounds"); do
     done
 done
 
-median() { tr ' ' '\n' | grep -v '^$' | sort -g | awk '{a[NR]=$1} END {
-    print (NR % 2) ? a[(NR + 1) / 2] : (a[NR / 2] + a[NR / 2 + 1]) / 2 }'; }
 printf '| %-30s | %7s | %14s | %12s | %14s |\n' variant workers "measured (ms)" "samples/s" \
     "simulated (ms)"
 printf '|%s|%s|%s|%s|%s|\n' "--------------------------------" "--------:" "---------------:" \
