@@ -133,33 +133,30 @@ TORCH_MODULE(VocabParallelEmbedding);
 // column-parallel QKV and fc1, row-parallel projection and fc2, layer norms
 // whole.
 struct TensorParallelBlockImpl : torch::nn::Module {
-    TensorParallelBlockImpl(const std::map<std::string, torch::Tensor>& whole, std::int64_t hidden,
+    // `mine`: the member's slices of the whole block's parameters.
+    TensorParallelBlockImpl(const std::map<std::string, torch::Tensor>& mine, std::int64_t hidden,
                             std::int64_t heads, const TensorGroup& group, bool sequence)
         : group_(group), heads_(heads / group.size), head_dim_(hidden / heads) {
-        const int r = group.rank;
-        const int t = group.size;
-        ln1 = register_module("ln1", layer_norm(whole, "ln1", hidden));
-        qkv = register_module("qkv", ColumnParallelLinear(heads_of(whole.at("qkv.weight"), r, t),
-                                                          heads_of(whole.at("qkv.bias"), r, t),
-                                                          group, false, sequence));
-        proj = register_module("proj",
-                               RowParallelLinear(chunk_of(whole.at("proj.weight"), 1, r, t),
-                                                 whole.at("proj.bias").clone(), group, sequence));
-        ln2 = register_module("ln2", layer_norm(whole, "ln2", hidden));
-        fc1 = register_module("fc1", ColumnParallelLinear(chunk_of(whole.at("fc1.weight"), 0, r, t),
-                                                          chunk_of(whole.at("fc1.bias"), 0, r, t),
-                                                          group, false, sequence));
-        fc2 = register_module("fc2",
-                              RowParallelLinear(chunk_of(whole.at("fc2.weight"), 1, r, t),
-                                                whole.at("fc2.bias").clone(), group, sequence));
+        ln1 = register_module("ln1", layer_norm(mine, "ln1", hidden));
+        qkv =
+            register_module("qkv", ColumnParallelLinear(mine.at("qkv.weight"), mine.at("qkv.bias"),
+                                                        group, false, sequence));
+        proj = register_module("proj", RowParallelLinear(mine.at("proj.weight"),
+                                                         mine.at("proj.bias"), group, sequence));
+        ln2 = register_module("ln2", layer_norm(mine, "ln2", hidden));
+        fc1 =
+            register_module("fc1", ColumnParallelLinear(mine.at("fc1.weight"), mine.at("fc1.bias"),
+                                                        group, false, sequence));
+        fc2 = register_module(
+            "fc2", RowParallelLinear(mine.at("fc2.weight"), mine.at("fc2.bias"), group, sequence));
     }
 
-    static torch::nn::LayerNorm layer_norm(const std::map<std::string, torch::Tensor>& whole,
+    static torch::nn::LayerNorm layer_norm(const std::map<std::string, torch::Tensor>& mine,
                                            const std::string& name, std::int64_t hidden) {
         torch::nn::LayerNorm ln(torch::nn::LayerNormOptions({hidden}));
         const torch::NoGradGuard no_grad;
-        ln->weight.copy_(whole.at(name + ".weight"));
-        ln->bias.copy_(whole.at(name + ".bias"));
+        ln->weight.copy_(mine.at(name + ".weight"));
+        ln->bias.copy_(mine.at(name + ".bias"));
         return ln;
     }
 
@@ -175,12 +172,6 @@ struct TensorParallelBlockImpl : torch::nn::Module {
     RowParallelLinear proj{nullptr}, fc2{nullptr};
 };
 TORCH_MODULE(TensorParallelBlock);
-
-torch::Tensor optional_param(const std::map<std::string, torch::Tensor>& params,
-                             const std::string& name) {
-    const auto it = params.find(name);
-    return it == params.end() ? torch::Tensor() : it->second;
-}
 
 // How a member holds parameter `name` of layer `layer`: whole, a slice of
 // its rows or columns, or the rows of its heads (QKV).
@@ -212,38 +203,53 @@ ParameterSplit parameter_split(const AnalyzedProject& project, int layer, const 
     return ParameterSplit::whole;
 }
 
+// Member `rank` of `size`'s slice of a whole parameter, a tensor of its own.
+torch::Tensor slice_of(const torch::Tensor& whole, ParameterSplit split, int rank, int size) {
+    switch (split) {
+        case ParameterSplit::rows:
+            return chunk_of(whole, 0, rank, size);
+        case ParameterSplit::columns:
+            return chunk_of(whole, 1, rank, size);
+        case ParameterSplit::heads:
+            return heads_of(whole, rank, size);
+        case ParameterSplit::whole:
+            break;
+    }
+    return whole.clone();
+}
+
 // Member `group.rank`'s module of layer `i`, cut from the whole one.
 torch::nn::AnyModule cut_layer(const AnalyzedProject& project, int i,
                                const torch::nn::AnyModule& whole, const TensorGroup& group) {
     const LayerSpec& spec = project.project.model.layers[static_cast<std::size_t>(i)];
     const TensorShare& share = project.tensor_shares.at(static_cast<std::size_t>(i));
-    const auto params = parameters_of(whole);
-    const int r = group.rank;
-    const int t = group.size;
     const bool sequence = project.project.tensor_parallel.sequence_parallel;
     const torch::NoGradGuard no_grad;
+    // This member's slice of every parameter, as parameter_split says.
+    std::map<std::string, torch::Tensor> mine;
+    for (const auto& [name, tensor] : parameters_of(whole)) {
+        mine.emplace(name,
+                     slice_of(tensor, parameter_split(project, i, name), group.rank, group.size));
+    }
+    const auto optional = [&mine](const std::string& name) {
+        const auto it = mine.find(name);
+        return it == mine.end() ? torch::Tensor() : it->second;
+    };
     if (spec.type == "linear") {
-        const torch::Tensor weight = params.at("weight");
-        const torch::Tensor bias = optional_param(params, "bias");
-        switch (linear_split(share)) {
-            case LinearSplit::column:
-            case LinearSplit::gathered:
-                return torch::nn::AnyModule(ColumnParallelLinear(
-                    chunk_of(weight, 0, r, t), bias.defined() ? chunk_of(bias, 0, r, t) : bias,
-                    group, linear_split(share) == LinearSplit::gathered, sequence));
-            case LinearSplit::row:
-                return torch::nn::AnyModule(RowParallelLinear(chunk_of(weight, 1, r, t),
-                                                              bias.defined() ? bias.clone() : bias,
-                                                              group, sequence));
+        const LinearSplit split = linear_split(share);
+        if (split == LinearSplit::row) {
+            return torch::nn::AnyModule(
+                RowParallelLinear(mine.at("weight"), optional("bias"), group, sequence));
         }
+        return torch::nn::AnyModule(ColumnParallelLinear(mine.at("weight"), optional("bias"), group,
+                                                         split == LinearSplit::gathered, sequence));
     }
     if (spec.type == "embedding") {
-        return torch::nn::AnyModule(
-            VocabParallelEmbedding(chunk_of(params.at("weight"), 0, r, t), group, sequence));
+        return torch::nn::AnyModule(VocabParallelEmbedding(mine.at("weight"), group, sequence));
     }
     if (spec.type == "transformer_block") {
         return torch::nn::AnyModule(TensorParallelBlock(
-            params, static_cast<std::int64_t>(layer_param(spec, "hidden")),
+            mine, static_cast<std::int64_t>(layer_param(spec, "hidden")),
             static_cast<std::int64_t>(layer_param(spec, "heads")), group, sequence));
     }
     if (share.parameters < 1) {
@@ -386,17 +392,7 @@ torch::Tensor tensor_parallel_slice(const AnalyzedProject& project, int layer,
     if (project.tensor_shares.empty() || size <= 1) {
         return whole;
     }
-    switch (parameter_split(project, layer, name)) {
-        case ParameterSplit::whole:
-            return whole;
-        case ParameterSplit::rows:
-            return chunk_of(whole, 0, rank, size);
-        case ParameterSplit::columns:
-            return chunk_of(whole, 1, rank, size);
-        case ParameterSplit::heads:
-            return heads_of(whole, rank, size);
-    }
-    return whole;
+    return slice_of(whole, parameter_split(project, layer, name), rank, size);
 }
 
 }  // namespace pipewright::backend

@@ -71,31 +71,52 @@ std::vector<DeviceMetrics> every_replica_device(const SimulationReport& report) 
     return out;
 }
 
-std::vector<DeviceMetrics> with_tensor_group_members(std::vector<DeviceMetrics> devices,
-                                                     const Project& project) {
+std::map<std::string, std::vector<std::string>> tensor_group_members(
+    const Project& project, const std::vector<std::string>& leaders) {
+    std::map<std::string, std::vector<std::string>> out;
     const int size = project.tensor_parallel.size;
     if (size <= 1) {
-        return devices;
+        return out;
     }
     const auto all = project.topology.devices();
     std::unordered_map<std::string, std::size_t> order;
     for (std::size_t i = 0; i < all.size(); ++i) {
         order.emplace(all[i].path, i);
     }
-    const std::size_t leaders = devices.size();
-    for (std::size_t l = 0; l < leaders; ++l) {
-        const auto at = order.find(devices[l].name);
+    for (const std::string& leader : leaders) {
+        const auto at = order.find(leader);
         if (at == order.end()) {
             continue;
         }
+        auto& members = out[leader];
         for (std::size_t k = 1; k < static_cast<std::size_t>(size) && at->second + k < all.size();
              ++k) {
             const DeviceLocation& d = all[at->second + k];
             if (d.node != all[at->second].node || d.container != all[at->second].container) {
                 break;
             }
+            members.push_back(d.path);
+        }
+    }
+    return out;
+}
+
+std::vector<DeviceMetrics> with_tensor_group_members(std::vector<DeviceMetrics> devices,
+                                                     const Project& project) {
+    std::vector<std::string> leaders;
+    for (const DeviceMetrics& d : devices) {
+        leaders.push_back(d.name);
+    }
+    const std::size_t count = devices.size();
+    const auto groups = tensor_group_members(project, leaders);
+    for (std::size_t l = 0; l < count; ++l) {
+        const auto members = groups.find(devices[l].name);
+        if (members == groups.end()) {
+            continue;
+        }
+        for (const std::string& member : members->second) {
             DeviceMetrics copy = devices[l];
-            copy.name = d.path;
+            copy.name = member;
             devices.push_back(std::move(copy));
         }
     }

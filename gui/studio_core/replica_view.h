@@ -26,6 +26,12 @@ struct ReplicaRole {
 // figures of the device it mirrors: what the canvas shows for every device.
 [[nodiscard]] std::vector<DeviceMetrics> every_replica_device(const SimulationReport& report);
 
+// With tensor parallelism, the other devices (in order) of the group each of
+// `leaders` leads: the size − 1 devices after it in its container, fewer
+// where the container ends. Empty without tensor parallelism.
+[[nodiscard]] std::map<std::string, std::vector<std::string>> tensor_group_members(
+    const Project& project, const std::vector<std::string>& leaders);
+
 // `devices` plus, with tensor parallelism, each group's other devices with
 // the figures of the device that leads it (each holds the same share): the
 // T - 1 devices after each listed device in its container.

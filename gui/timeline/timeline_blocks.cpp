@@ -267,20 +267,28 @@ void TimelineBlocks::drawRow(QCPPainter* painter, const Window& w, const Timelin
     painter->drawImage(QRectF(w.left, top, w.columns, height), line);
 }
 
+double TimelineBlocks::tensorSeconds(const Action& action) const {
+    if (action.stage < 0 || static_cast<std::size_t>(action.stage) >= tensor_.size()) {
+        return 0;
+    }
+    const auto& seconds = tensor_[static_cast<std::size_t>(action.stage)];
+    switch (action.type) {
+        case ActionType::forward:
+            return seconds[0];
+        case ActionType::backward:
+        case ActionType::backward_input:
+            return seconds[1];
+        default:
+            return 0;
+    }
+}
+
 void TimelineBlocks::drawTensorCollectives(QCPPainter* painter, const Window& w,
                                            const Timeline& timeline, double top, double bottom) {
     painter->setBrush(tensor_collective_color(w.dark));
     painter->setPen(Qt::NoPen);
     for (const Block* b : paint_.boxes) {
-        const Action& action = timeline.events[static_cast<std::size_t>(b->event)].action;
-        if (action.stage < 0 || static_cast<std::size_t>(action.stage) >= tensor_.size()) {
-            continue;
-        }
-        const auto& seconds = tensor_[static_cast<std::size_t>(action.stage)];
-        const double s = b->kind == BlockKind::forward ? seconds[0]
-                         : b->kind == BlockKind::backward || b->kind == BlockKind::backward_input
-                             ? seconds[1]
-                             : 0.0;
+        const double s = tensorSeconds(timeline.events[static_cast<std::size_t>(b->event)].action);
         if (s <= 0) {
             continue;
         }

@@ -43,9 +43,9 @@ class TimelineBlocks : public QCPAbstractPlottable {
         tensor_ = std::move(per_stage);
     }
     [[nodiscard]] int drawnTensorBlocks() const { return drawn_tensor_; }
-    [[nodiscard]] const std::vector<std::array<double, 2>>& tensorCollectives() const {
-        return tensor_;
-    }
+    // Seconds of a simulated action spent in its group's all-reduces (0 for
+    // anything but a forward or a backward, and without tensor parallelism).
+    [[nodiscard]] double tensorSeconds(const Action& action) const;
     // Draws an arrow from every visible send to its receive.
     void setShowTransfers(bool show) { show_transfers_ = show; }
     [[nodiscard]] bool showTransfers() const { return show_transfers_; }

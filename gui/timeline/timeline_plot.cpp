@@ -500,19 +500,9 @@ QString TimelinePlot::tooltipFor(const Timeline& timeline, int index) const {
                         .arg(peer_stage(before.action));
         }
     }
-    const auto& tensor = blocks_->tensorCollectives();
-    if (&timeline == &timeline_ && e.action.stage >= 0 &&
-        static_cast<std::size_t>(e.action.stage) < tensor.size()) {
-        const auto& seconds = tensor[static_cast<std::size_t>(e.action.stage)];
-        const double s =
-            e.action.type == ActionType::forward ? seconds[0]
-            : e.action.type == ActionType::backward || e.action.type == ActionType::backward_input
-                ? seconds[1]
-                : 0.0;
-        if (s > 0) {
-            text += tr("<br>of which %1 in its tensor-parallel group's all-reduces")
-                        .arg(format_duration(s));
-        }
+    if (const double s = &timeline == &timeline_ ? blocks_->tensorSeconds(e.action) : 0; s > 0) {
+        text += tr("<br>of which %1 in its tensor-parallel group's all-reduces")
+                    .arg(format_duration(s));
     }
     // Qt wraps rich-text tooltips at a narrow width; each line is short.
     return QStringLiteral("<p style='white-space:pre'>") + text + QStringLiteral("</p>");

@@ -70,36 +70,18 @@ void TopologyScene::relayout() {
     }
     // Every rank of every replica leads a group of the devices after it.
     group_members_.clear();
-    const int tensor = project_.tensor_parallel.size;
-    if (tensor > 1) {
-        const auto all = project_.topology.devices();
-        std::map<std::string, std::size_t> order;
-        for (std::size_t i = 0; i < all.size(); ++i) {
-            order.emplace(all[i].path, i);
+    std::vector<std::string> leaders;
+    for (const PipelineRank& r : pipeline_ranks_) {
+        leaders.push_back(r.device);
+    }
+    for (const auto& [path, role] : replicas_) {
+        if (role.replica > 0) {
+            leaders.push_back(path);
         }
-        std::vector<std::string> leaders;
-        for (const PipelineRank& r : pipeline_ranks_) {
-            leaders.push_back(r.device);
-        }
-        for (const auto& [path, role] : replicas_) {
-            if (role.replica > 0) {
-                leaders.push_back(path);
-            }
-        }
-        for (const std::string& leader : leaders) {
-            const auto at = order.find(leader);
-            if (at == order.end()) {
-                continue;
-            }
-            const DeviceLocation& first = all[at->second];
-            for (int k = 1; k < tensor && at->second + static_cast<std::size_t>(k) < all.size();
-                 ++k) {
-                const DeviceLocation& d = all[at->second + static_cast<std::size_t>(k)];
-                if (d.node != first.node || d.container != first.container) {
-                    break;
-                }
-                group_members_.emplace(d.path, GroupMember{leader, k});
-            }
+    }
+    for (const auto& [leader, members] : tensor_group_members(project_, leaders)) {
+        for (std::size_t k = 0; k < members.size(); ++k) {
+            group_members_.emplace(members[k], GroupMember{leader, static_cast<int>(k) + 1});
         }
     }
 

@@ -115,6 +115,21 @@ CollectiveGroup with_measured_ring(CollectiveGroup group, const LinkSpec& measur
     return group;
 }
 
+CollectiveGroup tensor_parallel_group(const std::vector<DeviceLocation>& members,
+                                      const LinkResolver& links, const LinkSpec* measured) {
+    CollectiveGroup group = collective_group(members, links);
+    return measured != nullptr ? with_measured_ring(group, *measured) : group;
+}
+
+TensorCollectives tensor_collectives(const TensorShare& share, double element_bytes,
+                                     const CollectiveGroup& group) {
+    const auto all_reduce_s = [&](double elements) {
+        return collective_time(CollectiveKind::all_reduce, elements * element_bytes, group).seconds;
+    };
+    return {share.forward_reductions * all_reduce_s(share.forward_elements),
+            share.backward_reductions * all_reduce_s(share.backward_elements)};
+}
+
 CollectiveTime collective_time(CollectiveKind kind, double bytes, const CollectiveGroup& group) {
     const int d = group.members;
     if (d <= 1 || bytes <= 0) {

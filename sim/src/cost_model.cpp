@@ -161,24 +161,20 @@ std::pair<double, double> tensor_collectives_s(const AnalyzedProject& project,
                                                const CostModelOptions& options,
                                                const LinkResolver& links) {
     const auto& members = project.tensor_groups[0].at(static_cast<std::size_t>(stage.rank));
-    CollectiveGroup group = collective_group(members, links);
-    if (options.profile != nullptr && options.profile->all_reduce) {
-        group = with_measured_ring(group, options.profile->all_reduce->link);
-    }
-    const double bytes_per_element =
+    const CollectiveGroup group =
+        tensor_parallel_group(members, links,
+                              options.profile != nullptr && options.profile->all_reduce
+                                  ? &options.profile->all_reduce->link
+                                  : nullptr);
+    const double element_bytes =
         project.microbatch_size * dtype_bytes(project.project.training.dtype);
     double forward_s = 0;
     double backward_s = 0;
     for (int l = stage.first_layer; l <= stage.last_layer; ++l) {
-        const TensorShare& share = project.tensor_shares.at(static_cast<std::size_t>(l));
-        forward_s += share.forward_reductions *
-                     collective_time(CollectiveKind::all_reduce,
-                                     share.forward_elements * bytes_per_element, group)
-                         .seconds;
-        backward_s += share.backward_reductions *
-                      collective_time(CollectiveKind::all_reduce,
-                                      share.backward_elements * bytes_per_element, group)
-                          .seconds;
+        const TensorCollectives c = tensor_collectives(
+            project.tensor_shares.at(static_cast<std::size_t>(l)), element_bytes, group);
+        forward_s += c.forward_s;
+        backward_s += c.backward_s;
     }
     return {forward_s, backward_s};
 }

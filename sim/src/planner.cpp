@@ -37,13 +37,6 @@ std::vector<int> divisors(int n) {
     return out;
 }
 
-void check_tensor_parallel_size(int size, const std::string& path) {
-    if (size < 1 || size > kMaxTensorParallel) {
-        throw InputError(
-            path, "must be from 1 to " + std::to_string(kMaxTensorParallel) + " (or 0 to search)");
-    }
-}
-
 void check_options(const Project& project, const PlanOptions& options) {
     if (options.schedule) {
         const ScheduleInfo* info = find_schedule(*options.schedule);
@@ -138,6 +131,13 @@ double iteration_floor(const Project& project, const PlanOptions& options) {
         floor = std::min(floor, context.table(m).min_total * m / usable);
     }
     return floor;
+}
+
+void check_tensor_parallel_size(int size, const std::string& path) {
+    if (size < 0 || size > kMaxTensorParallel) {
+        throw InputError(
+            path, "must be from 1 to " + std::to_string(kMaxTensorParallel) + " (or 0 to search)");
+    }
 }
 
 AnalysisOptions analysis_options(const PlanOptions& options) {
@@ -311,7 +311,7 @@ PlanResult plan_pipeline(const Project& project, const PlanOptions& options) {
     if (options.tensor_parallel || options.sequence_parallel) {
         // A size given as an option: plan the project with it.
         Project sized = project;
-        check_tensor_parallel_size(tensor, "--tensor-parallel");
+        planner::check_tensor_parallel_size(tensor, "--tensor-parallel");
         sized.tensor_parallel.size = tensor;
         sized.tensor_parallel.sequence_parallel =
             options.sequence_parallel.value_or(project.tensor_parallel.sequence_parallel);

@@ -311,10 +311,7 @@ PlanResult plan_data_parallel(const Project& project, const PlanOptions& options
         options.tensor_parallel ? "--tensor-parallel" : "tensor_parallel.size";
     const bool sequence =
         options.sequence_parallel.value_or(project.tensor_parallel.sequence_parallel);
-    if (asked_tensor < 0 || asked_tensor > kMaxTensorParallel) {
-        throw InputError(tensor_path, "must be from 1 to " + std::to_string(kMaxTensorParallel) +
-                                          " (or 0 to search)");
-    }
+    planner::check_tensor_parallel_size(asked_tensor, tensor_path);
     const std::vector<int> sizes = asked_tensor == 0
                                        ? planner::tensor_parallel_sizes(project.topology)
                                        : std::vector<int>{asked_tensor};

@@ -151,8 +151,10 @@ class Context {
     bool checkpointing_ = false;
     double bytes_per_param_ = 0;
     std::map<int, LayerTable> tables_;
-    // Per device of cluster_: its tensor-parallel group (empty when size 1).
+    // Per device of cluster_: its tensor-parallel group (empty when size 1),
+    // and per device class the group its stages' all-reduces are priced on.
     std::vector<std::vector<DeviceLocation>> groups_;
+    std::vector<CollectiveGroup> class_groups_;
     std::vector<std::vector<int>> orders_;
     std::vector<std::vector<LinkSpec>> order_links_;  // [order][k]: from device k to k + 1
     std::vector<std::vector<int>> distinct_;          // per stage count
@@ -219,6 +221,10 @@ void check_looped_possible(const Context& context, const std::vector<int>& micro
 
 // Multi-line explanation of why nothing fits and what would.
 [[nodiscard]] std::string explain_infeasible(Context& context, const SearchSpec& spec);
+
+// Throws InputError at `path` unless `size` is a tensor-parallel size or 0
+// (search).
+void check_tensor_parallel_size(int size, const std::string& path);
 
 // The analysis options every simulation of the plan uses (catalog, base folder).
 [[nodiscard]] AnalysisOptions analysis_options(const PlanOptions& options);

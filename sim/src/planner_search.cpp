@@ -164,6 +164,7 @@ Context::Context(const Project& project, const PlanOptions& options)
     // left to the simulation of the whole layout).
     work_.project.data_parallel = options.replica_of;
     work_.project.data_parallel.replicas.clear();
+    class_groups_ = tensor_groups_by_class();
     build_orders();
 }
 
@@ -186,7 +187,7 @@ const LayerTable& Context::table(int microbatches) {
     t.min_time.assign(n - 1, 0.0);
     t.min_prefix.assign(n, 0.0);
     const ModelInput& input = base_.project.model.input;
-    const std::vector<CollectiveGroup> groups = tensor_groups_by_class();
+    const std::vector<CollectiveGroup>& groups = class_groups_;
     const double element_bytes = t.microbatch_size * dtype_bytes(base_.project.training.dtype);
     for (int l = 0; l < t.layers; ++l) {
         const auto i = at(l);
@@ -197,15 +198,10 @@ const LayerTable& Context::table(int microbatches) {
             double backward_s = cost.backward_input_s + cost.backward_weight_s;
             if (!groups.empty()) {
                 // The group's all-reduces, as the simulator adds them to F and B.
-                const TensorShare& share = base_.tensor_shares[i];
-                forward_s += share.forward_reductions *
-                             collective_time(CollectiveKind::all_reduce,
-                                             share.forward_elements * element_bytes, groups[c])
-                                 .seconds;
-                backward_s += share.backward_reductions *
-                              collective_time(CollectiveKind::all_reduce,
-                                              share.backward_elements * element_bytes, groups[c])
-                                  .seconds;
+                const TensorCollectives tc =
+                    tensor_collectives(base_.tensor_shares[i], element_bytes, groups[c]);
+                forward_s += tc.forward_s;
+                backward_s += tc.backward_s;
             }
             double seconds = forward_s + backward_s;
             if (checkpointing_) {
@@ -242,15 +238,14 @@ std::vector<CollectiveGroup> Context::tensor_groups_by_class() const {
     // A class's groups are priced by its first device's group: within a
     // container the groups of one kind of device share their links.
     const LinkResolver links(base_.project.topology);
+    const LinkSpec* measured = costs_.profile != nullptr && costs_.profile->all_reduce
+                                   ? &costs_.profile->all_reduce->link
+                                   : nullptr;
     for (std::size_t c = 0; c < cluster_.classes.size(); ++c) {
         const auto first = std::find(cluster_.device_class.begin(), cluster_.device_class.end(),
                                      static_cast<int>(c));
-        CollectiveGroup group = collective_group(
-            groups_[at(static_cast<int>(first - cluster_.device_class.begin()))], links);
-        if (costs_.profile != nullptr && costs_.profile->all_reduce) {
-            group = with_measured_ring(group, costs_.profile->all_reduce->link);
-        }
-        out.push_back(std::move(group));
+        out.push_back(tensor_parallel_group(
+            groups_[at(static_cast<int>(first - cluster_.device_class.begin()))], links, measured));
     }
     return out;
 }

@@ -3,6 +3,7 @@
 #include <string_view>
 #include <vector>
 
+#include "pipewright/core/tensor_parallel.h"
 #include "pipewright/core/topology.h"
 
 namespace pipewright {
@@ -55,5 +56,20 @@ struct CollectiveTime {
 //                           then within each node again.
 [[nodiscard]] CollectiveTime collective_time(CollectiveKind kind, double bytes,
                                              const CollectiveGroup& group);
+
+// A stage's tensor-parallel group (`members`, its first device first) as
+// the simulator and the planner price its all-reduces: over its links, or
+// over `measured` (a profile's all-reduce) when given.
+[[nodiscard]] CollectiveGroup tensor_parallel_group(const std::vector<DeviceLocation>& members,
+                                                    const LinkResolver& links,
+                                                    const LinkSpec* measured);
+// The all-reduces of one layer's share in one micro-batch, forward and
+// backward; `element_bytes`: an element's bytes times the micro-batch size.
+struct TensorCollectives {
+    double forward_s = 0;
+    double backward_s = 0;
+};
+[[nodiscard]] TensorCollectives tensor_collectives(const TensorShare& share, double element_bytes,
+                                                   const CollectiveGroup& group);
 
 }  // namespace pipewright
