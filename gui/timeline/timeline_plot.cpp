@@ -446,10 +446,14 @@ QString TimelinePlot::tooltipAt(const QPoint& pos) const {
         if (row.section == 0 && static_cast<std::size_t>(row.rank) < tensor_groups_.size() &&
             tensor_groups_[static_cast<std::size_t>(row.rank)].size() > 1) {
             const auto& members = tensor_groups_[static_cast<std::size_t>(row.rank)];
-            group = tr("<br>and %1 to %2, the rest of its tensor-parallel group: they run the "
-                       "same actions on their slices")
-                        .arg(QString::fromStdString(members[1]),
-                             QString::fromStdString(members.back()));
+            group = members.size() == 2
+                        ? tr("<br>and %1, the rest of its tensor-parallel group: it runs the same "
+                             "actions on its slice")
+                              .arg(QString::fromStdString(members[1]))
+                        : tr("<br>and %1 to %2, the rest of its tensor-parallel group: they run "
+                             "the same actions on their slices")
+                              .arg(QString::fromStdString(members[1]),
+                                   QString::fromStdString(members.back()));
         }
         return tr("<b>%1</b> · rank %2")
                    .arg(QString::fromStdString(tree.device(row.rank)))
