@@ -7,6 +7,7 @@
 #include <ostream>
 
 #include "commands.h"
+#include "import_command.h"
 #include "profile_command.h"
 #include "run_command.h"
 
@@ -15,10 +16,11 @@ namespace pipewright::cli {
 int run_run(const RunArgs& args, std::ostream& out, std::ostream& err);
 int run_worker_command(const WorkerArgs& args, std::ostream& err);
 int run_profile(const ProfileArgs& args, std::ostream& out, std::ostream& err);
+int run_import(const ImportArgs& args, std::ostream& out, std::ostream& err);
 
-// The three above, for run(argc, argv, out, err, backend).
+// The four above, for run(argc, argv, out, err, backend).
 [[nodiscard]] inline BackendCommands torch_backend_commands() {
-    return BackendCommands{run_run, run_profile, run_worker_command};
+    return BackendCommands{run_run, run_profile, run_worker_command, run_import};
 }
 
 }  // namespace pipewright::cli

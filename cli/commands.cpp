@@ -6,6 +6,7 @@
 #include "backend_handoff.h"
 #include "catalog_commands.h"
 #include "compare_command.h"
+#include "import_command.h"
 #include "pipewright/core/printable_name.h"
 #include "pipewright/core/project_io.h"
 #include "plan_command.h"
@@ -105,6 +106,9 @@ int run(int argc, const char* const* argv, std::ostream& out, std::ostream& err)
     hand_over.worker = [&](const WorkerArgs&, std::ostream& e) {
         return hand_over_to_backend(argc, argv, "worker", e);
     };
+    hand_over.import = [&](const ImportArgs&, std::ostream&, std::ostream& e) {
+        return hand_over_to_backend(argc, argv, "import", e);
+    };
     return run(argc, argv, out, err, hand_over);
 }
 
@@ -135,6 +139,8 @@ int run(int argc, const char* const* argv, std::ostream& out, std::ostream& err,
     add_profile_command(app, profile);
     CompareArgs compare;
     add_compare_command(app, compare);
+    ImportArgs import_args;
+    add_import_command(app, import_args);
 
     ValidateArgs validate;
     CLI::App* validate_cmd =
@@ -172,6 +178,9 @@ int run(int argc, const char* const* argv, std::ostream& out, std::ostream& err,
     }
     if (app.got_subcommand("profile")) {
         return backend.profile(profile, out, err);
+    }
+    if (app.got_subcommand("import")) {
+        return backend.import(import_args, out, err);
     }
     if (app.got_subcommand("compare")) {
         return run_compare(compare, out, err);

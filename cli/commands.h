@@ -14,6 +14,7 @@ enum ExitCode : int { kOk = 0, kInvalidInput = 1, kUsage = 2 };
 struct RunArgs;
 struct WorkerArgs;
 struct ProfileArgs;
+struct ImportArgs;
 
 // What carries out the commands that train and measure with LibTorch. The
 // front end hands them over to the backend program (backend_handoff.h); the
@@ -23,6 +24,7 @@ struct BackendCommands {
     std::function<int(const RunArgs&, std::ostream& out, std::ostream& err)> run;
     std::function<int(const ProfileArgs&, std::ostream& out, std::ostream& err)> profile;
     std::function<int(const WorkerArgs&, std::ostream& err)> worker;
+    std::function<int(const ImportArgs&, std::ostream& out, std::ostream& err)> import;
 };
 
 // Runs the command line with the given arguments; what a shell would see on

@@ -1,5 +1,9 @@
 #include "option_checks.h"
 
+#include <unistd.h>
+
+#include <filesystem>
+
 #include <charconv>
 #include <cmath>
 #include <cstdio>
@@ -58,6 +62,28 @@ CLI::Validator finite_number(double min, double max) {
             return {};
         },
         show(min) + " to " + show(max), "FINITE_NUMBER");
+}
+
+bool check_output_file(const std::string& what, const std::string& path, std::ostream& err) {
+    namespace fs = std::filesystem;
+    const fs::path p(path);
+    const fs::path folder = p.has_parent_path() ? p.parent_path() : fs::path(".");
+    std::error_code ec;
+    std::string why;
+    if (p.filename().empty() || fs::is_directory(p, ec)) {
+        why = "it is a folder; give a file name such as " + (p / (what + ".json")).string();
+    } else if (!fs::is_directory(folder, ec)) {
+        why = "the folder " + folder.string() + " does not exist";
+    } else if (::access(folder.c_str(), W_OK) != 0) {
+        why = "the folder " + folder.string() + " is not writable";
+    } else if (fs::exists(p, ec) && ::access(p.c_str(), W_OK) != 0) {
+        why = "the file is not writable";
+    }
+    if (!why.empty()) {
+        err << "pipewright: cannot write the " << what << " " << path << ": " << why << '\n';
+        return false;
+    }
+    return true;
 }
 
 }  // namespace pipewright::cli

@@ -6,6 +6,8 @@
 
 #include <cstdint>
 #include <limits>
+#include <ostream>
+#include <string>
 
 #include <CLI/CLI.hpp>
 
@@ -14,6 +16,12 @@ namespace pipewright::cli {
 // A whole number from `min` to `max` (the default: what an int holds).
 [[nodiscard]] CLI::Validator whole_number(std::int64_t min,
                                           std::int64_t max = std::numeric_limits<int>::max());
+
+// Whether a file can be written at `path` (its folder exists and is
+// writable, it is not a folder); says why not on `err` as "cannot write the
+// <what> PATH: ...". Checked before long work, so a typo does not cost it.
+[[nodiscard]] bool check_output_file(const std::string& what, const std::string& path,
+                                     std::ostream& err);
 
 // A finite number from `min` to `max`, both included.
 [[nodiscard]] CLI::Validator finite_number(double min, double max);

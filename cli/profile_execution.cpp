@@ -4,6 +4,7 @@
 #include <tuple>
 
 #include "backend_commands.h"
+#include "option_checks.h"
 #include "pipewright/backend/profiler.h"
 #include "pipewright/core/profile.h"
 #include "pipewright/core/project_io.h"
@@ -13,29 +14,6 @@
 
 namespace pipewright::cli {
 namespace {
-
-// Checked before measuring, so that a typo does not cost the whole profile.
-bool check_writable(const std::string& path, std::ostream& err) {
-    namespace fs = std::filesystem;
-    const fs::path p(path);
-    const fs::path folder = p.has_parent_path() ? p.parent_path() : fs::path(".");
-    std::error_code ec;
-    std::string why;
-    if (p.filename().empty() || fs::is_directory(p, ec)) {
-        why = "it is a folder; give a file name such as " + (p / "profile.json").string();
-    } else if (!fs::is_directory(folder, ec)) {
-        why = "the folder " + folder.string() + " does not exist";
-    } else if (::access(folder.c_str(), W_OK) != 0) {
-        why = "the folder " + folder.string() + " is not writable";
-    } else if (fs::exists(p, ec) && ::access(p.c_str(), W_OK) != 0) {
-        why = "the file is not writable";
-    }
-    if (!why.empty()) {
-        err << "pipewright: cannot write the profile " << path << ": " << why << '\n';
-        return false;
-    }
-    return true;
-}
 
 std::string ms(double v) {
     return format_duration(v * 1e-3);
@@ -116,7 +94,7 @@ void print_profile(std::ostream& out, const Profile& p, const std::string& proje
 }  // namespace
 
 int run_profile(const ProfileArgs& a, std::ostream& out, std::ostream& err) {
-    if (!check_writable(a.out, err)) {
+    if (!check_output_file("profile", a.out, err)) {
         return kInvalidInput;
     }
     backend::ProfileOptions o;

@@ -22,6 +22,9 @@ packages=(
   dpkg-dev desktop-file-utils appstream shared-mime-info
   # the benchmark scripts of real runs (bench/run_throughput.sh, run_fidelity.sh)
   jq
+  # the TorchScript files of the import tests (tests/torchscript/make_fixtures.py);
+  # never a runtime dependency
+  python3-torch python3-torchvision
 )
 
 if [ "$(id -u)" -eq 0 ]; then

@@ -17,13 +17,13 @@ constexpr std::uint64_t kDataSalt = 0xda7a5eedULL;
 
 SyntheticTask::SyntheticTask(const AnalyzedProject& project, torch::Dtype dtype, bool with_targets)
     : project_(&project), dtype_(dtype), teacher_(nullptr) {
-    const auto& layers = project.project.model.layers;
-    if (project.project.model.input.dtype == DType::int64) {
-        vocabulary_ = !layers.empty() && layers.front().type == "embedding"
-                          ? static_cast<std::int64_t>(layer_param(layers.front(), "num_embeddings"))
-                          : 2;
-    }
-    if (!with_targets) {
+    vocabulary_ = input_vocabulary(project.project.model);
+    // An imported model's weights are its file's: targets are drawn from the
+    // seed instead of computed by a teacher (unit variance for mse, uniform
+    // classes for cross-entropy). Every rank draws them, targets or not, so
+    // that the inputs come from the same stream on every rank.
+    random_targets_ = has_imported_layers(project.project.model);
+    if (!with_targets || random_targets_) {
         return;
     }
     const auto seed = static_cast<std::uint64_t>(project.project.training.seed);
@@ -60,10 +60,16 @@ Batch SyntheticTask::draw(int step, int first, int count) const {
         torch::Tensor x = vocabulary_ > 0 ? torch::randint(vocabulary_, sizes, gen,
                                                            torch::TensorOptions(torch::kInt64))
                                           : torch::randn(sizes, gen, torch::TensorOptions(dtype_));
+        // Drawn for skipped micro-batches too, so the stream stays the same.
+        torch::Tensor drawn_target = random_targets_ ? random_target(gen) : torch::Tensor();
         if (mb < first) {
             continue;
         }
         b.inputs.push_back(x);
+        if (random_targets_) {
+            b.targets.push_back(drawn_target);
+            continue;
+        }
         if (!teacher_) {
             continue;
         }
@@ -75,6 +81,19 @@ Batch SyntheticTask::draw(int step, int first, int count) const {
         }
     }
     return b;
+}
+
+torch::Tensor SyntheticTask::random_target(at::Generator& gen) const {
+    const auto& p = *project_;
+    const Shape& out = p.layers.back().output_shape;
+    std::vector<std::int64_t> sizes{p.microbatch_size};
+    sizes.insert(sizes.end(), out.begin(), out.end());
+    if (p.project.model.loss == LossKind::cross_entropy) {
+        const std::int64_t classes = sizes.back();
+        sizes.pop_back();
+        return torch::randint(classes, sizes, gen, torch::TensorOptions(torch::kInt64));
+    }
+    return torch::randn(sizes, gen, torch::TensorOptions(dtype_));
 }
 
 torch::Tensor compute_loss(LossKind kind, const torch::Tensor& output,

@@ -9,6 +9,7 @@
 
 #include "causal_attention.h"
 #include "fused_linear.h"
+#include "torchscript_layer.h"
 
 namespace pipewright::backend {
 namespace {
@@ -128,6 +129,12 @@ torch::nn::AnyModule make_module(const LayerSpec& l) {
         return nn::AnyModule(TransformerBlock(int_param(l, "hidden"), int_param(l, "heads"),
                                               int_param(l, "mlp_ratio")));
     }
+    if (t == "torchscript") {
+        // Its weights come from its file, and its glue from its neighbours
+        // there: built with its model, by build_layers.
+        throw BackendError("layer \"" + l.name +
+                           "\": a torchscript layer is built with the rest of its model");
+    }
     throw BackendError("layer \"" + l.name + "\": the backend cannot build layer type \"" + t +
                        "\"");
 }
@@ -137,7 +144,7 @@ Shape input_shape_of(const AnalyzedProject& p, int layer) {
                       : p.layers[static_cast<std::size_t>(layer - 1)].output_shape;
 }
 
-constexpr std::array<std::string_view, 13> kBuildable = {"linear",
+constexpr std::array<std::string_view, 14> kBuildable = {"linear",
                                                          "relu",
                                                          "gelu",
                                                          "dropout",
@@ -149,7 +156,8 @@ constexpr std::array<std::string_view, 13> kBuildable = {"linear",
                                                          "resnet_bottleneck",
                                                          "layernorm",
                                                          "embedding",
-                                                         "transformer_block"};
+                                                         "transformer_block",
+                                                         "torchscript"};
 
 }  // namespace
 
@@ -183,6 +191,26 @@ torch::Dtype run_dtype(const AnalyzedProject& project, const std::string& overri
     return torch_dtype(project.project.training.dtype);
 }
 
+std::int64_t input_vocabulary(const Model& model) {
+    if (model.input.dtype != DType::int64 || model.layers.empty()) {
+        return 0;
+    }
+    const auto& first = model.layers.front();
+    if (first.type == "embedding") {
+        return static_cast<std::int64_t>(layer_param(first, "num_embeddings"));
+    }
+    const auto& imported = first.params.value("vocabulary", nlohmann::json());
+    if (first.type == "torchscript" && imported.is_number_integer()) {
+        return imported.get<std::int64_t>();
+    }
+    return 2;
+}
+
+bool has_imported_layers(const Model& model) {
+    return std::any_of(model.layers.begin(), model.layers.end(),
+                       [](const LayerSpec& l) { return l.type == "torchscript"; });
+}
+
 std::uint64_t layer_seed(std::uint64_t seed, int index) {
     // splitmix64 of the pair: unrelated streams for nearby seeds and indices.
     std::uint64_t z = seed * 0x9E3779B97F4A7C15ULL + static_cast<std::uint64_t>(index) + 1;
@@ -206,11 +234,16 @@ torch::nn::Sequential build_layers(const AnalyzedProject& project, int first, in
                                    std::uint64_t seed, torch::Dtype dtype) {
     torch::nn::Sequential seq;
     const auto& layers = project.project.model.layers;
+    TorchScriptLayers imported(project.project.model);
     for (int i = first; i <= last; ++i) {
         const auto& spec = layers[static_cast<std::size_t>(i)];
         // Torch module names may not contain dots; the index keeps them unique.
         std::string name = spec.name;
         std::replace(name.begin(), name.end(), '.', '_');
+        if (spec.type == "torchscript") {
+            seq->push_back(name, torch::nn::AnyModule(imported.build(i)));
+            continue;
+        }
         seq->push_back(name, build_layer(spec, input_shape_of(project, i), layer_seed(seed, i)));
     }
     seq->to(dtype);

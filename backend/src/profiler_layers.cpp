@@ -33,12 +33,8 @@ torch::Tensor layer_input(const AnalyzedProject& p, int layer, torch::Dtype dtyp
         sizes.insert(sizes.end(), model.input.shape.begin(), model.input.shape.end());
         if (model.input.dtype == DType::int64) {
             // As SyntheticTask draws them: ids below the embedding's vocabulary.
-            const auto& first = model.layers.front();
-            const auto vocabulary =
-                first.type == "embedding"
-                    ? static_cast<std::int64_t>(layer_param(first, "num_embeddings"))
-                    : 2;
-            return torch::randint(vocabulary, sizes, gen, torch::TensorOptions(torch::kInt64));
+            return torch::randint(input_vocabulary(model), sizes, gen,
+                                  torch::TensorOptions(torch::kInt64));
         }
         return torch::randn(sizes, gen, torch::TensorOptions(dtype));
     }

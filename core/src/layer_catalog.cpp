@@ -29,6 +29,7 @@
 #include <utility>
 
 #include "pipewright/core/json_reader.h"
+#include "torchscript_layer.h"
 
 namespace pipewright {
 namespace {
@@ -684,6 +685,9 @@ const std::vector<LayerTypeInfo>& layer_types() {
 }
 
 const LayerTypeInfo* find_layer_type(std::string_view type) {
+    if (type == kTorchScriptLayerType) {
+        return &torchscript_layer_info();
+    }
     const Entry* e = find_entry(type);
     return e == nullptr ? nullptr : &layer_types()[static_cast<std::size_t>(e - entries().data())];
 }
@@ -692,6 +696,9 @@ std::optional<LayerAnalysis> analyze_layer(const LayerSpec& layer, const Shape& 
                                            DType input_dtype, Diagnostics& diagnostics,
                                            const std::string& path) {
     try {
+        if (layer.type == kTorchScriptLayerType) {
+            return analyze_torchscript_layer(layer, input_shape, input_dtype, diagnostics, path);
+        }
         return analyze(layer, input_shape, input_dtype, diagnostics, path);
     } catch (const std::exception& ex) {
         diagnostics.add(path, std::string("cannot analyse this layer: ") + ex.what());

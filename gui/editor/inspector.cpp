@@ -133,6 +133,9 @@ void Inspector::buildLayer(QFormLayout* form) {
         form->addRow(legend);
     }
 
+    if (layer.type == "torchscript") {
+        addImportedRows(form, layer);
+    }
     for (const ParamSpec& spec : info->params) {
         const QString key = QString::fromStdString(spec.name);
         const QString label = key + (spec.required ? QStringLiteral(" *") : QString());

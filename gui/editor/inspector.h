@@ -49,6 +49,7 @@ class Inspector : public QScrollArea {
     void addContents(QFormLayout* form, int node, int container);
     // inspector_sections.cpp: the optional and less common parts.
     void buildCost(QFormLayout* form);
+    void addImportedRows(QFormLayout* form, const LayerSpec& layer);
     void buildModelInput(QFormLayout* form);
     void buildLinkOverrides(QFormLayout* form);
     // Records an edit from a continuous control without rebuilding the page,

@@ -81,6 +81,38 @@ constexpr double kMiB = 1024.0 * 1024.0;
 
 }  // namespace
 
+void Inspector::addImportedRows(QFormLayout* form, const LayerSpec& layer) {
+    // What the import wrote: where the layer comes from, read-only (import
+    // the file again to change it).
+    auto text = [&](const char* key) {
+        const auto& v = layer.params.value(key, nlohmann::json());
+        if (v.is_string()) {
+            return QString::fromStdString(v.get<std::string>());
+        }
+        QStringList items;
+        for (const auto& item : v.is_array() ? v : nlohmann::json::array()) {
+            items << QString::fromStdString(item.is_string() ? item.get<std::string>()
+                                                             : item.dump());
+        }
+        return items.join(QStringLiteral(", "));
+    };
+    auto row = [&](const QString& label, const QString& value, const char* name) {
+        auto* l = new QLabel(value.isEmpty() ? tr("—") : value);
+        l->setObjectName(QString::fromLatin1(name));
+        l->setWordWrap(true);
+        l->setTextInteractionFlags(Qt::TextSelectableByMouse);
+        form->addRow(label, l);
+    };
+    row(tr("Module file"), text("module"), "importedModuleFile");
+    row(tr("Submodule"), text("submodule"), "importedSubmodule");
+    row(tr("Class"), text("module_type"), "importedClass");
+    if (!text("then").isEmpty()) {
+        row(tr("Then"), text("then"), "importedThen");
+    }
+    row(tr("Imported for"), QLatin1Char('[') + text("input_shape") + QLatin1Char(']'),
+        "importedInputShape");
+}
+
 void Inspector::buildCost(QFormLayout* form) {
     const int index = selection_.layer;
     const LayerSpec& layer = document_->project().model.layers[static_cast<std::size_t>(index)];

@@ -166,6 +166,7 @@ class MainWindow : public QMainWindow {
     bool maybeSave();
     void newFromExample(const QString& path);
     void openDialog();
+    void importDialog();
     bool save();
     bool saveAs();
     void addRecent(const QString& path);

@@ -35,6 +35,9 @@
 #include "window/help_window.h"
 #include "window/image_export.h"
 #include "window/main_window.h"
+
+#include "studio_core/cli_locator.h"
+#include "window/import_dialog.h"
 #include "window/message_bar.h"
 
 namespace pipewright::gui {
@@ -53,6 +56,7 @@ void MainWindow::buildActions() {
     }
     examples->setEnabled(!examples->isEmpty());
     file->addAction(tr("&Open…"), QKeySequence::Open, this, &MainWindow::openDialog);
+    file->addAction(tr("&Import TorchScript…"), this, &MainWindow::importDialog);
     recent_menu_ = file->addMenu(tr("Open &Recent"));
     connect(recent_menu_, &QMenu::aboutToShow, this, &MainWindow::fillRecentMenu);
     file->addAction(tr("&Save"), QKeySequence::Save, this, &MainWindow::save);
@@ -313,6 +317,16 @@ void MainWindow::openDialog() {
     const QString path = QFileDialog::getOpenFileName(
         this, tr("Open project"), baseDir(), tr("Pipewright projects (*.json);;All files (*)"));
     if (!path.isEmpty() && !openFile(path)) {
+        QMessageBox::warning(this, tr("Cannot open"), message_bar_->text());
+    }
+}
+
+void MainWindow::importDialog() {
+    if (!maybeSave()) {
+        return;
+    }
+    ImportDialog dialog(locate_cli().path, baseDir(), this);
+    if (dialog.exec() == QDialog::Accepted && !openFile(dialog.projectFile())) {
         QMessageBox::warning(this, tr("Cannot open"), message_bar_->text());
     }
 }

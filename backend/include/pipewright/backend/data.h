@@ -36,12 +36,14 @@ class SyntheticTask {
   private:
     // Micro-batches [first, first + count) of step `step`'s global batch.
     [[nodiscard]] Batch draw(int step, int first, int count) const;
+    [[nodiscard]] torch::Tensor random_target(at::Generator& gen) const;
 
     const AnalyzedProject* project_;
     torch::Dtype dtype_;
     mutable torch::nn::Sequential teacher_;
     std::int64_t vocabulary_ = 0;  // > 0: inputs are token ids below it
     double target_scale_ = 1;      // makes MSE targets unit-variance
+    bool random_targets_ = false;  // drawn from the seed, not taught
 };
 
 // The project's loss on one micro-batch (mean over its samples).

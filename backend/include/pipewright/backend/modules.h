@@ -45,6 +45,14 @@ namespace pipewright::backend {
 [[nodiscard]] torch::nn::Sequential build_model(const AnalyzedProject& project, std::uint64_t seed,
                                                 torch::Dtype dtype);
 
+// The token ids a model's input takes: below this (its first layer's
+// vocabulary; 2 when it does not say), or 0 for a floating-point input.
+[[nodiscard]] std::int64_t input_vocabulary(const Model& model);
+
+// Whether layers come from TorchScript files: their weights are the file's,
+// not the seed's, so no second model of the seed can teach them.
+[[nodiscard]] bool has_imported_layers(const Model& model);
+
 // Seed of layer `index` under the project seed (mixes both so that nearby
 // seeds and indices give unrelated streams).
 [[nodiscard]] std::uint64_t layer_seed(std::uint64_t seed, int index);

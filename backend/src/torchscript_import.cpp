@@ -1,0 +1,279 @@
+#include "pipewright/backend/torchscript_import.h"
+
+#include <algorithm>
+#include <limits>
+#include <map>
+#include <numeric>
+
+#include "pipewright/backend/backend_error.h"
+#include "torchscript_costs.h"
+#include "torchscript_layer.h"
+
+namespace pipewright::backend {
+namespace {
+
+// Samples in the example batch: two, so that batch-norm can train on it.
+constexpr std::int64_t kSamples = 2;
+
+// What Torch says went wrong, without its traceback: the interpreter puts
+// the TorchScript stack first and the error ("RuntimeError: ...") last.
+std::string torch_reason(const std::exception& e) {
+    std::string why = e.what();
+    if (const auto* c10 = dynamic_cast<const c10::Error*>(&e)) {
+        why = c10->what_without_backtrace();
+    }
+    std::vector<std::string> lines;
+    std::size_t start = 0;
+    while (start < why.size()) {
+        const std::size_t end = why.find('\n', start);
+        std::string line = why.substr(start, end == std::string::npos ? why.npos : end - start);
+        if (line.find_first_not_of(' ') != std::string::npos) {
+            lines.push_back(line);
+        }
+        if (end == std::string::npos) {
+            break;
+        }
+        start = end + 1;
+    }
+    for (auto it = lines.rbegin(); it != lines.rend(); ++it) {
+        if (it->rfind("RuntimeError: ", 0) == 0) {
+            return it->substr(14);
+        }
+    }
+    return lines.empty() ? why : lines.front();
+}
+
+// The vocabulary of the first embedding the model holds, for example ids.
+std::optional<std::int64_t> embedding_vocabulary(const torch::jit::Module& m) {
+    for (const auto& sub : m.modules()) {
+        if (module_type_name(sub) == "Embedding" && sub.hasattr("num_embeddings")) {
+            return sub.attr("num_embeddings").toInt();
+        }
+    }
+    return std::nullopt;
+}
+
+// A parameter held by two layers (tied weights) would be trained twice, by
+// two stages, as two copies: refused.
+void check_no_shared_parameters(const torch::jit::Module& root,
+                                const std::vector<ChainStep>& steps) {
+    std::map<const void*, std::string> owner;
+    for (const auto& step : steps) {
+        for (const auto& p : submodule_at(root, step.path).named_parameters(true)) {
+            auto [it, fresh] = owner.emplace(p.value.unsafeGetTensorImpl(), step.path);
+            if (!fresh && it->second != step.path) {
+                throw BackendError("layers \"" + it->second + "\" and \"" + step.path +
+                                   "\" share the parameter " + step.path + "." + p.name +
+                                   " (tied weights); a pipeline would train two copies. Untie "
+                                   "them, or import with a smaller --depth so that one layer "
+                                   "holds both");
+            }
+        }
+    }
+}
+
+nlohmann::json shape_json(const Shape& s) {
+    return nlohmann::json(s);
+}
+
+// Contiguous parts of `costs`, as many as `parts`, with the largest part as
+// small as it can be.
+std::vector<int> balanced_cuts(const std::vector<double>& costs, int parts) {
+    const int n = static_cast<int>(costs.size());
+    parts = std::clamp(parts, 1, n);
+    std::vector<double> prefix(costs.size() + 1, 0);
+    std::partial_sum(costs.begin(), costs.end(), prefix.begin() + 1);
+    const double inf = std::numeric_limits<double>::infinity();
+    // best[k][i]: the smallest largest part of the first i layers in k parts.
+    std::vector<std::vector<double>> best(static_cast<std::size_t>(parts) + 1,
+                                          std::vector<double>(costs.size() + 1, inf));
+    std::vector<std::vector<int>> cut(best.size(), std::vector<int>(costs.size() + 1, 0));
+    best[0][0] = 0;
+    for (int k = 1; k <= parts; ++k) {
+        for (int i = k; i <= n; ++i) {
+            for (int j = k - 1; j < i; ++j) {
+                const auto uk = static_cast<std::size_t>(k);
+                const double v = std::max(
+                    best[uk - 1][static_cast<std::size_t>(j)],
+                    prefix[static_cast<std::size_t>(i)] - prefix[static_cast<std::size_t>(j)]);
+                if (v < best[uk][static_cast<std::size_t>(i)]) {
+                    best[uk][static_cast<std::size_t>(i)] = v;
+                    cut[uk][static_cast<std::size_t>(i)] = j;
+                }
+            }
+        }
+    }
+    std::vector<int> firsts(static_cast<std::size_t>(parts));
+    for (int k = parts, i = n; k > 0; --k) {
+        i = cut[static_cast<std::size_t>(k)][static_cast<std::size_t>(i)];
+        firsts[static_cast<std::size_t>(k - 1)] = i;
+    }
+    return firsts;
+}
+
+Topology local_topology(int devices, const std::string& spec) {
+    Topology t;
+    Container c{
+        "proc",
+        {},
+    };
+    const std::string prefix = spec == "cpu" ? "cpu" : "gpu";
+    for (int d = 0; d < devices; ++d) {
+        c.devices.push_back(Device{prefix + std::to_string(d), spec, {}});
+    }
+    t.nodes.push_back(Node{"localhost", {std::move(c)}});
+    if (spec == "cpu") {
+        // Worker processes of one machine: shared memory through Gloo.
+        t.links.intra_container = {5, 20};
+        t.links.intra_node = {5, 20};
+        t.links.inter_node = {1.25, 50};
+    }
+    return t;
+}
+
+int default_microbatches(int batch, int stages) {
+    for (int m = std::min(batch, 2 * stages); m > 1; --m) {
+        if (batch % m == 0 && m >= stages) {
+            return m;
+        }
+    }
+    return 1;
+}
+
+}  // namespace
+
+ImportResult import_torchscript(const ImportOptions& o) {
+    if (o.input_shape.empty()) {
+        throw BackendError(
+            "--input-shape is required: the shape of one sample, without the "
+            "batch (for example 3,224,224)");
+    }
+    if (o.devices < 1) {
+        throw BackendError("--devices must be at least 1");
+    }
+    const auto file = std::filesystem::absolute(o.module_file).lexically_normal();
+    torch::jit::Module root = load_torchscript(file);
+    root.train(true);  // measured as it trains: batch-norm on the batch
+
+    ImportResult result;
+    const std::vector<ChainStep> steps = split_module(root, o.depth, &result.kept_whole);
+    check_no_shared_parameters(root, steps);
+
+    std::vector<std::int64_t> sizes{kSamples};
+    sizes.insert(sizes.end(), o.input_shape.begin(), o.input_shape.end());
+    std::optional<std::int64_t> vocabulary;
+    torch::Tensor x;
+    torch::manual_seed(0);
+    if (o.input_dtype == DType::int64) {
+        vocabulary = o.vocabulary ? o.vocabulary : embedding_vocabulary(root);
+        x = torch::randint(vocabulary.value_or(2), sizes, torch::kInt64);
+    } else if (o.input_dtype == DType::float32) {
+        x = torch::randn(sizes);
+    } else {
+        throw BackendError("--input-dtype must be float32 or int64");
+    }
+
+    Model model;
+    model.name = file.stem().string();
+    model.input = {o.input_shape, o.input_dtype};
+    model.loss = o.loss;
+    std::string previous = "the model input";
+    for (const ChainStep& step : steps) {
+        TorchScriptLayer layer(submodule_at(root, step.path), step);
+        torch::Tensor y;
+        MeasuredCosts costs;
+        try {
+            costs = measure_costs([&](torch::Tensor in) { return layer->forward(std::move(in)); },
+                                  x, kSamples, y);
+        } catch (const BackendError&) {
+            throw;
+        } catch (const std::exception& e) {
+            throw BackendError(
+                "layer \"" + step.path + "\" (" + step.module_type + ") fails on " + previous +
+                " of shape " + to_string(Shape(x.sizes().begin() + 1, x.sizes().end())) + ": " +
+                torch_reason(e) +
+                (previous == "the model input" ? "; check --input-shape and --input-dtype" : ""));
+        }
+        if (y.dim() < 2 || y.size(0) != kSamples) {
+            throw BackendError("layer \"" + step.path + "\" (" + step.module_type +
+                               ") returns a tensor of shape " + c10::str(y.sizes()) +
+                               " for a batch of " + std::to_string(kSamples) +
+                               ": a layer must keep the batch as its first dimension and give "
+                               "each sample at least one value");
+        }
+        ImportedLayer info;
+        info.path = step.path;
+        info.module_type = step.module_type;
+        info.glue = step.glue_ops();
+        info.output_shape.assign(y.sizes().begin() + 1, y.sizes().end());
+        for (const auto& p : layer->parameters()) {
+            info.parameters += p.numel();
+        }
+        info.forward_flops = costs.forward_flops;
+        info.stashed_elements = costs.stashed_elements;
+
+        LayerSpec spec;
+        spec.name = step.path;
+        spec.type = "torchscript";
+        auto& j = spec.params;
+        j["module"] = file.string();
+        j["submodule"] = step.path;
+        j["module_type"] = step.module_type;
+        if (!info.glue.empty()) {
+            j["then"] = info.glue;
+        }
+        j["input_shape"] = shape_json(Shape(x.sizes().begin() + 1, x.sizes().end()));
+        j["input_dtype"] = x.is_floating_point() ? "float32" : "int64";
+        j["output_shape"] = shape_json(info.output_shape);
+        j["output_dtype"] = y.is_floating_point() ? "float32" : "int64";
+        j["parameters"] = info.parameters;
+        j["forward_flops"] = costs.forward_flops;
+        j["backward_input_flops"] = costs.backward_input_flops;
+        j["backward_weight_flops"] = costs.backward_weight_flops;
+        j["stashed_elements"] = costs.stashed_elements;
+        j["weight_stashed_elements"] = costs.weight_stashed_elements;
+        if (model.layers.empty() && vocabulary) {
+            j["vocabulary"] = *vocabulary;
+        }
+        model.layers.push_back(std::move(spec));
+        result.layers.push_back(std::move(info));
+        previous = "the output of \"" + step.path + "\"";
+        x = y.is_floating_point() ? y.detach() : y;
+    }
+    if (o.loss == LossKind::cross_entropy && !x.is_floating_point()) {
+        throw BackendError("the model's output is integer: cross_entropy needs float logits");
+    }
+
+    Project& p = result.project;
+    p.model = std::move(model);
+    p.topology = local_topology(o.devices, o.device_spec);
+    std::vector<double> work;
+    for (const auto& l : p.model.layers) {
+        work.push_back(l.params["forward_flops"].get<double>() +
+                       l.params["backward_input_flops"].get<double>() +
+                       l.params["backward_weight_flops"].get<double>() + 1.0);
+    }
+    const auto firsts = balanced_cuts(work, o.devices);
+    const auto& devices = p.topology.nodes.front().containers.front().devices;
+    for (std::size_t s = 0; s < firsts.size(); ++s) {
+        StageAssignment stage;
+        stage.device = "localhost/proc/" + devices[s].name;
+        const auto end =
+            s + 1 < firsts.size() ? static_cast<std::size_t>(firsts[s + 1]) : p.model.layers.size();
+        for (auto l = static_cast<std::size_t>(firsts[s]); l < end; ++l) {
+            stage.layers.push_back(p.model.layers[l].name);
+        }
+        p.placement.push_back(std::move(stage));
+    }
+    const int stages = static_cast<int>(p.placement.size());
+    p.training.batch_size = o.batch_size;
+    p.training.microbatches =
+        o.microbatches > 0 ? o.microbatches : default_microbatches(o.batch_size, stages);
+    p.training.schedule.name = stages > 1 ? "1f1b" : "gpipe";
+    p.training.optimizer.type = OptimizerKind::sgd;
+    p.training.optimizer.lr = 0.01;
+    p.training.steps = 10;
+    return result;
+}
+
+}  // namespace pipewright::backend

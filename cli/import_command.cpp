@@ -1,0 +1,48 @@
+#include "import_command.h"
+
+#include "option_checks.h"
+
+namespace pipewright::cli {
+
+void add_import_command(CLI::App& app, ImportArgs& a) {
+    CLI::App* cmd = app.add_subcommand(
+        "import", "Make a project of a TorchScript module's layers (torch.jit.script or trace)");
+    cmd->add_option("module", a.module, "TorchScript file (.pt)")->required();
+    cmd->add_option("--input-shape", a.input_shape,
+                    "Shape of one sample, without the batch, e.g. 3,224,224 (required)")
+        ->required();
+    cmd->add_option("--input-dtype", a.input_dtype,
+                    "float32 (default) or int64 (token ids, for a model that starts with an "
+                    "embedding)")
+        ->check(CLI::IsMember({"float32", "int64"}));
+    cmd->add_option("--loss", a.loss,
+                    "cross_entropy (default: logits over the last dimension) "
+                    "or mse")
+        ->check(CLI::IsMember({"cross_entropy", "mse"}));
+    cmd->add_option("--depth", a.depth,
+                    "Levels to split below the module's children: children whose forward is "
+                    "a chain of their own children are split into those (default 0)")
+        ->check(whole_number(0, 64));
+    cmd->add_option("--devices", a.devices,
+                    "Devices to place the layers on, balanced by their work (default 1)")
+        ->check(whole_number(1, 4096));
+    cmd->add_option("--device-spec", a.device_spec,
+                    "Device catalog entry of those devices (default cpu; see `pipewright "
+                    "devices`)");
+    cmd->add_option("--batch-size,-b", a.batch_size, "Samples per iteration (default 32)")
+        ->check(whole_number(1));
+    cmd->add_option("--microbatches,-m", a.microbatches,
+                    "Micro-batches per iteration (default: twice the stages, dividing the "
+                    "batch)")
+        ->check(whole_number(1));
+    cmd->add_option("--vocabulary", a.vocabulary,
+                    "Token ids are below this (int64 input; default: the first embedding's "
+                    "size)")
+        ->check(CLI::Range(1LL, 2147483647LL));
+    cmd->add_option("--out,-o", a.out,
+                    "Project file to write (default: the module's name with .json, beside it)");
+    cmd->add_flag("--json", a.json, "Print the layers found as JSON");
+    cmd->add_flag("--dry-run", a.dry_run, "Find and measure the layers; write no file");
+}
+
+}  // namespace pipewright::cli

@@ -1,0 +1,71 @@
+#include "studio_core/import_request.h"
+
+#include <QDir>
+#include <QFileInfo>
+#include <QJsonArray>
+#include <QJsonDocument>
+#include <QJsonObject>
+
+namespace pipewright::gui {
+
+QStringList import_arguments(const ImportRequest& r, bool preview) {
+    QStringList args{QStringLiteral("import"),        r.module,
+                     QStringLiteral("--input-shape"), r.input_shape,
+                     QStringLiteral("--input-dtype"), r.input_dtype,
+                     QStringLiteral("--loss"),        r.loss,
+                     QStringLiteral("--depth"),       QString::number(r.depth),
+                     QStringLiteral("--devices"),     QString::number(r.devices),
+                     QStringLiteral("--batch-size"),  QString::number(r.batch_size)};
+    if (preview) {
+        args << QStringLiteral("--dry-run") << QStringLiteral("--json");
+    } else {
+        args << QStringLiteral("--out") << r.out;
+    }
+    return args;
+}
+
+QString suggested_project_file(const QString& module) {
+    if (module.isEmpty()) {
+        return {};
+    }
+    const QFileInfo info(module);
+    return info.dir().filePath(info.completeBaseName() + QStringLiteral(".json"));
+}
+
+ImportPreview parse_import_preview(const QByteArray& json) {
+    ImportPreview out;
+    QJsonParseError error{};
+    const QJsonDocument doc = QJsonDocument::fromJson(json, &error);
+    if (!doc.isObject() || !doc.object().value(QStringLiteral("layers")).isArray()) {
+        out.error = QStringLiteral("the command line printed no list of layers");
+        return out;
+    }
+    const QJsonObject root = doc.object();
+    for (const auto& v : root.value(QStringLiteral("layers")).toArray()) {
+        const QJsonObject l = v.toObject();
+        ImportPreviewLayer layer;
+        layer.name = l.value(QStringLiteral("name")).toString();
+        layer.module = l.value(QStringLiteral("module_type")).toString();
+        QStringList then;
+        for (const auto& op : l.value(QStringLiteral("then")).toArray()) {
+            then << op.toString();
+        }
+        if (!then.isEmpty()) {
+            layer.module += QStringLiteral(", then ") + then.join(QStringLiteral(", "));
+        }
+        QStringList dims;
+        for (const auto& d : l.value(QStringLiteral("output_shape")).toArray()) {
+            dims << QString::number(d.toInteger());
+        }
+        layer.output = QLatin1Char('[') + dims.join(QStringLiteral(", ")) + QLatin1Char(']');
+        layer.parameters = l.value(QStringLiteral("parameters")).toInteger();
+        out.layers.push_back(layer);
+    }
+    for (const auto& v : root.value(QStringLiteral("kept_whole")).toArray()) {
+        out.kept_whole << v.toString();
+    }
+    out.stages = root.value(QStringLiteral("stages")).toInt();
+    return out;
+}
+
+}  // namespace pipewright::gui

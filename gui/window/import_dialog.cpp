@@ -1,0 +1,195 @@
+#include "window/import_dialog.h"
+
+#include <QComboBox>
+#include <QDialogButtonBox>
+#include <QFileDialog>
+#include <QFormLayout>
+#include <QHBoxLayout>
+#include <QHeaderView>
+#include <QLabel>
+#include <QLineEdit>
+#include <QPushButton>
+#include <QSpinBox>
+#include <QTableWidget>
+#include <QVBoxLayout>
+
+namespace pipewright::gui {
+
+ImportDialog::ImportDialog(QString cli, QString start_folder, QWidget* parent)
+    : QDialog(parent), cli_(std::move(cli)), start_folder_(std::move(start_folder)) {
+    setWindowTitle(tr("Import TorchScript"));
+    auto* form = new QFormLayout;
+    module_ = new QLineEdit;
+    module_->setObjectName(QStringLiteral("importModule"));
+    module_->setPlaceholderText(tr("model.pt, written by torch.jit.script or torch.jit.trace"));
+    auto* browse = new QPushButton(tr("Browse…"));
+    connect(browse, &QPushButton::clicked, this, [this] {
+        const QString path = QFileDialog::getOpenFileName(
+            this, tr("TorchScript module"), start_folder_,
+            tr("TorchScript modules (*.pt *.pth *.ts);;All files (*)"));
+        if (!path.isEmpty()) {
+            module_->setText(path);
+        }
+    });
+    auto* module_row = new QHBoxLayout;
+    module_row->addWidget(module_, 1);
+    module_row->addWidget(browse);
+    form->addRow(tr("Module"), module_row);
+    shape_ = new QLineEdit;
+    shape_->setObjectName(QStringLiteral("importShape"));
+    shape_->setPlaceholderText(tr("one sample, without the batch: 3,224,224"));
+    form->addRow(tr("Input shape"), shape_);
+    dtype_ = new QComboBox;
+    dtype_->addItem(tr("float32"), QStringLiteral("float32"));
+    dtype_->addItem(tr("int64 (token ids)"), QStringLiteral("int64"));
+    form->addRow(tr("Input type"), dtype_);
+    loss_ = new QComboBox;
+    loss_->addItem(tr("cross_entropy"), QStringLiteral("cross_entropy"));
+    loss_->addItem(tr("mse"), QStringLiteral("mse"));
+    form->addRow(tr("Loss"), loss_);
+    depth_ = new QSpinBox;
+    depth_->setObjectName(QStringLiteral("importDepth"));
+    depth_->setRange(0, 16);
+    depth_->setToolTip(
+        tr("Levels to split below the module's children: a child whose forward "
+           "calls its own children in sequence is split into them"));
+    form->addRow(tr("Depth"), depth_);
+    devices_ = new QSpinBox;
+    devices_->setObjectName(QStringLiteral("importDevices"));
+    devices_->setRange(1, 4096);
+    devices_->setToolTip(tr("CPU devices to place the layers on, balanced by their work"));
+    form->addRow(tr("Devices"), devices_);
+    batch_ = new QSpinBox;
+    batch_->setRange(1, 1 << 20);
+    batch_->setValue(32);
+    form->addRow(tr("Batch size"), batch_);
+    out_ = new QLineEdit;
+    out_->setObjectName(QStringLiteral("importOut"));
+    form->addRow(tr("Project file"), out_);
+    connect(module_, &QLineEdit::textChanged, this,
+            [this](const QString& text) { out_->setText(suggested_project_file(text)); });
+
+    table_ = new QTableWidget(0, 4);
+    table_->setObjectName(QStringLiteral("importPreview"));
+    table_->setHorizontalHeaderLabels({tr("Layer"), tr("Module"), tr("Output"), tr("Parameters")});
+    table_->horizontalHeader()->setSectionResizeMode(1, QHeaderView::Stretch);
+    table_->verticalHeader()->hide();
+    table_->setEditTriggers(QAbstractItemView::NoEditTriggers);
+    status_ = new QLabel(tr("Choose a module and its input shape, then Preview."));
+    status_->setObjectName(QStringLiteral("importStatus"));
+    status_->setWordWrap(true);
+    status_->setTextInteractionFlags(Qt::TextSelectableByMouse);
+
+    auto* buttons = new QDialogButtonBox(QDialogButtonBox::Cancel);
+    auto* preview_button = buttons->addButton(tr("Preview"), QDialogButtonBox::ActionRole);
+    preview_button->setObjectName(QStringLiteral("importPreviewButton"));
+    import_ = buttons->addButton(tr("Import"), QDialogButtonBox::AcceptRole);
+    import_->setObjectName(QStringLiteral("importButton"));
+    connect(preview_button, &QPushButton::clicked, this, &ImportDialog::preview);
+    connect(import_, &QPushButton::clicked, this, &ImportDialog::runImport);
+    connect(buttons, &QDialogButtonBox::rejected, this, &QDialog::reject);
+
+    auto* layout = new QVBoxLayout(this);
+    layout->addLayout(form);
+    layout->addWidget(table_, 1);
+    layout->addWidget(status_);
+    layout->addWidget(buttons);
+    resize(720, 560);
+
+    process_ = new QProcess(this);
+    connect(process_, &QProcess::finished, this, &ImportDialog::finished);
+}
+
+QString ImportDialog::projectFile() const {
+    return out_->text();
+}
+
+ImportRequest ImportDialog::request() const {
+    ImportRequest r;
+    r.cli = cli_;
+    r.module = module_->text().trimmed();
+    r.input_shape = shape_->text().trimmed();
+    r.input_dtype = dtype_->currentData().toString();
+    r.loss = loss_->currentData().toString();
+    r.depth = depth_->value();
+    r.devices = devices_->value();
+    r.batch_size = batch_->value();
+    r.out = out_->text().trimmed();
+    return r;
+}
+
+void ImportDialog::preview() {
+    start(true);
+}
+
+void ImportDialog::runImport() {
+    start(false);
+}
+
+void ImportDialog::start(bool preview) {
+    const ImportRequest r = request();
+    if (r.cli.isEmpty()) {
+        showError(tr("The pipewright command line was not found; it imports the module."));
+        return;
+    }
+    if (r.module.isEmpty() || r.input_shape.isEmpty() || (!preview && r.out.isEmpty())) {
+        showError(tr("Give the module, its input shape and the project file."));
+        return;
+    }
+    if (process_->state() != QProcess::NotRunning) {
+        return;
+    }
+    previewing_ = preview;
+    status_->setStyleSheet(QString());
+    status_->setText(preview ? tr("Reading and measuring the module…")
+                             : tr("Importing into %1…").arg(r.out));
+    import_->setEnabled(false);
+    process_->start(r.cli, import_arguments(r, preview));
+}
+
+void ImportDialog::finished(int code, QProcess::ExitStatus status) {
+    import_->setEnabled(true);
+    const QByteArray output = process_->readAllStandardOutput();
+    QString errors = QString::fromUtf8(process_->readAllStandardError()).trimmed();
+    errors.remove(QStringLiteral("pipewright: "));
+    if (status != QProcess::NormalExit || code != 0) {
+        showError(errors.isEmpty() ? tr("The import failed (exit code %1).").arg(code) : errors);
+        return;
+    }
+    if (!previewing_) {
+        accept();
+        return;
+    }
+    const ImportPreview p = parse_import_preview(output);
+    if (!p.error.isEmpty()) {
+        showError(p.error);
+        return;
+    }
+    table_->setRowCount(static_cast<int>(p.layers.size()));
+    for (int row = 0; row < table_->rowCount(); ++row) {
+        const auto& l = p.layers[static_cast<std::size_t>(row)];
+        table_->setItem(row, 0, new QTableWidgetItem(l.name));
+        table_->setItem(row, 1, new QTableWidgetItem(l.module));
+        table_->setItem(row, 2, new QTableWidgetItem(l.output));
+        auto* params = new QTableWidgetItem(QLocale().toString(l.parameters));
+        params->setTextAlignment(Qt::AlignRight | Qt::AlignVCenter);
+        table_->setItem(row, 3, params);
+    }
+    table_->resizeColumnToContents(0);
+    QString text =
+        tr("%n layers, placed as %1 stage(s).", nullptr, table_->rowCount()).arg(p.stages);
+    if (!p.kept_whole.isEmpty()) {
+        text +=
+            QLatin1Char(' ') + tr("Kept whole: %1").arg(p.kept_whole.join(QStringLiteral("; ")));
+    }
+    status_->setText(text);
+    emit previewShown(table_->rowCount());
+}
+
+void ImportDialog::showError(const QString& message) {
+    status_->setStyleSheet(QStringLiteral("color: #c0392b;"));
+    status_->setText(message);
+    emit failed(message);
+}
+
+}  // namespace pipewright::gui

@@ -1,0 +1,61 @@
+#pragma once
+
+#include <QDialog>
+#include <QProcess>
+
+#include "studio_core/import_request.h"
+
+class QComboBox;
+class QLabel;
+class QLineEdit;
+class QPushButton;
+class QSpinBox;
+class QTableWidget;
+
+namespace pipewright::gui {
+
+// File ▸ Import TorchScript…: the options of `pipewright import`, a preview
+// of the layers the module splits into (the command line run with
+// --dry-run), and Import, which writes the project; projectFile() is then
+// the file to open.
+class ImportDialog : public QDialog {
+    Q_OBJECT
+
+  public:
+    ImportDialog(QString cli, QString start_folder, QWidget* parent = nullptr);
+
+    [[nodiscard]] QString projectFile() const;
+    // The request the fields make (tests fill the fields, then read this).
+    [[nodiscard]] ImportRequest request() const;
+
+  public slots:
+    void preview();
+    void runImport();
+
+  signals:
+    void previewShown(int layers);
+    void failed(const QString& message);
+
+  private:
+    void start(bool preview);
+    void finished(int code, QProcess::ExitStatus status);
+    void showError(const QString& message);
+
+    QString cli_;
+    QString start_folder_;
+    QLineEdit* module_ = nullptr;
+    QLineEdit* shape_ = nullptr;
+    QComboBox* dtype_ = nullptr;
+    QComboBox* loss_ = nullptr;
+    QSpinBox* depth_ = nullptr;
+    QSpinBox* devices_ = nullptr;
+    QSpinBox* batch_ = nullptr;
+    QLineEdit* out_ = nullptr;
+    QTableWidget* table_ = nullptr;
+    QLabel* status_ = nullptr;
+    QPushButton* import_ = nullptr;
+    QProcess* process_ = nullptr;
+    bool previewing_ = false;
+};
+
+}  // namespace pipewright::gui

@@ -1,0 +1,262 @@
+// `pipewright import`: TorchScript files written by Debian's python3-torch
+// (tests/torchscript/make_fixtures.py) are split into the right layers with
+// the right shapes, parameters and costs; files that do not split are
+// refused in words; and pipelined training of an imported module over two
+// worker processes ends with the parameters of single-process training of
+// the same file.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include <nlohmann/json.hpp>
+
+#include "backend_test_util.h"
+#include "cli_runner.h"
+#include "pipewright/backend/backend_error.h"
+#include "pipewright/backend/modules.h"
+#include "pipewright/backend/torchscript_import.h"
+#include "pipewright/core/project_io.h"
+
+namespace pipewright {
+namespace {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+const fs::path kFixtures = PIPEWRIGHT_TORCHSCRIPT_FIXTURES;
+
+#define REQUIRE_FIXTURE(name)                                              \
+    if (kFixtures.empty() || !fs::exists(kFixtures / (name))) {            \
+        GTEST_SKIP() << "no TorchScript fixture " << (name)                \
+                     << ": install python3-torch and python3-torchvision " \
+                        "(scripts/setup-debian.sh) and configure again";   \
+    }
+
+backend::ImportResult import_file(const std::string& name, Shape shape, int depth = 0,
+                                  DType dtype = DType::float32, int devices = 1) {
+    backend::ImportOptions o;
+    o.module_file = kFixtures / name;
+    o.input_shape = std::move(shape);
+    o.input_dtype = dtype;
+    o.depth = depth;
+    o.devices = devices;
+    o.batch_size = 8;
+    return backend::import_torchscript(o);
+}
+
+std::vector<std::string> names(const backend::ImportResult& r) {
+    std::vector<std::string> out;
+    for (const auto& l : r.layers) {
+        out.push_back(l.path);
+    }
+    return out;
+}
+
+std::string refusal(const std::string& name, Shape shape) {
+    try {
+        (void)import_file(name, std::move(shape));
+    } catch (const backend::BackendError& e) {
+        return e.what();
+    }
+    return "(imported)";
+}
+
+TEST(TorchScriptImport, AScriptedSequentialIsItsChildrenWithTheirShapesParametersAndCosts) {
+    REQUIRE_FIXTURE("mlp.pt");
+    const auto r = import_file("mlp.pt", {8});
+    EXPECT_EQ(names(r), (std::vector<std::string>{"0", "1", "2", "3", "4", "5", "6"}));
+    const std::vector<std::int64_t> params{8 * 32 + 32,  0, 32 * 32 + 32, 0,
+                                           32 * 32 + 32, 0, 32 * 4 + 4};
+    for (std::size_t i = 0; i < r.layers.size(); ++i) {
+        EXPECT_EQ(r.layers[i].parameters, params[i]) << i;
+        EXPECT_EQ(r.layers[i].output_shape, (Shape{i == 6 ? 4 : 32})) << i;
+    }
+    EXPECT_EQ(r.layers[0].module_type, "Linear");
+    EXPECT_EQ(r.layers[1].module_type, "ReLU");
+    // A linear is 2 FLOPs a multiply-add, the same for each backward half,
+    // and keeps its input for the weight gradient.
+    const auto& first = r.project.model.layers[0].params;
+    EXPECT_DOUBLE_EQ(first["forward_flops"].get<double>(), 2.0 * 8 * 32);
+    EXPECT_DOUBLE_EQ(first["backward_input_flops"].get<double>(), 2.0 * 8 * 32);
+    EXPECT_DOUBLE_EQ(first["backward_weight_flops"].get<double>(), 2.0 * 8 * 32);
+    EXPECT_DOUBLE_EQ(first["stashed_elements"].get<double>(), 8);
+    EXPECT_DOUBLE_EQ(r.project.model.layers[2].params["stashed_elements"].get<double>(), 32);
+    // The project analyses, as simulate would read it.
+    Diagnostics d;
+    EXPECT_TRUE(analyze_project(r.project, {}, d)) << d.format();
+}
+
+TEST(TorchScriptImport, ATracedModuleSplitsAsTheScriptedOne) {
+    REQUIRE_FIXTURE("mlp-traced.pt");
+    const auto r = import_file("mlp-traced.pt", {8});
+    EXPECT_EQ(r.layers.size(), 7u);
+    EXPECT_EQ(r.layers.back().output_shape, Shape{4});
+}
+
+TEST(TorchScriptImport, GlueBetweenChildrenRunsWithTheChildBefore) {
+    REQUIRE_FIXTURE("cnn.pt");
+    const auto r = import_file("cnn.pt", {3, 16, 16});
+    EXPECT_EQ(names(r),
+              (std::vector<std::string>{"conv1", "bn1", "relu", "pool", "conv2", "avgpool", "fc"}));
+    EXPECT_EQ(r.layers[4].output_shape, (Shape{16, 4, 4}));
+    EXPECT_EQ(r.layers[5].glue, std::vector<std::string>{"flatten"});
+    EXPECT_EQ(r.layers[5].output_shape, Shape{16});
+    // 3x3 convolution, 3 -> 8 channels, on 16 x 16 outputs.
+    EXPECT_DOUBLE_EQ(r.layers[0].forward_flops, 2.0 * 16 * 16 * 8 * 27);
+    // 3x3, stride 2, 8 -> 16 channels, on 4 x 4 outputs.
+    EXPECT_DOUBLE_EQ(r.layers[4].forward_flops, 2.0 * 4 * 4 * 16 * 72);
+}
+
+TEST(TorchScriptImport, DepthSplitsSequentialChildrenAndKeepsOthersWhole) {
+    REQUIRE_FIXTURE("gpt.pt");
+    const auto top = import_file("gpt.pt", {16}, 0, DType::int64);
+    EXPECT_EQ(names(top), (std::vector<std::string>{"embed", "blocks", "ln_f", "head"}));
+    EXPECT_EQ(top.project.model.layers[0].params["vocabulary"], 64);
+    EXPECT_EQ(top.layers[3].output_shape, (Shape{16, 64}));
+    const auto deep = import_file("gpt.pt", {16}, 1, DType::int64);
+    EXPECT_EQ(names(deep), (std::vector<std::string>{"embed", "blocks.0", "blocks.1", "blocks.2",
+                                                     "blocks.3", "ln_f", "head"}));
+    ASSERT_EQ(deep.kept_whole.size(), 1u);
+    EXPECT_NE(deep.kept_whole[0].find("embed (TokenAndPosition)"), std::string::npos);
+    EXPECT_NE(deep.kept_whole[0].find("positions"), std::string::npos) << deep.kept_whole[0];
+    std::int64_t total = 0;
+    for (const auto& l : deep.layers) {
+        total += l.parameters;
+    }
+    // embedding 64x32 + positions 16x32, 4 blocks, final norm, head 32x64.
+    const std::int64_t block =
+        2 * 2 * 32 + (32 * 96 + 96) + (32 * 32 + 32) + (32 * 128 + 128) + (128 * 32 + 32);
+    EXPECT_EQ(total, 64 * 32 + 16 * 32 + 4 * block + 2 * 32 + 32 * 64);
+}
+
+TEST(TorchScriptImport, TorchvisionResNet18) {
+    REQUIRE_FIXTURE("resnet18.pt");
+    const auto r = import_file("resnet18.pt", {3, 32, 32}, 0, DType::float32, 4);
+    EXPECT_EQ(names(r), (std::vector<std::string>{"conv1", "bn1", "relu", "maxpool", "layer1",
+                                                  "layer2", "layer3", "layer4", "avgpool", "fc"}));
+    std::int64_t total = 0;
+    for (const auto& l : r.layers) {
+        total += l.parameters;
+    }
+    EXPECT_EQ(total, 11181642);  // torchvision's resnet18(num_classes=10)
+    EXPECT_EQ(r.layers[8].glue, std::vector<std::string>{"flatten"});
+    EXPECT_EQ(r.project.placement.size(), 4u);
+    const auto deep = import_file("resnet18.pt", {3, 32, 32}, 1);
+    EXPECT_EQ(deep.layers.size(), 14u);
+    EXPECT_EQ(deep.layers[4].path, "layer1.0");
+    EXPECT_EQ(deep.layers[4].module_type, "BasicBlock");
+}
+
+TEST(TorchScriptImport, WhatDoesNotSplitIsRefusedInWords) {
+    REQUIRE_FIXTURE("skip.pt");
+    EXPECT_NE(refusal("skip.pt", {8}).find("skip connection"), std::string::npos)
+        << refusal("skip.pt", {8});
+    EXPECT_NE(refusal("two-inputs.pt", {8}).find("takes 2 inputs"), std::string::npos)
+        << refusal("two-inputs.pt", {8});
+    EXPECT_NE(refusal("state-dict.pt", {8}).find("is not a TorchScript file"), std::string::npos)
+        << refusal("state-dict.pt", {8});
+    EXPECT_NE(refusal("missing.pt", {8}).find("no such file"), std::string::npos);
+    const std::string shape = refusal("mlp.pt", {9});
+    EXPECT_NE(shape.find("layer \"0\" (Linear) fails on the model input of shape [9]"),
+              std::string::npos)
+        << shape;
+    EXPECT_NE(shape.find("--input-shape"), std::string::npos) << shape;
+    EXPECT_NE(shape.find("shapes cannot be multiplied"), std::string::npos) << shape;
+    EXPECT_EQ(shape.find("Traceback"), std::string::npos) << shape;
+}
+
+TEST(TorchScriptImport, TheProjectKeepsTheFileRelativeAndAnEditedChainIsRefused) {
+    REQUIRE_FIXTURE("mlp.pt");
+    const auto dir = test::temp_dir("ts-relative");
+    fs::copy_file(kFixtures / "mlp.pt", dir / "mlp.pt");
+    const auto r =
+        test::run_cli("import " + (dir / "mlp.pt").string() +
+                          " --input-shape 8 --devices 2 --out " + (dir / "mlp.json").string(),
+                      dir);
+    ASSERT_EQ(r.code, 0) << r.output;
+    std::ifstream in(dir / "mlp.json");
+    json j = json::parse(in);
+    EXPECT_EQ(j["model"]["layers"][0]["module"], "mlp.pt");
+    // Loaded from anywhere, the file is found beside the project.
+    const auto loaded = load_project_file(dir / "mlp.json");
+    ASSERT_TRUE(loaded.project);
+    EXPECT_EQ(loaded.project->model.layers[0].params["module"], (dir / "mlp.pt").string());
+    // Two layers' submodules swapped: no longer the order the forward runs
+    // them in (the shapes still chain: both are 32 -> 32).
+    j["model"]["layers"][2]["submodule"] = "4";
+    j["model"]["layers"][4]["submodule"] = "2";
+    write_file_atomically(dir / "swapped.json", j.dump());
+    const auto run = test::run_cli("run " + (dir / "swapped.json").string() + " --steps 1", dir);
+    EXPECT_NE(run.code, 0);
+    EXPECT_NE(run.output.find("in the order its forward runs them"), std::string::npos)
+        << run.output;
+    fs::remove_all(dir);
+}
+
+// Each stage's saved parameters, in model order.
+std::vector<torch::Tensor> saved_parameters(const fs::path& out, int stages) {
+    std::vector<torch::Tensor> all;
+    for (int s = 0; s < stages; ++s) {
+        std::vector<torch::Tensor> saved;
+        torch::load(saved, (out / ("params-stage-" + std::to_string(s) + ".pt")).string());
+        all.insert(all.end(), saved.begin(), saved.end());
+    }
+    return all;
+}
+
+struct ImportedRun {
+    std::string file;
+    std::string shape;
+    std::string options;  // import options
+    std::string schedule;
+};
+
+void PrintTo(const ImportedRun& c, std::ostream* out) {
+    *out << c.file << " " << c.schedule;
+}
+
+class TorchScriptRuns : public ::testing::TestWithParam<ImportedRun> {};
+
+TEST_P(TorchScriptRuns, PipelinedTrainingEqualsSingleProcessTrainingOfTheFile) {
+    const ImportedRun c = GetParam();
+    REQUIRE_FIXTURE(c.file);
+    const auto dir = test::temp_dir("ts-run");
+    const auto project = dir / "project.json";
+    auto r = test::run_cli("import " + (kFixtures / c.file).string() + " --input-shape " + c.shape +
+                               " --devices 2 -b 8 -m 4 " + c.options + " --out " + project.string(),
+                           dir, "import");
+    ASSERT_EQ(r.code, 0) << r.output;
+    const auto out = dir / "run";
+    r = test::run_cli("run " + project.string() + " --schedule " + c.schedule +
+                          " --steps 3 --dtype float64 --save-params --threads-per-rank 1 --out " +
+                          out.string(),
+                      dir, "run");
+    ASSERT_EQ(r.code, 0) << r.output;
+    const AnalyzedProject p = test::analyze_file(project.string());
+    ASSERT_EQ(p.schedule.num_stages, 2);
+    const auto reference = test::reference_parameters(p, 3, torch::kFloat64);
+    const auto initial =
+        backend::build_model(p, 0, torch::kFloat64)->parameters();  // the file's weights
+    EXPECT_GT(test::max_relative_difference(initial, reference), 1e-6) << "training did nothing";
+    EXPECT_LE(test::max_relative_difference(saved_parameters(out, 2), reference), 1e-9);
+    fs::remove_all(dir);
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Files, TorchScriptRuns,
+    ::testing::Values(ImportedRun{"cnn.pt", "3,16,16", "", "1f1b"},
+                      ImportedRun{"cnn.pt", "3,16,16", "", "zb-h1"},
+                      ImportedRun{"gpt.pt", "16", "--input-dtype int64 --depth 1", "1f1b"},
+                      ImportedRun{"mlp-traced.pt", "8", "--loss mse", "gpipe"}),
+    [](const auto& param_info) {
+        std::string name = param_info.param.file.substr(0, param_info.param.file.find('.')) + "_" +
+                           param_info.param.schedule;
+        for (char& ch : name) {
+            ch = std::isalnum(static_cast<unsigned char>(ch)) ? ch : '_';
+        }
+        return name;
+    });
+
+}  // namespace
+}  // namespace pipewright

@@ -1,0 +1,85 @@
+// File ▸ Import TorchScript…: the dialog, driven as a user would, runs the
+// real command line on a TorchScript file written by python3-torch: Preview
+// lists the layers, a module that does not split is explained, and Import
+// writes a project that loads.
+#include <gtest/gtest.h>
+#include <QFile>
+#include <QLabel>
+#include <QLineEdit>
+#include <QPushButton>
+#include <QSignalSpy>
+#include <QSpinBox>
+#include <QTableWidget>
+#include <QTemporaryDir>
+#include <QTest>
+
+#include "pipewright/core/project_io.h"
+#include "real_cli.h"
+#include "window/import_dialog.h"
+
+namespace pipewright::gui {
+namespace {
+
+const QString kFixtures = QStringLiteral(PIPEWRIGHT_TORCHSCRIPT_FIXTURES);
+
+template <typename T>
+T* child(QWidget& parent, const char* name) {
+    auto* w = parent.findChild<T*>(QString::fromLatin1(name));
+    EXPECT_NE(w, nullptr) << name;
+    return w;
+}
+
+TEST(ImportDialogTest, PreviewListsTheLayersAndImportWritesTheProject) {
+    if (kFixtures.isEmpty() || !PIPEWRIGHT_TEST_HAVE_BACKEND) {
+        GTEST_SKIP() << "no TorchScript fixtures (python3-torch) or no backend in this build";
+    }
+    QTemporaryDir dir;
+    const QString module = QDir(dir.path()).filePath(QStringLiteral("cnn.pt"));
+    ASSERT_TRUE(QFile::copy(kFixtures + QStringLiteral("/cnn.pt"), module));
+    ImportDialog dialog(cli_path(), dir.path());
+    dialog.show();
+    QTest::keyClicks(child<QLineEdit>(dialog, "importModule"), module);
+    EXPECT_EQ(child<QLineEdit>(dialog, "importOut")->text(),
+              QDir(dir.path()).filePath(QStringLiteral("cnn.json")));
+    QTest::keyClicks(child<QLineEdit>(dialog, "importShape"), QStringLiteral("3,16,16"));
+    child<QSpinBox>(dialog, "importDevices")->setValue(2);
+
+    QSignalSpy shown(&dialog, &ImportDialog::previewShown);
+    QTest::mouseClick(child<QPushButton>(dialog, "importPreviewButton"), Qt::LeftButton);
+    ASSERT_TRUE(shown.wait(60000));
+    auto* table = child<QTableWidget>(dialog, "importPreview");
+    ASSERT_EQ(table->rowCount(), 7);
+    EXPECT_EQ(table->item(5, 0)->text(), QStringLiteral("avgpool"));
+    EXPECT_EQ(table->item(5, 1)->text(), QStringLiteral("AdaptiveAvgPool2d, then flatten"));
+    EXPECT_EQ(table->item(6, 2)->text(), QStringLiteral("[5]"));
+    EXPECT_FALSE(QFile::exists(QDir(dir.path()).filePath(QStringLiteral("cnn.json"))))
+        << "a preview writes nothing";
+
+    QSignalSpy done(&dialog, &QDialog::accepted);
+    QTest::mouseClick(child<QPushButton>(dialog, "importButton"), Qt::LeftButton);
+    ASSERT_TRUE(done.wait(60000)) << child<QLabel>(dialog, "importStatus")->text().toStdString();
+    const auto loaded = load_project_file(dialog.projectFile().toStdString());
+    ASSERT_TRUE(loaded.project);
+    EXPECT_EQ(loaded.project->model.layers.size(), 7u);
+    EXPECT_EQ(loaded.project->placement.size(), 2u);
+}
+
+TEST(ImportDialogTest, AModuleThatDoesNotSplitIsExplained) {
+    if (kFixtures.isEmpty() || !PIPEWRIGHT_TEST_HAVE_BACKEND) {
+        GTEST_SKIP() << "no TorchScript fixtures (python3-torch) or no backend in this build";
+    }
+    ImportDialog dialog(cli_path(), kFixtures);
+    dialog.show();
+    QTest::keyClicks(child<QLineEdit>(dialog, "importModule"),
+                     kFixtures + QStringLiteral("/skip.pt"));
+    QTest::keyClicks(child<QLineEdit>(dialog, "importShape"), QStringLiteral("8"));
+    QSignalSpy failed(&dialog, &ImportDialog::failed);
+    QTest::mouseClick(child<QPushButton>(dialog, "importPreviewButton"), Qt::LeftButton);
+    ASSERT_TRUE(failed.wait(60000));
+    const QString text = child<QLabel>(dialog, "importStatus")->text();
+    EXPECT_TRUE(text.contains(QStringLiteral("skip connection"))) << text.toStdString();
+    EXPECT_EQ(child<QTableWidget>(dialog, "importPreview")->rowCount(), 0);
+}
+
+}  // namespace
+}  // namespace pipewright::gui
