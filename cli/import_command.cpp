@@ -27,8 +27,8 @@ void add_import_command(CLI::App& app, ImportArgs& a) {
                     "Devices to place the layers on, balanced by their work (default 1)")
         ->check(whole_number(1, 4096));
     cmd->add_option("--device-spec", a.device_spec,
-                    "Device catalog entry of those devices (default cpu; see `pipewright "
-                    "devices`)");
+                    "Device catalog entry of those devices: cpu (default), or a GPU such as "
+                    "A100-80GB to plan for it (see `pipewright devices`)");
     cmd->add_option("--batch-size,-b", a.batch_size, "Samples per iteration (default 32)")
         ->check(whole_number(1));
     cmd->add_option("--microbatches,-m", a.microbatches,
