@@ -104,6 +104,19 @@ full studio-dark --dark "$ex/transformer-interleaved-4gpu.json"
 # Tensor parallelism: each stage over 2 CPU workers, the groups' all-reduces
 # as teal blocks on the communication rows.
 full studio-tensor-parallel "$ex/gpt-tiny-t2p2-cpu.json"
+# Bring your own model: torchvision's ResNet-50 exported with Debian's
+# python3-torch and imported (docs/torchscript-import.md), on 4 A100s.
+cli="$(dirname "$studio")/../cli/pipewright"
+if [ -x "$cli" ] && /usr/bin/python3 -c "import torch, torchvision" 2>/dev/null; then
+  /usr/bin/python3 -c "import torch, torchvision; \
+torch.jit.script(torchvision.models.resnet50()).save('$work/resnet50.pt')"
+  "$cli" import "$work/resnet50.pt" --input-shape 3,224,224 --depth 1 --devices 4 \
+    --device-spec A100-80GB --batch-size 64 --out "$work/resnet50.json" >/dev/null
+  full studio-torchscript-resnet50 "$work/resnet50.json"
+else
+  echo "make-screenshots: no pipewright or python3-torchvision; studio-torchscript-resnet50.png left as it is" >&2
+  made+=(studio-torchscript-resnet50.png)
+fi
 # The Run panel: a short real run first (needs a studio with --run and a
 # `pipewright` built with the LibTorch backend next to it or on the PATH).
 if "$studio" --help 2>/dev/null | grep -q -- '--run'; then

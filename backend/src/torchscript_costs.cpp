@@ -12,6 +12,15 @@
 #include <c10/core/CPUAllocator.h>
 #include <torch/version.h>
 
+// Torch 2.3 made Allocator::allocate non-const and added copy_data.
+#if TORCH_VERSION_MAJOR > 2 || (TORCH_VERSION_MAJOR == 2 && TORCH_VERSION_MINOR >= 3)
+#define PIPEWRIGHT_ALLOCATE_QUALIFIER
+#define PIPEWRIGHT_ALLOCATOR_COPIES 1
+#else
+#define PIPEWRIGHT_ALLOCATE_QUALIFIER const
+#define PIPEWRIGHT_ALLOCATOR_COPIES 0
+#endif
+
 namespace pipewright::backend {
 namespace {
 
@@ -25,7 +34,7 @@ class CountingAllocator final : public c10::Allocator {
   public:
     explicit CountingAllocator(c10::Allocator* inner) : inner_(inner) {}
 
-    c10::DataPtr allocate(std::size_t bytes) const override {
+    c10::DataPtr allocate(std::size_t bytes) PIPEWRIGHT_ALLOCATE_QUALIFIER override {
         c10::DataPtr inner = inner_->allocate(bytes);
         void* data = inner.get();
         const c10::Device device = inner.device();
@@ -42,7 +51,7 @@ class CountingAllocator final : public c10::Allocator {
 
     c10::DeleterFnPtr raw_deleter() const override { return &release; }
 
-#if TORCH_VERSION_MAJOR >= 2
+#if PIPEWRIGHT_ALLOCATOR_COPIES
     void copy_data(void* dest, const void* src, std::size_t count) const override {
         std::memcpy(dest, src, count);
     }

@@ -88,6 +88,14 @@ QVariant ModelTableModel::data(const QModelIndex& index, int role) const {
             case Name:
                 return QString::fromStdString(layer.name);
             case Type:
+                if (layer.type == "torchscript" && role == Qt::DisplayRole) {
+                    // The class it was imported from says more than the type.
+                    const auto& cls = layer.params.value("module_type", nlohmann::json());
+                    if (cls.is_string()) {
+                        return tr("%1 (TorchScript)")
+                            .arg(QString::fromStdString(cls.get<std::string>()));
+                    }
+                }
                 return QString::fromStdString(layer.type);
             case OutputShape:
                 return f.analysis ? QString::fromStdString(to_string(f.analysis->output_shape))
@@ -120,6 +128,15 @@ QVariant ModelTableModel::data(const QModelIndex& index, int role) const {
             return devices_[row].empty()
                        ? tr("Not placed: drag it onto a device")
                        : tr("Stage %1 · double-click to pick another device").arg(stages_[row]);
+        }
+        if (index.column() == Type && layer.type == "torchscript") {
+            const auto text = [&](const char* key) {
+                const auto& v = layer.params.value(key, nlohmann::json());
+                return QString::fromStdString(v.is_string() ? v.get<std::string>() : "");
+            };
+            return tr("Submodule \"%1\" of %2, imported with pipewright import: run as the "
+                      "file has it (import the file again to change it)")
+                .arg(text("submodule"), text("module"));
         }
         if (index.column() == Type) {
             return tr(
@@ -180,7 +197,11 @@ Qt::ItemFlags ModelTableModel::flags(const QModelIndex& index) const {
         return f;
     }
     f |= Qt::ItemIsDragEnabled;
-    if (index.column() == Name || index.column() == Type || index.column() == Device) {
+    const auto& layers = document_->project().model.layers;
+    const auto row = static_cast<std::size_t>(index.row());
+    const bool imported = row < layers.size() && layers[row].type == "torchscript";
+    if (index.column() == Name || index.column() == Device ||
+        (index.column() == Type && !imported)) {
         f |= Qt::ItemIsEditable;
     }
     return f;

@@ -89,6 +89,12 @@ ImportDialog::ImportDialog(QString cli, QString start_folder, QWidget* parent)
     connect(import_, &QPushButton::clicked, this, &ImportDialog::runImport);
     connect(buttons, &QDialogButtonBox::rejected, this, &QDialog::reject);
 
+    // Module, then its shape: the Browse button comes last in the tab order.
+    setTabOrder(module_, shape_);
+    setTabOrder(out_, browse);
+    import_->setDefault(false);
+    preview_button->setDefault(true);  // Enter previews; Import is a click
+
     auto* layout = new QVBoxLayout(this);
     layout->addLayout(form);
     layout->addWidget(table_, 1);
@@ -132,8 +138,18 @@ void ImportDialog::start(bool preview) {
         showError(tr("The pipewright command line was not found; it imports the module."));
         return;
     }
-    if (r.module.isEmpty() || r.input_shape.isEmpty() || (!preview && r.out.isEmpty())) {
-        showError(tr("Give the module, its input shape and the project file."));
+    QStringList missing;
+    if (r.module.isEmpty()) {
+        missing << tr("the module");
+    }
+    if (r.input_shape.isEmpty()) {
+        missing << tr("its input shape");
+    }
+    if (!preview && r.out.isEmpty()) {
+        missing << tr("the project file");
+    }
+    if (!missing.isEmpty()) {
+        showError(tr("Give %1.").arg(missing.join(tr(" and "))));
         return;
     }
     if (process_->state() != QProcess::NotRunning) {

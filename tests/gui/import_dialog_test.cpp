@@ -13,6 +13,8 @@
 #include <QTemporaryDir>
 #include <QTest>
 
+#include "document/project_document.h"
+#include "editor/model_table_model.h"
 #include "pipewright/core/project_io.h"
 #include "real_cli.h"
 #include "window/import_dialog.h"
@@ -52,6 +54,8 @@ TEST(ImportDialogTest, PreviewListsTheLayersAndImportWritesTheProject) {
     EXPECT_EQ(table->item(5, 0)->text(), QStringLiteral("avgpool"));
     EXPECT_EQ(table->item(5, 1)->text(), QStringLiteral("AdaptiveAvgPool2d, then flatten"));
     EXPECT_EQ(table->item(6, 2)->text(), QStringLiteral("[5]"));
+    EXPECT_EQ(child<QLabel>(dialog, "importStatus")->text(),
+              QStringLiteral("7 layers, placed as 2 stages."));
     EXPECT_FALSE(QFile::exists(QDir(dir.path()).filePath(QStringLiteral("cnn.json"))))
         << "a preview writes nothing";
 
@@ -62,6 +66,19 @@ TEST(ImportDialogTest, PreviewListsTheLayersAndImportWritesTheProject) {
     ASSERT_TRUE(loaded.project);
     EXPECT_EQ(loaded.project->model.layers.size(), 7u);
     EXPECT_EQ(loaded.project->placement.size(), 2u);
+
+    // Opened, the model table names each layer's class; its type cannot be
+    // changed to a catalog one (import again instead).
+    ProjectDocument document;
+    QString error;
+    ASSERT_TRUE(document.open(dialog.projectFile(), &error)) << error.toStdString();
+    ModelTableModel model(&document);
+    const QModelIndex type = model.index(0, ModelTableModel::Type);
+    EXPECT_EQ(model.data(type, Qt::DisplayRole).toString(), QStringLiteral("Conv2d (TorchScript)"));
+    EXPECT_FALSE(model.flags(type) & Qt::ItemIsEditable);
+    EXPECT_TRUE(model.data(type, Qt::ToolTipRole).toString().contains(QStringLiteral("cnn.pt")));
+    EXPECT_EQ(model.data(model.index(4, ModelTableModel::OutputShape), Qt::DisplayRole).toString(),
+              QStringLiteral("[16, 4, 4]"));
 }
 
 TEST(ImportDialogTest, AModuleThatDoesNotSplitIsExplained) {
