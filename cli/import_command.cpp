@@ -39,6 +39,10 @@ void add_import_command(CLI::App& app, ImportArgs& a) {
                     "Token ids are below this (int64 input; default: the first embedding's "
                     "size)")
         ->check(CLI::Range(1LL, 2147483647LL));
+    cmd->add_option("--init", a.init,
+                    "Weights to train from: file (default: the module's own) or seed (PyTorch's "
+                    "default initialisation, drawn from the project's seed)")
+        ->check(CLI::IsMember({"file", "seed"}));
     cmd->add_option("--out,-o", a.out,
                     "Project file to write (default: the module's name with .json, beside it)");
     cmd->add_flag("--json", a.json, "Print the layers found as JSON");

@@ -22,6 +22,7 @@ struct ImportArgs {
     std::optional<int> microbatches;
     std::optional<long long> vocabulary;
     std::string out;  // default: the module's name with .json
+    std::string init = "file";
     bool json = false;
     bool dry_run = false;  // print what would be written, write nothing
 };

@@ -93,7 +93,8 @@ nlohmann::json result_json(const backend::ImportResult& r, const std::string& wr
                           {"forward_flops", l.forward_flops},
                           {"stashed_elements", l.stashed_elements}});
     }
-    nlohmann::json j = {{"layers", layers}, {"kept_whole", r.kept_whole}};
+    nlohmann::json j = {
+        {"layers", layers}, {"kept_whole", r.kept_whole}, {"kept_from_file", r.kept_from_file}};
     j["project"] = written.empty() ? nlohmann::json(nullptr) : nlohmann::json(written);
     j["stages"] = r.project.placement.size();
     return j;
@@ -130,6 +131,7 @@ int run_import(const ImportArgs& a, std::ostream& out, std::ostream& err) {
     if (a.vocabulary) {
         o.vocabulary = *a.vocabulary;
     }
+    o.reinitialise = a.init == "seed";
     backend::ImportResult r;
     try {
         r = backend::import_torchscript(o);
@@ -163,6 +165,16 @@ int run_import(const ImportArgs& a, std::ostream& out, std::ostream& err) {
     }
     if (!r.kept_whole.empty()) {
         out << '\n';
+    }
+    if (a.init == "seed") {
+        out << "\nWeights: PyTorch's initialisation drawn from the project's seed";
+        if (!r.kept_from_file.empty()) {
+            out << ", except (their classes' initialisation is not known; kept from the file): ";
+            for (std::size_t i = 0; i < r.kept_from_file.size(); ++i) {
+                out << (i > 0 ? ", " : "") << r.kept_from_file[i];
+            }
+        }
+        out << ".\n";
     }
     out << '\n'
         << (a.dry_run ? "Not written (--dry-run). " : "Wrote " + target + ": ")

@@ -241,7 +241,7 @@ torch::nn::Sequential build_layers(const AnalyzedProject& project, int first, in
         std::string name = spec.name;
         std::replace(name.begin(), name.end(), '.', '_');
         if (spec.type == "torchscript") {
-            seq->push_back(name, torch::nn::AnyModule(imported.build(i)));
+            seq->push_back(name, torch::nn::AnyModule(imported.build(i, layer_seed(seed, i))));
             continue;
         }
         seq->push_back(name, build_layer(spec, input_shape_of(project, i), layer_seed(seed, i)));

@@ -7,6 +7,7 @@
 
 #include "pipewright/backend/backend_error.h"
 #include "torchscript_costs.h"
+#include "torchscript_init.h"
 #include "torchscript_layer.h"
 
 namespace pipewright::backend {
@@ -239,6 +240,16 @@ ImportResult import_torchscript(const ImportOptions& o) {
         result.layers.push_back(std::move(info));
         previous = "the output of \"" + step.path + "\"";
         x = y.is_floating_point() ? y.detach() : y;
+    }
+    if (o.reinitialise) {
+        for (std::size_t i = 0; i < steps.size(); ++i) {
+            model.layers[i].params["weights"] = "seed";
+            // Measured above with the file's weights; the kinds of
+            // parameters do not change, so this names what stays.
+            for (const auto& name : reinitialise(submodule_at(root, steps[i].path), 0)) {
+                result.kept_from_file.push_back(steps[i].path + "." + name);
+            }
+        }
     }
     if (o.loss == LossKind::cross_entropy && !x.is_floating_point()) {
         throw BackendError("the model's output is integer: cross_entropy needs float logits");

@@ -6,6 +6,8 @@
 #include <torch/csrc/jit/runtime/graph_executor.h>
 
 #include "pipewright/backend/backend_error.h"
+#include "pipewright/backend/modules.h"
+#include "torchscript_init.h"
 
 namespace pipewright::backend {
 namespace {
@@ -175,7 +177,11 @@ std::string torchscript_path(const LayerSpec& layer) {
     return v.is_string() ? v.get<std::string>() : std::string();
 }
 
-TorchScriptLayer TorchScriptLayers::build(int layer) {
+bool torchscript_reinitialised(const LayerSpec& layer) {
+    return layer.params.value("weights", nlohmann::json("file")) == "seed";
+}
+
+TorchScriptLayer TorchScriptLayers::build(int layer, std::uint64_t seed) {
     const auto& spec = model_->layers.at(static_cast<std::size_t>(layer));
     const std::string file = torchscript_file(spec);
     auto it = files_.find(file);
@@ -200,8 +206,12 @@ TorchScriptLayer TorchScriptLayers::build(int layer) {
     }
     const std::string path = torchscript_path(spec);
     const ChainStep& step = it->second.steps.at(path);
+    torch::jit::Module submodule = submodule_at(it->second.root, path);
+    if (torchscript_reinitialised(spec)) {
+        (void)reinitialise(submodule, seed);
+    }
     // A copy of the step: each layer compiles its own glue.
-    return TorchScriptLayer(submodule_at(it->second.root, path), step);
+    return TorchScriptLayer(submodule, step);
 }
 
 }  // namespace pipewright::backend

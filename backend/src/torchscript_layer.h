@@ -3,6 +3,7 @@
 // Layers of type "torchscript": submodules of a TorchScript file, trained
 // as they are, with the file's weights.
 
+#include <cstdint>
 #include <filesystem>
 #include <map>
 #include <string>
@@ -51,7 +52,9 @@ TORCH_MODULE(TorchScriptLayer);
 class TorchScriptLayers {
   public:
     explicit TorchScriptLayers(const Model& model) : model_(&model) {}
-    [[nodiscard]] TorchScriptLayer build(int layer);
+    // With the file's weights, or, for a layer with "weights": "seed",
+    // PyTorch's default initialisation drawn from layer_seed(seed, layer).
+    [[nodiscard]] TorchScriptLayer build(int layer, std::uint64_t seed);
 
   private:
     struct File {
@@ -65,5 +68,7 @@ class TorchScriptLayers {
 // The file and submodule path of a torchscript layer.
 [[nodiscard]] std::string torchscript_file(const LayerSpec& layer);
 [[nodiscard]] std::string torchscript_path(const LayerSpec& layer);
+// Whether the layer asks for fresh weights ("weights": "seed").
+[[nodiscard]] bool torchscript_reinitialised(const LayerSpec& layer);
 
 }  // namespace pipewright::backend

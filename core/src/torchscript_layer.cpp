@@ -82,7 +82,7 @@ std::optional<LayerAnalysis> analyze_torchscript_layer(const LayerSpec& layer,
                       "stashed_elements",
                       "weight_stashed_elements",
                       "vocabulary",
-                      "flops_measured"});
+                      "weights"});
     const auto module = o.string("module", Need::required);
     if (module && module->empty()) {
         o.error("module", "must name the TorchScript file (relative to the project file)");
@@ -94,7 +94,7 @@ std::optional<LayerAnalysis> analyze_torchscript_layer(const LayerSpec& layer,
             (void)then->element(i).string();
         }
     }
-    (void)o.boolean("flops_measured", Need::optional);
+    (void)o.one_of<bool>("weights", Need::optional, {{"file", false}, {"seed", true}});
     const auto in = read_shape(o, "input_shape");
     const auto in_dtype = read_dtype(o, "input_dtype");
     const auto out = read_shape(o, "output_shape");

@@ -16,6 +16,9 @@ QStringList import_arguments(const ImportRequest& r, bool preview) {
                      QStringLiteral("--depth"),       QString::number(r.depth),
                      QStringLiteral("--devices"),     QString::number(r.devices),
                      QStringLiteral("--batch-size"),  QString::number(r.batch_size)};
+    if (r.fresh_weights) {
+        args << QStringLiteral("--init") << QStringLiteral("seed");
+    }
     if (preview) {
         args << QStringLiteral("--dry-run") << QStringLiteral("--json");
     } else {

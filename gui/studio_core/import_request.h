@@ -17,7 +17,8 @@ struct ImportRequest {
     int depth = 0;
     int devices = 1;
     int batch_size = 32;
-    QString out;  // the project file to write
+    bool fresh_weights = false;  // --init seed
+    QString out;                 // the project file to write
 };
 
 // The arguments of `pipewright import`: with `preview`, --dry-run --json

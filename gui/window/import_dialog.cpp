@@ -1,5 +1,6 @@
 #include "window/import_dialog.h"
 
+#include <QCheckBox>
 #include <QComboBox>
 #include <QDialogButtonBox>
 #include <QFileDialog>
@@ -63,6 +64,12 @@ ImportDialog::ImportDialog(QString cli, QString start_folder, QWidget* parent)
     batch_->setRange(1, 1 << 20);
     batch_->setValue(32);
     form->addRow(tr("Batch size"), batch_);
+    fresh_ = new QCheckBox(tr("Fresh weights from the project's seed"));
+    fresh_->setObjectName(QStringLiteral("importFreshWeights"));
+    fresh_->setToolTip(
+        tr("Train from PyTorch's default initialisation of each layer instead of "
+           "the module's own weights"));
+    form->addRow(tr("Weights"), fresh_);
     out_ = new QLineEdit;
     out_->setObjectName(QStringLiteral("importOut"));
     form->addRow(tr("Project file"), out_);
@@ -120,6 +127,7 @@ ImportRequest ImportDialog::request() const {
     r.depth = depth_->value();
     r.devices = devices_->value();
     r.batch_size = batch_->value();
+    r.fresh_weights = fresh_->isChecked();
     r.out = out_->text().trimmed();
     return r;
 }

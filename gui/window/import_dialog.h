@@ -5,6 +5,7 @@
 
 #include "studio_core/import_request.h"
 
+class QCheckBox;
 class QComboBox;
 class QLabel;
 class QLineEdit;
@@ -50,6 +51,7 @@ class ImportDialog : public QDialog {
     QSpinBox* depth_ = nullptr;
     QSpinBox* devices_ = nullptr;
     QSpinBox* batch_ = nullptr;
+    QCheckBox* fresh_ = nullptr;
     QLineEdit* out_ = nullptr;
     QTableWidget* table_ = nullptr;
     QLabel* status_ = nullptr;

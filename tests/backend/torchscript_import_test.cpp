@@ -6,6 +6,7 @@
 // the same file.
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <filesystem>
 #include <fstream>
 
@@ -148,6 +149,41 @@ TEST(TorchScriptImport, TorchvisionResNet18) {
     EXPECT_EQ(deep.layers[4].module_type, "BasicBlock");
 }
 
+TEST(TorchScriptImport, FreshWeightsComeFromTheSeedAndTheUnknownAreNamed) {
+    REQUIRE_FIXTURE("cnn.pt");
+    backend::ImportOptions o;
+    o.module_file = kFixtures / "cnn.pt";
+    o.input_shape = {3, 16, 16};
+    o.reinitialise = true;
+    const auto fresh = backend::import_torchscript(o);
+    EXPECT_TRUE(fresh.kept_from_file.empty());  // Conv2d, BatchNorm2d, Linear: all known
+    Diagnostics d;
+    const auto p = analyze_project(fresh.project, {}, d);
+    ASSERT_TRUE(p) << d.format();
+    o.reinitialise = false;
+    const auto from_file = *analyze_project(backend::import_torchscript(o).project, {}, d);
+    auto params = [](const AnalyzedProject& a, std::uint64_t seed) {
+        return backend::build_model(a, seed, torch::kFloat64)->parameters();
+    };
+    const auto file = params(from_file, 3);
+    const auto seeded = params(*p, 3);
+    EXPECT_EQ(test::max_relative_difference(params(from_file, 4), file), 0) << "the file's";
+    EXPECT_EQ(test::max_relative_difference(params(*p, 3), seeded), 0) << "same seed";
+    EXPECT_GT(test::max_relative_difference(params(*p, 4), seeded), 0.1) << "another seed";
+    EXPECT_GT(test::max_relative_difference(seeded, file), 0.1) << "not the file's";
+    // PyTorch's defaults: the first convolution within ±1/sqrt(3·3·3), the
+    // batch-norm's scale 1.
+    EXPECT_LE(seeded[0].abs().max().item<double>(), 1 / std::sqrt(27.0));
+    EXPECT_EQ(seeded[2].min().item<double>(), 1.0);
+
+    o.module_file = kFixtures / "gpt.pt";
+    o.input_shape = {16};
+    o.input_dtype = DType::int64;
+    o.reinitialise = true;
+    EXPECT_EQ(backend::import_torchscript(o).kept_from_file,
+              std::vector<std::string>{"embed.positions"});
+}
+
 TEST(TorchScriptImport, WhatDoesNotSplitIsRefusedInWords) {
     REQUIRE_FIXTURE("skip.pt");
     EXPECT_NE(refusal("skip.pt", {8}).find("skip connection"), std::string::npos)
@@ -248,6 +284,8 @@ INSTANTIATE_TEST_SUITE_P(
     ::testing::Values(ImportedRun{"cnn.pt", "3,16,16", "", "1f1b"},
                       ImportedRun{"cnn.pt", "3,16,16", "", "zb-h1"},
                       ImportedRun{"gpt.pt", "16", "--input-dtype int64 --depth 1", "1f1b"},
+                      ImportedRun{"gpt.pt", "16", "--input-dtype int64 --depth 1 --init seed",
+                                  "gpipe"},
                       ImportedRun{"mlp-traced.pt", "8", "--loss mse", "gpipe"}),
     [](const auto& param_info) {
         std::string name = param_info.param.file.substr(0, param_info.param.file.find('.')) + "_" +

@@ -29,6 +29,9 @@ struct ImportOptions {
     int batch_size = 32;
     int microbatches = 0;                    // 0: chosen from the devices
     std::optional<std::int64_t> vocabulary;  // token ids below it (int64 input)
+    // Train from PyTorch's default initialisation drawn from the project
+    // seed ("weights": "seed") instead of the file's weights.
+    bool reinitialise = false;
 };
 
 struct ImportedLayer {
@@ -46,6 +49,9 @@ struct ImportResult {
     std::vector<ImportedLayer> layers;
     // Children left whole at this depth because their forward does not split.
     std::vector<std::string> kept_whole;
+    // With reinitialise: parameters of classes whose initialisation is not
+    // known, which keep the file's values.
+    std::vector<std::string> kept_from_file;
 };
 
 // Throws BackendError with a message for people (a file that is not
