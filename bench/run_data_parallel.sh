@@ -41,15 +41,7 @@ jq '.data_parallel.zero_stage = 1' "$work/replicas.json" > "$work/replicas-zero1
     > /dev/null 2>&1
 
 variants=(pipeline replicas replicas-zero1)
-declare -A times
-for round in $(seq 1 "$rounds"); do
-    for v in "${variants[@]}"; do
-        "$pipewright" run "$work/$v.json" --steps "$steps" --warmup "$warmup" \
-            --threads-per-rank 1 --json --out "$work/run-$v-$round" 2> /dev/null \
-            > "$work/$v-$round.json"
-        times[$v]+="$(jq '.iteration_time_s' "$work/$v-$round.json") "
-    done
-done
+run_rounds
 
 # The same profile without its measured collectives: what the simulator
 # predicted before `profile` measured them (the transfer's link for all).

@@ -41,15 +41,7 @@ jq --arg d "$first" --argjson m "$m" '.tensor_parallel = {"size": 1}
 "$pipewright" profile "$work/p2.json" --threads 1 --out "$work/profile.json" > /dev/null 2>&1
 
 variants=(t2 p2 d2 t2p2)
-declare -A times
-for round in $(seq 1 "$rounds"); do
-    for v in "${variants[@]}"; do
-        "$pipewright" run "$work/$v.json" --steps "$steps" --warmup "$warmup" \
-            --threads-per-rank 1 --json --out "$work/run-$v-$round" 2> /dev/null \
-            > "$work/$v-$round.json"
-        times[$v]+="$(jq '.iteration_time_s' "$work/$v-$round.json") "
-    done
-done
+run_rounds
 
 printf '| %-30s | %7s | %14s | %12s | %14s |\n' variant workers "measured (ms)" "samples/s" \
     "simulated (ms)"

@@ -59,15 +59,7 @@ for v in "${variants[@]}"; do
     "$pipewright" profile "$work/$v.json" --threads 1 --out "$work/$v-profile.json" \
         > /dev/null 2>&1
 done
-declare -A times
-for round in $(seq 1 "$rounds"); do
-    for v in "${variants[@]}"; do
-        "$pipewright" run "$work/$v.json" --steps "$steps" --warmup "$warmup" \
-            --threads-per-rank 1 --json --out "$work/run-$v-$round" 2> /dev/null \
-            > "$work/$v-$round.json"
-        times[$v]+="$(jq '.iteration_time_s' "$work/$v-$round.json") "
-    done
-done
+run_rounds
 
 printf '| %-36s | %14s | %22s |\n' model "measured (ms)" "simulate --profile (ms)"
 printf '|%s|%s|%s|\n' "--------------------------------------" "---------------:" \
