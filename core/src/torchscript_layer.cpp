@@ -127,6 +127,14 @@ std::optional<LayerAnalysis> analyze_torchscript_layer(const LayerSpec& layer,
                                   std::string(to_string(input_dtype)));
         return std::nullopt;
     }
+    double out_elements = 1;
+    for (auto d : *out) {
+        out_elements *= static_cast<double>(d);
+    }
+    if (out_elements > kMaxCount) {
+        diagnostics.add(path + ".output_shape", "has more than 2^53 elements per sample");
+        return std::nullopt;
+    }
     LayerAnalysis a;
     a.output_shape = *out;
     // A floating output follows the compute precision, like catalog layers.
@@ -136,7 +144,7 @@ std::optional<LayerAnalysis> analyze_torchscript_layer(const LayerSpec& layer,
     a.forward_flops = *fwd;
     a.backward_input_flops = *bwd_in;
     a.backward_weight_flops = *bwd_w;
-    a.output_elements = static_cast<double>(numel(*out));
+    a.output_elements = out_elements;
     a.stashed_elements = *stash;
     a.weight_stashed_elements = std::min(*stash, w_stash.value_or(*params > 0 ? *stash : 0.0));
     return a;

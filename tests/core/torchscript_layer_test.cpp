@@ -93,6 +93,11 @@ TEST(TorchScriptLayer, AShapeThatNoLongerChainsAndAMissingFigureAreNamed) {
     EXPECT_FALSE(analyze_json(project(json::array({missing})), d2));
     EXPECT_TRUE(d2.mentions("model.layers[0].forward_flops")) << d2.format();
     EXPECT_TRUE(d2.mentions("model.layers[0].colour")) << d2.format();
+    // A shape too large to count is named, not overflowed.
+    Diagnostics d3;
+    EXPECT_FALSE(analyze_json(
+        project(json::array({imported("a", {8}, {2147483647, 2147483647, 2147483647}, 1)})), d3));
+    EXPECT_TRUE(d3.mentions("model.layers[0].output_shape")) << d3.format();
 }
 
 TEST(TorchScriptLayer, TheFileIsRelativeOnDiskAndAbsoluteInMemory) {
