@@ -31,6 +31,9 @@ void add_training_options(CLI::App* cmd, RunArgs& a) {
                     "Seconds any rank waits for another before giving up (default 60)")
         ->check(finite_number(0.001, 604800));
     // For tests: exact comparisons with single-process training.
+    cmd->add_option("--data", a.data,
+                    "Train on a folder's inputs.pt and targets.pt (tensors saved with "
+                    "torch.save) instead of synthetic samples");
     cmd->add_option("--dtype", a.dtype, "Override the compute precision")
         ->check(CLI::IsMember({"float32", "float64"}))
         ->group("");

@@ -34,6 +34,7 @@ struct RunArgs {
     std::string device = "auto";
     std::string progress = "text";
     std::string dtype;
+    std::string data;  // a folder with inputs.pt and targets.pt
     double timeout_s = 60;
     bool save_params = false;
     bool json = false;

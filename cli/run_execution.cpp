@@ -1,4 +1,5 @@
 #include <algorithm>
+#include <filesystem>
 #include <sstream>
 
 #include "backend_commands.h"
@@ -24,6 +25,8 @@ backend::RunSettings settings_of(const RunArgs& a) {
     s.tensor_parallel = a.tensor_parallel;
     s.steps = a.steps;
     s.dtype = a.dtype;
+    s.data_dir = a.data.empty() ? std::string()
+                                : std::filesystem::absolute(a.data).lexically_normal().string();
     s.timeout_s = a.timeout_s;
     s.save_params = a.save_params;
     return s;

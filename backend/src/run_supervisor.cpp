@@ -10,6 +10,7 @@
 #include "compute_device.h"
 #include "pipewright/backend/backend_error.h"
 #include "pipewright/backend/modules.h"
+#include "pipewright/backend/tensor_data.h"
 #include "pipewright/backend/worker_command_line.h"
 #include "pipewright/core/printable_name.h"
 #include "run_folder.h"
@@ -89,12 +90,15 @@ std::string configuration_difference(const nlohmann::json& mine, const nlohmann:
 // Checks the project before any process starts; returns the problem.
 std::string backend_problem(const AnalyzedProject& project, const RunOptions& o) {
     try {
-        (void)run_dtype(project, o.settings.dtype);
+        const torch::Dtype dtype = run_dtype(project, o.settings.dtype);
         for (const auto& l : project.project.model.layers) {
             if (!can_build(l.type)) {
                 throw BackendError("layer \"" + printable_name(l.name) +
                                    "\": the backend cannot build layer type \"" + l.type + "\"");
             }
+        }
+        if (!o.settings.data_dir.empty()) {
+            (void)TensorData(o.settings.data_dir, project, dtype);  // its problems, in words
         }
     } catch (const BackendError& e) {
         return o.settings.project + ": " + e.what();

@@ -2,6 +2,7 @@
 // steps, publish progress, leave this rank's record in the run folder of its
 // node and in the store, where node 0's launcher collects every rank's.
 #include <unistd.h>
+#include <optional>
 
 #include <array>
 #include <fstream>
@@ -18,6 +19,7 @@
 #include "pipewright/backend/executor.h"
 #include "pipewright/backend/launcher.h"
 #include "pipewright/backend/modules.h"
+#include "pipewright/backend/tensor_data.h"
 #include "pipewright/core/project_io.h"
 #include "pipewright/core/run_records.h"
 #include "rendezvous.h"
@@ -231,8 +233,13 @@ int run_worker(const WorkerOptions& o, std::ostream& err) {
         // The data's teacher (a whole model, on the rank with the last stage)
         // is not part of the training the simulator models: build it first.
         const auto& stage_rank = project->schedule.stage_rank;
-        const SyntheticTask task(*project, dtype,
-                                 !stage_rank.empty() && stage_rank.back() == in_pipeline);
+        const bool own_data = !o.settings.data_dir.empty();
+        const SyntheticTask task(
+            *project, dtype, !own_data && !stage_rank.empty() && stage_rank.back() == in_pipeline);
+        std::optional<TensorData> data;
+        if (own_data) {
+            data.emplace(o.settings.data_dir, *project, dtype);
+        }
         // Made before the model exists: the measured memory above it compares
         // with the simulator's.
         const RankMemory memory(device);
@@ -243,7 +250,7 @@ int run_worker(const WorkerOptions& o, std::ostream& err) {
         const int steps = o.settings.steps.value_or(project->project.training.steps);
         RankRecord record;
         for (int step = 0; step < steps; ++step) {
-            const Batch batch = task.batch(step, replica);
+            const Batch batch = data ? data->batch(step, replica) : task.batch(step, replica);
             StepRecord r = executor.run_step(step, batch);
             // Every replica's last rank holds the global batch's loss (the
             // executor averages it); replica 0's reports it.

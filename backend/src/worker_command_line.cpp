@@ -75,6 +75,9 @@ std::vector<std::string> worker_arguments(const WorkerOptions& o) {
     if (!s.dtype.empty()) {
         add("--dtype", s.dtype);
     }
+    if (!s.data_dir.empty()) {
+        add("--data", s.data_dir);
+    }
     if (s.save_params) {
         args.emplace_back("--save-params");
     }
@@ -104,6 +107,7 @@ WorkerOptions parse_worker_arguments(const std::vector<std::string>& arguments) 
         {"--data-parallel", [&](auto& f, auto& v) { s.data_parallel = number<int>(f, v); }},
         {"--tensor-parallel", [&](auto& f, auto& v) { s.tensor_parallel = number<int>(f, v); }},
         {"--dtype", [&](auto&, auto& v) { s.dtype = v; }},
+        {"--data", [&](auto&, auto& v) { s.data_dir = v; }},
     };
     bool have_project = false;
     bool have_rank = false;

@@ -118,14 +118,20 @@ AnalyzedProject analyze_file(const std::string& path) {
 
 std::vector<torch::Tensor> reference_parameters(const AnalyzedProject& p, int steps,
                                                 torch::Dtype dtype) {
+    const backend::SyntheticTask task(p, dtype);
+    return reference_parameters(p, steps, dtype, [&](int step) { return task.batch(step); });
+}
+
+std::vector<torch::Tensor> reference_parameters(const AnalyzedProject& p, int steps,
+                                                torch::Dtype dtype,
+                                                const std::function<backend::Batch(int)>& batches) {
     auto model =
         backend::build_model(p, static_cast<std::uint64_t>(p.project.training.seed), dtype);
     model->train();
     auto params = model->parameters();
     auto optimizer = backend::make_optimizer(p.project.training.optimizer, params);
-    const backend::SyntheticTask task(p, dtype);
     for (int step = 0; step < steps; ++step) {
-        const auto batch = task.batch(step);
+        const auto batch = batches(step);
         optimizer->zero_grad();
         for (int mb = 0; mb < p.microbatches; ++mb) {
             auto out = model->forward(batch.inputs[static_cast<std::size_t>(mb)]);

@@ -1,9 +1,12 @@
 #pragma once
 
+#include <functional>
 #include <string>
 #include <vector>
 
 #include <torch/torch.h>
+
+#include "pipewright/backend/data.h"
 
 #include "pipewright/core/analysis.h"
 
@@ -37,6 +40,10 @@ struct MlpSpec {
 // over the same micro-batches; returns its parameters in model order.
 [[nodiscard]] std::vector<torch::Tensor> reference_parameters(const AnalyzedProject& p, int steps,
                                                               torch::Dtype dtype);
+// The same on the batches `batch(step)` gives (a user's data).
+[[nodiscard]] std::vector<torch::Tensor> reference_parameters(
+    const AnalyzedProject& p, int steps, torch::Dtype dtype,
+    const std::function<backend::Batch(int)>& batch);
 
 // Largest max|a - b| / max|b| over the tensors, pairwise.
 [[nodiscard]] double max_relative_difference(const std::vector<torch::Tensor>& a,

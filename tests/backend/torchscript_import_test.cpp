@@ -16,6 +16,7 @@
 #include "cli_runner.h"
 #include "pipewright/backend/backend_error.h"
 #include "pipewright/backend/modules.h"
+#include "pipewright/backend/tensor_data.h"
 #include "pipewright/backend/torchscript_import.h"
 #include "pipewright/core/project_io.h"
 
@@ -227,6 +228,62 @@ TEST(TorchScriptImport, TheProjectKeepsTheFileRelativeAndAnEditedChainIsRefused)
     EXPECT_NE(run.code, 0);
     EXPECT_NE(run.output.find("in the order its forward runs them"), std::string::npos)
         << run.output;
+    fs::remove_all(dir);
+}
+
+TEST(TorchScriptImport, RunOnAFolderOfSamplesEqualsSingleProcessTrainingOnThem) {
+    REQUIRE_FIXTURE("cnn-data/inputs.pt");
+    const auto dir = test::temp_dir("ts-data");
+    const auto project = dir / "cnn.json";
+    auto r =
+        test::run_cli("import " + (kFixtures / "cnn.pt").string() +
+                          " --input-shape 3,16,16 --devices 2 -b 8 -m 4 --out " + project.string(),
+                      dir, "import");
+    ASSERT_EQ(r.code, 0) << r.output;
+    const auto data = kFixtures / "cnn-data";
+    const auto out = dir / "run";
+    r = test::run_cli("run " + project.string() + " --data " + data.string() +
+                          " --steps 3 --dtype float64 --save-params --threads-per-rank 1 --out " +
+                          out.string(),
+                      dir, "run");
+    ASSERT_EQ(r.code, 0) << r.output;
+    const AnalyzedProject p = test::analyze_file(project.string());
+    const backend::TensorData samples(data, p, torch::kFloat64);
+    EXPECT_EQ(samples.samples(), 20);
+    // Step 2 wraps around: samples 16 to 19, then 0 to 3.
+    const auto third = samples.batch(2);
+    EXPECT_TRUE(torch::equal(third.inputs[2], samples.batch(0).inputs[0]));
+    const auto reference = test::reference_parameters(
+        p, 3, torch::kFloat64, [&](int step) { return samples.batch(step); });
+    std::vector<torch::Tensor> saved;
+    for (int s = 0; s < 2; ++s) {
+        std::vector<torch::Tensor> stage;
+        torch::load(stage, (out / ("params-stage-" + std::to_string(s) + ".pt")).string());
+        saved.insert(saved.end(), stage.begin(), stage.end());
+    }
+    EXPECT_LE(test::max_relative_difference(saved, reference), 1e-9);
+    // Trained on the synthetic task instead, the parameters differ.
+    EXPECT_GT(
+        test::max_relative_difference(test::reference_parameters(p, 3, torch::kFloat64), reference),
+        1e-6);
+
+    // A folder whose tensors do not fit the model is refused before any
+    // worker starts, naming the file.
+    const auto wrong = dir / "wrong";
+    fs::create_directories(wrong);
+    fs::copy_file(data / "wrong-inputs.pt", wrong / "inputs.pt");
+    fs::copy_file(data / "targets.pt", wrong / "targets.pt");
+    r = test::run_cli("run " + project.string() + " --data " + wrong.string() + " --steps 1", dir,
+                      "wrong");
+    EXPECT_NE(r.code, 0);
+    EXPECT_NE(r.output.find("inputs.pt has shape [20]; it must be [N, 3, 16, 16]"),
+              std::string::npos)
+        << r.output;
+    r = test::run_cli(
+        "run " + project.string() + " --data " + (dir / "none").string() + " --steps 1", dir,
+        "none");
+    EXPECT_NE(r.code, 0);
+    EXPECT_NE(r.output.find("cannot read"), std::string::npos) << r.output;
     fs::remove_all(dir);
 }
 

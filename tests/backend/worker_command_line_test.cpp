@@ -20,6 +20,7 @@ WorkerOptions every_option() {
     o.settings.tensor_parallel = 2;
     o.settings.steps = 3;
     o.settings.dtype = "float64";
+    o.settings.data_dir = "/data/my images";
     o.settings.timeout_s = 0.1 + 0.2;  // not exactly 0.3: every digit must survive
     o.settings.save_params = true;
     o.rank = 5;

@@ -120,6 +120,13 @@ def main():
     torch.jit.script(SkipAcrossChildren()).save(os.path.join(out, "skip.pt"))
     torch.jit.script(TwoInputs()).save(os.path.join(out, "two-inputs.pt"))
     torch.save({"weight": torch.randn(2, 2)}, os.path.join(out, "state-dict.pt"))
+    # Samples for `run --data`: 20 images for the CNN (5 classes), so that a
+    # batch of 8 wraps around after two and a half steps.
+    data = os.path.join(out, "cnn-data")
+    os.makedirs(data, exist_ok=True)
+    torch.save(torch.randn(20, 3, 16, 16), os.path.join(data, "inputs.pt"))
+    torch.save(torch.randint(0, 5, (20,)), os.path.join(data, "targets.pt"))
+    torch.save(torch.randint(0, 5, (20,)), os.path.join(data, "wrong-inputs.pt"))
     try:
         import torchvision
     except ImportError:

@@ -28,6 +28,7 @@ struct RunSettings {
     std::optional<int> tensor_parallel;  // replaces tensor_parallel.size
     std::optional<int> steps;            // replaces training.steps
     std::string dtype;                   // "" = the project's; "float64" for exact tests
+    std::string data_dir;                // "" = the synthetic task; else inputs.pt, targets.pt
     double timeout_s = 60;               // bound on every c10d wait
     bool save_params = false;            // write each stage's parameters (tests)
 

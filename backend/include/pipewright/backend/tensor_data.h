@@ -1,0 +1,37 @@
+#pragma once
+
+// `run --data DIR`: training on a user's own samples instead of the
+// synthetic task. DIR holds two tensors saved with PyTorch's torch.save:
+//   inputs.pt   [N, ...model input shape]  (float, or int64 token ids)
+//   targets.pt  [N, ...]: class ids (int64) of the output's positions for
+//               cross_entropy, or values of the output's shape for mse.
+// Step s takes the next B samples in order (B the global batch), wrapping
+// around after N, cut into micro-batches, replica r's after the replicas
+// before it: every rank that asks gets the same, as one process would.
+
+#include <filesystem>
+
+#include <torch/torch.h>
+
+#include "pipewright/backend/data.h"
+#include "pipewright/core/analysis.h"
+
+namespace pipewright::backend {
+
+class TensorData {
+  public:
+    // Loads and checks the folder against the project; throws BackendError
+    // naming the file and what does not fit. Float inputs and targets are
+    // converted to `dtype`.
+    TensorData(const std::filesystem::path& folder, const AnalyzedProject& project,
+               torch::Dtype dtype);
+
+    [[nodiscard]] Batch batch(int step, int replica = 0) const;
+    [[nodiscard]] std::int64_t samples() const { return inputs_.size(0); }
+
+  private:
+    const AnalyzedProject* project_;
+    torch::Tensor inputs_, targets_;
+};
+
+}  // namespace pipewright::backend
