@@ -15,7 +15,14 @@ QStringList import_arguments(const ImportRequest& r, bool preview) {
                      QStringLiteral("--loss"),        r.loss,
                      QStringLiteral("--depth"),       QString::number(r.depth),
                      QStringLiteral("--devices"),     QString::number(r.devices),
+                     QStringLiteral("--device-spec"), r.device_spec,
                      QStringLiteral("--batch-size"),  QString::number(r.batch_size)};
+    if (r.microbatches > 0) {
+        args << QStringLiteral("--microbatches") << QString::number(r.microbatches);
+    }
+    if (r.vocabulary > 0 && r.input_dtype == QStringLiteral("int64")) {
+        args << QStringLiteral("--vocabulary") << QString::number(r.vocabulary);
+    }
     if (r.fresh_weights) {
         args << QStringLiteral("--init") << QStringLiteral("seed");
     }

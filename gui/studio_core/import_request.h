@@ -16,7 +16,10 @@ struct ImportRequest {
     QString loss = QStringLiteral("cross_entropy");
     int depth = 0;
     int devices = 1;
+    QString device_spec = QStringLiteral("cpu");
     int batch_size = 32;
+    int microbatches = 0;        // 0: the command line chooses
+    qint64 vocabulary = 0;       // 0: the model's first embedding
     bool fresh_weights = false;  // --init seed
     QString out;                 // the project file to write
 };

@@ -14,6 +14,8 @@
 #include <QTableWidget>
 #include <QVBoxLayout>
 
+#include "pipewright/core/device_catalog.h"
+
 namespace pipewright::gui {
 
 ImportDialog::ImportDialog(QString cli, QString start_folder, QWidget* parent)
@@ -59,11 +61,43 @@ ImportDialog::ImportDialog(QString cli, QString start_folder, QWidget* parent)
     devices_->setObjectName(QStringLiteral("importDevices"));
     devices_->setRange(1, 4096);
     devices_->setToolTip(tr("CPU devices to place the layers on, balanced by their work"));
-    form->addRow(tr("Devices"), devices_);
+    spec_ = new QComboBox;
+    spec_->setObjectName(QStringLiteral("importDeviceSpec"));
+    for (const auto& name : DeviceCatalog::builtin().names()) {
+        spec_->addItem(QString::fromStdString(name));
+    }
+    spec_->setCurrentText(QStringLiteral("cpu"));
+    spec_->setToolTip(
+        tr("What the devices are: the CPU workers of this machine, or a GPU of the "
+           "catalog to plan for it"));
+    auto* devices_row = new QHBoxLayout;
+    devices_row->addWidget(devices_);
+    devices_row->addWidget(new QLabel(tr("×")));
+    devices_row->addWidget(spec_, 1);
+    form->addRow(tr("Devices"), devices_row);
     batch_ = new QSpinBox;
     batch_->setRange(1, 1 << 20);
     batch_->setValue(32);
-    form->addRow(tr("Batch size"), batch_);
+    microbatches_ = new QSpinBox;
+    microbatches_->setRange(0, 1 << 20);
+    microbatches_->setSpecialValueText(tr("auto"));
+    microbatches_->setToolTip(
+        tr("Micro-batches per iteration; auto: twice the stages, dividing "
+           "the batch"));
+    auto* batch_row = new QHBoxLayout;
+    batch_row->addWidget(batch_);
+    batch_row->addWidget(new QLabel(tr("in micro-batches")));
+    batch_row->addWidget(microbatches_);
+    form->addRow(tr("Batch size"), batch_row);
+    vocabulary_ = new QSpinBox;
+    vocabulary_->setRange(0, 2147483647);
+    vocabulary_->setSpecialValueText(tr("from the model's first embedding"));
+    vocabulary_->setToolTip(tr("Token ids are below this (int64 input)"));
+    vocabulary_->setEnabled(false);
+    form->addRow(tr("Vocabulary"), vocabulary_);
+    connect(dtype_, &QComboBox::currentIndexChanged, this, [this] {
+        vocabulary_->setEnabled(dtype_->currentData().toString() == QStringLiteral("int64"));
+    });
     fresh_ = new QCheckBox(tr("Fresh weights from the project's seed"));
     fresh_->setObjectName(QStringLiteral("importFreshWeights"));
     fresh_->setToolTip(
@@ -96,18 +130,18 @@ ImportDialog::ImportDialog(QString cli, QString start_folder, QWidget* parent)
     connect(import_, &QPushButton::clicked, this, &ImportDialog::runImport);
     connect(buttons, &QDialogButtonBox::rejected, this, &QDialog::reject);
 
-    // Module, then its shape: the Browse button comes last in the tab order.
-    setTabOrder(module_, shape_);
-    setTabOrder(out_, browse);
-    import_->setDefault(false);
-    preview_button->setDefault(true);  // Enter previews; Import is a click
-
     auto* layout = new QVBoxLayout(this);
     layout->addLayout(form);
     layout->addWidget(table_, 1);
     layout->addWidget(status_);
     layout->addWidget(buttons);
-    resize(720, 560);
+    // Module, then its shape (the widgets are the dialog's only now): the
+    // Browse button comes after the project file in the tab order.
+    setTabOrder(module_, shape_);
+    setTabOrder(out_, browse);
+    import_->setDefault(false);
+    preview_button->setDefault(true);  // Enter previews; Import is a click
+    resize(720, 600);
 
     process_ = new QProcess(this);
     connect(process_, &QProcess::finished, this, &ImportDialog::finished);
@@ -126,7 +160,10 @@ ImportRequest ImportDialog::request() const {
     r.loss = loss_->currentData().toString();
     r.depth = depth_->value();
     r.devices = devices_->value();
+    r.device_spec = spec_->currentText();
     r.batch_size = batch_->value();
+    r.microbatches = microbatches_->value();
+    r.vocabulary = vocabulary_->value();
     r.fresh_weights = fresh_->isChecked();
     r.out = out_->text().trimmed();
     return r;
@@ -200,8 +237,9 @@ void ImportDialog::finished(int code, QProcess::ExitStatus status) {
         table_->setItem(row, 3, params);
     }
     table_->resizeColumnToContents(0);
-    QString text =
-        tr("%n layers, placed as %1 stage(s).", nullptr, table_->rowCount()).arg(p.stages);
+    const int rows = table_->rowCount();
+    QString text = p.stages == 1 ? tr("%1 layers, placed as one stage.").arg(rows)
+                                 : tr("%1 layers, placed as %2 stages.").arg(rows).arg(p.stages);
     if (!p.kept_whole.isEmpty()) {
         text +=
             QLatin1Char(' ') + tr("Kept whole: %1").arg(p.kept_whole.join(QStringLiteral("; ")));

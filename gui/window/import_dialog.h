@@ -50,7 +50,10 @@ class ImportDialog : public QDialog {
     QComboBox* loss_ = nullptr;
     QSpinBox* depth_ = nullptr;
     QSpinBox* devices_ = nullptr;
+    QComboBox* spec_ = nullptr;
     QSpinBox* batch_ = nullptr;
+    QSpinBox* microbatches_ = nullptr;
+    QSpinBox* vocabulary_ = nullptr;
     QCheckBox* fresh_ = nullptr;
     QLineEdit* out_ = nullptr;
     QTableWidget* table_ = nullptr;

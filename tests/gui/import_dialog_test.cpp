@@ -45,6 +45,8 @@ TEST(ImportDialogTest, PreviewListsTheLayersAndImportWritesTheProject) {
               QDir(dir.path()).filePath(QStringLiteral("cnn.json")));
     QTest::keyClicks(child<QLineEdit>(dialog, "importShape"), QStringLiteral("3,16,16"));
     child<QSpinBox>(dialog, "importDevices")->setValue(2);
+    EXPECT_EQ(dialog.request().device_spec, QStringLiteral("cpu"));
+    EXPECT_TRUE(import_arguments(dialog.request(), true).contains(QStringLiteral("--dry-run")));
 
     QSignalSpy shown(&dialog, &ImportDialog::previewShown);
     QTest::mouseClick(child<QPushButton>(dialog, "importPreviewButton"), Qt::LeftButton);
