@@ -9,6 +9,7 @@
 #include "pipewright/backend/torchscript_import.h"
 #include "pipewright/core/analysis.h"
 #include "pipewright/core/project_io.h"
+#include "pipewright/sim/planner.h"
 #include "report_format.h"
 
 namespace pipewright::cli {
@@ -81,6 +82,35 @@ void print_layers(std::ostream& out, const backend::ImportResult& r) {
     table.print(out, "  ");
 }
 
+// The imported layers over the project's devices: the planner's contiguous
+// split with the smallest bottleneck at the project's schedule and
+// micro-batches (stage times on these devices, transfers, memory), or, when
+// no split fits in memory, its split by parameters (simulate then says
+// where it does not fit).
+Project placed_by_planner(const Project& imported) {
+    const auto devices = imported.topology.devices();
+    const int stages =
+        std::min(static_cast<int>(devices.size()), static_cast<int>(imported.model.layers.size()));
+    if (stages <= 1) {
+        return imported;
+    }
+    const std::string& schedule = imported.training.schedule.name;
+    const int m = imported.training.resolved_microbatches();
+    const SplitResult split = best_split(imported, {}, m, schedule, stages);
+    std::vector<PlannedStage> planned;
+    if (!split.feasible) {
+        planned = parameter_balanced_split(imported);
+    }
+    for (std::size_t k = 0; split.feasible && k < split.devices.size(); ++k) {
+        const int next = k + 1 < split.first_layer.size()
+                             ? split.first_layer[k + 1]
+                             : static_cast<int>(imported.model.layers.size());
+        planned.push_back({devices[static_cast<std::size_t>(split.devices[k])].path,
+                           split.first_layer[k], next - 1});
+    }
+    return with_placement(imported, planned, schedule, m);
+}
+
 nlohmann::json result_json(const backend::ImportResult& r, const std::string& written) {
     nlohmann::json layers = nlohmann::json::array();
     for (const auto& l : r.layers) {
@@ -139,8 +169,14 @@ int run_import(const ImportArgs& a, std::ostream& out, std::ostream& err) {
         err << "pipewright: " << a.module << ": " << e.what() << '\n';
         return 1;
     }
-    // What was written must be usable at once: checked as simulate would.
+    // What is written must be usable at once: checked as simulate would,
+    // before and after the planner splits it.
     Diagnostics d;
+    if (!analyze_project(r.project, AnalysisOptions{}, d)) {
+        print_problems(err, "the imported project", d);
+        return 1;
+    }
+    r.project = placed_by_planner(r.project);
     if (!analyze_project(r.project, AnalysisOptions{}, d)) {
         print_problems(err, "the imported project", d);
         return 1;

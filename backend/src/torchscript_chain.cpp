@@ -5,6 +5,7 @@
 #include <map>
 #include <optional>
 #include <set>
+#include <sstream>
 #include <unordered_map>
 
 #include <torch/csrc/jit/api/function_impl.h>
@@ -93,27 +94,28 @@ class ChainWalker {
         self_ = graph->inputs().at(0);
         const auto inputs = graph->inputs().size() - 1;
         if (inputs != 1) {
-            return refuse("its forward takes " + std::to_string(inputs) +
-                          " inputs; a pipeline stage passes one tensor to the next");
+            return ChainRefusal{"its forward takes " + std::to_string(inputs) +
+                                " inputs; a pipeline stage passes one tensor to the next"};
         }
         current_ = graph->inputs().at(1);
         if (!current_->type()->isSubtypeOf(*c10::TensorType::get())) {
-            return refuse("its forward takes a " + current_->type()->repr_str() + ", not a tensor");
+            return ChainRefusal{"its forward takes a " + current_->type()->repr_str() +
+                                ", not a tensor"};
         }
         fresh_.insert(current_);
         for (Node* n : graph->nodes()) {
             if (auto why = visit(n)) {
-                return refuse(*why);
+                return ChainRefusal{*why};
             }
         }
         if (steps_.empty()) {
-            return refuse("its forward calls none of its children");
+            return ChainRefusal{"its forward calls none of its children"};
         }
         if (graph->outputs().size() != 1 || !fresh_.contains(graph->outputs()[0]) ||
             !graph->outputs()[0]->type()->isSubtypeOf(*c10::TensorType::get())) {
-            return refuse(
+            return ChainRefusal{
                 "its forward does not return one tensor computed from its last "
-                "child's output");
+                "child's output"};
         }
         if (auto glue = close_glue(graph->outputs()[0])) {
             steps_.back().after.push_back(std::move(*glue));
@@ -224,7 +226,6 @@ class ChainWalker {
         last_child_ = child;
         current_ = n->output();
         fresh_ = {current_};
-        pending_.clear();
         return std::nullopt;
     }
 
@@ -271,10 +272,9 @@ class ChainWalker {
             }
         }
         g.registerOutput(lookup(out));
+        glue.code = std::make_shared<torch::jit::Code>(glue.graph, "glue");
         return glue;
     }
-
-    ChainRefusal refuse(const std::string& why) const { return {why}; }
 
     const torch::jit::Module& module_;
     std::string path_;
@@ -321,11 +321,8 @@ std::string module_type_name(const torch::jit::Module& module) {
 torch::jit::Module submodule_at(const torch::jit::Module& root, const std::string& path) {
     torch::jit::Module m = root;
     std::string walked;
-    std::size_t start = 0;
-    while (start < path.size() || (start == 0 && !path.empty())) {
-        const std::size_t dot = path.find('.', start);
-        const std::string part =
-            path.substr(start, dot == std::string::npos ? path.npos : dot - start);
+    std::istringstream parts(path);
+    for (std::string part; !path.empty() && std::getline(parts, part, '.');) {
         if (!m.hasattr(part) || !m.attr(part).isModule()) {
             throw BackendError(
                 "the module has no submodule \"" + path + "\" (" +
@@ -334,19 +331,12 @@ torch::jit::Module submodule_at(const torch::jit::Module& root, const std::strin
         }
         m = m.attr(part).toModule();
         walked += (walked.empty() ? "" : ".") + part;
-        if (dot == std::string::npos) {
-            break;
-        }
-        start = dot + 1;
     }
     return m;
 }
 
-torch::Tensor run_glue(std::vector<Glue>& glue, torch::Tensor x) {
-    for (Glue& g : glue) {
-        if (!g.code) {
-            g.code = std::make_shared<torch::jit::Code>(g.graph, "glue");
-        }
+torch::Tensor run_glue(const std::vector<Glue>& glue, torch::Tensor x) {
+    for (const Glue& g : glue) {
         torch::jit::InterpreterState state(*g.code);
         torch::jit::Stack stack{std::move(x)};
         state.run(stack);

@@ -22,8 +22,8 @@ namespace pipewright::backend {
 // Operations that run on one tensor and return one, cut from a forward.
 struct Glue {
     std::shared_ptr<torch::jit::Graph> graph;  // one tensor input, one tensor output
+    std::shared_ptr<torch::jit::Code> code;    // the graph, compiled
     std::vector<std::string> ops;              // "flatten", for people to read
-    std::shared_ptr<torch::jit::Code> code;    // compiled on first use
 };
 
 // One layer of an imported module: a submodule and the glue around it.
@@ -54,6 +54,6 @@ struct ChainRefusal {
                                               const std::string& path);
 
 // Runs the glue on x, in order.
-[[nodiscard]] torch::Tensor run_glue(std::vector<Glue>& glue, torch::Tensor x);
+[[nodiscard]] torch::Tensor run_glue(const std::vector<Glue>& glue, torch::Tensor x);
 
 }  // namespace pipewright::backend

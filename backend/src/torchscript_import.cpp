@@ -1,9 +1,7 @@
 #include "pipewright/backend/torchscript_import.h"
 
 #include <algorithm>
-#include <limits>
 #include <map>
-#include <numeric>
 
 #include "pipewright/backend/backend_error.h"
 #include "torchscript_costs.h"
@@ -15,34 +13,6 @@ namespace {
 
 // Samples in the example batch: two, so that batch-norm can train on it.
 constexpr std::int64_t kSamples = 2;
-
-// What Torch says went wrong, without its traceback: the interpreter puts
-// the TorchScript stack first and the error ("RuntimeError: ...") last.
-std::string torch_reason(const std::exception& e) {
-    std::string why = e.what();
-    if (const auto* c10 = dynamic_cast<const c10::Error*>(&e)) {
-        why = c10->what_without_backtrace();
-    }
-    std::vector<std::string> lines;
-    std::size_t start = 0;
-    while (start < why.size()) {
-        const std::size_t end = why.find('\n', start);
-        std::string line = why.substr(start, end == std::string::npos ? why.npos : end - start);
-        if (line.find_first_not_of(' ') != std::string::npos) {
-            lines.push_back(line);
-        }
-        if (end == std::string::npos) {
-            break;
-        }
-        start = end + 1;
-    }
-    for (auto it = lines.rbegin(); it != lines.rend(); ++it) {
-        if (it->rfind("RuntimeError: ", 0) == 0) {
-            return it->substr(14);
-        }
-    }
-    return lines.empty() ? why : lines.front();
-}
 
 // The vocabulary of the first embedding the model holds, for example ids.
 std::optional<std::int64_t> embedding_vocabulary(const torch::jit::Module& m) {
@@ -71,45 +41,6 @@ void check_no_shared_parameters(const torch::jit::Module& root,
             }
         }
     }
-}
-
-nlohmann::json shape_json(const Shape& s) {
-    return nlohmann::json(s);
-}
-
-// Contiguous parts of `costs`, as many as `parts`, with the largest part as
-// small as it can be.
-std::vector<int> balanced_cuts(const std::vector<double>& costs, int parts) {
-    const int n = static_cast<int>(costs.size());
-    parts = std::clamp(parts, 1, n);
-    std::vector<double> prefix(costs.size() + 1, 0);
-    std::partial_sum(costs.begin(), costs.end(), prefix.begin() + 1);
-    const double inf = std::numeric_limits<double>::infinity();
-    // best[k][i]: the smallest largest part of the first i layers in k parts.
-    std::vector<std::vector<double>> best(static_cast<std::size_t>(parts) + 1,
-                                          std::vector<double>(costs.size() + 1, inf));
-    std::vector<std::vector<int>> cut(best.size(), std::vector<int>(costs.size() + 1, 0));
-    best[0][0] = 0;
-    for (int k = 1; k <= parts; ++k) {
-        for (int i = k; i <= n; ++i) {
-            for (int j = k - 1; j < i; ++j) {
-                const auto uk = static_cast<std::size_t>(k);
-                const double v = std::max(
-                    best[uk - 1][static_cast<std::size_t>(j)],
-                    prefix[static_cast<std::size_t>(i)] - prefix[static_cast<std::size_t>(j)]);
-                if (v < best[uk][static_cast<std::size_t>(i)]) {
-                    best[uk][static_cast<std::size_t>(i)] = v;
-                    cut[uk][static_cast<std::size_t>(i)] = j;
-                }
-            }
-        }
-    }
-    std::vector<int> firsts(static_cast<std::size_t>(parts));
-    for (int k = parts, i = n; k > 0; --k) {
-        i = cut[static_cast<std::size_t>(k)][static_cast<std::size_t>(i)];
-        firsts[static_cast<std::size_t>(k - 1)] = i;
-    }
-    return firsts;
 }
 
 Topology local_topology(int devices, const std::string& spec) {
@@ -192,7 +123,7 @@ ImportResult import_torchscript(const ImportOptions& o) {
             throw BackendError(
                 "layer \"" + step.path + "\" (" + step.module_type + ") fails on " + previous +
                 " of shape " + to_string(Shape(x.sizes().begin() + 1, x.sizes().end())) + ": " +
-                torch_reason(e) +
+                torch_error_reason(e) +
                 (previous == "the model input" ? "; check --input-shape and --input-dtype" : ""));
         }
         if (y.dim() < 2 || y.size(0) != kSamples) {
@@ -223,9 +154,9 @@ ImportResult import_torchscript(const ImportOptions& o) {
         if (!info.glue.empty()) {
             j["then"] = info.glue;
         }
-        j["input_shape"] = shape_json(Shape(x.sizes().begin() + 1, x.sizes().end()));
+        j["input_shape"] = Shape(x.sizes().begin() + 1, x.sizes().end());
         j["input_dtype"] = x.is_floating_point() ? "float32" : "int64";
-        j["output_shape"] = shape_json(info.output_shape);
+        j["output_shape"] = info.output_shape;
         j["output_dtype"] = y.is_floating_point() ? "float32" : "int64";
         j["parameters"] = info.parameters;
         j["forward_flops"] = costs.forward_flops;
@@ -258,25 +189,15 @@ ImportResult import_torchscript(const ImportOptions& o) {
     Project& p = result.project;
     p.model = std::move(model);
     p.topology = local_topology(o.devices, o.device_spec);
-    std::vector<double> work;
+    // On the first device: the command line splits the layers over the
+    // devices with the planner, which the backend does not link.
+    StageAssignment all{
+        "localhost/proc/" + p.topology.nodes.front().containers.front().devices.front().name, {}};
     for (const auto& l : p.model.layers) {
-        work.push_back(l.params["forward_flops"].get<double>() +
-                       l.params["backward_input_flops"].get<double>() +
-                       l.params["backward_weight_flops"].get<double>() + 1.0);
+        all.layers.push_back(l.name);
     }
-    const auto firsts = balanced_cuts(work, o.devices);
-    const auto& devices = p.topology.nodes.front().containers.front().devices;
-    for (std::size_t s = 0; s < firsts.size(); ++s) {
-        StageAssignment stage;
-        stage.device = "localhost/proc/" + devices[s].name;
-        const auto end =
-            s + 1 < firsts.size() ? static_cast<std::size_t>(firsts[s + 1]) : p.model.layers.size();
-        for (auto l = static_cast<std::size_t>(firsts[s]); l < end; ++l) {
-            stage.layers.push_back(p.model.layers[l].name);
-        }
-        p.placement.push_back(std::move(stage));
-    }
-    const int stages = static_cast<int>(p.placement.size());
+    p.placement = {std::move(all)};
+    const int stages = std::min(o.devices, static_cast<int>(p.model.layers.size()));
     p.training.batch_size = o.batch_size;
     p.training.microbatches =
         o.microbatches > 0 ? o.microbatches : default_microbatches(o.batch_size, stages);

@@ -5,16 +5,13 @@
 
 #include <ATen/CPUGeneratorImpl.h>
 
+#include "torchscript_chain.h"
+
 namespace pipewright::backend {
 namespace {
 
 bool one_of(const std::string& type, const std::set<std::string>& names) {
     return names.contains(type);
-}
-
-std::string class_name(const torch::jit::Module& m) {
-    const auto name = m.type()->name();
-    return name ? name->name() : std::string();
 }
 
 }  // namespace
@@ -30,7 +27,7 @@ std::vector<std::string> reinitialise(const torch::jit::Module& module, std::uin
     const torch::NoGradGuard no_grad;
     std::vector<std::string> kept;
     for (const auto& sub : module.named_modules()) {
-        const std::string type = class_name(sub.value);
+        const std::string type = module_type_name(sub.value);
         const std::string prefix = sub.name.empty() ? "" : sub.name + ".";
         // Module-level fan-in: the weight's second dimension times its kernel.
         double fan_in = 0;

@@ -1,7 +1,8 @@
 #include "torchscript_layer.h"
 
 #include <algorithm>
-#include <fstream>
+#include <functional>
+#include <sstream>
 
 #include <torch/csrc/jit/runtime/graph_executor.h>
 
@@ -11,10 +12,6 @@
 
 namespace pipewright::backend {
 namespace {
-
-bool has_children(const torch::jit::Module& m) {
-    return m.named_children().size() > 0;
-}
 
 // Replaces steps[i] by its own chain, carrying its glue to the first and
 // last of the new steps.
@@ -36,6 +33,37 @@ std::vector<ChainStep> root_chain(const torch::jit::Module& root) {
     return std::get<std::vector<ChainStep>>(std::move(chain));
 }
 
+// The module's chain, with each step that `wanted` picks (given its depth
+// below the module's children and its submodule) replaced by its own chain,
+// again and again; a picked step that does not split goes to `refused` with
+// the reason and stays whole.
+std::vector<ChainStep> expand_steps(
+    const torch::jit::Module& root,
+    const std::function<bool(const ChainStep&, int, const torch::jit::Module&)>& wanted,
+    const std::function<void(const ChainStep&, const std::string&)>& refused) {
+    std::vector<ChainStep> steps = root_chain(root);
+    std::vector<int> level(steps.size(), 0);
+    for (std::size_t i = 0; i < steps.size();) {
+        const auto sub = submodule_at(root, steps[i].path);
+        if (!wanted(steps[i], level[i], sub)) {
+            ++i;
+            continue;
+        }
+        auto inner = forward_chain(sub, steps[i].path);
+        if (const auto* no = std::get_if<ChainRefusal>(&inner)) {
+            refused(steps[i], no->reason);
+            ++i;
+            continue;
+        }
+        auto chain = std::get<std::vector<ChainStep>>(std::move(inner));
+        level[i] += 1;
+        level.insert(level.begin() + static_cast<std::ptrdiff_t>(i) + 1, chain.size() - 1,
+                     level[i]);
+        expand(steps, i, std::move(chain));
+    }
+    return steps;
+}
+
 std::string list(const std::vector<std::string>& names) {
     std::string out;
     for (std::size_t i = 0; i < names.size() && i < 12; ++i) {
@@ -46,6 +74,24 @@ std::string list(const std::vector<std::string>& names) {
 
 }  // namespace
 
+std::string torch_error_reason(const std::exception& e) {
+    const auto* c10 = dynamic_cast<const c10::Error*>(&e);
+    const std::string why = c10 != nullptr ? c10->what_without_backtrace() : e.what();
+    std::vector<std::string> lines;
+    std::istringstream in(why);
+    for (std::string line; std::getline(in, line);) {
+        if (line.find_first_not_of(' ') != std::string::npos) {
+            lines.push_back(line);
+        }
+    }
+    for (auto it = lines.rbegin(); it != lines.rend(); ++it) {
+        if (it->starts_with("RuntimeError: ")) {
+            return it->substr(14);
+        }
+    }
+    return lines.empty() ? why : lines.front();
+}
+
 torch::jit::Module load_torchscript(const std::filesystem::path& file) {
     std::error_code ec;
     if (!std::filesystem::is_regular_file(file, ec)) {
@@ -54,10 +100,8 @@ torch::jit::Module load_torchscript(const std::filesystem::path& file) {
     try {
         return torch::jit::load(file.string());
     } catch (const c10::Error& e) {
-        std::string why = e.what_without_backtrace();
-        why = why.substr(0, why.find('\n'));
         throw BackendError(file.string() + " is not a TorchScript file that LibTorch can load (" +
-                           why +
+                           torch_error_reason(e) +
                            "); write one with torch.jit.script(model).save(path) or "
                            "torch.jit.trace(model, example).save(path)");
     }
@@ -65,52 +109,31 @@ torch::jit::Module load_torchscript(const std::filesystem::path& file) {
 
 std::vector<ChainStep> split_module(const torch::jit::Module& root, int depth,
                                     std::vector<std::string>* kept_whole) {
-    std::vector<ChainStep> steps = root_chain(root);
-    std::vector<int> level(steps.size(), 0);
-    for (std::size_t i = 0; i < steps.size();) {
-        const auto sub = submodule_at(root, steps[i].path);
-        if (level[i] >= depth || !has_children(sub)) {
-            ++i;
-            continue;
-        }
-        auto inner = forward_chain(sub, steps[i].path);
-        if (auto* refused = std::get_if<ChainRefusal>(&inner)) {
+    return expand_steps(
+        root,
+        [&](const ChainStep&, int level, const torch::jit::Module& sub) {
+            return level < depth && sub.named_children().size() > 0;
+        },
+        [&](const ChainStep& step, const std::string& reason) {
             if (kept_whole != nullptr) {
-                kept_whole->push_back(steps[i].path + " (" + steps[i].module_type +
-                                      "): " + refused->reason);
+                kept_whole->push_back(step.path + " (" + step.module_type + "): " + reason);
             }
-            ++i;
-            continue;
-        }
-        auto& chain = std::get<std::vector<ChainStep>>(inner);
-        const int next = level[i] + 1;
-        const std::size_t n = chain.size();
-        expand(steps, i, std::move(chain));
-        level.erase(level.begin() + static_cast<std::ptrdiff_t>(i));
-        level.insert(level.begin() + static_cast<std::ptrdiff_t>(i), n, next);
-    }
-    return steps;
+        });
 }
 
 std::vector<ChainStep> chain_of_paths(const torch::jit::Module& root,
                                       const std::vector<std::string>& paths) {
-    std::vector<ChainStep> steps = root_chain(root);
-    for (std::size_t i = 0; i < steps.size();) {
-        const std::string prefix = steps[i].path + ".";
-        const bool inside = std::any_of(paths.begin(), paths.end(), [&](const std::string& p) {
-            return p.starts_with(prefix);
+    const std::vector<ChainStep> steps = expand_steps(
+        root,
+        [&](const ChainStep& step, int, const torch::jit::Module&) {
+            return std::any_of(paths.begin(), paths.end(), [&](const std::string& p) {
+                return p.starts_with(step.path + ".");
+            });
+        },
+        [](const ChainStep& step, const std::string& reason) {
+            throw BackendError("the layers name parts of \"" + step.path +
+                               "\", which does not split: " + reason);
         });
-        if (!inside) {
-            ++i;
-            continue;
-        }
-        auto inner = forward_chain(submodule_at(root, steps[i].path), steps[i].path);
-        if (auto* refused = std::get_if<ChainRefusal>(&inner)) {
-            throw BackendError("the layers name parts of \"" + steps[i].path +
-                               "\", which does not split: " + refused->reason);
-        }
-        expand(steps, i, std::get<std::vector<ChainStep>>(std::move(inner)));
-    }
     std::vector<std::string> found;
     for (const auto& s : steps) {
         found.push_back(s.path);
@@ -210,7 +233,6 @@ TorchScriptLayer TorchScriptLayers::build(int layer, std::uint64_t seed) {
     if (torchscript_reinitialised(spec)) {
         (void)reinitialise(submodule, seed);
     }
-    // A copy of the step: each layer compiles its own glue.
     return TorchScriptLayer(submodule, step);
 }
 

@@ -17,6 +17,10 @@
 
 namespace pipewright::backend {
 
+// What Torch says went wrong, in one line: without the C++ backtrace, and
+// of the interpreter's report only its last line ("RuntimeError: ...").
+[[nodiscard]] std::string torch_error_reason(const std::exception& e);
+
 // Loads a TorchScript file; throws BackendError saying why it cannot.
 [[nodiscard]] torch::jit::Module load_torchscript(const std::filesystem::path& file);
 

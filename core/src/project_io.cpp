@@ -6,6 +6,7 @@
 
 #include "pipewright/core/json_parse.h"
 #include "pipewright/core/output_file.h"
+#include "torchscript_layer.h"
 
 namespace pipewright {
 
@@ -29,7 +30,7 @@ std::filesystem::path project_folder(const std::filesystem::path& file) {
 // folder, finds it).
 void resolve_module_files(Project& project, const std::filesystem::path& folder, bool to_absolute) {
     for (LayerSpec& layer : project.model.layers) {
-        if (layer.type != "torchscript" || !layer.params.is_object()) {
+        if (layer.type != kTorchScriptLayerType || !layer.params.is_object()) {
             continue;
         }
         const nlohmann::json& given = layer.params.value("module", nlohmann::json());

@@ -143,7 +143,15 @@ TEST(TorchScriptImport, TorchvisionResNet18) {
     }
     EXPECT_EQ(total, 11181642);  // torchvision's resnet18(num_classes=10)
     EXPECT_EQ(r.layers[8].glue, std::vector<std::string>{"flatten"});
-    EXPECT_EQ(r.project.placement.size(), 4u);
+    EXPECT_EQ(r.project.topology.devices().size(), 4u);
+    // The command line splits the layers over the 4 devices with the planner.
+    const auto dir = test::temp_dir("ts-resnet");
+    const auto placed = test::run_cli("import " + (kFixtures / "resnet18.pt").string() +
+                                          " --input-shape 3,32,32 --devices 4 --dry-run --json",
+                                      dir);
+    ASSERT_EQ(placed.code, 0) << placed.output;
+    EXPECT_EQ(json::parse(test::last_json_object(placed.output))["stages"], 4);
+    fs::remove_all(dir);
     const auto deep = import_file("resnet18.pt", {3, 32, 32}, 1);
     EXPECT_EQ(deep.layers.size(), 14u);
     EXPECT_EQ(deep.layers[4].path, "layer1.0");
@@ -215,6 +223,7 @@ TEST(TorchScriptImport, TheProjectKeepsTheFileRelativeAndAnEditedChainIsRefused)
     std::ifstream in(dir / "mlp.json");
     json j = json::parse(in);
     EXPECT_EQ(j["model"]["layers"][0]["module"], "mlp.pt");
+    EXPECT_EQ(j["placement"].size(), 2u);
     // Loaded from anywhere, the file is found beside the project.
     const auto loaded = load_project_file(dir / "mlp.json");
     ASSERT_TRUE(loaded.project);

@@ -3,8 +3,10 @@
 // `pipewright import`: a TorchScript file as a project. The module is split
 // into layers where its forward is a chain of children (torchscript_chain.h
 // in src/), each layer is run once on an example batch to find its output
-// shape, parameters, FLOPs and the activations it keeps, and the layers are
-// placed over the devices asked for, balanced by their work.
+// shape, parameters, FLOPs and the activations it keeps. The project has
+// the devices asked for, its layers on the first of them and its schedule
+// and micro-batches chosen for that many stages: the command line splits
+// the layers over the devices with the planner (pipewright::best_split).
 
 #include <cstdint>
 #include <filesystem>
