@@ -217,6 +217,12 @@ int run_import(const ImportArgs& a, std::ostream& out, std::ostream& err) {
         << r.project.placement.size() << (r.project.placement.size() == 1 ? " stage" : " stages")
         << " on " << a.devices << " × " << a.device_spec << ", batch " << a.batch_size << " in "
         << r.project.training.resolved_microbatches() << " micro-batches.\n";
+    if (const auto stages = r.project.placement.size();
+        stages < static_cast<std::size_t>(a.devices)) {
+        out << "Only " << stages << " of the " << a.devices << " devices hold a stage (one layer "
+            << "at least each); `pipewright plan --data-parallel auto` can use the others as "
+               "replicas, or import with a larger --depth.\n";
+    }
     if (!a.dry_run) {
         out << "Next: pipewright simulate " << target << "   (or profile, plan, run)\n";
     }
