@@ -1,6 +1,7 @@
 #include "commands.h"
 
 #include <CLI/CLI.hpp>
+#include <algorithm>
 #include <filesystem>
 
 #include "backend_handoff.h"
@@ -13,6 +14,7 @@
 #include "profile_command.h"
 #include "run_command.h"
 #include "run_handoff.h"
+#include "run_machine_check.h"
 #include "simulate_command.h"
 
 namespace pipewright::cli {
@@ -98,6 +100,13 @@ bool wants_version(int argc, const char* const* argv) {
 int run(int argc, const char* const* argv, std::ostream& out, std::ostream& err) {
     BackendCommands hand_over;
     hand_over.run = [&](const RunArgs& a, std::ostream&, std::ostream& e) {
+        if (!a.force) {
+            if (const std::string problem = run_machine_problem(a, this_machine());
+                !problem.empty()) {
+                e << "pipewright: " << problem << '\n';
+                return static_cast<int>(kInvalidInput);
+            }
+        }
         return hand_over_to_backend(argc, argv, "run", e, schedule_cost_arguments(a));
     };
     hand_over.profile = [&](const ProfileArgs&, std::ostream&, std::ostream& e) {
@@ -155,6 +164,23 @@ int run(int argc, const char* const* argv, std::ostream& out, std::ostream& err,
         if (sub->get_option_no_throw("--version") == nullptr) {
             sub->add_flag("--version", version_flag, "Print the version and exit");
         }
+    }
+
+    // CLI11 answers a misspelt command with "A subcommand is required":
+    // name it and the commands instead.
+    const auto commands = app.get_subcommands({});
+    if (argc > 1 && argv[1][0] != '-' &&
+        std::none_of(commands.begin(), commands.end(),
+                     [&](const CLI::App* sub) { return sub->check_name(argv[1]); })) {
+        std::string known;
+        for (const auto* sub : commands) {
+            if (!sub->get_group().empty()) {
+                known += (known.empty() ? "" : ", ") + sub->get_name();
+            }
+        }
+        err << "pipewright: unknown command \"" << printable_name(argv[1])
+            << "\"; the commands are " << known << " (pipewright --help says what each does)\n";
+        return kUsage;
     }
 
     try {

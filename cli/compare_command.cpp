@@ -36,9 +36,12 @@ struct Row {
 // draws replica 0's lanes only (replicas alike are simulated once), so the
 // measured timeline may have more lanes; the others are left out. Empty
 // with a message in `problem` when a simulated device has no measured lane.
-std::vector<int> match_lanes(const Timeline& sim, const Timeline& real, std::string& problem) {
+// With `force`, lanes as many as the simulation's are matched in order
+// whatever their devices.
+std::vector<int> match_lanes(const Timeline& sim, const Timeline& real, bool force,
+                             std::string& problem) {
     std::vector<int> lanes;
-    if (sim.num_ranks() == real.num_ranks()) {
+    if (sim.num_ranks() == real.num_ranks() && (force || sim.devices == real.devices)) {
         for (int r = 0; r < sim.num_ranks(); ++r) {
             lanes.push_back(r);
         }
@@ -55,7 +58,9 @@ std::vector<int> match_lanes(const Timeline& sim, const Timeline& real, std::str
         if (it == real.devices.end()) {
             problem = "the simulated timeline's device " + printable_name(device) +
                       " has no lane in the measured one (" + std::to_string(real.num_ranks()) +
-                      " devices); compare runs of the same placement";
+                      " devices, the first " + printable_name(real.devices.front()) +
+                      "); compare a simulation and a run of the same placement, or pass "
+                      "--force to compare lane by lane";
             return {};
         }
         lanes.push_back(static_cast<int>(it - real.devices.begin()));
@@ -97,6 +102,8 @@ void add_compare_command(CLI::App& app, CompareArgs& a) {
     cmd->add_option("simulated", a.simulated, "Timeline from `simulate --timeline`")->required();
     cmd->add_option("measured", a.measured, "Timeline or folder from `pipewright run`")->required();
     cmd->add_flag("--json", a.json, "Print the comparison as one JSON object");
+    cmd->add_flag("--force", a.force,
+                  "Compare lane by lane even when the timelines' devices or schedules differ");
 }
 
 int run_compare(const CompareArgs& a, std::ostream& out, std::ostream& err) {
@@ -113,8 +120,16 @@ int run_compare(const CompareArgs& a, std::ostream& out, std::ostream& err) {
             return kInvalidInput;
         }
     }
+    if (!a.force && !sim.schedule.empty() && !real.schedule.empty() &&
+        sim.schedule != real.schedule) {
+        err << "pipewright: the simulated timeline runs " << printable_name(sim.schedule)
+            << " and the measured one " << printable_name(real.schedule)
+            << ": their actions do not correspond; simulate with --schedule "
+            << printable_name(real.schedule) << ", or pass --force to compare them anyway\n";
+        return kInvalidInput;
+    }
     std::string problem;
-    const std::vector<int> lanes = match_lanes(sim, real, problem);
+    const std::vector<int> lanes = match_lanes(sim, real, a.force, problem);
     if (lanes.empty() && !problem.empty()) {
         err << "pipewright: " << problem << '\n';
         return kInvalidInput;

@@ -11,6 +11,7 @@ struct CompareArgs {
     std::string simulated;
     std::string measured;
     bool json = false;
+    bool force = false;  // compare lane by lane though devices or schedules differ
 };
 
 // `pipewright compare SIMULATED MEASURED`: two timelines side by side.

@@ -13,6 +13,9 @@ void add_cost_options(CLI::App& command, CostArgs& args) {
         .add_option("--efficiency", args.efficiency,
                     "Fraction of peak FLOP/s reached by the analytic model (default 0.5)")
         ->check(finite_number(0.001, 1.0));
+    command.add_flag("--strict", args.strict,
+                     "Refuse a --profile that does not fit the model (layers it lacks or "
+                     "measured at other sizes) instead of warning");
 }
 
 std::optional<CostModelOptions> cost_model_options(const CostArgs& args,
@@ -34,14 +37,20 @@ std::optional<CostModelOptions> cost_model_options(const CostArgs& args,
     return costs;
 }
 
-std::string check_profile_fit(const CostModelOptions& costs, const Project& project,
-                              std::ostream& err) {
+std::optional<std::string> check_profile_fit(const CostModelOptions& costs, const Project& project,
+                                             bool strict, std::ostream& err) {
     if (costs.profile == nullptr) {
-        return {};
+        return std::string();
     }
     const ProfileCoverage coverage = profile_coverage(*costs.profile, project.model);
-    for (const auto& warning : profile_warnings(coverage)) {
-        err << "pipewright: warning: " << warning << '\n';
+    const auto warnings = profile_warnings(coverage);
+    for (const auto& warning : warnings) {
+        err << "pipewright: " << (strict ? "" : "warning: ") << warning << '\n';
+    }
+    if (strict && !warnings.empty()) {
+        err << "pipewright: --strict: the profile does not fit the model; profile it again "
+               "(`pipewright profile`), or leave out --strict to use what fits\n";
+        return std::nullopt;
     }
     return describe_cost_sources(coverage);
 }

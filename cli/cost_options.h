@@ -16,6 +16,7 @@ namespace pipewright::cli {
 struct CostArgs {
     std::optional<std::string> profile;
     double efficiency = 0;  // 0: the cost model's default
+    bool strict = false;    // refuse a profile that does not fit the model
 };
 
 void add_cost_options(CLI::App& command, CostArgs& args);
@@ -28,9 +29,12 @@ std::optional<CostModelOptions> cost_model_options(const CostArgs& args,
                                                    std::ostream& err);
 
 // Warns on `err` when the profile in `costs` does not fit the model (no layer
-// or only some match) and returns the summary's "where the costs come from"
-// text; empty without a profile.
-std::string check_profile_fit(const CostModelOptions& costs, const Project& project,
-                              std::ostream& err);
+// or only some match, or layers measured at other sizes) and returns the
+// summary's "where the costs come from" text; empty without a profile.
+// With `strict` (--strict), a profile that does not fit is refused: nullopt
+// after printing why.
+[[nodiscard]] std::optional<std::string> check_profile_fit(const CostModelOptions& costs,
+                                                           const Project& project, bool strict,
+                                                           std::ostream& err);
 
 }  // namespace pipewright::cli

@@ -38,15 +38,20 @@ void add_import_command(CLI::App& app, ImportArgs& a) {
     cmd->add_option("--vocabulary", a.vocabulary,
                     "Token ids are below this (int64 input; default: the first embedding's "
                     "size)")
-        ->check(CLI::Range(1LL, 2147483647LL));
+        ->check(whole_number(1));
     cmd->add_option("--init", a.init,
                     "Weights to train from: file (default: the module's own) or seed (PyTorch's "
                     "default initialisation, drawn from the project's seed)")
         ->check(CLI::IsMember({"file", "seed"}));
     cmd->add_option("--out,-o", a.out,
-                    "Project file to write (default: the module's name with .json, beside it)");
+                    "Project file to write (default: the module's name with .json, beside it)")
+        ->check(non_empty_path());
     cmd->add_flag("--json", a.json, "Print the layers found as JSON");
     cmd->add_flag("--dry-run", a.dry_run, "Find and measure the layers; write no file");
+    cmd->add_option("--timeout", a.timeout_s,
+                    "Seconds measuring one layer may take before the import ends, naming it "
+                    "(default 600)")
+        ->check(finite_number(0.001, 604800));
 }
 
 }  // namespace pipewright::cli

@@ -24,7 +24,8 @@ struct ImportArgs {
     std::string out;  // default: the module's name with .json
     std::string init = "file";
     bool json = false;
-    bool dry_run = false;  // print what would be written, write nothing
+    bool dry_run = false;    // print what would be written, write nothing
+    double timeout_s = 600;  // per layer measured
 };
 
 // `pipewright import MODULE.pt --input-shape ...`: a project of the module's

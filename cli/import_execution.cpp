@@ -1,5 +1,7 @@
 // `import` carried out by the backend program (LibTorch reads the file).
 
+#include <algorithm>
+#include <cctype>
 #include <charconv>
 #include <filesystem>
 
@@ -8,6 +10,8 @@
 #include "pipewright/backend/backend_error.h"
 #include "pipewright/backend/torchscript_import.h"
 #include "pipewright/core/analysis.h"
+#include "pipewright/core/device_catalog.h"
+#include "pipewright/core/printable_name.h"
 #include "pipewright/core/project_io.h"
 #include "pipewright/sim/planner.h"
 #include "report_format.h"
@@ -75,7 +79,8 @@ void print_layers(std::ostream& out, const backend::ImportResult& r) {
         if (!l.glue.empty()) {
             module += " (" + glue_text(l.glue) + ")";
         }
-        table.add_row({l.path, module, shape_text(l.output_shape),
+        // Names come from the file: escaped, as the rest of the CLI does.
+        table.add_row({printable_name(l.path), printable_name(module), shape_text(l.output_shape),
                        format_count(static_cast<double>(l.parameters)),
                        format_count(l.forward_flops), format_bytes(l.stashed_elements * 4), stage});
     }
@@ -145,8 +150,36 @@ int run_import(const ImportArgs& a, std::ostream& out, std::ostream& err) {
     if (target.empty()) {
         target = fs::path(a.module).replace_extension(".json").string();
     }
+    std::vector<NamedFile> inputs;
+    inputs.push_back(NamedFile{"TorchScript file", a.module});
+    std::vector<NamedFile> outputs;
+    outputs.push_back(NamedFile{"--out", target});
+    if (!a.dry_run && !check_outputs_spare_inputs(inputs, outputs, err)) {
+        return 2;
+    }
     if (!a.dry_run && !check_output_file("project", target, err)) {
         return 1;
+    }
+    // The device spec by the catalog's name, whatever its case, checked
+    // before any layer is measured.
+    std::string device_spec;
+    for (const auto& name : DeviceCatalog::builtin().names()) {
+        if (std::equal(name.begin(), name.end(), a.device_spec.begin(), a.device_spec.end(),
+                       [](char x, char y) {
+                           return std::tolower(static_cast<unsigned char>(x)) ==
+                                  std::tolower(static_cast<unsigned char>(y));
+                       })) {
+            device_spec = name;
+        }
+    }
+    if (device_spec.empty()) {
+        std::string known;
+        for (const auto& name : DeviceCatalog::builtin().names()) {
+            known += (known.empty() ? "" : ", ") + name;
+        }
+        err << "pipewright: --device-spec: no device \"" << printable_name(a.device_spec)
+            << "\" in the catalog; give one of " << known << " (pipewright devices)\n";
+        return 2;
     }
     backend::ImportOptions o;
     o.module_file = a.module;
@@ -155,13 +188,14 @@ int run_import(const ImportArgs& a, std::ostream& out, std::ostream& err) {
     o.loss = a.loss == "mse" ? LossKind::mse : LossKind::cross_entropy;
     o.depth = a.depth;
     o.devices = a.devices;
-    o.device_spec = a.device_spec;
+    o.device_spec = device_spec;
     o.batch_size = a.batch_size;
     o.microbatches = a.microbatches.value_or(0);
     if (a.vocabulary) {
         o.vocabulary = *a.vocabulary;
     }
     o.reinitialise = a.init == "seed";
+    o.layer_timeout_s = a.timeout_s;
     backend::ImportResult r;
     try {
         r = backend::import_torchscript(o);
@@ -185,7 +219,8 @@ int run_import(const ImportArgs& a, std::ostream& out, std::ostream& err) {
         try {
             save_project_file(r.project, target);
         } catch (const std::exception& e) {
-            err << "pipewright: cannot write the project " << target << ": " << e.what() << '\n';
+            err << "pipewright: cannot write the project " << printable_name(target) << ": "
+                << printable_name(e.what()) << '\n';
             return 1;
         }
     }
@@ -193,11 +228,12 @@ int run_import(const ImportArgs& a, std::ostream& out, std::ostream& err) {
         out << result_json(r, a.dry_run ? std::string() : target).dump(2) << '\n';
         return 0;
     }
-    out << a.module << ": " << r.layers.size() << " layers of " << r.project.model.name
-        << ", input " << shape_text(*shape) << " (" << a.input_dtype << ")\n\n";
+    out << printable_name(a.module) << ": " << r.layers.size() << " layers of "
+        << printable_name(r.project.model.name) << ", input " << shape_text(*shape) << " ("
+        << a.input_dtype << ")\n\n";
     print_layers(out, r);
     for (const auto& whole : r.kept_whole) {
-        out << "\nKept whole: " << whole;
+        out << "\nKept whole: " << printable_name(whole);
     }
     if (!r.kept_whole.empty()) {
         out << '\n';
@@ -207,15 +243,15 @@ int run_import(const ImportArgs& a, std::ostream& out, std::ostream& err) {
         if (!r.kept_from_file.empty()) {
             out << ", except (their classes' initialisation is not known; kept from the file): ";
             for (std::size_t i = 0; i < r.kept_from_file.size(); ++i) {
-                out << (i > 0 ? ", " : "") << r.kept_from_file[i];
+                out << (i > 0 ? ", " : "") << printable_name(r.kept_from_file[i]);
             }
         }
         out << ".\n";
     }
     out << '\n'
-        << (a.dry_run ? "Not written (--dry-run). " : "Wrote " + target + ": ")
+        << (a.dry_run ? "Not written (--dry-run). " : "Wrote " + printable_name(target) + ": ")
         << r.project.placement.size() << (r.project.placement.size() == 1 ? " stage" : " stages")
-        << " on " << a.devices << " × " << a.device_spec << ", batch " << a.batch_size << " in "
+        << " on " << a.devices << " × " << device_spec << ", batch " << a.batch_size << " in "
         << r.project.training.resolved_microbatches() << " micro-batches.\n";
     if (const auto stages = r.project.placement.size();
         stages < static_cast<std::size_t>(a.devices)) {
@@ -224,7 +260,8 @@ int run_import(const ImportArgs& a, std::ostream& out, std::ostream& err) {
                "replicas, or import with a larger --depth.\n";
     }
     if (!a.dry_run) {
-        out << "Next: pipewright simulate " << target << "   (or profile, plan, run)\n";
+        out << "Next: pipewright simulate " << printable_name(target)
+            << "   (or profile, plan, run)\n";
     }
     return 0;
 }

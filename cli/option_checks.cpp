@@ -2,13 +2,16 @@
 
 #include <unistd.h>
 
-#include <filesystem>
-
+#include <cerrno>
 #include <charconv>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
+#include <filesystem>
 #include <string>
+
+#include "pipewright/core/printable_name.h"
 
 namespace pipewright::cli {
 
@@ -64,6 +67,14 @@ CLI::Validator finite_number(double min, double max) {
         show(min) + " to " + show(max), "FINITE_NUMBER");
 }
 
+CLI::Validator non_empty_path() {
+    return CLI::Validator(
+        [](std::string& text) -> std::string {
+            return text.empty() ? "must name a file or folder, got an empty path" : "";
+        },
+        "PATH", "NON_EMPTY_PATH");
+}
+
 bool check_output_file(const std::string& what, const std::string& path, std::ostream& err) {
     namespace fs = std::filesystem;
     const fs::path p(path);
@@ -78,10 +89,70 @@ bool check_output_file(const std::string& what, const std::string& path, std::os
         why = "the folder " + folder.string() + " is not writable";
     } else if (fs::exists(p, ec) && ::access(p.c_str(), W_OK) != 0) {
         why = "the file is not writable";
+    } else if (fs::exists(p, ec) && !fs::is_regular_file(p, ec)) {
+        why = "it is not a regular file";
+    } else {
+        // The file is written next to its target and renamed over it: a
+        // folder that takes no new file (/sys, /proc, a read-only mount)
+        // passes access() for root, so try it.
+        std::string probe = (folder / ".pipewright-write-check-XXXXXX").string();
+        const int fd = ::mkstemp(probe.data());
+        if (fd < 0) {
+            // ENOENT from a folder that exists (/proc) says nothing useful.
+            const int error = errno;
+            why =
+                "the folder " + folder.string() + " takes no new files" +
+                (error == ENOENT ? std::string() : " (" + std::string(std::strerror(error)) + ")");
+        } else {
+            ::close(fd);
+            ::unlink(probe.c_str());
+        }
     }
     if (!why.empty()) {
         err << "pipewright: cannot write the " << what << " " << path << ": " << why << '\n';
         return false;
+    }
+    return true;
+}
+
+namespace {
+// The same file: one inode (through links, `..` or another spelling), or,
+// for a file not written yet, the same path once made absolute.
+bool same_file(const std::string& a, const std::string& b) {
+    namespace fs = std::filesystem;
+    std::error_code ec;
+    if (fs::exists(a, ec) && fs::exists(b, ec)) {
+        const bool same = fs::equivalent(a, b, ec);
+        return !ec && same;
+    }
+    return fs::weakly_canonical(a, ec) == fs::weakly_canonical(b, ec) && !ec;
+}
+}  // namespace
+
+bool check_outputs_spare_inputs(const std::vector<NamedFile>& inputs,
+                                const std::vector<NamedFile>& outputs, std::ostream& err) {
+    for (std::size_t i = 0; i < outputs.size(); ++i) {
+        const NamedFile& out = outputs[i];
+        if (out.path.empty()) {
+            continue;
+        }
+        for (const NamedFile& in : inputs) {
+            if (!in.path.empty() && same_file(out.path, in.path)) {
+                err << "pipewright: " << out.role << " " << printable_name(out.path) << " is the "
+                    << in.role << " this command reads"
+                    << (out.path == in.path ? "" : " (" + printable_name(in.path) + ")")
+                    << "; writing it would replace it: give another file name\n";
+                return false;
+            }
+        }
+        for (std::size_t j = 0; j < i; ++j) {
+            if (!outputs[j].path.empty() && same_file(out.path, outputs[j].path)) {
+                err << "pipewright: " << outputs[j].role << " and " << out.role
+                    << " name the same file, " << printable_name(out.path)
+                    << "; give each its own\n";
+                return false;
+            }
+        }
     }
     return true;
 }

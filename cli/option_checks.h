@@ -8,6 +8,7 @@
 #include <limits>
 #include <ostream>
 #include <string>
+#include <vector>
 
 #include <CLI/CLI.hpp>
 
@@ -22,6 +23,23 @@ namespace pipewright::cli {
 // <what> PATH: ...". Checked before long work, so a typo does not cost it.
 [[nodiscard]] bool check_output_file(const std::string& what, const std::string& path,
                                      std::ostream& err);
+
+// A file the command reads or writes, named for messages: {"--trace", path}.
+struct NamedFile {
+    std::string role;
+    std::string path;
+};
+
+// Refuses, before any work, an output that is one of the inputs or another
+// output (the same file, through any path or link, or the same path when it
+// does not exist yet): writing it would replace what the command reads.
+// Says which on `err` and returns false.
+[[nodiscard]] bool check_outputs_spare_inputs(const std::vector<NamedFile>& inputs,
+                                              const std::vector<NamedFile>& outputs,
+                                              std::ostream& err);
+
+// A path that is not empty (`--out ''` names no file).
+[[nodiscard]] CLI::Validator non_empty_path();
 
 // A finite number from `min` to `max`, both included.
 [[nodiscard]] CLI::Validator finite_number(double min, double max);

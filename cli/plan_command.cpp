@@ -57,7 +57,8 @@ void add_plan_command(CLI::App& app, PlanArgs& args) {
                   "sequence too (default: the project's)");
     add_cost_options(*cmd, args.costs);
     cmd->add_flag("--json", args.json, "Print the plan and its comparisons as one JSON object");
-    cmd->add_option("--apply", args.apply, "Write the project with the plan applied to this file");
+    cmd->add_option("--apply", args.apply, "Write the project with the plan applied to this file")
+        ->check(non_empty_path());
 }
 
 namespace {
@@ -332,7 +333,9 @@ int run_plan(const PlanArgs& args, std::ostream& out, std::ostream& err) {
         return kInvalidInput;
     }
     options.costs = *costs;
-    (void)check_profile_fit(*costs, *loaded.project, err);
+    if (!check_profile_fit(*costs, *loaded.project, args.costs.strict, err)) {
+        return kInvalidInput;
+    }
 
     PlanResult result;
     try {

@@ -9,7 +9,8 @@ void add_profile_command(CLI::App& app, ProfileArgs& a) {
         "profile",
         "Measure each layer's and a transfer's real cost on this machine, for simulate --profile");
     cmd->add_option("project", a.project, "Project file (.json)")->required();
-    cmd->add_option("--out,-o", a.out, "Profile file to write (default profile.json)");
+    cmd->add_option("--out,-o", a.out, "Profile file to write (default profile.json)")
+        ->check(non_empty_path());
     cmd->add_option("--device", a.device, "auto (the first GPU when there is one), cpu or cuda")
         ->check(CLI::IsMember({"auto", "cpu", "cuda"}));
     cmd->add_option("--threads", a.threads,

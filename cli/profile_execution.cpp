@@ -94,6 +94,13 @@ void print_profile(std::ostream& out, const Profile& p, const std::string& proje
 }  // namespace
 
 int run_profile(const ProfileArgs& a, std::ostream& out, std::ostream& err) {
+    std::vector<NamedFile> inputs;
+    inputs.push_back(NamedFile{"project", a.project});
+    std::vector<NamedFile> outputs;
+    outputs.push_back(NamedFile{"--out", a.out});
+    if (!check_outputs_spare_inputs(inputs, outputs, err)) {
+        return kUsage;
+    }
     if (!check_output_file("profile", a.out, err)) {
         return kInvalidInput;
     }

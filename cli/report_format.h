@@ -26,6 +26,11 @@ class TextTable {
     std::vector<bool> right_;
 };
 
+// The iteration of back-to-back iterations whose optimizer step is validated
+// after the fact (the zero-bubble paper's assumption): the longest span of
+// one device's work, first action to last.
+[[nodiscard]] double steady_state_s(const SimulationReport& report);
+
 // `cost_sources`: where the costs came from when a profile is used
 // (check_profile_fit), shown as a "Costs" line.
 void print_report(std::ostream& out, const SimulationReport& report,

@@ -2,6 +2,7 @@
 
 #include "commands.h"
 #include "option_checks.h"
+#include "pipewright/core/tensor_parallel.h"
 
 namespace pipewright::cli {
 namespace {
@@ -22,7 +23,7 @@ void add_training_options(CLI::App* cmd, RunArgs& a) {
     cmd->add_option("--tensor-parallel", a.tensor_parallel,
                     "Devices of each stage's tensor-parallel group: a worker each, holding a "
                     "slice of the stage's layers (default: the project's tensor_parallel.size)")
-        ->check(whole_number(1));
+        ->check(whole_number(1, kMaxTensorParallel));
     cmd->add_option("--steps", a.steps, "Training steps (default: the project's)")
         ->check(whole_number(1));
     // At most a week: a wait that long is a hang, and the bound keeps the
@@ -37,7 +38,11 @@ void add_training_options(CLI::App* cmd, RunArgs& a) {
     cmd->add_option("--dtype", a.dtype, "Override the compute precision")
         ->check(CLI::IsMember({"float32", "float64"}))
         ->group("");
-    cmd->add_flag("--save-params", a.save_params, "Write each stage's parameters")->group("");
+    cmd->add_flag("--stop-on-nan", a.stop_on_nan,
+                  "End the run after the first step whose loss is not finite (NaN or "
+                  "infinite), writing every output; without it the run goes on and says so");
+    cmd->add_flag("--save-params", a.save_params,
+                  "Write each stage's parameters after the last step (params-stage-S.pt)");
     // The front end adds it for zb-auto (see run_handoff.h).
     cmd->add_option("--schedule-costs", a.schedule_costs, "zb-auto's costs")->group("");
 }
@@ -51,7 +56,10 @@ void add_run_command(CLI::App& app, RunArgs& a) {
     cmd->add_option("--warmup", a.warmup, "Steps left out of the medians (default 1)")
         ->check(whole_number(0));
     cmd->add_option("--out", a.out,
-                    "Output folder, new or empty (default runs/<model>-<timestamp>)");
+                    "Output folder, new or empty (default runs/<model>-<timestamp>)")
+        ->check(non_empty_path());
+    cmd->add_flag("--force", a.force,
+                  "Start even when the run's estimated memory or its ranks exceed this machine");
     cmd->add_flag("--overwrite", a.overwrite,
                   "Replace the earlier run in a non-empty --out (only a run's own files)");
     cmd->add_option("--port", a.port,

@@ -37,6 +37,8 @@ struct RunArgs {
     std::string data;  // a folder with inputs.pt and targets.pt
     double timeout_s = 60;
     bool save_params = false;
+    bool stop_on_nan = false;
+    bool force = false;  // start though the run looks too big for this machine
     bool json = false;
 };
 

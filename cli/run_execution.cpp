@@ -29,7 +29,24 @@ backend::RunSettings settings_of(const RunArgs& a) {
                                 : std::filesystem::absolute(a.data).lexically_normal().string();
     s.timeout_s = a.timeout_s;
     s.save_params = a.save_params;
+    s.stop_on_nan = a.stop_on_nan;
     return s;
+}
+
+// This node's rank logs by name: "rank-2.log and rank-3.log", "rank-4.log …
+// rank-7.log".
+std::string rank_logs(const RunSummary& s) {
+    if (s.devices.empty()) {
+        return "a log per rank";
+    }
+    const auto [low, high] = std::minmax_element(
+        s.devices.begin(), s.devices.end(),
+        [](const RunDeviceMetrics& a, const RunDeviceMetrics& b) { return a.rank < b.rank; });
+    const auto log = [](int rank) { return "rank-" + std::to_string(rank) + ".log"; };
+    if (low->rank == high->rank) {
+        return log(low->rank);
+    }
+    return log(low->rank) + (high->rank == low->rank + 1 ? " and " : " … ") + log(high->rank);
 }
 
 void print_summary(std::ostream& out, const RunSummary& s, const RunArgs& a) {
@@ -82,7 +99,7 @@ void print_summary(std::ostream& out, const RunSummary& s, const RunArgs& a) {
         out << "\nNode " << s.node_rank.value_or(0) << " of " << s.nnodes.value_or(1)
             << ": the figures above cover this node's ranks only; node 0 wrote the complete "
                "timeline and metrics.\nWrote "
-            << s.out_dir << "/: summary.json, run.log, rank-R.log\n";
+            << s.out_dir << "/: summary.json, run.log, " << rank_logs(s) << "\n";
     }
 }
 
@@ -108,7 +125,7 @@ int run_run(const RunArgs& a, std::ostream& out, std::ostream& err) {
     o.json = a.json;
     o.progress_json = a.progress == "json";
     const auto outcome = backend::launch_run(o, err);
-    if (outcome.exit_code != 0) {
+    if (outcome.exit_code != 0 && outcome.exit_code != backend::kExitStoppedOnNan) {
         return outcome.exit_code;
     }
     if (a.json) {
@@ -116,7 +133,7 @@ int run_run(const RunArgs& a, std::ostream& out, std::ostream& err) {
     } else {
         print_summary(out, outcome.summary, a);
     }
-    return kOk;
+    return outcome.exit_code;
 }
 
 int run_worker_command(const WorkerArgs& w, std::ostream& err) {

@@ -8,6 +8,18 @@
 
 namespace pipewright::cli {
 
+AnalysisOptions run_analysis_options(const RunArgs& a) {
+    AnalysisOptions options;
+    options.schedule = a.schedule;
+    options.schedule_csv = a.schedule_csv;
+    options.microbatches = a.microbatches;
+    options.batch_size = a.batch_size;
+    options.data_parallel = a.data_parallel;
+    options.tensor_parallel = a.tensor_parallel;
+    options.base_dir = std::filesystem::path(a.project).parent_path();
+    return options;
+}
+
 std::vector<std::string> schedule_cost_arguments(const RunArgs& a) {
     const auto is_auto = [](const std::string& name) {
         return schedule_kind(name) == ScheduleKind::zb_auto;
@@ -20,14 +32,8 @@ std::vector<std::string> schedule_cost_arguments(const RunArgs& a) {
     if (!loaded.project || (!a.schedule && !is_auto(loaded.project->training.schedule.name))) {
         return {};
     }
-    AnalysisOptions options;
-    options.schedule = a.schedule;
-    options.microbatches = a.microbatches;
-    options.batch_size = a.batch_size;
-    options.data_parallel = a.data_parallel;
-    options.base_dir = std::filesystem::path(a.project).parent_path();
     Diagnostics problems;
-    const auto analyzed = analyze_project(*loaded.project, options, problems);
+    const auto analyzed = analyze_project(*loaded.project, run_analysis_options(a), problems);
     if (!analyzed || !problems.empty() || !builds_for_costs(*analyzed)) {
         return {};
     }

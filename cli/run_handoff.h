@@ -8,9 +8,14 @@
 #include <string>
 #include <vector>
 
+#include "pipewright/core/analysis.h"
 #include "run_command.h"
 
 namespace pipewright::cli {
+
+// The analysis a run's options ask for (schedule, CSV, micro-batches,
+// batch, replicas, tensor groups), paths relative to the project's folder.
+[[nodiscard]] AnalysisOptions run_analysis_options(const RunArgs& a);
 
 // {"--schedule-costs", TEXT} when the run uses zb-auto, else nothing (also
 // when the project does not load: the backend reports why).

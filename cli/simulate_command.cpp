@@ -11,6 +11,7 @@
 #include "pipewright/core/profile.h"
 #include "pipewright/core/project_io.h"
 #include "pipewright/core/schedule_csv.h"
+#include "pipewright/core/tensor_parallel.h"
 #include "pipewright/core/timeline.h"
 #include "pipewright/sim/auto_schedule.h"
 #include "pipewright/sim/layout_comparison.h"
@@ -39,7 +40,7 @@ void add_simulate_command(CLI::App& app, SimulateArgs& args) {
     cmd->add_option("--tensor-parallel", args.tensor_parallel,
                     "Devices of each stage's tensor-parallel group: its device and the ones "
                     "after it in its container (default: the project's tensor_parallel.size)")
-        ->check(whole_number(1));
+        ->check(whole_number(1, kMaxTensorParallel));
     cmd->add_flag("--sequence-parallel", args.sequence_parallel,
                   "Split the layer norms and activations along the sequence too (Megatron's "
                   "sequence parallelism)");
@@ -69,7 +70,9 @@ std::optional<Project> project_to_compare(const SimulateArgs& args, AnalysisOpti
     if (!load_analyzed(args.project, options, err)) {
         return std::nullopt;
     }
-    (void)check_profile_fit(costs, *loaded.project, err);
+    if (!check_profile_fit(costs, *loaded.project, args.costs.strict, err)) {
+        return std::nullopt;
+    }
     return std::move(loaded.project);
 }
 
@@ -147,6 +150,19 @@ int run_simulate(const SimulateArgs& args, std::ostream& out, std::ostream& err)
         return kUsage;
     }
 
+    const auto path_or_none = [](const std::optional<std::string>& p) {
+        return p.value_or(std::string());
+    };
+    if (!check_outputs_spare_inputs({{"project", args.project},
+                                     {"--profile", path_or_none(args.costs.profile)},
+                                     {"--schedule-csv", path_or_none(args.schedule_csv)}},
+                                    {{"--trace", path_or_none(args.outputs.trace)},
+                                     {"--timeline", path_or_none(args.outputs.timeline)},
+                                     {"--export-csv", path_or_none(args.outputs.export_csv)}},
+                                    err)) {
+        return kUsage;
+    }
+
     std::optional<Profile> profile;
     const auto cost_options = cost_model_options(args.costs, profile, err);
     if (!cost_options) {
@@ -176,7 +192,17 @@ int run_simulate(const SimulateArgs& args, std::ostream& out, std::ostream& err)
     if (!project) {
         return kInvalidInput;
     }
-    const std::string cost_sources = check_profile_fit(costs, project->project, err);
+    if (args.sequence_parallel && project->project.tensor_parallel.size == 1) {
+        err << "pipewright: --sequence-parallel splits the sequence over each stage's "
+               "tensor-parallel group, and this layout has none (tensor_parallel.size 1); give "
+               "--tensor-parallel T with T > 1 too\n";
+        return kUsage;
+    }
+    const auto fit = check_profile_fit(costs, project->project, args.costs.strict, err);
+    if (!fit) {
+        return kInvalidInput;
+    }
+    const std::string& cost_sources = *fit;
     SimulationReport report;
     try {
         // Only the trace and the timeline files need every action's times.

@@ -7,6 +7,7 @@
 #include <new>
 #include <vector>
 
+#include "option_checks.h"
 #include "pipewright/core/output_file.h"
 #include "pipewright/core/printable_name.h"
 #include "pipewright/core/quantity_format.h"
@@ -128,11 +129,15 @@ std::optional<std::uint64_t> parse_byte_size(std::string_view text) {
 }
 
 void add_output_options(CLI::App& command, OutputArgs& args) {
-    command.add_option("--trace", args.trace, "Write a Chrome trace (open in Perfetto)");
-    command.add_option("--timeline", args.timeline, "Write the Pipewright timeline JSON");
+    command.add_option("--trace", args.trace, "Write a Chrome trace (open in Perfetto)")
+        ->check(non_empty_path());
+    command.add_option("--timeline", args.timeline, "Write the Pipewright timeline JSON")
+        ->check(non_empty_path());
     CLI::Option* export_csv =
-        command.add_option("--export-csv", args.export_csv,
-                           "Write the schedule as PyTorch CSV (torch.distributed.pipelining)");
+        command
+            .add_option("--export-csv", args.export_csv,
+                        "Write the schedule as PyTorch CSV (torch.distributed.pipelining)")
+            ->check(non_empty_path());
     command
         .add_option_function<std::string>(
             "--csv-format",

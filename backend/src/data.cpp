@@ -18,16 +18,17 @@ constexpr std::uint64_t kDataSalt = 0xda7a5eedULL;
 SyntheticTask::SyntheticTask(const AnalyzedProject& project, torch::Dtype dtype, bool with_targets)
     : project_(&project), dtype_(dtype), teacher_(nullptr) {
     vocabulary_ = input_vocabulary(project.project.model);
-    // An imported model's weights are its file's: targets are drawn from the
-    // seed instead of computed by a teacher (unit variance for mse, uniform
-    // classes for cross-entropy). Every rank draws them, targets or not, so
-    // that the inputs come from the same stream on every rank.
-    random_targets_ = has_imported_layers(project.project.model);
-    if (!with_targets || random_targets_) {
+    if (!with_targets) {
         return;
     }
+    // The teacher is the same model with other weights, so the student can
+    // learn it exactly and the loss falls. An imported model's teacher too
+    // is drawn from the seed (PyTorch's default initialisation), not taken
+    // from its file: with the file's weights the student would start as its
+    // own teacher. Random targets, as imported models once had, are not
+    // learnable: the loss sat at ln(classes).
     const auto seed = static_cast<std::uint64_t>(project.project.training.seed);
-    teacher_ = build_model(project, seed ^ kTeacherSalt, dtype);
+    teacher_ = build_model(project, seed ^ kTeacherSalt, dtype, ImportedWeights::from_seed);
     teacher_->eval();  // fixed function: batch-norm uses its running statistics
     if (project.project.model.loss == LossKind::mse) {
         // Unit-variance targets make the printed loss start near 1 whatever
@@ -60,16 +61,10 @@ Batch SyntheticTask::draw(int step, int first, int count) const {
         torch::Tensor x = vocabulary_ > 0 ? torch::randint(vocabulary_, sizes, gen,
                                                            torch::TensorOptions(torch::kInt64))
                                           : torch::randn(sizes, gen, torch::TensorOptions(dtype_));
-        // Drawn for skipped micro-batches too, so the stream stays the same.
-        torch::Tensor drawn_target = random_targets_ ? random_target(gen) : torch::Tensor();
         if (mb < first) {
             continue;
         }
         b.inputs.push_back(x);
-        if (random_targets_) {
-            b.targets.push_back(drawn_target);
-            continue;
-        }
         if (!teacher_) {
             continue;
         }
@@ -81,19 +76,6 @@ Batch SyntheticTask::draw(int step, int first, int count) const {
         }
     }
     return b;
-}
-
-torch::Tensor SyntheticTask::random_target(at::Generator& gen) const {
-    const auto& p = *project_;
-    const Shape& out = p.layers.back().output_shape;
-    std::vector<std::int64_t> sizes{p.microbatch_size};
-    sizes.insert(sizes.end(), out.begin(), out.end());
-    if (p.project.model.loss == LossKind::cross_entropy) {
-        const std::int64_t classes = sizes.back();
-        sizes.pop_back();
-        return torch::randint(classes, sizes, gen, torch::TensorOptions(torch::kInt64));
-    }
-    return torch::randn(sizes, gen, torch::TensorOptions(dtype_));
 }
 
 torch::Tensor compute_loss(LossKind kind, const torch::Tensor& output,

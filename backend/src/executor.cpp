@@ -355,6 +355,12 @@ struct RankExecutor::Impl {
 
     void backward_full(int s, int mb) {
         auto [root, grad] = backward_roots(s, mb);
+        if (!root.requires_grad()) {
+            // A first stage without parameters (a ReLU alone): nothing in it
+            // asks for a gradient, so its backward has nothing to do.
+            forget(slot(s, mb));
+            return;
+        }
         if (grad.defined()) {
             torch::autograd::backward({root}, {grad});
         } else {
@@ -385,6 +391,12 @@ struct RankExecutor::Impl {
     void backward_weight(int s, int mb) {
         auto [root, grad] = backward_roots(s, mb);
         Stage& st = stages.at(s);
+        if (st.params.empty() || !root.requires_grad()) {
+            // A stage without parameters: its W is a no-op (still timed and
+            // recorded like any action); it only lets the graph go.
+            forget(slot(s, mb));
+            return;
+        }
         std::vector<torch::Tensor> grads;
         if (grad.defined()) {
             grads.push_back(grad);

@@ -231,7 +231,8 @@ torch::nn::AnyModule build_layer(const LayerSpec& layer, const Shape& /*input_sh
 }
 
 torch::nn::Sequential build_layers(const AnalyzedProject& project, int first, int last,
-                                   std::uint64_t seed, torch::Dtype dtype) {
+                                   std::uint64_t seed, torch::Dtype dtype,
+                                   ImportedWeights imported_weights) {
     torch::nn::Sequential seq;
     const auto& layers = project.project.model.layers;
     TorchScriptLayers imported(project.project.model);
@@ -241,7 +242,9 @@ torch::nn::Sequential build_layers(const AnalyzedProject& project, int first, in
         std::string name = spec.name;
         std::replace(name.begin(), name.end(), '.', '_');
         if (spec.type == "torchscript") {
-            seq->push_back(name, torch::nn::AnyModule(imported.build(i, layer_seed(seed, i))));
+            seq->push_back(
+                name, torch::nn::AnyModule(imported.build(
+                          i, layer_seed(seed, i), imported_weights == ImportedWeights::from_seed)));
             continue;
         }
         seq->push_back(name, build_layer(spec, input_shape_of(project, i), layer_seed(seed, i)));
@@ -257,8 +260,9 @@ torch::nn::Sequential build_stage(const AnalyzedProject& project, int stage, tor
 }
 
 torch::nn::Sequential build_model(const AnalyzedProject& project, std::uint64_t seed,
-                                  torch::Dtype dtype) {
-    return build_layers(project, 0, static_cast<int>(project.layers.size()) - 1, seed, dtype);
+                                  torch::Dtype dtype, ImportedWeights imported) {
+    return build_layers(project, 0, static_cast<int>(project.layers.size()) - 1, seed, dtype,
+                        imported);
 }
 
 }  // namespace pipewright::backend

@@ -251,9 +251,12 @@ std::vector<LayerProfile> measure_layers(const AnalyzedProject& project,
         lp.optimizer_ms = median(t.optimizer) * 1e3;  // 0 without parameters
         // What the memory model holds for the layer per micro-batch, from
         // the catalog (see docs/real-runs.md, "Profiling").
-        lp.activation_bytes =
-            static_cast<std::int64_t>(project.layers[static_cast<std::size_t>(l)].stashed_elements *
-                                      project.microbatch_size * element_bytes);
+        const LayerAnalysis& analysis = project.layers[static_cast<std::size_t>(l)];
+        lp.activation_bytes = static_cast<std::int64_t>(analysis.stashed_elements *
+                                                        project.microbatch_size * element_bytes);
+        // What was measured, so that a model of other sizes is told.
+        lp.parameters = analysis.parameters;
+        lp.output_shape = analysis.output_shape;
         out.push_back(std::move(lp));
     }
     return out;

@@ -38,6 +38,9 @@ std::string record(int rank) {
 std::string progress(int step) {
     return "progress/" + std::to_string(step);
 }
+std::string loss_finite(int step) {
+    return "loss-finite/" + std::to_string(step);
+}
 std::string node_claim(int node) {
     return "node-claim/" + std::to_string(node);
 }
@@ -52,6 +55,9 @@ std::string alive(int rank) {
 }
 std::string failure(int rank) {
     return "failure/" + std::to_string(rank);
+}
+std::string failure_order(int rank) {
+    return "failure-order/" + std::to_string(rank);
 }
 }  // namespace keys
 

@@ -29,6 +29,9 @@ namespace keys {
 [[nodiscard]] std::string record(int rank);
 // Loss and iteration time of a step, from the rank with the last stage.
 [[nodiscard]] std::string progress(int step);
+// Under --stop-on-nan: "yes" when step's loss was finite (the run goes on),
+// "no" when not (every rank stops after that step).
+[[nodiscard]] std::string loss_finite(int step);
 // A launcher's claim of its node rank (counter: > 1 means taken twice).
 [[nodiscard]] std::string node_claim(int node);
 // A launcher's description of its node, JSON text (ranks, configuration).
@@ -41,6 +44,10 @@ namespace keys {
 // Why a worker failed, as text: reaches the launcher even when the worker
 // cannot write its log (a full disk).
 [[nodiscard]] std::string failure(int rank);
+// A failed worker's place among the run's failures ("1" for the first),
+// drawn from the kFailures counter before it sets its failure key.
+[[nodiscard]] std::string failure_order(int rank);
+inline constexpr const char* kFailures = "failures";
 // Set by the first launcher whose part of the run failed: why, as text.
 inline constexpr const char* kFailed = "failed";
 }  // namespace keys

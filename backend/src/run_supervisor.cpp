@@ -1,9 +1,11 @@
 #include "run_supervisor.h"
 
 #include <algorithm>
+#include <cmath>
 #include <csignal>
 #include <filesystem>
 #include <iostream>
+#include <limits>
 #include <sstream>
 #include <thread>
 
@@ -13,8 +15,11 @@
 #include "pipewright/backend/tensor_data.h"
 #include "pipewright/backend/worker_command_line.h"
 #include "pipewright/core/printable_name.h"
+#include "pipewright/core/run_records.h"
+#include "run_configuration.h"
 #include "run_folder.h"
 #include "run_outputs.h"
+#include "torchscript_layer.h"
 
 namespace pipewright::backend {
 namespace {
@@ -29,6 +34,10 @@ extern "C" void on_interrupt(int signal) {
 
 // How long a rank's heartbeat must stand still before it counts as silent.
 constexpr std::chrono::milliseconds kSilence = 3 * kHeartbeatPeriod;
+
+// How long the other ranks of a failed run have to end and report, so that
+// the one whose failure came first is blamed, not the first one reaped.
+constexpr std::chrono::milliseconds kFailureGrace{2000};
 
 // Options that contradict each other or the run.
 constexpr int kUsageError = 2;
@@ -60,33 +69,6 @@ std::string fmt_s(double s) {
     return o.str();
 }
 
-// What every node of a run must agree on; node 0 compares the others' with
-// its own before any wrong pairing could train garbage or hang.
-nlohmann::json configuration(const AnalyzedProject& p, const RunOptions& o, int steps) {
-    return {{"model", p.project.model.name},
-            {"schedule", p.schedule.name},
-            {"stages", p.schedule.num_stages},
-            {"microbatches", p.microbatches},
-            {"batch_size", p.microbatches * p.microbatch_size},
-            {"steps", steps},
-            {"dtype", o.settings.dtype},
-            {"ranks", p.num_ranks()},
-            {"data_parallel", p.data_parallel()},
-            {"zero_stage", p.project.data_parallel.zero_stage},
-            {"nnodes", o.nnodes},
-            {"nproc_per_node", o.nproc_per_node ? nlohmann::json(*o.nproc_per_node) : nullptr}};
-}
-
-std::string configuration_difference(const nlohmann::json& mine, const nlohmann::json& theirs) {
-    for (const auto& [key, value] : mine.items()) {
-        if (!theirs.contains(key) || theirs.at(key) != value) {
-            return key + " " + value.dump() + " here, " +
-                   (theirs.contains(key) ? theirs.at(key).dump() : "none") + " there";
-        }
-    }
-    return "";
-}
-
 // Checks the project before any process starts; returns the problem.
 std::string backend_problem(const AnalyzedProject& project, const RunOptions& o) {
     try {
@@ -95,6 +77,9 @@ std::string backend_problem(const AnalyzedProject& project, const RunOptions& o)
             if (!can_build(l.type)) {
                 throw BackendError("layer \"" + printable_name(l.name) +
                                    "\": the backend cannot build layer type \"" + l.type + "\"");
+            }
+            if (l.type == "torchscript") {
+                check_unchanged(project.project.model, torchscript_file(l));
             }
         }
         if (!o.settings.data_dir.empty()) {
@@ -120,12 +105,20 @@ RunOutcome RunSupervisor::run() {
     if (!load_and_check() || !meet_at_rendezvous() || !prepare_run_folder()) {
         return outcome_;
     }
+    // From the first line the run prints: `run 2>&1 | head -1` closes the
+    // pipe at the second, which must stop the run in words, not kill it.
+    for (const int signal : {SIGINT, SIGTERM, SIGHUP, SIGPIPE}) {
+        std::signal(signal, on_interrupt);
+    }
+    g_interrupted = 0;
     announce();
     if (!start_workers() || !watch_workers() || !write_outputs()) {
         return outcome_;
     }
     finish_with_other_nodes();
-    outcome_.exit_code = 0;
+    // A run that --stop-on-nan ended wrote every output; its own status
+    // tells a script that training diverged.
+    outcome_.exit_code = o_.settings.stop_on_nan && first_nonfinite_step_ ? kExitStoppedOnNan : 0;
     return outcome_;
 }
 
@@ -196,7 +189,7 @@ bool RunSupervisor::meet_at_rendezvous() {
     if (!rendezvous_) {
         return false;
     }
-    config_ = configuration(*project_, o_, steps_);
+    config_ = run_configuration(*project_, o_, steps_);
     if (multi_) {
         c10d::Store& store = *rendezvous_->store;
         if (store.add(keys::node_claim(o_.node_rank), 1) > 1) {
@@ -205,8 +198,42 @@ bool RunSupervisor::meet_at_rendezvous() {
             return false;
         }
         set_text(store, keys::node(o_.node_rank), config_.dump());
+        // Node 0 publishes its configuration as it opens the store: another
+        // node refuses a difference before any of its workers starts.
+        if (const std::string diff = difference_with_node(0); !diff.empty()) {
+            err_ << "pipewright: " << node_name_ << diff << '\n';
+            try {
+                set_text(store, keys::kFailed,
+                         "node " + std::to_string(o_.node_rank) + ": " + diff);
+            } catch (const std::exception&) {
+                // node 0 is gone already: it learns nothing more from us
+            }
+            return false;
+        }
     }
     return true;
+}
+
+// "" when node `n` has not published its configuration yet or runs this
+// node's; else the refusal, with the first difference in words.
+std::string RunSupervisor::difference_with_node(int n) {
+    if (n == o_.node_rank || node_checked_[static_cast<std::size_t>(n)]) {
+        return "";
+    }
+    const auto text = try_get_text(*rendezvous_->store, keys::node(n));
+    if (!text) {
+        return "";
+    }
+    node_checked_[static_cast<std::size_t>(n)] = true;
+    const std::string diff = configuration_difference(config_, nlohmann::json::parse(*text));
+    if (diff.empty()) {
+        return "";
+    }
+    return (o_.node_rank == 0 ? "node " + std::to_string(n) + " runs"
+                              : std::string("this node runs")) +
+           " another configuration than " +
+           (o_.node_rank == 0 ? std::string("this node") : "node " + std::to_string(n)) + " (" +
+           diff + "); run the same project with the same options on every node";
 }
 
 bool RunSupervisor::prepare_run_folder() {
@@ -259,6 +286,25 @@ void RunSupervisor::announce() {
         (multi_ ? " over " + std::to_string(o_.nnodes) + " nodes (" + ranks_text + " here)" : "") +
         " (" + threads_text + "), " + std::to_string(steps_) + " steps, store " +
         rendezvous_->where + ", output " + outcome_.out_dir);
+    // A project planned for GPUs, run here on CPUs: its lanes keep the
+    // project's device names, so say what actually trains.
+    if (device_kind_ != "cuda") {
+        const auto gpu = std::find_if(project_->rank_specs.begin(), project_->rank_specs.end(),
+                                      [](const DeviceSpec& d) { return d.kind == "gpu"; });
+        if (gpu != project_->rank_specs.end()) {
+            log_->line("pipewright: " + node_name_ + "note: the project's devices are " +
+                       printable_name(gpu->name) +
+                       " GPUs; this run trains on this machine's CPUs instead, a worker process "
+                       "per device under the project's device names, so its times are CPU times");
+        }
+    }
+    // Which data it trains on: a new user judges the loss by it.
+    log_->line("pipewright: " + node_name_ + "data: " +
+               (o_.settings.data_dir.empty()
+                    ? "synthetic, from seed " + std::to_string(project_->project.training.seed) +
+                          ": random inputs, and targets from a teacher (the same model with "
+                          "weights drawn from another seed), so the loss falls as it learns"
+                    : printable_name(o_.settings.data_dir) + " (inputs.pt, targets.pt)"));
     if (rendezvous_->listening_port) {
         log_->line("pipewright: note: the rendezvous store listens on port " +
                    std::to_string(*rendezvous_->listening_port) +
@@ -268,10 +314,6 @@ void RunSupervisor::announce() {
 }
 
 bool RunSupervisor::start_workers() {
-    for (const int signal : {SIGINT, SIGTERM, SIGHUP, SIGPIPE}) {
-        std::signal(signal, on_interrupt);
-    }
-    g_interrupted = 0;
     const std::string exe = std::filesystem::read_symlink("/proc/self/exe").string();
     for (int r = mine_.first; r < mine_.first + mine_.count; ++r) {
         WorkerOptions worker;
@@ -309,7 +351,11 @@ bool RunSupervisor::watch_workers() {
             outcome_.exit_code = 128 + signal;
             return false;
         }
-        const auto failed = workers_.reap();
+        std::optional<WorkerProcesses::Failure> failed;
+        for (const auto& f : workers_.reap()) {
+            exited_with_error_.emplace(f.rank, f.status);
+            failed = failed ? failed : f;
+        }
         try {
             if (!check_joined(failed)) {
                 return false;
@@ -323,7 +369,7 @@ bool RunSupervisor::watch_workers() {
                         return false;
                     }
                 }
-                fail(failure_message(*failed));
+                fail(failure_message(blame()));
                 return false;
             }
             if (multi_ && !check_other_nodes()) {
@@ -401,18 +447,13 @@ bool RunSupervisor::check_other_nodes() {
         stopped_by_other_node(*other);
         return false;
     }
-    for (int n = 1; o_.node_rank == 0 && n < o_.nnodes; ++n) {
-        const auto text = node_checked_[static_cast<std::size_t>(n)]
-                              ? std::nullopt
-                              : try_get_text(store, keys::node(n));
-        if (text) {
-            node_checked_[static_cast<std::size_t>(n)] = true;
-            const std::string diff =
-                configuration_difference(config_, nlohmann::json::parse(*text));
-            if (!diff.empty()) {
-                fail("node " + std::to_string(n) + " runs another configuration (" + diff + ")");
-                return false;
-            }
+    // Node 0 compares every node's configuration with its own, and every
+    // other node its own with node 0's: each refuses with the difference in
+    // words, even when node 0 has ended and taken the store with it.
+    for (int n = 0; n < (o_.node_rank == 0 ? o_.nnodes : 1); ++n) {
+        if (const std::string diff = difference_with_node(n); !diff.empty()) {
+            fail(diff);
+            return false;
         }
     }
     return true;
@@ -422,6 +463,24 @@ void RunSupervisor::relay_progress() {
     while (const auto text = try_get_text(*rendezvous_->store, keys::progress(next_progress_))) {
         const auto p = nlohmann::json::parse(*text);
         ++next_progress_;
+        const std::optional<double> loss = loss_from_json(p.at("loss"));
+        if (loss && !std::isfinite(*loss) && !first_nonfinite_step_) {
+            first_nonfinite_step_ = next_progress_;
+            const std::string note =
+                "the loss is " + std::string(std::isnan(*loss) ? "NaN" : "infinite") +
+                " from step " + std::to_string(next_progress_) +
+                ": training diverged (a learning rate too high, or data with NaN or infinite "
+                "values?); " +
+                (o_.settings.stop_on_nan ? "--stop-on-nan ends the run after this step"
+                                         : "the run goes on (--stop-on-nan ends it)");
+            if (o_.progress_json) {
+                log_->line(nlohmann::json{
+                    {"event", "nonfinite_loss"}, {"step", next_progress_}, {"message", note}}
+                               .dump());
+            } else {
+                log_->line("pipewright: " + node_name_ + note);
+            }
+        }
         if (o_.progress_json) {
             log_->line(nlohmann::json{{"event", "step"},
                                       {"step", next_progress_},
@@ -434,7 +493,7 @@ void RunSupervisor::relay_progress() {
             l.setf(std::ios::fixed);
             l.precision(4);
             l << "step " << next_progress_ << "/" << steps_ << "  loss "
-              << p.at("loss").get<double>() << "  "
+              << loss.value_or(std::numeric_limits<double>::quiet_NaN()) << "  "
               << fmt_ms(p.at("iteration_time_s").get<double>());
             log_->line(l.str());
         }
@@ -536,18 +595,52 @@ std::string RunSupervisor::never_joined(const std::vector<int>& missing) const {
     return m + "; stopped the ranks here";
 }
 
+// The rank whose failure caused the others' (failure_cause.h). A rank
+// that raised closes its connections while it unwinds, so its peers may fail
+// and exit before it does: this waits a moment for this node's other ranks
+// to end and report, unless the first report already names its own cause.
+// The other failures go to run.log.
+RankFailure RunSupervisor::blame() {
+    c10d::Store& store = *rendezvous_->store;
+    const auto log_reason = [this](int rank) {
+        return rank >= mine_.first && rank < mine_.first + mine_.count ? last_line(rank_log(rank))
+                                                                       : std::string();
+    };
+    const auto settled = [](const std::vector<RankFailure>& all) {
+        return std::any_of(all.begin(), all.end(), [](const RankFailure& f) {
+            return f.order == 1 && !is_consequence(f.reason);
+        });
+    };
+    const auto deadline = std::chrono::steady_clock::now() + kFailureGrace;
+    auto all = collect_failures(store, world_, exited_with_error_, log_reason);
+    while (!settled(all) && workers_.running() > 0 && std::chrono::steady_clock::now() < deadline) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(50));
+        for (const auto& f : workers_.reap()) {
+            exited_with_error_.emplace(f.rank, f.status);
+        }
+        all = collect_failures(store, world_, exited_with_error_, log_reason);
+    }
+    const RankFailure cause = first_cause(all);
+    for (const RankFailure& f : all) {
+        if (f.rank != cause.rank) {
+            log_->file << "rank " << f.rank << " failed too"
+                       << (f.status ? " (" + describe_exit(*f.status) + ")" : std::string())
+                       << (f.reason.empty() ? "" : ": " + f.reason) << '\n';
+        }
+    }
+    return cause;
+}
+
 // Why a rank failed, naming the ranks that had stopped answering when it
 // did: a rank waiting on a stopped peer fails with the peer's fault.
-std::string RunSupervisor::failure_message(const WorkerProcesses::Failure& failed) const {
+std::string RunSupervisor::failure_message(const RankFailure& failed) const {
     c10d::Store& store = *rendezvous_->store;
     const std::string log = rank_log(failed.rank);
-    std::string why = last_line(log);
-    if (const auto reported = try_get_text(store, keys::failure(failed.rank))) {
-        why = reported->substr(0, reported->find('\n'));
-    }
-    const std::string failure = "rank " + std::to_string(failed.rank) + " failed (" +
-                                describe_exit(failed.status) + ")" +
-                                (why.empty() ? "" : ": " + why);
+    const std::string& why = failed.reason;
+    const std::string failure =
+        "rank " + std::to_string(failed.rank) + " failed" +
+        (failed.status ? " (" + describe_exit(*failed.status) + ")" : std::string()) +
+        (why.empty() ? "" : ": " + why);
     const auto now = std::chrono::steady_clock::now();
     const auto silent = heartbeats_->silent_ranks(store, failed.rank, now, kSilence);
     if (silent.empty()) {

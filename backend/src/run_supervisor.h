@@ -8,6 +8,7 @@
 
 #include <chrono>
 #include <fstream>
+#include <map>
 #include <optional>
 #include <ostream>
 #include <string>
@@ -15,6 +16,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "failure_cause.h"
 #include "heartbeat.h"
 #include "pipewright/backend/launcher.h"
 #include "rendezvous.h"
@@ -43,6 +45,7 @@ class RunSupervisor {
     // One pass of the watch: false when the run must end.
     bool check_joined(const std::optional<WorkerProcesses::Failure>& failed);
     bool check_other_nodes();
+    [[nodiscard]] std::string difference_with_node(int n);
     void wait_for_the_cause(const WorkerProcesses::Failure& failed);
     void relay_progress();
 
@@ -51,7 +54,8 @@ class RunSupervisor {
     void fail(const std::string& message);
     void stopped_by_other_node(const std::string& what);
     [[nodiscard]] std::string never_joined(const std::vector<int>& missing) const;
-    [[nodiscard]] std::string failure_message(const WorkerProcesses::Failure& failed) const;
+    [[nodiscard]] RankFailure blame();
+    [[nodiscard]] std::string failure_message(const RankFailure& failed) const;
     [[nodiscard]] std::vector<int> nodes_of(const std::vector<int>& ranks) const;
     [[nodiscard]] std::string rank_log(int rank) const;
 
@@ -84,9 +88,11 @@ class RunSupervisor {
     WorkerProcesses workers_;
     std::optional<HeartbeatWatch> heartbeats_;
     int next_progress_ = 0;
+    std::optional<int> first_nonfinite_step_;  // 1-based, as the progress shows steps
     std::optional<std::chrono::steady_clock::time_point> local_up_;
     bool all_joined_ = false;
     std::vector<bool> node_checked_;
+    std::map<int, int> exited_with_error_;  // rank -> waitpid status, this node's
 };
 
 }  // namespace pipewright::backend

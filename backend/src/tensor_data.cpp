@@ -4,6 +4,10 @@
 #include <iterator>
 
 #include "pipewright/backend/backend_error.h"
+#include "pipewright/backend/modules.h"
+#include "pipewright/core/printable_name.h"
+#include "pipewright/core/quantity_format.h"
+#include "zip_contents.h"
 
 namespace pipewright::backend {
 namespace {
@@ -19,14 +23,29 @@ torch::Tensor load_tensor(const std::filesystem::path& file) {
                            " (the folder needs inputs.pt and targets.pt, each written with "
                            "torch.save(tensor, path))");
     }
-    const std::vector<char> bytes((std::istreambuf_iterator<char>(in)),
-                                  std::istreambuf_iterator<char>());
+    // The bytes and the tensor made of them are both held for a moment:
+    // twice the unpacked size must fit.
+    check_unpacked_size(file, "--data: " + printable_name(file.string()),
+                        available_memory_bytes() / 2);
     torch::IValue value;
     try {
+        const std::vector<char> bytes((std::istreambuf_iterator<char>(in)),
+                                      std::istreambuf_iterator<char>());
         value = torch::pickle_load(bytes);
+    } catch (const std::bad_alloc&) {
+        throw BackendError("--data: out of memory reading " + printable_name(file.string()) +
+                           " (this machine has " + format_bytes(available_memory_bytes()) +
+                           " available)");
     } catch (const std::exception& e) {
         std::string why = e.what();
-        throw BackendError("--data: " + file.string() + " is not a tensor saved with torch.save (" +
+        if (why.find("can't allocate memory") != std::string::npos ||
+            why.find("not enough memory") != std::string::npos) {
+            throw BackendError("--data: out of memory reading " + printable_name(file.string()) +
+                               " (this machine has " + format_bytes(available_memory_bytes()) +
+                               " available)");
+        }
+        throw BackendError("--data: " + printable_name(file.string()) +
+                           " is not a tensor saved with torch.save (" +
                            why.substr(0, why.find('\n')) + ")");
     }
     if (!value.isTensor()) {
@@ -60,7 +79,25 @@ TensorData::TensorData(const std::filesystem::path& folder, const AnalyzedProjec
                            "; the model takes " +
                            (tokens ? "int64 token ids" : "floating-point values"));
     }
-    if (!tokens) {
+    if (tokens) {
+        // An id past the embedding's table trains in silence under tensor
+        // parallelism (each slice masks the ids it does not hold) and fails
+        // deep inside a worker without it: refused here, before any starts.
+        const std::int64_t vocabulary = input_vocabulary(model);
+        const std::int64_t low = inputs_.min().item<std::int64_t>();
+        const std::int64_t high = inputs_.max().item<std::int64_t>();
+        if (vocabulary > 0 && (low < 0 || high >= vocabulary)) {
+            throw BackendError("--data: " + inputs_file + " holds token ids from " +
+                               std::to_string(low) + " to " + std::to_string(high) +
+                               ", outside 0 to " + std::to_string(vocabulary - 1) +
+                               " (the model's vocabulary of " + std::to_string(vocabulary) + ")");
+        }
+    } else {
+        if (inputs_.is_complex() || inputs_.scalar_type() == torch::kBool) {
+            throw BackendError("--data: " + inputs_file + " holds " +
+                               std::string(c10::toString(inputs_.scalar_type())) +
+                               " values; the model takes real numbers (float32 or float64)");
+        }
         if (!inputs_.is_floating_point()) {
             inputs_ = inputs_.to(torch::kFloat32);
         }

@@ -1,12 +1,22 @@
 #include "pipewright/backend/torchscript_import.h"
 
 #include <algorithm>
+#include <chrono>
+#include <condition_variable>
+#include <cstdlib>
+#include <iostream>
 #include <map>
+#include <mutex>
+#include <thread>
 
+#include "file_digest.h"
 #include "pipewright/backend/backend_error.h"
+#include "pipewright/core/printable_name.h"
+#include "pipewright/core/quantity_format.h"
 #include "torchscript_costs.h"
 #include "torchscript_init.h"
 #include "torchscript_layer.h"
+#include "zip_contents.h"
 
 namespace pipewright::backend {
 namespace {
@@ -63,6 +73,99 @@ Topology local_topology(int devices, const std::string& spec) {
     return t;
 }
 
+// The example batch the layers are measured on, and what they make of it
+// (outputs, gradients: a few times the input), must fit this machine: a
+// shape typed wrong (1000000,1000000) is refused with the figures instead
+// of failing deep inside the allocator.
+void check_example_fits(const ImportOptions& o) {
+    double elements = kSamples;
+    for (const auto d : o.input_shape) {
+        elements *= static_cast<double>(d);
+    }
+    const double bytes = elements * (o.input_dtype == DType::int64 ? 8 : 4);
+    const double available = available_memory_bytes();
+    constexpr double kLayerCopies = 4;  // the input, an output, their gradients
+    if (available > 0 && bytes * kLayerCopies > available) {
+        throw BackendError("--input-shape " + to_string(o.input_shape) + ": the " +
+                           std::to_string(kSamples) + " samples the layers are measured on take " +
+                           format_bytes(bytes) +
+                           ", and the layers several times that, but this "
+                           "machine has " +
+                           format_bytes(available) +
+                           " available; check the shape (one sample, without the batch "
+                           "dimension)");
+    }
+}
+
+// Ends the import, naming the layer, when measuring it takes longer than
+// the bound: a TorchScript forward cannot be interrupted, so the process
+// says why and exits (the project is not written).
+class LayerWatchdog {
+  public:
+    explicit LayerWatchdog(double timeout_s)
+        : timeout_(std::chrono::duration<double>(timeout_s)), thread_([this] { watch(); }) {}
+    ~LayerWatchdog() {
+        {
+            const std::lock_guard lock(mutex_);
+            done_ = true;
+        }
+        changed_.notify_all();
+        thread_.join();
+    }
+    LayerWatchdog(const LayerWatchdog&) = delete;
+    LayerWatchdog& operator=(const LayerWatchdog&) = delete;
+
+    // The layer being measured while it lives.
+    class Watch {
+      public:
+        Watch(LayerWatchdog& dog, std::string layer) : dog_(dog) {
+            {
+                const std::lock_guard lock(dog_.mutex_);
+                dog_.layer_ = std::move(layer);
+                dog_.since_ = std::chrono::steady_clock::now();
+            }
+            dog_.changed_.notify_all();
+        }
+        ~Watch() {
+            const std::lock_guard lock(dog_.mutex_);
+            dog_.layer_.clear();
+        }
+        Watch(const Watch&) = delete;
+        Watch& operator=(const Watch&) = delete;
+
+      private:
+        LayerWatchdog& dog_;
+    };
+
+  private:
+    void watch() {
+        std::unique_lock lock(mutex_);
+        while (!done_) {
+            if (layer_.empty()) {
+                changed_.wait(lock);
+                continue;
+            }
+            const auto deadline = since_ + timeout_;
+            if (std::chrono::steady_clock::now() >= deadline) {
+                std::cerr << "pipewright: import: " << layer_ << " did not finish one forward "
+                          << "and backward within " << timeout_.count()
+                          << " s; does its forward ever return? (--timeout sets the bound)\n"
+                          << std::flush;
+                std::_Exit(1);
+            }
+            changed_.wait_until(lock, deadline);
+        }
+    }
+
+    std::chrono::duration<double> timeout_;
+    std::mutex mutex_;
+    std::condition_variable changed_;
+    std::string layer_;  // "" between layers
+    std::chrono::steady_clock::time_point since_;
+    bool done_ = false;
+    std::thread thread_;
+};
+
 int default_microbatches(int batch, int stages) {
     for (int m = std::min(batch, 2 * stages); m > 1; --m) {
         if (batch % m == 0 && m >= stages) {
@@ -83,9 +186,13 @@ ImportResult import_torchscript(const ImportOptions& o) {
     if (o.devices < 1) {
         throw BackendError("--devices must be at least 1");
     }
+    check_example_fits(o);
     const auto file = std::filesystem::absolute(o.module_file).lexically_normal();
     torch::jit::Module root = load_torchscript(file);
     root.train(true);  // measured as it trains: batch-norm on the batch
+    // Recorded with the layers: a file changed or swapped afterwards (same
+    // names, other sizes) is refused in words instead of crashing a run.
+    const std::string digest = file_digest(file);
 
     ImportResult result;
     const std::vector<ChainStep> steps = split_module(root, o.depth, &result.kept_whole);
@@ -110,26 +217,38 @@ ImportResult import_torchscript(const ImportOptions& o) {
     model.input = {o.input_shape, o.input_dtype};
     model.loss = o.loss;
     std::string previous = "the model input";
+    LayerWatchdog watchdog(o.layer_timeout_s);
     for (const ChainStep& step : steps) {
         TorchScriptLayer layer(submodule_at(root, step.path), step);
         torch::Tensor y;
         MeasuredCosts costs;
         try {
+            const LayerWatchdog::Watch watch(watchdog, "layer \"" + printable_name(step.path) +
+                                                           "\" (" +
+                                                           printable_name(step.module_type) + ")");
             costs = measure_costs([&](torch::Tensor in) { return layer->forward(std::move(in)); },
                                   x, kSamples, y);
         } catch (const BackendError&) {
             throw;
+        } catch (const std::bad_alloc&) {
+            throw BackendError("layer \"" + printable_name(step.path) + "\" (" +
+                               printable_name(step.module_type) + ") ran out of memory on " +
+                               previous + " of shape " +
+                               to_string(Shape(x.sizes().begin() + 1, x.sizes().end())) +
+                               " (this machine has " + format_bytes(available_memory_bytes()) +
+                               " available); does its forward keep growing?");
         } catch (const std::exception& e) {
             throw BackendError(
-                "layer \"" + step.path + "\" (" + step.module_type + ") fails on " + previous +
-                " of shape " + to_string(Shape(x.sizes().begin() + 1, x.sizes().end())) + ": " +
-                torch_error_reason(e) +
+                "layer \"" + printable_name(step.path) + "\" (" + printable_name(step.module_type) +
+                ") fails on " + previous + " of shape " +
+                to_string(Shape(x.sizes().begin() + 1, x.sizes().end())) + ": " +
+                printable_name(torch_error_reason(e)) +
                 (previous == "the model input" ? "; check --input-shape and --input-dtype" : ""));
         }
         if (y.dim() < 2 || y.size(0) != kSamples) {
-            throw BackendError("layer \"" + step.path + "\" (" + step.module_type +
-                               ") returns a tensor of shape " + c10::str(y.sizes()) +
-                               " for a batch of " + std::to_string(kSamples) +
+            throw BackendError("layer \"" + printable_name(step.path) + "\" (" +
+                               printable_name(step.module_type) + ") returns a tensor of shape " +
+                               c10::str(y.sizes()) + " for a batch of " + std::to_string(kSamples) +
                                ": a layer must keep the batch as its first dimension and give "
                                "each sample at least one value");
         }
@@ -149,6 +268,7 @@ ImportResult import_torchscript(const ImportOptions& o) {
         spec.type = "torchscript";
         auto& j = spec.params;
         j["module"] = file.string();
+        j["module_digest"] = digest;
         j["submodule"] = step.path;
         j["module_type"] = step.module_type;
         if (!info.glue.empty()) {
@@ -169,7 +289,7 @@ ImportResult import_torchscript(const ImportOptions& o) {
         }
         model.layers.push_back(std::move(spec));
         result.layers.push_back(std::move(info));
-        previous = "the output of \"" + step.path + "\"";
+        previous = "the output of \"" + printable_name(step.path) + "\"";
         x = y.is_floating_point() ? y.detach() : y;
     }
     if (o.reinitialise) {

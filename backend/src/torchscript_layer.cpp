@@ -1,14 +1,18 @@
 #include "torchscript_layer.h"
 
 #include <algorithm>
+#include <cctype>
 #include <functional>
 #include <sstream>
 
 #include <torch/csrc/jit/runtime/graph_executor.h>
 
+#include "file_digest.h"
 #include "pipewright/backend/backend_error.h"
 #include "pipewright/backend/modules.h"
+#include "pipewright/core/printable_name.h"
 #include "torchscript_init.h"
+#include "zip_contents.h"
 
 namespace pipewright::backend {
 namespace {
@@ -84,26 +88,56 @@ std::string torch_error_reason(const std::exception& e) {
             lines.push_back(line);
         }
     }
+    // The interpreter's traceback ends with the Python exception it raised,
+    // "RuntimeError: …" or "builtins.Exception: boom": its own words.
     for (auto it = lines.rbegin(); it != lines.rend(); ++it) {
-        if (it->starts_with("RuntimeError: ")) {
-            return it->substr(14);
+        const auto colon = it->find(": ");
+        if (colon == std::string::npos || colon == 0) {
+            continue;
+        }
+        const std::string kind = it->substr(0, colon);
+        const bool identifier = std::all_of(kind.begin(), kind.end(), [](char c) {
+            return std::isalnum(static_cast<unsigned char>(c)) != 0 || c == '_' || c == '.';
+        });
+        if (identifier && (kind.ends_with("Error") || kind.ends_with("Exception"))) {
+            return it->substr(colon + 2);
         }
     }
-    return lines.empty() ? why : lines.front();
+    // Else the first line, unless it is the interpreter's preamble.
+    for (const auto& line : lines) {
+        if (!line.starts_with("The following operation failed")) {
+            return line;
+        }
+    }
+    return why;
 }
 
 torch::jit::Module load_torchscript(const std::filesystem::path& file) {
     std::error_code ec;
     if (!std::filesystem::is_regular_file(file, ec)) {
-        throw BackendError("cannot read the TorchScript file " + file.string() + ": no such file");
+        throw BackendError("cannot read the TorchScript file " + printable_name(file.string()) +
+                           (std::filesystem::exists(file, ec)
+                                ? ": not a regular file (a folder or a device); give the .pt "
+                                  "file that torch.jit.save wrote"
+                                : ": no such file"));
     }
+    // A zip whose entries inflate to more than the machine has is refused
+    // before LibTorch unpacks it.
+    check_unpacked_size(file, "the TorchScript file " + printable_name(file.string()),
+                        available_memory_bytes());
     try {
         return torch::jit::load(file.string());
-    } catch (const c10::Error& e) {
-        throw BackendError(file.string() + " is not a TorchScript file that LibTorch can load (" +
-                           torch_error_reason(e) +
+    } catch (const std::bad_alloc&) {
+        throw;
+    } catch (const std::exception& e) {
+        // c10::Error, and the std::runtime_error of TorchScript's parser for
+        // code this LibTorch cannot read ("expected a valid token").
+        throw BackendError(printable_name(file.string()) +
+                           " is not a TorchScript file that LibTorch can load (" +
+                           printable_name(torch_error_reason(e)) +
                            "); write one with torch.jit.script(model).save(path) or "
-                           "torch.jit.trace(model, example).save(path)");
+                           "torch.jit.trace(model, example).save(path), with a PyTorch no "
+                           "newer than this LibTorch");
     }
 }
 
@@ -190,6 +224,30 @@ void TorchScriptLayerImpl::train(bool on) {
     module_.train(on);
 }
 
+void check_unchanged(const Model& model, const std::string& file) {
+    for (const auto& l : model.layers) {
+        if (l.type != "torchscript" || torchscript_file(l) != file) {
+            continue;
+        }
+        const auto& recorded = l.params.value("module_digest", nlohmann::json());
+        if (!recorded.is_string()) {
+            continue;  // a project written before digests were recorded
+        }
+        const std::string now = file_digest(file);
+        if (now != recorded.get<std::string>()) {
+            throw BackendError(
+                "the module file " + printable_name(file) +
+                (now == "unreadable"
+                     ? std::string(" cannot be read")
+                     : " has changed since it was imported (digest " + recorded.get<std::string>() +
+                           " then, " + now + " now)") +
+                "; import it again with `pipewright import`, so that the project's layers, "
+                "shapes and costs are the file's");
+        }
+        return;  // every layer of one file records the same digest
+    }
+}
+
 std::string torchscript_file(const LayerSpec& layer) {
     const auto& v = layer.params.value("module", nlohmann::json());
     return v.is_string() ? v.get<std::string>() : std::string();
@@ -204,13 +262,14 @@ bool torchscript_reinitialised(const LayerSpec& layer) {
     return layer.params.value("weights", nlohmann::json("file")) == "seed";
 }
 
-TorchScriptLayer TorchScriptLayers::build(int layer, std::uint64_t seed) {
+TorchScriptLayer TorchScriptLayers::build(int layer, std::uint64_t seed, bool from_seed) {
     const auto& spec = model_->layers.at(static_cast<std::size_t>(layer));
     const std::string file = torchscript_file(spec);
     auto it = files_.find(file);
     if (it == files_.end()) {
         File f;
         try {
+            check_unchanged(*model_, file);
             f.root = load_torchscript(file);
             std::vector<std::string> paths;
             for (const auto& l : model_->layers) {
@@ -230,7 +289,7 @@ TorchScriptLayer TorchScriptLayers::build(int layer, std::uint64_t seed) {
     const std::string path = torchscript_path(spec);
     const ChainStep& step = it->second.steps.at(path);
     torch::jit::Module submodule = submodule_at(it->second.root, path);
-    if (torchscript_reinitialised(spec)) {
+    if (from_seed || torchscript_reinitialised(spec)) {
         (void)reinitialise(submodule, seed);
     }
     return TorchScriptLayer(submodule, step);

@@ -56,9 +56,10 @@ TORCH_MODULE(TorchScriptLayer);
 class TorchScriptLayers {
   public:
     explicit TorchScriptLayers(const Model& model) : model_(&model) {}
-    // With the file's weights, or, for a layer with "weights": "seed",
-    // PyTorch's default initialisation drawn from layer_seed(seed, layer).
-    [[nodiscard]] TorchScriptLayer build(int layer, std::uint64_t seed);
+    // With the file's weights, or, for a layer with "weights": "seed" or
+    // when `from_seed` asks, PyTorch's default initialisation drawn from
+    // `seed` (layer_seed of the project seed and the layer's index).
+    [[nodiscard]] TorchScriptLayer build(int layer, std::uint64_t seed, bool from_seed = false);
 
   private:
     struct File {
@@ -68,6 +69,11 @@ class TorchScriptLayers {
     const Model* model_;
     std::map<std::string, File> files_;
 };
+
+// Throws BackendError, naming the file, when the module file of `model`'s
+// torchscript layers is not the one they were imported from (its digest,
+// recorded as "module_digest", differs).
+void check_unchanged(const Model& model, const std::string& file);
 
 // The file and submodule path of a torchscript layer.
 [[nodiscard]] std::string torchscript_file(const LayerSpec& layer);

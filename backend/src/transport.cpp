@@ -15,6 +15,7 @@
 #include <stdexcept>
 #include <tuple>
 
+#include <glog/logging.h>
 #include <torch/csrc/distributed/c10d/PrefixStore.hpp>
 #include <torch/csrc/distributed/c10d/ProcessGroupGloo.hpp>
 #include <torch/csrc/distributed/c10d/TCPStore.hpp>
@@ -250,8 +251,30 @@ void InProcessGroup::abort() {
     state_->changed.notify_all();
 }
 
+namespace {
+// c10d reports each failed connection attempt through glog on stderr (and
+// glog first complains that it was never initialised), before the launcher's
+// own words say the same: quiet while connecting, as the reason is ours.
+class QuietLibraryLog {
+  public:
+    QuietLibraryLog() : saved_(FLAGS_minloglevel) {
+        if (!google::IsGoogleLoggingInitialized()) {
+            google::InitGoogleLogging("pipewright");
+        }
+        FLAGS_minloglevel = google::GLOG_FATAL;
+    }
+    ~QuietLibraryLog() { FLAGS_minloglevel = saved_; }
+    QuietLibraryLog(const QuietLibraryLog&) = delete;
+    QuietLibraryLog& operator=(const QuietLibraryLog&) = delete;
+
+  private:
+    int saved_;
+};
+}  // namespace
+
 c10::intrusive_ptr<c10d::Store> connect_rendezvous_store(const std::string& host, int port,
                                                          std::chrono::milliseconds timeout) {
+    const QuietLibraryLog quiet;
     c10d::TCPStoreOptions opts;
     opts.port = static_cast<std::uint16_t>(port);
     opts.isServer = false;  // the launcher of node 0 hosts the store
@@ -276,10 +299,9 @@ std::unique_ptr<Transport> make_gloo_transport(c10::intrusive_ptr<c10d::Store> s
 }
 
 c10::intrusive_ptr<CollectiveGroup> make_gloo_group(c10::intrusive_ptr<c10d::Store> store,
-                                                       const std::string& prefix,
-                                                       const std::string& master_host, int rank,
-                                                       int size,
-                                                       std::chrono::milliseconds timeout) {
+                                                    const std::string& prefix,
+                                                    const std::string& master_host, int rank,
+                                                    int size, std::chrono::milliseconds timeout) {
     auto options = c10d::ProcessGroupGloo::Options::create(timeout);
     options->devices.push_back(device_for(master_host));
     auto prefixed = c10::make_intrusive<c10d::PrefixStore>(prefix, std::move(store));

@@ -5,8 +5,12 @@
 #include <optional>
 
 #include <array>
+#include <chrono>
+#include <cmath>
+#include <cstdlib>
 #include <fstream>
 #include <sstream>
+#include <thread>
 
 #include <ATen/Context.h>
 #include <torch/csrc/distributed/c10d/PrefixStore.hpp>
@@ -118,6 +122,22 @@ std::unique_ptr<Transport> make_transport(c10::intrusive_ptr<c10d::Store> store,
     return make_gloo_transport(std::move(store), master_host, rank, world, timeout);
 }
 
+// Fault injection for the launcher's tests: the rank named by this
+// variable raises at the start of step 1, while its peers wait for it.
+constexpr const char* kInjectFailureVariable = "PIPEWRIGHT_TEST_RAISE_ON_RANK";
+
+std::optional<int> injected_failure_rank() {
+    const char* value = std::getenv(kInjectFailureVariable);
+    if (value == nullptr || *value == '\0') {
+        return std::nullopt;
+    }
+    try {
+        return std::stoi(value);
+    } catch (const std::exception&) {
+        return std::nullopt;
+    }
+}
+
 }  // namespace
 
 int run_worker(const WorkerOptions& o, std::ostream& err) {
@@ -129,6 +149,8 @@ int run_worker(const WorkerOptions& o, std::ostream& err) {
         err << "pipewright worker " << who << ": " << reason << '\n' << std::flush;
         if (store) {
             try {
+                const std::int64_t order = store->add(keys::kFailures, 1);
+                set_text(*store, keys::failure_order(o.rank), std::to_string(order));
                 set_text(*store, keys::failure(o.rank), reason);
             } catch (const std::exception&) {
                 // the store is gone with the launcher: nobody is left to tell
@@ -249,17 +271,38 @@ int run_worker(const WorkerOptions& o, std::ostream& err) {
 
         const int steps = o.settings.steps.value_or(project->project.training.steps);
         RankRecord record;
+        const std::optional<int> raise_on = injected_failure_rank();
         for (int step = 0; step < steps; ++step) {
+            if (step == 1 && raise_on == o.rank) {
+                // Its peers are inside step 1 by now, waiting for it.
+                std::this_thread::sleep_for(std::chrono::milliseconds(300));
+                throw BackendError("injected failure (" + std::string(kInjectFailureVariable) +
+                                   "=" + std::to_string(o.rank) + ")");
+            }
             const Batch batch = data ? data->batch(step, replica) : task.batch(step, replica);
             StepRecord r = executor.run_step(step, batch);
             // Every replica's last rank holds the global batch's loss (the
             // executor averages it); replica 0's reports it.
-            if (r.loss && replica == 0 && slice == 0) {
-                const nlohmann::json progress{
-                    {"step", step}, {"loss", *r.loss}, {"iteration_time_s", r.end_s - r.start_s}};
+            const bool reports = r.loss && replica == 0 && slice == 0;
+            const bool finite = !r.loss || std::isfinite(*r.loss);
+            if (reports) {
+                const nlohmann::json progress{{"step", step},
+                                              {"loss", loss_to_json(*r.loss)},
+                                              {"iteration_time_s", r.end_s - r.start_s}};
                 set_text(*store, keys::progress(step), progress.dump());
             }
             record.steps.push_back(std::move(r));
+            // --stop-on-nan: the reporting rank says after every step whether
+            // the run goes on, and every rank waits for its word, so that
+            // all of them stop after the same step and write their records.
+            if (o.settings.stop_on_nan && step + 1 < steps) {
+                if (reports) {
+                    set_text(*store, keys::loss_finite(step), finite ? "yes" : "no");
+                }
+                if (get_text(*store, keys::loss_finite(step)) == "no") {
+                    break;
+                }
+            }
         }
         if (o.settings.save_params) {
             // Replicas past the first save theirs apart, so that a test can

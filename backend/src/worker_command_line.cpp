@@ -81,6 +81,9 @@ std::vector<std::string> worker_arguments(const WorkerOptions& o) {
     if (s.save_params) {
         args.emplace_back("--save-params");
     }
+    if (s.stop_on_nan) {
+        args.emplace_back("--stop-on-nan");
+    }
     return args;
 }
 
@@ -117,6 +120,10 @@ WorkerOptions parse_worker_arguments(const std::vector<std::string>& arguments) 
         const std::string& a = arguments[i];
         if (a == "--save-params") {
             s.save_params = true;
+            continue;
+        }
+        if (a == "--stop-on-nan") {
+            s.stop_on_nan = true;
             continue;
         }
         if (a.rfind("--", 0) != 0) {

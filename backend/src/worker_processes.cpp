@@ -5,6 +5,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <chrono>
 #include <csignal>
@@ -54,19 +55,20 @@ pid_t WorkerProcesses::start(int rank, const std::vector<std::string>& args,
     return pid;
 }
 
-std::optional<WorkerProcesses::Failure> WorkerProcesses::reap() {
-    std::optional<Failure> failed;
+std::vector<WorkerProcesses::Failure> WorkerProcesses::reap() {
+    std::vector<Failure> failed;
     for (auto& w : workers_) {
         int status = 0;
         if (!w.alive || ::waitpid(w.pid, &status, WNOHANG) != w.pid) {
             continue;
         }
         w.alive = false;
-        const bool bad = !WIFEXITED(status) || WEXITSTATUS(status) != 0;
-        if (bad && (!failed || (WIFSIGNALED(status) && !WIFSIGNALED(failed->status)))) {
-            failed = Failure{w.rank, status};
+        if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+            failed.push_back(Failure{w.rank, status});
         }
     }
+    std::stable_partition(failed.begin(), failed.end(),
+                          [](const Failure& f) { return WIFSIGNALED(f.status); });
     return failed;
 }
 

@@ -27,10 +27,10 @@ class WorkerProcesses {
         int rank = 0;
         int status = 0;  // as waitpid reports it
     };
-    // Reaps the workers that exited since the last call. Returns the failed
-    // one to blame, if any: a worker killed by a signal before one that
-    // exited with an error (its peers fail only because it vanished).
-    [[nodiscard]] std::optional<Failure> reap();
+    // Reaps the workers that exited since the last call. Returns those that
+    // failed, the ones killed by a signal first (their peers fail only
+    // because they vanished).
+    [[nodiscard]] std::vector<Failure> reap();
     [[nodiscard]] int running() const;
 
     // SIGTERM, two seconds of grace, then SIGKILL; waits for all of them.

@@ -189,9 +189,16 @@ ParsedJson parse_json(const std::string& text) {
         const std::size_t offset = e.byte > 0 ? e.byte - 1 : 0;
         return fail("not valid JSON at " + describe_offset(text, offset) + ": " +
                     plain_parse_message(e.what()));
+    } catch (const json::out_of_range& e) {
+        // A number too large for a double (1e400): said as such.
+        std::string what = plain_parse_message(e.what());
+        if (const auto at = what.find("number overflow parsing "); at != std::string::npos) {
+            what = "the number " + what.substr(at + 24) +
+                   " is too large (numbers go up to about 1.8e308)";
+        }
+        return fail("not usable JSON: " + what);
     } catch (const json::exception& e) {
-        // e.g. a number too large for a double (1e400)
-        return fail(std::string("not usable JSON: ") + e.what());
+        return fail("not usable JSON: " + plain_parse_message(e.what()));
     }
     out.value = std::move(root);
     out.problems = std::move(duplicates);

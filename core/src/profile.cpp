@@ -35,6 +35,12 @@ nlohmann::json profile_to_json(const Profile& p) {
         if (l.activation_bytes) {
             lj["activation_bytes"] = *l.activation_bytes;
         }
+        if (l.parameters) {
+            lj["parameters"] = *l.parameters;
+        }
+        if (l.output_shape) {
+            lj["output_shape"] = *l.output_shape;
+        }
         layers.push_back(std::move(lj));
     }
     nlohmann::json j = {{"format", Profile::kFormat},           {"version", Profile::kVersion},
@@ -96,7 +102,8 @@ constexpr NumberRange kMilliseconds{0, limits::kMaxMilliseconds};
 LayerProfile read_layer(const JsonObject& r) {
     LayerProfile l;
     r.reject_unknown({"name", "forward_ms", "backward_input_ms", "backward_weight_ms",
-                      "backward_ms", "optimizer_ms", "activation_bytes"});
+                      "backward_ms", "optimizer_ms", "activation_bytes", "parameters",
+                      "output_shape"});
     l.name = r.string("name", kRequired).value_or("");
     l.forward_ms = r.number("forward_ms", kRequired, kMilliseconds).value_or(0);
     l.backward_input_ms = r.number("backward_input_ms", kRequired, kMilliseconds).value_or(0);
@@ -106,6 +113,18 @@ LayerProfile read_layer(const JsonObject& r) {
     // The same bound as in a project: a larger count would wrap once
     // multiplied by the micro-batches in flight.
     l.activation_bytes = r.integer("activation_bytes", kOptional, 0, limits::kMaxActivationBytes);
+    l.parameters = r.integer("parameters", kOptional, 0, limits::kMaxActivationBytes);
+    if (const auto shape = r.array("output_shape", kOptional)) {
+        std::vector<std::int64_t> dims;
+        for (std::size_t i = 0; i < shape->size() && !shape->full(); ++i) {
+            if (const auto d = shape->element(i).integer(1, limits::kMaxActivationBytes)) {
+                dims.push_back(*d);
+            }
+        }
+        if (dims.size() == shape->size()) {
+            l.output_shape = std::move(dims);
+        }
+    }
     return l;
 }
 

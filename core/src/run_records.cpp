@@ -1,6 +1,7 @@
 #include "pipewright/core/run_records.h"
 
 #include <climits>
+#include <cmath>
 #include <limits>
 
 #include "pipewright/core/input_file.h"
@@ -17,12 +18,23 @@ constexpr NumberRange kAnyTime{-1e15, 1e15};
 constexpr NumberRange kNonNegative{0, 1e15};
 constexpr NumberRange kFraction{0, 1};
 // A loss can be anything finite (a diverging run's is huge); NaN and infinity
-// are written as null.
+// are written as the strings loss_to_json gives.
 constexpr NumberRange kAnyFinite{-std::numeric_limits<double>::max(),
                                  std::numeric_limits<double>::max()};
 
-nlohmann::json optional_number(const std::optional<double>& v) {
-    return v ? nlohmann::json(*v) : nlohmann::json();
+// null for a step without a loss.
+nlohmann::json optional_loss(const std::optional<double>& v) {
+    return v ? loss_to_json(*v) : nlohmann::json();
+}
+
+// A loss as loss_to_json wrote it: a number, or NaN and infinities by name.
+std::optional<double> loss_value(const JsonValue& v) {
+    if (v.json().is_string()) {
+        if (const auto x = loss_from_json(v.json())) {
+            return x;
+        }
+    }
+    return v.number(kAnyFinite);
 }
 
 // Calls `read(element)` for each element of the array at `key`.
@@ -53,7 +65,7 @@ std::optional<double> loss(const JsonObject& r, std::string_view key) {
     if (!v || v->json().is_null()) {
         return std::nullopt;
     }
-    return v->number(kAnyFinite);
+    return loss_value(*v);
 }
 
 nlohmann::json device_to_json(const RunDeviceMetrics& d) {
@@ -196,7 +208,7 @@ nlohmann::json to_json(const RankRecord& record) {
                             {"events", std::move(events)},
                             {"memory", std::move(memory)}};
         if (s.loss) {
-            step["loss"] = *s.loss;
+            step["loss"] = loss_to_json(*s.loss);
         }
         steps.push_back(std::move(step));
     }
@@ -246,7 +258,7 @@ nlohmann::json to_json(const RunMetrics& metrics) {
     for (const auto& s : metrics.steps) {
         steps.push_back({{"step", s.step},
                          {"iteration_time_s", s.iteration_time_s},
-                         {"loss", optional_number(s.loss)},
+                         {"loss", optional_loss(s.loss)},
                          {"samples_per_s", s.samples_per_s},
                          {"peak_memory_bytes", s.peak_memory_bytes},
                          {"warmup", s.warmup}});
@@ -309,7 +321,7 @@ std::optional<RunMetrics> read_run_metrics(const nlohmann::json& j, Diagnostics&
 nlohmann::json to_json(const RunSummary& s) {
     nlohmann::json losses = nlohmann::json::array();
     for (const auto& l : s.losses) {
-        losses.push_back(optional_number(l));
+        losses.push_back(optional_loss(l));
     }
     nlohmann::json devices = nlohmann::json::array();
     for (const auto& d : s.devices) {
@@ -366,7 +378,7 @@ std::optional<RunSummary> read_run_summary(const nlohmann::json& j, Diagnostics&
     for_each_element(r, "losses", [&](const JsonValue& l) {
         if (l.json().is_null()) {
             s.losses.emplace_back();
-        } else if (const auto v = l.number(kAnyFinite)) {
+        } else if (const auto v = loss_value(l)) {
             s.losses.emplace_back(*v);
         }
     });
@@ -405,6 +417,33 @@ RunMetrics load_run_metrics_file(const std::filesystem::path& path) {
 
 RunSummary parse_run_summary(const std::string& text, const std::string& source) {
     return parsed_or_throw<RunSummary>(text, source, read_run_summary);
+}
+
+nlohmann::json loss_to_json(double loss) {
+    if (std::isnan(loss)) {
+        return "NaN";
+    }
+    if (std::isinf(loss)) {
+        return loss > 0 ? "Infinity" : "-Infinity";
+    }
+    return loss;
+}
+
+std::optional<double> loss_from_json(const nlohmann::json& j) {
+    if (j.is_number()) {
+        return j.get<double>();
+    }
+    if (j.is_string()) {
+        const auto& text = j.get_ref<const std::string&>();
+        if (text == "NaN") {
+            return std::numeric_limits<double>::quiet_NaN();
+        }
+        if (text == "Infinity" || text == "-Infinity") {
+            return text[0] == '-' ? -std::numeric_limits<double>::infinity()
+                                  : std::numeric_limits<double>::infinity();
+        }
+    }
+    return std::nullopt;
 }
 
 }  // namespace pipewright

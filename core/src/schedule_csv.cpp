@@ -11,6 +11,7 @@
 
 #include "pipewright/core/diagnostics.h"
 #include "pipewright/core/input_file.h"
+#include "pipewright/core/printable_name.h"
 
 namespace pipewright {
 
@@ -51,6 +52,17 @@ std::string_view trim(std::string_view s) {
 
 // Spreadsheets may quote cells; action names never contain commas or quotes,
 // so dropping one pair of surrounding quotes is all the CSV quoting needed.
+// A cell quoted in a message: a cell of megabytes is cut (its position
+// says where it is), and control characters are escaped.
+std::string quoted_cell(std::string_view cell) {
+    constexpr std::size_t kShown = 40;
+    if (cell.size() <= kShown) {
+        return "\"" + printable_name(cell) + "\"";
+    }
+    return "\"" + printable_name(cell.substr(0, kShown)) + "…\" (" + std::to_string(cell.size()) +
+           " characters)";
+}
+
 std::string_view unquote(std::string_view cell) {
     if (cell.size() >= 2 && cell.front() == '"' && cell.back() == '"') {
         return trim(cell.substr(1, cell.size() - 2));
@@ -215,8 +227,8 @@ Schedule schedule_from_csv(const std::string& text, const std::string& name) {
                 const auto pair = parse_overlapped(cell);
                 if (!pair) {
                     problems.add(cell_path(row, column),
-                                 "\"" + std::string(cell) +
-                                     "\" is not an overlapped pair; expected a forward and a "
+                                 quoted_cell(cell) +
+                                     " is not an overlapped pair; expected a forward and a "
                                      "full backward as torch writes them, e.g. "
                                      "(0F3;5B1)OVERLAP_F_B");
                     continue;
@@ -225,9 +237,9 @@ Schedule schedule_from_csv(const std::string& text, const std::string& name) {
             } else if (const auto action = parse_action(cell)) {
                 actions = {*action};
             } else {
-                problems.add(cell_path(row, column),
-                             "\"" + std::string(cell) +
-                                 "\" is not an action; expected e.g. 2F0, 1B3, 0SEND_F1");
+                problems.add(
+                    cell_path(row, column),
+                    quoted_cell(cell) + " is not an action; expected e.g. 2F0, 1B3, 0SEND_F1");
                 continue;
             }
             for (const Action& action : actions) {

@@ -68,6 +68,7 @@ std::optional<LayerAnalysis> analyze_torchscript_layer(const LayerSpec& layer,
                       "cost",
                       "activation_bytes",
                       "module",
+                      "module_digest",
                       "submodule",
                       "module_type",
                       "then",
@@ -87,7 +88,8 @@ std::optional<LayerAnalysis> analyze_torchscript_layer(const LayerSpec& layer,
     if (module && module->empty()) {
         o.error("module", "must name the TorchScript file (relative to the project file)");
     }
-    (void)o.string("submodule", Need::required);  // "" is the whole module
+    (void)o.string("module_digest", Need::optional);  // checked by the backend
+    (void)o.string("submodule", Need::required);      // "" is the whole module
     (void)o.string("module_type", Need::optional);
     if (auto then = o.array("then", Need::optional)) {
         for (std::size_t i = 0; i < then->size(); ++i) {

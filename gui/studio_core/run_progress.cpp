@@ -11,7 +11,11 @@ namespace pipewright::gui {
 
 namespace {
 
+// A loss: a number, or a non-finite one by name ("NaN", "Infinity").
 std::optional<double> number_or_null(const QJsonValue& v) {
+    if (v.isString()) {
+        return loss_from_json(nlohmann::json(v.toString().toStdString()));
+    }
     return v.isDouble() ? std::optional<double>(v.toDouble()) : std::nullopt;
 }
 

@@ -454,11 +454,17 @@ PlanResult plan_pipeline(const Project& project, const PlanOptions& options) {
             searches.push_back({ScheduleKind::zbv, {ScheduleKind::zbv, ScheduleKind::dualpipev}});
         }
         for (const auto& [shape, kinds] : searches) {
+            bool simulated_one = false;
             for (const auto& c : planner::search_looped(context, candidates, spec.microbatches,
                                                         spec.keep, shape, result.statistics)) {
-                if (c.estimate_s >= flat_best) {
-                    break;  // best first: the rest are slower still
+                // Best first: past the flat plan's estimate the rest are
+                // slower still. The best of each shape is simulated all the
+                // same: the estimate ranks splits, the simulator judges, and
+                // it has found looped plans faster than estimated.
+                if (c.estimate_s >= flat_best && simulated_one) {
+                    break;
                 }
+                simulated_one = true;
                 for (const ScheduleKind kind : kinds) {
                     between_simulations();
                     // Not runnable as looped: not a candidate.

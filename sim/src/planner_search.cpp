@@ -457,7 +457,11 @@ std::vector<ScheduleKind> schedules_for(MemoryRule rule, std::optional<ScheduleK
             if (microbatches == 1) {
                 return {ScheduleKind::naive};
             }
-            return {ScheduleKind::one_f_one_b, ScheduleKind::zb_h1, ScheduleKind::zb_h2};
+            // GPipe too: it holds more activations (the simulation says
+            // whether they fit), and where transfers are slow against the
+            // stages its batched sends can beat 1F1B.
+            return {ScheduleKind::one_f_one_b, ScheduleKind::zb_h1, ScheduleKind::zb_h2,
+                    ScheduleKind::gpipe};
         case MemoryRule::zb_h1:
             return {ScheduleKind::zb_h1};
         case MemoryRule::zb_h2:

@@ -2,7 +2,10 @@
 
 #include <unordered_set>
 
+#include "pipewright/core/diagnostics.h"
+#include "pipewright/core/layer_catalog.h"
 #include "pipewright/core/printable_name.h"
+#include "pipewright/core/quantity_format.h"
 
 namespace pipewright {
 
@@ -25,10 +28,44 @@ std::string layers(std::size_t n) {
     return std::to_string(n) + " layer" + (n == 1 ? "" : "s");
 }
 
+// "fc0 (1,056 parameters when profiled, 8,448 now)" when the profile
+// recorded sizes that the model's layer does not have, else "".
+std::string resize_of(const LayerProfile& measured, const LayerSpec& layer,
+                      const std::optional<LayerAnalysis>& now) {
+    if (!now) {
+        return "";
+    }
+    std::string what;
+    if (measured.parameters && *measured.parameters != now->parameters) {
+        what = format_count(static_cast<double>(*measured.parameters)) +
+               " parameters when profiled, " + format_count(static_cast<double>(now->parameters)) +
+               " now";
+    } else if (measured.output_shape && *measured.output_shape != now->output_shape) {
+        what = "output " + to_string(*measured.output_shape) + " when profiled, " +
+               to_string(now->output_shape) + " now";
+    }
+    return what.empty() ? "" : printable_name(layer.name) + " (" + what + ")";
+}
+
 }  // namespace
 
 ProfileCoverage profile_coverage(const Profile& profile, const Model& model) {
     ProfileCoverage c;
+    // Each layer's sizes now, along the model's chain of shapes (a layer
+    // that cannot be analysed is left unchecked: validation reports it).
+    std::vector<std::optional<LayerAnalysis>> now;
+    Shape shape = model.input.shape;
+    DType dtype = model.input.dtype;
+    for (const auto& layer : model.layers) {
+        Diagnostics ignored;
+        now.push_back(analyze_layer(layer, shape, dtype, ignored, ""));
+        if (!now.back()) {
+            break;
+        }
+        shape = now.back()->output_shape;
+        dtype = now.back()->output_dtype;
+    }
+    now.resize(model.layers.size());
     c.transfer = profile.transfer.has_value();
     c.collectives = profile.all_reduce.has_value() || profile.all_gather.has_value();
     c.model_layers = model.layers.size();
@@ -43,6 +80,11 @@ ProfileCoverage profile_coverage(const Profile& profile, const Model& model) {
             c.overridden.push_back(layer.name);
         } else if (profiled.count(layer.name) != 0) {
             c.measured.push_back(layer.name);
+            const auto i = static_cast<std::size_t>(&layer - model.layers.data());
+            if (std::string resized = resize_of(*profile.find(layer.name), layer, now[i]);
+                !resized.empty()) {
+                c.resized.push_back(std::move(resized));
+            }
         } else {
             c.estimated.push_back(layer.name);
         }
@@ -89,6 +131,19 @@ std::vector<std::string> profile_warnings(const ProfileCoverage& c) {
     if (!c.foreign.empty()) {
         out.push_back("the profile measured " + layers(c.foreign.size()) +
                       " the model does not have (" + name_list(c.foreign) + ")");
+    }
+    if (!c.resized.empty()) {
+        // Already escaped by resize_of.
+        std::string list;
+        for (std::size_t i = 0; i < c.resized.size() && i < 3; ++i) {
+            list += (i == 0 ? "" : ", ") + c.resized[i];
+        }
+        if (c.resized.size() > 3) {
+            list += " and " + std::to_string(c.resized.size() - 3) + " more";
+        }
+        out.push_back("the profile measured " + layers(c.resized.size()) +
+                      " of the same name at other sizes: " + list +
+                      "; their measured times do not describe this model: profile it again");
     }
     return out;
 }

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <limits>
+#include <numeric>
 #include <stdexcept>
 
 #include <nlohmann/json.hpp>
@@ -46,9 +47,20 @@ std::string mlp_project_json(const MlpSpec& s) {
     }
     nlohmann::json placement = nlohmann::json::array();
     const auto n = names.size();
+    if (!s.stage_entries.empty() &&
+        (s.stage_entries.size() != static_cast<std::size_t>(s.stages) ||
+         static_cast<std::size_t>(
+             std::accumulate(s.stage_entries.begin(), s.stage_entries.end(), 0)) != n)) {
+        throw std::invalid_argument("MlpSpec::stage_entries must give every stage its entries");
+    }
+    std::size_t next = 0;
     for (int st = 0; st < s.stages; ++st) {
-        const auto lo = n * static_cast<std::size_t>(st) / static_cast<std::size_t>(s.stages);
-        const auto hi = n * static_cast<std::size_t>(st + 1) / static_cast<std::size_t>(s.stages);
+        const auto lo = next;
+        const auto hi =
+            s.stage_entries.empty()
+                ? n * static_cast<std::size_t>(st + 1) / static_cast<std::size_t>(s.stages)
+                : lo + static_cast<std::size_t>(s.stage_entries[static_cast<std::size_t>(st)]);
+        next = hi;
         nlohmann::json ls(
             std::vector<std::string>(names.begin() + static_cast<std::ptrdiff_t>(lo),
                                      names.begin() + static_cast<std::ptrdiff_t>(hi)));

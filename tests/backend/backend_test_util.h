@@ -31,6 +31,10 @@ struct MlpSpec {
     int zero_stage = 0;
     bool overlap_gradient_sync = true;
     double bucket_MiB = 25;
+    // How many of the model's entries (fc0, act0, fc1, ...) each stage
+    // holds, in order; empty: as even as possible. {1, 1, 1} on two layers
+    // puts the ReLU-like act0 alone on stage 1, a stage without parameters.
+    std::vector<int> stage_entries;
 };
 [[nodiscard]] std::string mlp_project_json(const MlpSpec& spec);
 [[nodiscard]] AnalyzedProject analyze_text(const std::string& json);

@@ -2,6 +2,7 @@
 // micro-batches, gradient accumulation, one optimizer step per iteration.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cctype>
 #include <thread>
 
@@ -152,6 +153,61 @@ INSTANTIATE_TEST_SUITE_P(
         }
         return name;
     });
+
+// A stage without parameters (a GELU alone, as `fc0 | act0 | fc1`): its W
+// is a no-op, yet every schedule, split backward or not, trains as one
+// process would, and the W is still recorded.
+MlpSpec parameterless_middle(std::string schedule, int ranks, int stages, int microbatches) {
+    MlpSpec s = spec(std::move(schedule), ranks, stages, microbatches);
+    if (stages == 3) {
+        s.layers = 2;  // fc0 | act0 | fc1
+        s.stage_entries = {1, 1, 1};
+    } else {
+        s.layers = 3;  // fc0 | act0 | fc1 act1 | fc2: act0 alone on rank 1
+        s.stage_entries = {1, 1, 2, 1};
+    }
+    return s;
+}
+
+class ParameterlessStage : public ::testing::TestWithParam<MlpSpec> {};
+
+TEST_P(ParameterlessStage, TrainsAsOneProcessAndRecordsItsNoOpW) {
+    const MlpSpec spec = GetParam();
+    const AnalyzedProject p = test::analyze_text(test::mlp_project_json(spec));
+    ASSERT_EQ(p.schedule.name, spec.schedule);
+    ASSERT_TRUE(backend::build_stage(p, 1, torch::kFloat64)->parameters().empty());
+    const auto run = run_in_process(p, 3, torch::kFloat64);
+    const auto pipelined = pipelined_parameters(p, run);
+    const auto reference = test::reference_parameters(p, 3, torch::kFloat64);
+    ASSERT_EQ(pipelined.size(), reference.size());
+    EXPECT_LE(test::max_relative_difference(pipelined, reference), 1e-5);
+    const int rank = p.schedule.stage_rank.at(1);
+    const auto& actions = p.schedule.ranks.at(static_cast<std::size_t>(rank));
+    const auto& events = run.records.at(static_cast<std::size_t>(rank)).back().events;
+    ASSERT_EQ(events.size(), actions.size());
+    const auto weight_passes = std::count_if(actions.begin(), actions.end(), [](const Action& a) {
+        return a.stage == 1 && a.type == ActionType::backward_weight;
+    });
+    const bool splits_backward = spec.schedule != "1f1b" && spec.schedule != "gpipe";
+    EXPECT_EQ(weight_passes > 0, splits_backward);
+}
+
+INSTANTIATE_TEST_SUITE_P(Schedules, ParameterlessStage,
+                         ::testing::Values(parameterless_middle("gpipe", 3, 3, 3),
+                                           parameterless_middle("1f1b", 3, 3, 4),
+                                           parameterless_middle("zb-h1", 3, 3, 4),
+                                           parameterless_middle("zb-h2", 3, 3, 5),
+                                           parameterless_middle("zb-auto", 3, 3, 4),
+                                           parameterless_middle("interleaved-zb", 2, 4, 4),
+                                           parameterless_middle("zbv", 2, 4, 4),
+                                           parameterless_middle("dualpipev", 2, 4, 5)),
+                         [](const auto& test_info) {
+                             std::string name = test_info.param.schedule;
+                             for (auto& c : name) {
+                                 c = std::isalnum(static_cast<unsigned char>(c)) ? c : '_';
+                             }
+                             return name;
+                         });
 
 // A one-stage model with dropout: checkpointing must replay each
 // micro-batch's masks when it recomputes the forward, and leave the random

@@ -302,6 +302,35 @@ TEST(LauncherSafety, AStoppedRankOfReplicaOneIsNamedNotItsPeers) {
     fs::remove_all(dir);
 }
 
+// Rank 1 of three raises at the start of step 1 while ranks 0 and 2 wait
+// for it. Its sockets close as it unwinds, so its peers fail at once with
+// "Connection closed by peer", and rank 0 used to be reaped, and blamed,
+// first. The launcher names rank 1 and its own reason.
+TEST(LauncherSafety, ARankThatRaisesIsBlamedNotThePeersWaitingForIt) {
+    const auto dir = temp_dir("raises");
+    test::MlpSpec spec;
+    spec.ranks = 3;
+    spec.stages = 3;
+    spec.microbatches = 6;
+    spec.batch = 12;
+    const auto project = write_project(dir, spec);
+    ASSERT_EQ(::setenv("PIPEWRIGHT_TEST_RAISE_ON_RANK", "1", 1), 0);
+    const auto r = run_cli("run " + project.string() + " --steps 3 --threads-per-rank 1 --out " +
+                               (dir / "run").string(),
+                           dir);
+    ::unsetenv("PIPEWRIGHT_TEST_RAISE_ON_RANK");
+    EXPECT_EQ(r.code, 1) << r.output;
+    EXPECT_NE(r.output.find("rank 1 failed (exit code 1): injected failure"), std::string::npos)
+        << r.output;
+    EXPECT_EQ(r.output.find("rank 0 failed"), std::string::npos) << r.output;
+    EXPECT_EQ(r.output.find("rank 2 failed"), std::string::npos) << r.output;
+    EXPECT_NE(r.output.find("rank-1.log"), std::string::npos) << r.output;
+    const std::string log = read_or_empty(dir / "run" / "run.log");
+    EXPECT_NE(log.find("rank 1 failed (exit code 1): injected failure"), std::string::npos) << log;
+    EXPECT_EQ(test::processes_mentioning((dir / "run").string()), std::vector<pid_t>{});
+    fs::remove_all(dir);
+}
+
 // A project's model name never steers where a run writes.
 TEST(LauncherSafety, AModelNameCannotLeaveTheRunsFolder) {
     const auto dir = temp_dir("escape");

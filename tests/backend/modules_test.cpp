@@ -118,6 +118,17 @@ TEST(Modules, TransformerBlockIsCausal) {
     auto y2 = block.forward(x2);
     EXPECT_TRUE(torch::allclose(y.index({0, torch::indexing::Slice(0, 3)}),
                                 y2.index({0, torch::indexing::Slice(0, 3)})));
+    // The changed position's own output does change, so the block is not
+    // merely ignoring its input.
+    EXPECT_FALSE(torch::allclose(y.index({0, 3}), y2.index({0, 3})));
+    // And the first position, changed, reaches every later one: attention
+    // looks back.
+    auto x3 = x.clone();
+    x3.index_put_({0, 0}, torch::randn({8}));
+    auto y3 = block.forward(x3);
+    for (int t = 1; t < 4; ++t) {
+        EXPECT_FALSE(torch::allclose(y.index({0, t}), y3.index({0, t}))) << "position " << t;
+    }
 }
 
 }  // namespace

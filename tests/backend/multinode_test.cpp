@@ -10,6 +10,7 @@
 #include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <thread>
 #include <utility>
 
@@ -80,12 +81,15 @@ void expect_losses_of_one_launcher(const test::CliResult& node0, const std::stri
 
 // `common` on two launchers of this machine, as nodes 0 and 1 of one run,
 // each writing into dir/nodeN.
+// `second` (when given) is node 1's command instead.
 std::pair<test::CliResult, test::CliResult> run_two_nodes(const std::string& common,
-                                                          const fs::path& dir) {
+                                                          const fs::path& dir,
+                                                          const std::string& second_command = "") {
     const std::string master = "127.0.0.1:" + std::to_string(test::free_port());
     test::CliResult node0, node1;
     std::thread second([&] {
-        node1 = run_cli(common + " --nnodes 2 --node-rank 1 --master " + master + " --out " +
+        node1 = run_cli((second_command.empty() ? common : second_command) +
+                            " --nnodes 2 --node-rank 1 --master " + master + " --out " +
                             (dir / "node1").string(),
                         dir, "node1");
     });
@@ -136,6 +140,58 @@ TEST(MultiNode, TwoLaunchersCompleteARunWithTheLossesOfOneLauncher) {
     fs::remove_all(dir);
 }
 
+// Node 1 runs another project than node 0: another learning rate (which
+// used to train a model that is neither, in silence) or another width
+// (which used to abort inside Gloo). Both nodes refuse, before training,
+// naming the first difference.
+struct MixedCase {
+    const char* name;
+    std::function<void(nlohmann::json&)> edit;
+    const char* difference;
+};
+
+class MixedProjects : public ::testing::TestWithParam<MixedCase> {};
+
+TEST_P(MixedProjects, AreRefusedOnEveryNodeWithTheFirstDifference) {
+    const MixedCase c = GetParam();
+    const auto dir = test::temp_dir(std::string("mixed-") + c.name);
+    test::MlpSpec spec;
+    spec.ranks = 2;
+    spec.stages = 2;
+    const auto a = test::write_project(dir, spec);
+    auto other = nlohmann::json::parse(test::mlp_project_json(spec));
+    c.edit(other);
+    const auto b = dir / "b.json";
+    write_file_atomically(b, other.dump(2));
+    const std::string options = " --steps 3 --threads-per-rank 1 --timeout 30";
+    const auto [node0, node1] =
+        run_two_nodes("run " + a.string() + options, dir, "run " + b.string() + options);
+    EXPECT_NE(node0.code, 0) << node0.output;
+    EXPECT_NE(node1.code, 0) << node1.output;
+    EXPECT_NE(node0.output.find(c.difference), std::string::npos) << node0.output;
+    EXPECT_NE(node1.output.find(c.difference), std::string::npos) << node1.output;
+    EXPECT_NE(node1.output.find("another configuration than node 0"), std::string::npos)
+        << node1.output;
+    EXPECT_EQ(node1.output.find("lost the rendezvous store"), std::string::npos) << node1.output;
+    EXPECT_EQ(test::processes_mentioning(dir.string()), std::vector<pid_t>{});
+    fs::remove_all(dir);
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Differences, MixedProjects,
+    ::testing::Values(MixedCase{"lr",
+                                [](nlohmann::json& j) { j["training"]["optimizer"]["lr"] = 0.5; },
+                                "project.training.optimizer.lr"},
+                      MixedCase{"width",
+                                [](nlohmann::json& j) {
+                                    j["model"]["layers"][0]["out_features"] = 32;  // fc0
+                                    j["model"]["layers"][2]["in_features"] = 32;   // fc1
+                                },
+                                "project.model.layers[0].out_features"},
+                      MixedCase{"seed", [](nlohmann::json& j) { j["training"]["seed"] = 8; },
+                                "project.training.seed"}),
+    [](const auto& test_info) { return std::string(test_info.param.name); });
+
 // Data parallelism over two launchers: --nproc-per-node 2 gives each node
 // one replica of the two-rank pipeline (world ranks in replica order), and
 // the run trains as the same run on one launcher does.
@@ -175,6 +231,9 @@ TEST(MultiNode, UnreachableMasterIsAClearErrorWithinTheTimeout) {
                            dir);
     EXPECT_EQ(r.code, 1) << r.output;
     EXPECT_NE(r.output.find("cannot reach the master 127.0.0.1:"), std::string::npos) << r.output;
+    // Ours is the only word: no glog preamble, no c10d socket lines.
+    EXPECT_EQ(r.output.find("InitGoogleLogging"), std::string::npos) << r.output;
+    EXPECT_EQ(r.output.find("socket.cpp"), std::string::npos) << r.output;
     EXPECT_LT(r.seconds, 15);
     EXPECT_EQ(test::processes_mentioning(out.string()), std::vector<pid_t>{});
     fs::remove_all(dir);

@@ -246,6 +246,25 @@ TEST(ProfileCommand, WritesAProfileThatSimulateReads) {
     EXPECT_GT(report.at("iteration_time_s").get<double>(), 0);
 }
 
+// `profile p.json --out p.json` would replace the project it measures:
+// refused before measuring, the project kept.
+TEST(ProfileCommand, AnOutThatIsTheProjectIsRefusedBeforeMeasuring) {
+    const auto dir = test::temp_dir("profile-over-input");
+    const auto project = write_project(dir);
+    const std::string before = read_text_file(project);
+    fs::create_symlink(project, dir / "link.json");
+    for (const auto& out : {project, dir / "link.json"}) {
+        const test::CliResult r =
+            test::run_cli("profile " + project.string() + " --out " + out.string(), dir);
+        EXPECT_EQ(r.code, 2) << r.output;
+        EXPECT_NE(r.output.find("is the project this command reads"), std::string::npos)
+            << r.output;
+        EXPECT_EQ(r.output.find("input grad"), std::string::npos) << "measured first";
+        EXPECT_EQ(read_text_file(project), before);
+    }
+    fs::remove_all(dir);
+}
+
 TEST(ProfileCommand, UnwritableOutNamesThePath) {
     const auto dir = test::temp_dir("profile-unwritable");
     const auto project = write_project(dir);
@@ -261,6 +280,18 @@ TEST(ProfileCommand, UnwritableOutNamesThePath) {
         test::run_cli("profile " + project.string() + " --out " + dir.string(), dir);
     EXPECT_EQ(folder.code, 1);
     EXPECT_NE(folder.output.find("it is a folder"), std::string::npos) << folder.output;
+
+    // Folders that take no new file, even for root, and files that are not
+    // regular: refused before measuring, with the reason.
+    for (const std::string target : {"/sys/pipewright-profile.json", "/proc/version"}) {
+        const test::CliResult r2 =
+            test::run_cli("profile " + project.string() + " --out " + target, dir);
+        EXPECT_EQ(r2.code, 1) << target;
+        EXPECT_NE(r2.output.find("cannot write the profile " + target), std::string::npos)
+            << r2.output;
+        EXPECT_EQ(r2.output.find("No such file or directory"), std::string::npos) << r2.output;
+        EXPECT_EQ(r2.output.find("input grad"), std::string::npos) << "checked before measuring";
+    }
 }
 
 TEST(ProfileCommand, InvalidProjectListsItsProblems) {

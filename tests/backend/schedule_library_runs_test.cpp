@@ -24,16 +24,10 @@ struct LibraryCase {
 
 class ScheduleLibraryRuns : public ::testing::TestWithParam<LibraryCase> {};
 
-TEST_P(ScheduleLibraryRuns, GlooWorkersTrainAsOneProcess) {
-    const LibraryCase c = GetParam();
-    const auto dir = test::temp_dir(std::string("library-") + c.schedule);
-    test::MlpSpec spec;
-    spec.schedule = c.schedule;
-    spec.ranks = c.ranks;
-    spec.stages = c.stages;
-    spec.layers = std::max(4, c.stages);
-    spec.microbatches = c.microbatches;
-    spec.batch = 2 * c.microbatches;
+// Runs `spec` in worker processes for two steps and compares their saved
+// parameters with single-process training.
+void expect_workers_train_as_one_process(const test::MlpSpec& spec, const std::string& name) {
+    const auto dir = test::temp_dir(name);
     const auto project = test::write_project(dir, spec);
     const auto out = dir / "run";
     const auto r = test::run_cli("run " + project.string() +
@@ -44,7 +38,7 @@ TEST_P(ScheduleLibraryRuns, GlooWorkersTrainAsOneProcess) {
     ASSERT_EQ(r.code, 0) << r.output;
 
     const auto p = test::analyze_text(test::mlp_project_json(spec));
-    ASSERT_EQ(p.schedule.name, c.schedule);
+    ASSERT_EQ(p.schedule.name, spec.schedule);
     std::vector<torch::Tensor> pipelined;
     for (int s = 0; s < p.schedule.num_stages; ++s) {
         std::vector<torch::Tensor> stage;
@@ -54,6 +48,33 @@ TEST_P(ScheduleLibraryRuns, GlooWorkersTrainAsOneProcess) {
     const auto reference = test::reference_parameters(p, 2, torch::kFloat64);
     EXPECT_LE(test::max_relative_difference(pipelined, reference), 1e-5);
     fs::remove_all(dir);
+}
+
+TEST_P(ScheduleLibraryRuns, GlooWorkersTrainAsOneProcess) {
+    const LibraryCase c = GetParam();
+    test::MlpSpec spec;
+    spec.schedule = c.schedule;
+    spec.ranks = c.ranks;
+    spec.stages = c.stages;
+    spec.layers = std::max(4, c.stages);
+    spec.microbatches = c.microbatches;
+    spec.batch = 2 * c.microbatches;
+    expect_workers_train_as_one_process(spec, std::string("library-") + c.schedule);
+}
+
+// The house issue's reproduction: `fc0 | act0 | fc1` under zb-h1 on three
+// workers, where rank 1's weight pass has no weights (it crashed with "grad
+// requires non-empty inputs").
+TEST(ScheduleLibraryRunsParameterless, ZeroBubbleStageWithoutParametersRuns) {
+    test::MlpSpec spec;
+    spec.schedule = "zb-h1";
+    spec.ranks = 3;
+    spec.stages = 3;
+    spec.layers = 2;
+    spec.stage_entries = {1, 1, 1};
+    spec.microbatches = 4;
+    spec.batch = 8;
+    expect_workers_train_as_one_process(spec, "library-parameterless");
 }
 
 INSTANTIATE_TEST_SUITE_P(

@@ -209,6 +209,79 @@ TEST(TorchScriptImport, WhatDoesNotSplitIsRefusedInWords) {
     EXPECT_NE(shape.find("--input-shape"), std::string::npos) << shape;
     EXPECT_NE(shape.find("shapes cannot be multiplied"), std::string::npos) << shape;
     EXPECT_EQ(shape.find("Traceback"), std::string::npos) << shape;
+    // A shape far beyond the machine: refused with the figures, before any
+    // allocation fails.
+    const std::string huge = refusal("mlp.pt", {1000000, 1000000});
+    EXPECT_NE(huge.find("the 2 samples the layers are measured on take"), std::string::npos)
+        << huge;
+    EXPECT_NE(huge.find("TiB"), std::string::npos) << huge;
+    // A forward that raises: the exception's own words, and the layer.
+    const std::string raised = refusal("raises.pt", {8});
+    EXPECT_NE(raised.find("layer \"1\""), std::string::npos) << raised;
+    EXPECT_NE(raised.find("boom from forward"), std::string::npos) << raised;
+    EXPECT_EQ(raised.find("TorchScript interpreter"), std::string::npos) << raised;
+}
+
+// A forward that never returns ends the import within --timeout, naming the
+// layer (it used to hang until killed).
+TEST(TorchScriptImport, AForwardThatNeverReturnsEndsTheImportNamingTheLayer) {
+    REQUIRE_FIXTURE("hangs.pt");
+    const auto dir = test::temp_dir("ts-hangs");
+    const auto r =
+        test::run_cli("import " + (kFixtures / "hangs.pt").string() +
+                          " --input-shape 8 --timeout 1 --out " + (dir / "hangs.json").string(),
+                      dir);
+    EXPECT_EQ(r.code, 1) << r.output;
+    EXPECT_NE(r.output.find("layer \"1\" (Hangs) did not finish one forward and backward within "
+                            "1 s"),
+              std::string::npos)
+        << r.output;
+    EXPECT_LT(r.seconds, 30);
+    EXPECT_FALSE(fs::exists(dir / "hangs.json"));
+    fs::remove_all(dir);
+}
+
+// The device spec is the catalog's, whatever its case, and checked before
+// any layer is measured.
+TEST(TorchScriptImport, TheDeviceSpecIsReadInAnyCaseAndCheckedFirst) {
+    REQUIRE_FIXTURE("mlp.pt");
+    const auto dir = test::temp_dir("ts-device-spec");
+    auto r = test::run_cli("import " + (kFixtures / "mlp.pt").string() +
+                               " --input-shape 8 --devices 2 --device-spec a100-80gb --out " +
+                               (dir / "mlp.json").string(),
+                           dir, "lower");
+    ASSERT_EQ(r.code, 0) << r.output;
+    EXPECT_NE(read_text_file(dir / "mlp.json").find("\"A100-80GB\""), std::string::npos);
+    r = test::run_cli("import " + (kFixtures / "mlp.pt").string() +
+                          " --input-shape 8 --device-spec b9000 --out " +
+                          (dir / "other.json").string(),
+                      dir, "unknown");
+    EXPECT_EQ(r.code, 2) << r.output;
+    EXPECT_NE(r.output.find("--device-spec: no device \"b9000\" in the catalog; give one of"),
+              std::string::npos)
+        << r.output;
+    EXPECT_FALSE(fs::exists(dir / "other.json"));
+    fs::remove_all(dir);
+}
+
+// `import m.pt --out m.pt` (or through a link) would replace the module it
+// reads: refused before any layer is measured, the file kept.
+TEST(TorchScriptImport, AnOutThatIsTheModuleIsRefusedAndTheModuleKept) {
+    REQUIRE_FIXTURE("mlp.pt");
+    const auto dir = test::temp_dir("ts-over-input");
+    const auto module = dir / "m.pt";
+    fs::copy_file(kFixtures / "mlp.pt", module);
+    const auto size = fs::file_size(module);
+    fs::create_symlink(module, dir / "link.pt");
+    for (const auto& out : {module, dir / "link.pt"}) {
+        const auto r = test::run_cli(
+            "import " + module.string() + " --input-shape 8 --out " + out.string(), dir);
+        EXPECT_EQ(r.code, 2) << r.output;
+        EXPECT_NE(r.output.find("is the TorchScript file this command reads"), std::string::npos)
+            << r.output;
+        EXPECT_EQ(fs::file_size(module), size);
+    }
+    fs::remove_all(dir);
 }
 
 TEST(TorchScriptImport, TheProjectKeepsTheFileRelativeAndAnEditedChainIsRefused) {
@@ -237,6 +310,35 @@ TEST(TorchScriptImport, TheProjectKeepsTheFileRelativeAndAnEditedChainIsRefused)
     EXPECT_NE(run.code, 0);
     EXPECT_NE(run.output.find("in the order its forward runs them"), std::string::npos)
         << run.output;
+    fs::remove_all(dir);
+}
+
+// The module file swapped after import (it used to abort a rank inside
+// Gloo when the sizes differed): the digest recorded at import tells, and
+// run and profile refuse in words before any worker starts.
+TEST(TorchScriptImport, AModuleFileChangedAfterImportIsRefusedInWords) {
+    REQUIRE_FIXTURE("cnn.pt");
+    const auto dir = test::temp_dir("ts-swapped-file");
+    fs::copy_file(kFixtures / "mlp.pt", dir / "mlp.pt");
+    auto r = test::run_cli("import " + (dir / "mlp.pt").string() +
+                               " --input-shape 8 --devices 2 --out " + (dir / "mlp.json").string(),
+                           dir, "import");
+    ASSERT_EQ(r.code, 0) << r.output;
+    const json j = json::parse(read_text_file(dir / "mlp.json"));
+    ASSERT_TRUE(j["model"]["layers"][0]["module_digest"].is_string()) << j.dump(2);
+    fs::copy_file(kFixtures / "cnn.pt", dir / "mlp.pt", fs::copy_options::overwrite_existing);
+    for (const char* command : {"run", "profile"}) {
+        r = test::run_cli(
+            std::string(command) + " " + (dir / "mlp.json").string() +
+                (std::string(command) == "run" ? " --steps 1"
+                                               : " --out " + (dir / "p.json").string()),
+            dir, command);
+        EXPECT_EQ(r.code, 1) << r.output;
+        EXPECT_NE(r.output.find("has changed since it was imported"), std::string::npos)
+            << r.output;
+        EXPECT_NE(r.output.find("import it again"), std::string::npos) << r.output;
+        EXPECT_EQ(r.output.find("rank 0"), std::string::npos) << "refused before any worker";
+    }
     fs::remove_all(dir);
 }
 
@@ -316,6 +418,31 @@ struct ImportedRun {
 
 void PrintTo(const ImportedRun& c, std::ostream* out) {
     *out << c.file << " " << c.schedule;
+}
+
+// On synthetic data an imported model learns a teacher of its own
+// architecture (weights drawn from the seed), so a new user sees the loss
+// fall; random classes kept it at ln(classes). The run says so first.
+TEST(TorchScriptImport, AnImportedCnnsLossFallsOnSyntheticData) {
+    REQUIRE_FIXTURE("cnn.pt");
+    const auto dir = test::temp_dir("ts-learns");
+    const auto project = dir / "project.json";
+    auto r =
+        test::run_cli("import " + (kFixtures / "cnn.pt").string() +
+                          " --input-shape 3,16,16 --devices 2 -b 16 -m 4 --out " + project.string(),
+                      dir, "import");
+    ASSERT_EQ(r.code, 0) << r.output;
+    r = test::run_cli("run " + project.string() + " --steps 10 --threads-per-rank 1 --json --out " +
+                          (dir / "run").string(),
+                      dir, "run");
+    ASSERT_EQ(r.code, 0) << r.output;
+    EXPECT_NE(r.output.find("data: synthetic"), std::string::npos) << r.output;
+    const auto losses = nlohmann::json::parse(test::last_json_object(r.output))
+                            .at("losses")
+                            .get<std::vector<double>>();
+    ASSERT_EQ(losses.size(), 10U);
+    EXPECT_LT(losses.back(), 0.75 * losses.front()) << r.output;
+    fs::remove_all(dir);
 }
 
 class TorchScriptRuns : public ::testing::TestWithParam<ImportedRun> {};

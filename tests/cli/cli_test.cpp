@@ -210,7 +210,26 @@ TEST(Cli, MissingFileAndBrokenJsonAreReportedNotCrashed) {
 
 TEST(Cli, UsageErrorsExitTwo) {
     EXPECT_EQ(run_cli({}).code, 2);
-    EXPECT_EQ(run_cli({"frobnicate"}).code, 2);
+    const auto unknown = run_cli({"frobnicate"});
+    EXPECT_EQ(unknown.code, 2);
+    EXPECT_NE(unknown.err.find("unknown command \"frobnicate\"; the commands are simulate, plan"),
+              std::string::npos)
+        << unknown.err;
+    EXPECT_EQ(unknown.err.find("worker"), std::string::npos) << "the hidden command is listed";
+    // An empty path names no file: a usage error, said as such.
+    for (const char* option : {"--trace", "--timeline", "--export-csv"}) {
+        const auto empty = run_cli({"simulate", example("dummy-2gpu.json"), option, ""});
+        EXPECT_EQ(empty.code, 2) << option;
+        EXPECT_NE(empty.err.find("got an empty path"), std::string::npos) << empty.err;
+    }
+    // Tensor-parallel sizes out of range read alike, whichever side they fall.
+    const auto zero = run_cli({"simulate", example("dummy-2gpu.json"), "--tensor-parallel", "0"});
+    const auto huge =
+        run_cli({"simulate", example("dummy-2gpu.json"), "--tensor-parallel", "1025"});
+    EXPECT_EQ(zero.code, 2);
+    EXPECT_EQ(huge.code, 2);
+    EXPECT_NE(zero.err.find("must be at least 1, got 0"), std::string::npos) << zero.err;
+    EXPECT_NE(huge.err.find("must be at most 1024, got 1025"), std::string::npos) << huge.err;
     EXPECT_EQ(run_cli({"simulate"}).code, 2);
     EXPECT_EQ(run_cli({"simulate", example("dummy-2gpu.json"), "--microbatches", "zero"}).code, 2);
     EXPECT_EQ(run_cli({"simulate", example("dummy-2gpu.json"), "--schedule", "gpipe",
@@ -234,12 +253,28 @@ TEST(Cli, HelpAndVersionWorkEverywhere) {
     }
 }
 
+// Whether a line of `text` starts with `prefix`.
+bool has_line_starting(const std::string& text, const std::string& prefix) {
+    std::istringstream in(text);
+    for (std::string line; std::getline(in, line);) {
+        if (line.rfind(prefix, 0) == 0) {
+            return true;
+        }
+    }
+    return false;
+}
+
 TEST(Cli, ValidateAcceptsEveryExample) {
+    int examples = 0;
     for (const auto& entry : fs::directory_iterator(kExamples)) {
+        ++examples;
         auto r = run_cli({"validate", entry.path().string()});
         EXPECT_EQ(r.code, 0) << entry.path() << ": " << r.err;
-        EXPECT_NE(r.out.find("valid"), std::string::npos);
+        // "PATH: valid. …", never "invalid".
+        EXPECT_EQ(r.out.rfind(entry.path().string() + ": valid.", 0), 0u) << r.out;
     }
+    // The folder holds the shipped examples: an empty one tests nothing.
+    EXPECT_GE(examples, 10);
 }
 
 TEST(Cli, ValidateJsonListsProblemsWithPaths) {
@@ -258,11 +293,14 @@ TEST(Cli, ValidateJsonListsProblemsWithPaths) {
 TEST(Cli, CompareSchedulesPrintsEveryScheduleAndTheBaseline) {
     auto r = run_cli({"simulate", example("resnet50-2gpu-pipelined.json"), "--compare-schedules"});
     ASSERT_EQ(r.code, 0) << r.err;
+    // Each schedule has its row: a line that starts with its name and a
+    // space ("1f1b" inside "interleaved-1f1b" does not count).
     for (const char* name :
          {"single device", "naive", "gpipe", "looped-bfs", "1f1b", "interleaved-1f1b", "zb-h1",
-          "zb-h2", "interleaved-zb", "zbv", "dualpipev", "zb-auto", "baseline"}) {
-        EXPECT_NE(r.out.find(name), std::string::npos) << name;
+          "zb-h2", "interleaved-zb", "zbv", "dualpipev", "zb-auto"}) {
+        EXPECT_TRUE(has_line_starting(r.out, std::string(name) + " ")) << name << "\n" << r.out;
     }
+    EXPECT_NE(r.out.find("baseline"), std::string::npos);
     auto json = run_cli(
         {"simulate", example("resnet50-2gpu-pipelined.json"), "--compare-schedules", "--json"});
     ASSERT_EQ(json.code, 0);
@@ -271,12 +309,34 @@ TEST(Cli, CompareSchedulesPrintsEveryScheduleAndTheBaseline) {
     EXPECT_TRUE(rows[0]["baseline"].get<bool>());
 }
 
+// ZB-H2's and ZB-V's parallelograms leave a ramp in one iteration, and none
+// back to back once the optimizer step is validated after the fact, as the
+// zero-bubble paper does: the steady state says so, where it differs.
+TEST(Cli, ZeroBubbleSchedulesShowTheirSteadyState) {
+    const std::string docs = std::string(PIPEWRIGHT_ASSETS_DIR) + "/../docs/examples/";
+    auto r = run_cli({"simulate", docs + "four-stages-zb-h2.json", "-m", "16", "-b", "16"});
+    ASSERT_EQ(r.code, 0) << r.err;
+    EXPECT_NE(r.out.find("Iteration   51.0 ms"), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find("Steady      48.0 ms an iteration back to back"), std::string::npos)
+        << r.out;
+    r = run_cli({"simulate", docs + "four-stages-zbv.json", "--json"});
+    ASSERT_EQ(r.code, 0) << r.err;
+    const auto j = nlohmann::json::parse(r.out);
+    EXPECT_NEAR(j["steady_state_iteration_s"].get<double>(), 0.024, 1e-9);
+    EXPECT_NEAR(j["iteration_time_s"].get<double>(), 0.0255, 1e-9);
+    // 1F1B's first device spans the whole iteration: nothing to add.
+    r = run_cli({"simulate", docs + "four-stages-1f1b.json"});
+    ASSERT_EQ(r.code, 0) << r.err;
+    EXPECT_EQ(r.out.find("Steady"), std::string::npos) << r.out;
+}
+
 TEST(Cli, ListsSchedulesDevicesAndLayers) {
     auto schedules = run_cli({"schedules"});
     ASSERT_EQ(schedules.code, 0);
     for (const char* name : {"naive", "gpipe", "looped-bfs", "1f1b", "interleaved-1f1b", "zb-h1",
                              "zb-h2", "interleaved-zb", "zbv", "dualpipev", "zb-auto"}) {
-        EXPECT_NE(schedules.out.find(name), std::string::npos) << name;
+        EXPECT_TRUE(has_line_starting(schedules.out, std::string(name) + " ")) << name << "\n"
+                                                                               << schedules.out;
     }
     auto devices = nlohmann::json::parse(run_cli({"devices", "--json"}).out);
     EXPECT_GE(devices.size(), 9u);

@@ -74,6 +74,66 @@ TEST(CliFiles, AValidProfileAndTimelineAreRead) {
     EXPECT_EQ(r.code, 0) << r.err;
 }
 
+// Timelines of other devices or another schedule do not correspond action
+// by action: refused in words unless --force says the user means it.
+TEST(CliFiles, CompareRefusesUnrelatedTimelinesUnlessForced) {
+    TempDir dir;
+    const std::string dummy = (dir / "dummy.json").string();
+    const std::string mlp = (dir / "mlp.json").string();
+    const std::string mlp_gpipe = (dir / "mlp-gpipe.json").string();
+    ASSERT_EQ(run_cli({"simulate", example("dummy-2gpu.json"), "--timeline", dummy}).code, 0);
+    ASSERT_EQ(run_cli({"simulate", example("mlp-cpu.json"), "--timeline", mlp}).code, 0);
+    ASSERT_EQ(run_cli({"simulate", example("mlp-cpu.json"), "--schedule", "gpipe", "--timeline",
+                       mlp_gpipe})
+                  .code,
+              0);
+    // The dummy example's gpipe on GPUs against mlp's 1f1b on CPUs: the
+    // schedules are named first; with the schedule matched, the devices.
+    auto r = run_cli({"compare", dummy, mlp});
+    EXPECT_EQ(r.code, 1) << r.out;
+    EXPECT_TRUE(contains(r.err, "runs gpipe and the measured one 1f1b")) << r.err;
+    r = run_cli({"compare", dummy, mlp_gpipe});
+    EXPECT_EQ(r.code, 1) << r.out;
+    EXPECT_TRUE(contains(r.err, "has no lane in the measured one")) << r.err;
+    EXPECT_TRUE(contains(r.err, "--force")) << r.err;
+    EXPECT_TRUE(r.out.empty()) << r.out;
+    r = run_cli({"compare", mlp_gpipe, mlp});
+    EXPECT_EQ(r.code, 1) << r.out;
+    EXPECT_TRUE(contains(r.err, "runs gpipe and the measured one 1f1b")) << r.err;
+    r = run_cli({"compare", mlp, mlp});
+    EXPECT_EQ(r.code, 0) << r.err;
+    r = run_cli({"compare", mlp_gpipe, mlp, "--force"});
+    EXPECT_EQ(r.code, 0) << r.err;
+}
+
+// A profile of the same layer names at other sizes warns; --strict refuses
+// it, and a profile that fits passes --strict.
+TEST(CliFiles, AProfileOfOtherSizesWarnsAndStrictRefusesIt) {
+    TempDir dir;
+    Profile p;
+    p.microbatch_size = 8;
+    p.layers = {{"net0", 1.0, 0.5, 0.5, std::nullopt, std::nullopt, std::nullopt},
+                {"relu", 0.1, 0.1, 0, std::nullopt, std::nullopt, std::nullopt},
+                {"net1", 1.0, 0.5, 0.5, std::nullopt, std::nullopt, std::nullopt}};
+    p.layers[0].parameters = 3;  // not the example's
+    const std::string resized = write(dir / "resized.json", profile_to_json(p).dump());
+    auto r = run_cli({"simulate", example("dummy-2gpu.json"), "--profile", resized});
+    EXPECT_EQ(r.code, 0) << r.err;
+    EXPECT_TRUE(contains(r.err,
+                         "warning: the profile measured 1 layer of the same name at "
+                         "other sizes: net0 (3 parameters when profiled"))
+        << r.err;
+    for (const char* command : {"simulate", "plan"}) {
+        r = run_cli({command, example("dummy-2gpu.json"), "--profile", resized, "--strict"});
+        EXPECT_EQ(r.code, 1) << command << ": " << r.out;
+        EXPECT_TRUE(contains(r.err, "--strict: the profile does not fit the model")) << r.err;
+    }
+    p.layers[0].parameters.reset();
+    const std::string fits = write(dir / "fits.json", profile_to_json(p).dump());
+    r = run_cli({"simulate", example("dummy-2gpu.json"), "--profile", fits, "--strict"});
+    EXPECT_EQ(r.code, 0) << r.err;
+}
+
 TEST(CliFiles, MalformedFilesNameTheLineAndColumn) {
     TempDir dir;
     const std::string text = "{\"format\": \"pipewright-profile\",\n  \"version\": 1,\n  oops\n}\n";

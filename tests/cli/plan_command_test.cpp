@@ -46,11 +46,15 @@ TEST(PlanCommand, JsonHasThePlanAndTheSameFiguresForTheComparisons) {
         EXPECT_TRUE(j.contains(key)) << key;
     }
     EXPECT_TRUE(j["feasible"].get<bool>());
-    ASSERT_EQ(j["placement"].size(), 2u);
-    EXPECT_EQ(j["placement"][0]["layers"][0], "conv1");
-    EXPECT_EQ(j["placement"][1]["layers"].back(), "fc");
-    EXPECT_EQ(j["placement"][0]["last_layer"].get<int>() + 1,
-              j["placement"][1]["first_layer"].get<int>());
+    // Contiguous stages from the first layer to the last (on this model a V
+    // of four stages over the two devices wins: issue 32).
+    const auto& stages = j["placement"];
+    ASSERT_GE(stages.size(), 2u);
+    EXPECT_EQ(stages.front()["layers"][0], "conv1");
+    EXPECT_EQ(stages.back()["layers"].back(), "fc");
+    for (std::size_t k = 1; k < stages.size(); ++k) {
+        EXPECT_EQ(stages[k - 1]["last_layer"].get<int>() + 1, stages[k]["first_layer"].get<int>());
+    }
     for (const char* other : {"baseline", "uniform"}) {
         const auto& o = j[other];
         for (const char* key :

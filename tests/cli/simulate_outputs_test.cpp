@@ -172,5 +172,41 @@ TEST(SimulateOutputs, RunningOutOfMemoryEndsWithAMessageAndExitOne) {
     EXPECT_NE(output.find("pipewright: out of memory: "), std::string::npos) << output;
 }
 
+// An output that is an input (the same file, by any path or link) or
+// another output is refused before any work, and the input is untouched.
+TEST(SimulateOutputs, AnOutputThatIsAnInputIsRefusedAndTheInputKept) {
+    TempDir dir;
+    const auto project = dir / "p.json";
+    std::filesystem::copy_file(example("mlp-cpu.json"), project);
+    const std::string before = read_text(project);
+    std::filesystem::create_symlink(project, dir / "link.json");
+    for (const char* option : {"--trace", "--timeline", "--export-csv"}) {
+        for (const auto& target : {project, dir / "link.json", dir / "." / "p.json"}) {
+            const auto r = run_cli({"simulate", project.string(), option, target.string()});
+            EXPECT_EQ(r.code, 2) << option << " " << target << "\n" << r.err;
+            EXPECT_NE(r.err.find("is the project this command reads"), std::string::npos) << r.err;
+            EXPECT_EQ(read_text(project), before) << option << " " << target;
+        }
+    }
+    // A profile given as input, written over by --timeline.
+    const auto profile = dir / "prof.json";
+    { std::ofstream(profile) << "{}"; }
+    auto r = run_cli({"simulate", project.string(), "--profile", profile.string(), "--timeline",
+                      profile.string()});
+    EXPECT_EQ(r.code, 2) << r.err;
+    EXPECT_NE(r.err.find("is the --profile this command reads"), std::string::npos) << r.err;
+    EXPECT_EQ(read_text(profile), "{}");
+    // Two outputs in one file.
+    r = run_cli({"simulate", project.string(), "--trace", (dir / "t.json").string(), "--timeline",
+                 (dir / "t.json").string()});
+    EXPECT_EQ(r.code, 2) << r.err;
+    EXPECT_NE(r.err.find("--trace and --timeline name the same file"), std::string::npos) << r.err;
+    EXPECT_FALSE(std::filesystem::exists(dir / "t.json"));
+    // Distinct files are written as before.
+    r = run_cli({"simulate", project.string(), "--trace", (dir / "t.json").string(), "--timeline",
+                 (dir / "tl.json").string()});
+    EXPECT_EQ(r.code, 0) << r.err;
+}
+
 }  // namespace
 }  // namespace pipewright

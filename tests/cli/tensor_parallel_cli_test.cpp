@@ -146,6 +146,14 @@ TEST(TensorParallelCli, SizesThatCannotBeAreSaidInWords) {
     EXPECT_NE(too_many.err.find("--tensor-parallel"), std::string::npos) << too_many.err;
     const auto word = run_cli({"plan", file, "--tensor-parallel", "many"});
     EXPECT_EQ(word.code, 2);
+    // Sequence parallelism without a tensor-parallel group: said, not
+    // accepted in silence.
+    const auto alone = run_cli({"simulate", example("mlp-cpu.json"), "--sequence-parallel"});
+    EXPECT_EQ(alone.code, 2);
+    EXPECT_NE(alone.err.find("--sequence-parallel splits the sequence over each stage's "
+                             "tensor-parallel group, and this layout has none"),
+              std::string::npos)
+        << alone.err;
 }
 
 }  // namespace

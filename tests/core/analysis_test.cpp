@@ -395,7 +395,11 @@ TEST(Analysis, UnknownScheduleListsTheKnownOnes) {
 TEST(Analysis, InterleavedNeedsSeveralStagesPerDevice) {
     json j = dummy_json();
     j["training"]["schedule"] = "interleaved-1f1b";
-    EXPECT_TRUE(has_diagnostic(failures(j), "training.schedule", {"interleaved-1f1b"}));
+    // Names the schedule, says what it needs and what the project has, and
+    // how to go on.
+    EXPECT_TRUE(has_diagnostic(
+        failures(j), "training.schedule",
+        {"interleaved-1f1b", "at least 2 each", "2 stages are placed on 2 devices", "use 4, 6"}));
 }
 
 TEST(Analysis, NaiveForcesOneMicrobatch) {

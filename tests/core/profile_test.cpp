@@ -50,6 +50,10 @@ TEST(Profile, RoundTripsEveryField) {
     p.device_kind = "cpu";
     p.device_name = "CPU, 1 thread";
     p.layers.push_back({"relu", 0.25, 0.125, 0, 4096, 0.5, 0.0});
+    // What was measured: parameters and the output per sample.
+    p.layers.back().parameters = 0;
+    p.layers.back().output_shape = std::vector<std::int64_t>{8, 16};
+    p.layers.front().parameters = 1056;
     p.transfer_samples = {{4096, 6e-5}, {1 << 20, 1e-3}};
     p.machine = {"builder", 2, 1, 10, "gloo", "1.13.1"};
     p.all_reduce = CollectiveProfile{{1.5, 20}, {{65536, 1e-4}, {1 << 20, 8e-4}}};

@@ -5,6 +5,7 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <limits>
 #include <string>
 
@@ -159,13 +160,33 @@ TEST(RunRecords, MetricsAndSummaryRoundTrip) {
     EXPECT_EQ(parse_run_summary(to_json(s).dump(), "summary.json"), s);
 }
 
-TEST(RunRecords, AnyFiniteLossIsKeptAndNaNIsNoLoss) {
+TEST(RunRecords, AnyLossIsKeptNonFiniteOnesByName) {
     RankRecord r = sample_record();
     r.steps[0].loss = 3e300;  // a run that diverged is still a run
     EXPECT_EQ(parse_rank_record(to_json(r).dump(), "rank-1.json"), r);
+    // NaN and infinities are training outcomes, not "no loss" (null):
+    // written by name, read back as themselves.
     r.steps[0].loss = std::numeric_limits<double>::quiet_NaN();
-    const RankRecord read = parse_rank_record(to_json(r).dump(), "rank-1.json");
-    EXPECT_FALSE(read.steps[0].loss.has_value());
+    EXPECT_EQ(to_json(r)["steps"][0]["loss"], "NaN");
+    RankRecord read = parse_rank_record(to_json(r).dump(), "rank-1.json");
+    ASSERT_TRUE(read.steps[0].loss.has_value());
+    EXPECT_TRUE(std::isnan(*read.steps[0].loss));
+    for (const double inf :
+         {std::numeric_limits<double>::infinity(), -std::numeric_limits<double>::infinity()}) {
+        r.steps[0].loss = inf;
+        read = parse_rank_record(to_json(r).dump(), "rank-1.json");
+        ASSERT_TRUE(read.steps[0].loss.has_value());
+        EXPECT_EQ(*read.steps[0].loss, inf);
+    }
+    // Another string is a problem named with its path.
+    auto j = to_json(r);
+    j["steps"][0]["loss"] = "lots";
+    EXPECT_THROW((void)parse_rank_record(j.dump(), "rank-1.json"), InputError);
+    // The summary's losses too.
+    RunSummary s;
+    s.losses = {1.5, std::numeric_limits<double>::quiet_NaN(), std::nullopt};
+    const auto losses = to_json(s)["losses"];
+    EXPECT_EQ(losses, nlohmann::json::parse(R"([1.5, "NaN", null])"));
 }
 
 TEST(RunRecords, MetricsThatPointPastTheirStepsAreAnError) {

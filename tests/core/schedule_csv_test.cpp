@@ -89,6 +89,18 @@ TEST(ScheduleCsv, MalformedCellsNameRowAndColumn) {
     EXPECT_NE(d.items()[1].message.find("\"nope\""), std::string::npos);
 }
 
+// A cell of megabytes is not echoed in full: its start, its size and where
+// it is say enough.
+TEST(ScheduleCsv, AHugeCellIsShownCut) {
+    const Diagnostics d = csv_error("0F0," + std::string(10'000'000, 'x') + "\n");
+    ASSERT_EQ(d.size(), 1U);
+    EXPECT_EQ(d.items()[0].path, "row 1, column 2");
+    EXPECT_LT(d.items()[0].message.size(), 200U);
+    EXPECT_NE(d.items()[0].message.find("(10000000 characters) is not an action"),
+              std::string::npos)
+        << d.items()[0].message;
+}
+
 TEST(ScheduleCsv, DataParallelCollectivesRoundTripInPyTorchNotation) {
     const std::string text = "0UNSHARD,0F0,0B0,0RESHARD,0REDUCE_GRAD\n";
     const Schedule s = schedule_from_csv(text);

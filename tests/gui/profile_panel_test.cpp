@@ -3,6 +3,7 @@
 // backend is not built), kept beside the project's runs, used at once, and
 // follows the project on Save As.
 #include <gtest/gtest.h>
+
 #include <QComboBox>
 #include <QDir>
 #include <QElapsedTimer>
@@ -13,6 +14,7 @@
 #include <QSignalSpy>
 #include <QTemporaryDir>
 #include <QTest>
+#include <limits>
 
 #include "document/project_document.h"
 #include "pipewright/core/profile.h"
@@ -54,11 +56,19 @@ class ProfilePanelTest : public ::testing::Test {
         window.simulateNow();
     }
 
-    // The iteration time of the simulation on screen, once it is settled.
+    // The iteration time of the simulation on screen, once it is settled
+    // (NaN when it did not settle within 30 s: the test fails, never hangs).
     double simulated_iteration() {
         QTest::qWait(50);
-        while (window.runner()->busy()) {
+        QElapsedTimer clock;
+        clock.start();
+        while (window.runner()->busy() && clock.elapsed() < 30000) {
             QTest::qWait(10);
+        }
+        EXPECT_FALSE(window.runner()->busy()) << "the simulation did not settle within 30 s";
+        if (window.runner()->busy() || !window.runner()->latest() ||
+            !window.runner()->latest()->report) {
+            return std::numeric_limits<double>::quiet_NaN();
         }
         return window.runner()->latest()->report->iteration_time_s;
     }

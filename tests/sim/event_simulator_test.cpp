@@ -1,6 +1,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <chrono>
 
 #include "pipewright/core/schedule_csv.h"
 #include "sim_test_support.h"
@@ -54,7 +55,15 @@ TEST(EventSimulator, ComputeOnOneRankNeverOverlaps) {
             per_rank[static_cast<std::size_t>(e.rank)].push_back(e);
         }
     }
-    for (const auto& events : per_rank) {
+    for (std::size_t r = 0; r < per_rank.size(); ++r) {
+        const auto& events = per_rank[r];
+        // Every compute action of the rank's list is there to check (F and B
+        // of 2 stages × 8 micro-batches).
+        const auto& actions = p.schedule.ranks[r];
+        const auto computes = std::count_if(actions.begin(), actions.end(),
+                                            [](const Action& a) { return is_compute(a.type); });
+        ASSERT_EQ(computes, 32) << "rank " << r;
+        ASSERT_EQ(events.size(), static_cast<std::size_t>(computes)) << "rank " << r;
         for (std::size_t i = 1; i < events.size(); ++i) {
             EXPECT_GE(events[i].start_s, events[i - 1].end_s - 1e-15);
         }
@@ -168,14 +177,30 @@ TEST(EventSimulator, DeadlockedScheduleNamesTheStalledRanks) {
     EXPECT_NE(what.find("rank 1 stalls at action 0 (1RECV_F0)"), std::string::npos) << what;
 }
 
-TEST(EventSimulator, LargeScheduleRunsInLinearTime) {
-    // (64, 1024) lowered 1F1B: ~400k actions. Guard against quadratic work
-    // by running it at all in a test (a quadratic pass takes minutes).
+TEST(EventSimulator, LargeScheduleIsExactAndScalesLinearly) {
+    // (64, 1024) lowered 1F1B: ~400k actions, timed exactly.
     auto p = make_pipeline("1f1b", 64, 64, 1024, equal_cost(1e-3, 2e-3, 0));
     auto out = simulate_schedule(p.input);
     EXPECT_EQ(out.timeline.events.size(), p.schedule.action_count());
     auto metrics = timeline_metrics(out.timeline);
     EXPECT_NEAR(metrics.iteration_time_s, (1024 + 63) * 3e-3, 1e-6);
+    // Four times the actions must take about four times as long, not
+    // sixteen (a quadratic pass). A ratio of the fastest of three rounds,
+    // taken in rotation in one process: the bound of 10 leaves room for a
+    // noisy machine and still fails a quadratic pass.
+    auto quarter = make_pipeline("1f1b", 64, 64, 256, equal_cost(1e-3, 2e-3, 0));
+    const auto seconds_of = [](const testing::Pipeline& pipeline) {
+        const auto start = std::chrono::steady_clock::now();
+        (void)simulate_schedule(pipeline.input);
+        return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    };
+    double small = 1e9;
+    double large = 1e9;
+    for (int round = 0; round < 3; ++round) {
+        small = std::min(small, seconds_of(quarter));
+        large = std::min(large, seconds_of(p));
+    }
+    EXPECT_LT(large / small, 10.0) << "256 micro-batches " << small << " s, 1024 " << large << " s";
 }
 
 }  // namespace

@@ -4,10 +4,12 @@
 // with core (tests/core/profile_test.cpp).
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <filesystem>
 #include <string>
 
+#include "pipewright/core/layer_catalog.h"
 #include "pipewright/core/profile.h"
 #include "pipewright/core/project_io.h"
 #include "pipewright/sim/cost_model.h"
@@ -86,6 +88,39 @@ TEST(ProfileCoverage, APartialProfileNamesWhatIsMissing) {
     const auto warnings = profile_warnings(c);
     ASSERT_EQ(warnings.size(), 1U);
     EXPECT_TRUE(contains(warnings[0], "lacks 2 layers of 3 (relu, net1)")) << warnings[0];
+}
+
+// A profile of a layer of the same name but other sizes (a model made 8×
+// wider after profiling) is told, where it used to be applied in silence.
+TEST(ProfileCoverage, ALayerMeasuredAtOtherSizesIsNamedWithBothSizes) {
+    auto loaded = load_project_file(kExamples / "dummy-2gpu.json");
+    ASSERT_TRUE(loaded.project.has_value());
+    Profile p = small_profile();
+    // As measured: the model's own sizes, so nothing to say.
+    const auto& net0 = loaded.project->model.layers.at(0);
+    Diagnostics d;
+    const auto analysis = analyze_layer(net0, loaded.project->model.input.shape,
+                                        loaded.project->model.input.dtype, d, "");
+    ASSERT_TRUE(analysis.has_value()) << d.format();
+    p.layers[0].parameters = analysis->parameters;
+    p.layers[0].output_shape = analysis->output_shape;
+    EXPECT_TRUE(profile_coverage(p, loaded.project->model).resized.empty());
+    // Other parameters.
+    p.layers[0].parameters = analysis->parameters / 8;
+    ProfileCoverage c = profile_coverage(p, loaded.project->model);
+    ASSERT_EQ(c.resized.size(), 1U);
+    EXPECT_TRUE(contains(c.resized[0], "net0 (")) << c.resized[0];
+    EXPECT_TRUE(contains(c.resized[0], "parameters when profiled")) << c.resized[0];
+    const auto warnings = profile_warnings(c);
+    EXPECT_TRUE(std::any_of(warnings.begin(), warnings.end(), [](const std::string& w) {
+        return contains(w, "at other sizes: net0") && contains(w, "profile it again");
+    }));
+    // Same parameters, another output.
+    p.layers[0].parameters = analysis->parameters;
+    p.layers[0].output_shape = std::vector<std::int64_t>{3};
+    c = profile_coverage(p, loaded.project->model);
+    ASSERT_EQ(c.resized.size(), 1U);
+    EXPECT_TRUE(contains(c.resized[0], "output [3] when profiled")) << c.resized[0];
 }
 
 }  // namespace

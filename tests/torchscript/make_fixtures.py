@@ -8,6 +8,7 @@ python3-torchvision is.
 """
 import os
 import sys
+import zipfile
 
 import torch
 from torch import nn
@@ -109,6 +110,24 @@ def mlp():
                          nn.Linear(32, 32), nn.ReLU(), nn.Linear(32, 4))
 
 
+class Raises(nn.Module):
+    """A layer whose forward raises: the import must show its own words."""
+
+    def forward(self, x):
+        if bool(x.numel() > 0):
+            raise Exception("boom from forward")
+        return x
+
+
+class Hangs(nn.Module):
+    """A layer whose forward never returns: the import must end, naming it."""
+
+    def forward(self, x):
+        while bool(x.numel() > 0):
+            x = x * 1.0
+        return x
+
+
 def main():
     out = sys.argv[1]
     os.makedirs(out, exist_ok=True)
@@ -120,6 +139,15 @@ def main():
     torch.jit.script(SkipAcrossChildren()).save(os.path.join(out, "skip.pt"))
     torch.jit.script(TwoInputs()).save(os.path.join(out, "two-inputs.pt"))
     torch.save({"weight": torch.randn(2, 2)}, os.path.join(out, "state-dict.pt"))
+    torch.jit.script(nn.Sequential(nn.Linear(8, 8), Raises())).save(
+        os.path.join(out, "raises.pt"))
+    torch.jit.script(nn.Sequential(nn.Linear(8, 8), Hangs())).save(os.path.join(out, "hangs.pt"))
+    # A zip bomb in the shape of a torch file: 64 MiB of zeros deflated to
+    # about 64 KiB (a real one unpacks to gigabytes; the test lowers the
+    # bound instead of the machine).
+    with zipfile.ZipFile(os.path.join(out, "bomb.pt"), "w", zipfile.ZIP_DEFLATED) as z:
+        z.writestr("bomb/data.pkl", b"\x80\x02}q\x00.")
+        z.writestr("bomb/data/0", bytes(64 << 20))
     # Samples for `run --data`: 20 images for the CNN (5 classes), so that a
     # batch of 8 wraps around after two and a half steps.
     data = os.path.join(out, "cnn-data")

@@ -20,7 +20,8 @@ struct Batch {
 // "teacher", the same architecture with other weights. MSE targets are the
 // teacher's outputs; cross-entropy classes are the argmax of its outputs over
 // the last dimension. A student of the same architecture can fit it exactly,
-// so the loss visibly falls whatever the model.
+// so the loss visibly falls whatever the model, imported ones included
+// (their teacher's weights are drawn from the seed, not read from the file).
 class SyntheticTask {
   public:
     // Without targets (ranks that hold no last stage) no teacher is built.
@@ -36,14 +37,12 @@ class SyntheticTask {
   private:
     // Micro-batches [first, first + count) of step `step`'s global batch.
     [[nodiscard]] Batch draw(int step, int first, int count) const;
-    [[nodiscard]] torch::Tensor random_target(at::Generator& gen) const;
 
     const AnalyzedProject* project_;
     torch::Dtype dtype_;
     mutable torch::nn::Sequential teacher_;
     std::int64_t vocabulary_ = 0;  // > 0: inputs are token ids below it
     double target_scale_ = 1;      // makes MSE targets unit-variance
-    bool random_targets_ = false;  // drawn from the seed, not taught
 };
 
 // The project's loss on one micro-batch (mean over its samples).

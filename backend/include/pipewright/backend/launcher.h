@@ -31,9 +31,14 @@ struct RunSettings {
     std::string data_dir;                // "" = the synthetic task; else inputs.pt, targets.pt
     double timeout_s = 60;               // bound on every c10d wait
     bool save_params = false;            // write each stage's parameters (tests)
+    bool stop_on_nan = false;            // end after the first step with a non-finite loss
 
     bool operator==(const RunSettings&) const = default;
 };
+
+// The exit status of a run that --stop-on-nan ended after a step whose loss
+// was not finite: every output is written, its summary printed.
+inline constexpr int kExitStoppedOnNan = 3;
 
 // Torch threads a rank gets unless told: this machine's cores shared among
 // the ranks it runs, at least one.
@@ -96,7 +101,7 @@ struct NodeRanks {
                                    std::optional<int> nproc_per_node);
 
 struct RunOutcome {
-    int exit_code = 1;   // 0 success, 1 failure, 130 interrupted
+    int exit_code = 1;   // 0 success, 1 failure, 130 interrupted, kExitStoppedOnNan
     RunSummary summary;  // on success: what `run --json` prints
     std::string out_dir;
 };

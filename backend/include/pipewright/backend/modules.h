@@ -33,24 +33,30 @@ namespace pipewright::backend {
 [[nodiscard]] torch::nn::AnyModule build_layer(const LayerSpec& layer, const Shape& input_shape,
                                                std::uint64_t seed);
 
+// Where imported (torchscript) layers take their weights from: as the
+// project says (the file's, or the seed's for "weights": "seed"), or from
+// the seed whatever it says (the synthetic task's teacher).
+enum class ImportedWeights : std::uint8_t { as_project, from_seed };
+
 // Layers first..last (inclusive) of an analysed project, in order, in `dtype`.
-[[nodiscard]] torch::nn::Sequential build_layers(const AnalyzedProject& project, int first,
-                                                 int last, std::uint64_t seed, torch::Dtype dtype);
+[[nodiscard]] torch::nn::Sequential build_layers(
+    const AnalyzedProject& project, int first, int last, std::uint64_t seed, torch::Dtype dtype,
+    ImportedWeights imported = ImportedWeights::as_project);
 
 // The module of one pipeline stage, initialised from the project's seed.
 [[nodiscard]] torch::nn::Sequential build_stage(const AnalyzedProject& project, int stage,
                                                 torch::Dtype dtype);
 
 // The whole model in one module (single-process reference, data teacher).
-[[nodiscard]] torch::nn::Sequential build_model(const AnalyzedProject& project, std::uint64_t seed,
-                                                torch::Dtype dtype);
+[[nodiscard]] torch::nn::Sequential build_model(
+    const AnalyzedProject& project, std::uint64_t seed, torch::Dtype dtype,
+    ImportedWeights imported = ImportedWeights::as_project);
 
 // The token ids a model's input takes: below this (its first layer's
 // vocabulary; 2 when it does not say), or 0 for a floating-point input.
 [[nodiscard]] std::int64_t input_vocabulary(const Model& model);
 
-// Whether layers come from TorchScript files: their weights are the file's,
-// not the seed's, so no second model of the seed can teach them.
+// Whether layers come from TorchScript files.
 [[nodiscard]] bool has_imported_layers(const Model& model);
 
 // Seed of layer `index` under the project seed (mixes both so that nearby

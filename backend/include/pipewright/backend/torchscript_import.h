@@ -34,6 +34,9 @@ struct ImportOptions {
     // Train from PyTorch's default initialisation drawn from the project
     // seed ("weights": "seed") instead of the file's weights.
     bool reinitialise = false;
+    // Bound on measuring one layer: a forward that never returns ends the
+    // import with the layer's name instead of hanging it.
+    double layer_timeout_s = 600;
 };
 
 struct ImportedLayer {

@@ -26,6 +26,11 @@ struct LayerProfile {
     // Zeroing the gradients and one optimizer step over the layer's
     // parameters: once per iteration, not per micro-batch.
     std::optional<double> optimizer_ms = std::nullopt;
+    // What was measured: the layer's parameters and its output per sample,
+    // so that a profile of a layer of the same name and other sizes is
+    // recognised (absent from older profiles).
+    std::optional<std::int64_t> parameters = std::nullopt;
+    std::optional<std::vector<std::int64_t>> output_shape = std::nullopt;
 
     bool operator==(const LayerProfile&) const = default;
 };

@@ -120,6 +120,12 @@ struct RunSummary {
     bool operator==(const RunSummary&) const = default;
 };
 
+// A loss in JSON: a number, or "NaN", "Infinity" and "-Infinity" (JSON has
+// no numbers for them, and null means that a step had no loss), and back
+// (nullopt for anything else).
+[[nodiscard]] nlohmann::json loss_to_json(double loss);
+[[nodiscard]] std::optional<double> loss_from_json(const nlohmann::json& j);
+
 [[nodiscard]] nlohmann::json to_json(const RankRecord& record);
 [[nodiscard]] nlohmann::json to_json(const RunMetrics& metrics);
 [[nodiscard]] nlohmann::json to_json(const RunSummary& summary);

@@ -18,12 +18,17 @@ struct ProfileCoverage {
     std::vector<std::string> overridden;  // model layers with a cost in the project (it wins)
     std::vector<std::string> estimated;   // model layers the profile lacks: analytic estimate
     std::vector<std::string> foreign;     // profile layers the model does not have
-    bool transfer = false;                // the profile's transfer fit prices every link
-    bool collectives = false;             // its collective fits price data parallelism's
+    // Measured layers whose recorded sizes are not the model's: "fc0 (1,056
+    // parameters when profiled, 8,448 now)". Their times are still used.
+    std::vector<std::string> resized;
+    bool transfer = false;     // the profile's transfer fit prices every link
+    bool collectives = false;  // its collective fits price data parallelism's
     std::size_t model_layers = 0;
 
     [[nodiscard]] bool matches_none() const { return measured.empty() && overridden.empty(); }
-    [[nodiscard]] bool partial() const { return !estimated.empty() || !foreign.empty(); }
+    [[nodiscard]] bool partial() const {
+        return !estimated.empty() || !foreign.empty() || !resized.empty();
+    }
 };
 
 [[nodiscard]] ProfileCoverage profile_coverage(const Profile& profile, const Model& model);

@@ -1,0 +1,37 @@
+#pragma once
+
+// Whether a run fits this machine before any worker starts. A run of a model
+// far bigger than the machine (GPT-3 on a laptop) starts a worker per rank
+// and fills the memory until the kernel's out-of-memory killer takes the
+// whole machine down. The front end, which has the simulator's memory model,
+// estimates what this node's ranks will hold and refuses in words, with the
+// figures, unless `run --force`.
+
+#include <cstdint>
+#include <string>
+
+#include "run_command.h"
+
+namespace pipewright::cli {
+
+struct MachineResources {
+    std::int64_t available_bytes = 0;  // what can be allocated without swapping
+    int cores = 1;
+};
+
+// This machine: MemAvailable of /proc/meminfo and the hardware threads.
+[[nodiscard]] MachineResources this_machine();
+
+// What a worker process holds before its model exists (LibTorch, Gloo, the
+// process itself), measured on CPU runs as `runtime_memory_bytes`.
+inline constexpr std::int64_t kWorkerRuntimeBytes = 400LL << 20;
+// More ranks than this many per core would each get a thin slice of a core
+// and miss their peers' timeouts: refused as well.
+inline constexpr int kMostRanksPerCore = 8;
+
+// Why this node cannot run `a` (its estimated memory or its ranks against
+// `machine`), with the figures and the way on; "" when it can, or when the
+// project does not load (the backend reports why).
+[[nodiscard]] std::string run_machine_problem(const RunArgs& a, const MachineResources& machine);
+
+}  // namespace pipewright::cli

@@ -1,0 +1,96 @@
+// `run` of a model bigger than the machine is refused before any worker
+// starts (it used to start 98 workers and bring the out-of-memory killer
+// down on the whole machine), with the figures, unless --force.
+#include <gtest/gtest.h>
+
+#include <fstream>
+
+#include <nlohmann/json.hpp>
+
+#include "cli_test_support.h"
+#include "run_machine_check.h"
+
+namespace pipewright {
+namespace {
+
+using testing::example;
+
+cli::RunArgs run_of(const std::string& project) {
+    cli::RunArgs a;
+    a.project = project;
+    return a;
+}
+
+constexpr std::int64_t kGiB = 1LL << 30;
+
+// A project of 20 linear layers, each a stage on a CPU device of its own.
+nlohmann::json twenty_stages() {
+    nlohmann::json layers = nlohmann::json::array();
+    nlohmann::json devices = nlohmann::json::array();
+    nlohmann::json placement = nlohmann::json::array();
+    for (int i = 0; i < 20; ++i) {
+        const std::string n = std::to_string(i);
+        layers.push_back(
+            {{"name", "fc" + n}, {"type", "linear"}, {"in_features", 8}, {"out_features", 8}});
+        devices.push_back({{"name", "cpu" + n}, {"spec", "cpu"}});
+        placement.push_back({{"device", "host/proc/cpu" + n}, {"layers", {"fc" + n}}});
+    }
+    return {{"format", "pipewright-project"},
+            {"version", 1},
+            {"model",
+             {{"name", "many"},
+              {"input", {{"shape", {8}}, {"dtype", "float32"}}},
+              {"loss", "mse"},
+              {"layers", layers}}},
+            {"topology",
+             {{"nodes",
+               {{{"name", "host"}, {"containers", {{{"name", "proc"}, {"devices", devices}}}}}}}}},
+            {"placement", placement},
+            {"training",
+             {{"batch_size", 40},
+              {"microbatches", 20},
+              {"schedule", "1f1b"},
+              {"optimizer", {{"type", "sgd"}, {"lr", 0.01}}},
+              {"steps", 2}}}};
+}
+
+TEST(RunMachineCheck, GptThreeOnATwentyFourGigabyteMachineIsRefusedWithTheFigures) {
+    const std::string why =
+        cli::run_machine_problem(run_of(example("gpt3-175b-p4d.json")), {24 * kGiB, 2});
+    EXPECT_NE(why.find("this run needs about"), std::string::npos) << why;
+    EXPECT_NE(why.find("but this machine has 24.0 GiB available"), std::string::npos) << why;
+    EXPECT_NE(why.find("ranks ×"), std::string::npos) << why;
+    EXPECT_NE(why.find("--force"), std::string::npos) << why;
+}
+
+TEST(RunMachineCheck, TheCpuExampleFitsAndTooManyRanksForTheCoresDoNot) {
+    EXPECT_EQ(cli::run_machine_problem(run_of(example("mlp-cpu.json")), {24 * kGiB, 2}), "");
+    // Two ranks against a machine with 100 MiB left: refused on memory.
+    const std::string memory =
+        cli::run_machine_problem(run_of(example("mlp-cpu.json")), {100LL << 20, 2});
+    EXPECT_NE(memory.find("2 ranks ×"), std::string::npos) << memory;
+    // 20 tiny stages, a worker each: too many for 2 cores (8 a core), not
+    // for 3; a node of a multi-node run counts only its own ranks.
+    testing::TempDir dir;
+    const std::string many = (dir / "many.json").string();
+    std::ofstream(many) << twenty_stages().dump();
+    const std::string cores = cli::run_machine_problem(run_of(many), {24 * kGiB, 2});
+    EXPECT_NE(cores.find("starts 20 worker processes on 2 cores"), std::string::npos) << cores;
+    EXPECT_EQ(cli::run_machine_problem(run_of(many), {24 * kGiB, 3}), "");
+    cli::RunArgs node = run_of(many);
+    node.nnodes = 2;
+    EXPECT_EQ(cli::run_machine_problem(node, {24 * kGiB, 2}), "");
+}
+
+TEST(RunMachineCheck, AProjectThatDoesNotLoadIsLeftToTheBackend) {
+    EXPECT_EQ(cli::run_machine_problem(run_of("/no/such/project.json"), {1, 1}), "");
+}
+
+TEST(RunMachineCheck, ThisMachineHasMemoryAndCores) {
+    const cli::MachineResources m = cli::this_machine();
+    EXPECT_GT(m.available_bytes, 0);
+    EXPECT_GE(m.cores, 1);
+}
+
+}  // namespace
+}  // namespace pipewright
