@@ -23,8 +23,9 @@ struct MachineResources {
 [[nodiscard]] MachineResources this_machine();
 
 // What a worker process holds before its model exists (LibTorch, Gloo, the
-// process itself), measured on CPU runs as `runtime_memory_bytes`.
-inline constexpr std::int64_t kWorkerRuntimeBytes = 400LL << 20;
+// process itself): about 155 MiB measured on CPU runs here (peak RSS less
+// `above runtime`, mlp-cpu.json, Debian's LibTorch 1.13), rounded up.
+inline constexpr std::int64_t kWorkerRuntimeBytes = 200LL << 20;
 // More ranks than this many per core would each get a thin slice of a core
 // and miss their peers' timeouts: refused as well.
 inline constexpr int kMostRanksPerCore = 8;

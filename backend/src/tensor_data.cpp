@@ -2,6 +2,7 @@
 
 #include <fstream>
 #include <iterator>
+#include <optional>
 
 #include "pipewright/backend/backend_error.h"
 #include "pipewright/backend/modules.h"
@@ -58,25 +59,41 @@ torch::Tensor load_tensor(const std::filesystem::path& file) {
 }  // namespace
 
 TensorData::TensorData(const std::filesystem::path& folder, const AnalyzedProject& project,
-                       torch::Dtype dtype)
+                       torch::Dtype dtype, Parts parts)
     : project_(&project) {
+    // A rank loads only what its stages read (the first stage the inputs,
+    // the last the targets): a large folder is not held by every worker.
+    // The launcher loads both, one after the other, to check them together.
+    std::optional<std::int64_t> samples;
+    if (parts != Parts::targets) {
+        inputs_ = checked_inputs(folder / "inputs.pt", project, dtype);
+        samples = inputs_.size(0);
+    }
+    if (parts != Parts::inputs) {
+        targets_ = checked_targets(folder / "targets.pt", project, dtype, samples);
+    }
+}
+
+std::int64_t TensorData::samples() const {
+    return inputs_.defined() ? inputs_.size(0) : targets_.size(0);
+}
+
+torch::Tensor TensorData::checked_inputs(const std::filesystem::path& file,
+                                         const AnalyzedProject& project, torch::Dtype dtype) {
     const auto& model = project.project.model;
-    inputs_ = load_tensor(folder / "inputs.pt");
-    targets_ = load_tensor(folder / "targets.pt");
-    const auto inputs_file = (folder / "inputs.pt").string();
-    const auto targets_file = (folder / "targets.pt").string();
-    std::vector<std::int64_t> want{inputs_.dim() > 0 ? inputs_.size(0) : 0};
+    torch::Tensor inputs = load_tensor(file);
+    const std::string inputs_file = printable_name(file.string());
+    std::vector<std::int64_t> want{inputs.dim() > 0 ? inputs.size(0) : 0};
     want.insert(want.end(), model.input.shape.begin(), model.input.shape.end());
-    if (inputs_.dim() == 0 || inputs_.size(0) == 0 || inputs_.sizes().vec() != want) {
-        throw BackendError("--data: " + inputs_file + " has shape " + shape_text(inputs_.sizes()) +
+    if (inputs.dim() == 0 || inputs.size(0) == 0 || inputs.sizes().vec() != want) {
+        throw BackendError("--data: " + inputs_file + " has shape " + shape_text(inputs.sizes()) +
                            "; it must be [N, " + to_string(model.input.shape).substr(1) +
                            " with N ≥ 1 samples");
     }
     const bool tokens = model.input.dtype == DType::int64;
-    if (tokens != (inputs_.scalar_type() == torch::kInt64)) {
+    if (tokens != (inputs.scalar_type() == torch::kInt64)) {
         throw BackendError("--data: " + inputs_file + " holds " +
-                           std::string(c10::toString(inputs_.scalar_type())) +
-                           "; the model takes " +
+                           std::string(c10::toString(inputs.scalar_type())) + "; the model takes " +
                            (tokens ? "int64 token ids" : "floating-point values"));
     }
     if (tokens) {
@@ -84,58 +101,67 @@ TensorData::TensorData(const std::filesystem::path& folder, const AnalyzedProjec
         // parallelism (each slice masks the ids it does not hold) and fails
         // deep inside a worker without it: refused here, before any starts.
         const std::int64_t vocabulary = input_vocabulary(model);
-        const std::int64_t low = inputs_.min().item<std::int64_t>();
-        const std::int64_t high = inputs_.max().item<std::int64_t>();
+        const std::int64_t low = inputs.min().item<std::int64_t>();
+        const std::int64_t high = inputs.max().item<std::int64_t>();
         if (vocabulary > 0 && (low < 0 || high >= vocabulary)) {
             throw BackendError("--data: " + inputs_file + " holds token ids from " +
                                std::to_string(low) + " to " + std::to_string(high) +
                                ", outside 0 to " + std::to_string(vocabulary - 1) +
                                " (the model's vocabulary of " + std::to_string(vocabulary) + ")");
         }
-    } else {
-        if (inputs_.is_complex() || inputs_.scalar_type() == torch::kBool) {
-            throw BackendError("--data: " + inputs_file + " holds " +
-                               std::string(c10::toString(inputs_.scalar_type())) +
-                               " values; the model takes real numbers (float32 or float64)");
-        }
-        if (!inputs_.is_floating_point()) {
-            inputs_ = inputs_.to(torch::kFloat32);
-        }
-        inputs_ = inputs_.to(dtype);
+        return inputs;
     }
-    if (targets_.dim() == 0 || targets_.size(0) != inputs_.size(0)) {
-        throw BackendError("--data: " + targets_file + " has shape " +
-                           shape_text(targets_.sizes()) + " but inputs.pt holds " +
-                           std::to_string(inputs_.size(0)) + " samples: one target per sample");
+    if (inputs.is_complex() || inputs.scalar_type() == torch::kBool) {
+        throw BackendError("--data: " + inputs_file + " holds " +
+                           std::string(c10::toString(inputs.scalar_type())) +
+                           " values; the model takes real numbers (float32 or float64)");
+    }
+    if (!inputs.is_floating_point()) {
+        inputs = inputs.to(torch::kFloat32);
+    }
+    return inputs.to(dtype);
+}
+
+torch::Tensor TensorData::checked_targets(const std::filesystem::path& file,
+                                          const AnalyzedProject& project, torch::Dtype dtype,
+                                          std::optional<std::int64_t> samples) {
+    const auto& model = project.project.model;
+    torch::Tensor targets = load_tensor(file);
+    const std::string targets_file = printable_name(file.string());
+    if (targets.dim() == 0 || targets.size(0) == 0 || (samples && targets.size(0) != *samples)) {
+        throw BackendError("--data: " + targets_file + " has shape " + shape_text(targets.sizes()) +
+                           (samples ? " but inputs.pt holds " + std::to_string(*samples) +
+                                          " samples: one target per sample"
+                                    : ": it must hold one target per sample"));
     }
     const Shape& out = project.layers.back().output_shape;
-    std::vector<std::int64_t> target_shape{inputs_.size(0)};
+    std::vector<std::int64_t> target_shape{targets.size(0)};
     if (model.loss == LossKind::cross_entropy) {
         target_shape.insert(target_shape.end(), out.begin(), out.end() - 1);
         const std::int64_t classes = out.back();
-        if (targets_.scalar_type() != torch::kInt64 || targets_.sizes().vec() != target_shape) {
+        if (targets.scalar_type() != torch::kInt64 || targets.sizes().vec() != target_shape) {
             throw BackendError("--data: " + targets_file + " must hold int64 class ids of shape " +
                                shape_text(target_shape) + " for cross_entropy (the output is " +
                                to_string(out) + "), got " +
-                               std::string(c10::toString(targets_.scalar_type())) + " " +
-                               shape_text(targets_.sizes()));
+                               std::string(c10::toString(targets.scalar_type())) + " " +
+                               shape_text(targets.sizes()));
         }
-        if (targets_.min().item<std::int64_t>() < 0 ||
-            targets_.max().item<std::int64_t>() >= classes) {
+        if (targets.min().item<std::int64_t>() < 0 ||
+            targets.max().item<std::int64_t>() >= classes) {
             throw BackendError("--data: " + targets_file + " holds class ids outside 0 to " +
                                std::to_string(classes - 1) + " (the output has " +
                                std::to_string(classes) + " classes)");
         }
-    } else {
-        target_shape.insert(target_shape.end(), out.begin(), out.end());
-        if (!targets_.is_floating_point() || targets_.sizes().vec() != target_shape) {
-            throw BackendError("--data: " + targets_file + " must hold values of shape " +
-                               shape_text(target_shape) + " for mse, got " +
-                               std::string(c10::toString(targets_.scalar_type())) + " " +
-                               shape_text(targets_.sizes()));
-        }
-        targets_ = targets_.to(dtype);
+        return targets;
     }
+    target_shape.insert(target_shape.end(), out.begin(), out.end());
+    if (!targets.is_floating_point() || targets.sizes().vec() != target_shape) {
+        throw BackendError("--data: " + targets_file + " must hold values of shape " +
+                           shape_text(target_shape) + " for mse, got " +
+                           std::string(c10::toString(targets.scalar_type())) + " " +
+                           shape_text(targets.sizes()));
+    }
+    return targets.to(dtype);
 }
 
 Batch TensorData::batch(int step, int replica) const {
@@ -143,13 +169,16 @@ Batch TensorData::batch(int step, int replica) const {
     const std::int64_t b = p.microbatch_size;
     const std::int64_t m = p.microbatches;
     const std::int64_t global = b * m * std::max(1, p.data_parallel());
-    const std::int64_t n = inputs_.size(0);
+    const std::int64_t n = samples();
     Batch out;
     for (std::int64_t k = 0; k < m; ++k) {
         const std::int64_t first = static_cast<std::int64_t>(step) * global + (replica * m + k) * b;
         const auto index = torch::remainder(torch::arange(first, first + b), n);
-        out.inputs.push_back(inputs_.index_select(0, index));
-        out.targets.push_back(targets_.index_select(0, index));
+        // A part this rank did not load stays an undefined tensor: its
+        // stages never read it.
+        out.inputs.push_back(inputs_.defined() ? inputs_.index_select(0, index) : torch::Tensor());
+        out.targets.push_back(targets_.defined() ? targets_.index_select(0, index)
+                                                 : torch::Tensor());
     }
     return out;
 }

@@ -260,7 +260,14 @@ int run_worker(const WorkerOptions& o, std::ostream& err) {
             *project, dtype, !own_data && !stage_rank.empty() && stage_rank.back() == in_pipeline);
         std::optional<TensorData> data;
         if (own_data) {
-            data.emplace(o.settings.data_dir, *project, dtype);
+            const bool first = !stage_rank.empty() && stage_rank.front() == in_pipeline;
+            const bool last = !stage_rank.empty() && stage_rank.back() == in_pipeline;
+            if (first || last) {
+                data.emplace(o.settings.data_dir, *project, dtype,
+                             first && last ? TensorData::Parts::both
+                             : first       ? TensorData::Parts::inputs
+                                           : TensorData::Parts::targets);
+            }
         }
         // Made before the model exists: the measured memory above it compares
         // with the simulator's.

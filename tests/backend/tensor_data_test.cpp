@@ -69,5 +69,33 @@ TEST(TensorData, ComplexAndBoolInputsAreRefused) {
     EXPECT_NE(flags.find("Bool values"), std::string::npos) << flags;
 }
 
+// Each rank loads only what its stages read: the first stage's rank the
+// inputs, the last stage's the targets (a large folder was held whole by
+// every worker).
+TEST(TensorData, ARankLoadsOnlyThePartItsStagesRead) {
+    test::MlpSpec spec;
+    const AnalyzedProject mlp = test::analyze_text(test::mlp_project_json(spec));
+    const auto dir = test::temp_dir("tensor-data-parts");
+    save(torch::randn({20, 16}), dir / "inputs.pt");
+    save(torch::randn({20, 16}), dir / "targets.pt");
+    using Parts = backend::TensorData::Parts;
+    const backend::TensorData first(dir, mlp, torch::kFloat32, Parts::inputs);
+    const backend::TensorData last(dir, mlp, torch::kFloat32, Parts::targets);
+    const backend::TensorData both(dir, mlp, torch::kFloat32);
+    EXPECT_EQ(first.samples(), 20);
+    EXPECT_EQ(last.samples(), 20);
+    const auto a = first.batch(1);
+    const auto b = last.batch(1);
+    const auto c = both.batch(1);
+    ASSERT_EQ(a.inputs.size(), c.inputs.size());
+    for (std::size_t k = 0; k < c.inputs.size(); ++k) {
+        EXPECT_TRUE(torch::equal(a.inputs[k], c.inputs[k]));
+        EXPECT_FALSE(a.targets[k].defined());
+        EXPECT_TRUE(torch::equal(b.targets[k], c.targets[k]));
+        EXPECT_FALSE(b.inputs[k].defined());
+    }
+    fs::remove_all(dir);
+}
+
 }  // namespace
 }  // namespace pipewright

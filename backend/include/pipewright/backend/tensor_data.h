@@ -9,7 +9,9 @@
 // around after N, cut into micro-batches, replica r's after the replicas
 // before it: every rank that asks gets the same, as one process would.
 
+#include <cstdint>
 #include <filesystem>
+#include <optional>
 
 #include <torch/torch.h>
 
@@ -20,16 +22,26 @@ namespace pipewright::backend {
 
 class TensorData {
   public:
+    // Which files a rank reads: the inputs for the first stage, the targets
+    // for the last, both to check a folder (or for a rank with both).
+    enum class Parts : std::uint8_t { both, inputs, targets };
+
     // Loads and checks the folder against the project; throws BackendError
     // naming the file and what does not fit. Float inputs and targets are
-    // converted to `dtype`.
+    // converted to `dtype`. A part not loaded is undefined in the batches.
     TensorData(const std::filesystem::path& folder, const AnalyzedProject& project,
-               torch::Dtype dtype);
+               torch::Dtype dtype, Parts parts = Parts::both);
 
     [[nodiscard]] Batch batch(int step, int replica = 0) const;
-    [[nodiscard]] std::int64_t samples() const { return inputs_.size(0); }
+    [[nodiscard]] std::int64_t samples() const;
 
   private:
+    static torch::Tensor checked_inputs(const std::filesystem::path& file,
+                                        const AnalyzedProject& project, torch::Dtype dtype);
+    static torch::Tensor checked_targets(const std::filesystem::path& file,
+                                         const AnalyzedProject& project, torch::Dtype dtype,
+                                         std::optional<std::int64_t> samples);
+
     const AnalyzedProject* project_;
     torch::Tensor inputs_, targets_;
 };
