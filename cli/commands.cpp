@@ -109,7 +109,14 @@ int run(int argc, const char* const* argv, std::ostream& out, std::ostream& err)
         }
         return hand_over_to_backend(argc, argv, "run", e, schedule_cost_arguments(a));
     };
-    hand_over.profile = [&](const ProfileArgs&, std::ostream&, std::ostream& e) {
+    hand_over.profile = [&](const ProfileArgs& a, std::ostream&, std::ostream& e) {
+        if (!a.force) {
+            if (const std::string problem = profile_machine_problem(a, this_machine());
+                !problem.empty()) {
+                e << "pipewright: " << problem << '\n';
+                return static_cast<int>(kInvalidInput);
+            }
+        }
         return hand_over_to_backend(argc, argv, "profile", e);
     };
     hand_over.worker = [&](const WorkerArgs&, std::ostream& e) {

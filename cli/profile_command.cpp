@@ -28,6 +28,8 @@ void add_profile_command(CLI::App& app, ProfileArgs& a) {
     cmd->add_option("--batch-size,-b", a.batch_size, "Samples per iteration")
         ->check(whole_number(1));
     cmd->add_flag("--json", a.json, "Print the profile as JSON instead of a table");
+    cmd->add_flag("--force", a.force,
+                  "Measure even when the estimated memory exceeds what this machine has");
 }
 
 }  // namespace pipewright::cli

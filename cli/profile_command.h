@@ -20,6 +20,7 @@ struct ProfileArgs {
     std::optional<int> microbatches;
     std::optional<int> batch_size;
     bool json = false;
+    bool force = false;  // measure though it looks too big for this machine
 };
 
 // `pipewright profile PROJECT`: measured layer and transfer costs of this

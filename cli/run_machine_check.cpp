@@ -1,6 +1,7 @@
 #include "run_machine_check.h"
 
 #include <algorithm>
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 #include <thread>
@@ -76,6 +77,49 @@ std::string run_machine_problem(const RunArgs& a, const MachineResources& machin
     if (why.tellp() > 0) {
         why << "; --force starts it anyway";
     }
+    return why.str();
+}
+
+std::string profile_machine_problem(const ProfileArgs& a, const MachineResources& machine) {
+    const LoadedProject loaded = load_project_file(a.project);
+    if (!loaded.project) {
+        return "";
+    }
+    AnalysisOptions options;
+    options.microbatches = a.microbatches;
+    options.batch_size = a.batch_size;
+    options.base_dir = std::filesystem::path(a.project).parent_path();
+    Diagnostics problems;
+    const auto project = analyze_project(*loaded.project, options, problems);
+    if (!project || !problems.empty()) {
+        return "";
+    }
+    // Measured in float32 on CPUs; every layer held at once.
+    constexpr double kBytes = 4;
+    constexpr double kWeightCopies = 6;  // weights, gradients, stand-ins and theirs, Adam's two
+    const double samples = project->microbatch_size;
+    double held = 0;
+    double transient = 0;
+    double input = static_cast<double>(numel(project->project.model.input.shape));
+    for (const auto& layer : project->layers) {
+        held += (static_cast<double>(layer.parameters) * kWeightCopies + input * samples) * kBytes;
+        // Its forward's kept activations and output, and their gradients.
+        transient = std::max(
+            transient, (layer.stashed_elements + layer.output_elements) * samples * kBytes * 2);
+        input = layer.output_elements;
+    }
+    const double need = held + transient + static_cast<double>(kWorkerRuntimeBytes);
+    if (machine.available_bytes <= 0 || need <= static_cast<double>(machine.available_bytes)) {
+        return "";
+    }
+    std::ostringstream why;
+    why << "profiling this project needs about " << format_bytes(need)
+        << " of memory (every layer is built at once: " << format_bytes(held)
+        << " of weights, their stand-ins, the optimizer's state and each layer's input, plus "
+        << format_bytes(transient) << " for the largest layer's forward and backward), but this "
+        << "machine has " << format_bytes(static_cast<double>(machine.available_bytes))
+        << " available; profile a smaller model, or more micro-batches (-m: fewer samples "
+           "each); --force measures it anyway";
     return why.str();
 }
 

@@ -1,6 +1,6 @@
 #pragma once
 
-// Whether a run fits this machine before any worker starts. A run of a model
+// Whether a run (or a profile) fits this machine before any worker starts. A run of a model
 // far bigger than the machine (GPT-3 on a laptop) starts a worker per rank
 // and fills the memory until the kernel's out-of-memory killer takes the
 // whole machine down. The front end, which has the simulator's memory model,
@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <string>
 
+#include "profile_command.h"
 #include "run_command.h"
 
 namespace pipewright::cli {
@@ -34,5 +35,12 @@ inline constexpr int kMostRanksPerCore = 8;
 // `machine`), with the figures and the way on; "" when it can, or when the
 // project does not load (the backend reports why).
 [[nodiscard]] std::string run_machine_problem(const RunArgs& a, const MachineResources& machine);
+
+// The same for `profile`, which builds every layer at once with a stand-in
+// of its parameters and the optimizer's state (six copies of the weights at
+// most, with Adam) and each layer's example input, and runs one layer's
+// forward and backward at a time.
+[[nodiscard]] std::string profile_machine_problem(const ProfileArgs& a,
+                                                  const MachineResources& machine);
 
 }  // namespace pipewright::cli

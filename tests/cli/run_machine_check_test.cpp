@@ -82,6 +82,22 @@ TEST(RunMachineCheck, TheCpuExampleFitsAndTooManyRanksForTheCoresDoNot) {
     EXPECT_EQ(cli::run_machine_problem(node, {24 * kGiB, 2}), "");
 }
 
+// `profile` builds every layer at once: GPT-3's 175 billion parameters are
+// refused with the figures (it grew to 24 GB and was killed in silence).
+TEST(RunMachineCheck, ProfilingGptThreeIsRefusedAndTheCpuExampleIsNot) {
+    cli::ProfileArgs gpt;
+    gpt.project = example("gpt3-175b-p4d.json");
+    const std::string why = cli::profile_machine_problem(gpt, {24 * kGiB, 2});
+    EXPECT_NE(why.find("profiling this project needs about"), std::string::npos) << why;
+    EXPECT_NE(why.find("TiB"), std::string::npos) << why;
+    EXPECT_NE(why.find("but this machine has 24.0 GiB available"), std::string::npos) << why;
+    EXPECT_NE(why.find("--force"), std::string::npos) << why;
+    cli::ProfileArgs mlp;
+    mlp.project = example("mlp-cpu.json");
+    EXPECT_EQ(cli::profile_machine_problem(mlp, {24 * kGiB, 2}), "");
+    EXPECT_NE(cli::profile_machine_problem(mlp, {100LL << 20, 2}), "");
+}
+
 TEST(RunMachineCheck, AProjectThatDoesNotLoadIsLeftToTheBackend) {
     EXPECT_EQ(cli::run_machine_problem(run_of("/no/such/project.json"), {1, 1}), "");
 }
