@@ -68,11 +68,11 @@ void analyze_layers(const Project& p, AnalyzedProject& out, Diagnostics& d) {
     }
 }
 
-void resolve_ranks(const Project& p, const DeviceCatalog& catalog, AnalyzedProject& out,
-                   Diagnostics& d) {
-    // Every lookup by path below goes through the hash map: a scan per
-    // stage made validating 10⁵ devices O(N²) (issue 18).
-    const DeviceLookup lookup(p.topology);
+// Every lookup by path goes through `lookup`'s hash map: a scan per stage
+// made validating 10⁵ devices O(N²) (issue 18). One map serves the whole
+// analysis: built per step, it was most of a 3D plan's time on 8,192 devices.
+void resolve_ranks(const Project& p, const DeviceCatalog& catalog, const DeviceLookup& lookup,
+                   AnalyzedProject& out, Diagnostics& d) {
     const auto& devices = lookup.devices();
     if (devices.empty() && !p.topology.nodes.empty()) {
         d.add("topology.nodes", "the topology has no devices");
@@ -175,8 +175,8 @@ std::vector<std::vector<DeviceLocation>> tensor_groups_of(
     return groups;
 }
 
-void resolve_tensor_parallel(const Project& p, const AnalysisOptions& o, AnalyzedProject& out,
-                             Diagnostics& d) {
+void resolve_tensor_parallel(const Project& p, const AnalysisOptions& o, const DeviceLookup& lookup,
+                             AnalyzedProject& out, Diagnostics& d) {
     TensorParallel& tp = out.project.tensor_parallel;
     tp.size = o.tensor_parallel.value_or(p.tensor_parallel.size);
     tp.sequence_parallel = o.sequence_parallel.value_or(p.tensor_parallel.sequence_parallel);
@@ -192,7 +192,6 @@ void resolve_tensor_parallel(const Project& p, const AnalysisOptions& o, Analyze
         return;
     }
     out.tensor_shares = tensor_shares(p.model, out.layers, tp, d);
-    const DeviceLookup lookup(p.topology);
     std::unordered_map<std::string, std::string> used;
     for (std::size_t r = 0; r < out.replicas.size(); ++r) {
         const std::string whose = r == 0 ? "" : "replica " + std::to_string(r) + "'s ";
@@ -202,7 +201,7 @@ void resolve_tensor_parallel(const Project& p, const AnalysisOptions& o, Analyze
 }
 
 void resolve_replicas(const Project& p, const AnalysisOptions& o, const DeviceCatalog& catalog,
-                      AnalyzedProject& out, Diagnostics& d) {
+                      const DeviceLookup& lookup, AnalyzedProject& out, Diagnostics& d) {
     const int size = o.data_parallel.value_or(p.data_parallel.size);
     const std::string size_path = o.data_parallel ? "--data-parallel" : "data_parallel.size";
     if (size < 1) {
@@ -210,7 +209,6 @@ void resolve_replicas(const Project& p, const AnalysisOptions& o, const DeviceCa
         return;
     }
     out.project.data_parallel.size = size;
-    const DeviceLookup lookup(p.topology);
     out.replicas = replica_devices(p.data_parallel, size, size_path, lookup, out.ranks, d,
                                    o.tensor_parallel.value_or(p.tensor_parallel.size));
     out.replica_specs.clear();
@@ -477,13 +475,14 @@ std::optional<AnalyzedProject> analyze_project(const Project& project,
     out.project = project;
 
     analyze_layers(project, out, d);
-    resolve_ranks(project, catalog, out, d);
+    const DeviceLookup lookup(project.topology);
+    resolve_ranks(project, catalog, lookup, out, d);
     check_placement_order(project, out, d);
     if (d.empty()) {
-        resolve_replicas(project, options, catalog, out, d);
+        resolve_replicas(project, options, catalog, lookup, out, d);
     }
     if (d.empty()) {
-        resolve_tensor_parallel(project, options, out, d);
+        resolve_tensor_parallel(project, options, lookup, out, d);
     }
 
     std::string schedule_name = options.schedule.value_or(project.training.schedule.name);
