@@ -12,6 +12,9 @@
 #include "studio_core/simulation_runner.h"
 #include "window/main_window.h"
 
+#include "studio_core/format.h"
+#include "window/message_bar.h"
+
 namespace pipewright::gui {
 
 void MainWindow::connectPlan() {
@@ -89,9 +92,8 @@ QString scheduleChoice(const PlanResult& result) {
     for (std::size_t i = 1; i < result.schedules.size(); ++i) {
         const auto& s = result.schedules[i];
         const QString name = QString::fromStdString(s.schedule);
-        others << (s.iteration_s
-                       ? QObject::tr("%1 (%2 ms)").arg(name).arg(*s.iteration_s * 1e3, 0, 'f', 1)
-                       : QObject::tr("%1 (does not fit)").arg(name));
+        others << (s.iteration_s ? QObject::tr("%1 (%2)").arg(name, format_duration(*s.iteration_s))
+                                 : QObject::tr("%1 (does not fit)").arg(name));
     }
     return QObject::tr(" · %1 beat %2")
         .arg(QString::fromStdString(result.plan.schedule), others.join(QStringLiteral(", ")));
@@ -111,22 +113,37 @@ void MainWindow::applyPlan() {
                    .arg(QString::fromStdString(result.why_nothing_fits)));
         return;
     }
+    // The outcome stays in the message bar until dismissed: the status bar
+    // lost it to the re-simulation the edit starts, within a fraction of a
+    // second.
     if (result.project == document_->project()) {
-        statusBar()->showMessage(tr("Auto-plan: the current layout is already the fastest found"),
-                                 8000);
+        message_bar_->showMessage(tr("Auto-plan: the current layout is already the fastest found"),
+                                  MessageBar::Kind::result);
         return;
     }
     const double before = result.input.report ? result.input.report->iteration_time_s : 0;
     const double after = result.plan.report ? result.plan.report->iteration_time_s : 0;
     document_->edit(tr("Auto-plan"), result.project);
+    QString said;
     if (before > 0 && after > 0) {
-        statusBar()->showMessage(tr("Auto-plan: %1 ms → %2 ms per iteration (%3 % faster)%4")
-                                     .arg(before * 1e3, 0, 'f', 1)
-                                     .arg(after * 1e3, 0, 'f', 1)
-                                     .arg((before / after - 1) * 100, 0, 'f', 1)
-                                     .arg(scheduleChoice(result)),
-                                 10000);
+        said = tr("Auto-plan: %1 → %2 per iteration (%3 % faster)%4")
+                   .arg(format_duration(before), format_duration(after))
+                   .arg((before / after - 1) * 100, 0, 'f', 1)
+                   .arg(scheduleChoice(result));
+    } else if (after > 0) {
+        // The layout as set did not simulate (an invalid tensor size, a
+        // schedule that cannot run it): there is nothing to compare with.
+        said =
+            tr("Auto-plan: the layout as set did not run%1; the plan takes %2 per iteration%3")
+                .arg(result.input.reason.empty()
+                         ? QString()
+                         : QStringLiteral(" (%1)").arg(QString::fromStdString(result.input.reason)))
+                .arg(format_duration(after))
+                .arg(scheduleChoice(result));
+    } else {
+        said = tr("Auto-plan: applied the plan found");
     }
+    message_bar_->showMessage(said, MessageBar::Kind::result);
 }
 
 }  // namespace pipewright::gui

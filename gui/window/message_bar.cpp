@@ -45,7 +45,11 @@ void MessageBar::showMessage(const QString& text, Kind kind) {
     label_->setText(text);
     applyColors();
     show();
-    hide_timer_.start(visibleMsFor(text));
+    if (kind == Kind::result) {
+        hide_timer_.stop();
+    } else {
+        hide_timer_.start(visibleMsFor(text));
+    }
 }
 
 QString MessageBar::text() const {
@@ -68,7 +72,7 @@ void MessageBar::enterEvent(QEnterEvent* event) {
 }
 
 void MessageBar::leaveEvent(QEvent* event) {
-    if (isVisible()) {
+    if (isVisible() && kind_ != Kind::result) {
         hide_timer_.start(4000);
     }
     QFrame::leaveEvent(event);

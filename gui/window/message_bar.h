@@ -17,7 +17,10 @@ class MessageBar : public QFrame {
     Q_OBJECT
 
   public:
-    enum class Kind { problem, note };
+    // A result stays until the user closes it (Esc or ×): the outcome of
+    // an action they asked for, such as Auto-plan's, must not vanish when
+    // the re-simulation it starts finishes.
+    enum class Kind { problem, note, result };
 
     explicit MessageBar(QWidget* parent = nullptr);
 
