@@ -363,13 +363,14 @@ void RunPanel::showError(const QString& message) {
     error_->setPalette(pal);
 }
 
-void RunPanel::setRunsDir(const QString& dir) {
+void RunPanel::setRunsDir(const QString& dir, const Project& current) {
     runs_dir_ = dir;
+    current_ = current;
     refreshPastRuns();
 }
 
 void RunPanel::refreshPastRuns() {
-    past_ = list_past_runs(runs_dir_);
+    past_ = list_past_runs(runs_dir_, current_ ? &*current_ : nullptr);
     past_list_->clear();
     for (const PastRun& run : past_) {
         QString text = run.name;
@@ -377,10 +378,25 @@ void RunPanel::refreshPastRuns() {
             text += tr("\n%1 per iteration · %n step(s)", nullptr, run.steps)
                         .arg(format_duration(*run.iteration_time_s));
         }
+        QString note;
+        if (run.plan == PastRun::Plan::other) {
+            text += tr("\nanother layout");
+            note =
+                tr("\nIt ran another layout of this model: its lanes do not match the "
+                   "simulation's action by action.");
+        } else if (run.plan == PastRun::Plan::unrecorded) {
+            note =
+                tr("\nIt records no project (started outside the studio): its layout is "
+                   "not known.");
+        }
         auto* item = new QListWidgetItem(text, past_list_);
         item->setData(Qt::UserRole, run.dir);
+        if (run.plan == PastRun::Plan::other) {
+            item->setForeground(palette().color(QPalette::Disabled, QPalette::Text));
+        }
         item->setToolTip(tr("%1\nfinished %2")
-                             .arg(run.dir, QLocale().toString(run.finished, QLocale::ShortFormat)));
+                             .arg(run.dir, QLocale().toString(run.finished, QLocale::ShortFormat)) +
+                         note);
     }
     if (past_.empty()) {
         auto* item = new QListWidgetItem(tr("No runs of this project yet"), past_list_);

@@ -1,6 +1,7 @@
 #pragma once
 
 #include <QWidget>
+#include <optional>
 #include <vector>
 
 #include "studio_core/cli_locator.h"
@@ -52,7 +53,9 @@ class RunPanel : public QWidget {
     [[nodiscard]] RunProcess* process() const { return process_; }
 
     // The folder past runs are listed from; refreshes the list.
-    void setRunsDir(const QString& dir);
+    // Past runs are listed from `dir`: those of `current`'s model, each
+    // marked when it ran another layout.
+    void setRunsDir(const QString& dir, const Project& current);
     void refreshPastRuns();
     [[nodiscard]] const std::vector<PastRun>& pastRuns() const { return past_; }
     void selectPastRun(const QString& dir);
@@ -97,6 +100,7 @@ class RunPanel : public QWidget {
     RunProcess* process_ = nullptr;
     CliLocation cli_;
     QString runs_dir_;
+    std::optional<Project> current_;  // the project on screen, for Past runs
     std::vector<PastRun> past_;
     CostsBar* costs_ = nullptr;
     QPushButton* run_ = nullptr;

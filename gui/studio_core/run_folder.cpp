@@ -11,6 +11,7 @@
 #include "pipewright/core/project_io.h"
 #include "pipewright/core/run_records.h"
 #include "studio_core/asset_paths.h"
+#include "studio_core/run_comparison.h"
 
 namespace pipewright::gui {
 
@@ -71,7 +72,7 @@ bool write_run_project(const Project& project, const QString& base_dir, const QS
     return true;
 }
 
-std::vector<PastRun> list_past_runs(const QString& runs_dir) {
+std::vector<PastRun> list_past_runs(const QString& runs_dir, const Project* current) {
     std::vector<PastRun> out;
     if (runs_dir.isEmpty()) {
         return out;  // QDir("") would be the current folder
@@ -87,6 +88,15 @@ std::vector<PastRun> list_past_runs(const QString& runs_dir) {
         run.dir = info.absoluteFilePath();
         run.name = info.fileName();
         run.finished = timeline.lastModified();
+        const QString recorded = QDir(run.dir).filePath(QStringLiteral("project.json"));
+        if (current != nullptr && QFileInfo(recorded).isFile()) {
+            const auto ran = load_project_file(recorded.toStdString()).project;
+            if (ran && !(ran->model == current->model)) {
+                continue;  // another model's run, from a project saved beside this one
+            }
+            run.plan =
+                ran && same_run_plan(*ran, *current) ? PastRun::Plan::same : PastRun::Plan::other;
+        }
         try {
             if (const auto metrics = read_metrics(run.dir)) {
                 run.iteration_time_s = metrics->iteration_time_s;

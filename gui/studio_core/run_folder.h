@@ -2,6 +2,7 @@
 
 #include <QDateTime>
 #include <QString>
+#include <cstdint>
 #include <optional>
 #include <vector>
 
@@ -31,15 +32,25 @@ bool write_run_project(const Project& project, const QString& base_dir, const QS
 
 // A finished run found in a runs folder.
 struct PastRun {
+    // What the run's project.json says of it against the project on screen.
+    enum class Plan : std::uint8_t {
+        same,        // the layout on screen: its lanes compare action by action
+        other,       // the same model laid out otherwise
+        unrecorded,  // no project.json (a run started outside the studio)
+    };
     QString dir;   // absolute
     QString name;  // the folder's name
     QDateTime finished;
     std::optional<double> iteration_time_s;  // from metrics.json
     int steps = 0;
+    Plan plan = Plan::unrecorded;
 };
 
-// Runs in `runs_dir` that left a measured timeline, newest first.
-[[nodiscard]] std::vector<PastRun> list_past_runs(const QString& runs_dir);
+// Runs in `runs_dir` that left a measured timeline, newest first. With
+// `current`, only the runs of its model (projects saved in one folder share
+// its runs/), each marked with whether it ran the layout on screen.
+[[nodiscard]] std::vector<PastRun> list_past_runs(const QString& runs_dir,
+                                                  const Project* current = nullptr);
 
 // What the studio shows of a finished run.
 struct MeasuredRun {

@@ -156,7 +156,7 @@ void MainWindow::projectFileChanged() {
     if (!run_panel_->isRunning()) {
         run_panel_->setDefaultSteps(document_->project().training.steps);
     }
-    run_panel_->setRunsDir(runsDir());
+    run_panel_->setRunsDir(runsDir(), document_->project());
 }
 
 bool MainWindow::startRun() {

@@ -1,11 +1,13 @@
 // The plain classes behind the Run panel: progress lines, the run summary,
 // the simulated-vs-measured table, finding the command line, run folders.
 #include <gtest/gtest.h>
+
 #include <QDir>
 #include <QFile>
 #include <QTemporaryDir>
 #include <algorithm>
 #include <iterator>
+#include <map>
 
 #include "pipewright/core/project_io.h"
 #include "pipewright/core/run_records.h"
@@ -345,6 +347,44 @@ TEST(RunFolder, PastRunsAreTheFoldersWithATimelineNewestFirst) {
     broken.close();
     EXPECT_FALSE(load_measured_run(runs.filePath("c-failed"), &error).has_value());
     EXPECT_TRUE(error.contains(QStringLiteral("cannot read"))) << error.toStdString();
+}
+
+// Projects saved in one folder share its runs/: Past runs lists only the
+// runs of the model on screen, and marks those of another layout (another
+// model's run used to be listed, and overlaid with -96 % errors).
+TEST(RunFolder, PastRunsAreThisModelsMarkedByLayout) {
+    QTemporaryDir root;
+    const QDir runs(root.path());
+    const Project mlp = example_project();
+    Project other_layout = mlp;
+    other_layout.training.microbatches = 8;
+    auto gpt_loaded = load_project_file(PIPEWRIGHT_ASSETS_DIR "/examples/gpt-tiny-t2p2-cpu.json");
+    ASSERT_TRUE(gpt_loaded.project.has_value());
+    const std::vector<std::pair<const char*, const Project*>> made{{"mlp-same", &mlp},
+                                                                   {"mlp-other", &other_layout},
+                                                                   {"gpt", &*gpt_loaded.project},
+                                                                   {"cli", nullptr}};
+    for (const auto& [name, project] : made) {
+        ASSERT_TRUE(runs.mkpath(QString::fromLatin1(name)));
+        save_timeline_file(
+            two_rank_timeline(0.1, 0.2),
+            runs.filePath(QStringLiteral("%1/timeline.json").arg(name)).toStdString());
+        if (project != nullptr) {
+            save_project_file(
+                *project, runs.filePath(QStringLiteral("%1/project.json").arg(name)).toStdString());
+        }
+    }
+    EXPECT_EQ(list_past_runs(root.path()).size(), 4U);  // no project to match: every run
+    const auto past = list_past_runs(root.path(), &mlp);
+    std::map<QString, PastRun::Plan> plans;
+    for (const auto& run : past) {
+        plans[run.name] = run.plan;
+    }
+    EXPECT_EQ(plans.size(), 3U);
+    EXPECT_EQ(plans.count(QStringLiteral("gpt")), 0U);
+    EXPECT_EQ(plans[QStringLiteral("mlp-same")], PastRun::Plan::same);
+    EXPECT_EQ(plans[QStringLiteral("mlp-other")], PastRun::Plan::other);
+    EXPECT_EQ(plans[QStringLiteral("cli")], PastRun::Plan::unrecorded);
 }
 
 // A metrics.json that does not read is named with its field when the run is
