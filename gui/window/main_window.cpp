@@ -75,6 +75,9 @@ void MainWindow::buildLayout() {
     table_->setDragDropMode(QAbstractItemView::DragDrop);
     table_->setDefaultDropAction(Qt::MoveAction);
     table_->setAlternatingRowColors(true);
+    // Tab leaves the table for the next view (the arrows move between
+    // cells): it used to walk 110+ cells before reaching the canvas.
+    table_->setTabKeyNavigation(false);
     table_->verticalHeader()->setDefaultSectionSize(table_->fontMetrics().height() + 6);
     table_->horizontalHeader()->setStretchLastSection(true);
     table_->horizontalHeader()->setSectionResizeMode(QHeaderView::ResizeToContents);

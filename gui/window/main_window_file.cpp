@@ -60,7 +60,13 @@ void MainWindow::buildActions() {
     recent_menu_ = file->addMenu(tr("Open &Recent"));
     connect(recent_menu_, &QMenu::aboutToShow, this, &MainWindow::fillRecentMenu);
     file->addAction(tr("&Save"), QKeySequence::Save, this, &MainWindow::save);
-    file->addAction(tr("Save &As…"), QKeySequence::SaveAs, this, &MainWindow::saveAs);
+    // Not every platform binds QKeySequence::SaveAs (the offscreen and plain
+    // X11 ones do not): Ctrl+Shift+S there, as desktop editors use.
+    const QList<QKeySequence> save_as = QKeySequence::keyBindings(QKeySequence::SaveAs);
+    file->addAction(
+        tr("Save &As…"),
+        save_as.isEmpty() ? QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_S) : save_as.front(), this,
+        &MainWindow::saveAs);
     file->addSeparator();
     QMenu* exports = file->addMenu(tr("&Export"));
     struct ExportItem {
@@ -166,7 +172,8 @@ void MainWindow::buildActions() {
                     [this] { tabs_->setCurrentIndex(0); });
     view->addAction(tr("&Metrics"), QKeySequence(Qt::CTRL | Qt::Key_2), this,
                     [this] { tabs_->setCurrentIndex(1); });
-    view->addAction(tr("Schedule &Comparison"), QKeySequence(Qt::CTRL | Qt::Key_3), this,
+    // "Com&parison": C belongs to View ▸ Cluster Canvas.
+    view->addAction(tr("Com&parison"), QKeySequence(Qt::CTRL | Qt::Key_3), this,
                     [this] { tabs_->setCurrentIndex(2); });
     view->addAction(tr("&Run"), QKeySequence(Qt::CTRL | Qt::Key_4), this,
                     [this] { tabs_->setCurrentIndex(3); });
@@ -287,10 +294,15 @@ bool MainWindow::maybeSave() {
     if (!document_->isModified()) {
         return true;
     }
-    const auto answer = QMessageBox::warning(
-        this, tr("Unsaved changes"),
-        tr("%1 has unsaved changes. Save them first?").arg(document_->displayName()),
-        QMessageBox::Save | QMessageBox::Discard | QMessageBox::Cancel, QMessageBox::Save);
+    QMessageBox box(QMessageBox::Warning, tr("Unsaved changes"),
+                    tr("%1 has unsaved changes. Save them first?").arg(document_->displayName()),
+                    QMessageBox::Save | QMessageBox::Discard | QMessageBox::Cancel, this);
+    box.setDefaultButton(QMessageBox::Save);
+    // Mnemonics, so Alt+S and Alt+D answer from the keyboard.
+    box.button(QMessageBox::Save)->setText(tr("&Save"));
+    box.button(QMessageBox::Discard)->setText(tr("&Discard"));
+    box.setObjectName(QStringLiteral("unsavedChangesBox"));
+    const int answer = box.exec();
     if (answer == QMessageBox::Save) {
         return save();
     }

@@ -3,8 +3,11 @@
 #include <gtest/gtest.h>
 
 #include <QAction>
+#include <QMenu>
 #include <QMenuBar>
+#include <QTableView>
 #include <QTextBrowser>
+#include <map>
 
 #include "studio_core/asset_paths.h"
 #include "window/help_window.h"
@@ -45,6 +48,44 @@ TEST(Help, TheShortcutsListComesFromTheMenus) {
         table.contains(QKeySequence(QKeySequence::Save).toString(QKeySequence::NativeText)));
     EXPECT_TRUE(table.contains(QStringLiteral("Simulate ▸ Auto-plan")));
     EXPECT_FALSE(table.contains(QStringLiteral("About")));  // no shortcut, not listed
+}
+
+// Keyboard users (issue 36): every menu's mnemonics are its own (View had
+// two Cs), Save As has a shortcut on every platform, and Tab leaves the
+// model table instead of walking its cells.
+TEST(Keyboard, MnemonicsAreUniqueSaveAsHasAShortcutAndTabLeavesTheTable) {
+    MainWindow window;
+    const auto mnemonic = [](const QString& text) {
+        const qsizetype at = text.indexOf(QLatin1Char('&'));
+        return at >= 0 && at + 1 < text.size() ? text.at(at + 1).toLower() : QChar();
+    };
+    for (QAction* top : window.menuBar()->actions()) {
+        QMenu* menu = top->menu();
+        if (menu == nullptr) {
+            continue;
+        }
+        std::map<QChar, QString> taken;
+        for (QAction* a : menu->actions()) {
+            const QChar key = mnemonic(a->text());
+            if (key.isNull()) {
+                continue;
+            }
+            const auto [it, fresh] = taken.emplace(key, a->text());
+            EXPECT_TRUE(fresh) << top->text().toStdString() << ": " << a->text().toStdString()
+                               << " and " << it->second.toStdString() << " share Alt+"
+                               << QString(key).toStdString();
+        }
+    }
+    bool save_as = false;
+    for (QAction* a : window.findChildren<QAction*>()) {
+        if (a->text() == QStringLiteral("Save &As…")) {
+            save_as = true;
+            EXPECT_FALSE(a->shortcut().isEmpty());
+        }
+    }
+    EXPECT_TRUE(save_as);
+    ASSERT_NE(window.modelTable(), nullptr);
+    EXPECT_FALSE(window.modelTable()->tabKeyNavigation());
 }
 
 }  // namespace
