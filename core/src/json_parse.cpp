@@ -178,6 +178,9 @@ ParsedJson parse_json(const std::string& text) {
         out.problems.add("(document)", std::move(message));
         return std::move(out);
     };
+    if (text.find_first_not_of(" \t\r\n") == std::string::npos) {
+        return fail(text.empty() ? "the file is empty" : "the file holds only white space");
+    }
     try {
         Builder builder(root, duplicates);
         json::sax_parse(text, &builder);
