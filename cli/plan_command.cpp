@@ -1,9 +1,12 @@
 #include "plan_command.h"
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
+#include <csignal>
 #include <cstdio>
 #include <filesystem>
+#include <stop_token>
 
 #include "commands.h"
 #include "data_parallel_format.h"
@@ -62,6 +65,15 @@ void add_plan_command(CLI::App& app, PlanArgs& args) {
 }
 
 namespace {
+
+// Ctrl-C during a plan (only a flag: see run_plan).
+volatile std::sig_atomic_t g_plan_interrupted = 0;
+extern "C" void on_plan_interrupt(int /*signal*/) {
+    g_plan_interrupted = 1;
+}
+
+// Exit status of a plan ended by Ctrl-C (128 + SIGINT), as `run`'s.
+constexpr int kInterrupted = 130;
 
 std::size_t at(int i) {
     return static_cast<std::size_t>(i);
@@ -271,6 +283,7 @@ nlohmann::json outcome_json(const Project& project, const PlanOutcome& o) {
 nlohmann::json result_json(const PlanResult& result, const Project& project) {
     nlohmann::json j;
     j["feasible"] = result.feasible;
+    j["interrupted"] = result.interrupted;
     if (result.feasible) {
         j.update(outcome_json(project, result.plan));
         j.erase("applicable");
@@ -337,9 +350,40 @@ int run_plan(const PlanArgs& args, std::ostream& out, std::ostream& err) {
         return kInvalidInput;
     }
 
+    // A long search says that it is moving, and Ctrl-C ends it with the best
+    // layout planned so far (the handler only sets a flag; the planner's
+    // progress call, on this thread, turns it into a stop request).
+    std::stop_source stop;
+    options.stop = stop.get_token();
+    options.best_so_far_on_stop = true;
+    g_plan_interrupted = 0;
+    const auto previous_handler = std::signal(SIGINT, on_plan_interrupt);
+    const auto started = std::chrono::steady_clock::now();
+    auto next_note = started + std::chrono::seconds(3);
+    options.on_progress = [&](const PlanStatistics& s) {
+        if (g_plan_interrupted != 0 && !stop.stop_requested()) {
+            stop.request_stop();
+        }
+        const auto now = std::chrono::steady_clock::now();
+        if (now >= next_note && !stop.stop_requested()) {
+            err << "pipewright: planning… " << s.simulations << " simulations in "
+                << format_duration(std::chrono::duration<double>(now - started).count())
+                << " (Ctrl-C ends it with the best layout found so far)\n"
+                << std::flush;
+            next_note = now + std::chrono::seconds(5);
+        }
+    };
+    struct RestoreHandler {
+        void (*handler)(int);
+        ~RestoreHandler() { std::signal(SIGINT, handler); }
+    } const restore{previous_handler};
+
     PlanResult result;
     try {
         result = plan_pipeline(*loaded.project, options);
+    } catch (const PlanCancelled&) {
+        err << "pipewright: interrupted before any layout was planned; no plan\n";
+        return kInterrupted;
     } catch (const InputError& e) {
         print_problems(err, args.project, e.diagnostics());
         return kInvalidInput;
@@ -367,13 +411,18 @@ int run_plan(const PlanArgs& args, std::ostream& out, std::ostream& err) {
     }
     if (args.json) {
         out << result_json(result, *loaded.project).dump(2) << '\n';
-        return kOk;
+        return result.interrupted ? kInterrupted : kOk;
     }
     print_plan(out, result, *loaded.project, args.project);
     if (args.apply) {
         out << "Wrote " << *args.apply << " (the project with this plan)\n";
     } else {
         out << "Write the planned project with --apply OUT.json.\n";
+    }
+    if (result.interrupted) {
+        err << "pipewright: interrupted: the plan above is the best of the layouts planned "
+               "before Ctrl-C; the others say \"not planned: the search was stopped\"\n";
+        return kInterrupted;
     }
     return kOk;
 }

@@ -372,7 +372,21 @@ PlanResult plan_data_parallel(const Project& project, const PlanOptions& options
             ++result.statistics.bounded;
             continue;
         }
-        auto found = search.search(option.replicas, option);
+        if (result.interrupted) {
+            option.reason = "not planned: the search was stopped";
+            continue;
+        }
+        std::optional<CountBest> found;
+        try {
+            found = search.search(option.replicas, option);
+        } catch (const PlanCancelled&) {
+            if (!options.best_so_far_on_stop || !best) {
+                throw;
+            }
+            result.interrupted = true;
+            option.reason = "not planned: the search was stopped";
+            continue;
+        }
         if (found && (!best || found->judged.report.iteration_time_s <
                                    best->judged.report.iteration_time_s)) {
             best = std::move(found);

@@ -218,6 +218,40 @@ TEST(Planner, StopsAtTheNextSimulationOnceCancelled) {
     EXPECT_EQ(progress, 1);
 }
 
+// `plan` on Ctrl-C: a search over data × tensor layouts asked to stop once
+// it has planned a layout returns the best so far, the layouts it did not
+// reach marked as such; before any, it is cancelled as before.
+TEST(Planner, AStoppedLayoutSearchReturnsTheBestSoFarWhenAsked) {
+    const Project project = example("gpt3-175b-a100-1024.json");
+    std::stop_source source;
+    PlanOptions options;
+    options.data_parallel = 0;    // auto
+    options.tensor_parallel = 0;  // auto
+    options.stop = source.get_token();
+    options.best_so_far_on_stop = true;
+    options.on_progress = [&](const PlanStatistics& s) {
+        if (s.simulations >= 600) {  // past the first layouts (of about 2,000)
+            source.request_stop();
+        }
+    };
+    const PlanResult r = plan_pipeline(project, options);
+    ASSERT_TRUE(r.interrupted);
+    ASSERT_TRUE(r.feasible) << r.why_nothing_fits;
+    EXPECT_TRUE(std::any_of(r.data_parallel.begin(), r.data_parallel.end(), [](const auto& o) {
+        return o.reason == "not planned: the search was stopped";
+    }));
+    // Not asked for, the stop is a cancellation.
+    std::stop_source again;
+    options.stop = again.get_token();
+    options.best_so_far_on_stop = false;
+    options.on_progress = [&](const PlanStatistics& s) {
+        if (s.simulations >= 150) {
+            again.request_stop();
+        }
+    };
+    EXPECT_THROW(static_cast<void>(plan_pipeline(project, options)), PlanCancelled);
+}
+
 // ---- choices -----------------------------------------------------------------
 
 TEST(Planner, HonoursAFixedScheduleAndMicroBatchCount) {

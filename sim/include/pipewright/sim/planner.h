@@ -55,6 +55,10 @@ struct PlanOptions {
     // no longer wants it asks it to stop here. Polled between split searches
     // and between simulations, so it stops within one of either.
     std::stop_token stop;
+    // A search over data × tensor layouts asked to stop returns the best
+    // layout planned so far (PlanResult::interrupted) instead of throwing
+    // PlanCancelled, once it has one (`plan` on Ctrl-C).
+    bool best_so_far_on_stop = false;
     // Called on the planning thread after each candidate is simulated, with
     // the statistics so far (a caller can show that the plan is moving).
     std::function<void(const PlanStatistics&)> on_progress;
@@ -139,6 +143,9 @@ struct PlanResult {
     PlanOutcome uniform;           // equal layer counts over all devices
     std::string why_nothing_fits;  // when !feasible: the tightest need and what would fit
     PlanStatistics statistics;
+    // Stopped before every layout was planned (best_so_far_on_stop): the
+    // plan is the best of those planned; the others say "not planned".
+    bool interrupted = false;
     // Every schedule the search simulated, fastest first (those with nothing
     // that fits last).
     std::vector<ScheduleConsidered> schedules;
