@@ -17,6 +17,7 @@ namespace pipewright::cli {
 MachineResources this_machine() {
     MachineResources m;
     m.cores = static_cast<int>(std::max(1U, std::thread::hardware_concurrency()));
+    m.has_gpus = has_nvidia_gpus();
     std::ifstream meminfo("/proc/meminfo");
     std::string key;
     std::int64_t kib = 0;
@@ -31,7 +32,18 @@ MachineResources this_machine() {
     return m;
 }
 
+bool has_nvidia_gpus() {
+    std::error_code ec;
+    return std::filesystem::exists("/dev/nvidia0", ec) ||
+           !std::filesystem::is_empty("/proc/driver/nvidia/gpus", ec);
+}
+
 std::string run_machine_problem(const RunArgs& a, const MachineResources& machine) {
+    // Ranks on GPUs hold the model in the GPUs' memory, which the simulation
+    // checks against each device's capacity: only CPU workers fill this one.
+    if (a.device == "cuda" || (a.device == "auto" && machine.has_gpus)) {
+        return "";
+    }
     const LoadedProject loaded = load_project_file(a.project);
     if (!loaded.project) {
         return "";
@@ -81,6 +93,9 @@ std::string run_machine_problem(const RunArgs& a, const MachineResources& machin
 }
 
 std::string profile_machine_problem(const ProfileArgs& a, const MachineResources& machine) {
+    if (a.device == "cuda" || (a.device == "auto" && machine.has_gpus)) {
+        return "";  // measured on a GPU, in its memory
+    }
     const LoadedProject loaded = load_project_file(a.project);
     if (!loaded.project) {
         return "";

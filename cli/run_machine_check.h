@@ -18,9 +18,14 @@ namespace pipewright::cli {
 struct MachineResources {
     std::int64_t available_bytes = 0;  // what can be allocated without swapping
     int cores = 1;
+    bool has_gpus = false;  // NVIDIA devices present: `run --device auto` uses them
 };
 
-// This machine: MemAvailable of /proc/meminfo and the hardware threads.
+// Whether this machine shows NVIDIA GPUs (/dev/nvidia0, or the driver's
+// list of GPUs), where `run --device auto` puts its ranks.
+[[nodiscard]] bool has_nvidia_gpus();
+
+// This machine: MemAvailable of /proc/meminfo, the hardware threads, GPUs.
 [[nodiscard]] MachineResources this_machine();
 
 // What a worker process holds before its model exists (LibTorch, Gloo, the

@@ -98,6 +98,20 @@ TEST(RunMachineCheck, ProfilingGptThreeIsRefusedAndTheCpuExampleIsNot) {
     EXPECT_NE(cli::profile_machine_problem(mlp, {100LL << 20, 2}), "");
 }
 
+// Ranks on GPUs hold the model in the GPUs' memory (the simulation checks
+// it against each device): the host's memory does not bound them.
+TEST(RunMachineCheck, RanksOnGpusAreNotBoundByTheHostsMemory) {
+    cli::RunArgs gpu = run_of(example("gpt3-175b-p4d.json"));
+    gpu.device = "cuda";
+    EXPECT_EQ(cli::run_machine_problem(gpu, {24 * kGiB, 2}), "");
+    gpu.device = "auto";
+    cli::MachineResources with_gpus{24 * kGiB, 2};
+    with_gpus.has_gpus = true;
+    EXPECT_EQ(cli::run_machine_problem(gpu, with_gpus), "");
+    gpu.device = "cpu";
+    EXPECT_NE(cli::run_machine_problem(gpu, with_gpus), "");
+}
+
 TEST(RunMachineCheck, AProjectThatDoesNotLoadIsLeftToTheBackend) {
     EXPECT_EQ(cli::run_machine_problem(run_of("/no/such/project.json"), {1, 1}), "");
 }
