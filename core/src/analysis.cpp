@@ -331,9 +331,17 @@ void resolve_batch(const Project& p, const AnalysisOptions& o, bool microbatchin
     }
     if (!o.microbatches && !t.microbatches && t.microbatch_size &&
         batch % *t.microbatch_size != 0) {
+        // The micro-batch size is set in the file, and neither toolbar nor
+        // command line shows it: say where it comes from and the way on.
+        const int size = *t.microbatch_size;
+        const int below = batch / size * size;
         d.add(m_path, "batch " + std::to_string(batch) + share +
-                          " does not split into micro-batches of " +
-                          std::to_string(*t.microbatch_size) + " samples");
+                          " does not split into micro-batches of " + std::to_string(size) +
+                          " samples (the project's micro-batch size); use a batch that " +
+                          std::to_string(size) + " divides (" +
+                          (below > 0 ? std::to_string(below) + " or " : std::string()) +
+                          std::to_string(below + size) +
+                          "), or give the number of micro-batches instead");
         return;
     }
     if (!microbatching) {

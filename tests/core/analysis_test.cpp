@@ -352,7 +352,12 @@ TEST(Analysis, MicrobatchSizeMustDivideTheBatch) {
     json j = dummy_json();
     j["training"].erase("microbatches");
     j["training"]["microbatch_size"] = 5;
-    EXPECT_TRUE(has_diagnostic(failures(j), "training.microbatch_size", {"32", "5"}));
+    // Says where the size comes from (neither toolbar nor command line shows
+    // it) and the nearest batches that it divides.
+    EXPECT_TRUE(has_diagnostic(failures(j), "training.microbatch_size",
+                               {"batch 32 does not split into micro-batches of 5 samples",
+                                "the project's micro-batch size", "(30 or 35)",
+                                "give the number of micro-batches instead"}));
     j["training"]["microbatch_size"] = 16;
     Diagnostics d;
     const auto a = analyze(j, d);
