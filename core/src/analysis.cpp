@@ -175,6 +175,34 @@ std::vector<std::vector<DeviceLocation>> tensor_groups_of(
     return groups;
 }
 
+// The root cause first: a tensor-parallel group lies in one container, so a
+// size past the largest one's devices cannot be laid out whatever the model
+// or the replicas (it used to lead with a dozen "make heads 99" about the
+// model's widths, or with replicas "spanning 100 devices"). False after
+// saying so.
+bool tensor_size_fits_a_container(const Project& p, const AnalysisOptions& o, Diagnostics& d) {
+    const int size = o.tensor_parallel.value_or(p.tensor_parallel.size);
+    if (size <= 1 || size > kMaxTensorParallel) {
+        return true;  // nothing to place, or refused for its range
+    }
+    std::size_t largest = 0;
+    for (const auto& node : p.topology.nodes) {
+        for (const auto& container : node.containers) {
+            largest = std::max(largest, container.devices.size());
+        }
+    }
+    if (static_cast<std::size_t>(size) <= largest) {
+        return true;
+    }
+    d.add(o.tensor_parallel ? "--tensor-parallel" : "tensor_parallel.size",
+          std::to_string(size) + " is more than the " + std::to_string(largest) + " device" +
+              (largest == 1 ? "" : "s") +
+              " of the largest container (a tensor-parallel group lies in one container, "
+              "where its devices share fast links); use at most " +
+              std::to_string(largest) + ", or add devices to a container");
+    return false;
+}
+
 void resolve_tensor_parallel(const Project& p, const AnalysisOptions& o, const DeviceLookup& lookup,
                              AnalyzedProject& out, Diagnostics& d) {
     TensorParallel& tp = out.project.tensor_parallel;
@@ -486,6 +514,9 @@ std::optional<AnalyzedProject> analyze_project(const Project& project,
     const DeviceLookup lookup(project.topology);
     resolve_ranks(project, catalog, lookup, out, d);
     check_placement_order(project, out, d);
+    if (d.empty()) {
+        (void)tensor_size_fits_a_container(project, options, d);
+    }
     if (d.empty()) {
         resolve_replicas(project, options, catalog, lookup, out, d);
     }

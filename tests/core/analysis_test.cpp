@@ -348,6 +348,22 @@ TEST(Analysis, BatchNotDivisibleSuggestsDivisors) {
                                {"30", "4", "1, 2, 3, 5, 6, 10, 15, 30"}));
 }
 
+// A tensor-parallel size past the largest container says so, alone, before
+// anything it would cause (issue 36: "make heads 99" led 20 problems).
+TEST(Analysis, ATensorGroupLargerThanAnyContainerIsTheOneProblem) {
+    auto loaded = load_project_file(std::filesystem::path(PIPEWRIGHT_ASSETS_DIR) / "examples" /
+                                    "gpt-tiny-t2p2-cpu.json");
+    ASSERT_TRUE(loaded.project.has_value());
+    AnalysisOptions options;
+    options.tensor_parallel = 99;
+    Diagnostics d;
+    EXPECT_FALSE(analyze_project(*loaded.project, options, d).has_value());
+    ASSERT_EQ(d.size(), 1U) << d.format();
+    EXPECT_TRUE(has_diagnostic(
+        d, "--tensor-parallel",
+        {"99 is more than the 4 devices of the largest container", "use at most 4"}));
+}
+
 TEST(Analysis, MicrobatchSizeMustDivideTheBatch) {
     json j = dummy_json();
     j["training"].erase("microbatches");
