@@ -442,19 +442,19 @@ void RunSupervisor::wait_for_the_cause(const WorkerProcesses::Failure& failed) {
 }
 
 bool RunSupervisor::check_other_nodes() {
-    c10d::Store& store = *rendezvous_->store;
-    if (const auto other = try_get_text(store, keys::kFailed)) {
-        stopped_by_other_node(*other);
-        return false;
-    }
     // Node 0 compares every node's configuration with its own, and every
     // other node its own with node 0's: each refuses with the difference in
-    // words, even when node 0 has ended and taken the store with it.
+    // its own words (first, before another node's refusal of the same), even
+    // when node 0 has ended and taken the store with it.
     for (int n = 0; n < (o_.node_rank == 0 ? o_.nnodes : 1); ++n) {
         if (const std::string diff = difference_with_node(n); !diff.empty()) {
             fail(diff);
             return false;
         }
+    }
+    if (const auto other = try_get_text(*rendezvous_->store, keys::kFailed)) {
+        stopped_by_other_node(*other);
+        return false;
     }
     return true;
 }
