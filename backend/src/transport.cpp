@@ -15,7 +15,7 @@
 #include <stdexcept>
 #include <tuple>
 
-#include <glog/logging.h>
+#include <c10/macros/Macros.h>
 #include <torch/csrc/distributed/c10d/PrefixStore.hpp>
 #include <torch/csrc/distributed/c10d/ProcessGroupGloo.hpp>
 #include <torch/csrc/distributed/c10d/TCPStore.hpp>
@@ -251,10 +251,17 @@ void InProcessGroup::abort() {
     state_->changed.notify_all();
 }
 
+#ifdef C10_USE_GLOG
+#include <glog/logging.h>
+#endif
+
 namespace {
 // c10d reports each failed connection attempt through glog on stderr (and
 // glog first complains that it was never initialised), before the launcher's
 // own words say the same: quiet while connecting, as the reason is ours.
+// Only where this LibTorch logs through glog (Debian's does; PyPI's wheels
+// log through c10's own logger, which says less).
+#ifdef C10_USE_GLOG
 class QuietLibraryLog {
   public:
     QuietLibraryLog() : saved_(FLAGS_minloglevel) {
@@ -270,11 +277,14 @@ class QuietLibraryLog {
   private:
     int saved_;
 };
+#else
+struct QuietLibraryLog {};
+#endif
 }  // namespace
 
 c10::intrusive_ptr<c10d::Store> connect_rendezvous_store(const std::string& host, int port,
                                                          std::chrono::milliseconds timeout) {
-    const QuietLibraryLog quiet;
+    [[maybe_unused]] const QuietLibraryLog quiet;
     c10d::TCPStoreOptions opts;
     opts.port = static_cast<std::uint16_t>(port);
     opts.isServer = false;  // the launcher of node 0 hosts the store
