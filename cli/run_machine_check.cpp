@@ -2,10 +2,10 @@
 
 #include <algorithm>
 #include <filesystem>
-#include <fstream>
 #include <sstream>
 #include <thread>
 
+#include "pipewright/core/machine_memory.h"
 #include "pipewright/core/printable_name.h"
 #include "pipewright/core/project_io.h"
 #include "pipewright/core/quantity_format.h"
@@ -18,17 +18,7 @@ MachineResources this_machine() {
     MachineResources m;
     m.cores = static_cast<int>(std::max(1U, std::thread::hardware_concurrency()));
     m.has_gpus = has_nvidia_gpus();
-    std::ifstream meminfo("/proc/meminfo");
-    std::string key;
-    std::int64_t kib = 0;
-    std::string unit;
-    while (meminfo >> key >> kib) {
-        std::getline(meminfo, unit);
-        if (key == "MemAvailable:") {
-            m.available_bytes = kib * 1024;
-            break;
-        }
-    }
+    m.available_bytes = available_memory_bytes();
     return m;
 }
 

@@ -6,6 +6,7 @@
 
 #include "pipewright/backend/backend_error.h"
 #include "pipewright/backend/modules.h"
+#include "pipewright/core/machine_memory.h"
 #include "pipewright/core/printable_name.h"
 #include "pipewright/core/quantity_format.h"
 #include "zip_contents.h"
@@ -27,23 +28,26 @@ torch::Tensor load_tensor(const std::filesystem::path& file) {
     // The bytes and the tensor made of them are both held for a moment:
     // twice the unpacked size must fit.
     check_unpacked_size(file, "--data: " + printable_name(file.string()),
-                        available_memory_bytes() / 2);
+                        static_cast<double>(available_memory_bytes()) / 2);
+    const auto out_of_memory = [&file] {
+        return BackendError("--data: out of memory reading " + printable_name(file.string()) +
+                            " (this machine has " +
+                            format_bytes(static_cast<double>(available_memory_bytes())) +
+                            " available)");
+    };
     torch::IValue value;
     try {
         const std::vector<char> bytes((std::istreambuf_iterator<char>(in)),
                                       std::istreambuf_iterator<char>());
         value = torch::pickle_load(bytes);
     } catch (const std::bad_alloc&) {
-        throw BackendError("--data: out of memory reading " + printable_name(file.string()) +
-                           " (this machine has " + format_bytes(available_memory_bytes()) +
-                           " available)");
+        throw out_of_memory();
     } catch (const std::exception& e) {
         std::string why = e.what();
+        // LibTorch's allocator says so in words, not with bad_alloc.
         if (why.find("can't allocate memory") != std::string::npos ||
             why.find("not enough memory") != std::string::npos) {
-            throw BackendError("--data: out of memory reading " + printable_name(file.string()) +
-                               " (this machine has " + format_bytes(available_memory_bytes()) +
-                               " available)");
+            throw out_of_memory();
         }
         throw BackendError("--data: " + printable_name(file.string()) +
                            " is not a tensor saved with torch.save (" +

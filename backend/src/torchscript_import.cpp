@@ -11,6 +11,7 @@
 
 #include "file_digest.h"
 #include "pipewright/backend/backend_error.h"
+#include "pipewright/core/machine_memory.h"
 #include "pipewright/core/printable_name.h"
 #include "pipewright/core/quantity_format.h"
 #include "torchscript_costs.h"
@@ -83,7 +84,7 @@ void check_example_fits(const ImportOptions& o) {
         elements *= static_cast<double>(d);
     }
     const double bytes = elements * (o.input_dtype == DType::int64 ? 8 : 4);
-    const double available = available_memory_bytes();
+    const double available = static_cast<double>(available_memory_bytes());
     constexpr double kLayerCopies = 4;  // the input, an output, their gradients
     if (available > 0 && bytes * kLayerCopies > available) {
         throw BackendError("--input-shape " + to_string(o.input_shape) + ": the " +
@@ -231,12 +232,12 @@ ImportResult import_torchscript(const ImportOptions& o) {
         } catch (const BackendError&) {
             throw;
         } catch (const std::bad_alloc&) {
-            throw BackendError("layer \"" + printable_name(step.path) + "\" (" +
-                               printable_name(step.module_type) + ") ran out of memory on " +
-                               previous + " of shape " +
-                               to_string(Shape(x.sizes().begin() + 1, x.sizes().end())) +
-                               " (this machine has " + format_bytes(available_memory_bytes()) +
-                               " available); does its forward keep growing?");
+            throw BackendError(
+                "layer \"" + printable_name(step.path) + "\" (" + printable_name(step.module_type) +
+                ") ran out of memory on " + previous + " of shape " +
+                to_string(Shape(x.sizes().begin() + 1, x.sizes().end())) + " (this machine has " +
+                format_bytes(static_cast<double>(available_memory_bytes())) +
+                " available); does its forward keep growing?");
         } catch (const std::exception& e) {
             throw BackendError(
                 "layer \"" + printable_name(step.path) + "\" (" + printable_name(step.module_type) +

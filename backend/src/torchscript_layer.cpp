@@ -10,6 +10,7 @@
 #include "file_digest.h"
 #include "pipewright/backend/backend_error.h"
 #include "pipewright/backend/modules.h"
+#include "pipewright/core/machine_memory.h"
 #include "pipewright/core/printable_name.h"
 #include "torchscript_init.h"
 #include "zip_contents.h"
@@ -124,7 +125,7 @@ torch::jit::Module load_torchscript(const std::filesystem::path& file) {
     // A zip whose entries inflate to more than the machine has is refused
     // before LibTorch unpacks it.
     check_unpacked_size(file, "the TorchScript file " + printable_name(file.string()),
-                        available_memory_bytes());
+                        static_cast<double>(available_memory_bytes()));
     try {
         return torch::jit::load(file.string());
     } catch (const std::bad_alloc&) {

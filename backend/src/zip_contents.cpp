@@ -124,18 +124,4 @@ void check_unpacked_size(const std::filesystem::path& file, const std::string& w
                        " this machine has available; it was not loaded");
 }
 
-double available_memory_bytes() {
-    std::ifstream meminfo("/proc/meminfo");
-    std::string key;
-    double kib = 0;
-    std::string unit;
-    while (meminfo >> key >> kib) {
-        std::getline(meminfo, unit);
-        if (key == "MemAvailable:") {
-            return kib * 1024;
-        }
-    }
-    return 0;
-}
-
 }  // namespace pipewright::backend

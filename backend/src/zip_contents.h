@@ -17,11 +17,8 @@ namespace pipewright::backend {
 [[nodiscard]] std::optional<std::uint64_t> zip_unpacked_bytes(const std::filesystem::path& file);
 
 // Throws BackendError naming `what` (e.g. "the TorchScript file m.pt") when
-// the archive unpacks to more than `available_bytes`.
+// the archive unpacks to more than `available_bytes` (0: unknown, no check).
 void check_unpacked_size(const std::filesystem::path& file, const std::string& what,
                          double available_bytes);
-
-// What this machine can still allocate (MemAvailable), 0 when unknown.
-[[nodiscard]] double available_memory_bytes();
 
 }  // namespace pipewright::backend
