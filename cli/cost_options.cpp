@@ -11,7 +11,8 @@ void add_cost_options(CLI::App& command, CostArgs& args) {
                        "Measured costs from `pipewright profile` instead of the analytic model");
     command
         .add_option("--efficiency", args.efficiency,
-                    "Fraction of peak FLOP/s reached by the analytic model (default 0.5)")
+                    "Price every layer as its FLOPs at this fraction of peak FLOP/s (the "
+                    "flat model) instead of as the kernels it launches")
         ->check(finite_number(0.001, 1.0));
     command.add_flag("--strict", args.strict,
                      "Refuse a --profile that does not fit the model (layers it lacks or "
@@ -23,7 +24,7 @@ std::optional<CostModelOptions> cost_model_options(const CostArgs& args,
                                                    std::ostream& err) {
     CostModelOptions costs;
     if (args.efficiency > 0) {
-        costs.efficiency = args.efficiency;
+        costs.flat_efficiency = args.efficiency;
     }
     if (args.profile) {
         try {

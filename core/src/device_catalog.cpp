@@ -23,6 +23,13 @@ double DeviceSpec::flops_for(DType dtype) const {
     return 0;
 }
 
+double DeviceSpec::matmul_flops_for(DType dtype, bool tf32) const {
+    if (dtype == DType::float32 && tf32 && tf32_flops > 0) {
+        return tf32_flops;
+    }
+    return flops_for(dtype);
+}
+
 namespace {
 
 constexpr Need kRequired = Need::required;
@@ -31,7 +38,8 @@ constexpr Need kOptional = Need::optional;
 std::optional<DeviceSpec> read_spec(const JsonObject& d) {
     DeviceSpec spec;
     d.reject_unknown({"name", "kind", "description", "memory_GiB", "memory_bandwidth_GBps",
-                      "kernel_overhead_us", "peak_tflops"});
+                      "kernel_overhead_us", "peak_tflops", "sm_count", "l2_bandwidth_GBps",
+                      "matmul_efficiency", "memory_efficiency"});
     const auto name = d.string("name", kRequired);
     spec.kind =
         d.one_of<std::string>("kind", kOptional, {{"gpu", "gpu"}, {"cpu", "cpu"}}).value_or("gpu");
@@ -41,18 +49,31 @@ std::optional<DeviceSpec> read_spec(const JsonObject& d) {
     spec.memory_bytes = static_cast<std::int64_t>(memory.value_or(0) * 1024.0 * 1024.0 * 1024.0);
     spec.memory_bandwidth_GBps =
         d.number("memory_bandwidth_GBps", kOptional, {0, 1e9}).value_or(0.0);
-    // Typical launch-plus-sync cost when the catalog does not say.
+    // A typical launch when the catalog does not say (docs/simulator.md).
     spec.kernel_overhead_s = d.number("kernel_overhead_us", kOptional, {0, 1e9})
-                                 .value_or(spec.kind == "cpu" ? 2.0 : 5.0) *
+                                 .value_or(spec.kind == "cpu" ? 2.0 : 3.0) *
                              1e-6;
+    spec.sm_count = static_cast<int>(d.integer("sm_count", kOptional, 0, 1 << 20).value_or(0));
+    spec.l2_bandwidth_GBps = d.number("l2_bandwidth_GBps", kOptional, {0, 1e9}).value_or(0.0);
+    spec.matmul_efficiency =
+        d.number("matmul_efficiency", kOptional, {0.01, 1}).value_or(kDefaultMatmulEfficiency);
+    spec.memory_efficiency =
+        d.number("memory_efficiency", kOptional, {0.01, 1}).value_or(kDefaultMemoryEfficiency);
     const auto peaks = d.object("peak_tflops", kRequired);
     if (peaks) {
         for (const auto& [key, value] : peaks->value().json().items()) {
+            if (key == "tfloat32" || key == "float8") {
+                if (auto tflops = peaks->number(key, kRequired,
+                                                {limits::kMinPeakTflops, limits::kMaxPeakTflops})) {
+                    (key == "float8" ? spec.fp8_flops : spec.tf32_flops) = *tflops * 1e12;
+                }
+                continue;
+            }
             const auto dtype = parse_dtype(key);
             if (!dtype || *dtype == DType::int64) {
                 peaks->error(key,
-                             "not a compute precision (expected float32, float16 or "
-                             "bfloat16)");
+                             "not a compute precision (expected float32, tfloat32, float16, "
+                             "bfloat16 or float8)");
                 continue;
             }
             if (auto tflops = peaks->number(key, kRequired,

@@ -361,8 +361,10 @@ std::optional<Result> analyze_transformer(const Params& p, const Shape& in, cons
     const double params = 4 * h * h + 4 * h + 2 * r * h * h + r * h + h + 4 * h;
     const double fwd = matmul_coef * L * h * h + 4 * L * L * h;  // + QK^T and attention x V
     // Korthikanti et al.: s*h*(18 + 4r) + 5*a*s^2 bytes at 2 bytes per element
-    // (34 s h + 5 a s^2 for r = 4), converted to elements.
-    const double stash = L * h * (9 + 2 * r) + 2.5 * heads * L * L;
+    // (34 s h + 5 a s^2 for r = 4), converted to elements; a flash kernel
+    // keeps a row statistic instead of the scores.
+    const double stash =
+        L * h * (9 + 2 * r) + attention_stash_elements(heads, L, p.flag("flash_attention"));
     // The backward of QK^T and of attention x V has no weight: it computes
     // the gradients of both operands, twice their forward (Narayanan et
     // al.'s 3x forward per layer counts it so).
@@ -444,7 +446,11 @@ std::vector<Entry> build_entries() {
           {}},
          {req_int("hidden", "Model width; the input's last dimension"),
           req_int("heads", "Attention heads; must divide hidden"),
-          opt_int("mlp_ratio", 4, "MLP width as a multiple of hidden")},
+          opt_int("mlp_ratio", 4, "MLP width as a multiple of hidden"),
+          opt_bool("flash_attention", false,
+                   "Attention as one fused (flash) kernel that keeps no scores for the "
+                   "backward; false: the unfused scores, softmax, dropout and context "
+                   "kernels of Megatron-LM")},
          analyze_transformer},
     };
 }

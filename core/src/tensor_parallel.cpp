@@ -16,6 +16,7 @@ bool is_elementwise(std::string_view type) {
 TensorShare whole(const TensorParallel& tp) {
     TensorShare s;
     if (tp.sequence_parallel) {
+        s.split = TensorSplit::sequence;
         s.compute = s.stash = s.weight_stash = 1.0 / tp.size;
     }
     return s;
@@ -109,6 +110,7 @@ class Splitter {
 
     [[nodiscard]] TensorShare split_elementwise() const {
         TensorShare s;
+        s.split = TensorSplit::features;
         s.compute = s.stash = s.weight_stash = 1.0 / t_;
         return s;
     }
@@ -117,6 +119,7 @@ class Splitter {
     // for the backward) whole; the input's gradient all-reduced.
     TensorShare column_parallel(std::size_t i) {
         TensorShare s;
+        s.split = TensorSplit::column;
         (void)divides(i, param(i, "out_features"), "out_features");
         s.compute = s.parameters = 1.0 / t_;
         s.backward_reductions = 1;
@@ -127,6 +130,7 @@ class Splitter {
     // the bias whole; the output all-reduced.
     TensorShare row_parallel(std::size_t i) {
         TensorShare s;
+        s.split = TensorSplit::row;
         const double in = param(i, "in_features");
         const double out = param(i, "out_features");
         (void)divides(i, in, "in_features");
@@ -149,6 +153,7 @@ class Splitter {
 
     TensorShare embedding(std::size_t i) {
         TensorShare s;
+        s.split = TensorSplit::vocabulary;
         (void)divides(i, param(i, "num_embeddings"), "num_embeddings");
         s.compute = s.parameters = 1.0 / t_;
         s.forward_reductions = 1;
@@ -162,6 +167,7 @@ class Splitter {
     // (for an MLP ratio r, 34 = 18 + 4r and 24 = 8 + 4r).
     TensorShare transformer(std::size_t i) {
         TensorShare s;
+        s.split = TensorSplit::block;
         const double h = param(i, "hidden");
         const double a = param(i, "heads");
         const double r = param(i, "mlp_ratio");
@@ -172,10 +178,12 @@ class Splitter {
         }
         const double L = input_elements(i) / h;
         const double t = t_;
-        const double whole_stash = L * h * (9 + 2 * r) + 2.5 * a * L * L;
+        const double attention =
+            attention_stash_elements(a, L, layer_param(model_.layers[i], "flash_attention") != 0);
+        const double whole_stash = L * h * (9 + 2 * r) + attention;
         const double split_stash = tp_.sequence_parallel
                                        ? whole_stash / t
-                                       : 5 * L * h + (4 + 2 * r) * L * h / t + 2.5 * a * L * L / t;
+                                       : 5 * L * h + (4 + 2 * r) * L * h / t + attention / t;
         s.stash = split_stash / whole_stash;
         // W needs the inputs of QKV and fc1 (whole, split along the sequence
         // under sequence parallelism) and of the projection and fc2 (split).

@@ -22,7 +22,8 @@ CostsBar::CostsBar(QWidget* parent) : QWidget(parent), process_(new ProfileProce
     costs_combo_->addItem(tr("Analytic estimate"));
     costs_combo_->addItem(tr("Measured profile"));
     costs_combo_->setToolTip(
-        tr("Analytic estimate: FLOPs over the devices' peak speed times an efficiency.\n"
+        tr("Analytic estimate: each layer as the kernels it launches (GEMMs, attention, "
+           "memory-bound kernels), priced from the devices' SMs, peaks and bandwidths.\n"
            "Measured profile: each layer's forward and backward, and the transfers, as timed on "
            "this machine by Profile this machine (pipewright profile)."));
     profile_ = new QPushButton(tr("Profile this machine"), this);

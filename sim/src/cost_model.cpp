@@ -9,6 +9,7 @@
 #include "pipewright/core/profile.h"
 #include "pipewright/core/quantity_format.h"
 #include "pipewright/sim/collective_cost.h"
+#include "pipewright/sim/kernel_cost.h"
 
 namespace pipewright {
 
@@ -74,6 +75,45 @@ double gradient_bytes(std::int64_t parameters, const Training& training) {
     return static_cast<double>(parameters) * static_cast<double>(dtype_bytes(training.dtype));
 }
 
+LayerKernels project_layer_kernels(const AnalyzedProject& project, int layer) {
+    const auto i = static_cast<std::size_t>(layer);
+    const Project& p = project.project;
+    const Shape& input = layer == 0 ? p.model.input.shape : project.layers.at(i - 1).output_shape;
+    const TensorShare* share =
+        project.tensor_shares.empty() ? nullptr : &project.tensor_shares.at(i);
+    KernelContext context;
+    context.microbatch_size = project.microbatch_size;
+    context.dtype = p.training.dtype;
+    context.tensor_parallel = p.tensor_parallel.size;
+    context.sequence_parallel = p.tensor_parallel.sequence_parallel;
+    return layer_kernels(p.model.layers.at(i), project.layers.at(i), input, share, context);
+}
+
+bool same_layer_cost(const AnalyzedProject& project, int a, int b,
+                     const CostModelOptions& options) {
+    const auto& layers = project.project.model.layers;
+    const LayerSpec& x = layers.at(static_cast<std::size_t>(a));
+    const LayerSpec& y = layers.at(static_cast<std::size_t>(b));
+    if (x.cost || y.cost || x.type != y.type || x.activation_bytes != y.activation_bytes ||
+        x.params != y.params) {
+        return false;
+    }
+    if (options.profile != nullptr &&
+        (options.profile->find(x.name) != nullptr || options.profile->find(y.name) != nullptr)) {
+        return false;
+    }
+    const auto input = [&](int l) -> const Shape& {
+        return l == 0 ? project.project.model.input.shape
+                      : project.layers.at(static_cast<std::size_t>(l - 1)).output_shape;
+    };
+    if (input(a) != input(b)) {
+        return false;
+    }
+    return project.tensor_shares.empty() ||
+           project.tensor_shares.at(static_cast<std::size_t>(a)) ==
+               project.tensor_shares.at(static_cast<std::size_t>(b));
+}
+
 LayerCost layer_cost(const AnalyzedProject& project, int layer, const DeviceSpec& device,
                      const CostModelOptions& options) {
     const auto& spec = project.project.model.layers.at(static_cast<std::size_t>(layer));
@@ -83,15 +123,30 @@ LayerCost layer_cost(const AnalyzedProject& project, int layer, const DeviceSpec
     const double element_bytes = dtype_bytes(training.dtype);
 
     LayerCost c;
-    const double flops_per_s = device.flops_for(training.dtype) * options.efficiency;
-    if (flops_per_s > 0) {
-        // A part with no work (a flatten, the weight gradient of a ReLU) launches nothing.
-        auto time = [&](double flops) {
-            return flops > 0 ? flops * mb / flops_per_s + device.kernel_overhead_s : 0.0;
-        };
-        c.forward_s = time(analysis.forward_flops);
-        c.backward_input_s = time(analysis.backward_input_flops);
-        c.backward_weight_s = time(analysis.backward_weight_flops);
+    if (options.flat_efficiency) {
+        const double flops_per_s = device.flops_for(training.dtype) * *options.flat_efficiency;
+        if (flops_per_s > 0) {
+            // A part with no work (a flatten, the weight gradient of a ReLU) launches nothing.
+            auto time = [&](double flops) {
+                return flops > 0 ? flops * mb / flops_per_s + device.kernel_overhead_s : 0.0;
+            };
+            c.forward_s = time(analysis.forward_flops);
+            c.backward_input_s = time(analysis.backward_input_flops);
+            c.backward_weight_s = time(analysis.backward_weight_flops);
+        }
+    } else {
+        // The kernels price the tensor-parallel slice themselves.
+        const LayerKernels kernels = project_layer_kernels(project, layer);
+        c.forward_s = kernels_seconds(kernels.forward, device, training.dtype);
+        c.backward_input_s = kernels_seconds(kernels.backward_input, device, training.dtype);
+        c.backward_weight_s = kernels_seconds(kernels.backward_weight, device, training.dtype);
+        c.sliced = true;
+    }
+    if (analysis.parameters > 0) {
+        c.optimizer_s = kernel_time(optimizer_step_kernel(static_cast<double>(analysis.parameters),
+                                                          training.optimizer, training.dtype),
+                                    device, training.dtype)
+                            .seconds;
     }
     c.stash_bytes = analysis.stashed_elements * mb * element_bytes;
     c.weight_stash_bytes = analysis.weight_stashed_elements * mb * element_bytes;
@@ -106,13 +161,16 @@ LayerCost layer_cost(const AnalyzedProject& project, int layer, const DeviceSpec
             c.backward_weight_s = measured->backward_weight_ms * 1e-3 * scale;
             c.backward_full_s = measured->backward_ms.value_or(0) * 1e-3 * scale;
             // Weights do not grow with the micro-batch: no scaling.
-            c.optimizer_s = measured->optimizer_ms.value_or(0) * 1e-3;
+            if (measured->optimizer_ms) {
+                c.optimizer_s = *measured->optimizer_ms * 1e-3;
+            }
             if (measured->activation_bytes) {
                 const double ratio = c.stash_bytes > 0 ? c.weight_stash_bytes / c.stash_bytes : 0;
                 c.stash_bytes = static_cast<double>(*measured->activation_bytes) * scale;
                 c.weight_stash_bytes = c.stash_bytes * ratio;
             }
             c.source = LayerCost::Source::profile;
+            c.sliced = false;
         }
     }
     if (spec.cost) {
@@ -130,6 +188,7 @@ LayerCost layer_cost(const AnalyzedProject& project, int layer, const DeviceSpec
             c.backward_weight_s = *spec.cost->backward_weight_ms * 1e-3;
         }
         c.source = LayerCost::Source::override_;
+        c.sliced = false;
     }
     if (spec.activation_bytes) {
         const double ratio = c.stash_bytes > 0 ? c.weight_stash_bytes / c.stash_bytes : 0;
@@ -140,10 +199,12 @@ LayerCost layer_cost(const AnalyzedProject& project, int layer, const DeviceSpec
         // Each device of the group runs its share of the whole layer's work
         // (measured, given or estimated) and keeps its share of the stash.
         const TensorShare& share = project.tensor_shares.at(static_cast<std::size_t>(layer));
-        c.forward_s *= share.compute;
-        c.backward_input_s *= share.compute;
-        c.backward_weight_s *= share.compute;
-        c.backward_full_s *= share.compute;
+        if (!c.sliced) {
+            c.forward_s *= share.compute;
+            c.backward_input_s *= share.compute;
+            c.backward_weight_s *= share.compute;
+            c.backward_full_s *= share.compute;
+        }
         c.optimizer_s *= share.parameters;
         c.stash_bytes *= share.stash;
         c.weight_stash_bytes *= share.weight_stash;
@@ -198,8 +259,12 @@ std::vector<StageCost> stage_costs(const AnalyzedProject& project,
         StageCost s;
         bool measured_full = false;
         double full_s = 0;
+        LayerCost c;
         for (int l = stage.first_layer; l <= stage.last_layer; ++l) {
-            LayerCost c = layer_cost(project, l, device, options);
+            // A run of identical blocks is priced once.
+            if (l == stage.first_layer || !same_layer_cost(project, l - 1, l, options)) {
+                c = layer_cost(project, l, device, options);
+            }
             s.forward_s += c.forward_s;
             s.backward_input_s += c.backward_input_s;
             s.backward_weight_s += c.backward_weight_s;

@@ -189,11 +189,17 @@ const LayerTable& Context::table(int microbatches) {
     const ModelInput& input = base_.project.model.input;
     const std::vector<CollectiveGroup>& groups = class_groups_;
     const double element_bytes = t.microbatch_size * dtype_bytes(base_.project.training.dtype);
+    std::vector<LayerCost> costs(cluster_.classes.size());
     for (int l = 0; l < t.layers; ++l) {
         const auto i = at(l);
         double fastest = 0;
+        // A run of identical blocks is priced once per device class.
+        const bool repeat = l > 0 && same_layer_cost(work_, l - 1, l, costs_);
         for (std::size_t c = 0; c < cluster_.classes.size(); ++c) {
-            const LayerCost cost = layer_cost(work_, l, cluster_.classes[c], costs_);
+            if (!repeat) {
+                costs[c] = layer_cost(work_, l, cluster_.classes[c], costs_);
+            }
+            const LayerCost& cost = costs[c];
             double forward_s = cost.forward_s;
             double backward_s = cost.backward_input_s + cost.backward_weight_s;
             if (!groups.empty()) {

@@ -165,6 +165,29 @@ double with_optimizer_steps(const MetricsAccumulator& totals, const std::vector<
     return iteration_s;
 }
 
+// A rank stepping its optimizer is busy, not idle: its step counts in its
+// busy time, and every bubble is the idle share of the whole iteration
+// (which the steps may have lengthened).
+void count_optimizer_steps(const std::vector<StageCost>& stages, const AnalyzedProject& project,
+                           SimulationReport& report) {
+    for (std::size_t s = 0; s < stages.size(); ++s) {
+        const auto r = static_cast<std::size_t>(project.stages[s].rank);
+        if (r < report.devices.size()) {
+            report.devices[r].busy_s += stages[s].optimizer_s;
+        }
+    }
+    const double iteration = report.iteration_time_s;
+    double busy = 0;
+    for (DeviceMetrics& d : report.devices) {
+        d.bubble_fraction = iteration > 0 ? std::max(0.0, 1.0 - d.busy_s / iteration) : 0.0;
+        busy += d.busy_s;
+    }
+    report.bubble_fraction =
+        iteration > 0 && !report.devices.empty()
+            ? std::max(0.0, 1.0 - busy / (static_cast<double>(report.devices.size()) * iteration))
+            : 0.0;
+}
+
 // The ring hops of a stage's group of replicas, as links of the
 // simulation (shared with the pipeline's transfers where they are the same
 // link), and what its collectives cost.
@@ -307,8 +330,8 @@ SimulationReport replica_report(const AnalyzedProject& project, ReplicaRun& run)
         with_optimizer_steps(output.totals, input.stages, project, metrics.iteration_time_s);
     report.throughput_samples_per_s =
         report.iteration_time_s > 0 ? report.batch_size / report.iteration_time_s : 0;
-    report.bubble_fraction = metrics.bubble_fraction;
     report.devices = std::move(metrics.devices);
+    count_optimizer_steps(input.stages, project, report);
     for (std::size_t r = 0; r < report.devices.size(); ++r) {
         auto& d = report.devices[r];
         d.spec = project.rank_specs[r].name;

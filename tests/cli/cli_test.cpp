@@ -322,8 +322,10 @@ TEST(Cli, ZeroBubbleSchedulesShowTheirSteadyState) {
     r = run_cli({"simulate", docs + "four-stages-zbv.json", "--json"});
     ASSERT_EQ(r.code, 0) << r.err;
     const auto j = nlohmann::json::parse(r.out);
-    EXPECT_NEAR(j["steady_state_iteration_s"].get<double>(), 0.024, 1e-9);
-    EXPECT_NEAR(j["iteration_time_s"].get<double>(), 0.0255, 1e-9);
+    // The layers' given costs, and the optimizer's step (tens of µs) after the last.
+    EXPECT_NEAR(j["steady_state_iteration_s"].get<double>(), 0.024, 1e-4);
+    EXPECT_NEAR(j["iteration_time_s"].get<double>(), 0.0255, 1e-4);
+    EXPECT_GT(j["iteration_time_s"].get<double>(), 0.0255);
     // 1F1B's first device spans the whole iteration: nothing to add.
     r = run_cli({"simulate", docs + "four-stages-1f1b.json"});
     ASSERT_EQ(r.code, 0) << r.err;

@@ -143,7 +143,7 @@ TEST(DeviceCatalog, FromJsonReadsFieldsAndDefaults) {
     EXPECT_EQ(g.description, "");
     EXPECT_EQ(g.memory_bytes, gib(16));
     EXPECT_EQ(g.memory_bandwidth_GBps, 0.0);
-    EXPECT_DOUBLE_EQ(g.kernel_overhead_s, 5e-6);
+    EXPECT_DOUBLE_EQ(g.kernel_overhead_s, 3e-6);
     EXPECT_DOUBLE_EQ(g.flops_for(DType::float16), 40e12);
     const DeviceSpec& h = c.specs()[1];
     EXPECT_EQ(h.kind, "cpu");
@@ -226,6 +226,78 @@ TEST(DeviceCatalog, WrongTypedOptionalFieldIsAnInputError) {
     json overhead = a_device("Y");
     overhead["kernel_overhead_us"] = "5";
     EXPECT_TRUE(has_path(rejection(catalog_with({overhead})), "devices[0].kernel_overhead_us"));
+}
+
+}  // namespace
+}  // namespace pipewright
+
+namespace pipewright {
+namespace {
+
+// What the kernel cost model needs of a device: SMs, the L2 and memory
+// bandwidths, the TF32 and FP8 peaks, and the measured fractions of peak.
+TEST(DeviceCatalog, ReadsWhatTheKernelModelNeeds) {
+    nlohmann::json dev = {
+        {"name", "G"},
+        {"memory_GiB", 16},
+        {"sm_count", 108},
+        {"l2_bandwidth_GBps", 7219},
+        {"matmul_efficiency", 0.869},
+        {"memory_efficiency", 0.83},
+        {"peak_tflops",
+         {{"float32", 19.5}, {"tfloat32", 156}, {"bfloat16", 312}, {"float8", 624}}}};
+    const DeviceCatalog c = DeviceCatalog::from_json(
+        {{"format", "pipewright-devices"}, {"version", 1}, {"devices", {dev}}});
+    const DeviceSpec& g = c.specs()[0];
+    EXPECT_EQ(g.sm_count, 108);
+    EXPECT_EQ(g.l2_bandwidth_GBps, 7219);
+    EXPECT_DOUBLE_EQ(g.matmul_efficiency, 0.869);
+    EXPECT_DOUBLE_EQ(g.memory_efficiency, 0.83);
+    EXPECT_DOUBLE_EQ(g.tf32_flops, 156e12);
+    EXPECT_DOUBLE_EQ(g.fp8_flops, 624e12);
+    EXPECT_DOUBLE_EQ(g.matmul_flops_for(DType::float32, true), 156e12);
+    EXPECT_DOUBLE_EQ(g.matmul_flops_for(DType::float32, false), 19.5e12);
+    EXPECT_DOUBLE_EQ(g.matmul_flops_for(DType::bfloat16, true), 312e12);
+    // Not given: no wave quantization, no L2 limit, the documented fractions.
+    nlohmann::json plain = {{"name", "P"}, {"memory_GiB", 16}, {"peak_tflops", {{"float32", 10}}}};
+    const DeviceSpec p =
+        DeviceCatalog::from_json(
+            {{"format", "pipewright-devices"}, {"version", 1}, {"devices", {plain}}})
+            .specs()[0];
+    EXPECT_EQ(p.sm_count, 0);
+    EXPECT_EQ(p.l2_bandwidth_GBps, 0);
+    EXPECT_EQ(p.matmul_efficiency, kDefaultMatmulEfficiency);
+    EXPECT_EQ(p.memory_efficiency, kDefaultMemoryEfficiency);
+    EXPECT_EQ(p.matmul_flops_for(DType::float32, true), 10e12);
+    // A fraction of peak above 1 is refused where it is.
+    dev["matmul_efficiency"] = 1.5;
+    try {
+        (void)DeviceCatalog::from_json(
+            {{"format", "pipewright-devices"}, {"version", 1}, {"devices", {dev}}});
+        ADD_FAILURE() << "accepted a matmul efficiency of 1.5";
+    } catch (const InputError& e) {
+        EXPECT_NE(e.diagnostics().format().find("devices[0].matmul_efficiency"), std::string::npos)
+            << e.diagnostics().format();
+    }
+}
+
+// Every GPU of the shipped catalog carries the figures the kernel model
+// prices with (docs/simulator.md cites each).
+TEST(DeviceCatalog, EveryBuiltinGpuHasItsSmsAndBandwidth) {
+    for (const DeviceSpec& d : DeviceCatalog::builtin().specs()) {
+        if (d.kind != "gpu") {
+            continue;
+        }
+        SCOPED_TRACE(d.name);
+        EXPECT_GT(d.sm_count, 0);
+        EXPECT_GT(d.memory_bandwidth_GBps, 0);
+        EXPECT_GT(d.matmul_efficiency, 0.5);
+        EXPECT_LE(d.matmul_efficiency, 1);
+        EXPECT_GT(d.memory_efficiency, 0.5);
+        EXPECT_DOUBLE_EQ(d.kernel_overhead_s, 3e-6);
+    }
+    EXPECT_EQ(DeviceCatalog::builtin().find("A100-80GB")->sm_count, 108);
+    EXPECT_DOUBLE_EQ(DeviceCatalog::builtin().find("H100-SXM")->fp8_flops, 1979e12);
 }
 
 }  // namespace

@@ -13,20 +13,48 @@
 
 namespace pipewright {
 
-// Peak figures of one kind of accelerator (or CPU), as vendors publish them.
+// What a catalog device that does not say reaches of its peaks: the
+// measured maximum-achievable-matmul fractions of NVIDIA's data-centre GPUs
+// lie between 0.80 and 0.87 (docs/simulator.md), streaming kernels reach
+// about as much of the memory bandwidth.
+inline constexpr double kDefaultMatmulEfficiency = 0.8;
+inline constexpr double kDefaultMemoryEfficiency = 0.8;
+
+// One kind of accelerator (or CPU): the vendors' peak figures, and what real
+// kernels measurably reach of them (docs/simulator.md cites each figure).
 struct DeviceSpec {
     std::string name;  // "A100-80GB"
     std::string description;
     std::string kind;                    // "gpu" or "cpu"
     std::map<DType, double> peak_flops;  // dense FLOP/s per compute dtype
-    std::int64_t memory_bytes = 0;       // usable device memory
-    double memory_bandwidth_GBps = 0;    // for information and future models
-    // Fixed cost of launching one layer's kernels (per forward or backward
-    // part), which dominates small layers; "kernel_overhead_us" in the catalog.
+    // Dense tensor-core FLOP/s for TF32 (fp32 convolutions run there, as
+    // cuDNN allows by default) and FP8; 0 where the device has none.
+    double tf32_flops = 0;
+    double fp8_flops = 0;
+    std::int64_t memory_bytes = 0;     // usable device memory
+    double memory_bandwidth_GBps = 0;  // HBM (or DRAM) bandwidth, datasheet
+    // Streaming multiprocessors (cores of a CPU): the tiles of a GEMM run in
+    // waves of this many. 0: unknown, no wave quantization.
+    int sm_count = 0;
+    // Bandwidth from the L2 cache into all SMs together; it limits how fast
+    // a small GEMM tile, which reuses little of what it loads, can run.
+    // 0: unknown, every tile at the full rate.
+    double l2_bandwidth_GBps = 0;
+    // The fraction of peak the best large GEMM reaches (measured maximum
+    // achievable matmul FLOP/s over the datasheet's), and of the memory
+    // bandwidth a streaming kernel reaches.
+    double matmul_efficiency = kDefaultMatmulEfficiency;
+    double memory_efficiency = kDefaultMemoryEfficiency;
+    // Fixed cost of launching one kernel, which dominates small layers;
+    // "kernel_overhead_us" in the catalog.
     double kernel_overhead_s = 0;
 
     // FLOP/s for a compute dtype; falls back to float32 when not listed.
     [[nodiscard]] double flops_for(DType dtype) const;
+    // FLOP/s of a matrix product in `dtype`: float32 convolutions on TF32
+    // tensor cores when the device has them (`tf32` true), float32 matmuls
+    // on the plain FP32 units, as PyTorch defaults.
+    [[nodiscard]] double matmul_flops_for(DType dtype, bool tf32) const;
 
     bool operator==(const DeviceSpec&) const = default;
 };

@@ -51,6 +51,14 @@ struct LayerAnalysis {
     double weight_stashed_elements = 0;
 };
 
+// What a transformer block's attention core keeps for its backward per
+// sample, in elements of the compute dtype: the softmax output, its dropout
+// mask and output (Korthikanti et al. 2022: 5·a·s² bytes at 2 bytes an
+// element), or with a flash kernel only the fp32 log-sum-exp of each row.
+[[nodiscard]] inline double attention_stash_elements(double heads, double sequence, bool flash) {
+    return flash ? 2 * heads * sequence : 2.5 * heads * sequence * sequence;
+}
+
 // Every layer type the catalog knows, in palette order.
 [[nodiscard]] const std::vector<LayerTypeInfo>& layer_types();
 [[nodiscard]] const LayerTypeInfo* find_layer_type(std::string_view type);

@@ -24,9 +24,21 @@ struct TensorParallel {
 
 inline constexpr int kMaxTensorParallel = 1024;
 
+// How one layer splits over a tensor-parallel group.
+enum class TensorSplit {
+    replicated,  // whole on every device
+    sequence,    // whole, but along 1/t of the sequence (sequence parallelism)
+    features,    // an activation between a column- and a row-parallel linear
+    column,      // a linear's output features split
+    row,         // a linear's input features split
+    vocabulary,  // an embedding's rows split
+    block,       // a transformer block: heads and MLP split (Megatron-LM)
+};
+
 // What each device of a group of t runs of one layer, relative to the whole
 // layer, and what the group reduces for it per sample.
 struct TensorShare {
+    TensorSplit split = TensorSplit::replicated;
     double compute = 1;       // of the layer's FLOPs
     double parameters = 1;    // of its parameters
     double stash = 1;         // of its stashed activations

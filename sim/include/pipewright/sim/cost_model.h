@@ -1,21 +1,20 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <vector>
 
 #include "pipewright/core/analysis.h"
 #include "pipewright/core/data_parallel.h"
 #include "pipewright/core/profile.h"
+#include "pipewright/sim/layer_kernels.h"
 
 namespace pipewright {
 
-// Fraction of a device's peak FLOP/s that real kernels reach. Large matmuls
-// reach 0.6-0.8 on modern GPUs, small layers far less; 0.5 is the documented
-// default (docs/concepts.md), replaced by per-layer overrides or a profile.
-inline constexpr double kDefaultEfficiency = 0.5;
-
 struct CostModelOptions {
-    double efficiency = kDefaultEfficiency;
+    // Set: the flat model instead of the kernels, every layer's FLOPs at this
+    // fraction of peak plus one launch per part (--efficiency).
+    std::optional<double> flat_efficiency;
     const Profile* profile = nullptr;  // measured costs, when given
 };
 
@@ -25,11 +24,14 @@ struct LayerCost {
     double backward_input_s = 0;
     double backward_weight_s = 0;
     double backward_full_s = 0;     // whole backward (B) measured as one pass; 0: I + W
-    double optimizer_s = 0;         // per iteration: zero the gradients, one step (measured)
+    double optimizer_s = 0;         // per iteration: the optimizer's step over its parameters
     double stash_bytes = 0;         // held from its forward until its backward
     double weight_stash_bytes = 0;  // of which held after I until W
     double output_bytes = 0;
     enum class Source { analytic, override_, profile } source = Source::analytic;
+    // The times are already those of one device's tensor-parallel slice (the
+    // kernels were sliced); measured and given times are the whole layer's.
+    bool sliced = false;
 };
 
 // What one stage costs for one micro-batch.
@@ -39,8 +41,8 @@ struct StageCost {
     double backward_weight_s = 0;
     // The whole backward (B) when it was measured as one pass; 0: I + W.
     double backward_full_s = 0;
-    // Once per iteration after the last action: zero_grad and the optimizer
-    // step over the stage's parameters (measured; 0 without a profile).
+    // Once per iteration after the last action: the optimizer step over the
+    // stage's parameters (measured, or its bytes over the memory bandwidth).
     double optimizer_s = 0;
     // ZeRO-1/2: after its optimizer step each replica holds only its shard
     // of the updated weights; all-gathering them takes this long.
@@ -65,6 +67,15 @@ struct StageCost {
 
 [[nodiscard]] LayerCost layer_cost(const AnalyzedProject& project, int layer,
                                    const DeviceSpec& device, const CostModelOptions& options);
+// Whether layers `a` and `b` cost the same on any device (so that a run of
+// identical blocks is priced once): the same type, hyper-parameters, input,
+// tensor-parallel split and activation override, and no cost of their own
+// (given, or measured in the options' profile).
+[[nodiscard]] bool same_layer_cost(const AnalyzedProject& project, int a, int b,
+                                   const CostModelOptions& options);
+// The kernels `layer` launches for one micro-batch on one device of its
+// tensor-parallel group, as the analytic cost prices them.
+[[nodiscard]] LayerKernels project_layer_kernels(const AnalyzedProject& project, int layer);
 [[nodiscard]] std::vector<StageCost> stage_costs(const AnalyzedProject& project,
                                                  const CostModelOptions& options);
 

@@ -1,0 +1,75 @@
+#pragma once
+
+// What a framework launches on a device for one layer and one micro-batch:
+// the GEMMs with their real shapes (tensor-parallel slices included), the
+// attention core, and the memory-bound kernels (norms, activations, dropout,
+// residual adds, bias gradients). The cost model prices each kernel on the
+// device (kernel_cost.h) and a layer costs the sum of its kernels, so that
+// `simulate --json` and the studio can show where the time goes.
+
+#include <string_view>
+#include <vector>
+
+#include "pipewright/core/layer.h"
+#include "pipewright/core/layer_catalog.h"
+#include "pipewright/core/tensor.h"
+#include "pipewright/core/tensor_parallel.h"
+#include "pipewright/core/training.h"
+
+namespace pipewright {
+
+enum class KernelKind {
+    gemm,       // batch × [m, k] · [k, n], on the matrix units
+    attention,  // a fused (flash) attention: batch × heads of m queries, n keys, head dim k
+    attention_backward,  // its backward
+    memory,              // element-wise or reduction: its bytes over the memory bandwidth
+};
+
+[[nodiscard]] std::string_view to_string(KernelKind k);
+
+struct Kernel {
+    std::string_view name;  // "qkv", "layernorm backward" (static strings)
+    KernelKind kind = KernelKind::memory;
+    double batch = 1;
+    double m = 0;
+    double n = 0;
+    double k = 0;
+    // The FLOPs the layer's analysis counts for this kernel (they add up to
+    // the layer's totals), and those it executes when it does more (a flash
+    // backward recomputes the scores): 0 means the same.
+    double flops = 0;
+    double executed_flops = 0;
+    double bytes = 0;   // read and written in device memory
+    bool tf32 = false;  // a float32 convolution: TF32 tensor cores where there are
+
+    [[nodiscard]] double work_flops() const { return executed_flops > 0 ? executed_flops : flops; }
+};
+
+struct LayerKernels {
+    std::vector<Kernel> forward;
+    std::vector<Kernel> backward_input;   // gradient w.r.t. the input (I)
+    std::vector<Kernel> backward_weight;  // gradient w.r.t. the weights (W)
+};
+
+struct KernelContext {
+    double microbatch_size = 1;  // samples
+    DType dtype = DType::float32;
+    int tensor_parallel = 1;  // the group's size; `share` says how the layer splits
+    bool sequence_parallel = false;
+};
+
+// The kernels of `layer` (analysed as `analysis`, fed `input_shape` per
+// sample) for one micro-batch on one device of its tensor-parallel group
+// (`share` null without tensor parallelism).
+[[nodiscard]] LayerKernels layer_kernels(const LayerSpec& layer, const LayerAnalysis& analysis,
+                                         const Shape& input_shape, const TensorShare* share,
+                                         const KernelContext& context);
+
+// The optimizer's step over `parameters` of one device, in one fused
+// (multi-tensor) kernel: what it reads and writes per parameter for the
+// optimizer and precision (fp32 master weights under mixed precision).
+[[nodiscard]] Kernel optimizer_step_kernel(double parameters, const OptimizerConfig& optimizer,
+                                           DType dtype);
+[[nodiscard]] double optimizer_bytes_per_parameter(const OptimizerConfig& optimizer, DType dtype);
+
+}  // namespace pipewright

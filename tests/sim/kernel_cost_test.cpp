@@ -1,0 +1,312 @@
+// The kernel cost model: each layer type's kernels add up to its analysis,
+// and each kernel is priced as docs/simulator.md says (roofline, waves,
+// launches).
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <string>
+#include <vector>
+
+#include "pipewright/core/device_catalog.h"
+#include "pipewright/core/layer_catalog.h"
+#include "pipewright/core/tensor_parallel.h"
+#include "pipewright/sim/collective_cost.h"
+#include "pipewright/sim/kernel_cost.h"
+#include "pipewright/sim/layer_kernels.h"
+
+namespace pipewright {
+namespace {
+
+LayerSpec layer(const std::string& type, nlohmann::json params) {
+    LayerSpec l;
+    l.name = "l";
+    l.type = type;
+    l.params = std::move(params);
+    return l;
+}
+
+LayerAnalysis analysed(const LayerSpec& spec, const Shape& input, DType dtype = DType::float32) {
+    Diagnostics d;
+    auto a = analyze_layer(spec, input, dtype, d, "model.layers[0]");
+    EXPECT_TRUE(a.has_value()) << d.format();
+    return a.value_or(LayerAnalysis{});
+}
+
+double flops(const std::vector<Kernel>& kernels) {
+    double f = 0;
+    for (const Kernel& k : kernels) {
+        f += k.flops;
+    }
+    return f;
+}
+
+struct Case {
+    std::string type;
+    nlohmann::json params;
+    Shape input;
+    DType input_dtype = DType::float32;
+};
+
+// Every catalog layer: the kernels' FLOPs are the analysis's, pass by pass,
+// times the micro-batch size; every kernel moves bytes.
+TEST(LayerKernels, EveryLayerTypesKernelsAddUpToItsAnalysis) {
+    const std::vector<Case> cases = {
+        {"linear", {{"in_features", 1024}, {"out_features", 4096}}, {128, 1024}},
+        {"linear", {{"in_features", 512}, {"out_features", 10}, {"bias", false}}, {512}},
+        {"relu", nlohmann::json::object(), {64, 56, 56}},
+        {"gelu", nlohmann::json::object(), {2048}},
+        {"dropout", {{"p", 0.1}}, {2048}},
+        {"flatten", nlohmann::json::object(), {64, 7, 7}},
+        {"conv2d",
+         {{"in_channels", 3},
+          {"out_channels", 64},
+          {"kernel_size", 7},
+          {"stride", 2},
+          {"padding", 3}},
+         {3, 224, 224}},
+        {"batchnorm2d", {{"num_features", 64}}, {64, 112, 112}},
+        {"maxpool2d", {{"kernel_size", 3}, {"stride", 2}, {"padding", 1}}, {64, 112, 112}},
+        {"adaptive_avgpool2d", {{"output_size", 1}}, {2048, 7, 7}},
+        {"resnet_bottleneck",
+         {{"in_channels", 256}, {"mid_channels", 128}, {"out_channels", 512}, {"stride", 2}},
+         {256, 56, 56}},
+        {"layernorm", {{"features", 768}}, {1024, 768}},
+        {"embedding", {{"num_embeddings", 50304}, {"embedding_dim", 768}}, {1024}, DType::int64},
+        {"transformer_block", {{"hidden", 768}, {"heads", 12}}, {1024, 768}},
+        {"transformer_block",
+         {{"hidden", 768}, {"heads", 12}, {"flash_attention", true}},
+         {1024, 768}},
+    };
+    for (const Case& c : cases) {
+        SCOPED_TRACE(c.type + " " + c.params.dump());
+        const LayerSpec spec = layer(c.type, c.params);
+        const LayerAnalysis a = analysed(spec, c.input, c.input_dtype);
+        KernelContext context;
+        context.microbatch_size = 3;
+        const LayerKernels k = layer_kernels(spec, a, c.input, nullptr, context);
+        EXPECT_NEAR(flops(k.forward), 3 * a.forward_flops, 1e-9 * a.forward_flops + 1e-9);
+        EXPECT_NEAR(flops(k.backward_input), 3 * a.backward_input_flops,
+                    1e-9 * a.backward_input_flops + 1e-9);
+        EXPECT_NEAR(flops(k.backward_weight), 3 * a.backward_weight_flops,
+                    1e-9 * a.backward_weight_flops + 1e-9);
+        for (const auto* list : {&k.forward, &k.backward_input, &k.backward_weight}) {
+            for (const Kernel& kernel : *list) {
+                EXPECT_GT(kernel.bytes, 0) << kernel.name;
+            }
+        }
+        EXPECT_EQ(k.forward.empty(), c.type == "flatten");
+    }
+}
+
+// A tensor-parallel slice runs 1/t of every split layer's FLOPs: a
+// Megatron block, a column- and a row-parallel linear; with sequence
+// parallelism a layer norm's too.
+TEST(LayerKernels, ATensorParallelSliceRunsItsShareOfTheFlops) {
+    Model model;
+    model.input = {{512, 1024}, DType::float32};
+    model.layers = {layer("transformer_block", {{"hidden", 1024}, {"heads", 16}}),
+                    layer("layernorm", {{"features", 1024}}),
+                    layer("linear", {{"in_features", 1024}, {"out_features", 4096}}),
+                    layer("gelu", nlohmann::json::object()),
+                    layer("linear", {{"in_features", 4096}, {"out_features", 1024}})};
+    std::vector<LayerAnalysis> analyses;
+    Shape shape = model.input.shape;
+    std::vector<Shape> inputs;
+    for (const LayerSpec& l : model.layers) {
+        inputs.push_back(shape);
+        analyses.push_back(analysed(l, shape));
+        shape = analyses.back().output_shape;
+    }
+    for (bool sp : {false, true}) {
+        Diagnostics d;
+        const auto shares = tensor_shares(model, analyses, TensorParallel{4, sp}, d);
+        ASSERT_TRUE(d.empty()) << d.format();
+        KernelContext context;
+        context.tensor_parallel = 4;
+        context.sequence_parallel = sp;
+        for (std::size_t i = 0; i < model.layers.size(); ++i) {
+            SCOPED_TRACE(model.layers[i].type + (sp ? " SP" : ""));
+            const LayerKernels k =
+                layer_kernels(model.layers[i], analyses[i], inputs[i], &shares[i], context);
+            const double share = shares[i].compute;
+            // A row-parallel linear adds its whole bias after the all-reduce,
+            // on every device: 512 rows × 1024 outputs, not a quarter of them.
+            const double whole_bias = shares[i].split == TensorSplit::row ? 512 * 1024 * 0.75 : 0;
+            EXPECT_NEAR(flops(k.forward), analyses[i].forward_flops * share + whole_bias,
+                        1e-9 * analyses[i].forward_flops);
+            EXPECT_NEAR(flops(k.backward_input), analyses[i].backward_input_flops * share,
+                        1e-9 * analyses[i].backward_input_flops);
+            EXPECT_NEAR(flops(k.backward_weight),
+                        analyses[i].backward_weight_flops * share + whole_bias,
+                        1e-9 * analyses[i].backward_weight_flops + 1e-9);
+        }
+        EXPECT_EQ(shares[0].split, TensorSplit::block);
+        EXPECT_EQ(shares[2].split, TensorSplit::column);
+        EXPECT_EQ(shares[3].split, TensorSplit::features);
+        EXPECT_EQ(shares[4].split, TensorSplit::row);
+        EXPECT_EQ(shares[1].split, sp ? TensorSplit::sequence : TensorSplit::replicated);
+    }
+}
+
+// A device without measured figures' surprises: 100 SMs, no L2 limit.
+DeviceSpec plain_gpu() {
+    DeviceSpec d;
+    d.name = "G";
+    d.kind = "gpu";
+    d.peak_flops[DType::float32] = 10e12;
+    d.peak_flops[DType::bfloat16] = 100e12;
+    d.memory_bandwidth_GBps = 1000;
+    d.memory_efficiency = 0.8;
+    d.matmul_efficiency = 0.8;
+    d.kernel_overhead_s = 3e-6;
+    d.sm_count = 100;
+    return d;
+}
+
+Kernel gemm(double m, double n, double k) {
+    Kernel g;
+    g.name = "gemm";
+    g.kind = KernelKind::gemm;
+    g.m = m;
+    g.n = n;
+    g.k = k;
+    g.flops = 2 * m * n * k;
+    g.bytes = (m * k + k * n + m * n) * 2;
+    return g;
+}
+
+TEST(KernelCost, AMemoryBoundKernelCostsItsBytesOverTheAchievableBandwidth) {
+    const DeviceSpec d = plain_gpu();
+    Kernel k;
+    k.name = "layernorm";
+    k.kind = KernelKind::memory;
+    k.bytes = 800e6;
+    const KernelTime t = kernel_time(k, d, DType::bfloat16);
+    EXPECT_NEAR(t.seconds, 800e6 / (1000e9 * 0.8) + 3e-6, 1e-12);
+    EXPECT_TRUE(t.memory_bound());
+    // Nothing to do launches nothing.
+    EXPECT_EQ(kernel_time(Kernel{}, d, DType::bfloat16).seconds, 0);
+}
+
+// The roofline: a large square GEMM runs at the measured large-GEMM rate;
+// one with a depth of 16 is limited by its bytes instead.
+TEST(KernelCost, AGemmRunsAtTheMatmulRateOrItsBytesWhicheverIsSlower) {
+    const DeviceSpec d = plain_gpu();
+    const Kernel big = gemm(12800, 12800, 8192);  // 100 × 100 tiles of 128: 100 full waves
+    const KernelTime t = kernel_time(big, d, DType::bfloat16);
+    EXPECT_NEAR(t.compute_s, big.flops / (100e12 * 0.8), 1e-9 * t.compute_s);
+    EXPECT_FALSE(t.memory_bound());
+    EXPECT_NEAR(t.tiling.utilization, 1.0, 1e-12);
+
+    const Kernel thin = gemm(12800, 12800, 16);
+    const KernelTime u = kernel_time(thin, d, DType::bfloat16);
+    EXPECT_TRUE(u.memory_bound());
+    EXPECT_NEAR(u.seconds, thin.bytes / (1000e9 * 0.8) + 3e-6, 1e-12);
+    // float32 matmuls run on the FP32 units; float32 convolutions on TF32.
+    DeviceSpec tf = d;
+    tf.tf32_flops = 50e12;
+    Kernel conv = big;
+    EXPECT_NEAR(kernel_time(conv, tf, DType::float32).compute_s, big.flops / (10e12 * 0.8),
+                1e-9 * big.flops / 8e12);
+    conv.tf32 = true;
+    EXPECT_NEAR(kernel_time(conv, tf, DType::float32).compute_s, big.flops / (50e12 * 0.8),
+                1e-9 * big.flops / 40e12);
+}
+
+// One more row than fills the SMs' last wave costs a step, not a sliver:
+// 100 tiles of 128 × 128 fill one wave; 101 rows of tiles need a second
+// wave of some tiling (the best is 64 × 64: 5 quarter-size waves).
+TEST(KernelCost, WaveQuantizationMakesTimeAStepFunctionOfTheShape) {
+    const DeviceSpec d = plain_gpu();
+    const double full = kernel_time(gemm(12800, 128, 4096), d, DType::bfloat16).compute_s;
+    const double over = kernel_time(gemm(12801, 128, 4096), d, DType::bfloat16).compute_s;
+    const double step_end = kernel_time(gemm(12800 + 64, 128, 4096), d, DType::bfloat16).compute_s;
+    EXPECT_NEAR(over / full, 1.25, 1e-9);
+    EXPECT_DOUBLE_EQ(step_end, over);  // flat across the step
+    // Half the rows: smaller tiles fill the SMs again, in half the time.
+    const KernelTime half = kernel_time(gemm(6400, 128, 4096), d, DType::bfloat16);
+    EXPECT_NEAR(half.compute_s, full / 2, 1e-12 * full);
+    EXPECT_NEAR(half.tiling.utilization, 1, 1e-9);
+    // One tile's work cannot spread: one SM of 100 computes.
+    const KernelTime lone = kernel_time(gemm(64, 64, 256), d, DType::bfloat16);
+    EXPECT_NEAR(lone.tiling.utilization, 0.01, 1e-12);
+}
+
+// A shallow-K, small-output GEMM (a weight gradient of a thin layer) splits K
+// to fill the device, paying for the partial sums.
+TEST(KernelCost, ASmallWeightGradientSplitsItsDepth) {
+    const DeviceSpec d = plain_gpu();
+    const KernelTime t = kernel_time(gemm(256, 256, 65536), d, DType::bfloat16);
+    EXPECT_GT(t.tiling.split_k, 1);
+    const double unsplit_waves_s = 2.0 * 64 * 64 * 65536 / (100e12 * 0.8 / 100);
+    EXPECT_LT(t.compute_s, unsplit_waves_s);
+}
+
+// The L2 limit: a 64 × 64 tile loads too much per FLOP to keep an A100's
+// SM busy, a 128 × 128 one does not.
+TEST(KernelCost, SmallTilesRunSlowerWhereTheL2BandwidthSaysSo) {
+    const DeviceSpec* a100 = DeviceCatalog::builtin().find("A100-80GB");
+    ASSERT_NE(a100, nullptr);
+    // 27 × 4 tiles of 128 = 108 (one wave); with 64 × 64 tiles 432 = 4 waves.
+    const KernelTime t = kernel_time(gemm(27 * 128, 4 * 128, 4096), *a100, DType::bfloat16);
+    EXPECT_GE(t.tiling.tile_m * t.tiling.tile_n, 128 * 64);
+    const double rate = 312e12 * 0.869;
+    EXPECT_NEAR(t.compute_s, 2.0 * 27 * 128 * 4 * 128 * 4096 / rate, 1e-9);
+}
+
+// What the catalog's A100 makes of a GPT block: a 12288-wide one runs its
+// forward well above half of peak, a 1024-wide one at micro-batch 1 below it.
+TEST(KernelCost, LargeBlocksRunNearerPeakThanSmallOnes) {
+    const DeviceSpec* a100 = DeviceCatalog::builtin().find("A100-80GB");
+    ASSERT_NE(a100, nullptr);
+    const auto fraction_of_peak = [&](int hidden, int heads) {
+        const LayerSpec spec = layer("transformer_block", {{"hidden", hidden}, {"heads", heads}});
+        const Shape input{2048, hidden};
+        const LayerAnalysis a = analysed(spec, input, DType::bfloat16);
+        KernelContext context;
+        context.dtype = DType::bfloat16;
+        const LayerKernels k = layer_kernels(spec, a, input, nullptr, context);
+        return a.forward_flops / kernels_seconds(k.forward, *a100, DType::bfloat16) / 312e12;
+    };
+    const double large = fraction_of_peak(12288, 96);
+    const double small = fraction_of_peak(1024, 16);
+    EXPECT_GT(large, 0.7);
+    EXPECT_LT(small, large);
+    EXPECT_LT(small, 0.6);
+}
+
+TEST(OptimizerStep, ReadsAndWritesWhatTheOptimizerKeepsPerParameter) {
+    OptimizerConfig adam;
+    adam.type = OptimizerKind::adamw;
+    // fp32: gradient 4, weight 4 + 4, moments 8 + 8.
+    EXPECT_EQ(optimizer_bytes_per_parameter(adam, DType::float32), 28);
+    // bf16: gradient 2, fp32 master 4 + 4, moments 8 + 8, the bf16 copy 2.
+    EXPECT_EQ(optimizer_bytes_per_parameter(adam, DType::bfloat16), 28);
+    OptimizerConfig sgd;
+    EXPECT_EQ(optimizer_bytes_per_parameter(sgd, DType::float32), 12);
+    sgd.momentum = 0.9;
+    EXPECT_EQ(optimizer_bytes_per_parameter(sgd, DType::float32), 20);
+    EXPECT_EQ(optimizer_step_kernel(1e9, adam, DType::bfloat16).bytes, 28e9);
+}
+
+// NCCL-like: a small all-reduce costs its latencies, a large one its bytes
+// over the bus, and the time grows with the size in between.
+TEST(CollectiveCost, AnAllReducesTimeGoesFromLatencyToBandwidthWithItsSize) {
+    CollectiveGroup g;
+    g.members = 8;
+    g.ring = LinkSpec{100, 5};
+    const double small = collective_time(CollectiveKind::all_reduce, 8, g).seconds;
+    const double tree_latency = 2 * 3 * 5e-6;  // the tree wins for tiny messages
+    EXPECT_NEAR(small, tree_latency + 2 * 8 / 100e9, 1e-12);
+    const double big = collective_time(CollectiveKind::all_reduce, 8e9, g).seconds;
+    EXPECT_NEAR(big, 2 * 7 * 5e-6 + 2.0 * 7 / 8 * 8e9 / 100e9, 1e-9);
+    double previous = 0;
+    for (double bytes = 1; bytes <= 1e10; bytes *= 4) {
+        const double t = collective_time(CollectiveKind::all_reduce, bytes, g).seconds;
+        EXPECT_GE(t, previous) << bytes;
+        previous = t;
+    }
+}
+
+}  // namespace
+}  // namespace pipewright
