@@ -11,8 +11,8 @@
 # Settings (environment):
 #   PIPEWRIGHT   the pipewright binary (default build/release/cli/pipewright,
 #                else `pipewright` on the PATH)
-#   EFFICIENCY   fraction of peak FLOP/s of the analytic cost model (default:
-#                none given, i.e. the simulator's default, 0.5)
+#   EFFICIENCY   price layers with the flat model at this fraction of peak
+#                FLOP/s (`--efficiency`) instead of the kernel model (default)
 #   INTER_NODE   inter-node bandwidth in GB/s for every row (default: 200 / T,
 #                the share of a DGX A100's 8 × 25 GB/s InfiniBand ports that
 #                each of the T concurrent data-parallel rings uses)
@@ -185,7 +185,7 @@ def row_text(cells):
 
 print(f"Pipewright: {PW}")
 print(f"Projects:   {OUT}")
-print(f"Efficiency: {EFFICIENCY or 'default (0.5)'}; inter-node link: "
+print(f"Costs:      {'flat model at ' + EFFICIENCY + ' of peak' if EFFICIENCY else 'kernel model'}; inter-node link: "
       f"{INTER_NODE + ' GB/s' if INTER_NODE else '200 / T GB/s'}")
 print()
 print("Table 1 of Narayanan et al. 2021: micro-batches of 1, full activation recomputation, "
