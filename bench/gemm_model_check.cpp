@@ -66,15 +66,7 @@ int main(int argc, char** argv) {
         const std::string& dtype = cells[4];
         // XLA's "f32" GEMMs run on TF32 tensor cores (they exceed the FP32 peak).
         const DType t = dtype == "bf16" ? DType::bfloat16 : DType::float32;
-        Kernel g;
-        g.name = "gemm";
-        g.kind = KernelKind::gemm;
-        g.batch = b;
-        g.m = m;
-        g.n = n;
-        g.k = k;
-        g.flops = 2 * b * m * n * k;
-        g.bytes = b * (m * k + k * n + m * n) * dtype_bytes(t);
+        Kernel g = gemm_kernel("gemm", b, m, n, k, dtype_bytes(t));
         g.tf32 = dtype == "f32";
         const double predicted = kernel_time(g, *device, t).seconds;
         const double measured = g.flops / measured_flops;

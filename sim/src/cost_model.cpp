@@ -15,6 +15,12 @@ namespace pipewright {
 
 namespace {
 
+// What layer `layer` is fed per sample.
+const Shape& layer_input_shape(const AnalyzedProject& project, int layer) {
+    return layer == 0 ? project.project.model.input.shape
+                      : project.layers.at(static_cast<std::size_t>(layer - 1)).output_shape;
+}
+
 // Memory figures end as 64-bit byte counts (the memory model, the report):
 // a stage whose activations for every micro-batch could not be counted is
 // refused instead of wrapping to a small, "fitting" figure.
@@ -78,7 +84,7 @@ double gradient_bytes(std::int64_t parameters, const Training& training) {
 LayerKernels project_layer_kernels(const AnalyzedProject& project, int layer) {
     const auto i = static_cast<std::size_t>(layer);
     const Project& p = project.project;
-    const Shape& input = layer == 0 ? p.model.input.shape : project.layers.at(i - 1).output_shape;
+    const Shape& input = layer_input_shape(project, layer);
     const TensorShare* share =
         project.tensor_shares.empty() ? nullptr : &project.tensor_shares.at(i);
     KernelContext context;
@@ -102,11 +108,7 @@ bool same_layer_cost(const AnalyzedProject& project, int a, int b,
         (options.profile->find(x.name) != nullptr || options.profile->find(y.name) != nullptr)) {
         return false;
     }
-    const auto input = [&](int l) -> const Shape& {
-        return l == 0 ? project.project.model.input.shape
-                      : project.layers.at(static_cast<std::size_t>(l - 1)).output_shape;
-    };
-    if (input(a) != input(b)) {
+    if (layer_input_shape(project, a) != layer_input_shape(project, b)) {
         return false;
     }
     return project.tensor_shares.empty() ||
@@ -140,7 +142,6 @@ LayerCost layer_cost(const AnalyzedProject& project, int layer, const DeviceSpec
         c.forward_s = kernels_seconds(kernels.forward, device, training.dtype);
         c.backward_input_s = kernels_seconds(kernels.backward_input, device, training.dtype);
         c.backward_weight_s = kernels_seconds(kernels.backward_weight, device, training.dtype);
-        c.sliced = true;
     }
     if (analysis.parameters > 0) {
         c.optimizer_s = kernel_time(optimizer_step_kernel(static_cast<double>(analysis.parameters),
@@ -170,7 +171,6 @@ LayerCost layer_cost(const AnalyzedProject& project, int layer, const DeviceSpec
                 c.weight_stash_bytes = c.stash_bytes * ratio;
             }
             c.source = LayerCost::Source::profile;
-            c.sliced = false;
         }
     }
     if (spec.cost) {
@@ -188,7 +188,6 @@ LayerCost layer_cost(const AnalyzedProject& project, int layer, const DeviceSpec
             c.backward_weight_s = *spec.cost->backward_weight_ms * 1e-3;
         }
         c.source = LayerCost::Source::override_;
-        c.sliced = false;
     }
     if (spec.activation_bytes) {
         const double ratio = c.stash_bytes > 0 ? c.weight_stash_bytes / c.stash_bytes : 0;
@@ -199,7 +198,9 @@ LayerCost layer_cost(const AnalyzedProject& project, int layer, const DeviceSpec
         // Each device of the group runs its share of the whole layer's work
         // (measured, given or estimated) and keeps its share of the stash.
         const TensorShare& share = project.tensor_shares.at(static_cast<std::size_t>(layer));
-        if (!c.sliced) {
+        // The kernels were already sliced; measured and given times are the
+        // whole layer's.
+        if (c.source != LayerCost::Source::analytic || options.flat_efficiency) {
             c.forward_s *= share.compute;
             c.backward_input_s *= share.compute;
             c.backward_weight_s *= share.compute;

@@ -46,33 +46,18 @@ namespace {
 constexpr double kMaskBytes = 1;   // a bool dropout mask element
 constexpr double kIndexBytes = 8;  // an int64 index (max-pool argmax, token id)
 
-double dnumel(const Shape& s) {
-    double n = 1;
-    for (auto d : s) {
-        n *= static_cast<double>(d);
-    }
-    return n;
-}
-
 // Builds the three kernel lists of one layer.
 class Lowering {
   public:
     explicit Lowering(double element_bytes) : e_(element_bytes) {}
 
-    // batch × [m, k]·[k, n]; reads both operands, writes the product.
     Kernel gemm(std::string_view name, double m, double n, double k, double extra_flops = 0,
                 double batch = 1) const {
-        Kernel g;
-        g.name = name;
-        g.kind = KernelKind::gemm;
-        g.batch = batch;
-        g.m = m;
-        g.n = n;
-        g.k = k;
-        g.flops = 2 * batch * m * n * k + extra_flops;
-        g.bytes = batch * (m * k + k * n + m * n) * e_;
+        Kernel g = gemm_kernel(name, batch, m, n, k, e_);
+        g.flops += extra_flops;
         return g;
     }
+    [[nodiscard]] double bytes(double elements) const { return elements * e_; }
     // A memory-bound kernel over `elements` read and written in all (plus
     // `other_bytes` of masks or indices).
     Kernel memory(std::string_view name, double elements, double flops = 0,
@@ -81,7 +66,7 @@ class Lowering {
         k.name = name;
         k.kind = KernelKind::memory;
         k.flops = flops;
-        k.bytes = elements * e_ + other_bytes;
+        k.bytes = bytes(elements) + other_bytes;
         return k;
     }
 
@@ -200,13 +185,13 @@ void attention_flash(Lowering& k, const Block& b) {
     f.kind = KernelKind::attention;
     f.flops = 4 * batch * L * L * d;  // Q·Kᵀ and P·V, as the catalog counts them
     f.executed_flops = f.flops / 2;   // causal: half of the score blocks run
-    f.bytes = k.memory("", qkv + out + lse).bytes;
+    f.bytes = k.bytes(qkv + out + lse);
     k.forward(std::move(f));
     Kernel g = k.gemm("flash attention backward", L, L, d, 0, batch);
     g.kind = KernelKind::attention_backward;
     g.flops = 8 * batch * L * L * d;
     g.executed_flops = 10 * batch * L * L * d / 2;  // recomputes Q·Kᵀ; causal
-    g.bytes = k.memory("", 2 * qkv + 3 * out + lse).bytes;
+    g.bytes = k.bytes(2 * qkv + 3 * out + lse);
     k.input_grad(std::move(g));
 }
 
@@ -260,6 +245,20 @@ void transformer(Lowering& k, const Block& b) {
 
 }  // namespace
 
+Kernel gemm_kernel(std::string_view name, double batch, double m, double n, double k,
+                   double element_bytes) {
+    Kernel g;
+    g.name = name;
+    g.kind = KernelKind::gemm;
+    g.batch = batch;
+    g.m = m;
+    g.n = n;
+    g.k = k;
+    g.flops = 2 * batch * m * n * k;
+    g.bytes = batch * (m * k + k * n + m * n) * element_bytes;
+    return g;
+}
+
 LayerKernels layer_kernels(const LayerSpec& layer, const LayerAnalysis& analysis,
                            const Shape& input_shape, const TensorShare* share,
                            const KernelContext& context) {
@@ -272,7 +271,7 @@ LayerKernels layer_kernels(const LayerSpec& layer, const LayerAnalysis& analysis
     Lowering k(dtype_bytes(context.dtype));
     const std::string& type = layer.type;
     const auto p = [&layer](std::string_view name) { return layer_param(layer, name); };
-    const double in_elements = dnumel(input_shape) * mb;
+    const double in_elements = static_cast<double>(numel(input_shape)) * mb;
     const double out_elements = analysis.output_elements * mb;
 
     if (type == "linear") {

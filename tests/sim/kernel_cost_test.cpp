@@ -164,15 +164,7 @@ DeviceSpec plain_gpu() {
 }
 
 Kernel gemm(double m, double n, double k) {
-    Kernel g;
-    g.name = "gemm";
-    g.kind = KernelKind::gemm;
-    g.m = m;
-    g.n = n;
-    g.k = k;
-    g.flops = 2 * m * n * k;
-    g.bytes = (m * k + k * n + m * n) * 2;
-    return g;
+    return gemm_kernel("gemm", 1, m, n, k, 2);
 }
 
 TEST(KernelCost, AMemoryBoundKernelCostsItsBytesOverTheAchievableBandwidth) {
@@ -243,15 +235,23 @@ TEST(KernelCost, ASmallWeightGradientSplitsItsDepth) {
 }
 
 // The L2 limit: a 64 × 64 tile loads too much per FLOP to keep an A100's
-// SM busy, a 128 × 128 one does not.
+// SM busy (each K step: 2·64·64 FLOPs for 128 bf16 elements from L2), so
+// the shape that 64 × 64 tiles would fill best pays for it.
 TEST(KernelCost, SmallTilesRunSlowerWhereTheL2BandwidthSaysSo) {
     const DeviceSpec* a100 = DeviceCatalog::builtin().find("A100-80GB");
     ASSERT_NE(a100, nullptr);
-    // 27 × 4 tiles of 128 = 108 (one wave); with 64 × 64 tiles 432 = 4 waves.
-    const KernelTime t = kernel_time(gemm(27 * 128, 4 * 128, 4096), *a100, DType::bfloat16);
-    EXPECT_GE(t.tiling.tile_m * t.tiling.tile_n, 128 * 64);
     const double rate = 312e12 * 0.869;
-    EXPECT_NEAR(t.compute_s, 2.0 * 27 * 128 * 4 * 128 * 4096 / rate, 1e-9);
+    const double one_wave = 2.0 * 128 * 128 * 4096 / (rate / 108);  // a 128 × 128 tile each
+    // 28 × 4 tiles of 128 (two waves); 55 × 8 = 440 tiles of 64 (5 waves of a quarter).
+    const KernelTime t = kernel_time(gemm(3520, 512, 4096), *a100, DType::bfloat16);
+    EXPECT_EQ(t.tiling.tile_m, 64);
+    EXPECT_EQ(t.tiling.tile_n, 64);
+    const double l2_share = 32.0 * 7219e9 / rate;  // 64 × 64 tile's FLOP/byte × L2 over the rate
+    EXPECT_NEAR(t.compute_s, 1.25 * one_wave / l2_share, 1e-12);
+    EXPECT_LT(l2_share, 0.9);
+    // 27 × 4 tiles of 128 fill one wave exactly: at the full rate.
+    EXPECT_NEAR(kernel_time(gemm(3456, 512, 4096), *a100, DType::bfloat16).compute_s, one_wave,
+                1e-12);
 }
 
 // What the catalog's A100 makes of a GPT block: a 12288-wide one runs its

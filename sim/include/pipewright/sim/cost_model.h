@@ -29,9 +29,6 @@ struct LayerCost {
     double weight_stash_bytes = 0;  // of which held after I until W
     double output_bytes = 0;
     enum class Source { analytic, override_, profile } source = Source::analytic;
-    // The times are already those of one device's tensor-parallel slice (the
-    // kernels were sliced); measured and given times are the whole layer's.
-    bool sliced = false;
 };
 
 // What one stage costs for one micro-batch.

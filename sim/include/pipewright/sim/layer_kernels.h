@@ -45,6 +45,11 @@ struct Kernel {
     [[nodiscard]] double work_flops() const { return executed_flops > 0 ? executed_flops : flops; }
 };
 
+// A GEMM of batch × [m, k]·[k, n] that reads both operands and writes the
+// product, in elements of `element_bytes`.
+[[nodiscard]] Kernel gemm_kernel(std::string_view name, double batch, double m, double n, double k,
+                                 double element_bytes);
+
 struct LayerKernels {
     std::vector<Kernel> forward;
     std::vector<Kernel> backward_input;   // gradient w.r.t. the input (I)
