@@ -87,11 +87,13 @@ void CostsBar::setMeasuredCosts(const std::optional<MeasuredCosts>& costs,
         const QSignalBlocker quiet(costs_combo_);
         costs_combo_->setCurrentIndex(kAnalytic);
     }
-    QString text = costs_ ? description
-                          : tr("No profile of this project on this machine yet: the simulation "
-                               "estimates each layer from its FLOPs. Profile this machine to time "
-                               "every layer and the transfers for real (a few seconds for small "
-                               "models).");
+    QString text = costs_
+                       ? description
+                       : tr("No profile of this project on this machine yet: the simulation "
+                            "prices each layer as the kernels it launches on the devices' figures. "
+                            "Profile this machine to time "
+                            "every layer and the transfers for real (a few seconds for small "
+                            "models).");
     if (!problem.isEmpty()) {
         text = problem + QLatin1Char(' ') + text;
     }
