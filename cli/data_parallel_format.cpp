@@ -57,7 +57,10 @@ void print_reductions(std::ostream& out, const SimulationReport& r) {
         std::vector<std::string> row{
             "",
             format_bytes(c.gradient_bytes),
-            std::string(to_string(c.algorithm)) + " " + std::string(to_string(c.kind)),
+            std::string(to_string(c.algorithm)) + " " + std::string(to_string(c.kind)) +
+                (c.library == CollectiveLibrary::nccl
+                     ? " (NCCL " + std::string(to_string(c.protocol)) + ")"
+                     : ""),
             format_duration(c.reduce_s),
             std::to_string(c.buckets),
             r.zero_stage >= 1 ? format_duration(c.gather_s) +
@@ -131,6 +134,8 @@ nlohmann::json data_parallel_json(const SimulationReport& r) {
         collectives.push_back({{"stage", s},
                                {"reduction", to_string(c.kind)},
                                {"algorithm", to_string(c.algorithm)},
+                               {"library", c.library == CollectiveLibrary::nccl ? "nccl" : "gloo"},
+                               {"protocol", to_string(c.protocol)},
                                {"gradient_bytes", c.gradient_bytes},
                                {"reduce_s", c.reduce_s},
                                {"buckets", c.buckets},

@@ -120,9 +120,9 @@ LinkSpec parse_link(const JsonObject& r, LinkSpec fallback, const char* extra_ke
         return fallback;
     }
     if (extra_key != nullptr) {
-        r.reject_unknown({"bandwidth_GBps", "latency_us", extra_key});
+        r.reject_unknown({"bandwidth_GBps", "latency_us", "efficiency", extra_key});
     } else {
-        r.reject_unknown({"bandwidth_GBps", "latency_us"});
+        r.reject_unknown({"bandwidth_GBps", "latency_us", "efficiency"});
     }
     LinkSpec link = fallback;
     link.bandwidth_GBps = r.number("bandwidth_GBps", kRequired,
@@ -130,6 +130,8 @@ LinkSpec parse_link(const JsonObject& r, LinkSpec fallback, const char* extra_ke
                               .value_or(fallback.bandwidth_GBps);
     link.latency_us =
         r.number("latency_us", kOptional, {0, limits::kMaxLatencyUs}).value_or(fallback.latency_us);
+    link.efficiency = r.number("efficiency", kOptional, {limits::kMinLinkEfficiency, 1})
+                          .value_or(fallback.efficiency);
     return link;
 }
 
@@ -398,7 +400,9 @@ TensorParallel parse_tensor_parallel(const JsonValue& v) {
 }
 
 json link_json(const LinkSpec& l) {
-    return {{"bandwidth_GBps", l.bandwidth_GBps}, {"latency_us", l.latency_us}};
+    return {{"bandwidth_GBps", l.bandwidth_GBps},
+            {"latency_us", l.latency_us},
+            {"efficiency", l.efficiency}};
 }
 
 }  // namespace

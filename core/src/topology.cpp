@@ -4,11 +4,13 @@
 
 namespace pipewright {
 
+double LinkSpec::wire_seconds(double bytes) const {
+    const double rate = achieved_bytes_per_second();
+    return rate > 0 ? bytes / rate : 0;
+}
+
 double LinkSpec::transfer_seconds(double bytes) const {
-    if (bandwidth_GBps <= 0) {
-        return latency_us * 1e-6;
-    }
-    return latency_us * 1e-6 + bytes / (bandwidth_GBps * 1e9);
+    return latency_us * 1e-6 + wire_seconds(bytes);
 }
 
 std::string_view to_string(LinkClass c) {

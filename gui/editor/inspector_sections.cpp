@@ -262,15 +262,22 @@ void Inspector::buildLinkOverrides(QFormLayout* form) {
         h->setContentsMargins(0, 0, 0, 0);
         auto* bandwidth = spin(o.link.bandwidth_GBps, 0.001, 1e5, tr(" GB/s"));
         auto* latency = spin(o.link.latency_us, 0, 1e6, tr(" µs"));
+        auto* efficiency = spin(o.link.efficiency, 0.01, 1, QString());
+        efficiency->setPrefix(tr("× "));
+        efficiency->setToolTip(
+            tr("The fraction of the bandwidth that transfers reach "
+               "(1 for a measured figure)"));
         auto* remove = new QPushButton(tr("✕"));
         remove->setToolTip(tr("Remove this link: the level's figures apply again"));
         remove->setFixedWidth(remove->fontMetrics().horizontalAdvance(QStringLiteral("✕")) + 16);
         h->addWidget(bandwidth, 1);
         h->addWidget(latency, 1);
+        h->addWidget(efficiency, 1);
         h->addWidget(remove);
-        auto apply = [this, path, other, bandwidth, latency] {
-            auto result = set_link_override(document_->project(), path, other,
-                                            {bandwidth->value(), latency->value()});
+        auto apply = [this, path, other, bandwidth, latency, efficiency] {
+            auto result =
+                set_link_override(document_->project(), path, other,
+                                  {bandwidth->value(), latency->value(), efficiency->value()});
             if (result.project) {
                 editInPlace(tr("Set link to %1").arg(QString::fromStdString(other)),
                             *result.project,
@@ -279,6 +286,7 @@ void Inspector::buildLinkOverrides(QFormLayout* form) {
         };
         connect(bandwidth, &QDoubleSpinBox::valueChanged, this, apply);
         connect(latency, &QDoubleSpinBox::valueChanged, this, apply);
+        connect(efficiency, &QDoubleSpinBox::valueChanged, this, apply);
         connect(remove, &QPushButton::clicked, this, [this, path, other] {
             document_->edit(tr("Remove link to %1").arg(QString::fromStdString(other)),
                             remove_link_override(document_->project(), path, other));

@@ -17,8 +17,7 @@ AutoTransfer transfer_over(const SimulationInput& input, int from, int to, doubl
         return {};
     }
     const LinkSpec& spec = input.links[static_cast<std::size_t>(link)].spec;
-    return {spec.bandwidth_GBps > 0 ? bytes / (spec.bandwidth_GBps * 1e9) : 0,
-            spec.latency_us * 1e-6};
+    return {spec.wire_seconds(bytes), spec.latency_us * 1e-6};
 }
 
 }  // namespace

@@ -1,9 +1,11 @@
 #include "pipewright/sim/collective_cost.h"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <limits>
 #include <map>
+#include <span>
 
 namespace pipewright {
 
@@ -17,6 +19,22 @@ std::string_view to_string(CollectiveKind k) {
             return "all-gather";
     }
     return "?";
+}
+
+std::string_view to_string(CollectiveProtocol p) {
+    switch (p) {
+        case CollectiveProtocol::simple:
+            return "Simple";
+        case CollectiveProtocol::ll:
+            return "LL";
+        case CollectiveProtocol::ll128:
+            return "LL128";
+    }
+    return "?";
+}
+
+CollectiveLibrary collective_library(const DeviceSpec& device) {
+    return device.kind == "gpu" ? CollectiveLibrary::nccl : CollectiveLibrary::gloo;
 }
 
 std::string_view to_string(CollectiveAlgorithm a) {
@@ -33,11 +51,11 @@ std::string_view to_string(CollectiveAlgorithm a) {
 
 namespace {
 
-// Accumulates the slowest of several links.
+// Accumulates the slowest of several links, by the bandwidth they achieve.
 class Slowest {
   public:
     void add(const LinkSpec& l) {
-        bandwidth_ = std::min(bandwidth_, l.bandwidth_GBps);
+        bandwidth_ = std::min(bandwidth_, l.bandwidth_GBps * l.efficiency);
         latency_ = std::max(latency_, l.latency_us);
         any_ = true;
     }
@@ -51,27 +69,54 @@ class Slowest {
     bool any_ = false;
 };
 
-// Seconds for `steps` latencies and `bytes` at the link's bandwidth; free
-// links (bandwidth 0 means unknown, as elsewhere) cost only their latency.
-double cost(const LinkSpec& l, double steps, double bytes) {
-    const double wire = l.bandwidth_GBps > 0 ? bytes / (l.bandwidth_GBps * 1e9) : 0;
-    return steps * l.latency_us * 1e-6 + wire;
+// How one protocol runs a collective's steps: its fixed launch latency,
+// and the fractions of a step's latency and of the bandwidth it sees.
+struct Protocol {
+    CollectiveProtocol name;
+    double launch_us;
+    double latency_scale;
+    double bandwidth_scale;
+};
+
+// Gloo's ring: the links as they are.
+constexpr std::array kGloo{Protocol{CollectiveProtocol::simple, 0, 1, 1}};
+// NCCL's tuning model (src/graph/tuning.cc, NCCL 2.2x): base latencies of
+// 6.6 (LL), 14 (LL128) and 8.4 µs (Simple) for a ring, 6.8, 14 and 8.4 for
+// a tree; per-step hardware latencies whose ratio to Simple's is about
+// 0.2 for LL and 0.4 for LL128 on NVLink, PCIe and the network alike; LL
+// moves half its bytes as flags, LL128 120 of every 128.
+constexpr std::array kNcclRing{Protocol{CollectiveProtocol::ll, 6.6, 0.2, 0.5},
+                               Protocol{CollectiveProtocol::ll128, 14.0, 0.4, 0.92},
+                               Protocol{CollectiveProtocol::simple, 8.4, 1, 1}};
+constexpr std::array kNcclTree{Protocol{CollectiveProtocol::ll, 6.8, 0.2, 0.5},
+                               Protocol{CollectiveProtocol::ll128, 14.0, 0.4, 0.92},
+                               Protocol{CollectiveProtocol::simple, 8.4, 1, 1}};
+
+// Seconds for `steps` latencies and `bytes` at the link's bandwidth under
+// protocol `p`; free links (bandwidth 0 means unknown, as elsewhere) cost
+// only their latency.
+double cost(const LinkSpec& l, const Protocol& p, double steps, double bytes) {
+    const double wire = l.bandwidth_GBps > 0
+                            ? bytes / (l.bandwidth_GBps * l.efficiency * p.bandwidth_scale * 1e9)
+                            : 0;
+    return steps * l.latency_us * p.latency_scale * 1e-6 + wire;
 }
 
 // A ring over d members; `phases` is 2 for an all-reduce, 1 otherwise.
-double ring(const LinkSpec& l, int d, int phases, double bytes) {
+double ring(const LinkSpec& l, const Protocol& p, int d, int phases, double bytes) {
     if (d <= 1) {
         return 0;
     }
     const double share = static_cast<double>(d - 1) / d;
-    return phases * cost(l, d - 1, share * bytes);
+    return phases * cost(l, p, d - 1, share * bytes);
 }
 
 }  // namespace
 
 CollectiveGroup collective_group(const std::vector<DeviceLocation>& members,
-                                 const LinkResolver& links) {
+                                 const LinkResolver& links, CollectiveLibrary library) {
     CollectiveGroup g;
+    g.library = library;
     g.members = static_cast<int>(members.size());
     if (members.size() < 2) {
         return g;
@@ -116,8 +161,9 @@ CollectiveGroup with_measured_ring(CollectiveGroup group, const LinkSpec& measur
 }
 
 CollectiveGroup tensor_parallel_group(const std::vector<DeviceLocation>& members,
-                                      const LinkResolver& links, const LinkSpec* measured) {
-    CollectiveGroup group = collective_group(members, links);
+                                      const LinkResolver& links, CollectiveLibrary library,
+                                      const LinkSpec* measured) {
+    CollectiveGroup group = collective_group(members, links, library);
     return measured != nullptr ? with_measured_ring(group, *measured) : group;
 }
 
@@ -136,26 +182,39 @@ CollectiveTime collective_time(CollectiveKind kind, double bytes, const Collecti
         return {};
     }
     const int phases = kind == CollectiveKind::all_reduce ? 2 : 1;
-    CollectiveTime best{CollectiveAlgorithm::ring, ring(group.ring, d, phases, bytes)};
-    const auto consider = [&best](CollectiveAlgorithm a, double seconds) {
+    // A measured ring link was fitted to the plain ring formula: Gloo's.
+    const bool nccl = group.library == CollectiveLibrary::nccl && !group.ring_only;
+    const std::span<const Protocol> rings = nccl ? std::span<const Protocol>(kNcclRing) : kGloo;
+    const std::span<const Protocol> trees = nccl ? std::span<const Protocol>(kNcclTree) : kGloo;
+    CollectiveTime best{CollectiveAlgorithm::ring, CollectiveProtocol::simple,
+                        std::numeric_limits<double>::infinity()};
+    const auto consider = [&best](CollectiveAlgorithm a, const Protocol& p, double seconds) {
+        seconds += p.launch_us * 1e-6;
         if (seconds < best.seconds) {
-            best = {a, seconds};
+            best = {a, p.name, seconds};
         }
     };
+    for (const Protocol& p : rings) {
+        consider(CollectiveAlgorithm::ring, p, ring(group.ring, p, d, phases, bytes));
+    }
     if (group.ring_only) {
         return best;
     }
     if (kind == CollectiveKind::all_reduce) {
         const double depth = std::ceil(std::log2(static_cast<double>(d)));
-        consider(CollectiveAlgorithm::tree, cost(group.ring, 2 * depth, 2 * bytes));
+        for (const Protocol& p : trees) {
+            consider(CollectiveAlgorithm::tree, p, cost(group.ring, p, 2 * depth, 2 * bytes));
+        }
     }
     if (group.per_node >= 2 && group.nodes >= 2) {
         const int g = group.per_node;
         // Reduce-scatter within the node (and all-gather after, for an
         // all-reduce); between them, each member's shard crosses the nodes.
-        const double within = phases * ring(group.intra, g, 1, bytes);
-        const double across = ring(group.inter, group.nodes, phases, bytes);
-        consider(CollectiveAlgorithm::hierarchical, within + across);
+        for (const Protocol& p : rings) {
+            const double within = phases * ring(group.intra, p, g, 1, bytes);
+            const double across = ring(group.inter, p, group.nodes, phases, bytes);
+            consider(CollectiveAlgorithm::hierarchical, p, within + across);
+        }
     }
     return best;
 }

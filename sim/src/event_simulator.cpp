@@ -340,7 +340,7 @@ class Simulator {
         }
         const auto l = static_cast<std::size_t>(link);
         const LinkSpec& spec = in_.links[l].spec;
-        const double occupancy = spec.bandwidth_GBps > 0 ? bytes / (spec.bandwidth_GBps * 1e9) : 0;
+        const double occupancy = spec.wire_seconds(bytes);
         e.start_s = std::max(start, link_free_[l]);
         link_free_[l] = e.start_s + occupancy;
         e.end_s = e.start_s + occupancy + spec.latency_us * 1e-6;

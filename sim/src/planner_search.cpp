@@ -251,7 +251,8 @@ std::vector<CollectiveGroup> Context::tensor_groups_by_class() const {
         const auto first = std::find(cluster_.device_class.begin(), cluster_.device_class.end(),
                                      static_cast<int>(c));
         out.push_back(tensor_parallel_group(
-            groups_[at(static_cast<int>(first - cluster_.device_class.begin()))], links, measured));
+            groups_[at(static_cast<int>(first - cluster_.device_class.begin()))], links,
+            collective_library(cluster_.classes[c]), measured));
     }
     return out;
 }
@@ -311,7 +312,7 @@ void Context::build_orders() {
         for (std::size_t k = 0; k < orders_[o].size(); ++k) {
             if (k > 0) {
                 const LinkSpec& l = order_links_[o][k - 1];
-                for (double v : {l.bandwidth_GBps, l.latency_us}) {
+                for (double v : {l.bandwidth_GBps, l.latency_us, l.efficiency}) {
                     a = mix(a, std::bit_cast<std::uint64_t>(v));
                     b = mix(b ^ 0x5bd1e995ULL, std::bit_cast<std::uint64_t>(v));
                 }

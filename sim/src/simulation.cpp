@@ -224,7 +224,8 @@ void describe_collectives(const AnalyzedProject& project, const CostModelOptions
                 links.push_back(it->second);
             }
         }
-        const CollectiveGroup group = collective_group(members, resolver);
+        const CollectiveGroup group =
+            collective_group(members, resolver, collective_library(project.rank_specs[rank]));
         const double bytes = gradient_bytes(input.stages[s].parameters, training);
         StageCollectiveCost& cost = costs[s];
         // A sharded optimizer needs only its shard of the averaged gradients.
@@ -245,6 +246,8 @@ void describe_collectives(const AnalyzedProject& project, const CostModelOptions
         cost.gradient_bytes = bytes;
         const CollectiveTime whole = collective_time(cost.kind, bytes, reduce_group);
         cost.algorithm = whole.algorithm;
+        cost.library = group.library;
+        cost.protocol = whole.protocol;
         cost.reduce_s = whole.seconds;
         cost.buckets = dp.overlap_gradient_sync && bucket_bytes > 0
                            ? static_cast<int>(std::clamp(std::ceil(bytes / bucket_bytes), 1.0, 1e6))

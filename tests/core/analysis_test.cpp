@@ -580,5 +580,30 @@ TEST(Analysis, AbsurdMicrobatchCountIsRefusedBeforeScheduling) {
     EXPECT_NE(d.items()[0].message.find("up to 10000000"), std::string::npos) << d.format();
 }
 
+// A class link without an efficiency takes its transport's (NCCL's figure);
+// an override, a measured or known pair's figure, reaches all of it.
+TEST(ProjectLinks, EfficiencyDefaultsByLevelAndIsChecked) {
+    json j = dummy_json();
+    j["topology"]["links"]["intra_node"]["efficiency"] = 0.5;
+    j["topology"]["link_overrides"] =
+        json::array({{{"between", {"node0/c0/gpu0", "node0/c0/gpu1"}}, {"bandwidth_GBps", 100}}});
+    const Project p = to_project(j);
+    EXPECT_DOUBLE_EQ(p.topology.links.intra_container.efficiency, kNvlinkEfficiency);
+    EXPECT_DOUBLE_EQ(p.topology.links.intra_node.efficiency, 0.5);
+    EXPECT_DOUBLE_EQ(p.topology.links.inter_node.efficiency, kNetworkEfficiency);
+    ASSERT_EQ(p.topology.link_overrides.size(), 1U);
+    EXPECT_DOUBLE_EQ(p.topology.link_overrides[0].link.efficiency, 1);
+
+    for (double bad : {0.0, 1.5, -1.0}) {
+        json b = dummy_json();
+        b["topology"]["links"]["inter_node"]["efficiency"] = bad;
+        Diagnostics d;
+        (void)project_from_json(b, d);
+        ASSERT_FALSE(d.empty()) << bad;
+        EXPECT_NE(d.format().find("topology.links.inter_node.efficiency"), std::string::npos)
+            << d.format();
+    }
+}
+
 }  // namespace
 }  // namespace pipewright

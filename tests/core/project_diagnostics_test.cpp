@@ -225,8 +225,8 @@ TEST(ProjectIo, LinkLatencyDefaultsToTheClassDefault) {
     json j = dummy_json();
     j["topology"]["links"] = {{"inter_node", {{"bandwidth_GBps", 7}}}};
     const Project p = parse_ok(j);
-    EXPECT_EQ(p.topology.links.inter_node, (LinkSpec{7, 20}));
-    EXPECT_EQ(p.topology.links.intra_container, (LinkSpec{300, 5}));
+    EXPECT_EQ(p.topology.links.inter_node, (LinkSpec{7, 20, kNetworkEfficiency}));
+    EXPECT_EQ(p.topology.links.intra_container, (LinkSpec{300, 5, kNvlinkEfficiency}));
 }
 
 TEST(ProjectIo, NamesWithSlash) {

@@ -195,7 +195,7 @@ TEST(ProjectIo, LoadsTheDummyExampleFieldByField) {
     EXPECT_EQ(p.model.layers[0].params, (json{{"in_features", 20}, {"out_features", 10}}));
     EXPECT_EQ(p.model.layers[1].params, json::object());
     EXPECT_FALSE(p.model.layers[0].cost.has_value());
-    EXPECT_EQ(p.topology.links.intra_node, (LinkSpec{32, 10}));
+    EXPECT_EQ(p.topology.links.intra_node, (LinkSpec{32, 10, kPcieEfficiency}));
     ASSERT_EQ(p.topology.nodes.size(), 1U);
     ASSERT_EQ(p.topology.nodes[0].containers.size(), 1U);
     ASSERT_EQ(p.topology.nodes[0].containers[0].devices.size(), 2U);
@@ -228,9 +228,9 @@ TEST(ProjectIo, OptionalFieldsTakeTheirDefaults) {
     EXPECT_EQ(p.model.input.dtype, DType::float32);
     EXPECT_EQ(p.model.loss, LossKind::mse);
     EXPECT_EQ(p.topology.links, LinkClasses{});
-    EXPECT_EQ(p.topology.links.intra_container, (LinkSpec{300, 5}));
-    EXPECT_EQ(p.topology.links.intra_node, (LinkSpec{32, 10}));
-    EXPECT_EQ(p.topology.links.inter_node, (LinkSpec{50, 20}));
+    EXPECT_EQ(p.topology.links.intra_container, (LinkSpec{300, 5, kNvlinkEfficiency}));
+    EXPECT_EQ(p.topology.links.intra_node, (LinkSpec{32, 10, kPcieEfficiency}));
+    EXPECT_EQ(p.topology.links.inter_node, (LinkSpec{50, 20, kNetworkEfficiency}));
     EXPECT_TRUE(p.topology.link_overrides.empty());
     EXPECT_FALSE(p.training.microbatches.has_value());
     EXPECT_FALSE(p.training.microbatch_size.has_value());

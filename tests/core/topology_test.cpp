@@ -158,9 +158,9 @@ TEST(Topology, LinkFiguresComeFromTheTopology) {
 
 TEST(Topology, LinkClassDefaultsAndNames) {
     const LinkClasses defaults;
-    EXPECT_EQ(defaults.intra_container, (LinkSpec{300, 5}));
-    EXPECT_EQ(defaults.intra_node, (LinkSpec{32, 10}));
-    EXPECT_EQ(defaults.inter_node, (LinkSpec{50, 20}));
+    EXPECT_EQ(defaults.intra_container, (LinkSpec{300, 5, 0.8}));
+    EXPECT_EQ(defaults.intra_node, (LinkSpec{32, 10, 0.75}));
+    EXPECT_EQ(defaults.inter_node, (LinkSpec{50, 20, 0.96}));
     EXPECT_EQ(to_string(LinkClass::same_device), "same device");
     EXPECT_EQ(to_string(LinkClass::intra_container), "intra-container");
     EXPECT_EQ(to_string(LinkClass::intra_node), "intra-node");
@@ -176,6 +176,15 @@ TEST(Topology, TransferSecondsIsLatencyPlusBytesOverBandwidth) {
     // GB means 10^9 bytes, not 2^30.
     EXPECT_DOUBLE_EQ((LinkSpec{1, 0}.transfer_seconds(1e9)), 1.0);
     EXPECT_DOUBLE_EQ((LinkSpec{1, 0}.transfer_seconds(kGiB)), kGiB / 1e9);
+}
+
+TEST(Topology, AWireRunsAtTheBandwidthItsEfficiencyReaches) {
+    const LinkSpec nvlink{300, 5, 0.8};
+    EXPECT_DOUBLE_EQ(nvlink.achieved_bytes_per_second(), 240e9);
+    EXPECT_DOUBLE_EQ(nvlink.wire_seconds(240e6), 1e-3);
+    EXPECT_DOUBLE_EQ(nvlink.transfer_seconds(240e6), 5e-6 + 1e-3);
+    // An unknown bandwidth (0) moves bytes for free, whatever the efficiency.
+    EXPECT_EQ((LinkSpec{0, 5, 0.5}.wire_seconds(1e9)), 0);
 }
 
 TEST(Topology, EffectiveDeviceAppliesOverrides) {

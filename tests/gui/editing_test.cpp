@@ -211,12 +211,17 @@ TEST_F(EditingTest, DeviceLinkOverridesAreAddedEditedAndRemoved) {
     const double time_before = iteration_time();
     auto* row = find<QWidget>(QStringLiteral("linkOverride0"));
     const auto spins = row->findChildren<QDoubleSpinBox*>();
-    ASSERT_EQ(spins.size(), 2);
-    spins[0]->setValue(0.5);  // a slow link makes transfers show
+    ASSERT_EQ(spins.size(), 3);  // bandwidth, latency, efficiency
+    spins[0]->setValue(0.5);     // a slow link makes transfers show
     EXPECT_DOUBLE_EQ(window.document()->project().topology.link_overrides[0].link.bandwidth_GBps,
                      0.5);
     ASSERT_TRUE(wait_simulation());
-    EXPECT_GT(iteration_time(), time_before);
+    const double slow = iteration_time();
+    EXPECT_GT(slow, time_before);
+    spins[2]->setValue(0.25);  // and reaching a quarter of it, slower still
+    EXPECT_DOUBLE_EQ(window.document()->project().topology.link_overrides[0].link.efficiency, 0.25);
+    ASSERT_TRUE(wait_simulation());
+    EXPECT_GT(iteration_time(), slow);
     // Every device already has its own link now: nothing left to add.
     EXPECT_EQ(find<QComboBox>(QStringLiteral("linkOtherDevice"))->count(), 0);
 

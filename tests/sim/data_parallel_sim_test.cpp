@@ -13,6 +13,7 @@
 #include "pipewright/core/project_io.h"
 #include "pipewright/sim/collective_cost.h"
 #include "pipewright/sim/simulation.h"
+#include "sim_test_support.h"
 
 namespace pipewright {
 namespace {
@@ -21,6 +22,8 @@ using nlohmann::json;
 
 constexpr double kBandwidthGBps = 100;
 constexpr double kLatencyUs = 10;
+// The projects' GPUs share a container: NVLink's efficiency applies.
+constexpr LinkSpec kNvlink{kBandwidthGBps, kLatencyUs, kNvlinkEfficiency};
 constexpr int kFeatures = 1024;
 // A linear layer's weight and bias, in float32.
 constexpr double kStageBytes = (kFeatures * kFeatures + kFeatures) * 4.0;
@@ -141,9 +144,10 @@ TEST(DataParallelSimulation, GradientReductionTakesTheRingFormulaAfterTheBackwar
     ASSERT_EQ(four.replicas.size(), 1U);  // symmetric: one replica simulated
     EXPECT_EQ(four.replicas[0].mirrored_by, (std::vector<int>{1, 2, 3}));
     EXPECT_EQ(four.devices.size(), 2U);
-    // 2(D-1) steps of a quarter of the gradients each.
-    const double ring = 2 * seconds(3, 3 * kStageBytes / 4);
-    const double tree = seconds(2 * 2, 2 * kStageBytes);
+    // 2(D-1) steps of a quarter of the gradients each, or a tree of depth
+    // 2 up and down, by NCCL's fastest protocol over NVLink's 0.8.
+    const double ring = testing::nccl_seconds(false, 2 * 3, 2 * 3 * kStageBytes / 4, kNvlink);
+    const double tree = testing::nccl_seconds(true, 2 * 2, 2 * kStageBytes, kNvlink);
     ASSERT_EQ(four.collectives.size(), 2U);
     EXPECT_NEAR(four.collectives[0].reduce_s, std::min(ring, tree), 1e-12);
     for (int stage = 0; stage < 2; ++stage) {
@@ -214,11 +218,15 @@ TEST(DataParallelSimulation, ZeroOneReduceScattersThenGathersTheWeightsAfterTheS
     ASSERT_EQ(sharded.collectives.size(), 2U);
     const StageCollectiveCost& c = sharded.collectives[0];
     EXPECT_EQ(c.kind, CollectiveKind::reduce_scatter);
-    EXPECT_NEAR(c.reduce_s, seconds(3, 3 * kStageBytes / 4), 1e-12);
-    EXPECT_NEAR(c.gather_s, seconds(3, 3 * kStageBytes / 4), 1e-12);
-    // On a ring, reduce-scatter and all-gather move what one all-reduce does.
+    const double half = testing::nccl_seconds(false, 3, 3 * kStageBytes / 4, kNvlink);
+    EXPECT_NEAR(c.reduce_s, half, 1e-12);
+    EXPECT_NEAR(c.gather_s, half, 1e-12);
+    // On a ring, reduce-scatter and all-gather move what one all-reduce
+    // does; NCCL launches twice.
     EXPECT_EQ(plain.collectives[0].algorithm, CollectiveAlgorithm::ring);
-    EXPECT_NEAR(sharded.iteration_time_s, plain.iteration_time_s, 1e-9);
+    EXPECT_NEAR(sharded.iteration_time_s - plain.iteration_time_s,
+                2 * half - plain.collectives[0].reduce_s, 1e-9);
+    EXPECT_GT(2 * half, plain.collectives[0].reduce_s);
 }
 
 TEST(DataParallelSimulation, ZeroShardsTheStaticMemoryAndThreeGathersTheWeights) {
@@ -240,7 +248,8 @@ TEST(DataParallelSimulation, ZeroShardsTheStaticMemoryAndThreeGathersTheWeights)
     const auto first_f = event(three, 0, {0, ActionType::forward, 0});
     ASSERT_TRUE(unshard && first_f);
     EXPECT_DOUBLE_EQ(unshard->start_s, 0);
-    EXPECT_NEAR(unshard->end_s, seconds(3, 3 * kStageBytes / 4), 1e-12);
+    EXPECT_NEAR(unshard->end_s, testing::nccl_seconds(false, 3, 3 * kStageBytes / 4, kNvlink),
+                1e-12);
     EXPECT_DOUBLE_EQ(first_f->start_s, unshard->end_s);
     EXPECT_EQ(three.collectives[0].kind, CollectiveKind::reduce_scatter);
     EXPECT_TRUE(event(three, 0, {0, ActionType::reshard, 0}));

@@ -113,14 +113,18 @@ TEST(Planner, NeverSlowerThanTheInputOnTheShippedExamples) {
 
 TEST(Planner, MovesTheResNetCutTowardBalanceAndIsFaster) {
     const Project project = example("resnet50-2gpu-pipelined.json");
-    // Plain plan searches the V and looped placements too, and on this
-    // model one of them wins (issue 32: zbv 53.8 ms against zb-h2's 55.1).
+    // Plain plan searches the V and looped placements too (four stages on
+    // the two GPUs), and keeps the fastest of everything it simulated.
     const PlanResult best = plan_pipeline(project, {});
     ASSERT_TRUE(best.feasible);
-    EXPECT_EQ(best.plan.stages.size(), 4u) << best.plan.schedule;
-    EXPECT_TRUE(best.plan.schedule == "zbv" || best.plan.schedule == "dualpipev" ||
-                best.plan.schedule == "interleaved-1f1b" || best.plan.schedule == "interleaved-zb")
-        << best.plan.schedule;
+    bool looped = false;
+    for (const ScheduleConsidered& s : best.schedules) {
+        if (s.iteration_s) {
+            EXPECT_LE(best.plan.report->iteration_time_s, *s.iteration_s + 1e-12) << s.schedule;
+        }
+        looped = looped || s.schedule == "zbv" || s.schedule == "interleaved-1f1b";
+    }
+    EXPECT_TRUE(looped);
     // Among flat plans (one schedule held), the cut moves toward balance.
     PlanOptions flat;
     flat.schedule = "zb-h2";

@@ -2,6 +2,7 @@
 
 // Builds simulator inputs without a project, for exact analytic cases.
 
+#include <algorithm>
 #include <string>
 #include <vector>
 
@@ -11,6 +12,25 @@
 #include "pipewright/sim/memory_model.h"
 
 namespace pipewright::testing {
+
+// What NCCL's model (docs/simulator.md) charges for one algorithm's `steps`
+// and `wire_bytes` over `link`: the fastest protocol, each with its launch
+// latency (a ring's or a tree's) and its scaling of the step latency and of
+// the bandwidth the link reaches.
+inline double nccl_seconds(bool tree, double steps, double wire_bytes, const LinkSpec& link) {
+    struct Protocol {
+        double ring_launch_us, tree_launch_us, latency, bandwidth;
+    };
+    const Protocol protocols[] = {{6.6, 6.8, 0.2, 0.5}, {14, 14, 0.4, 0.92}, {8.4, 8.4, 1, 1}};
+    double best = 1e300;
+    for (const Protocol& p : protocols) {
+        const double launch = tree ? p.tree_launch_us : p.ring_launch_us;
+        best = std::min(
+            best, launch * 1e-6 + steps * link.latency_us * p.latency * 1e-6 +
+                      wire_bytes / (link.bandwidth_GBps * link.efficiency * p.bandwidth * 1e9));
+    }
+    return best;
+}
 
 struct Pipeline {
     Schedule schedule;

@@ -16,6 +16,7 @@
 #include "pipewright/sim/cost_model.h"
 #include "pipewright/sim/planner.h"
 #include "pipewright/sim/simulation.h"
+#include "sim_test_support.h"
 
 namespace pipewright {
 namespace {
@@ -202,10 +203,13 @@ TEST(TensorParallel, TheGroupsAllReducesTakeTheCollectiveFormulas) {
     const AnalyzedProject p = analyze(gpt_json(t));
     const auto stages = stage_costs(p, {});
     const double bytes = 2.0 * kSequence * kMicrobatchSize * kHidden;
+    // By NCCL's fastest protocol over NVLink's 0.8 (the group shares a
+    // container).
+    const LinkSpec nvlink{kBandwidthGBps, kLatencyUs, kNvlinkEfficiency};
     const double ring_s =
-        2 * (t - 1) * kLatencyUs * 1e-6 + 2.0 * (t - 1) / t * bytes / (kBandwidthGBps * 1e9);
+        testing::nccl_seconds(false, 2 * (t - 1), 2.0 * (t - 1) / t * bytes, nvlink);
     // A tree pays 2⌈log₂t⌉ latencies and moves twice the bytes; the faster wins.
-    const double tree_s = 2 * 2 * kLatencyUs * 1e-6 + 2 * bytes / (kBandwidthGBps * 1e9);
+    const double tree_s = testing::nccl_seconds(true, 2 * 2, 2 * bytes, nvlink);
     const double ring = std::min(ring_s, tree_s);
     // Stage 0: the embedding's output, then block0's two.
     EXPECT_NEAR(stages[0].tensor_forward_s, 3 * ring, 1e-12);

@@ -19,7 +19,8 @@ inline constexpr double kMaxPeakTflops = 1e6;             // 1 ZFLOP/s
 inline constexpr double kMinBandwidthGBps = 1e-3;         // 1 MB/s
 inline constexpr double kMaxBandwidthGBps = 1e6;          // 1 PB/s
 inline constexpr double kMaxLatencyUs = 1e9;              // 1000 s
-inline constexpr double kMaxMilliseconds = 1e9;           // 11.6 days per layer
+inline constexpr double kMinLinkEfficiency = 0.01;
+inline constexpr double kMaxMilliseconds = 1e9;  // 11.6 days per layer
 // Bytes one layer keeps per micro-batch: 1 TB (also the largest whole number
 // a project field takes).
 inline constexpr std::int64_t kMaxActivationBytes = 1'000'000'000'000;

@@ -13,8 +13,20 @@ namespace pipewright {
 struct LinkSpec {
     double bandwidth_GBps = 0;  // gigabytes (1e9 bytes) per second
     double latency_us = 0;
+    // The fraction of `bandwidth_GBps` that transfers and collectives reach.
+    // A datasheet's figure is more than a runtime moves: NCCL's own topology
+    // model takes 0.8 of NVLink, 0.75 of PCIe and 0.96 of the network
+    // (docs/simulator.md); a measured figure is already what a run sees (1).
+    double efficiency = 1;
 
-    // Seconds to move `bytes` over this link when it is free.
+    // Bytes per second that a transfer reaches; 0 when the link is free.
+    [[nodiscard]] double achieved_bytes_per_second() const {
+        return bandwidth_GBps * efficiency * 1e9;
+    }
+    // Seconds that `bytes` occupy the link (0 on a free link).
+    [[nodiscard]] double wire_seconds(double bytes) const;
+    // Seconds to move `bytes` over this link when it is free: the latency
+    // and the wire time.
     [[nodiscard]] double transfer_seconds(double bytes) const;
 
     bool operator==(const LinkSpec&) const = default;
@@ -25,10 +37,20 @@ enum class LinkClass { same_device, intra_container, intra_node, inter_node, ove
 
 [[nodiscard]] std::string_view to_string(LinkClass c);
 
+// The efficiencies NCCL's topology model assumes (src/graph/topo.h): 20 of
+// an A100's 25 GB/s per NVLink (20.6 of an H100's, 40.1 of a B200's 50),
+// 12 of a PCIe Gen3 x16's 16 GB/s, 12 of a 100 Gbit/s NIC's 12.5 GB/s.
+inline constexpr double kNvlinkEfficiency = 0.8;
+inline constexpr double kPcieEfficiency = 0.75;
+inline constexpr double kNetworkEfficiency = 0.96;
+
+// Devices of one container share its fastest link (NVLink in a GPU
+// server); containers of a node, the host's PCIe; nodes, the network. A
+// class link without an `efficiency` takes its transport's.
 struct LinkClasses {
-    LinkSpec intra_container{300, 5};
-    LinkSpec intra_node{32, 10};
-    LinkSpec inter_node{50, 20};
+    LinkSpec intra_container{300, 5, kNvlinkEfficiency};
+    LinkSpec intra_node{32, 10, kPcieEfficiency};
+    LinkSpec inter_node{50, 20, kNetworkEfficiency};
 
     bool operator==(const LinkClasses&) const = default;
 };

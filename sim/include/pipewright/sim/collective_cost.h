@@ -10,15 +10,25 @@ namespace pipewright {
 
 enum class CollectiveKind { all_reduce, reduce_scatter, all_gather };
 enum class CollectiveAlgorithm { ring, tree, hierarchical };
+// What carries a group's collectives: NCCL between GPUs, Gloo otherwise.
+enum class CollectiveLibrary { gloo, nccl };
+// NCCL's protocols trade latency for bandwidth (docs/simulator.md): LL and
+// LL128 for small messages, Simple for large ones. Gloo has only Simple.
+enum class CollectiveProtocol { simple, ll, ll128 };
 
 [[nodiscard]] std::string_view to_string(CollectiveKind k);
 [[nodiscard]] std::string_view to_string(CollectiveAlgorithm a);
+[[nodiscard]] std::string_view to_string(CollectiveProtocol p);
+// NCCL for a group of GPUs, Gloo for CPUs.
+[[nodiscard]] CollectiveLibrary collective_library(const DeviceSpec& device);
 
 // The links a group of devices reduces over, as the formulas need them.
 struct CollectiveGroup {
     int members = 1;
+    CollectiveLibrary library = CollectiveLibrary::gloo;
     // The slowest hop of the ring through the members in order (the last
-    // back to the first): the lowest bandwidth and the highest latency.
+    // back to the first): the lowest achieved bandwidth (its efficiency
+    // applied, so 1 here) and the highest latency.
     LinkSpec ring;
     // Two levels, for the hierarchical algorithm: `nodes` nodes with
     // `per_node` members each (0 when the members are not spread evenly),
@@ -34,19 +44,21 @@ struct CollectiveGroup {
 
 // Describes the group of `members` (in ring order).
 [[nodiscard]] CollectiveGroup collective_group(const std::vector<DeviceLocation>& members,
-                                               const LinkResolver& links);
+                                               const LinkResolver& links,
+                                               CollectiveLibrary library);
 // The group priced by a link measured for a whole collective (a profile's):
 // the ring formula it was fitted to, and no other algorithm.
 [[nodiscard]] CollectiveGroup with_measured_ring(CollectiveGroup group, const LinkSpec& measured);
 
 struct CollectiveTime {
     CollectiveAlgorithm algorithm = CollectiveAlgorithm::ring;
+    CollectiveProtocol protocol = CollectiveProtocol::simple;
     double seconds = 0;
 };
 
 // Time of one collective over `bytes` (what each member holds) on free
-// links, by the fastest algorithm the group allows. With D members, a
-// bandwidth B and a latency α (docs/concepts.md):
+// links, by the fastest algorithm and protocol the group allows. With D
+// members, an achieved bandwidth B and a latency α (docs/simulator.md):
 //   ring all-reduce         2(D−1)·α + 2(D−1)/D · bytes/B
 //   ring reduce-scatter     (D−1)·α + (D−1)/D · bytes/B   (all-gather alike)
 //   tree all-reduce         2⌈log₂D⌉·α + 2 · bytes/B
@@ -54,6 +66,9 @@ struct CollectiveTime {
 //                           then across the N nodes over the node's link
 //                           (shared by its g members, so bytes in all),
 //                           then within each node again.
+// NCCL adds its launch latency and runs each step with a protocol, which
+// scales α and B (LL: a fifth of α at half of B; LL128: two fifths of α at
+// 0.92 of B; Simple: as they are).
 [[nodiscard]] CollectiveTime collective_time(CollectiveKind kind, double bytes,
                                              const CollectiveGroup& group);
 
@@ -62,6 +77,7 @@ struct CollectiveTime {
 // over `measured` (a profile's all-reduce) when given.
 [[nodiscard]] CollectiveGroup tensor_parallel_group(const std::vector<DeviceLocation>& members,
                                                     const LinkResolver& links,
+                                                    CollectiveLibrary library,
                                                     const LinkSpec* measured);
 // The all-reduces of one layer's share in one micro-batch, forward and
 // backward; `element_bytes`: an element's bytes times the micro-batch size.

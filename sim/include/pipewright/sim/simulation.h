@@ -15,6 +15,8 @@ namespace pipewright {
 struct StageCollectiveCost {
     CollectiveKind kind = CollectiveKind::all_reduce;  // of REDUCE_GRAD
     CollectiveAlgorithm algorithm = CollectiveAlgorithm::ring;
+    CollectiveLibrary library = CollectiveLibrary::gloo;
+    CollectiveProtocol protocol = CollectiveProtocol::simple;  // NCCL's choice
     double gradient_bytes = 0;
     double reduce_s = 0;
     int buckets = 1;  // overlapped with the last backward when > 1
