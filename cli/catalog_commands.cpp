@@ -92,8 +92,22 @@ std::string kind_name(ParamKind k) {
             return "number";
         case ParamKind::boolean:
             return "boolean";
+        case ParamKind::choice:
+            return "choice";
     }
     return "";
+}
+
+// "integer", or "one of gelu, swiglu, geglu, relu" for a choice.
+std::string kind_text(const ParamSpec& p) {
+    if (p.kind != ParamKind::choice) {
+        return kind_name(p.kind);
+    }
+    std::string words;
+    for (const std::string& w : p.choices) {
+        words += (words.empty() ? "" : ", ") + w;
+    }
+    return "one of " + words;
 }
 
 int list_layers(const CatalogArgs& args, std::ostream& out) {
@@ -106,7 +120,12 @@ int list_layers(const CatalogArgs& args, std::ostream& out) {
                                      {"kind", kind_name(p.kind)},
                                      {"required", p.required},
                                      {"description", p.description}};
-                if (!p.required) {
+                if (p.kind == ParamKind::choice) {
+                    pj["choices"] = p.choices;
+                }
+                if (!p.required && p.kind == ParamKind::choice) {
+                    pj["default"] = p.default_text();
+                } else if (!p.required) {
                     pj["default"] = p.default_value;
                 }
                 params.push_back(std::move(pj));
@@ -119,7 +138,7 @@ int list_layers(const CatalogArgs& args, std::ostream& out) {
     for (const auto& t : layer_types()) {
         out << t.type << ": " << t.description << '\n';
         for (const auto& p : t.params) {
-            out << "    " << p.name << " (" << kind_name(p.kind) << (p.required ? ", required" : "")
+            out << "    " << p.name << " (" << kind_text(p) << (p.required ? ", required" : "")
                 << ")";
             if (!p.description.empty()) {
                 out << ": " << p.description;

@@ -90,6 +90,21 @@ std::optional<AnalyzedProject> load_for_run(const RunSettings& s, std::ostream& 
             }
             for (std::size_t i = 0; analyzed && i < analyzed->project.model.layers.size(); ++i) {
                 const LayerSpec& layer = analyzed->project.model.layers[i];
+                if (layer.type == "transformer_block" &&
+                    static_cast<int>(layer_param(layer, "kv_heads") > 0
+                                         ? layer_param(layer, "kv_heads")
+                                         : layer_param(layer, "heads")) %
+                            size !=
+                        0) {
+                    problems.add("model.layers[" + std::to_string(i) + "].kv_heads",
+                                 "real runs split key/value heads over the tensor-parallel "
+                                 "group, so its size " +
+                                     std::to_string(size) +
+                                     " must divide kv_heads; replicating them, as the "
+                                     "simulation prices, is not done by real runs yet");
+                    analyzed.reset();
+                    break;
+                }
                 if (layer.type == "dropout" && layer_param(layer, "p") > 0) {
                     problems.add("model.layers[" + std::to_string(i) + "]",
                                  "dropout with tensor parallelism needs the group's random "

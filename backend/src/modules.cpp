@@ -8,6 +8,7 @@
 #include <mutex>
 
 #include "causal_attention.h"
+#include "decoder_parts.h"
 #include "fused_linear.h"
 #include "torchscript_layer.h"
 
@@ -18,25 +19,40 @@ std::int64_t int_param(const LayerSpec& layer, const char* name) {
     return static_cast<std::int64_t>(layer_param(layer, name));
 }
 
-// GPT-style pre-LN block: x + attn(ln1(x)), then x + mlp(ln2(x)), causal.
+// A pre-norm causal decoder block: x + attn(norm1(x)), then
+// x + mlp(norm2(x)), its widths and kinds from the catalog's dimensions.
 struct TransformerBlockImpl : torch::nn::Module {
-    TransformerBlockImpl(std::int64_t hidden, std::int64_t heads, std::int64_t ratio)
-        : heads_(heads), head_dim_(hidden / heads) {
-        ln1 = register_module("ln1", torch::nn::LayerNorm(torch::nn::LayerNormOptions({hidden})));
-        qkv = register_module("qkv", FusedLinear(hidden, 3 * hidden));
-        proj = register_module("proj", FusedLinear(hidden, hidden));
-        ln2 = register_module("ln2", torch::nn::LayerNorm(torch::nn::LayerNormOptions({hidden})));
-        fc1 = register_module("fc1", FusedLinear(hidden, ratio * hidden));
-        fc2 = register_module("fc2", FusedLinear(ratio * hidden, hidden));
+    explicit TransformerBlockImpl(const TransformerDims& d)
+        : heads_(static_cast<std::int64_t>(d.heads)),
+          kv_heads_(static_cast<std::int64_t>(d.kv_heads)),
+          head_dim_(static_cast<std::int64_t>(d.head_dim)),
+          activation_(d.activation),
+          rotary_(d.rotary) {
+        const auto width = [](double v) { return static_cast<std::int64_t>(v); };
+        const auto linear = [](std::int64_t in, std::int64_t out, bool bias) {
+            return FusedLinear(torch::nn::LinearOptions(in, out).bias(bias));
+        };
+        const std::int64_t h = width(d.hidden);
+        norm1 = make_norm(d.rms_norm, h);
+        register_module("ln1", norm1.ptr());
+        qkv = register_module("qkv", linear(h, width(d.qkv_width()), d.qkv_bias));
+        proj = register_module("proj", linear(width(d.query_width()), h, d.bias));
+        norm2 = make_norm(d.rms_norm, h);
+        register_module("ln2", norm2.ptr());
+        fc1 = register_module("fc1", linear(h, width(d.mlp_in_width()), d.bias));
+        fc2 = register_module("fc2", linear(width(d.ffn), h, d.bias));
     }
 
     torch::Tensor forward(torch::Tensor x) {
-        x = x + proj(causal_attention(qkv(ln1(x)), heads_, head_dim_));
-        return x + fc2(torch::gelu(fc1(ln2(x))));
+        x = x +
+            proj(causal_attention(qkv(norm1.forward(x)), heads_, kv_heads_, head_dim_, rotary_));
+        return x + fc2(mlp_activation(fc1(norm2.forward(x)), activation_));
     }
 
-    std::int64_t heads_, head_dim_;
-    torch::nn::LayerNorm ln1{nullptr}, ln2{nullptr};
+    std::int64_t heads_, kv_heads_, head_dim_;
+    MlpActivation activation_;
+    bool rotary_;
+    torch::nn::AnyModule norm1, norm2;
     FusedLinear qkv{nullptr}, proj{nullptr}, fc1{nullptr}, fc2{nullptr};
 };
 TORCH_MODULE(TransformerBlock);
@@ -121,13 +137,15 @@ torch::nn::AnyModule make_module(const LayerSpec& l) {
     if (t == "layernorm") {
         return nn::AnyModule(nn::LayerNorm(nn::LayerNormOptions({int_param(l, "features")})));
     }
+    if (t == "rmsnorm") {
+        return nn::AnyModule(RmsNorm(int_param(l, "features")));
+    }
     if (t == "embedding") {
         return nn::AnyModule(
             nn::Embedding(int_param(l, "num_embeddings"), int_param(l, "embedding_dim")));
     }
     if (t == "transformer_block") {
-        return nn::AnyModule(TransformerBlock(int_param(l, "hidden"), int_param(l, "heads"),
-                                              int_param(l, "mlp_ratio")));
+        return nn::AnyModule(TransformerBlock(transformer_dims(l)));
     }
     if (t == "torchscript") {
         // Its weights come from its file, and its glue from its neighbours
@@ -144,7 +162,7 @@ Shape input_shape_of(const AnalyzedProject& p, int layer) {
                       : p.layers[static_cast<std::size_t>(layer - 1)].output_shape;
 }
 
-constexpr std::array<std::string_view, 14> kBuildable = {"linear",
+constexpr std::array<std::string_view, 15> kBuildable = {"linear",
                                                          "relu",
                                                          "gelu",
                                                          "dropout",
@@ -155,6 +173,7 @@ constexpr std::array<std::string_view, 14> kBuildable = {"linear",
                                                          "adaptive_avgpool2d",
                                                          "resnet_bottleneck",
                                                          "layernorm",
+                                                         "rmsnorm",
                                                          "embedding",
                                                          "transformer_block",
                                                          "torchscript"};

@@ -4,6 +4,7 @@
 #include <map>
 
 #include "causal_attention.h"
+#include "decoder_parts.h"
 #include "fused_linear.h"
 #include "pipewright/backend/backend_error.h"
 #include "pipewright/backend/modules.h"
@@ -29,21 +30,27 @@ torch::Tensor chunk_of(const torch::Tensor& t, std::int64_t dim, int rank, int s
     return t.chunk(size, dim)[static_cast<std::size_t>(rank)].contiguous().clone();
 }
 
-// The QKV projection's rows (or bias) of this member's heads: the same
-// heads of each of Q, K and V (the whole layer's rows are laid out as
-// [3, heads, head_dim]).
-torch::Tensor heads_of(const torch::Tensor& t, int rank, int size) {
-    const std::int64_t rows = t.size(0);
-    std::vector<std::int64_t> shape{3, size, rows / 3 / size};
-    for (std::int64_t d = 1; d < t.dim(); ++d) {
-        shape.push_back(t.size(d));
+// The QKV projection's rows (or bias) of this member's heads: its share of
+// the query heads, then of the key heads and of the value heads (the whole
+// layer's rows are laid out as [query heads | key heads | value heads]).
+torch::Tensor heads_of(const torch::Tensor& t, const TransformerDims& d, int rank, int size) {
+    const auto q = static_cast<std::int64_t>(d.query_width());
+    const auto kv = static_cast<std::int64_t>(d.key_value_width());
+    return torch::cat({chunk_of(t.narrow(0, 0, q), 0, rank, size),
+                       chunk_of(t.narrow(0, q, kv), 0, rank, size),
+                       chunk_of(t.narrow(0, q + kv, kv), 0, rank, size)})
+        .contiguous();
+}
+
+// fc1's rows (or bias) of this member: its share of the MLP's width, of the
+// gate and of the up projection when gated.
+torch::Tensor mlp_rows_of(const torch::Tensor& t, const TransformerDims& d, int rank, int size) {
+    if (!d.gated()) {
+        return chunk_of(t, 0, rank, size);
     }
-    auto mine = t.reshape(shape).select(1, rank);  // [3, rows / 3 / size, ...]
-    std::vector<std::int64_t> out{rows / size};
-    for (std::int64_t d = 1; d < t.dim(); ++d) {
-        out.push_back(t.size(d));
-    }
-    return mine.reshape(out).contiguous().clone();
+    const auto halves = t.chunk(2, 0);
+    return torch::cat({chunk_of(halves[0], 0, rank, size), chunk_of(halves[1], 0, rank, size)})
+        .contiguous();
 }
 
 std::map<std::string, torch::Tensor> parameters_of(const torch::nn::AnyModule& module) {
@@ -129,45 +136,61 @@ struct VocabParallelEmbeddingImpl : torch::nn::Module {
 };
 TORCH_MODULE(VocabParallelEmbedding);
 
-// The pre-LN causal block of modules.cpp with its heads and MLP split:
-// column-parallel QKV and fc1, row-parallel projection and fc2, layer norms
-// whole.
+// The pre-norm causal block of modules.cpp with its heads and MLP split:
+// column-parallel QKV and fc1, row-parallel projection and fc2, norms whole.
 struct TensorParallelBlockImpl : torch::nn::Module {
     // `mine`: the member's slices of the whole block's parameters.
-    TensorParallelBlockImpl(const std::map<std::string, torch::Tensor>& mine, std::int64_t hidden,
-                            std::int64_t heads, const TensorGroup& group, bool sequence)
-        : group_(group), heads_(heads / group.size), head_dim_(hidden / heads) {
-        ln1 = register_module("ln1", layer_norm(mine, "ln1", hidden));
+    TensorParallelBlockImpl(const std::map<std::string, torch::Tensor>& mine,
+                            const TransformerDims& d, const TensorGroup& group, bool sequence)
+        : group_(group),
+          heads_(static_cast<std::int64_t>(d.heads) / group.size),
+          kv_heads_(static_cast<std::int64_t>(d.kv_heads) / group.size),
+          head_dim_(static_cast<std::int64_t>(d.head_dim)),
+          activation_(d.activation),
+          rotary_(d.rotary) {
+        const auto optional = [&mine](const std::string& name) {
+            const auto it = mine.find(name);
+            return it == mine.end() ? torch::Tensor() : it->second;
+        };
+        const auto hidden = static_cast<std::int64_t>(d.hidden);
+        norm1 = norm(mine, "ln1", d.rms_norm, hidden);
+        register_module("ln1", norm1.ptr());
         qkv =
-            register_module("qkv", ColumnParallelLinear(mine.at("qkv.weight"), mine.at("qkv.bias"),
+            register_module("qkv", ColumnParallelLinear(mine.at("qkv.weight"), optional("qkv.bias"),
                                                         group, false, sequence));
         proj = register_module("proj", RowParallelLinear(mine.at("proj.weight"),
-                                                         mine.at("proj.bias"), group, sequence));
-        ln2 = register_module("ln2", layer_norm(mine, "ln2", hidden));
+                                                         optional("proj.bias"), group, sequence));
+        norm2 = norm(mine, "ln2", d.rms_norm, hidden);
+        register_module("ln2", norm2.ptr());
         fc1 =
-            register_module("fc1", ColumnParallelLinear(mine.at("fc1.weight"), mine.at("fc1.bias"),
+            register_module("fc1", ColumnParallelLinear(mine.at("fc1.weight"), optional("fc1.bias"),
                                                         group, false, sequence));
         fc2 = register_module(
-            "fc2", RowParallelLinear(mine.at("fc2.weight"), mine.at("fc2.bias"), group, sequence));
+            "fc2", RowParallelLinear(mine.at("fc2.weight"), optional("fc2.bias"), group, sequence));
     }
 
-    static torch::nn::LayerNorm layer_norm(const std::map<std::string, torch::Tensor>& mine,
-                                           const std::string& name, std::int64_t hidden) {
-        torch::nn::LayerNorm ln(torch::nn::LayerNormOptions({hidden}));
+    // The whole norm `name`, with the whole block's weights.
+    static torch::nn::AnyModule norm(const std::map<std::string, torch::Tensor>& mine,
+                                     const std::string& name, bool rms, std::int64_t hidden) {
+        torch::nn::AnyModule n = make_norm(rms, hidden);
         const torch::NoGradGuard no_grad;
-        ln->weight.copy_(mine.at(name + ".weight"));
-        ln->bias.copy_(mine.at(name + ".bias"));
-        return ln;
+        for (auto& p : n.ptr()->named_parameters()) {
+            p.value().copy_(mine.at(name + "." + p.key()));
+        }
+        return n;
     }
 
     torch::Tensor forward(torch::Tensor x) {
-        x = x + proj(causal_attention(qkv(ln1(x)), heads_, head_dim_));
-        return x + fc2(torch::gelu(fc1(ln2(x))));
+        x = x +
+            proj(causal_attention(qkv(norm1.forward(x)), heads_, kv_heads_, head_dim_, rotary_));
+        return x + fc2(mlp_activation(fc1(norm2.forward(x)), activation_));
     }
 
     TensorGroup group_;
-    std::int64_t heads_, head_dim_;
-    torch::nn::LayerNorm ln1{nullptr}, ln2{nullptr};
+    std::int64_t heads_, kv_heads_, head_dim_;
+    MlpActivation activation_;
+    bool rotary_;
+    torch::nn::AnyModule norm1, norm2;
     ColumnParallelLinear qkv{nullptr}, fc1{nullptr};
     RowParallelLinear proj{nullptr}, fc2{nullptr};
 };
@@ -175,7 +198,7 @@ TORCH_MODULE(TensorParallelBlock);
 
 // How a member holds parameter `name` of layer `layer`: whole, a slice of
 // its rows or columns, or the rows of its heads (QKV).
-enum class ParameterSplit { whole, rows, columns, heads };
+enum class ParameterSplit { whole, rows, columns, heads, mlp_rows };
 
 ParameterSplit parameter_split(const AnalyzedProject& project, int layer, const std::string& name) {
     const LayerSpec& spec = project.project.model.layers.at(static_cast<std::size_t>(layer));
@@ -194,7 +217,7 @@ ParameterSplit parameter_split(const AnalyzedProject& project, int layer, const 
             return ParameterSplit::heads;
         }
         if (name == "fc1.weight" || name == "fc1.bias") {
-            return ParameterSplit::rows;
+            return ParameterSplit::mlp_rows;
         }
         if (name == "proj.weight" || name == "fc2.weight") {
             return ParameterSplit::columns;
@@ -203,15 +226,19 @@ ParameterSplit parameter_split(const AnalyzedProject& project, int layer, const 
     return ParameterSplit::whole;
 }
 
-// Member `rank` of `size`'s slice of a whole parameter, a tensor of its own.
-torch::Tensor slice_of(const torch::Tensor& whole, ParameterSplit split, int rank, int size) {
+// Member `rank` of `size`'s slice of a whole parameter of `spec`, a tensor
+// of its own.
+torch::Tensor slice_of(const torch::Tensor& whole, const LayerSpec& spec, ParameterSplit split,
+                       int rank, int size) {
     switch (split) {
         case ParameterSplit::rows:
             return chunk_of(whole, 0, rank, size);
         case ParameterSplit::columns:
             return chunk_of(whole, 1, rank, size);
         case ParameterSplit::heads:
-            return heads_of(whole, rank, size);
+            return heads_of(whole, transformer_dims(spec), rank, size);
+        case ParameterSplit::mlp_rows:
+            return mlp_rows_of(whole, transformer_dims(spec), rank, size);
         case ParameterSplit::whole:
             break;
     }
@@ -228,8 +255,8 @@ torch::nn::AnyModule cut_layer(const AnalyzedProject& project, int i,
     // This member's slice of every parameter, as parameter_split says.
     std::map<std::string, torch::Tensor> mine;
     for (const auto& [name, tensor] : parameters_of(whole)) {
-        mine.emplace(name,
-                     slice_of(tensor, parameter_split(project, i, name), group.rank, group.size));
+        mine.emplace(name, slice_of(tensor, spec, parameter_split(project, i, name), group.rank,
+                                    group.size));
     }
     const auto optional = [&mine](const std::string& name) {
         const auto it = mine.find(name);
@@ -248,9 +275,16 @@ torch::nn::AnyModule cut_layer(const AnalyzedProject& project, int i,
         return torch::nn::AnyModule(VocabParallelEmbedding(mine.at("weight"), group, sequence));
     }
     if (spec.type == "transformer_block") {
-        return torch::nn::AnyModule(TensorParallelBlock(
-            mine, static_cast<std::int64_t>(layer_param(spec, "hidden")),
-            static_cast<std::int64_t>(layer_param(spec, "heads")), group, sequence));
+        const TransformerDims dims = transformer_dims(spec);
+        if (static_cast<int>(dims.kv_heads) % group.size != 0) {
+            throw BackendError("layer \"" + spec.name + "\": its " +
+                               std::to_string(static_cast<int>(dims.kv_heads)) +
+                               " key/value heads do not split over a tensor-parallel group of " +
+                               std::to_string(group.size) +
+                               "; real runs do not replicate them yet (the simulator does): use "
+                               "a tensor-parallel size that divides kv_heads");
+        }
+        return torch::nn::AnyModule(TensorParallelBlock(mine, dims, group, sequence));
     }
     if (share.parameters < 1) {
         throw BackendError("layer \"" + spec.name + "\": the backend cannot split a " + spec.type +
@@ -286,7 +320,7 @@ std::pair<Held, Held> held_around(const AnalyzedProject& project, int i, Held no
                 return {replicated, Held::whole};
         }
     }
-    if (spec.type == "layernorm") {
+    if (spec.type == "layernorm" || spec.type == "rmsnorm") {
         // Its parameters' gradients are summed over the group under sequence
         // parallelism: it must run on the member's slice of the sequence.
         return {replicated, replicated};
@@ -392,7 +426,8 @@ torch::Tensor tensor_parallel_slice(const AnalyzedProject& project, int layer,
     if (project.tensor_shares.empty() || size <= 1) {
         return whole;
     }
-    return slice_of(whole, parameter_split(project, layer, name), rank, size);
+    return slice_of(whole, project.project.model.layers.at(static_cast<std::size_t>(layer)),
+                    parameter_split(project, layer, name), rank, size);
 }
 
 }  // namespace pipewright::backend

@@ -20,6 +20,7 @@
 //   (2021) for FLOPs and Korthikanti et al. (2022) for activation memory.
 #include "pipewright/core/layer_catalog.h"
 
+#include <algorithm>
 #include <cmath>
 #include <exception>
 #include <functional>
@@ -29,6 +30,7 @@
 #include <utility>
 
 #include "pipewright/core/json_reader.h"
+#include "pipewright/core/transformer_dims.h"
 #include "torchscript_layer.h"
 
 namespace pipewright {
@@ -49,7 +51,7 @@ struct ParamDef {
 ParamDef param(std::string name, ParamKind kind, bool required, double def, std::string desc,
                double min = 1, std::string zero_means = {}) {
     const bool fraction = kind == ParamKind::number;  // the only number is a probability
-    return {{std::move(name), kind, required, def, std::move(desc)},
+    return {{std::move(name), kind, required, def, std::move(desc), {}},
             min,
             fraction ? 1 : kMaxInteger,
             fraction,
@@ -65,6 +67,12 @@ ParamDef opt_int(std::string name, double def, std::string desc, double min = 1,
 }
 ParamDef opt_bool(std::string name, bool def, std::string desc) {
     return param(std::move(name), ParamKind::boolean, false, def ? 1 : 0, std::move(desc));
+}
+// One of `choices`, the first being the default.
+ParamDef opt_choice(std::string name, std::vector<std::string> choices, std::string desc) {
+    ParamDef d = param(std::move(name), ParamKind::choice, false, 0, std::move(desc));
+    d.spec.choices = std::move(choices);
+    return d;
 }
 
 // Hyper-parameter values after validation, defaults applied.
@@ -341,10 +349,26 @@ std::optional<Result> analyze_embedding(const Params& p, const Shape& in, const 
 }
 
 std::optional<Result> analyze_transformer(const Params& p, const Shape& in, const Ctx& ctx) {
-    const double h = p.get("hidden"), heads = p.get("heads"), r = p.get("mlp_ratio");
-    if (std::fmod(h, heads) != 0) {
+    const TransformerDims b =
+        transformer_dims_from([&p](std::string_view name) { return p.get(name); });
+    const double h = b.hidden;
+    if (p.get("head_dim") == 0 && std::fmod(h, b.heads) != 0) {
         ctx.param_error("heads", "\"heads\" must divide hidden = " + std::to_string(as_int(h)) +
-                                     ", got " + std::to_string(as_int(heads)));
+                                     ", got " + std::to_string(as_int(b.heads)) +
+                                     " (or give head_dim)");
+        return std::nullopt;
+    }
+    if (std::fmod(b.heads, b.kv_heads) != 0) {
+        ctx.param_error("kv_heads",
+                        "\"kv_heads\" must divide heads = " + std::to_string(as_int(b.heads)) +
+                            ", got " + std::to_string(as_int(b.kv_heads)));
+        return std::nullopt;
+    }
+    if (b.rotary && std::fmod(b.head_dim, 2) != 0) {
+        ctx.param_error("rotary",
+                        "rotary position embedding turns pairs of features, so "
+                        "head_dim must be even, but it is " +
+                            std::to_string(as_int(b.head_dim)));
         return std::nullopt;
     }
     if (in.size() != 2) {
@@ -356,22 +380,39 @@ std::optional<Result> analyze_transformer(const Params& p, const Shape& in, cons
         return std::nullopt;
     }
     const double L = static_cast<double>(in[0]);
-    const double matmul_coef = 8 + 4 * r;  // QKV 6, projection 2, MLP 4r (times L*h^2)
-    // Attention and MLP matmuls with biases, plus two layernorms.
-    const double params = 4 * h * h + 4 * h + 2 * r * h * h + r * h + h + 4 * h;
-    const double fwd = matmul_coef * L * h * h + 4 * L * L * h;  // + QK^T and attention x V
-    // Korthikanti et al.: s*h*(18 + 4r) + 5*a*s^2 bytes at 2 bytes per element
-    // (34 s h + 5 a s^2 for r = 4), converted to elements; a flash kernel
+    const double q = b.query_width();
+    const double kv = b.key_value_width();
+    const double f = b.ffn;
+    // QKV, projection, the MLP's two (or, gated, three) matrices.
+    const double gemm = 2 * L * (h * b.qkv_width() + q * h + h * b.mlp_in_width() + f * h);
+    const double fwd = gemm + 4 * L * L * q;  // + QK^T and attention x V over the query heads
+    // Korthikanti et al.: 34 s h + 5 a s^2 bytes at 2 bytes per element for
+    // a GPT block, generalised part by part: the norms' inputs (2h), QKV's
+    // input and the projection's dropout mask (1.5h), Q and K (q + kv), V
+    // (kv), the projection's input (q), the MLP's input and dropout mask
+    // (1.5h), and its activation's inputs and fc2's input (2f, or 3f when
+    // gated: the gate, the up projection and their product). A flash kernel
     // keeps a row statistic instead of the scores.
-    const double stash =
-        L * h * (9 + 2 * r) + attention_stash_elements(heads, L, p.flag("flash_attention"));
+    const double stash = L * (5 * h + 2 * q + 2 * kv + (b.gated() ? 3 : 2) * f) +
+                         attention_stash_elements(b.heads, L, b.flash);
     // The backward of QK^T and of attention x V has no weight: it computes
     // the gradients of both operands, twice their forward (Narayanan et
     // al.'s 3x forward per layer counts it so).
-    const double bwd_input = matmul_coef * L * h * h + 8 * L * L * h;
-    // W needs the inputs of QKV, projection, fc1 (h each) and fc2 (r*h).
-    const Cost c{params, fwd, bwd_input, matmul_coef * L * h * h, stash, L * h * (3 + r)};
+    const double bwd_input = gemm + 8 * L * L * q;
+    // W needs the inputs of QKV (h), the projection (q), fc1 (h) and fc2 (f).
+    const Cost c{b.parameters(), fwd, bwd_input, gemm, stash, L * (2 * h + q + f)};
     return Result{c, in, {}};
+}
+
+std::optional<Result> analyze_rmsnorm(const Params& p, const Shape& in, const Ctx& ctx) {
+    const double f = p.get("features");
+    if (!expect_last_dim(ctx, in, "features", f)) {
+        return std::nullopt;
+    }
+    const double n = dnumel(in);
+    // A scale per feature; x · rsqrt(mean(x²) + ε) · g: 4 FLOPs an element
+    // forward, 6 for the input gradient, 1 for the weight's.
+    return Result{Cost{f, 4 * n, 6 * n, n, n, n}, in, {}};
 }
 
 // ---- the catalog ------------------------------------------------------------
@@ -436,17 +477,34 @@ std::vector<Entry> build_entries() {
         {{"layernorm", "Layer normalisation over the last dimension", {}},
          {req_int("features", "Size of the input's last dimension")},
          analyze_layernorm},
+        {{"rmsnorm", "Root-mean-square normalisation over the last dimension (a scale only)", {}},
+         {req_int("features", "Size of the input's last dimension")},
+         analyze_rmsnorm},
         {{"embedding", "Token embedding: int64 token ids to vectors", {}},
          {req_int("num_embeddings", "Vocabulary size"),
           req_int("embedding_dim", "Size of each embedding vector")},
          analyze_embedding,
          InputKind::token_ids},
         {{"transformer_block",
-          "GPT-style pre-LN block: causal self-attention and GELU MLP on [seq_len, hidden]",
+          "Pre-norm decoder block on [seq_len, hidden]: causal self-attention (multi-head, "
+          "grouped-query or multi-query) and an MLP, GPT-, Llama-, Qwen- or Mistral-style",
           {}},
          {req_int("hidden", "Model width; the input's last dimension"),
-          req_int("heads", "Attention heads; must divide hidden"),
-          opt_int("mlp_ratio", 4, "MLP width as a multiple of hidden"),
+          req_int("heads", "Query heads; must divide hidden unless head_dim is given"),
+          opt_int("kv_heads", 0,
+                  "Key/value heads, dividing heads (0: heads): fewer is grouped-query "
+                  "attention, 1 multi-query",
+                  0, "heads"),
+          opt_int("head_dim", 0, "Width of each head (0: hidden / heads)", 0, "hidden / heads"),
+          opt_int("mlp_ratio", 4, "MLP width as a multiple of hidden (when ffn_hidden is 0)"),
+          opt_int("ffn_hidden", 0, "MLP inner width (0: mlp_ratio x hidden)", 0,
+                  "mlp_ratio x hidden"),
+          opt_choice("activation", {"gelu", "swiglu", "geglu", "relu"},
+                     "MLP activation; swiglu and geglu are gated: three matrices"),
+          opt_choice("norm", {"layernorm", "rmsnorm"}, "The two pre-norms"),
+          opt_bool("bias", true, "Biases on the attention projection and the MLP"),
+          opt_bool("qkv_bias", true, "Biases on the query, key and value projection"),
+          opt_bool("rotary", false, "Rotary position embedding of queries and keys"),
           opt_bool("flash_attention", false,
                    "Attention as one fused (flash) kernel that keeps no scores for the "
                    "backward; false: the unfused scores, softmax, dropout and context "
@@ -496,6 +554,16 @@ std::string expectation(const ParamDef& d) {
         case ParamKind::number:
             return "\"" + name + "\" must be a number in [" + show_number(d.min) + ", " +
                    show_number(d.max) + (d.max_open ? ")" : "]");
+        case ParamKind::choice: {
+            std::string words;
+            for (std::size_t i = 0; i < d.spec.choices.size(); ++i) {
+                words += (i == 0                           ? ""
+                          : i + 1 == d.spec.choices.size() ? " or "
+                                                           : ", ") +
+                         ("\"" + d.spec.choices[i] + "\"");
+            }
+            return "\"" + name + "\" must be " + words;
+        }
         case ParamKind::integer:
             break;
     }
@@ -520,6 +588,16 @@ std::optional<double> read_value(const ParamDef& d, const nlohmann::json& j, con
             return fail("");
         }
         return j.get<bool>() ? 1.0 : 0.0;
+    }
+    if (d.spec.kind == ParamKind::choice) {
+        const auto& words = d.spec.choices;
+        const auto it = j.is_string() ? std::find(words.begin(), words.end(), j.get<std::string>())
+                                      : words.end();
+        if (it == words.end()) {
+            ctx.param_error(d.spec.name, expectation(d) + ", got " + describe_json(j));
+            return std::nullopt;
+        }
+        return static_cast<double>(it - words.begin());
     }
     if (!j.is_number()) {
         return fail("");
@@ -710,6 +788,28 @@ std::optional<LayerAnalysis> analyze_layer(const LayerSpec& layer, const Shape& 
         diagnostics.add(path, std::string("cannot analyse this layer: ") + ex.what());
         return std::nullopt;
     }
+}
+
+std::string ParamSpec::default_text() const {
+    if (kind == ParamKind::choice) {
+        return choices.at(static_cast<std::size_t>(default_value));
+    }
+    if (kind == ParamKind::boolean) {
+        return default_value != 0 ? "true" : "false";
+    }
+    return show_number(default_value);
+}
+
+std::string layer_choice(const LayerSpec& layer, std::string_view name) {
+    const LayerTypeInfo* info = find_layer_type(layer.type);
+    const double index = layer_param(layer, name);
+    for (const ParamSpec& p : info->params) {
+        if (p.name == name && p.kind == ParamKind::choice) {
+            return p.choices.at(static_cast<std::size_t>(index));
+        }
+    }
+    throw std::invalid_argument("layer type " + layer.type + " has no choice parameter \"" +
+                                std::string(name) + "\"");
 }
 
 double layer_param(const LayerSpec& layer, std::string_view name) {

@@ -1,5 +1,8 @@
 #include "pipewright/core/tensor_parallel.h"
 
+#include "pipewright/core/transformer_dims.h"
+
+#include <cstdint>
 #include <string>
 #include <string_view>
 
@@ -50,12 +53,13 @@ class Splitter {
                 }
                 out[partner] = row_parallel(partner);
                 i = partner;
-            } else if (is_elementwise(type) || type == "layernorm" || type == "flatten") {
+            } else if (is_elementwise(type) || type == "layernorm" || type == "rmsnorm" ||
+                       type == "flatten") {
                 out[i] = whole(tp_);
             } else {
                 refuse(i, type +
                               " layers cannot be split across a tensor-parallel group (only "
-                              "transformer_block, linear, embedding, layernorm and "
+                              "transformer_block, linear, embedding, layernorm, rmsnorm and "
                               "activations can)");
             }
         }
@@ -168,33 +172,54 @@ class Splitter {
     TensorShare transformer(std::size_t i) {
         TensorShare s;
         s.split = TensorSplit::block;
-        const double h = param(i, "hidden");
-        const double a = param(i, "heads");
-        const double r = param(i, "mlp_ratio");
-        bool ok = divides(i, a, "heads");
-        ok = divides(i, r * h, "the MLP width (mlp_ratio × hidden)") && ok;
+        const TransformerDims b = transformer_dims(model_.layers[i]);
+        bool ok = divides(i, b.heads, "heads");
+        ok = divides(i, b.ffn, "the MLP width (ffn_hidden, or mlp_ratio × hidden)") && ok;
+        const auto g = static_cast<std::int64_t>(b.kv_heads);
+        if (g % t_ != 0 && t_ % g != 0) {
+            d_.add(path(i), "tensor_parallel.size " + std::to_string(t_) +
+                                " neither divides kv_heads = " + std::to_string(g) + " of " +
+                                printable(model_.layers[i].name) +
+                                " nor is a multiple of it, so its key/value heads can be "
+                                "neither split nor replicated evenly; use a size that divides "
+                                "it or that it divides");
+            ok = false;
+        }
         if (!ok) {
             return s;
         }
+        const double h = b.hidden;
         const double L = input_elements(i) / h;
         const double t = t_;
-        const double attention =
-            attention_stash_elements(a, L, layer_param(model_.layers[i], "flash_attention") != 0);
-        const double whole_stash = L * h * (9 + 2 * r) + attention;
-        const double split_stash = tp_.sequence_parallel
-                                       ? whole_stash / t
-                                       : 5 * L * h + (4 + 2 * r) * L * h / t + attention / t;
+        const double q = b.query_width();
+        const double kv = b.key_value_width();
+        const double f = b.ffn;
+        // Each member's key/value width: its share of the heads, or one head
+        // when there are fewer heads than members (Megatron-LM replicates).
+        const double kv_local = tensor_kv_width(b, t_);
+        const double gated = b.gated() ? 3 : 2;
+        const double attention = attention_stash_elements(b.heads, L, b.flash);
+        // The catalog's stash, part by part (layer_catalog.cpp): the norms'
+        // inputs, QKV's and the MLP's inputs and dropout masks (5h) stay
+        // whole, or split along the sequence under sequence parallelism.
+        const double whole_stash = L * (5 * h + 2 * q + 2 * kv + gated * f) + attention;
+        const double whole_part = tp_.sequence_parallel ? 5 * L * h / t : 5 * L * h;
+        const double split_stash =
+            whole_part + L * (2 * q + gated * f) / t + 2 * L * kv_local + attention / t;
         s.stash = split_stash / whole_stash;
         // W needs the inputs of QKV and fc1 (whole, split along the sequence
         // under sequence parallelism) and of the projection and fc2 (split).
-        const double whole_w = L * h * (3 + r);
+        const double whole_w = L * (2 * h + q + f);
         const double kept_whole = tp_.sequence_parallel ? 2 * L * h / t : 2 * L * h;
-        s.weight_stash = (kept_whole + (1 + r) * L * h / t) / whole_w;
-        // The matrices and the biases of QKV and fc1 split; the projection's
-        // and fc2's biases and the layer norms whole.
-        const double split_params = 4 * h * h + 2 * r * h * h + 3 * h + r * h;
-        const double all_params = split_params + 6 * h;
-        s.parameters = (split_params / t + 6 * h) / all_params;
+        s.weight_stash = (kept_whole + L * (q + f) / t) / whole_w;
+        // The matrices and the biases of QKV and fc1 split (key/value rows
+        // replicated when heads are), the projection's and fc2's biases and
+        // the norms whole.
+        const double qkv_local = q / t + 2 * kv_local;
+        const double local = h * qkv_local + (b.qkv_bias ? qkv_local : 0) + q * h / t +
+                             (h * b.mlp_in_width() + (b.bias ? b.mlp_in_width() : 0)) / t +
+                             f * h / t + (b.bias ? 2 * h : 0) + 2 * b.norm_parameters();
+        s.parameters = local / b.parameters();
         s.compute = 1.0 / t;
         s.forward_reductions = 2;
         s.forward_elements = L * h;

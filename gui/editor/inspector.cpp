@@ -153,6 +153,15 @@ void Inspector::buildLayer(QFormLayout* form) {
             box->setChecked(current != 0);
             connect(box, &QCheckBox::toggled, this, [apply](bool on) { apply(on); });
             editor = box;
+        } else if (spec.kind == ParamKind::choice) {
+            auto* box = new QComboBox;
+            for (const std::string& word : spec.choices) {
+                box->addItem(QString::fromStdString(word));
+            }
+            box->setCurrentIndex(static_cast<int>(current));
+            connect(box, &QComboBox::currentTextChanged, this,
+                    [apply](const QString& word) { apply(word.toStdString()); });
+            editor = box;
         } else if (spec.kind == ParamKind::integer) {
             auto* box = new QSpinBox;
             box->setRange(0, INT_MAX);
@@ -171,6 +180,7 @@ void Inspector::buildLayer(QFormLayout* form) {
             connect(box, &QDoubleSpinBox::valueChanged, this, [apply](double v) { apply(v); });
             editor = box;
         }
+        editor->setObjectName(QStringLiteral("param-") + key);
         editor->setToolTip(QString::fromStdString(spec.description) +
                            (spec.required ? tr("\nRequired: a project must give it.") : QString()));
         form->addRow(label, editor);

@@ -48,6 +48,9 @@ nlohmann::json fitting_value(const ParamSpec& p, const Shape& input) {
     if (p.kind == ParamKind::boolean) {
         return p.default_value != 0;
     }
+    if (p.kind == ParamKind::choice) {
+        return p.default_text();
+    }
     if (p.kind == ParamKind::integer) {
         return static_cast<std::int64_t>(p.default_value > 0 ? p.default_value : 1);
     }

@@ -25,6 +25,8 @@
 #include <cmath>
 #include <utility>
 
+#include "pipewright/core/transformer_dims.h"
+
 namespace pipewright {
 
 std::string_view to_string(KernelKind k) {
@@ -117,6 +119,12 @@ class Lowering {
         weight_grad(
             memory(batch_norm ? "batchnorm weight grad" : "layernorm weight grad", 2 * n, 2 * n));
     }
+    // RMSNorm: the catalog's 4, 6 and 1 FLOPs an element; one pass each way.
+    void rms_norm(double n) {
+        forward(memory("rmsnorm", 2 * n, 4 * n));
+        input_grad(memory("rmsnorm input grad", 3 * n, 6 * n));
+        weight_grad(memory("rmsnorm weight grad", 2 * n, n));
+    }
     // relu, gelu: `flops` an element each way; the backward reads the
     // gradient and the input.
     void activation(std::string_view name, std::string_view backward, double n, double flops) {
@@ -142,25 +150,29 @@ class Lowering {
 };
 
 struct Block {
+    TransformerDims dims;
     double tokens;  // micro-batch × sequence
     double sequence;
     double sequences;  // micro-batch
-    double hidden;
-    double heads;  // whole block
-    double mlp;    // MLP width
-    double t;      // tensor-parallel size
+    double t;          // tensor-parallel size
     bool sequence_parallel;
-    bool flash;
+
+    // What each member holds of the heads and the widths.
+    [[nodiscard]] double heads() const { return dims.heads / t; }
+    [[nodiscard]] double query() const { return dims.query_width() / t; }
+    [[nodiscard]] double key_value() const { return tensor_kv_width(dims, static_cast<int>(t)); }
+    [[nodiscard]] double qkv() const { return query() + 2 * key_value(); }
+    [[nodiscard]] double mlp_in() const { return dims.mlp_in_width() / t; }
+    [[nodiscard]] double ffn() const { return dims.ffn / t; }
 };
 
 void attention_unfused(Lowering& k, const Block& b) {
-    const double heads = b.heads / b.t;
-    const double d = b.hidden / b.heads;
+    const double d = b.dims.head_dim;
     const double L = b.sequence;
-    const double batch = b.sequences * heads;
+    const double batch = b.sequences * b.heads();
     const double scores = batch * L * L;
     // Scores = Q·Kᵀ and context = P·V; their backward: dP = dO·Vᵀ, dV = Pᵀ·dO,
-    // dQ = dS·K, dK = dSᵀ·Q.
+    // dQ = dS·K, dK = dSᵀ·Q. Grouped heads read a shared K and V.
     k.forward(k.gemm("attention scores", L, L, d, 0, batch));
     k.forward(k.memory("scale mask softmax", 2 * scores));
     k.forward(k.memory("attention dropout", 2 * scores, 0, scores * kMaskBytes));
@@ -174,12 +186,11 @@ void attention_unfused(Lowering& k, const Block& b) {
 }
 
 void attention_flash(Lowering& k, const Block& b) {
-    const double heads = b.heads / b.t;
-    const double d = b.hidden / b.heads;
+    const double d = b.dims.head_dim;
     const double L = b.sequence;
-    const double batch = b.sequences * heads;
-    const double qkv = b.tokens * 3 * b.hidden / b.t;
-    const double out = b.tokens * b.hidden / b.t;
+    const double batch = b.sequences * b.heads();
+    const double qkv = b.tokens * b.qkv();
+    const double out = b.tokens * b.query();
     const double lse = batch * L * 2;  // fp32 row statistics, in 2-byte elements
     Kernel f = k.gemm("flash attention", L, L, d, 0, batch);
     f.kind = KernelKind::attention;
@@ -195,52 +206,90 @@ void attention_flash(Lowering& k, const Block& b) {
     k.input_grad(std::move(g));
 }
 
-// Megatron-LM's block with a pre-LN: ln, QKV, attention, projection, bias +
-// dropout + residual add, ln, fc1, bias + GELU, fc2, bias + dropout + add.
+// Megatron-LM's block with a pre-norm: norm, QKV (with rotary embedding),
+// attention, projection, bias + dropout + residual add, norm, fc1 (gate
+// and up when gated), bias + activation (times the up projection), fc2,
+// bias + dropout + add.
 void transformer(Lowering& k, const Block& b) {
+    const TransformerDims& dims = b.dims;
     const double T = b.tokens;
-    const double h = b.hidden;
-    const double t = b.t;
+    const double h = dims.hidden;
     // Norms and residual kernels see 1/t of the tokens under sequence parallelism.
-    const double local = b.sequence_parallel ? T / t : T;
+    const double local = b.sequence_parallel ? T / b.t : T;
     const double dropout_add = 3 * local * h;  // read the branch and the residual, write
+    // Kernel names are static strings (layer_kernels.h).
+    const bool rms = dims.rms_norm;
+    const std::string_view norm = rms ? "rmsnorm" : "layernorm";
+    const std::string_view norm_input_grad = rms ? "rmsnorm input grad" : "layernorm input grad";
+    const std::string_view norm_weight_grad = rms ? "rmsnorm weight grad" : "layernorm weight grad";
+    std::string_view act = "bias gelu";
+    std::string_view act_grad = "gelu backward";
+    if (dims.activation == MlpActivation::swiglu) {
+        act = "silu mul";
+        act_grad = "silu mul backward";
+    } else if (dims.activation == MlpActivation::geglu) {
+        act = "gelu mul";
+        act_grad = "gelu mul backward";
+    } else if (dims.activation == MlpActivation::relu) {
+        act = "bias relu";
+        act_grad = "relu backward";
+    }
+    // A gated activation reads the gate and the up projection and writes
+    // their product; its backward reads both and the gradient, and writes two.
+    const double act_elements = (dims.gated() ? 3 : 2) * T * b.ffn();
+    const double act_backward = (dims.gated() ? 5 : 3) * T * b.ffn();
+    const double rope = 2 * T * (b.query() + b.key_value());  // Q and K, read and written
 
-    k.forward(k.memory("layernorm", 2 * local * h));
-    k.forward(k.gemm("qkv", T, 3 * h / t, h));
-    if (b.flash) {
+    k.forward(k.memory(norm, 2 * local * h));
+    k.forward(k.gemm("qkv", T, b.qkv(), h));
+    if (dims.rotary) {
+        k.forward(k.memory("rotary embedding", rope));
+    }
+    if (dims.flash) {
         attention_flash(k, b);
     } else {
         attention_unfused(k, b);
     }
-    k.forward(k.gemm("attention projection", T, h, h / t));
+    k.forward(k.gemm("attention projection", T, h, b.query()));
     k.forward(k.memory("bias dropout add", dropout_add, 0, local * h * kMaskBytes));
-    k.forward(k.memory("layernorm", 2 * local * h));
-    k.forward(k.gemm("fc1", T, b.mlp / t, h));
-    k.forward(k.memory("bias gelu", 2 * T * b.mlp / t));
-    k.forward(k.gemm("fc2", T, h, b.mlp / t));
+    k.forward(k.memory(norm, 2 * local * h));
+    k.forward(k.gemm("fc1", T, b.mlp_in(), h));
+    k.forward(k.memory(act, act_elements));
+    k.forward(k.gemm("fc2", T, h, b.ffn()));
     k.forward(k.memory("bias dropout add", dropout_add, 0, local * h * kMaskBytes));
 
     // The backward runs in reverse; attention's kernels were added above.
     k.input_grad(k.memory("dropout add backward", 2 * local * h, 0, local * h * kMaskBytes));
-    k.input_grad(k.gemm("fc2 input grad", T, b.mlp / t, h));
-    k.input_grad(k.memory("gelu backward", 3 * T * b.mlp / t));
-    k.input_grad(k.gemm("fc1 input grad", T, h, b.mlp / t));
-    k.input_grad(k.memory("layernorm input grad", 3 * local * h));
+    k.input_grad(k.gemm("fc2 input grad", T, b.ffn(), h));
+    k.input_grad(k.memory(act_grad, act_backward));
+    k.input_grad(k.gemm("fc1 input grad", T, h, b.mlp_in()));
+    k.input_grad(k.memory(norm_input_grad, 3 * local * h));
     k.input_grad(k.memory("dropout add backward", 2 * local * h, 0, local * h * kMaskBytes));
-    k.input_grad(k.gemm("attention projection input grad", T, h / t, h));
-    k.input_grad(k.gemm("qkv input grad", T, h, 3 * h / t));
-    k.input_grad(k.memory("layernorm input grad", 3 * local * h));
+    k.input_grad(k.gemm("attention projection input grad", T, b.query(), h));
+    if (dims.rotary) {
+        k.input_grad(k.memory("rotary embedding backward", rope));
+    }
+    k.input_grad(k.gemm("qkv input grad", T, h, b.qkv()));
+    k.input_grad(k.memory(norm_input_grad, 3 * local * h));
 
-    k.weight_grad(k.gemm("fc2 weight grad", b.mlp / t, h, T));
-    k.weight_grad(k.memory("fc2 bias grad", T * h));
-    k.weight_grad(k.gemm("fc1 weight grad", h, b.mlp / t, T));
-    k.weight_grad(k.memory("fc1 bias grad", T * b.mlp / t));
-    k.weight_grad(k.gemm("attention projection weight grad", h / t, h, T));
-    k.weight_grad(k.memory("attention projection bias grad", T * h));
-    k.weight_grad(k.gemm("qkv weight grad", h, 3 * h / t, T));
-    k.weight_grad(k.memory("qkv bias grad", T * 3 * h / t));
-    k.weight_grad(k.memory("layernorm weight grad", 2 * local * h));
-    k.weight_grad(k.memory("layernorm weight grad", 2 * local * h));
+    k.weight_grad(k.gemm("fc2 weight grad", b.ffn(), h, T));
+    if (dims.bias) {
+        k.weight_grad(k.memory("fc2 bias grad", T * h));
+    }
+    k.weight_grad(k.gemm("fc1 weight grad", h, b.mlp_in(), T));
+    if (dims.bias) {
+        k.weight_grad(k.memory("fc1 bias grad", T * b.mlp_in()));
+    }
+    k.weight_grad(k.gemm("attention projection weight grad", b.query(), h, T));
+    if (dims.bias) {
+        k.weight_grad(k.memory("attention projection bias grad", T * h));
+    }
+    k.weight_grad(k.gemm("qkv weight grad", h, b.qkv(), T));
+    if (dims.qkv_bias) {
+        k.weight_grad(k.memory("qkv bias grad", T * b.qkv()));
+    }
+    k.weight_grad(k.memory(norm_weight_grad, 2 * local * h));
+    k.weight_grad(k.memory(norm_weight_grad, 2 * local * h));
 }
 
 }  // namespace
@@ -294,6 +343,8 @@ LayerKernels layer_kernels(const LayerSpec& layer, const LayerAnalysis& analysis
         k.norm(in_elements, true);
     } else if (type == "layernorm") {
         k.norm(in_elements * part, false);
+    } else if (type == "rmsnorm") {
+        k.rms_norm(in_elements * part);
     } else if (type == "maxpool2d") {
         const double window = p("kernel_size") * p("kernel_size");
         k.forward(k.memory("maxpool", in_elements + out_elements, out_elements * window,
@@ -336,17 +387,14 @@ LayerKernels layer_kernels(const LayerSpec& layer, const LayerAnalysis& analysis
         k.weight_grad(
             k.memory("embedding weight grad", 3 * out_elements, flops, tokens * kIndexBytes));
     } else if (type == "transformer_block") {
-        const double h = p("hidden");
         const double L = static_cast<double>(input_shape.front());
-        Block b{mb * L,
-                L,
-                mb,
-                h,
-                p("heads"),
-                p("mlp_ratio") * h,
-                split == TensorSplit::block ? t : 1,
-                split == TensorSplit::block && context.sequence_parallel,
-                p("flash_attention") != 0};
+        const bool split_block = split == TensorSplit::block;
+        const Block b{transformer_dims(layer),
+                      mb * L,
+                      L,
+                      mb,
+                      split_block ? t : 1,
+                      split_block && context.sequence_parallel};
         transformer(k, b);
     } else if (type == "flatten") {
         // A view: no kernel.

@@ -38,6 +38,31 @@ std::vector<Case> cases() {
         {{{"type", "layernorm"}, {"features", 10}}, {3, 10}},
         {{{"type", "embedding"}, {"num_embeddings", 50}, {"embedding_dim", 6}}, {7}, true},
         {{{"type", "transformer_block"}, {"hidden", 16}, {"heads", 4}, {"mlp_ratio", 2}}, {5, 16}},
+        {{{"type", "rmsnorm"}, {"features", 10}}, {3, 10}},
+        // Llama-style: grouped-query, SwiGLU, RMSNorm, no biases, rotary.
+        {{{"type", "transformer_block"},
+          {"hidden", 16},
+          {"heads", 4},
+          {"kv_heads", 2},
+          {"ffn_hidden", 40},
+          {"activation", "swiglu"},
+          {"norm", "rmsnorm"},
+          {"bias", false},
+          {"qkv_bias", false},
+          {"rotary", true}},
+         {5, 16}},
+        // Qwen-style biases on QKV only; a head width of its own; multi-query.
+        {{{"type", "transformer_block"},
+          {"hidden", 16},
+          {"heads", 2},
+          {"kv_heads", 1},
+          {"head_dim", 6},
+          {"ffn_hidden", 24},
+          {"activation", "geglu"},
+          {"bias", false}},
+         {5, 16}},
+        {{{"type", "transformer_block"}, {"hidden", 16}, {"heads", 4}, {"activation", "relu"}},
+         {5, 16}},
     };
 }
 

@@ -30,12 +30,15 @@ struct TensorParallelCase {
     std::string optimizer = "adam";
     bool sequence_parallel = false;
     int cut = 3;  // the second stage's first layer
+    // Llama-style blocks: grouped-query attention, SwiGLU, RMSNorm, no
+    // biases, rotary; an RMSNorm at the end.
+    bool llama = false;
 };
 
 void PrintTo(const TensorParallelCase& c, std::ostream* out) {
     *out << c.stages << " stages (from layer " << c.cut << "), " << c.schedule
          << (c.checkpointing ? ", checkpointing" : "") << ", " << c.optimizer
-         << (c.sequence_parallel ? ", sequence parallel" : "");
+         << (c.sequence_parallel ? ", sequence parallel" : "") << (c.llama ? ", Llama-style" : "");
 }
 
 // Embedding, two blocks, a final norm, an MLP pair with a GELU between and
@@ -46,12 +49,23 @@ json gpt_json(const TensorParallelCase& c, int tensor) {
     layers.push_back(
         {{"name", "embed"}, {"type", "embedding"}, {"num_embeddings", 64}, {"embedding_dim", 32}});
     for (int b = 0; b < 2; ++b) {
-        layers.push_back({{"name", "block" + std::to_string(b)},
-                          {"type", "transformer_block"},
-                          {"hidden", 32},
-                          {"heads", 4}});
+        json block = {{"name", "block" + std::to_string(b)},
+                      {"type", "transformer_block"},
+                      {"hidden", 32},
+                      {"heads", 4}};
+        if (c.llama) {
+            block.update({{"kv_heads", 2},
+                          {"ffn_hidden", 48},
+                          {"activation", "swiglu"},
+                          {"norm", "rmsnorm"},
+                          {"bias", false},
+                          {"qkv_bias", false},
+                          {"rotary", true}});
+        }
+        layers.push_back(block);
     }
-    layers.push_back({{"name", "ln_f"}, {"type", "layernorm"}, {"features", 32}});
+    layers.push_back(
+        {{"name", "ln_f"}, {"type", c.llama ? "rmsnorm" : "layernorm"}, {"features", 32}});
     layers.push_back(
         {{"name", "up"}, {"type", "linear"}, {"in_features", 32}, {"out_features", 64}});
     layers.push_back({{"name", "act"}, {"type", "gelu"}});
@@ -165,34 +179,38 @@ TEST_P(TensorParallelRuns, EveryMemberEndsWithItsSlicesOfSingleProcessTraining) 
     fs::remove_all(dir);
 }
 
-INSTANTIATE_TEST_SUITE_P(SchedulesAndStages, TensorParallelRuns,
-                         ::testing::Values(TensorParallelCase{1, "1f1b", false, "adam"},
-                                           TensorParallelCase{2, "1f1b", false, "adamw"},
-                                           TensorParallelCase{2, "zb-h1", false, "sgd"},
-                                           TensorParallelCase{2, "gpipe", true, "adam"},
-                                           // The MLP pair cut between its two linears: the first
-                                           // stage gathers what its column-parallel layer leaves.
-                                           TensorParallelCase{2, "1f1b", false, "adam", false, 5},
-                                           TensorParallelCase{2, "1f1b", false, "adamw", true},
-                                           TensorParallelCase{2, "zb-h1", true, "adam", true, 5}),
-                         [](const auto& param_info) {
-                             const TensorParallelCase& c = param_info.param;
-                             std::string name =
-                                 c.schedule == "zb-h1" ? "ZbH1SplitBackward"
-                                 : c.checkpointing
-                                     ? "GpipeCheckpointing"
-                                     : "OneFOneB" + std::to_string(c.stages) + "Stages";
-                             if (c.checkpointing && c.schedule == "zb-h1") {
-                                 name += "Checkpointing";
-                             }
-                             if (c.sequence_parallel) {
-                                 name += "SequenceParallel";
-                             }
-                             if (c.cut != 3) {
-                                 name += "CutInsideAPair";
-                             }
-                             return name;
-                         });
+INSTANTIATE_TEST_SUITE_P(
+    SchedulesAndStages, TensorParallelRuns,
+    ::testing::Values(TensorParallelCase{1, "1f1b", false, "adam"},
+                      TensorParallelCase{2, "1f1b", false, "adamw"},
+                      TensorParallelCase{2, "zb-h1", false, "sgd"},
+                      TensorParallelCase{2, "gpipe", true, "adam"},
+                      // The MLP pair cut between its two linears: the first
+                      // stage gathers what its column-parallel layer leaves.
+                      TensorParallelCase{2, "1f1b", false, "adam", false, 5},
+                      TensorParallelCase{2, "1f1b", false, "adamw", true},
+                      TensorParallelCase{2, "zb-h1", true, "adam", true, 5},
+                      TensorParallelCase{2, "1f1b", false, "adam", false, 3, true},
+                      TensorParallelCase{2, "zb-h1", true, "adamw", true, 3, true}),
+    [](const auto& param_info) {
+        const TensorParallelCase& c = param_info.param;
+        std::string name = c.schedule == "zb-h1" ? "ZbH1SplitBackward"
+                           : c.checkpointing     ? "GpipeCheckpointing"
+                                                 : "OneFOneB" + std::to_string(c.stages) + "Stages";
+        if (c.checkpointing && c.schedule == "zb-h1") {
+            name += "Checkpointing";
+        }
+        if (c.sequence_parallel) {
+            name += "SequenceParallel";
+        }
+        if (c.cut != 3) {
+            name += "CutInsideAPair";
+        }
+        if (c.llama) {
+            name += "LlamaStyle";
+        }
+        return name;
+    });
 
 TEST(TensorParallelRuns, SplittingMattersTheSlicesOfTheOtherMemberDiffer) {
     // The check above compares each member with its own slices: swapped
@@ -209,23 +227,47 @@ TEST(TensorParallelRuns, SplittingMattersTheSlicesOfTheOtherMemberDiffer) {
     EXPECT_GT(test::max_relative_difference({mine}, {other}), 1e-3);
 }
 
-TEST(TensorParallelRuns, TheShippedSmallGptTrainsOnFourWorkers) {
-    const auto dir = test::temp_dir("tp-example");
-    const auto out = dir / "run";
-    const auto r = test::run_cli(std::string("run ") + PIPEWRIGHT_ASSETS_DIR +
-                                     "/examples/gpt-tiny-t2p2-cpu.json --steps 6 "
-                                     "--threads-per-rank 1 --json --out " +
-                                     out.string(),
-                                 dir);
-    ASSERT_EQ(r.code, 0) << r.output;
-    EXPECT_NE(r.output.find("on 4 CPU ranks: each stage over 2 ranks (tensor parallel)"),
+// The shipped GPT- and Llama-style examples: two stages of two ranks each.
+TEST(TensorParallelRuns, TheShippedSmallDecodersTrainOnFourWorkers) {
+    for (const char* example : {"gpt-tiny-t2p2-cpu.json", "llama-tiny-t2p2-cpu.json"}) {
+        SCOPED_TRACE(example);
+        const auto dir = test::temp_dir("tp-example");
+        const auto out = dir / "run";
+        const auto r =
+            test::run_cli(std::string("run ") + PIPEWRIGHT_ASSETS_DIR + "/examples/" + example +
+                              " --steps 6 --threads-per-rank 1 --json --out " + out.string(),
+                          dir);
+        ASSERT_EQ(r.code, 0) << r.output;
+        EXPECT_NE(r.output.find("on 4 CPU ranks: each stage over 2 ranks (tensor parallel)"),
+                  std::string::npos)
+            << r.output;
+        const auto summary = nlohmann::json::parse(test::last_json_object(r.output));
+        const auto& losses = summary.at("losses");
+        ASSERT_EQ(losses.size(), 6U);
+        EXPECT_LT(losses.back().get<double>(), losses.front().get<double>() - 0.5);
+        EXPECT_EQ(load_timeline_file(out / "timeline.json").num_ranks(), 2);
+        fs::remove_all(dir);
+    }
+}
+
+TEST(TensorParallelRuns, KeyValueHeadsTheGroupCannotSplitAreRefusedBeforeTraining) {
+    const auto dir = test::temp_dir("tp-kv-refused");
+    TensorParallelCase c;
+    c.llama = true;
+    json p = gpt_json(c, 4);
+    p["model"]["layers"][1]["kv_heads"] = 1;  // multi-query: one head for four members
+    p["model"]["layers"][2]["kv_heads"] = 1;
+    write_file_atomically(dir / "mqa.json", p.dump(2));
+    // The simulation prices the replicated heads ...
+    const auto simulated = test::run_cli("simulate " + (dir / "mqa.json").string(), dir, "sim");
+    EXPECT_EQ(simulated.code, 0) << simulated.output;
+    // ... and a real run says why it does not do them.
+    const auto r = test::run_cli("run " + (dir / "mqa.json").string() + " --steps 1", dir, "run");
+    EXPECT_EQ(r.code, 1);
+    EXPECT_NE(r.output.find("model.layers[1].kv_heads: real runs split key/value heads over the "
+                            "tensor-parallel group, so its size 4 must divide kv_heads"),
               std::string::npos)
         << r.output;
-    const auto summary = nlohmann::json::parse(test::last_json_object(r.output));
-    const auto& losses = summary.at("losses");
-    ASSERT_EQ(losses.size(), 6U);
-    EXPECT_LT(losses.back().get<double>(), losses.front().get<double>() - 0.5);
-    EXPECT_EQ(load_timeline_file(out / "timeline.json").num_ranks(), 2);
     fs::remove_all(dir);
 }
 

@@ -343,7 +343,7 @@ TEST(Cli, ListsSchedulesDevicesAndLayers) {
     auto devices = nlohmann::json::parse(run_cli({"devices", "--json"}).out);
     EXPECT_GE(devices.size(), 9u);
     auto layers = nlohmann::json::parse(run_cli({"layers", "--json"}).out);
-    EXPECT_EQ(layers.size(), 13u);
+    EXPECT_EQ(layers.size(), 14u);
 }
 
 TEST(Cli, UnwritableOutputIsAnErrorNotACrash) {

@@ -58,10 +58,10 @@ TEST(LayerCatalog, TypesComeInPaletteOrder) {
     for (const auto& t : layer_types()) {
         names.push_back(t.type);
     }
-    EXPECT_EQ(names, (std::vector<std::string>{"linear", "relu", "gelu", "dropout", "flatten",
-                                               "conv2d", "batchnorm2d", "maxpool2d",
-                                               "adaptive_avgpool2d", "resnet_bottleneck",
-                                               "layernorm", "embedding", "transformer_block"}));
+    EXPECT_EQ(names, (std::vector<std::string>{
+                         "linear", "relu", "gelu", "dropout", "flatten", "conv2d", "batchnorm2d",
+                         "maxpool2d", "adaptive_avgpool2d", "resnet_bottleneck", "layernorm",
+                         "rmsnorm", "embedding", "transformer_block"}));
 }
 
 TEST(LayerCatalog, EveryTypeAndParamIsDescribed) {
@@ -694,7 +694,7 @@ TEST(LayerCatalog, TransformerBlockOtherMlpRatio) {
 TEST(LayerCatalog, TransformerBlockProblems) {
     const auto heads = fails(make("transformer_block", {{"hidden", 768}, {"heads", 7}}), {16, 768});
     EXPECT_EQ(heads.path, "model.layers[3].heads");
-    EXPECT_EQ(heads.message, "\"heads\" must divide hidden = 768, got 7");
+    EXPECT_EQ(heads.message, "\"heads\" must divide hidden = 768, got 7 (or give head_dim)");
     const auto width =
         fails(make("transformer_block", {{"hidden", 768}, {"heads", 12}}), {16, 512});
     EXPECT_EQ(width.path, "model.layers[3]");

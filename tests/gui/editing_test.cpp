@@ -22,6 +22,7 @@
 #include "document/project_document.h"
 #include "editor/model_table_model.h"
 #include "editor/problems_panel.h"
+#include "pipewright/core/transformer_dims.h"
 #include "studio_core/plan_runner.h"
 #include "studio_core/simulation_runner.h"
 #include "timeline/timeline_plot.h"
@@ -115,6 +116,36 @@ TEST_F(EditingTest, LayerCostOverridesAreEditedAndUndone) {
     EXPECT_EQ(window.document()->project(), before);
     // Undo rebuilt the inspector from the restored project.
     EXPECT_FALSE(find<QCheckBox>(QStringLiteral("costForwardCheck"))->isChecked());
+}
+
+// A choice (a block's activation, its norm) is a list of its words.
+TEST_F(EditingTest, ABlocksChoicesArePickedFromTheirWords) {
+    ASSERT_TRUE(window.openFile(
+        QStringLiteral(PIPEWRIGHT_ASSETS_DIR "/examples/llama-tiny-t2p2-cpu.json")));
+    const Project llama = window.document()->project();
+    const int layer = llama.model.layer_index("block0");
+    window.inspector()->setSelection({Selection::Kind::layer, layer, {}});
+    auto* activation = find<QComboBox>(QStringLiteral("param-activation"));
+    ASSERT_NE(activation, nullptr);
+    EXPECT_EQ(activation->currentText(), QStringLiteral("swiglu"));
+    EXPECT_EQ(activation->count(), 4);
+    EXPECT_EQ(find<QComboBox>(QStringLiteral("param-norm"))->currentText(),
+              QStringLiteral("rmsnorm"));
+    const auto block_parameters = [this, layer] {
+        return transformer_dims(
+                   window.document()->project().model.layers[static_cast<std::size_t>(layer)])
+            .parameters();
+    };
+    const double parameters = block_parameters();
+    activation->setCurrentText(QStringLiteral("gelu"));
+    EXPECT_EQ(window.document()->project().model.layers[static_cast<std::size_t>(layer)].params.at(
+                  "activation"),
+              "gelu");
+    ASSERT_TRUE(wait_simulation());
+    // An ungated MLP has two matrices, not three.
+    EXPECT_LT(block_parameters(), parameters);
+    window.document()->undoStack()->undo();
+    EXPECT_EQ(window.document()->project(), llama);
 }
 
 TEST_F(EditingTest, ModelInputShapeAndDtypeAreEditable) {

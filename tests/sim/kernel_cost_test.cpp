@@ -40,6 +40,11 @@ double flops(const std::vector<Kernel>& kernels) {
     return f;
 }
 
+const nlohmann::json kLlamaBlock = {
+    {"hidden", 1024},         {"heads", 16},       {"kv_heads", 4}, {"ffn_hidden", 3584},
+    {"activation", "swiglu"}, {"norm", "rmsnorm"}, {"bias", false}, {"qkv_bias", false},
+    {"rotary", true}};
+
 struct Case {
     std::string type;
     nlohmann::json params;
@@ -76,6 +81,19 @@ TEST(LayerKernels, EveryLayerTypesKernelsAddUpToItsAnalysis) {
         {"transformer_block",
          {{"hidden", 768}, {"heads", 12}, {"flash_attention", true}},
          {1024, 768}},
+        {"rmsnorm", {{"features", 768}}, {1024, 768}},
+        // Llama-style: grouped-query attention, SwiGLU, RMSNorm, no biases.
+        {"transformer_block", kLlamaBlock, {1024, 1024}},
+        {"transformer_block",
+         {{"hidden", 1024},
+          {"heads", 8},
+          {"head_dim", 160},
+          {"kv_heads", 1},
+          {"ffn_hidden", 3000},
+          {"activation", "geglu"},
+          {"flash_attention", true},
+          {"bias", false}},
+         {512, 1024}},
     };
     for (const Case& c : cases) {
         SCOPED_TRACE(c.type + " " + c.params.dump());
@@ -104,7 +122,8 @@ TEST(LayerKernels, EveryLayerTypesKernelsAddUpToItsAnalysis) {
 TEST(LayerKernels, ATensorParallelSliceRunsItsShareOfTheFlops) {
     Model model;
     model.input = {{512, 1024}, DType::float32};
-    model.layers = {layer("transformer_block", {{"hidden", 1024}, {"heads", 16}}),
+    model.layers = {layer("transformer_block", kLlamaBlock),
+                    layer("transformer_block", {{"hidden", 1024}, {"heads", 16}}),
                     layer("layernorm", {{"features", 1024}}),
                     layer("linear", {{"in_features", 1024}, {"out_features", 4096}}),
                     layer("gelu", nlohmann::json::object()),
@@ -141,10 +160,11 @@ TEST(LayerKernels, ATensorParallelSliceRunsItsShareOfTheFlops) {
                         1e-9 * analyses[i].backward_weight_flops + 1e-9);
         }
         EXPECT_EQ(shares[0].split, TensorSplit::block);
-        EXPECT_EQ(shares[2].split, TensorSplit::column);
-        EXPECT_EQ(shares[3].split, TensorSplit::features);
-        EXPECT_EQ(shares[4].split, TensorSplit::row);
-        EXPECT_EQ(shares[1].split, sp ? TensorSplit::sequence : TensorSplit::replicated);
+        EXPECT_EQ(shares[1].split, TensorSplit::block);
+        EXPECT_EQ(shares[3].split, TensorSplit::column);
+        EXPECT_EQ(shares[4].split, TensorSplit::features);
+        EXPECT_EQ(shares[5].split, TensorSplit::row);
+        EXPECT_EQ(shares[2].split, sp ? TensorSplit::sequence : TensorSplit::replicated);
     }
 }
 

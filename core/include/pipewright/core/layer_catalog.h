@@ -13,15 +13,19 @@
 
 namespace pipewright {
 
-enum class ParamKind { integer, number, boolean };
+enum class ParamKind { integer, number, boolean, choice };
 
 // A hyper-parameter of a layer type, as shown in docs and in the inspector.
 struct ParamSpec {
     std::string name;
     ParamKind kind = ParamKind::integer;
     bool required = true;
-    double default_value = 0;  // used when !required
+    double default_value = 0;  // used when !required; a choice's index
     std::string description;
+    std::vector<std::string> choices;  // the words a choice accepts, in index order
+
+    // The default as a project file writes it: a number, or a choice's word.
+    [[nodiscard]] std::string default_text() const;
 };
 
 struct LayerTypeInfo {
@@ -79,5 +83,7 @@ struct LayerAnalysis {
 // std::invalid_argument when the type has no parameter of that name: both
 // used to read as 0, a silent wrong size or switch in a built module.
 [[nodiscard]] double layer_param(const LayerSpec& layer, std::string_view name);
+// A choice parameter's word ("swiglu"), its default applied.
+[[nodiscard]] std::string layer_choice(const LayerSpec& layer, std::string_view name);
 
 }  // namespace pipewright

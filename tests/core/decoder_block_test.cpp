@@ -1,0 +1,191 @@
+// The transformer block as today's decoders build it: grouped-query
+// attention, gated MLPs, RMSNorm, blocks without biases, and rotary
+// embedding, against published parameter counts and the formulas by hand.
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include "pipewright/core/layer_catalog.h"
+#include "pipewright/core/model.h"
+#include "pipewright/core/tensor_parallel.h"
+#include "pipewright/core/transformer_dims.h"
+
+namespace pipewright {
+namespace {
+
+using nlohmann::json;
+
+LayerSpec make(const std::string& type, json params) {
+    LayerSpec l;
+    l.name = "l";
+    l.type = type;
+    l.params = std::move(params);
+    return l;
+}
+
+LayerAnalysis ok(const LayerSpec& layer, const Shape& in, DType dtype = DType::float32) {
+    Diagnostics d;
+    const auto a = analyze_layer(layer, in, dtype, d, "model.layers[1]");
+    EXPECT_TRUE(a.has_value()) << d.format();
+    return a.value_or(LayerAnalysis{});
+}
+
+Diagnostics problems(const LayerSpec& layer, const Shape& in) {
+    Diagnostics d;
+    EXPECT_FALSE(analyze_layer(layer, in, DType::float32, d, "model.layers[1]").has_value());
+    return d;
+}
+
+// Llama 3.1 8B's block (its config.json): hidden 4096, 32 query heads, 8
+// key/value heads, SwiGLU of 14,336, RMSNorm, no biases, rotary.
+const json kLlama8B = {
+    {"hidden", 4096},         {"heads", 32},       {"kv_heads", 8}, {"ffn_hidden", 14336},
+    {"activation", "swiglu"}, {"norm", "rmsnorm"}, {"bias", false}, {"qkv_bias", false},
+    {"rotary", true}};
+
+TEST(DecoderBlock, Llama31_8BHasItsPublishedParameters) {
+    const LayerAnalysis block = ok(make("transformer_block", kLlama8B), {16, 4096});
+    // q 4096², k and v 4096 × 1024 each, o 4096², gate, up and down
+    // 4096 × 14336 each, two norms of 4096.
+    EXPECT_EQ(block.parameters, 218'112'000);
+    const LayerAnalysis embedding =
+        ok(make("embedding", {{"num_embeddings", 128256}, {"embedding_dim", 4096}}), {16},
+           DType::int64);
+    const LayerAnalysis norm = ok(make("rmsnorm", {{"features", 4096}}), {16, 4096});
+    const LayerAnalysis head =
+        ok(make("linear", {{"in_features", 4096}, {"out_features", 128256}, {"bias", false}}),
+           {16, 4096});
+    EXPECT_EQ(norm.parameters, 4096);
+    // 8.03 billion, as Meta publishes it (untied embeddings).
+    EXPECT_EQ(embedding.parameters + 32 * block.parameters + norm.parameters + head.parameters,
+              8'030'261'248);
+}
+
+TEST(DecoderBlock, FlopsAndActivationsFollowTheWidthsOfEachPart) {
+    const double L = 16, h = 4096, q = 4096, kv = 1024, f = 14336, a = 32;
+    const LayerAnalysis b = ok(make("transformer_block", kLlama8B), {16, 4096});
+    const double gemm = 2 * L * (h * (q + 2 * kv) + q * h + h * 2 * f + f * h);
+    EXPECT_DOUBLE_EQ(b.forward_flops, gemm + 4 * L * L * q);
+    EXPECT_DOUBLE_EQ(b.backward_input_flops, gemm + 8 * L * L * q);
+    EXPECT_DOUBLE_EQ(b.backward_weight_flops, gemm);
+    // Korthikanti's parts with K and V a quarter wide and the gate, the up
+    // projection and their product kept for the gated MLP.
+    EXPECT_DOUBLE_EQ(b.stashed_elements, L * (5 * h + 2 * q + 2 * kv + 3 * f) + 2.5 * a * L * L);
+    EXPECT_DOUBLE_EQ(b.weight_stashed_elements, L * (2 * h + q + f));
+
+    json flash = kLlama8B;
+    flash["flash_attention"] = true;
+    EXPECT_DOUBLE_EQ(ok(make("transformer_block", flash), {16, 4096}).stashed_elements,
+                     L * (5 * h + 2 * q + 2 * kv + 3 * f) + 2 * a * L);
+}
+
+// head_dim apart from hidden / heads (Gemma, Qwen3): the query width is
+// heads × head_dim, and the projection brings it back to hidden.
+TEST(DecoderBlock, AHeadWidthOfItsOwnSetsTheAttentionWidths) {
+    const json p = {{"hidden", 2304},  {"heads", 8},         {"kv_heads", 4},
+                    {"head_dim", 256}, {"ffn_hidden", 9216}, {"activation", "geglu"},
+                    {"bias", false},   {"qkv_bias", false}};
+    const LayerSpec spec = make("transformer_block", p);
+    const TransformerDims d = transformer_dims(spec);
+    EXPECT_EQ(d.query_width(), 2048);
+    EXPECT_EQ(d.key_value_width(), 1024);
+    EXPECT_TRUE(d.gated());
+    const double h = 2304;
+    EXPECT_EQ(ok(spec, {8, 2304}).parameters,
+              static_cast<std::int64_t>(h * (2048 + 2 * 1024) + 2048 * h + 3 * h * 9216 + 4 * h));
+}
+
+TEST(DecoderBlock, DefaultsAreTheGptBlockAndChoicesReadAsWords) {
+    const LayerSpec gpt = make("transformer_block", {{"hidden", 64}, {"heads", 4}});
+    const TransformerDims d = transformer_dims(gpt);
+    EXPECT_EQ(d.kv_heads, 4);
+    EXPECT_EQ(d.head_dim, 16);
+    EXPECT_EQ(d.ffn, 256);
+    EXPECT_EQ(d.activation, MlpActivation::gelu);
+    EXPECT_FALSE(d.rms_norm);
+    EXPECT_TRUE(d.bias && d.qkv_bias);
+    EXPECT_EQ(layer_choice(gpt, "activation"), "gelu");
+    EXPECT_EQ(layer_choice(make("transformer_block", kLlama8B), "norm"), "rmsnorm");
+    const LayerTypeInfo* info = find_layer_type("transformer_block");
+    ASSERT_NE(info, nullptr);
+    bool listed = false;
+    for (const ParamSpec& p : info->params) {
+        if (p.name == "activation") {
+            listed = true;
+            EXPECT_EQ(p.kind, ParamKind::choice);
+            EXPECT_EQ(p.choices, (std::vector<std::string>{"gelu", "swiglu", "geglu", "relu"}));
+            EXPECT_EQ(p.default_text(), "gelu");
+        }
+    }
+    EXPECT_TRUE(listed);
+}
+
+TEST(DecoderBlock, ProblemsAreNamedWithTheirField) {
+    json p = kLlama8B;
+    p["kv_heads"] = 5;
+    Diagnostics d = problems(make("transformer_block", p), {16, 4096});
+    ASSERT_EQ(d.size(), 1U) << d.format();
+    EXPECT_EQ(d.items()[0].path, "model.layers[1].kv_heads");
+    EXPECT_EQ(d.items()[0].message, "\"kv_heads\" must divide heads = 32, got 5");
+
+    p = kLlama8B;
+    p["activation"] = "silu";
+    d = problems(make("transformer_block", p), {16, 4096});
+    ASSERT_EQ(d.size(), 1U) << d.format();
+    EXPECT_EQ(d.items()[0].path, "model.layers[1].activation");
+    EXPECT_EQ(d.items()[0].message,
+              "\"activation\" must be \"gelu\", \"swiglu\", \"geglu\" or \"relu\", got the "
+              "string \"silu\"");
+
+    p = kLlama8B;
+    p["head_dim"] = 127;
+    d = problems(make("transformer_block", p), {16, 4096});
+    ASSERT_EQ(d.size(), 1U) << d.format();
+    EXPECT_EQ(d.items()[0].path, "model.layers[1].rotary");
+
+    // head_dim 0 is the default: heads must then divide hidden.
+    d = problems(make("transformer_block", {{"hidden", 768}, {"heads", 7}, {"head_dim", 0}}),
+                 {16, 768});
+    ASSERT_EQ(d.size(), 1U) << d.format();
+    EXPECT_EQ(d.items()[0].path, "model.layers[1].heads");
+
+    p = kLlama8B;
+    p["norm"] = true;
+    d = problems(make("transformer_block", p), {16, 4096});
+    ASSERT_EQ(d.size(), 1U) << d.format();
+    EXPECT_EQ(d.items()[0].message, "\"norm\" must be \"layernorm\" or \"rmsnorm\", got true");
+}
+
+// Key/value heads split over a group that divides them; with fewer heads
+// than members each holds one, as Megatron-LM replicates them; otherwise
+// refused in words.
+TEST(DecoderBlock, KeyValueHeadsSplitOrReplicateOverATensorParallelGroup) {
+    Model model;
+    model.input = {{16, 4096}, DType::float32};
+    model.layers = {make("transformer_block", kLlama8B)};
+    const std::vector<LayerAnalysis> analyses = {ok(model.layers[0], {16, 4096})};
+    const double h = 4096, q = 4096, kv = 1024, f = 14336, d = 128;
+    const double all = 218'112'000;
+    for (int t : {2, 8, 16, 32}) {
+        SCOPED_TRACE(t);
+        Diagnostics diagnostics;
+        const auto shares = tensor_shares(model, analyses, TensorParallel{t, false}, diagnostics);
+        ASSERT_TRUE(diagnostics.empty()) << diagnostics.format();
+        const double kv_local = t <= 8 ? kv / t : d;
+        const double local = h * (q / t + 2 * kv_local) + q * h / t + 3 * h * f / t + 2 * h;
+        EXPECT_NEAR(shares[0].parameters, local / all, 1e-12);
+    }
+    model.layers[0].params["heads"] = 48;
+    model.layers[0].params["head_dim"] = 128;
+    model.layers[0].params["kv_heads"] = 8;
+    Diagnostics diagnostics;
+    (void)tensor_shares(model, {ok(model.layers[0], {16, 4096})}, TensorParallel{12, false},
+                        diagnostics);
+    ASSERT_FALSE(diagnostics.empty());
+    EXPECT_NE(diagnostics.format().find("neither divides kv_heads = 8"), std::string::npos)
+        << diagnostics.format();
+}
+
+}  // namespace
+}  // namespace pipewright
