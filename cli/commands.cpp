@@ -1,5 +1,7 @@
 #include "commands.h"
 
+#include "config_import.h"
+
 #include <CLI/CLI.hpp>
 #include <algorithm>
 #include <filesystem>
@@ -213,6 +215,19 @@ int run(int argc, const char* const* argv, std::ostream& out, std::ostream& err,
         return backend.profile(profile, out, err);
     }
     if (app.got_subcommand("import")) {
+        if (is_hf_config(import_args)) {
+            return run_config_import(import_args, out, err);
+        }
+        if (import_args.input_shape.empty()) {
+            err << "pipewright: import: --input-shape is required for a TorchScript module "
+                   "(the shape of one sample, such as 3,224,224)\n";
+            return kUsage;
+        }
+        if (import_args.nodes != 1 || import_args.seq_len) {
+            err << "pipewright: import: --nodes and --seq-len are for a Hugging Face config; "
+                   "a TorchScript module is placed on --devices of one machine\n";
+            return kUsage;
+        }
         return backend.import(import_args, out, err);
     }
     if (app.got_subcommand("compare")) {

@@ -6,11 +6,20 @@ namespace pipewright::cli {
 
 void add_import_command(CLI::App& app, ImportArgs& a) {
     CLI::App* cmd = app.add_subcommand(
-        "import", "Make a project of a TorchScript module's layers (torch.jit.script or trace)");
-    cmd->add_option("module", a.module, "TorchScript file (.pt)")->required();
-    cmd->add_option("--input-shape", a.input_shape,
-                    "Shape of one sample, without the batch, e.g. 3,224,224 (required)")
+        "import",
+        "Make a project of a TorchScript module's layers (torch.jit.script or trace), or of the "
+        "decoder a Hugging Face config.json describes");
+    cmd->add_option("module", a.module,
+                    "TorchScript file (.pt), or a Hugging Face config (.json) of a Llama, "
+                    "Mistral, Qwen2 or Qwen3 model")
         ->required();
+    cmd->add_option("--input-shape", a.input_shape,
+                    "Shape of one sample, without the batch, e.g. 3,224,224 (required for a "
+                    "TorchScript file)");
+    cmd->add_option("--seq-len", a.seq_len,
+                    "Tokens per sequence for a config (default: its max_position_embeddings, "
+                    "at most 4096)")
+        ->check(whole_number(1, 1 << 24));
     cmd->add_option("--input-dtype", a.input_dtype,
                     "float32 (default) or int64 (token ids, for a model that starts with an "
                     "embedding)")
@@ -24,11 +33,15 @@ void add_import_command(CLI::App& app, ImportArgs& a) {
                     "a chain of their own children are split into those (default 0)")
         ->check(whole_number(0, 64));
     cmd->add_option("--devices", a.devices,
-                    "Devices to place the layers on, balanced by their work (default 1)")
+                    "Devices (per node) to place the layers on, balanced by their work "
+                    "(default 1)")
+        ->check(whole_number(1, 4096));
+    cmd->add_option("--nodes", a.nodes, "Nodes of --devices each, for a config (default 1)")
         ->check(whole_number(1, 4096));
     cmd->add_option("--device-spec", a.device_spec,
-                    "Device catalog entry of those devices: cpu (default), or a GPU such as "
-                    "A100-80GB to plan for it (see `pipewright devices`)");
+                    "Device catalog entry of those devices: cpu (the default for a module), "
+                    "H100-SXM (for a config), or another such as A100-80GB (see `pipewright "
+                    "devices`)");
     cmd->add_option("--batch-size,-b", a.batch_size, "Samples per iteration (default 32)")
         ->check(whole_number(1));
     cmd->add_option("--microbatches,-m", a.microbatches,
@@ -52,6 +65,11 @@ void add_import_command(CLI::App& app, ImportArgs& a) {
                     "Seconds measuring one layer may take before the import ends, naming it "
                     "(default 600)")
         ->check(finite_number(0.001, 604800));
+}
+
+bool is_hf_config(const ImportArgs& a) {
+    const auto dot = a.module.rfind('.');
+    return dot != std::string::npos && a.module.substr(dot) == ".json";
 }
 
 }  // namespace pipewright::cli

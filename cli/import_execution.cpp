@@ -6,6 +6,7 @@
 #include <filesystem>
 
 #include "backend_commands.h"
+#include "import_common.h"
 #include "option_checks.h"
 #include "pipewright/backend/backend_error.h"
 #include "pipewright/backend/torchscript_import.h"
@@ -87,35 +88,6 @@ void print_layers(std::ostream& out, const backend::ImportResult& r) {
     table.print(out, "  ");
 }
 
-// The imported layers over the project's devices: the planner's contiguous
-// split with the smallest bottleneck at the project's schedule and
-// micro-batches (stage times on these devices, transfers, memory), or, when
-// no split fits in memory, its split by parameters (simulate then says
-// where it does not fit).
-Project placed_by_planner(const Project& imported) {
-    const auto devices = imported.topology.devices();
-    const int stages =
-        std::min(static_cast<int>(devices.size()), static_cast<int>(imported.model.layers.size()));
-    if (stages <= 1) {
-        return imported;
-    }
-    const std::string& schedule = imported.training.schedule.name;
-    const int m = imported.training.resolved_microbatches();
-    const SplitResult split = best_split(imported, {}, m, schedule, stages);
-    std::vector<PlannedStage> planned;
-    if (!split.feasible) {
-        planned = parameter_balanced_split(imported);
-    }
-    for (std::size_t k = 0; split.feasible && k < split.devices.size(); ++k) {
-        const int next = k + 1 < split.first_layer.size()
-                             ? split.first_layer[k + 1]
-                             : static_cast<int>(imported.model.layers.size());
-        planned.push_back({devices[static_cast<std::size_t>(split.devices[k])].path,
-                           split.first_layer[k], next - 1});
-    }
-    return with_placement(imported, planned, schedule, m);
-}
-
 nlohmann::json result_json(const backend::ImportResult& r, const std::string& written) {
     nlohmann::json layers = nlohmann::json::array();
     for (const auto& l : r.layers) {
@@ -160,25 +132,10 @@ int run_import(const ImportArgs& a, std::ostream& out, std::ostream& err) {
     if (!a.dry_run && !check_output_file("project", target, err)) {
         return 1;
     }
-    // The device spec by the catalog's name, whatever its case, checked
-    // before any layer is measured.
-    std::string device_spec;
-    for (const auto& name : DeviceCatalog::builtin().names()) {
-        if (std::equal(name.begin(), name.end(), a.device_spec.begin(), a.device_spec.end(),
-                       [](char x, char y) {
-                           return std::tolower(static_cast<unsigned char>(x)) ==
-                                  std::tolower(static_cast<unsigned char>(y));
-                       })) {
-            device_spec = name;
-        }
-    }
-    if (device_spec.empty()) {
-        std::string known;
-        for (const auto& name : DeviceCatalog::builtin().names()) {
-            known += (known.empty() ? "" : ", ") + name;
-        }
-        err << "pipewright: --device-spec: no device \"" << printable_name(a.device_spec)
-            << "\" in the catalog; give one of " << known << " (pipewright devices)\n";
+    // Checked before any layer is measured.
+    const auto device_spec =
+        catalog_device_name(a.device_spec.empty() ? "cpu" : a.device_spec, err);
+    if (!device_spec) {
         return 2;
     }
     backend::ImportOptions o;
@@ -188,7 +145,7 @@ int run_import(const ImportArgs& a, std::ostream& out, std::ostream& err) {
     o.loss = a.loss == "mse" ? LossKind::mse : LossKind::cross_entropy;
     o.depth = a.depth;
     o.devices = a.devices;
-    o.device_spec = device_spec;
+    o.device_spec = *device_spec;
     o.batch_size = a.batch_size;
     o.microbatches = a.microbatches.value_or(0);
     if (a.vocabulary) {
@@ -251,7 +208,7 @@ int run_import(const ImportArgs& a, std::ostream& out, std::ostream& err) {
     out << '\n'
         << (a.dry_run ? "Not written (--dry-run). " : "Wrote " + printable_name(target) + ": ")
         << r.project.placement.size() << (r.project.placement.size() == 1 ? " stage" : " stages")
-        << " on " << a.devices << " × " << device_spec << ", batch " << a.batch_size << " in "
+        << " on " << a.devices << " × " << *device_spec << ", batch " << a.batch_size << " in "
         << r.project.training.resolved_microbatches() << " micro-batches.\n";
     if (const auto stages = r.project.placement.size();
         stages < static_cast<std::size_t>(a.devices)) {

@@ -167,15 +167,6 @@ class LayerWatchdog {
     std::thread thread_;
 };
 
-int default_microbatches(int batch, int stages) {
-    for (int m = std::min(batch, 2 * stages); m > 1; --m) {
-        if (batch % m == 0 && m >= stages) {
-            return m;
-        }
-    }
-    return 1;
-}
-
 }  // namespace
 
 ImportResult import_torchscript(const ImportOptions& o) {

@@ -1,5 +1,7 @@
 #include "pipewright/core/training.h"
 
+#include <algorithm>
+
 namespace pipewright {
 
 std::string_view to_string(OptimizerKind k) {
@@ -44,6 +46,15 @@ int Training::resolved_microbatches() const {
     }
     if (microbatch_size && *microbatch_size > 0) {
         return batch_size / *microbatch_size;
+    }
+    return 1;
+}
+
+int default_microbatches(int batch, int stages) {
+    for (int m = std::min(batch, 2 * stages); m > 1; --m) {
+        if (batch % m == 0 && m >= stages) {
+            return m;
+        }
     }
     return 1;
 }

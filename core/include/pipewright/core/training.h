@@ -54,4 +54,9 @@ struct Training {
     bool operator==(const Training&) const = default;
 };
 
+// Micro-batches for a new project of `stages` stages: the largest divisor
+// of the batch from the stages to twice them (enough to keep a pipeline
+// busy), or 1.
+[[nodiscard]] int default_microbatches(int batch, int stages);
+
 }  // namespace pipewright

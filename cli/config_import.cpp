@@ -1,0 +1,195 @@
+#include "config_import.h"
+
+#include <cmath>
+#include <filesystem>
+#include <sstream>
+
+#include "commands.h"
+#include "import_common.h"
+#include "option_checks.h"
+#include "pipewright/core/analysis.h"
+#include "pipewright/core/device_catalog.h"
+#include "pipewright/core/diagnostics.h"
+#include "pipewright/core/hf_config.h"
+#include "pipewright/core/json_parse.h"
+#include "pipewright/core/printable_name.h"
+#include "pipewright/core/project_io.h"
+#include "pipewright/core/quantity_format.h"
+#include "pipewright/sim/simulation.h"
+
+namespace pipewright::cli {
+namespace {
+
+// node0/c0/gpu0 … : `nodes` nodes of `per_node` devices of one kind.
+Topology cluster(int nodes, int per_node, const std::string& spec, bool gpu) {
+    Topology t;
+    for (int n = 0; n < nodes; ++n) {
+        Node node{"node" + std::to_string(n), {Container{"c0", {}}}};
+        for (int d = 0; d < per_node; ++d) {
+            node.containers[0].devices.push_back(
+                Device{(gpu ? "gpu" : "cpu") + std::to_string(d), spec, {}});
+        }
+        t.nodes.push_back(std::move(node));
+    }
+    return t;
+}
+
+// 8030261248 -> "8,030,261,248".
+std::string grouped(double value) {
+    std::string digits = std::to_string(static_cast<long long>(std::llround(value)));
+    for (auto i = static_cast<std::ptrdiff_t>(digits.size()) - 3; i > 0; i -= 3) {
+        digits.insert(static_cast<std::size_t>(i), ",");
+    }
+    return digits;
+}
+
+// "8.03B" for the default file name.
+std::string billions(double parameters) {
+    std::ostringstream s;
+    s.precision(parameters >= 1e10 ? 4 : 3);
+    s << parameters / 1e9 << "B";
+    return s.str();
+}
+
+}  // namespace
+
+int run_config_import(const ImportArgs& a, std::ostream& out, std::ostream& err) {
+    namespace fs = std::filesystem;
+    nlohmann::json config;
+    try {
+        config = parse_json_file(a.module);
+    } catch (const std::exception& e) {
+        err << "pipewright: " << printable_name(e.what()) << '\n';
+        return kInvalidInput;
+    }
+    Diagnostics d;
+    auto imported = model_from_hf_config(config, a.seq_len.value_or(0), d);
+    if (!imported) {
+        print_problems(err, printable_name(a.module), located_in(a.module, d));
+        return kInvalidInput;
+    }
+    const auto spec = catalog_device_name(a.device_spec.empty() ? "H100-SXM" : a.device_spec, err);
+    if (!spec) {
+        return kUsage;
+    }
+    const bool gpu = DeviceCatalog::builtin().find(*spec)->kind == "gpu";
+
+    Project p;
+    p.model = std::move(imported->model);
+    p.topology = cluster(a.nodes, a.devices, *spec, gpu);
+    for (LayerSpec& l : p.model.layers) {
+        if (gpu && l.type == "transformer_block") {
+            l.params["flash_attention"] = true;
+        }
+    }
+    StageAssignment all{p.topology.devices().front().path, {}};
+    for (const auto& l : p.model.layers) {
+        all.layers.push_back(l.name);
+    }
+    p.placement = {std::move(all)};
+    const int stages = std::min(a.nodes * a.devices, static_cast<int>(p.model.layers.size()));
+    p.training.batch_size = a.batch_size;
+    p.training.microbatches = a.microbatches.value_or(default_microbatches(a.batch_size, stages));
+    p.training.schedule.name = stages > 1 ? "1f1b" : "gpipe";
+    p.training.optimizer.type = OptimizerKind::adamw;
+    p.training.optimizer.lr = 3e-4;
+    p.training.optimizer.weight_decay = 0.1;
+    p.training.dtype = gpu ? DType::bfloat16 : DType::float32;
+    p.training.steps = 10;
+
+    auto analyzed = analyze_project(p, AnalysisOptions{}, d);
+    if (!analyzed) {
+        print_problems(err, "the imported project", d);
+        return kInvalidInput;
+    }
+    double parameters = 0;
+    for (const auto& l : analyzed->layers) {
+        parameters += static_cast<double>(l.parameters);
+    }
+    p = placed_by_planner(p);
+    analyzed = analyze_project(p, AnalysisOptions{}, d);
+    if (!analyzed) {
+        print_problems(err, "the imported project", d);
+        return kInvalidInput;
+    }
+    const SimulationReport simulated = simulate_project(*analyzed, {}, Recording::summary);
+
+    std::string target = a.out;
+    if (target.empty()) {
+        target = (fs::path(a.module).parent_path() /
+                  (p.model.name + "-" + billions(parameters) + ".json"))
+                     .string();
+    }
+    std::vector<NamedFile> inputs;
+    inputs.push_back(NamedFile{"config", a.module});
+    std::vector<NamedFile> outputs;
+    outputs.push_back(NamedFile{"--out", target});
+    if (!a.dry_run && !check_outputs_spare_inputs(inputs, outputs, err)) {
+        return kUsage;
+    }
+    if (!a.dry_run) {
+        if (!check_output_file("project", target, err)) {
+            return kInvalidInput;
+        }
+        try {
+            save_project_file(p, target);
+        } catch (const std::exception& e) {
+            err << "pipewright: cannot write the project " << printable_name(target) << ": "
+                << printable_name(e.what()) << '\n';
+            return kInvalidInput;
+        }
+    }
+    const LayerSpec& block = p.model.layers.at(1);
+    const auto width = [&block](const char* key) {
+        return block.params.at(key).get<std::int64_t>();
+    };
+    const std::int64_t blocks = static_cast<std::int64_t>(p.model.layers.size()) - 3;
+    if (a.json) {
+        out << nlohmann::json{{"architecture", imported->architecture},
+                              {"parameters", parameters},
+                              {"iteration_s", simulated.iteration_time_s},
+                              {"fits", simulated.all_fit},
+                              {"blocks", blocks},
+                              {"sequence", p.model.input.shape.front()},
+                              {"stages", p.placement.size()},
+                              {"notes", imported->notes},
+                              {"written", a.dry_run ? "" : target}}
+                   .dump(2)
+            << '\n';
+        return kOk;
+    }
+    out << printable_name(a.module) << ": " << imported->architecture << ", " << blocks
+        << " blocks of hidden " << width("hidden") << ", " << width("heads") << " heads ("
+        << width("kv_heads") << " key/value), MLP " << width("ffn_hidden") << " "
+        << block.params.at("activation").get<std::string>() << "; sequence "
+        << format_count(static_cast<double>(p.model.input.shape.front())) << "\n";
+    out << "Parameters  " << grouped(parameters) << '\n';
+    out << "Simulated   " << format_duration(simulated.iteration_time_s) << " an iteration; ";
+    if (simulated.all_fit) {
+        out << "every device fits\n";
+    } else {
+        int over = 0;
+        for (const auto& dev : simulated.devices) {
+            over += dev.fits ? 0 : 1;
+        }
+        out << over << " of " << simulated.devices.size()
+            << " devices do not fit: use more devices (--devices, --nodes), or plan with "
+               "--tensor-parallel auto --data-parallel auto\n";
+    }
+    for (const std::string& note : imported->notes) {
+        out << "Note        " << note << '\n';
+    }
+    out << '\n'
+        << (a.dry_run ? "Not written (--dry-run). " : "Wrote " + printable_name(target) + ": ")
+        << p.placement.size() << (p.placement.size() == 1 ? " stage" : " stages") << " on "
+        << a.nodes << " × " << a.devices << " " << *spec << ", batch " << a.batch_size << " in "
+        << p.training.resolved_microbatches() << " micro-batches, " << to_string(p.training.dtype)
+        << ".\n";
+    if (!a.dry_run) {
+        out << "Next: pipewright simulate " << printable_name(target)
+            << "   (or plan --tensor-parallel auto --data-parallel auto)\n";
+    }
+    return kOk;
+}
+
+}  // namespace pipewright::cli

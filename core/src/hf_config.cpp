@@ -1,0 +1,163 @@
+#include "pipewright/core/hf_config.h"
+
+#include <algorithm>
+#include <limits>
+
+#include "pipewright/core/json_reader.h"
+
+namespace pipewright {
+
+namespace {
+
+constexpr Need kRequired = Need::required;
+constexpr Need kOptional = Need::optional;
+constexpr std::int64_t kMaxWidth = std::numeric_limits<std::int32_t>::max();
+constexpr std::int64_t kDefaultSequence = 4096;
+
+// The MLP activation a gated decoder's `hidden_act` names.
+std::optional<std::string> gated_activation(const std::string& act) {
+    if (act == "silu" || act == "swish") {
+        return "swiglu";
+    }
+    if (act == "gelu" || act == "gelu_new" || act == "gelu_pytorch_tanh" || act == "gelu_fast") {
+        return "geglu";
+    }
+    return std::nullopt;
+}
+
+}  // namespace
+
+const std::vector<std::string>& supported_hf_architectures() {
+    static const std::vector<std::string> all = {"LlamaForCausalLM", "MistralForCausalLM",
+                                                 "Qwen2ForCausalLM", "Qwen3ForCausalLM"};
+    return all;
+}
+
+std::optional<HfModel> model_from_hf_config(const nlohmann::json& config, std::int64_t sequence,
+                                            Diagnostics& d) {
+    const std::size_t before = d.size();
+    const JsonObject r(config, d);
+    if (!r.ok()) {
+        return std::nullopt;
+    }
+    std::string supported;
+    for (const auto& a : supported_hf_architectures()) {
+        supported += (supported.empty() ? "" : ", ") + a;
+    }
+    HfModel out;
+    if (const auto list = r.array("architectures", kRequired)) {
+        for (const nlohmann::json& name : list->json()) {
+            const auto& known = supported_hf_architectures();
+            if (name.is_string() &&
+                std::find(known.begin(), known.end(), name.get<std::string>()) != known.end()) {
+                out.architecture = name.get<std::string>();
+            }
+        }
+        if (out.architecture.empty()) {
+            list->error("no supported architecture in " + list->json().dump() +
+                        " (supported: " + supported + ")");
+        }
+    }
+    if (out.architecture.empty()) {
+        return std::nullopt;
+    }
+    // Configs write null for an unset optional field.
+    const auto given = [&config](const char* key) {
+        return config.contains(key) && !config.at(key).is_null();
+    };
+    const auto integer = [&r, &given](const char* key, Need need = kRequired) {
+        return need == kOptional && !given(key) ? std::nullopt : r.integer(key, need, 1, kMaxWidth);
+    };
+    const auto hidden = integer("hidden_size");
+    const auto heads = integer("num_attention_heads");
+    const auto kv_heads = integer("num_key_value_heads", kOptional);
+    const auto ffn = integer("intermediate_size");
+    const auto layers = integer("num_hidden_layers");
+    const auto vocabulary = integer("vocab_size");
+    const auto head_dim = integer("head_dim", kOptional);
+    const auto positions = integer("max_position_embeddings", kOptional);
+    const auto act = given("hidden_act") ? r.string("hidden_act", kOptional).value_or("") : "silu";
+    const bool qwen2 = out.architecture == "Qwen2ForCausalLM";
+    // Qwen2 puts biases on q, k and v always; the others when attention_bias.
+    const bool qkv_bias = qwen2 || r.boolean("attention_bias", kOptional).value_or(false);
+    const bool o_bias = !qwen2 && r.boolean("attention_bias", kOptional).value_or(false);
+    const bool mlp_bias = r.boolean("mlp_bias", kOptional).value_or(false);
+    if (o_bias != mlp_bias) {
+        r.field(o_bias ? "attention_bias" : "mlp_bias", kOptional)
+            ->error(
+                "biases on the attention projection but not on the MLP (or the other way "
+                "round) are not modelled: a block has one bias switch for both");
+    }
+    const auto activation = gated_activation(act);
+    if (!activation) {
+        r.field("hidden_act", kOptional)
+            ->error("the activation \"" + act +
+                    "\" is not one Pipewright models for a gated MLP (silu or gelu)");
+    }
+    if (r.boolean("tie_word_embeddings", kOptional).value_or(false)) {
+        r.field("tie_word_embeddings", kOptional)
+            ->error(
+                "tied input and output embeddings are not modelled yet: the output head "
+                "would be counted as weights of its own");
+    }
+    if (kv_heads && heads && *heads % *kv_heads != 0) {
+        r.field("num_key_value_heads", kOptional)
+            ->error("must divide num_attention_heads = " + std::to_string(*heads));
+    }
+    if (d.size() != before || !hidden || !heads || !ffn || !layers || !vocabulary || !activation) {
+        return std::nullopt;
+    }
+    const std::int64_t length =
+        sequence > 0 ? sequence : std::min(kDefaultSequence, positions.value_or(kDefaultSequence));
+
+    Model& m = out.model;
+    m.name = r.string("model_type", kOptional).value_or("model");
+    m.input = {{length}, DType::int64};
+    m.loss = LossKind::cross_entropy;
+    LayerSpec embed;
+    embed.name = "embed_tokens";
+    embed.type = "embedding";
+    embed.params = {{"num_embeddings", *vocabulary}, {"embedding_dim", *hidden}};
+    m.layers.push_back(embed);
+    nlohmann::json block = {
+        {"hidden", *hidden},  {"heads", *heads},           {"kv_heads", kv_heads.value_or(*heads)},
+        {"ffn_hidden", *ffn}, {"activation", *activation}, {"norm", "rmsnorm"},
+        {"bias", o_bias},     {"qkv_bias", qkv_bias},      {"rotary", true}};
+    if (head_dim && *head_dim * *heads != *hidden) {
+        block["head_dim"] = *head_dim;
+    }
+    for (std::int64_t i = 0; i < *layers; ++i) {
+        LayerSpec l;
+        l.name = "layers." + std::to_string(i);
+        l.type = "transformer_block";
+        l.params = block;
+        m.layers.push_back(std::move(l));
+    }
+    LayerSpec norm;
+    norm.name = "norm";
+    norm.type = "rmsnorm";
+    norm.params = {{"features", *hidden}};
+    m.layers.push_back(norm);
+    LayerSpec head;
+    head.name = "lm_head";
+    head.type = "linear";
+    head.params = {{"in_features", *hidden}, {"out_features", *vocabulary}, {"bias", false}};
+    m.layers.push_back(head);
+
+    if (const auto window = integer("sliding_window", kOptional);
+        window && *window < length &&
+        r.boolean("use_sliding_window", kOptional)
+            .value_or(out.architecture == "MistralForCausalLM")) {
+        out.notes.push_back("its sliding attention window of " + std::to_string(*window) +
+                            " tokens is priced as full causal attention over " +
+                            std::to_string(length));
+    }
+    if (out.architecture == "Qwen3ForCausalLM") {
+        out.notes.push_back("Qwen3's per-head query and key norms (" +
+                            std::to_string(2 * block.value("head_dim", *hidden / *heads)) +
+                            " parameters a block) are left out");
+    }
+    return out;
+}
+
+}  // namespace pipewright
