@@ -1,7 +1,6 @@
 #include "studio_core/node_load.h"
 
 #include <algorithm>
-#include <map>
 #include <utility>
 
 namespace pipewright::gui {
@@ -12,14 +11,26 @@ double DeviceLoad::memoryFraction() const {
                : 0.0;
 }
 
+DeviceMetricsIndex::DeviceMetricsIndex(const std::vector<DeviceMetrics>& metrics) {
+    by_path_.reserve(metrics.size());
+    for (const DeviceMetrics& m : metrics) {
+        by_path_.emplace(m.name, &m);
+    }
+}
+
+const DeviceMetrics* DeviceMetricsIndex::find(const std::string& path) const {
+    const auto it = by_path_.find(path);
+    return it == by_path_.end() ? nullptr : it->second;
+}
+
 NodeLoad node_load(const Project& project, int node, const std::vector<DeviceMetrics>& metrics) {
+    return node_load(project, node, DeviceMetricsIndex(metrics));
+}
+
+NodeLoad node_load(const Project& project, int node, const DeviceMetricsIndex& metrics) {
     NodeLoad load;
     if (node < 0 || node >= static_cast<int>(project.topology.nodes.size())) {
         return load;
-    }
-    std::map<std::string, const DeviceMetrics*> metric_of;
-    for (const DeviceMetrics& m : metrics) {
-        metric_of.emplace(m.name, &m);
     }
     const Node& n = project.topology.nodes[static_cast<std::size_t>(node)];
     load.name = n.name;
@@ -33,8 +44,8 @@ NodeLoad node_load(const Project& project, int node, const std::vector<DeviceMet
             d.path = n.name + "/" + container.name + "/" + device.name;
             d.name = device.name;
             d.spec = device.spec;
-            if (const auto it = metric_of.find(d.path); it != metric_of.end()) {
-                const DeviceMetrics& m = *it->second;
+            if (const DeviceMetrics* found = metrics.find(d.path)) {
+                const DeviceMetrics& m = *found;
                 d.simulated = true;
                 d.load = std::clamp(1.0 - m.bubble_fraction, 0.0, 1.0);
                 d.peak_bytes = m.peak_memory_bytes;

@@ -39,6 +39,7 @@ void TopologyScene::rebuild(const Project& project, const std::vector<DeviceMetr
                             const std::map<std::string, ReplicaRole>& replicas) {
     project_ = project;
     metrics_ = metrics;
+    metrics_index_ = DeviceMetricsIndex(metrics_);
     problems_ = problems;
     replicas_ = replicas;
     relayout();
@@ -164,7 +165,7 @@ QGraphicsRectItem* TopologyScene::buildNode(int node, const CanvasStyle& style) 
     if (!collapsed_.contains(name)) {
         return buildExpandedNode(node, style);
     }
-    auto* box = new NodeSummaryBox(node_load(project_, node, metrics_), style);
+    auto* box = new NodeSummaryBox(node_load(project_, node, metrics_index_), style);
     box->setData(kKindKey, static_cast<int>(TopologyItemKind::node));
     box->setData(kRefKey, name);
     box->setBrush(style.dark ? QColor(0x1D, 0x20, 0x24) : QColor(0xE2, 0xE7, 0xEE));

@@ -7,6 +7,7 @@
 
 #include "pipewright/core/project.h"
 #include "pipewright/core/timeline_metrics.h"
+#include "studio_core/node_load.h"
 #include "studio_core/replica_view.h"
 
 class QGraphicsRectItem;
@@ -94,6 +95,7 @@ class TopologyScene : public QGraphicsScene {
 
     Project project_;
     std::vector<DeviceMetrics> metrics_;
+    DeviceMetricsIndex metrics_index_;  // into metrics_
     QSet<QString> problems_;
     QSet<QString> collapsed_;
     QString highlighted_;

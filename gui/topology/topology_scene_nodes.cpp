@@ -34,7 +34,7 @@ CanvasLabel* label(QGraphicsItem* parent, const QString& text, const QFont& font
 
 QGraphicsRectItem* TopologyScene::buildExpandedNode(int index, const CanvasStyle& style) {
     const Node& node = project_.topology.nodes[static_cast<std::size_t>(index)];
-    const NodeLoad loads = node_load(project_, index, metrics_);
+    const NodeLoad loads = node_load(project_, index, metrics_index_);
     const QFontMetrics small_metrics(style.small);
 
     auto* node_box = new QGraphicsRectItem;

@@ -65,11 +65,11 @@ TEST(NodeLoad, ADeviceTheSimulationDidNotListIsIdleAndLeftOutOfTheFigures) {
 }
 
 TEST(NodeLoad, BeforeTheFirstSimulationNothingIsKnown) {
-    const NodeLoad load = node_load(seven_layers(), 0, {});
+    const NodeLoad load = node_load(seven_layers(), 0, std::vector<DeviceMetrics>{});
     EXPECT_EQ(load.devices.size(), 2u);
     EXPECT_EQ(load.simulated, 0);
     EXPECT_EQ(load.mean_load, 0);
-    EXPECT_EQ(node_load(seven_layers(), 5, {}).devices.size(), 0u);
+    EXPECT_EQ(node_load(seven_layers(), 5, std::vector<DeviceMetrics>{}).devices.size(), 0u);
 }
 
 TEST(NodeLoad, LoadIsTheBusyShareOfARealSimulation) {
