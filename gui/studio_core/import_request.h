@@ -7,10 +7,10 @@
 
 namespace pipewright::gui {
 
-// What File ▸ Import TorchScript… asks `pipewright import` for.
+// What File ▸ Import… asks `pipewright import` for.
 struct ImportRequest {
     QString cli;          // the pipewright executable
-    QString module;       // the TorchScript file
+    QString module;       // the TorchScript file, or a Hugging Face config (.json)
     QString input_shape;  // "3,224,224"
     QString input_dtype = QStringLiteral("float32");
     QString loss = QStringLiteral("cross_entropy");
@@ -21,14 +21,20 @@ struct ImportRequest {
     int microbatches = 0;        // 0: the command line chooses
     qint64 vocabulary = 0;       // 0: the model's first embedding
     bool fresh_weights = false;  // --init seed
+    int nodes = 1;               // a config's nodes, of `devices` each
+    int seq_len = 0;             // a config's sequence; 0: the command line chooses
     QString out;                 // the project file to write
+
+    // A Hugging Face config rather than a module: a .json file.
+    [[nodiscard]] bool is_config() const;
 };
 
 // The arguments of `pipewright import`: with `preview`, --dry-run --json
 // (the layers found, nothing written); otherwise writing `out`.
 [[nodiscard]] QStringList import_arguments(const ImportRequest& request, bool preview);
 
-// The project file suggested for a module: beside it, with .json.
+// The project file suggested for a module: beside it, with .json; for a
+// config, beside it with -project.json.
 [[nodiscard]] QString suggested_project_file(const QString& module);
 
 struct ImportPreviewLayer {
@@ -40,6 +46,10 @@ struct ImportPreviewLayer {
 
 struct ImportPreview {
     std::vector<ImportPreviewLayer> layers;
+    // A config's preview: what it describes, in a sentence, and what the
+    // project leaves out.
+    QString summary;
+    QStringList notes;
     QStringList kept_whole;
     int stages = 0;
     QString error;  // set when the output is not the JSON `import --json` prints

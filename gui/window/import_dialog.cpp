@@ -20,16 +20,18 @@ namespace pipewright::gui {
 
 ImportDialog::ImportDialog(QString cli, QString start_folder, QWidget* parent)
     : QDialog(parent), cli_(std::move(cli)), start_folder_(std::move(start_folder)) {
-    setWindowTitle(tr("Import TorchScript"));
+    setWindowTitle(tr("Import"));
     auto* form = new QFormLayout;
     module_ = new QLineEdit;
     module_->setObjectName(QStringLiteral("importModule"));
-    module_->setPlaceholderText(tr("model.pt, written by torch.jit.script or torch.jit.trace"));
+    module_->setPlaceholderText(
+        tr("model.pt (torch.jit.script or trace), or a Hugging Face config.json"));
     auto* browse = new QPushButton(tr("Browse…"));
     connect(browse, &QPushButton::clicked, this, [this] {
         const QString path = QFileDialog::getOpenFileName(
-            this, tr("TorchScript module"), start_folder_,
-            tr("TorchScript modules (*.pt *.pth *.ts);;All files (*)"));
+            this, tr("TorchScript module or model config"), start_folder_,
+            tr("TorchScript modules (*.pt *.pth *.ts);;Hugging Face configs (*.json);;All "
+               "files (*)"));
         if (!path.isEmpty()) {
             module_->setText(path);
         }
@@ -42,6 +44,12 @@ ImportDialog::ImportDialog(QString cli, QString start_folder, QWidget* parent)
     shape_->setObjectName(QStringLiteral("importShape"));
     shape_->setPlaceholderText(tr("one sample, without the batch: 3,224,224"));
     form->addRow(tr("Input shape"), shape_);
+    seq_len_ = new QSpinBox;
+    seq_len_->setObjectName(QStringLiteral("importSeqLen"));
+    seq_len_->setRange(0, 1 << 24);
+    seq_len_->setSpecialValueText(tr("from the config (at most 4,096)"));
+    seq_len_->setToolTip(tr("Tokens per sequence of a config's model"));
+    form->addRow(tr("Sequence"), seq_len_);
     dtype_ = new QComboBox;
     dtype_->addItem(tr("float32"), QStringLiteral("float32"));
     dtype_->addItem(tr("int64 (token ids)"), QStringLiteral("int64"));
@@ -70,7 +78,13 @@ ImportDialog::ImportDialog(QString cli, QString start_folder, QWidget* parent)
     spec_->setToolTip(
         tr("What the devices are: the CPU workers of this machine, or a GPU of the "
            "catalog to plan for it"));
+    nodes_ = new QSpinBox;
+    nodes_->setObjectName(QStringLiteral("importNodes"));
+    nodes_->setRange(1, 4096);
+    nodes_->setSuffix(tr(" node(s) of"));
+    nodes_->setToolTip(tr("Nodes of a config's cluster, each with the devices after it"));
     auto* devices_row = new QHBoxLayout;
+    devices_row->addWidget(nodes_);
     devices_row->addWidget(devices_);
     devices_row->addWidget(new QLabel(tr("×")));
     devices_row->addWidget(spec_, 1);
@@ -107,8 +121,10 @@ ImportDialog::ImportDialog(QString cli, QString start_folder, QWidget* parent)
     out_ = new QLineEdit;
     out_->setObjectName(QStringLiteral("importOut"));
     form->addRow(tr("Project file"), out_);
-    connect(module_, &QLineEdit::textChanged, this,
-            [this](const QString& text) { out_->setText(suggested_project_file(text)); });
+    connect(module_, &QLineEdit::textChanged, this, [this](const QString& text) {
+        out_->setText(suggested_project_file(text));
+        moduleKindChanged();
+    });
 
     table_ = new QTableWidget(0, 4);
     table_->setObjectName(QStringLiteral("importPreview"));
@@ -116,7 +132,8 @@ ImportDialog::ImportDialog(QString cli, QString start_folder, QWidget* parent)
     table_->horizontalHeader()->setSectionResizeMode(1, QHeaderView::Stretch);
     table_->verticalHeader()->hide();
     table_->setEditTriggers(QAbstractItemView::NoEditTriggers);
-    status_ = new QLabel(tr("Choose a module and its input shape, then Preview."));
+    status_ = new QLabel(
+        tr("Choose a module and its input shape, or a model's config.json, then Preview."));
     status_->setObjectName(QStringLiteral("importStatus"));
     status_->setWordWrap(true);
     status_->setTextInteractionFlags(Qt::TextSelectableByMouse);
@@ -145,6 +162,26 @@ ImportDialog::ImportDialog(QString cli, QString start_folder, QWidget* parent)
 
     process_ = new QProcess(this);
     connect(process_, &QProcess::finished, this, &ImportDialog::finished);
+    moduleKindChanged();
+}
+
+void ImportDialog::moduleKindChanged() {
+    const bool config = request().is_config();
+    for (QWidget* module_only : {static_cast<QWidget*>(shape_), static_cast<QWidget*>(dtype_),
+                                 static_cast<QWidget*>(loss_), static_cast<QWidget*>(depth_),
+                                 static_cast<QWidget*>(fresh_)}) {
+        module_only->setEnabled(!config);
+    }
+    vocabulary_->setEnabled(!config && dtype_->currentData().toString() == QStringLiteral("int64"));
+    seq_len_->setEnabled(config);
+    nodes_->setEnabled(config);
+    table_->setVisible(!config);  // a config has no layers to measure
+    // A config is planned for GPUs; a module is measured on this machine's CPUs.
+    if (config && spec_->currentText() == QStringLiteral("cpu")) {
+        spec_->setCurrentText(QStringLiteral("H100-SXM"));
+    } else if (!config && !nodes_->isEnabled() && nodes_->value() != 1) {
+        nodes_->setValue(1);
+    }
 }
 
 QString ImportDialog::projectFile() const {
@@ -165,6 +202,8 @@ ImportRequest ImportDialog::request() const {
     r.microbatches = microbatches_->value();
     r.vocabulary = vocabulary_->value();
     r.fresh_weights = fresh_->isChecked();
+    r.nodes = nodes_->value();
+    r.seq_len = seq_len_->value();
     r.out = out_->text().trimmed();
     return r;
 }
@@ -187,7 +226,7 @@ void ImportDialog::start(bool preview) {
     if (r.module.isEmpty()) {
         missing << tr("the module");
     }
-    if (r.input_shape.isEmpty()) {
+    if (!r.is_config() && r.input_shape.isEmpty()) {
         missing << tr("its input shape");
     }
     if (!preview && r.out.isEmpty()) {
@@ -202,7 +241,8 @@ void ImportDialog::start(bool preview) {
     }
     previewing_ = preview;
     status_->setStyleSheet(QString());
-    status_->setText(preview ? tr("Reading and measuring the module…")
+    status_->setText(preview ? (r.is_config() ? tr("Reading the config and placing its layers…")
+                                              : tr("Reading and measuring the module…"))
                              : tr("Importing into %1…").arg(r.out));
     import_->setEnabled(false);
     process_->start(r.cli, import_arguments(r, preview));
@@ -224,6 +264,16 @@ void ImportDialog::finished(int code, QProcess::ExitStatus status) {
     const ImportPreview p = parse_import_preview(output);
     if (!p.error.isEmpty()) {
         showError(p.error);
+        return;
+    }
+    if (!p.summary.isEmpty()) {
+        table_->setRowCount(0);
+        status_->setText(p.summary +
+                         (p.notes.isEmpty()
+                              ? QString()
+                              : QStringLiteral(" ") +
+                                    tr("Left out: %1.").arg(p.notes.join(QStringLiteral("; ")))));
+        emit previewShown(0);
         return;
     }
     table_->setRowCount(static_cast<int>(p.layers.size()));

@@ -41,6 +41,8 @@ class ImportDialog : public QDialog {
     void start(bool preview);
     void finished(int code, QProcess::ExitStatus status);
     void showError(const QString& message);
+    // A config (.json) or a module: the fields only one of them takes.
+    void moduleKindChanged();
 
     QString cli_;
     QString start_folder_;
@@ -50,6 +52,8 @@ class ImportDialog : public QDialog {
     QComboBox* loss_ = nullptr;
     QSpinBox* depth_ = nullptr;
     QSpinBox* devices_ = nullptr;
+    QSpinBox* nodes_ = nullptr;
+    QSpinBox* seq_len_ = nullptr;
     QComboBox* spec_ = nullptr;
     QSpinBox* batch_ = nullptr;
     QSpinBox* microbatches_ = nullptr;

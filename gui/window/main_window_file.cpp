@@ -56,7 +56,7 @@ void MainWindow::buildActions() {
     }
     examples->setEnabled(!examples->isEmpty());
     file->addAction(tr("&Open…"), QKeySequence::Open, this, &MainWindow::openDialog);
-    file->addAction(tr("&Import TorchScript…"), this, &MainWindow::importDialog);
+    file->addAction(tr("&Import Model…"), this, &MainWindow::importDialog);
     recent_menu_ = file->addMenu(tr("Open &Recent"));
     connect(recent_menu_, &QMenu::aboutToShow, this, &MainWindow::fillRecentMenu);
     file->addAction(tr("&Save"), QKeySequence::Save, this, &MainWindow::save);

@@ -1,4 +1,4 @@
-// File ▸ Import TorchScript…: the dialog, driven as a user would, runs the
+// File ▸ Import Model…: the dialog, driven as a user would, runs the
 // real command line on a TorchScript file written by python3-torch: Preview
 // lists the layers, a module that does not split is explained, and Import
 // writes a project that loads.
@@ -81,6 +81,45 @@ TEST(ImportDialogTest, PreviewListsTheLayersAndImportWritesTheProject) {
     EXPECT_TRUE(model.data(type, Qt::ToolTipRole).toString().contains(QStringLiteral("cnn.pt")));
     EXPECT_EQ(model.data(model.index(4, ModelTableModel::OutputShape), Qt::DisplayRole).toString(),
               QStringLiteral("[16, 4, 4]"));
+}
+
+// A Hugging Face config: the module's fields give way to the sequence and
+// the nodes, and Preview sums the model up (the front end reads it: no
+// backend needed).
+TEST(ImportDialogTest, AConfigIsPreviewedAndImportedAsADecoder) {
+    QTemporaryDir dir;
+    const QString config = QDir(dir.path()).filePath(QStringLiteral("llama-3.1-8b.json"));
+    ASSERT_TRUE(
+        QFile::copy(QStringLiteral(PIPEWRIGHT_ASSETS_DIR "/models/llama-3.1-8b.json"), config));
+    ImportDialog dialog(cli_path(), dir.path());
+    dialog.show();
+    QTest::keyClicks(child<QLineEdit>(dialog, "importModule"), config);
+    EXPECT_EQ(child<QLineEdit>(dialog, "importOut")->text(),
+              QDir(dir.path()).filePath(QStringLiteral("llama-3.1-8b-project.json")));
+    EXPECT_FALSE(child<QLineEdit>(dialog, "importShape")->isEnabled());
+    EXPECT_TRUE(child<QSpinBox>(dialog, "importSeqLen")->isEnabled());
+    EXPECT_EQ(dialog.request().device_spec, QStringLiteral("H100-SXM"));
+    child<QSpinBox>(dialog, "importDevices")->setValue(4);
+    child<QSpinBox>(dialog, "importNodes")->setValue(2);
+    child<QSpinBox>(dialog, "importSeqLen")->setValue(2048);
+    EXPECT_TRUE(import_arguments(dialog.request(), false).contains(QStringLiteral("--nodes")));
+
+    QSignalSpy shown(&dialog, &ImportDialog::previewShown);
+    QTest::mouseClick(child<QPushButton>(dialog, "importPreviewButton"), Qt::LeftButton);
+    ASSERT_TRUE(shown.wait(60000)) << child<QLabel>(dialog, "importStatus")->text().toStdString();
+    const QString status = child<QLabel>(dialog, "importStatus")->text();
+    EXPECT_TRUE(status.startsWith(QStringLiteral("LlamaForCausalLM: 32 blocks, ")))
+        << status.toStdString();
+    EXPECT_TRUE(status.contains(QStringLiteral("sequence 2048; placed as 8 stages")))
+        << status.toStdString();
+
+    QSignalSpy done(&dialog, &QDialog::accepted);
+    QTest::mouseClick(child<QPushButton>(dialog, "importButton"), Qt::LeftButton);
+    ASSERT_TRUE(done.wait(60000)) << child<QLabel>(dialog, "importStatus")->text().toStdString();
+    const auto loaded = load_project_file(dialog.projectFile().toStdString());
+    ASSERT_TRUE(loaded.project);
+    EXPECT_EQ(loaded.project->model.layers.size(), 35u);
+    EXPECT_EQ(loaded.project->topology.nodes.size(), 2u);
 }
 
 TEST(ImportDialogTest, AModuleThatDoesNotSplitIsExplained) {
