@@ -45,17 +45,15 @@ struct ParamDef {
     double min = 1;            // smallest accepted value (integers and numbers)
     double max = kMaxInteger;  // largest accepted value
     bool max_open = false;     // max itself is excluded
-    std::string zero_means;    // non-empty: 0 is accepted and means this
 };
 
 ParamDef param(std::string name, ParamKind kind, bool required, double def, std::string desc,
                double min = 1, std::string zero_means = {}) {
     const bool fraction = kind == ParamKind::number;  // the only number is a probability
-    return {{std::move(name), kind, required, def, std::move(desc), {}},
+    return {{std::move(name), kind, required, def, std::move(desc), {}, std::move(zero_means)},
             min,
             fraction ? 1 : kMaxInteger,
-            fraction,
-            std::move(zero_means)};
+            fraction};
 }
 ParamDef req_int(std::string name, std::string desc) {
     return param(std::move(name), ParamKind::integer, true, 0, std::move(desc));
@@ -567,8 +565,8 @@ std::string expectation(const ParamDef& d) {
         case ParamKind::integer:
             break;
     }
-    if (!d.zero_means.empty()) {
-        return "\"" + name + "\" must be a positive integer, or 0 for " + d.zero_means;
+    if (!d.spec.zero_means.empty()) {
+        return "\"" + name + "\" must be a positive integer, or 0 for " + d.spec.zero_means;
     }
     return "\"" + name + "\" must be a " + (d.min > 0 ? "positive" : "non-negative") + " integer";
 }

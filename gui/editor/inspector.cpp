@@ -165,6 +165,10 @@ void Inspector::buildLayer(QFormLayout* form) {
         } else if (spec.kind == ParamKind::integer) {
             auto* box = new QSpinBox;
             box->setRange(0, INT_MAX);
+            if (!spec.zero_means.empty()) {
+                // 0 reads as what it stands for ("hidden / heads"), not a width of 0.
+                box->setSpecialValueText(tr("0 = %1").arg(QString::fromStdString(spec.zero_means)));
+            }
             box->setValue(static_cast<int>(current));
             box->setKeyboardTracking(false);
             connect(box, &QSpinBox::valueChanged, this,

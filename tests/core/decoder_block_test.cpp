@@ -117,6 +117,9 @@ TEST(DecoderBlock, DefaultsAreTheGptBlockAndChoicesReadAsWords) {
             EXPECT_EQ(p.choices, (std::vector<std::string>{"gelu", "swiglu", "geglu", "relu"}));
             EXPECT_EQ(p.default_text(), "gelu");
         }
+        if (p.name == "head_dim") {
+            EXPECT_EQ(p.zero_means, "hidden / heads");  // the inspector shows it for 0
+        }
     }
     EXPECT_TRUE(listed);
 }

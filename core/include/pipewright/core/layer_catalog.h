@@ -23,6 +23,7 @@ struct ParamSpec {
     double default_value = 0;  // used when !required; a choice's index
     std::string description;
     std::vector<std::string> choices;  // the words a choice accepts, in index order
+    std::string zero_means;            // an integer whose 0 stands for this ("heads")
 
     // The default as a project file writes it: a number, or a choice's word.
     [[nodiscard]] std::string default_text() const;
