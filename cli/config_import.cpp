@@ -97,7 +97,13 @@ int run_config_import(const ImportArgs& a, std::ostream& out, std::ostream& err)
     p.training.dtype = gpu ? DType::bfloat16 : DType::float32;
     p.training.steps = 10;
 
+    // Checked as simulate would before the planner splits it (the planner
+    // needs a valid model), and after.
     auto analyzed = analyze_project(p, AnalysisOptions{}, d);
+    if (analyzed) {
+        p = placed_by_planner(p);
+        analyzed = analyze_project(p, AnalysisOptions{}, d);
+    }
     if (!analyzed) {
         print_problems(err, "the imported project", d);
         return kInvalidInput;
@@ -105,12 +111,6 @@ int run_config_import(const ImportArgs& a, std::ostream& out, std::ostream& err)
     double parameters = 0;
     for (const auto& l : analyzed->layers) {
         parameters += static_cast<double>(l.parameters);
-    }
-    p = placed_by_planner(p);
-    analyzed = analyze_project(p, AnalysisOptions{}, d);
-    if (!analyzed) {
-        print_problems(err, "the imported project", d);
-        return kInvalidInput;
     }
     const SimulationReport simulated = simulate_project(*analyzed, {}, Recording::summary);
 

@@ -10,6 +10,7 @@
 
 #include "pipewright/core/project_io.h"
 #include "pipewright/core/schedule_generators.h"
+#include "pipewright/core/transformer_dims.h"
 #include "pipewright/core/zero_bubble_auto.h"
 #include "run_supervisor.h"
 
@@ -91,11 +92,7 @@ std::optional<AnalyzedProject> load_for_run(const RunSettings& s, std::ostream& 
             for (std::size_t i = 0; analyzed && i < analyzed->project.model.layers.size(); ++i) {
                 const LayerSpec& layer = analyzed->project.model.layers[i];
                 if (layer.type == "transformer_block" &&
-                    static_cast<int>(layer_param(layer, "kv_heads") > 0
-                                         ? layer_param(layer, "kv_heads")
-                                         : layer_param(layer, "heads")) %
-                            size !=
-                        0) {
+                    static_cast<int>(transformer_dims(layer).kv_heads) % size != 0) {
                     problems.add("model.layers[" + std::to_string(i) + "].kv_heads",
                                  "real runs split key/value heads over the tensor-parallel "
                                  "group, so its size " +

@@ -79,8 +79,9 @@ std::optional<HfModel> model_from_hf_config(const nlohmann::json& config, std::i
     const auto act = given("hidden_act") ? r.string("hidden_act", kOptional).value_or("") : "silu";
     const bool qwen2 = out.architecture == "Qwen2ForCausalLM";
     // Qwen2 puts biases on q, k and v always; the others when attention_bias.
-    const bool qkv_bias = qwen2 || r.boolean("attention_bias", kOptional).value_or(false);
-    const bool o_bias = !qwen2 && r.boolean("attention_bias", kOptional).value_or(false);
+    const bool attention_bias = r.boolean("attention_bias", kOptional).value_or(false);
+    const bool qkv_bias = qwen2 || attention_bias;
+    const bool o_bias = !qwen2 && attention_bias;
     const bool mlp_bias = r.boolean("mlp_bias", kOptional).value_or(false);
     if (o_bias != mlp_bias) {
         r.field(o_bias ? "attention_bias" : "mlp_bias", kOptional)

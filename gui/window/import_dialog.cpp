@@ -167,9 +167,8 @@ ImportDialog::ImportDialog(QString cli, QString start_folder, QWidget* parent)
 
 void ImportDialog::moduleKindChanged() {
     const bool config = request().is_config();
-    for (QWidget* module_only : {static_cast<QWidget*>(shape_), static_cast<QWidget*>(dtype_),
-                                 static_cast<QWidget*>(loss_), static_cast<QWidget*>(depth_),
-                                 static_cast<QWidget*>(fresh_)}) {
+    for (QWidget* module_only :
+         std::initializer_list<QWidget*>{shape_, dtype_, loss_, depth_, fresh_}) {
         module_only->setEnabled(!config);
     }
     vocabulary_->setEnabled(!config && dtype_->currentData().toString() == QStringLiteral("int64"));
@@ -179,8 +178,6 @@ void ImportDialog::moduleKindChanged() {
     // A config is planned for GPUs; a module is measured on this machine's CPUs.
     if (config && spec_->currentText() == QStringLiteral("cpu")) {
         spec_->setCurrentText(QStringLiteral("H100-SXM"));
-    } else if (!config && !nodes_->isEnabled() && nodes_->value() != 1) {
-        nodes_->setValue(1);
     }
 }
 
