@@ -39,12 +39,18 @@ std::optional<CostModelOptions> cost_model_options(const CostArgs& args,
 }
 
 std::optional<std::string> check_profile_fit(const CostModelOptions& costs, const Project& project,
-                                             bool strict, std::ostream& err) {
+                                             bool strict, std::ostream& err,
+                                             std::optional<int> microbatch_size) {
     if (costs.profile == nullptr) {
         return std::string();
     }
     const ProfileCoverage coverage = profile_coverage(*costs.profile, project.model);
-    const auto warnings = profile_warnings(coverage);
+    auto warnings = profile_warnings(coverage);
+    if (microbatch_size) {
+        if (auto size = profile_size_warning(*costs.profile, *microbatch_size)) {
+            warnings.push_back(std::move(*size));
+        }
+    }
     for (const auto& warning : warnings) {
         err << "pipewright: " << (strict ? "" : "warning: ") << warning << '\n';
     }

@@ -32,9 +32,10 @@ std::optional<CostModelOptions> cost_model_options(const CostArgs& args,
 // or only some match, or layers measured at other sizes) and returns the
 // summary's "where the costs come from" text; empty without a profile.
 // With `strict` (--strict), a profile that does not fit is refused: nullopt
-// after printing why.
-[[nodiscard]] std::optional<std::string> check_profile_fit(const CostModelOptions& costs,
-                                                           const Project& project, bool strict,
-                                                           std::ostream& err);
+// after printing why. With `microbatch_size` (what is simulated), a size the
+// profile did not measure near is warned about too (profile_size_warning).
+[[nodiscard]] std::optional<std::string> check_profile_fit(
+    const CostModelOptions& costs, const Project& project, bool strict, std::ostream& err,
+    std::optional<int> microbatch_size = std::nullopt);
 
 }  // namespace pipewright::cli

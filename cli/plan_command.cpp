@@ -16,6 +16,7 @@
 #include "pipewright/core/project_io.h"
 #include "pipewright/core/schedule_generators.h"
 #include "pipewright/sim/planner.h"
+#include "pipewright/sim/profile_coverage.h"
 #include "report_format.h"
 #include "tensor_parallel_format.h"
 
@@ -400,6 +401,13 @@ int run_plan(const PlanArgs& args, std::ostream& out, std::ostream& err) {
             out << result_json(result, *loaded.project).dump(2) << '\n';
         }
         return kInvalidInput;
+    }
+    if (costs->profile != nullptr && result.plan.report) {
+        // The plan may split the batch into sizes the profile never measured.
+        if (auto size =
+                profile_size_warning(*costs->profile, result.plan.report->microbatch_size)) {
+            err << "pipewright: warning: the planned layout: " << *size << '\n';
+        }
     }
     if (args.apply) {
         try {

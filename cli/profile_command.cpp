@@ -27,6 +27,11 @@ void add_profile_command(CLI::App& app, ProfileArgs& a) {
         ->check(whole_number(1));
     cmd->add_option("--batch-size,-b", a.batch_size, "Samples per iteration")
         ->check(whole_number(1));
+    cmd->add_option("--sizes", a.sizes,
+                    "Micro-batch sizes to time the layers at besides the project's, comma "
+                    "separated (default: 1, the powers of 4 below the project's size, and it)")
+        ->delimiter(',')
+        ->check(whole_number(1, 1 << 20));
     cmd->add_flag("--json", a.json, "Print the profile as JSON instead of a table");
     cmd->add_flag("--force", a.force,
                   "Measure even when the estimated memory exceeds what this machine has");

@@ -3,6 +3,7 @@
 #include <optional>
 #include <ostream>
 #include <string>
+#include <vector>
 
 #include <CLI/CLI.hpp>
 
@@ -19,6 +20,7 @@ struct ProfileArgs {
     int warmup = 2;
     std::optional<int> microbatches;
     std::optional<int> batch_size;
+    std::vector<int> sizes;  // micro-batch sizes besides the project's; empty: the default
     bool json = false;
     bool force = false;  // measure though it looks too big for this machine
 };

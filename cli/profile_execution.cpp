@@ -49,6 +49,29 @@ void print_collectives(std::ostream& out, const Profile& p) {
     table.print(out, "  ");
 }
 
+// Every size measured: the whole model's forward + backward per micro-batch
+// and per sample, which shows how far from proportional the times are.
+void print_sizes(std::ostream& out, const Profile& p) {
+    const std::vector<int> sizes = p.measured_sizes();
+    if (sizes.size() < 2) {
+        return;
+    }
+    out << "\nForward + backward of all layers at each micro-batch size measured:\n";
+    TextTable table({"micro-batch", "time", "per sample"});
+    for (const int size : sizes) {
+        double ms_total = 0;
+        for (const auto& l : p.layers) {
+            const LayerTimesAtSize t = layer_times_at(p, l, size);
+            ms_total += t.forward_ms + t.backward_input_ms + t.backward_weight_ms;
+        }
+        table.add_row({std::to_string(size), ms(ms_total), ms(ms_total / size)});
+    }
+    for (std::size_t c = 0; c <= 2; ++c) {
+        table.right_align(c);
+    }
+    table.print(out, "  ");
+}
+
 void print_profile(std::ostream& out, const Profile& p, const std::string& project,
                    const std::string& path) {
     out << project << ": measured on " << (p.machine.host.empty() ? "this machine" : p.machine.host)
@@ -72,6 +95,7 @@ void print_profile(std::ostream& out, const Profile& p, const std::string& proje
         table.right_align(c);
     }
     table.print(out, "  ");
+    print_sizes(out, p);
     if (p.transfer) {
         out << "\nTransfer between two ranks (" << p.machine.transport << ", 127.0.0.1): latency "
             << format_duration(p.transfer->latency_us * 1e-6) << " + bytes / "
@@ -112,6 +136,7 @@ int run_profile(const ProfileArgs& a, std::ostream& out, std::ostream& err) {
     o.threads = a.threads;
     o.repeats = a.repeats;
     o.warmup = a.warmup;
+    o.sizes = a.sizes;
     const auto outcome = backend::profile_project(o, err);
     if (outcome.exit_code != 0 || !outcome.profile) {
         return kInvalidInput;

@@ -102,7 +102,11 @@ std::string profile_machine_problem(const ProfileArgs& a, const MachineResources
     // Measured in float32 on CPUs; every layer held at once.
     constexpr double kBytes = 4;
     constexpr double kWeightCopies = 6;  // weights, gradients, stand-ins and theirs, Adam's two
-    const double samples = project->microbatch_size;
+    // At the largest micro-batch size measured.
+    double samples = project->microbatch_size;
+    for (const int size : a.sizes) {
+        samples = std::max(samples, static_cast<double>(size));
+    }
     double held = 0;
     double transient = 0;
     double input = static_cast<double>(numel(project->project.model.input.shape));

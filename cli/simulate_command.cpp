@@ -198,7 +198,8 @@ int run_simulate(const SimulateArgs& args, std::ostream& out, std::ostream& err)
                "--tensor-parallel T with T > 1 too\n";
         return kUsage;
     }
-    const auto fit = check_profile_fit(costs, project->project, args.costs.strict, err);
+    const auto fit = check_profile_fit(costs, project->project, args.costs.strict, err,
+                                       project->microbatch_size);
     if (!fit) {
         return kInvalidInput;
     }

@@ -8,6 +8,7 @@
 #include <array>
 #include <fstream>
 #include <iomanip>
+#include <iterator>
 #include <optional>
 #include <thread>
 
@@ -100,7 +101,43 @@ std::optional<double> load_average() {
     return std::nullopt;
 }
 
+// The sizes to measure: the project's first (the profile's own), then the
+// others ascending; nullopt after saying why one cannot be measured.
+std::optional<std::vector<int>> sizes_to_measure(const ProfileOptions& o,
+                                                 const AnalyzedProject& project,
+                                                 std::ostream& err) {
+    const int own = project.microbatch_size;
+    // One replica's batch: no micro-batch of a run is larger.
+    const int batch = std::max(1, project.microbatch_size * project.microbatches);
+    std::vector<int> others = o.sizes.empty() ? default_profile_sizes(own) : o.sizes;
+    for (const int s : others) {
+        if (s < 1 || s > batch) {
+            err << "pipewright: --sizes: " << s
+                << " samples is not a micro-batch of this project (1 to its batch of " << batch
+                << " per pipeline)\n";
+            return std::nullopt;
+        }
+    }
+    std::sort(others.begin(), others.end());
+    others.erase(std::unique(others.begin(), others.end()), others.end());
+    std::vector<int> out{own};
+    std::copy_if(others.begin(), others.end(), std::back_inserter(out),
+                 [own](int s) { return s != own; });
+    return out;
+}
+
 }  // namespace
+
+std::vector<int> default_profile_sizes(int microbatch_size) {
+    std::vector<int> sizes{1};
+    for (int s = 4; s < microbatch_size; s *= 4) {
+        sizes.push_back(s);
+    }
+    if (microbatch_size > 1) {
+        sizes.push_back(microbatch_size);
+    }
+    return sizes;
+}
 
 ProfileOutcome profile_project(const ProfileOptions& o, std::ostream& err) {
     ProfileOutcome outcome;
@@ -150,8 +187,16 @@ ProfileOutcome profile_project(const ProfileOptions& o, std::ostream& err) {
             << " cores): the timings will come out high, the transfer's most; profile when it "
                "is quiet\n";
     }
+    const auto sizes = sizes_to_measure(o, *project, err);
+    if (!sizes) {
+        return outcome;
+    }
+    std::string size_list;
+    for (const int s : *sizes) {
+        size_list += (size_list.empty() ? "" : ", ") + std::to_string(s);
+    }
     err << "pipewright: profiling " << project->project.model.name << ": " << project->layers.size()
-        << " layers at micro-batch size " << project->microbatch_size << " on "
+        << " layers at micro-batch size" << (sizes->size() == 1 ? " " : "s ") << size_list << " on "
         << profile.device_name << ", " << o.repeats << " repeats after " << o.warmup << " warm-up\n"
         << std::flush;
     const ThreadCount thread_count(threads);
@@ -168,13 +213,30 @@ ProfileOutcome profile_project(const ProfileOptions& o, std::ostream& err) {
                 << (round < o.warmup ? " (warm-up)" : "") << " over the layers\n"
                 << std::flush;
         };
-        profile.layers = measure_layers(*project, timing);
-        double total_ms = 0;
-        for (const auto& l : profile.layers) {
-            total_ms += l.forward_ms + l.backward_input_ms + l.backward_weight_ms;
+        for (std::size_t i = 0; i < sizes->size(); ++i) {
+            const int size = (*sizes)[i];
+            if (sizes->size() > 1) {
+                err << "  micro-batch size " << size << ":\n";
+            }
+            timing.microbatch_size = size;
+            std::vector<LayerProfile> layers = measure_layers(*project, timing);
+            double total_ms = 0;
+            for (const auto& l : layers) {
+                total_ms += l.forward_ms + l.backward_input_ms + l.backward_weight_ms;
+            }
+            err << "  layers: " << format_duration(total_ms * 1e-3) << " per micro-batch of "
+                << size << " (forward + backward)\n"
+                << std::flush;
+            if (i == 0) {
+                profile.layers = std::move(layers);
+                continue;
+            }
+            for (std::size_t l = 0; l < layers.size(); ++l) {
+                const LayerProfile& m = layers[l];
+                profile.layers[l].other_sizes.push_back(
+                    {size, m.forward_ms, m.backward_input_ms, m.backward_weight_ms, m.backward_ms});
+            }
         }
-        err << "  layers: " << format_duration(total_ms * 1e-3)
-            << " per micro-batch (forward + backward)\n";
         if (o.measure_transfer && on_gpu) {
             // The ping-pong below runs between two Gloo ranks in host memory;
             // between GPUs the project's link classes (NVLink, PCIe, network)

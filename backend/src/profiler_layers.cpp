@@ -25,9 +25,9 @@ double now_s(const torch::Device& device) {
 
 // A micro-batch of the layer's input, as the run would hand it over: token
 // ids for a model that starts with an embedding, random values otherwise.
-torch::Tensor layer_input(const AnalyzedProject& p, int layer, torch::Dtype dtype,
-                          at::Generator& gen) {
-    std::vector<std::int64_t> sizes{p.microbatch_size};
+torch::Tensor layer_input(const AnalyzedProject& p, int layer, int microbatch_size,
+                          torch::Dtype dtype, at::Generator& gen) {
+    std::vector<std::int64_t> sizes{microbatch_size};
     const auto& model = p.project.model;
     if (layer == 0) {
         sizes.insert(sizes.end(), model.input.shape.begin(), model.input.shape.end());
@@ -194,6 +194,8 @@ std::vector<LayerProfile> measure_layers(const AnalyzedProject& project,
     const double element_bytes = static_cast<double>(dtype_bytes(project.project.training.dtype));
     auto gen = at::make_generator<at::CPUGeneratorImpl>(layer_seed(seed, -1));
     const int count = static_cast<int>(project.layers.size());
+    const int microbatch_size =
+        options.microbatch_size > 0 ? options.microbatch_size : project.microbatch_size;
 
     std::vector<LayerBench> benches(project.layers.size());
     for (int l = 0; l < count; ++l) {
@@ -207,7 +209,7 @@ std::vector<LayerProfile> measure_layers(const AnalyzedProject& project,
         b.module->to(device);
         b.module->train();  // dropout and batch-norm as in training
         b.params = b.module->parameters();
-        b.input = layer_input(project, l, dtype, gen).to(device);
+        b.input = layer_input(project, l, microbatch_size, dtype, gen).to(device);
         // The data needs no gradient; every later layer's input does.
         b.needs_input_grad = l > 0 && b.input.is_floating_point();
         for (const auto& p : b.params) {
@@ -252,8 +254,8 @@ std::vector<LayerProfile> measure_layers(const AnalyzedProject& project,
         // What the memory model holds for the layer per micro-batch, from
         // the catalog (see docs/real-runs.md, "Profiling").
         const LayerAnalysis& analysis = project.layers[static_cast<std::size_t>(l)];
-        lp.activation_bytes = static_cast<std::int64_t>(analysis.stashed_elements *
-                                                        project.microbatch_size * element_bytes);
+        lp.activation_bytes =
+            static_cast<std::int64_t>(analysis.stashed_elements * microbatch_size * element_bytes);
         // What was measured, so that a model of other sizes is told.
         lp.parameters = analysis.parameters;
         lp.output_shape = analysis.output_shape;

@@ -1,5 +1,6 @@
 #include "pipewright/core/profile.h"
 
+#include <algorithm>
 #include <limits>
 
 #include "pipewright/core/diagnostics.h"
@@ -17,6 +18,84 @@ const LayerProfile* Profile::find(const std::string& layer) const {
         }
     }
     return nullptr;
+}
+
+LayerTimesAtSize LayerProfile::at_profile_size(int profile_microbatch_size) const {
+    return {profile_microbatch_size, forward_ms, backward_input_ms, backward_weight_ms,
+            backward_ms};
+}
+
+std::vector<int> Profile::measured_sizes() const {
+    std::vector<int> sizes{microbatch_size};
+    for (const auto& l : layers) {
+        for (const auto& t : l.other_sizes) {
+            sizes.push_back(t.microbatch_size);
+        }
+    }
+    std::sort(sizes.begin(), sizes.end());
+    sizes.erase(std::unique(sizes.begin(), sizes.end()), sizes.end());
+    return sizes;
+}
+
+namespace {
+
+// One time at `x` samples from the points (a.size, ta) and (b.size, tb).
+double along_line(double x, double xa, double ta, double xb, double tb) {
+    return ta + (tb - ta) * (x - xa) / (xb - xa);
+}
+
+// Outside the measured sizes: along the line through the nearest two,
+// between proportional scaling of the nearest and the nearest itself (a
+// smaller batch is no slower; a larger one at most proportionally slower).
+double beyond(double x, double near_x, double near_t, double next_x, double next_t) {
+    const double proportional = near_t * x / near_x;
+    const double line = along_line(x, near_x, near_t, next_x, next_t);
+    return x < near_x ? std::clamp(line, proportional, near_t)
+                      : std::clamp(line, near_t, proportional);
+}
+
+}  // namespace
+
+LayerTimesAtSize layer_times_at(const Profile& profile, const LayerProfile& layer,
+                                double microbatch_size) {
+    std::vector<LayerTimesAtSize> points = layer.other_sizes;
+    points.push_back(layer.at_profile_size(profile.microbatch_size));
+    std::sort(points.begin(), points.end(),
+              [](const auto& a, const auto& b) { return a.microbatch_size < b.microbatch_size; });
+    const double x = microbatch_size;
+    // The two points the time is read from: the pair around x, or the two
+    // nearest on x's side.
+    std::size_t hi = 0;
+    while (hi + 1 < points.size() && points[hi].microbatch_size < x) {
+        ++hi;
+    }
+    const LayerTimesAtSize& near = points[hi];
+    const bool single = points.size() == 1;
+    const bool inside =
+        !single && x <= points.back().microbatch_size && x >= points.front().microbatch_size;
+    const LayerTimesAtSize& other =
+        single ? near
+               : (inside ? points[hi == 0 ? 1 : hi - 1] : points[hi == 0 ? 1 : points.size() - 2]);
+    auto time = [&](auto part) {
+        const double xa = near.microbatch_size;
+        if (single || x == xa) {
+            return part(near) * x / xa;
+        }
+        const double xb = other.microbatch_size;
+        return inside ? std::max(0.0, along_line(x, xa, part(near), xb, part(other)))
+                      : beyond(x, xa, part(near), xb, part(other));
+    };
+    LayerTimesAtSize out;
+    out.microbatch_size = static_cast<int>(microbatch_size);
+    out.forward_ms = time([](const LayerTimesAtSize& t) { return t.forward_ms; });
+    out.backward_input_ms = time([](const LayerTimesAtSize& t) { return t.backward_input_ms; });
+    out.backward_weight_ms = time([](const LayerTimesAtSize& t) { return t.backward_weight_ms; });
+    // The whole backward only where every size measured it.
+    if (std::all_of(points.begin(), points.end(),
+                    [](const auto& p) { return p.backward_ms.has_value(); })) {
+        out.backward_ms = time([](const LayerTimesAtSize& t) { return *t.backward_ms; });
+    }
+    return out;
 }
 
 nlohmann::json profile_to_json(const Profile& p) {
@@ -40,6 +119,20 @@ nlohmann::json profile_to_json(const Profile& p) {
         }
         if (l.output_shape) {
             lj["output_shape"] = *l.output_shape;
+        }
+        if (!l.other_sizes.empty()) {
+            nlohmann::json sizes = nlohmann::json::array();
+            for (const auto& t : l.other_sizes) {
+                nlohmann::json tj = {{"microbatch_size", t.microbatch_size},
+                                     {"forward_ms", t.forward_ms},
+                                     {"backward_input_ms", t.backward_input_ms},
+                                     {"backward_weight_ms", t.backward_weight_ms}};
+                if (t.backward_ms) {
+                    tj["backward_ms"] = *t.backward_ms;
+                }
+                sizes.push_back(std::move(tj));
+            }
+            lj["other_sizes"] = std::move(sizes);
         }
         layers.push_back(std::move(lj));
     }
@@ -99,11 +192,48 @@ constexpr Need kRequired = Need::required;
 constexpr Need kOptional = Need::optional;
 constexpr NumberRange kMilliseconds{0, limits::kMaxMilliseconds};
 
-LayerProfile read_layer(const JsonObject& r) {
+LayerTimesAtSize read_times_at_size(const JsonObject& r) {
+    LayerTimesAtSize t;
+    r.reject_unknown({"microbatch_size", "forward_ms", "backward_input_ms", "backward_weight_ms",
+                      "backward_ms"});
+    t.microbatch_size = static_cast<int>(
+        r.integer("microbatch_size", kRequired, 1, std::numeric_limits<int>::max()).value_or(1));
+    t.forward_ms = r.number("forward_ms", kRequired, kMilliseconds).value_or(0);
+    t.backward_input_ms = r.number("backward_input_ms", kRequired, kMilliseconds).value_or(0);
+    t.backward_weight_ms = r.number("backward_weight_ms", kRequired, kMilliseconds).value_or(0);
+    t.backward_ms = r.number("backward_ms", kOptional, kMilliseconds);
+    return t;
+}
+
+// Ascending and distinct from each other and from the profile's own size.
+void read_other_sizes(const JsonObject& r, int profile_size, LayerProfile& l) {
+    const auto sizes = r.array("other_sizes", kOptional);
+    if (!sizes) {
+        return;
+    }
+    for (std::size_t i = 0; i < sizes->size() && !sizes->full(); ++i) {
+        const JsonObject t(sizes->element(i));
+        if (!t.ok()) {
+            continue;
+        }
+        LayerTimesAtSize times = read_times_at_size(t);
+        if (times.microbatch_size == profile_size ||
+            (!l.other_sizes.empty() &&
+             times.microbatch_size <= l.other_sizes.back().microbatch_size)) {
+            t.error("microbatch_size",
+                    "the sizes must ascend and differ from the profile's microbatch_size (" +
+                        std::to_string(profile_size) + ")");
+            continue;
+        }
+        l.other_sizes.push_back(times);
+    }
+}
+
+LayerProfile read_layer(const JsonObject& r, int profile_size) {
     LayerProfile l;
     r.reject_unknown({"name", "forward_ms", "backward_input_ms", "backward_weight_ms",
                       "backward_ms", "optimizer_ms", "activation_bytes", "parameters",
-                      "output_shape"});
+                      "output_shape", "other_sizes"});
     l.name = r.string("name", kRequired).value_or("");
     l.forward_ms = r.number("forward_ms", kRequired, kMilliseconds).value_or(0);
     l.backward_input_ms = r.number("backward_input_ms", kRequired, kMilliseconds).value_or(0);
@@ -125,6 +255,7 @@ LayerProfile read_layer(const JsonObject& r) {
             l.output_shape = std::move(dims);
         }
     }
+    read_other_sizes(r, profile_size, l);
     return l;
 }
 
@@ -200,7 +331,7 @@ Profile profile_from_json(const nlohmann::json& j) {
         for (std::size_t i = 0; i < layers->size() && !layers->full(); ++i) {
             const JsonObject l(layers->element(i));
             if (l.ok()) {
-                p.layers.push_back(read_layer(l));
+                p.layers.push_back(read_layer(l, p.microbatch_size));
             }
         }
     }

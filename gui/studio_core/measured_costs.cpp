@@ -49,11 +49,24 @@ QString describe_measured_costs(const MeasuredCosts& costs, const Model& model) 
     const ProfileCoverage coverage = profile_coverage(p, model);
     const QString host = p.machine.host.empty() ? QObject::tr("this machine")
                                                 : QString::fromStdString(p.machine.host);
-    QString text = QObject::tr("Measured on %1 (%2) at micro-batch size %3, %4: %5.")
-                       .arg(host, QString::fromStdString(p.device_name))
-                       .arg(p.microbatch_size)
-                       .arg(QLocale().toString(costs.measured, QLocale::ShortFormat))
-                       .arg(QString::fromStdString(describe_cost_sources(coverage)));
+    const std::vector<int> sizes = p.measured_sizes();
+    QStringList size_words;
+    for (const int size : sizes) {
+        size_words << QLocale().toString(size);
+    }
+    const QString size_list =
+        size_words.size() == 1
+            ? size_words.front()
+            : QObject::tr("%1 and %2")
+                  .arg(size_words.mid(0, size_words.size() - 1).join(QStringLiteral(", ")),
+                       size_words.back());
+    QString text =
+        (sizes.size() == 1 ? QObject::tr("Measured on %1 (%2) at micro-batch size %3, %4: %5.")
+                           : QObject::tr("Measured on %1 (%2) at micro-batch sizes %3, %4: %5."))
+            .arg(host, QString::fromStdString(p.device_name))
+            .arg(size_list)
+            .arg(QLocale().toString(costs.measured, QLocale::ShortFormat))
+            .arg(QString::fromStdString(describe_cost_sources(coverage)));
     for (const std::string& warning : profile_warnings(coverage)) {
         QString sentence = QString::fromStdString(warning);
         sentence[0] = sentence[0].toUpper();

@@ -28,7 +28,7 @@ struct MeasuredCosts {
 // does not read.
 [[nodiscard]] std::optional<MeasuredCosts> load_measured_costs(const QString& path, QString* error);
 
-// "Measured on vm (CPU, 1 thread) at micro-batch size 16, 3 Dec 2026 14:02:
+// "Measured on vm (CPU, 1 thread) at micro-batch sizes 1, 4 and 16, 3 Dec 2026 14:02:
 // 7 of 7 layers and the transfers from the profile", with the profile's
 // warnings for this model (another model's profile, layers it lacks) after it.
 [[nodiscard]] QString describe_measured_costs(const MeasuredCosts& costs, const Model& model);

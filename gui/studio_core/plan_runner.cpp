@@ -50,6 +50,7 @@ void PlanRunner::start(const Project& project, const QString& baseDir,
         [project, options = std::move(options), profile = std::move(profile)] {
             auto attempt = std::make_shared<PlanAttempt>();
             attempt->input = project;
+            attempt->profile = profile;
             try {
                 attempt->result = plan_pipeline(project, options);
             } catch (const PlanCancelled&) {

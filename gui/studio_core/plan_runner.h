@@ -16,6 +16,7 @@ namespace pipewright::gui {
 // plan only applies to the layout it was made for).
 struct PlanAttempt {
     Project input;
+    std::shared_ptr<const Profile> profile;  // what it was priced with, if measured
     std::optional<PlanResult> result;
     std::string error;  // the input cannot be planned (or the planner failed)
 };

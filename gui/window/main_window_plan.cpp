@@ -12,6 +12,7 @@
 #include "studio_core/simulation_runner.h"
 #include "window/main_window.h"
 
+#include "pipewright/sim/profile_coverage.h"
 #include "studio_core/format.h"
 #include "window/message_bar.h"
 
@@ -142,6 +143,15 @@ void MainWindow::applyPlan() {
                 .arg(scheduleChoice(result));
     } else {
         said = tr("Auto-plan: applied the plan found");
+    }
+    // Planned from measured times at sizes the profile lacks: said, since
+    // the figures above are then guesses (issue 30).
+    if (const auto& profile = attempt->profile; profile && result.plan.report) {
+        if (auto size = profile_size_warning(*profile, result.plan.report->microbatch_size)) {
+            QString sentence = QString::fromStdString(*size);
+            sentence[0] = sentence[0].toUpper();
+            said += QStringLiteral(". ") + sentence + QLatin1Char('.');
+        }
     }
     message_bar_->showMessage(said, MessageBar::Kind::result);
 }

@@ -155,12 +155,14 @@ LayerCost layer_cost(const AnalyzedProject& project, int layer, const DeviceSpec
 
     if (options.profile != nullptr) {
         if (const LayerProfile* measured = options.profile->find(spec.name)) {
-            // Layer time grows about linearly with the micro-batch size.
+            // Read at this micro-batch size from the sizes measured.
+            const LayerTimesAtSize times = layer_times_at(*options.profile, *measured, mb);
+            c.forward_s = times.forward_ms * 1e-3;
+            c.backward_input_s = times.backward_input_ms * 1e-3;
+            c.backward_weight_s = times.backward_weight_ms * 1e-3;
+            c.backward_full_s = times.backward_ms.value_or(0) * 1e-3;
+            // Activations do grow in proportion to the samples.
             const double scale = mb / options.profile->microbatch_size;
-            c.forward_s = measured->forward_ms * 1e-3 * scale;
-            c.backward_input_s = measured->backward_input_ms * 1e-3 * scale;
-            c.backward_weight_s = measured->backward_weight_ms * 1e-3 * scale;
-            c.backward_full_s = measured->backward_ms.value_or(0) * 1e-3 * scale;
             // Weights do not grow with the micro-batch: no scaling.
             if (measured->optimizer_ms) {
                 c.optimizer_s = *measured->optimizer_ms * 1e-3;

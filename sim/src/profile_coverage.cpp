@@ -1,5 +1,6 @@
 #include "pipewright/sim/profile_coverage.h"
 
+#include <algorithm>
 #include <unordered_set>
 
 #include "pipewright/core/diagnostics.h"
@@ -146,6 +147,38 @@ std::vector<std::string> profile_warnings(const ProfileCoverage& c) {
                       "; their measured times do not describe this model: profile it again");
     }
     return out;
+}
+
+std::optional<std::string> profile_size_warning(const Profile& profile, int microbatch_size,
+                                                const std::string& command) {
+    std::vector<int> sizes = profile.measured_sizes();
+    const bool below = microbatch_size < sizes.front();
+    const bool far_above = microbatch_size > 2 * sizes.back();
+    if (!below && !far_above) {
+        return std::nullopt;
+    }
+    std::string measured;
+    for (std::size_t i = 0; i < sizes.size(); ++i) {
+        measured += (i == 0                  ? ""
+                     : i + 1 == sizes.size() ? " and "
+                                             : ", ") +
+                    std::to_string(sizes[i]);
+    }
+    const bool one_sample = sizes.size() == 1 && sizes.front() == 1;
+    sizes.push_back(microbatch_size);
+    std::sort(sizes.begin(), sizes.end());
+    std::string wanted;
+    for (std::size_t i = 0; i < sizes.size(); ++i) {
+        wanted += (i == 0 ? "" : ",") + std::to_string(sizes[i]);
+    }
+    const std::string n = std::to_string(microbatch_size);
+    return "the profile measured micro-batches of " + measured +
+           (one_sample ? " sample" : " samples") + ", and this layout runs " + n +
+           ": its layer times are extrapolated " +
+           (below ? "down, and a small micro-batch runs less efficiently than that assumes"
+                  : "to more than twice the largest size measured") +
+           "; measure " + n + " too (" +
+           (command.empty() ? "profile --sizes " + wanted : command + " --sizes " + wanted) + ")";
 }
 
 }  // namespace pipewright

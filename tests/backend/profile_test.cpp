@@ -90,6 +90,26 @@ TEST(Profile, MeasuresEveryLayerAndTheTransfer) {
     EXPECT_EQ(p.machine.transport, "gloo");
 }
 
+// Micro-batches of 8: measured at 8 (the profile's own size), and at 1 and
+// 4 so that a plan with smaller micro-batches reads measured times.
+TEST(Profile, MeasuresTheSmallerMicroBatchSizesToo) {
+    EXPECT_EQ(backend::default_profile_sizes(8), (std::vector<int>{1, 4, 8}));
+    EXPECT_EQ(backend::default_profile_sizes(64), (std::vector<int>{1, 4, 16, 64}));
+    EXPECT_EQ(backend::default_profile_sizes(1), (std::vector<int>{1}));
+    const Profile& p = measured_profile();
+    EXPECT_EQ(p.measured_sizes(), (std::vector<int>{1, 4, 8}));
+    for (const auto& l : p.layers) {
+        SCOPED_TRACE(l.name);
+        ASSERT_EQ(l.other_sizes.size(), 2U);
+        EXPECT_EQ(l.other_sizes[0].microbatch_size, 1);
+        EXPECT_EQ(l.other_sizes[1].microbatch_size, 4);
+        for (const auto& t : l.other_sizes) {
+            EXPECT_GT(t.forward_ms, 0);
+            EXPECT_TRUE(t.backward_ms.has_value());
+        }
+    }
+}
+
 TEST(Profile, ActivationBytesAreWhatCoreComputes) {
     const Profile& p = measured_profile();
     const auto project = test::analyze_text(test::mlp_project_json(small_mlp()));
@@ -322,6 +342,15 @@ TEST(ProfileCommand, UsageErrorsAndCudaRefusal) {
     EXPECT_EQ(test::run_cli("profile " + project.string() + " --repeats 0", dir).code, 2);
     EXPECT_EQ(test::run_cli("profile " + project.string() + " --device tpu", dir).code, 2);
     EXPECT_EQ(test::run_cli("profile " + project.string() + " --threads -1", dir).code, 2);
+
+    // Sizes are whole samples, and no larger than a pipeline's batch (32).
+    EXPECT_EQ(test::run_cli("profile " + project.string() + " --sizes 0,4", dir).code, 2);
+    const test::CliResult too_large = test::run_cli(
+        "profile " + project.string() + " --sizes 64 --out " + (dir / "p.json").string(), dir);
+    EXPECT_EQ(too_large.code, 1);
+    EXPECT_NE(too_large.output.find("--sizes: 64 samples is not a micro-batch of this project"),
+              std::string::npos)
+        << too_large.output;
 
     const test::CliResult cuda = test::run_cli(
         "profile " + project.string() + " --device cuda --out " + (dir / "p.json").string(), dir);

@@ -170,6 +170,39 @@ TEST(PlanCommand, UsesAMeasuredProfile) {
     EXPECT_LE(j["iteration_time_s"].get<double>(), j["baseline"]["iteration_time_s"].get<double>());
 }
 
+// A plan that splits the batch into micro-batches the profile never measured
+// says so: its figures are extrapolated.
+TEST(PlanCommand, WarnsWhenThePlansMicroBatchesWereNotMeasured) {
+    Profile profile;
+    profile.device_kind = "cpu";
+    profile.microbatch_size = 8;
+    profile.layers = {{"net0", 0.1, 0.1, 0.1, {}, {}, {}},
+                      {"relu", 0.01, 0.01, 0, {}, {}, {}},
+                      {"net1", 0.1, 0.1, 0.1, {}, {}, {}}};
+    TempDir dir;
+    const auto path = (dir / "profile.json").string();
+    {
+        std::ofstream f(path);
+        f << profile_to_json(profile).dump();
+    }
+    auto r = run_cli({"plan", example("dummy-2gpu.json"), "--profile", path, "-m", "32"});
+    ASSERT_EQ(r.code, 0) << r.err;
+    EXPECT_NE(r.err.find("warning: the planned layout: the profile measured micro-batches of 8 "
+                         "samples, and this layout runs 1"),
+              std::string::npos)
+        << r.err;
+    // At the measured size, nothing to say.
+    r = run_cli({"plan", example("dummy-2gpu.json"), "--profile", path, "-m", "4"});
+    ASSERT_EQ(r.code, 0) << r.err;
+    EXPECT_EQ(r.err.find("the planned layout"), std::string::npos) << r.err;
+    // simulate warns about the project's own size.
+    r = run_cli({"simulate", example("dummy-2gpu.json"), "--profile", path, "-m", "16"});
+    ASSERT_EQ(r.code, 0) << r.err;
+    EXPECT_NE(r.err.find("this layout runs 2: its layer times are extrapolated down"),
+              std::string::npos)
+        << r.err;
+}
+
 TEST(PlanCommand, PlansEveryShippedExample) {
     for (const auto& entry : fs::directory_iterator(kExamples)) {
         if (entry.path().extension() != ".json") {

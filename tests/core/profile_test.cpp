@@ -66,6 +66,86 @@ TEST(Profile, RoundTripsEveryField) {
     EXPECT_EQ(profile_from_json(profile_to_json(p)), p);
 }
 
+// A profile measured at 4 samples (its own size) and at 1 and 16.
+Profile sized_profile() {
+    Profile p = small_profile();
+    p.microbatch_size = 4;
+    LayerProfile& l = p.layers.front();
+    l.forward_ms = 2.0;
+    l.backward_input_ms = 1.0;
+    l.backward_weight_ms = 1.0;
+    l.backward_ms = 2.5;
+    l.other_sizes = {{1, 1.4, 0.6, 0.7, 1.5}, {16, 5.0, 2.5, 2.5, 6.0}};
+    return p;
+}
+
+TEST(Profile, TimesAtOtherSizesRoundTrip) {
+    const Profile p = sized_profile();
+    EXPECT_EQ(profile_from_json(profile_to_json(p)), p);
+    EXPECT_EQ(p.measured_sizes(), (std::vector<int>{1, 4, 16}));
+    // Without other sizes the file has no such field, as older profiles.
+    EXPECT_FALSE(profile_to_json(small_profile())["layers"][0].contains("other_sizes"));
+}
+
+TEST(Profile, OtherSizesMustAscendAndDifferFromTheProfilesOwn) {
+    nlohmann::json j = profile_to_json(sized_profile());
+    std::swap(j["layers"][0]["other_sizes"][0], j["layers"][0]["other_sizes"][1]);
+    EXPECT_TRUE(contains(problems_of(j), "layers[0].other_sizes[1].microbatch_size"))
+        << problems_of(j);
+    j = profile_to_json(sized_profile());
+    j["layers"][0]["other_sizes"][0]["microbatch_size"] = 4;
+    EXPECT_TRUE(contains(problems_of(j), "profile's microbatch_size (4)")) << problems_of(j);
+    j = profile_to_json(sized_profile());
+    j["layers"][0]["other_sizes"][0]["forward_ms"] = -1;
+    EXPECT_TRUE(contains(problems_of(j), "layers[0].other_sizes[0].forward_ms")) << problems_of(j);
+}
+
+TEST(Profile, TimesBetweenMeasuredSizesAreInterpolated) {
+    const Profile p = sized_profile();
+    const LayerProfile& l = p.layers.front();
+    // Measured sizes read back exactly.
+    EXPECT_DOUBLE_EQ(layer_times_at(p, l, 1).forward_ms, 1.4);
+    EXPECT_DOUBLE_EQ(layer_times_at(p, l, 4).forward_ms, 2.0);
+    EXPECT_DOUBLE_EQ(layer_times_at(p, l, 16).backward_ms.value(), 6.0);
+    // On the line between the two nearest: 2 + (5 - 2) * (8 - 4) / 12.
+    EXPECT_DOUBLE_EQ(layer_times_at(p, l, 8).forward_ms, 3.0);
+    EXPECT_DOUBLE_EQ(layer_times_at(p, l, 2).forward_ms, 1.6);
+    EXPECT_NEAR(layer_times_at(p, l, 2).backward_input_ms, 0.6 + 0.4 / 3, 1e-12);
+}
+
+TEST(Profile, TimesBeyondMeasuredSizesFollowTheNearestTwoWithinBounds) {
+    const Profile p = sized_profile();
+    const LayerProfile& l = p.layers.front();
+    // Above: the line through 4 and 16 (0.25 ms a sample) from 16.
+    EXPECT_DOUBLE_EQ(layer_times_at(p, l, 32).forward_ms, 9.0);
+    // The weight gradient's line (1 at 4, 2.5 at 16) reaches 8.5 at 64,
+    // below proportional scaling of 16's (10).
+    EXPECT_DOUBLE_EQ(layer_times_at(p, l, 64).backward_weight_ms, 8.5);
+    Profile steep = p;
+    // Superlinear growth is held to proportional scaling: 50 * 32 / 16.
+    steep.layers.front().other_sizes.back().forward_ms = 50;
+    EXPECT_DOUBLE_EQ(layer_times_at(steep, steep.layers.front(), 32).forward_ms, 100);
+
+    // Below the smallest: between proportional and the smallest itself.
+    Profile from_four = small_profile();
+    from_four.microbatch_size = 4;
+    from_four.layers.front().forward_ms = 2.0;
+    from_four.layers.front().other_sizes = {{16, 5.0, 2.5, 2.5, std::nullopt}};
+    // The line through 4 and 16 gives 1.25 at 1, above proportional (0.5).
+    EXPECT_DOUBLE_EQ(layer_times_at(from_four, from_four.layers.front(), 1).forward_ms, 1.25);
+    from_four.layers.front().other_sizes.front().forward_ms = 20;  // line below 0: proportional
+    EXPECT_DOUBLE_EQ(layer_times_at(from_four, from_four.layers.front(), 1).forward_ms, 0.5);
+    // A whole backward only where every size has one.
+    EXPECT_FALSE(layer_times_at(from_four, from_four.layers.front(), 8).backward_ms.has_value());
+}
+
+TEST(Profile, OneMeasuredSizeScalesProportionally) {
+    Profile p = small_profile();
+    p.microbatch_size = 8;
+    EXPECT_DOUBLE_EQ(layer_times_at(p, p.layers.front(), 2).forward_ms, 0.25);
+    EXPECT_DOUBLE_EQ(layer_times_at(p, p.layers.front(), 16).backward_input_ms, 1.0);
+}
+
 TEST(Profile, CollectivesAreCheckedAsTransfersAre) {
     Profile p = small_profile();
     p.all_reduce = CollectiveProfile{{1.5, 20}, {}};

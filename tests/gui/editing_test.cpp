@@ -369,6 +369,26 @@ TEST_F(AutoPlanTest, CancelLeavesTheLayoutAloneAndTheWindowUsable) {
     EXPECT_EQ(window.document()->undoStack()->count(), undo_steps + 1);
 }
 
+// Planned with measured times from micro-batches larger than any the plan
+// runs: the message says its figures are extrapolated (issue 30).
+TEST_F(AutoPlanTest, APlanAtSizesTheProfileDidNotMeasureSaysSo) {
+    auto profile = std::make_shared<Profile>();
+    profile->device_kind = "cuda";
+    profile->microbatch_size = 100000;
+    for (const auto& layer : before.model.layers) {
+        profile->layers.push_back({layer.name, 100.0, 100.0, 100.0, std::nullopt});
+    }
+    window.runner()->setProfile(profile);
+    ASSERT_TRUE(window.autoPlan());
+    ASSERT_TRUE(wait_plan());
+    const QString said = window.messageBar()->text();
+    EXPECT_TRUE(
+        said.contains(QStringLiteral("The profile measured micro-batches of 100000 "
+                                     "samples, and this layout runs ")))
+        << said.toStdString();
+    EXPECT_TRUE(said.contains(QStringLiteral("extrapolated down"))) << said.toStdString();
+}
+
 TEST_F(AutoPlanTest, AnEditWhilePlanningStopsThePlan) {
     ASSERT_TRUE(window.autoPlan());
     ASSERT_TRUE(window.renameTopologyItem(QString::fromLatin1(kGpu1), QStringLiteral("gpuB")));

@@ -123,5 +123,45 @@ TEST(ProfileCoverage, ALayerMeasuredAtOtherSizesIsNamedWithBothSizes) {
     EXPECT_TRUE(contains(c.resized[0], "output [3] when profiled")) << c.resized[0];
 }
 
+// A layer measured at 1 and 16 samples is priced at 8 from the line between
+// them, not by scaling one size (issue 30: a plan at micro-batches of 1
+// promised 4.3 ms from times measured at 16; the run took 130 ms).
+TEST(ProfileSizes, ALayerIsPricedAtTheSimulatedSizeFromTheSizesMeasured) {
+    auto loaded = load_project_file(kExamples / "dummy-2gpu.json");  // 4 micro-batches of 8
+    ASSERT_TRUE(loaded.project.has_value());
+    Diagnostics d;
+    auto project = analyze_project(*loaded.project, {}, d);
+    ASSERT_TRUE(project.has_value()) << d.format();
+    ASSERT_EQ(project->microbatch_size, 8);
+    Profile p = small_profile();
+    p.layers[0].forward_ms = 1.0;  // at 1 sample
+    p.layers[0].other_sizes = {{16, 4.0, 2.0, 2.0, std::nullopt}};
+    CostModelOptions costs;
+    costs.profile = &p;
+    const LayerCost c = layer_cost(*project, 0, project->rank_specs[0], costs);
+    EXPECT_NEAR(c.forward_s, (1.0 + 3.0 * 7 / 15) * 1e-3, 1e-12);
+    // Proportional scaling from 1 sample would have said 8 ms; from 16, 2 ms.
+    EXPECT_NEAR(c.backward_input_s, (0.5 + 1.5 * 7 / 15) * 1e-3, 1e-12);
+}
+
+TEST(ProfileSizes, ASizeBelowOrFarAboveTheMeasuredOnesIsWarnedAbout) {
+    Profile p = small_profile();
+    p.microbatch_size = 16;
+    p.layers[0].other_sizes = {{32, 2.0, 1.0, 1.0, std::nullopt}};
+    EXPECT_FALSE(profile_size_warning(p, 16));
+    EXPECT_FALSE(profile_size_warning(p, 24));
+    EXPECT_FALSE(profile_size_warning(p, 64)) << "twice the largest is still near";
+    const auto below = profile_size_warning(p, 1, "pipewright profile p.json");
+    ASSERT_TRUE(below);
+    for (const char* part : {"micro-batches of 16 and 32 samples", "this layout runs 1",
+                             "extrapolated down", "pipewright profile p.json --sizes 1,16,32"}) {
+        EXPECT_TRUE(contains(*below, part)) << part << "\n" << *below;
+    }
+    const auto above = profile_size_warning(p, 65);
+    ASSERT_TRUE(above);
+    EXPECT_TRUE(contains(*above, "more than twice the largest size measured")) << *above;
+    EXPECT_TRUE(contains(*above, "profile --sizes 16,32,65")) << *above;
+}
+
 }  // namespace
 }  // namespace pipewright

@@ -25,6 +25,9 @@ struct ProfileOptions {
     int threads = 0;              // Torch threads; 0: cores / ranks, what a rank of a run gets
     int repeats = 10;             // timed repetitions per layer (the median is kept)
     int warmup = 2;               // untimed repetitions first
+    // Micro-batch sizes to time the layers at besides the project's own
+    // (which is always measured); empty: default_profile_sizes().
+    std::vector<int> sizes;
     bool measure_transfer = true;
     double timeout_s = 60;  // bound on every c10d wait of the transfer measurement
 };
@@ -35,13 +38,14 @@ struct LayerTimingOptions {
     int warmup = 2;
     std::string dtype;           // "" = the project's; "float32" or "float64"
     std::string device = "cpu";  // "cpu" or "cuda" (the first GPU)
+    int microbatch_size = 0;     // samples per micro-batch; 0: the project's
     // Called before each round over all layers (index, rounds, warm-up
     // rounds first), e.g. for progress.
     std::function<void(int, int)> on_round;
 };
 
 // Times forward, input-gradient and weight-gradient of every layer at the
-// project's micro-batch size with the calling process's Torch threads
+// micro-batch size of `options` with the calling process's Torch threads
 // (medians over `repeats` rounds, each visiting every layer). The backward is split as the
 // zero-bubble executor splits it: the input gradient with the graph retained, then the parameter
 // gradients from the same graph. The first layer's input gradient is 0: the
@@ -50,6 +54,12 @@ struct LayerTimingOptions {
 // backend cannot build.
 [[nodiscard]] std::vector<LayerProfile> measure_layers(const AnalyzedProject& project,
                                                        const LayerTimingOptions& options);
+
+// The sizes `profile` measures by default for a project whose micro-batches
+// hold `microbatch_size` samples: 1, the powers of 4 between, and the size
+// itself (16: 1, 4, 16), so that a plan with smaller micro-batches reads
+// measured times instead of scaling them down.
+[[nodiscard]] std::vector<int> default_profile_sizes(int microbatch_size);
 
 struct TransferFit {
     LinkSpec link;  // latency = intercept, bandwidth = 1 / slope

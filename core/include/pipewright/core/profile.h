@@ -11,6 +11,17 @@
 
 namespace pipewright {
 
+// A layer's times at one micro-batch size other than the profile's own.
+struct LayerTimesAtSize {
+    int microbatch_size = 1;
+    double forward_ms = 0;
+    double backward_input_ms = 0;
+    double backward_weight_ms = 0;
+    std::optional<double> backward_ms = std::nullopt;
+
+    bool operator==(const LayerTimesAtSize&) const = default;
+};
+
 // Costs measured on a real machine (by `pipewright profile`), which replace
 // the analytic estimates layer by layer.
 struct LayerProfile {
@@ -31,7 +42,14 @@ struct LayerProfile {
     // recognised (absent from older profiles).
     std::optional<std::int64_t> parameters = std::nullopt;
     std::optional<std::vector<std::int64_t>> output_shape = std::nullopt;
+    // The same times at the other micro-batch sizes measured (ascending; the
+    // top-level figures are those at Profile::microbatch_size). A layer's
+    // time is not proportional to the samples: a small micro-batch runs
+    // less efficiently, so it is measured rather than scaled down.
+    std::vector<LayerTimesAtSize> other_sizes = {};
 
+    // The times at the profile's own size, in the form of the others.
+    [[nodiscard]] LayerTimesAtSize at_profile_size(int profile_microbatch_size) const;
     bool operator==(const LayerProfile&) const = default;
 };
 
@@ -86,8 +104,17 @@ struct Profile {
     ProfileMachine machine;
 
     [[nodiscard]] const LayerProfile* find(const std::string& layer) const;
+    // Every micro-batch size some layer was measured at, ascending.
+    [[nodiscard]] std::vector<int> measured_sizes() const;
     bool operator==(const Profile&) const = default;
 };
+
+// A measured layer's times at `microbatch_size` samples: linear between the
+// two nearest sizes measured; outside them, along the line through the two
+// nearest, kept between proportional scaling and the nearest measurement
+// (a single size scales proportionally).
+[[nodiscard]] LayerTimesAtSize layer_times_at(const Profile& profile, const LayerProfile& layer,
+                                              double microbatch_size);
 
 [[nodiscard]] nlohmann::json profile_to_json(const Profile& profile);
 // Throws InputError naming the JSON path of each problem.

@@ -5,6 +5,7 @@
 // every link: the user must hear about it, and every summary says where its
 // figures came from.
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -40,5 +41,14 @@ struct ProfileCoverage {
 // One warning per problem ("the profile matches none of the model's 5 layers
 // ..."), empty when the profile fits the model.
 [[nodiscard]] std::vector<std::string> profile_warnings(const ProfileCoverage& coverage);
+
+// A warning when the profile's layer times at `microbatch_size` samples are
+// guessed rather than measured: below the smallest size measured (a small
+// micro-batch runs less efficiently than scaling down assumes) or past twice
+// the largest. `command` is what to run to measure it ("pipewright profile
+// p.json"); empty: the warning only says which sizes to measure.
+[[nodiscard]] std::optional<std::string> profile_size_warning(const Profile& profile,
+                                                              int microbatch_size,
+                                                              const std::string& command = "");
 
 }  // namespace pipewright
