@@ -29,9 +29,13 @@ void add_profile_command(CLI::App& app, ProfileArgs& a) {
         ->check(whole_number(1));
     cmd->add_option("--sizes", a.sizes,
                     "Micro-batch sizes to time the layers at besides the project's, comma "
-                    "separated (default: 1, the powers of 4 below the project's size, and it)")
+                    "separated (default: 1 and powers of 4 up to a pipeline's batch)")
         ->delimiter(',')
         ->check(whole_number(1, 1 << 20));
+    cmd->add_option("--concurrent-ranks", a.concurrent_ranks,
+                    "Ranks computing at once while the layers are timed, the timed one "
+                    "included (default on CPUs: the run's ranks, up to one a core; 1: alone)")
+        ->check(whole_number(1, 1024));
     cmd->add_flag("--json", a.json, "Print the profile as JSON instead of a table");
     cmd->add_flag("--force", a.force,
                   "Measure even when the estimated memory exceeds what this machine has");

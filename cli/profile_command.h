@@ -20,7 +20,8 @@ struct ProfileArgs {
     int warmup = 2;
     std::optional<int> microbatches;
     std::optional<int> batch_size;
-    std::vector<int> sizes;  // micro-batch sizes besides the project's; empty: the default
+    std::vector<int> sizes;    // micro-batch sizes besides the project's; empty: the default
+    int concurrent_ranks = 0;  // ranks computing at once; 0: the run's here, up to the cores
     bool json = false;
     bool force = false;  // measure though it looks too big for this machine
 };

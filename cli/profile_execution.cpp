@@ -76,7 +76,12 @@ void print_profile(std::ostream& out, const Profile& p, const std::string& proje
                    const std::string& path) {
     out << project << ": measured on " << (p.machine.host.empty() ? "this machine" : p.machine.host)
         << " (" << p.device_name << "), micro-batch size " << p.microbatch_size << ", median of "
-        << p.machine.repeats << "\n\n";
+        << p.machine.repeats
+        << (p.machine.concurrent_ranks > 1
+                ? ", while " + std::to_string(p.machine.concurrent_ranks) +
+                      " ranks computed at once"
+                : std::string())
+        << "\n\n";
     TextTable table({"layer", "forward", "input grad", "weight grad", "activations"});
     LayerProfile total;
     std::int64_t total_bytes = 0;
@@ -137,6 +142,7 @@ int run_profile(const ProfileArgs& a, std::ostream& out, std::ostream& err) {
     o.repeats = a.repeats;
     o.warmup = a.warmup;
     o.sizes = a.sizes;
+    o.concurrent_ranks = a.concurrent_ranks;
     const auto outcome = backend::profile_project(o, err);
     if (outcome.exit_code != 0 || !outcome.profile) {
         return kInvalidInput;

@@ -7,6 +7,7 @@
 
 #include "pipewright/core/machine_memory.h"
 #include "pipewright/core/printable_name.h"
+#include "pipewright/core/profile.h"
 #include "pipewright/core/project_io.h"
 #include "pipewright/core/quantity_format.h"
 #include "pipewright/sim/simulation.h"
@@ -102,9 +103,13 @@ std::string profile_machine_problem(const ProfileArgs& a, const MachineResources
     // Measured in float32 on CPUs; every layer held at once.
     constexpr double kBytes = 4;
     constexpr double kWeightCopies = 6;  // weights, gradients, stand-ins and theirs, Adam's two
-    // At the largest micro-batch size measured.
+    // At the largest micro-batch size measured (profiler.cpp's choice).
+    const std::vector<int> sizes =
+        a.sizes.empty() ? default_profile_sizes(project->microbatch_size,
+                                                project->microbatch_size * project->microbatches)
+                        : a.sizes;
     double samples = project->microbatch_size;
-    for (const int size : a.sizes) {
+    for (const int size : sizes) {
         samples = std::max(samples, static_cast<double>(size));
     }
     double held = 0;
@@ -117,18 +122,24 @@ std::string profile_machine_problem(const ProfileArgs& a, const MachineResources
             transient, (layer.stashed_elements + layer.output_elements) * samples * kBytes * 2);
         input = layer.output_elements;
     }
-    const double need = held + transient + static_cast<double>(kWorkerRuntimeBytes);
+    // Each rank computing at once holds a copy of its own (profiler.h).
+    const int concurrent = a.concurrent_ranks > 0
+                               ? a.concurrent_ranks
+                               : std::min(project->world_size(), std::max(1, machine.cores));
+    const double need = (held + transient) * concurrent + static_cast<double>(kWorkerRuntimeBytes);
     if (machine.available_bytes <= 0 || need <= static_cast<double>(machine.available_bytes)) {
         return "";
     }
     std::ostringstream why;
-    why << "profiling this project needs about " << format_bytes(need)
-        << " of memory (every layer is built at once: " << format_bytes(held)
+    why << "profiling this project needs about " << format_bytes(need) << " of memory ("
+        << (concurrent > 1 ? std::to_string(concurrent) + " ranks computing at once, each with "
+                           : "")
+        << "every layer built at once: " << format_bytes(held)
         << " of weights, their stand-ins, the optimizer's state and each layer's input, plus "
         << format_bytes(transient) << " for the largest layer's forward and backward), but this "
         << "machine has " << format_bytes(static_cast<double>(machine.available_bytes))
-        << " available; profile a smaller model, or more micro-batches (-m: fewer samples "
-           "each); --force measures it anyway";
+        << " available; profile a smaller model, more micro-batches (-m: fewer samples each) or "
+           "fewer --concurrent-ranks; --force measures it anyway";
     return why.str();
 }
 

@@ -6,6 +6,7 @@
 #include <utility>
 
 #include "commands.h"
+#include "kernel_report.h"
 #include "option_checks.h"
 #include "pipewright/core/printable_name.h"
 #include "pipewright/core/profile.h"
@@ -46,6 +47,9 @@ void add_simulate_command(CLI::App& app, SimulateArgs& args) {
                   "sequence parallelism)");
     add_cost_options(*cmd, args.costs);
     cmd->add_flag("--json", args.json, "Print the result as one JSON object");
+    cmd->add_flag("--kernels", args.kernels,
+                  "Also print where the busiest stage's time goes, kernel by kernel (JSON "
+                  "always has every stage's)");
     cmd->add_flag("--compare-schedules", args.compare_schedules,
                   "Simulate every schedule and the single-device baseline side by side");
     cmd->add_flag("--compare-layouts", args.compare_layouts,
@@ -227,11 +231,16 @@ int run_simulate(const SimulateArgs& args, std::ostream& out, std::ostream& err)
     }
 
     if (args.json) {
-        out << report_to_json(report).dump(2) << '\n';
+        nlohmann::json j = report_to_json(report);
+        j["stages"] = stages_json(*project, report, costs);
+        out << j.dump(2) << '\n';
         return kOk;
     }
     const std::string name = project->project.model.name + " (" + args.project + ")";
     print_report(out, report, name, cost_sources);
+    if (args.kernels) {
+        print_kernels(out, *project, report, costs);
+    }
     print_written_outputs(args.outputs, out);
     return kOk;
 }

@@ -22,6 +22,7 @@ struct SimulateArgs {
     bool sequence_parallel = false;
     CostArgs costs;  // --profile, --efficiency
     bool json = false;
+    bool kernels = false;  // print where the busiest stage's time goes
     bool compare_schedules = false;
     bool compare_layouts = false;  // every data × pipeline layout, planned
     OutputArgs outputs;            // --trace, --timeline, --export-csv, --max-output-size

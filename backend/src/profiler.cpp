@@ -104,12 +104,14 @@ std::optional<double> load_average() {
 // The sizes to measure: the project's first (the profile's own), then the
 // others ascending; nullopt after saying why one cannot be measured.
 std::optional<std::vector<int>> sizes_to_measure(const ProfileOptions& o,
-                                                 const AnalyzedProject& project,
+                                                 const AnalyzedProject& project, bool on_gpu,
                                                  std::ostream& err) {
     const int own = project.microbatch_size;
     // One replica's batch: no micro-batch of a run is larger.
     const int batch = std::max(1, project.microbatch_size * project.microbatches);
-    std::vector<int> others = o.sizes.empty() ? default_profile_sizes(own) : o.sizes;
+    // A GPU's memory holds the project's size, not necessarily a larger one.
+    std::vector<int> others =
+        o.sizes.empty() ? default_profile_sizes(own, on_gpu ? own : batch) : o.sizes;
     for (const int s : others) {
         if (s < 1 || s > batch) {
             err << "pipewright: --sizes: " << s
@@ -127,17 +129,6 @@ std::optional<std::vector<int>> sizes_to_measure(const ProfileOptions& o,
 }
 
 }  // namespace
-
-std::vector<int> default_profile_sizes(int microbatch_size) {
-    std::vector<int> sizes{1};
-    for (int s = 4; s < microbatch_size; s *= 4) {
-        sizes.push_back(s);
-    }
-    if (microbatch_size > 1) {
-        sizes.push_back(microbatch_size);
-    }
-    return sizes;
-}
 
 ProfileOutcome profile_project(const ProfileOptions& o, std::ostream& err) {
     ProfileOutcome outcome;
@@ -167,6 +158,14 @@ ProfileOutcome profile_project(const ProfileOptions& o, std::ostream& err) {
     // rank of a run sees.
     const int threads = o.threads > 0 ? o.threads : default_threads_per_rank(project->world_size());
 
+    // As many ranks compute at once as the run has here, up to a rank a core
+    // (each concurrent one holds a copy of the model); on GPUs each rank has
+    // a device of its own.
+    const int concurrent =
+        o.concurrent_ranks > 0
+            ? o.concurrent_ranks
+            : (on_gpu ? 1 : std::min(project->world_size(), static_cast<int>(cores)));
+
     Profile profile;
     profile.device_kind = kind;
     profile.device_name =
@@ -177,6 +176,7 @@ ProfileOutcome profile_project(const ProfileOptions& o, std::ostream& err) {
     profile.machine.cores = static_cast<int>(cores);
     profile.machine.threads = threads;
     profile.machine.repeats = o.repeats;
+    profile.machine.concurrent_ranks = concurrent;
     profile.machine.torch_version = TORCH_VERSION;
 
     // Other work on the cores stretches every timing, and the transfer's
@@ -187,7 +187,7 @@ ProfileOutcome profile_project(const ProfileOptions& o, std::ostream& err) {
             << " cores): the timings will come out high, the transfer's most; profile when it "
                "is quiet\n";
     }
-    const auto sizes = sizes_to_measure(o, *project, err);
+    const auto sizes = sizes_to_measure(o, *project, on_gpu, err);
     if (!sizes) {
         return outcome;
     }
@@ -197,7 +197,10 @@ ProfileOutcome profile_project(const ProfileOptions& o, std::ostream& err) {
     }
     err << "pipewright: profiling " << project->project.model.name << ": " << project->layers.size()
         << " layers at micro-batch size" << (sizes->size() == 1 ? " " : "s ") << size_list << " on "
-        << profile.device_name << ", " << o.repeats << " repeats after " << o.warmup << " warm-up\n"
+        << profile.device_name << ", " << o.repeats << " repeats after " << o.warmup << " warm-up"
+        << (concurrent > 1 ? ", while " + std::to_string(concurrent) + " ranks compute at once"
+                           : std::string())
+        << "\n"
         << std::flush;
     const ThreadCount thread_count(threads);
     // As the workers of a run do (worker.cpp): subnormals flushed to zero.
@@ -208,6 +211,7 @@ ProfileOutcome profile_project(const ProfileOptions& o, std::ostream& err) {
         timing.repeats = o.repeats;
         timing.warmup = o.warmup;
         timing.device = kind;
+        timing.concurrent_ranks = concurrent;
         timing.on_round = [&](int round, int rounds) {
             err << "  round " << (round + 1) << "/" << rounds
                 << (round < o.warmup ? " (warm-up)" : "") << " over the layers\n"

@@ -98,6 +98,23 @@ LayerTimesAtSize layer_times_at(const Profile& profile, const LayerProfile& laye
     return out;
 }
 
+std::vector<int> default_profile_sizes(int microbatch_size, int largest) {
+    std::vector<int> sizes{1};
+    for (int s = 4; s < microbatch_size; s *= 4) {
+        sizes.push_back(s);
+    }
+    if (microbatch_size > 1) {
+        sizes.push_back(microbatch_size);
+    }
+    for (long long s = 4LL * microbatch_size; s < largest; s *= 4) {
+        sizes.push_back(static_cast<int>(s));
+    }
+    if (largest > sizes.back()) {
+        sizes.push_back(largest);
+    }
+    return sizes;
+}
+
 nlohmann::json profile_to_json(const Profile& p) {
     nlohmann::json layers = nlohmann::json::array();
     for (const auto& l : p.layers) {
@@ -168,8 +185,10 @@ nlohmann::json profile_to_json(const Profile& p) {
     if (!m.host.empty()) {
         machine["host"] = m.host;
     }
-    for (const auto& [key, value] :
-         {std::pair{"cores", m.cores}, {"threads", m.threads}, {"repeats", m.repeats}}) {
+    for (const auto& [key, value] : {std::pair{"cores", m.cores},
+                                     {"threads", m.threads},
+                                     {"repeats", m.repeats},
+                                     {"concurrent_ranks", m.concurrent_ranks}}) {
         if (value > 0) {
             machine[key] = value;
         }
@@ -301,12 +320,15 @@ void read_collectives(const JsonObject& c, Profile& p) {
 
 ProfileMachine read_machine(const JsonObject& m) {
     ProfileMachine out;
-    m.reject_unknown({"host", "cores", "threads", "repeats", "transport", "torch_version"});
+    m.reject_unknown(
+        {"host", "cores", "threads", "repeats", "concurrent_ranks", "transport", "torch_version"});
     out.host = m.string("host", kOptional).value_or("");
     out.transport = m.string("transport", kOptional).value_or("");
     out.torch_version = m.string("torch_version", kOptional).value_or("");
-    for (auto [key, target] :
-         {std::pair{"cores", &out.cores}, {"threads", &out.threads}, {"repeats", &out.repeats}}) {
+    for (auto [key, target] : {std::pair{"cores", &out.cores},
+                               {"threads", &out.threads},
+                               {"repeats", &out.repeats},
+                               {"concurrent_ranks", &out.concurrent_ranks}}) {
         *target = static_cast<int>(m.integer(key, kOptional, 0, 1'000'000).value_or(0));
     }
     return out;

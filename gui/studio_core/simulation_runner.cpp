@@ -33,6 +33,7 @@ SimulationResult simulate_now(const Project& project, const std::string& base_di
             analyzed->schedule_from_csv = true;
         }
         result.report = simulate_project(*analyzed, costs);
+        result.kernels = stage_kernels(*analyzed, costs);
     } catch (const InputError& e) {
         result.diagnostics.append(e.diagnostics());
     } catch (const std::bad_alloc&) {

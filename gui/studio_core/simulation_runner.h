@@ -11,6 +11,7 @@
 #include "pipewright/core/analysis.h"
 #include "pipewright/core/profile.h"
 #include "pipewright/core/project.h"
+#include "pipewright/sim/kernel_breakdown.h"
 #include "pipewright/sim/simulation.h"
 
 namespace pipewright::gui {
@@ -26,6 +27,9 @@ struct SimulationResult {
     std::string error;  // simulator failure (deadlock), not input problems
     // The measured costs it was priced with; null: the analytic estimate.
     std::shared_ptr<const Profile> profile;
+    // Per stage, the kernels of one micro-batch's F, I and W (where the time
+    // goes, for the block tooltips).
+    std::vector<StageKernels> kernels;
 
     [[nodiscard]] bool ok() const { return report.has_value(); }
 };

@@ -473,6 +473,30 @@ QString TimelinePlot::tooltipAt(const QPoint& pos) const {
     return tooltipFor(row.section == 1 ? measured_ : timeline_, event) + side;
 }
 
+QString TimelinePlot::kernelsLine(const Action& action) const {
+    if (action.stage < 0 || static_cast<std::size_t>(action.stage) >= stage_kernels_.size()) {
+        return {};
+    }
+    const auto& passes = stage_kernels_[static_cast<std::size_t>(action.stage)];
+    const auto line = [](const QString& label, const QString& kernels) {
+        return kernels.isEmpty() ? QString()
+                                 : QStringLiteral("<br>") + label + kernels.toHtmlEscaped();
+    };
+    switch (action.type) {
+        case ActionType::forward:
+            return line(tr("kernels: "), passes[0]);
+        case ActionType::backward_input:
+            return line(tr("kernels: "), passes[1]);
+        case ActionType::backward_weight:
+            return line(tr("kernels: "), passes[2]);
+        case ActionType::backward:
+            return line(tr("input gradient: "), passes[1]) +
+                   line(tr("weight gradient: "), passes[2]);
+        default:
+            return {};
+    }
+}
+
 QString TimelinePlot::tooltipFor(const Timeline& timeline, int index) const {
     const auto i = static_cast<std::size_t>(index);
     const TimelineEvent& e = timeline.events[i];
@@ -507,6 +531,9 @@ QString TimelinePlot::tooltipFor(const Timeline& timeline, int index) const {
     if (const double s = &timeline == &timeline_ ? blocks_->tensorSeconds(e.action) : 0; s > 0) {
         text += tr("<br>of which %1 in its tensor-parallel group's all-reduces")
                     .arg(format_duration(s));
+    }
+    if (&timeline == &timeline_) {
+        text += kernelsLine(e.action);
     }
     // Qt wraps rich-text tooltips at a narrow width; each line is short.
     return QStringLiteral("<p style='white-space:pre'>") + text + QStringLiteral("</p>");

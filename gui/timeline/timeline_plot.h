@@ -39,6 +39,11 @@ class TimelinePlot : public QCustomPlot {
     void setTensorCollectives(std::vector<std::array<double, 2>> per_stage);
     // Per rank of the simulated lanes, its tensor-parallel group (the lane's
     // device first): what a lane's name says it stands for.
+    // Per stage, where one micro-batch's forward, input gradient and weight
+    // gradient spend their time ("qkv 31 % · …"), for the block tooltips.
+    void setStageKernels(std::vector<std::array<QString, 3>> per_stage) {
+        stage_kernels_ = std::move(per_stage);
+    }
     void setTensorGroups(std::vector<std::vector<std::string>> groups) {
         tensor_groups_ = std::move(groups);
     }
@@ -130,6 +135,8 @@ class TimelinePlot : public QCustomPlot {
     void refitLanes();
     void setLaneRange(double top);
     [[nodiscard]] QString tooltipFor(const Timeline& timeline, int index) const;
+    // "<br>kernels: qkv 31 % · …" for a simulated compute action.
+    [[nodiscard]] QString kernelsLine(const Action& action) const;
 
     Timeline timeline_;
     std::shared_ptr<TimelineLayout> layout_;
@@ -149,6 +156,7 @@ class TimelinePlot : public QCustomPlot {
     double fitted_height_ = -1;
     bool syncing_ = false;
     std::vector<std::vector<std::string>> tensor_groups_;
+    std::vector<std::array<QString, 3>> stage_kernels_;
 };
 
 }  // namespace pipewright::gui

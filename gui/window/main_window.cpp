@@ -358,6 +358,13 @@ void MainWindow::simulationDone() {
         setLegend(!tensor.empty());
         timeline_->setTensorCollectives(std::move(tensor));
         timeline_->setTensorGroups(r.tensor_groups);
+        std::vector<std::array<QString, 3>> kernels;
+        for (const StageKernels& stage : result->kernels) {
+            kernels.push_back({QString::fromStdString(describe_pass(stage.forward)),
+                               QString::fromStdString(describe_pass(stage.backward_input)),
+                               QString::fromStdString(describe_pass(stage.backward_weight))});
+        }
+        timeline_->setStageKernels(std::move(kernels));
         metrics_->setReport(r);
         summary_->setText(
             tr("%1 · %n micro-batch(es) · %2 · %3 samples/s · bubble %4", nullptr, r.microbatches)

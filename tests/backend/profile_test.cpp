@@ -2,9 +2,11 @@
 // they make, its use by the simulator, and the command's errors.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <filesystem>
 #include <sstream>
+#include <thread>
 
 #include "backend_test_util.h"
 #include "cli_runner.h"
@@ -60,6 +62,9 @@ TEST(Profile, MeasuresEveryLayerAndTheTransfer) {
     EXPECT_EQ(p.microbatch_size, project.microbatch_size);
     EXPECT_EQ(p.machine.threads, 1);
     EXPECT_EQ(p.machine.repeats, 3);
+    // Both ranks of the run computed while each layer was timed (one a core).
+    EXPECT_EQ(p.machine.concurrent_ranks,
+              std::min(2, static_cast<int>(std::max(1U, std::thread::hardware_concurrency()))));
     for (std::size_t l = 0; l < p.layers.size(); ++l) {
         const auto& m = p.layers[l];
         const auto& spec = project.project.model.layers[l];
@@ -90,19 +95,18 @@ TEST(Profile, MeasuresEveryLayerAndTheTransfer) {
     EXPECT_EQ(p.machine.transport, "gloo");
 }
 
-// Micro-batches of 8: measured at 8 (the profile's own size), and at 1 and
-// 4 so that a plan with smaller micro-batches reads measured times.
-TEST(Profile, MeasuresTheSmallerMicroBatchSizesToo) {
-    EXPECT_EQ(backend::default_profile_sizes(8), (std::vector<int>{1, 4, 8}));
-    EXPECT_EQ(backend::default_profile_sizes(64), (std::vector<int>{1, 4, 16, 64}));
-    EXPECT_EQ(backend::default_profile_sizes(1), (std::vector<int>{1}));
+// Micro-batches of 8 out of 32: measured at 8 (the profile's own size), at 1
+// and 4, and at the whole 32, so that a plan with other micro-batches reads
+// measured times.
+TEST(Profile, MeasuresTheMicroBatchSizesAPlanMayChoose) {
     const Profile& p = measured_profile();
-    EXPECT_EQ(p.measured_sizes(), (std::vector<int>{1, 4, 8}));
+    EXPECT_EQ(p.measured_sizes(), (std::vector<int>{1, 4, 8, 32}));
     for (const auto& l : p.layers) {
         SCOPED_TRACE(l.name);
-        ASSERT_EQ(l.other_sizes.size(), 2U);
+        ASSERT_EQ(l.other_sizes.size(), 3U);
         EXPECT_EQ(l.other_sizes[0].microbatch_size, 1);
         EXPECT_EQ(l.other_sizes[1].microbatch_size, 4);
+        EXPECT_EQ(l.other_sizes[2].microbatch_size, 32);
         for (const auto& t : l.other_sizes) {
             EXPECT_GT(t.forward_ms, 0);
             EXPECT_TRUE(t.backward_ms.has_value());

@@ -58,6 +58,37 @@ TEST(Cli, SimulateJsonHasTheDocumentedFields) {
     EXPECT_EQ(j["devices"][1]["name"], "node0/c0/gpu1");
 }
 
+// Where the time goes: every stage's kernels in JSON, the busiest stage's
+// as a table with --kernels.
+TEST(Cli, SimulateSaysWhereEachStagesTimeGoes) {
+    auto r = run_cli({"simulate", example("dummy-2gpu.json"), "--json"});
+    ASSERT_EQ(r.code, 0) << r.err;
+    const auto j = nlohmann::json::parse(r.out);
+    ASSERT_EQ(j["stages"].size(), 2U);
+    const auto& stage = j["stages"][1];
+    EXPECT_EQ(stage["device"], "node0/c0/gpu1");
+    EXPECT_EQ(stage["first_layer"], 2);
+    const auto& forward = stage["kernels"]["forward"];
+    ASSERT_FALSE(forward.empty());
+    double seconds = 0;
+    for (const auto& k : forward) {
+        for (const char* key : {"name", "kind", "launches", "seconds", "flops", "bytes"}) {
+            EXPECT_TRUE(k.contains(key)) << key;
+        }
+        seconds += k["seconds"].get<double>();
+    }
+    EXPECT_NEAR(seconds, stage["forward_s"].get<double>(), 1e-12);
+    EXPECT_EQ(forward[0]["name"], "linear");
+
+    r = run_cli({"simulate", example("gpt3-175b-p4d.json"), "--kernels"});
+    ASSERT_EQ(r.code, 0) << r.err;
+    for (const char* text : {"Where the time goes: stage", "forward:", "input gradient:",
+                             "weight gradient:", "qkv", "attention scores", "TFLOP/s", "compute",
+                             "recomputing the forward (activation checkpointing)"}) {
+        EXPECT_NE(r.out.find(text), std::string::npos) << text << "\n" << r.out;
+    }
+}
+
 TEST(Cli, OptionsOverrideTheProjectSettings) {
     auto r = run_cli({"simulate", example("dummy-2gpu.json"), "--json", "--schedule", "1f1b",
                       "--microbatches", "8", "--batch-size", "64"});

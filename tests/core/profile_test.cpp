@@ -55,7 +55,7 @@ TEST(Profile, RoundTripsEveryField) {
     p.layers.back().output_shape = std::vector<std::int64_t>{8, 16};
     p.layers.front().parameters = 1056;
     p.transfer_samples = {{4096, 6e-5}, {1 << 20, 1e-3}};
-    p.machine = {"builder", 2, 1, 10, "gloo", "1.13.1"};
+    p.machine = {"builder", 2, 1, 10, "gloo", "1.13.1", 2};
     p.all_reduce = CollectiveProfile{{1.5, 20}, {{65536, 1e-4}, {1 << 20, 8e-4}}};
     p.all_gather = CollectiveProfile{{0.75, 30}, {{65536, 2e-4}, {1 << 20, 9e-4}}};
     EXPECT_EQ(profile_from_json(profile_to_json(p)), p);
@@ -137,6 +137,14 @@ TEST(Profile, TimesBeyondMeasuredSizesFollowTheNearestTwoWithinBounds) {
     EXPECT_DOUBLE_EQ(layer_times_at(from_four, from_four.layers.front(), 1).forward_ms, 0.5);
     // A whole backward only where every size has one.
     EXPECT_FALSE(layer_times_at(from_four, from_four.layers.front(), 8).backward_ms.has_value());
+}
+
+TEST(Profile, DefaultSizesReachFromOneToThePipelinesBatch) {
+    EXPECT_EQ(default_profile_sizes(8, 32), (std::vector<int>{1, 4, 8, 32}));
+    EXPECT_EQ(default_profile_sizes(16, 64), (std::vector<int>{1, 4, 16, 64}));
+    EXPECT_EQ(default_profile_sizes(2, 512), (std::vector<int>{1, 2, 8, 32, 128, 512}));
+    EXPECT_EQ(default_profile_sizes(64, 64), (std::vector<int>{1, 4, 16, 64}));
+    EXPECT_EQ(default_profile_sizes(1, 1), (std::vector<int>{1}));
 }
 
 TEST(Profile, OneMeasuredSizeScalesProportionally) {

@@ -113,6 +113,12 @@ TEST(TimelineMeasuredLanes, SitUnderTheSimulatedOnesOnTheSameTimeAxis) {
     EXPECT_TRUE(words.contains(QStringLiteral("stage 0, forward of micro-batch 0")))
         << words.toStdString();
     EXPECT_TRUE(words.contains(QStringLiteral("(0F0)"))) << words.toStdString();
+    // Where its time goes, from the stage's kernels (not on measured blocks).
+    plot.setStageKernels({{QStringLiteral("qkv 60 % · fc1 40 %"), QString(), QString()}});
+    EXPECT_TRUE(
+        plot.tooltipAt(in_simulated).contains(QStringLiteral("kernels: qkv 60 % · fc1 40 %")))
+        << plot.tooltipAt(in_simulated).toStdString();
+    EXPECT_FALSE(plot.tooltipAt(in_measured).contains(QStringLiteral("kernels:")));
     EXPECT_TRUE(words.contains(QStringLiteral("n/c/d0"))) << words.toStdString();
 
     // A re-simulation keeps the measured lanes; clearing removes them.

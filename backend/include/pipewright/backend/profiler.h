@@ -26,8 +26,12 @@ struct ProfileOptions {
     int repeats = 10;             // timed repetitions per layer (the median is kept)
     int warmup = 2;               // untimed repetitions first
     // Micro-batch sizes to time the layers at besides the project's own
-    // (which is always measured); empty: default_profile_sizes().
+    // (which is always measured); empty: default_profile_sizes() (core).
     std::vector<int> sizes;
+    // Ranks computing at once while the layers are timed (the timed one
+    // included); 0: the run's ranks on this machine on CPUs, 1 on GPUs (each
+    // rank has its own).
+    int concurrent_ranks = 0;
     bool measure_transfer = true;
     double timeout_s = 60;  // bound on every c10d wait of the transfer measurement
 };
@@ -39,6 +43,10 @@ struct LayerTimingOptions {
     std::string dtype;           // "" = the project's; "float32" or "float64"
     std::string device = "cpu";  // "cpu" or "cuda" (the first GPU)
     int microbatch_size = 0;     // samples per micro-batch; 0: the project's
+    // Ranks computing at once, the timed one included: the others run the
+    // same layers in threads of their own while it is timed, as a run's
+    // ranks share the machine. 1: timed alone.
+    int concurrent_ranks = 1;
     // Called before each round over all layers (index, rounds, warm-up
     // rounds first), e.g. for progress.
     std::function<void(int, int)> on_round;
@@ -54,12 +62,6 @@ struct LayerTimingOptions {
 // backend cannot build.
 [[nodiscard]] std::vector<LayerProfile> measure_layers(const AnalyzedProject& project,
                                                        const LayerTimingOptions& options);
-
-// The sizes `profile` measures by default for a project whose micro-batches
-// hold `microbatch_size` samples: 1, the powers of 4 between, and the size
-// itself (16: 1, 4, 16), so that a plan with smaller micro-batches reads
-// measured times instead of scaling them down.
-[[nodiscard]] std::vector<int> default_profile_sizes(int microbatch_size);
 
 struct TransferFit {
     LinkSpec link;  // latency = intercept, bandwidth = 1 / slope

@@ -83,6 +83,9 @@ struct ProfileMachine {
     int repeats = 0;        // timed repetitions per layer (medians kept)
     std::string transport;  // what carried the transfer measurement, e.g. "gloo"
     std::string torch_version;
+    // Ranks that computed at once while the layers were timed (the timed one
+    // included), as a run's ranks share the machine; 0: not recorded.
+    int concurrent_ranks = 0;
 
     bool operator==(const ProfileMachine&) const = default;
 };
@@ -115,6 +118,14 @@ struct Profile {
 // (a single size scales proportionally).
 [[nodiscard]] LayerTimesAtSize layer_times_at(const Profile& profile, const LayerProfile& layer,
                                               double microbatch_size);
+
+// The micro-batch sizes `profile` measures by default for a project whose
+// micro-batches hold `microbatch_size` samples and whose pipelines hold
+// `largest` (the batch a pipeline runs, the largest micro-batch a plan can
+// choose): 1, the powers of 4 below the size, the size, then 4, 16, ...
+// times it below `largest`, and `largest` (16 of 64: 1, 4, 16, 64), so that
+// a plan reads measured times at the sizes it may choose.
+[[nodiscard]] std::vector<int> default_profile_sizes(int microbatch_size, int largest);
 
 [[nodiscard]] nlohmann::json profile_to_json(const Profile& profile);
 // Throws InputError naming the JSON path of each problem.

@@ -1,0 +1,161 @@
+#include "kernel_report.h"
+
+#include <array>
+#include <cstdio>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "pipewright/core/printable_name.h"
+#include "pipewright/sim/kernel_breakdown.h"
+#include "report_format.h"
+
+namespace pipewright::cli {
+namespace {
+
+nlohmann::json pass_json(const PassKernels& pass) {
+    nlohmann::json kernels = nlohmann::json::array();
+    for (const KernelShare& k : pass.kernels) {
+        kernels.push_back({{"name", k.name},
+                           {"kind", std::string(to_string(k.kind))},
+                           {"launches", k.count},
+                           {"seconds", k.seconds},
+                           {"flops", k.flops},
+                           {"bytes", k.bytes},
+                           {"memory_bound_launches", k.memory_bound}});
+    }
+    return kernels;
+}
+
+std::string layer_range(const AnalyzedProject& project, const PipelineStage& stage) {
+    const auto& layers = project.project.model.layers;
+    const std::string first = layers.at(static_cast<std::size_t>(stage.first_layer)).name;
+    return stage.first_layer == stage.last_layer
+               ? first
+               : first + " … " + layers.at(static_cast<std::size_t>(stage.last_layer)).name;
+}
+
+// "312.4 TFLOP/s" of a kernel group's executed FLOPs over its time.
+std::string rate(const KernelShare& k) {
+    if (k.flops <= 0 || k.seconds <= 0) {
+        return "-";
+    }
+    const double per_s = k.flops / k.seconds;
+    const auto [scale, unit] = per_s >= 1e12  ? std::pair{1e12, "TFLOP/s"}
+                               : per_s >= 1e9 ? std::pair{1e9, "GFLOP/s"}
+                                              : std::pair{1e6, "MFLOP/s"};
+    std::array<char, 32> text{};
+    std::snprintf(text.data(), text.size(), "%.1f %s", per_s / scale, unit);
+    return text.data();
+}
+
+}  // namespace
+
+nlohmann::json stages_json(const AnalyzedProject& project, const SimulationReport& report,
+                           const CostModelOptions& costs) {
+    const std::vector<StageKernels> kernels = stage_kernels(project, costs);
+    nlohmann::json out = nlohmann::json::array();
+    for (std::size_t s = 0; s < project.stages.size(); ++s) {
+        const PipelineStage& stage = project.stages[s];
+        nlohmann::json j = {
+            {"stage", stage.index},
+            {"rank", stage.rank},
+            {"first_layer", stage.first_layer},
+            {"last_layer", stage.last_layer},
+        };
+        if (static_cast<std::size_t>(stage.rank) < report.devices.size()) {
+            j["device"] = report.devices[static_cast<std::size_t>(stage.rank)].name;
+        }
+        if (s < report.stages.size()) {
+            const StageCost& c = report.stages[s];
+            j["forward_s"] = c.forward_s;
+            j["backward_input_s"] = c.backward_input_s;
+            j["backward_weight_s"] = c.backward_weight_s;
+            j["tensor_forward_s"] = c.tensor_forward_s;
+            j["tensor_backward_s"] = c.tensor_backward_s;
+        }
+        const StageKernels& k = kernels[s];
+        j["kernels"] = {{"forward", pass_json(k.forward)},
+                        {"backward_input", pass_json(k.backward_input)},
+                        {"backward_weight", pass_json(k.backward_weight)}};
+        j["layers_without_kernels"] = k.not_kernels;
+        out.push_back(std::move(j));
+    }
+    return out;
+}
+
+void print_kernels(std::ostream& out, const AnalyzedProject& project,
+                   const SimulationReport& report, const CostModelOptions& costs) {
+    if (project.stages.empty() || report.stages.size() != project.stages.size()) {
+        return;
+    }
+    // The busiest stage sets the pace of the pipeline.
+    std::size_t busiest = 0;
+    auto busy = [&report](std::size_t s) {
+        const StageCost& c = report.stages[s];
+        return c.forward_s + c.backward_input_s + c.backward_weight_s;
+    };
+    for (std::size_t s = 1; s < report.stages.size(); ++s) {
+        if (busy(s) > busy(busiest)) {
+            busiest = s;
+        }
+    }
+    const PipelineStage& stage = project.stages[busiest];
+    const StageKernels k = stage_kernels(project, costs)[busiest];
+    const StageCost& c = report.stages[busiest];
+    out << "\nWhere the time goes: stage " << stage.index << " ("
+        << printable_name(layer_range(project, stage)) << ", the busiest), one micro-batch\n";
+    if (!k.not_kernels.empty()) {
+        out << "  not as kernels ("
+            << (costs.flat_efficiency ? "the flat model" : "measured or given")
+            << "): " << k.not_kernels.size() << " layer" << (k.not_kernels.size() == 1 ? "" : "s")
+            << "\n";
+    }
+    // With activation checkpointing the input gradient first recomputes the
+    // forward (cost_model.cpp): its time, not kernels of its own.
+    const double recompute_s = project.project.training.activation_checkpointing ? c.forward_s : 0;
+    const struct {
+        const char* name;
+        const PassKernels* pass;
+        double total_s;
+        double collectives_s;
+        double recompute_s;
+    } passes[] = {
+        {"forward", &k.forward, c.forward_s, c.tensor_forward_s, 0},
+        {"input gradient", &k.backward_input, c.backward_input_s, c.tensor_backward_s, recompute_s},
+        {"weight gradient", &k.backward_weight, c.backward_weight_s, 0, 0}};
+    for (const auto& p : passes) {
+        if (p.pass->kernels.empty()) {
+            continue;
+        }
+        out << "\n  " << p.name << ": " << format_duration(p.total_s);
+        std::vector<std::string> parts;
+        if (p.collectives_s > 0) {
+            parts.push_back(format_duration(p.collectives_s) +
+                            " in the tensor-parallel all-reduces");
+        }
+        if (p.recompute_s > 0) {
+            parts.push_back(format_duration(p.recompute_s) +
+                            " recomputing the forward (activation checkpointing)");
+        }
+        for (std::size_t i = 0; i < parts.size(); ++i) {
+            out << (i == 0 ? ", of which " : " and ") << parts[i];
+        }
+        out << '\n';
+        TextTable table({"kernel", "launches", "time", "share", "rate", "bound by"});
+        for (const KernelShare& s : p.pass->kernels) {
+            const std::string bound = s.memory_bound == s.count ? "memory"
+                                      : s.memory_bound == 0     ? "compute"
+                                                                : "both";
+            table.add_row({printable_name(s.name), std::to_string(s.count),
+                           format_duration(s.seconds), format_percent(s.seconds / p.pass->seconds),
+                           rate(s), bound});
+        }
+        for (std::size_t col : {1U, 2U, 3U, 4U}) {
+            table.right_align(col);
+        }
+        table.print(out, "  ");
+    }
+}
+
+}  // namespace pipewright::cli
