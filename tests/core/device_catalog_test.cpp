@@ -9,6 +9,7 @@
 #include <initializer_list>
 #include <sstream>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -61,8 +62,9 @@ Diagnostics rejection(const json& j) {
 
 TEST(DeviceCatalog, BuiltinHasTheDocumentedDevices) {
     const DeviceCatalog& c = DeviceCatalog::builtin();
-    for (const char* name : {"A100-40GB", "A100-80GB", "H100-SXM", "H200", "V100-32GB", "L4", "T4",
-                             "RTX-4090", "cpu"}) {
+    for (const char* name :
+         {"A100-40GB", "A100-80GB", "H100-SXM", "H100-PCIe", "H200", "B200", "GB200", "MI300X",
+          "V100-32GB", "L4", "L40S", "T4", "RTX-4090", "cpu"}) {
         EXPECT_NE(c.find(name), nullptr) << name;
     }
     EXPECT_EQ(c.find("A100"), nullptr);
@@ -94,7 +96,9 @@ TEST(DeviceCatalog, BuiltinMatchesTheDocumentedTable) {
     for (const Row& r :
          {Row{"A100-40GB", 40, 19.5, 312}, Row{"H100-SXM", 80, 67, 989}, Row{"H200", 140, 67, 989},
           Row{"V100-32GB", 32, 15.7, 125}, Row{"L4", 24, 30.3, 121}, Row{"T4", 16, 8.1, 65},
-          Row{"RTX-4090", 24, 82.6, 165.2}, Row{"cpu", 64, 2, 2}}) {
+          Row{"RTX-4090", 24, 82.6, 165.2}, Row{"H100-PCIe", 80, 51, 756},
+          Row{"B200", 179, 80, 2250}, Row{"GB200", 185, 80, 2500},
+          Row{"MI300X", 192, 163.4, 1307.4}, Row{"L40S", 45, 91.6, 362}, Row{"cpu", 64, 2, 2}}) {
         SCOPED_TRACE(r.name);
         const DeviceSpec* s = c.find(r.name);
         ASSERT_NE(s, nullptr);
@@ -291,13 +295,32 @@ TEST(DeviceCatalog, EveryBuiltinGpuHasItsSmsAndBandwidth) {
         SCOPED_TRACE(d.name);
         EXPECT_GT(d.sm_count, 0);
         EXPECT_GT(d.memory_bandwidth_GBps, 0);
-        EXPECT_GT(d.matmul_efficiency, 0.5);
+        EXPECT_GT(d.matmul_efficiency, 0.5);  // MI300X 0.514 is the lowest
         EXPECT_LE(d.matmul_efficiency, 1);
         EXPECT_GT(d.memory_efficiency, 0.5);
         EXPECT_DOUBLE_EQ(d.kernel_overhead_s, 3e-6);
     }
     EXPECT_EQ(DeviceCatalog::builtin().find("A100-80GB")->sm_count, 108);
     EXPECT_DOUBLE_EQ(DeviceCatalog::builtin().find("H100-SXM")->fp8_flops, 1979e12);
+}
+
+// The measured large-GEMM rate over the dense BF16 peak ("Maximum Achievable
+// Matmul FLOPS", stas00/ml-engineering): B200 1,745 of 2,250, GB200 1,822 of
+// 2,500, MI300X 668.4 of 1,300 (TunableOp on).
+TEST(DeviceCatalog, TodaysGpusCarryTheirMeasuredMatmulCeilingsAndFp8) {
+    const DeviceCatalog& c = DeviceCatalog::builtin();
+    EXPECT_DOUBLE_EQ(c.find("B200")->matmul_efficiency, 0.776);
+    EXPECT_DOUBLE_EQ(c.find("GB200")->matmul_efficiency, 0.729);
+    EXPECT_DOUBLE_EQ(c.find("MI300X")->matmul_efficiency, 0.514);
+    EXPECT_DOUBLE_EQ(c.find("H100-PCIe")->matmul_efficiency, kDefaultMatmulEfficiency);
+    for (const auto& [name, fp8] : {std::pair{"H100-PCIe", 1513.0},
+                                    {"B200", 4500.0},
+                                    {"GB200", 5000.0},
+                                    {"MI300X", 2614.9},
+                                    {"L40S", 733.0}}) {
+        SCOPED_TRACE(name);
+        EXPECT_DOUBLE_EQ(c.find(name)->fp8_flops, fp8 * 1e12);
+    }
 }
 
 }  // namespace
