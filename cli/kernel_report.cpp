@@ -1,5 +1,6 @@
 #include "kernel_report.h"
 
+#include <algorithm>
 #include <array>
 #include <cstdio>
 #include <string>
@@ -111,9 +112,15 @@ void print_kernels(std::ostream& out, const AnalyzedProject& project,
             << "): " << k.not_kernels.size() << " layer" << (k.not_kernels.size() == 1 ? "" : "s")
             << "\n";
     }
-    // With activation checkpointing the input gradient first recomputes the
-    // forward (cost_model.cpp): its time, not kernels of its own.
-    const double recompute_s = project.project.training.activation_checkpointing ? c.forward_s : 0;
+    // With recomputation the input gradient first runs the forward again
+    // (full) or the attention core (selective) (cost_model.cpp): its time,
+    // not kernels of its own.
+    const Recompute recompute = project.project.training.recompute;
+    const double recompute_s =
+        recompute == Recompute::full ? c.forward_s
+        : recompute == Recompute::selective
+            ? std::max(0.0, c.backward_input_s - k.backward_input.seconds - c.tensor_backward_s)
+            : 0;
     const struct {
         const char* name;
         const PassKernels* pass;
@@ -136,7 +143,9 @@ void print_kernels(std::ostream& out, const AnalyzedProject& project,
         }
         if (p.recompute_s > 0) {
             parts.push_back(format_duration(p.recompute_s) +
-                            " recomputing the forward (activation checkpointing)");
+                            (recompute == Recompute::full
+                                 ? " recomputing the forward (activation checkpointing)"
+                                 : " recomputing the attention core (selective recomputation)"));
         }
         for (std::size_t i = 0; i < parts.size(); ++i) {
             out << (i == 0 ? ", of which " : " and ") << parts[i];

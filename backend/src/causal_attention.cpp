@@ -50,4 +50,47 @@ torch::Tensor causal_attention(const torch::Tensor& qkv, std::int64_t heads, std
     return attended.transpose(1, 2).reshape({b, len, q_width});
 }
 
+namespace {
+
+// Keeps qkv; its backward runs the attention again with grad enabled and
+// differentiates that. The attention has no dropout, so no random state
+// needs replaying.
+struct RecomputedAttention : torch::autograd::Function<RecomputedAttention> {
+    static torch::Tensor forward(torch::autograd::AutogradContext* ctx, const torch::Tensor& qkv,
+                                 std::int64_t heads, std::int64_t kv_heads, std::int64_t head_dim,
+                                 bool rotary) {
+        ctx->save_for_backward({qkv});
+        ctx->saved_data["heads"] = heads;
+        ctx->saved_data["kv_heads"] = kv_heads;
+        ctx->saved_data["head_dim"] = head_dim;
+        ctx->saved_data["rotary"] = rotary;
+        return causal_attention(qkv, heads, kv_heads, head_dim, rotary);
+    }
+
+    static torch::autograd::variable_list backward(torch::autograd::AutogradContext* ctx,
+                                                   torch::autograd::variable_list grad_output) {
+        const torch::Tensor qkv = ctx->get_saved_variables().at(0).detach().requires_grad_(true);
+        torch::Tensor out;
+        {
+            const torch::AutoGradMode enable(true);
+            out = causal_attention(
+                qkv, ctx->saved_data["heads"].toInt(), ctx->saved_data["kv_heads"].toInt(),
+                ctx->saved_data["head_dim"].toInt(), ctx->saved_data["rotary"].toBool());
+        }
+        const auto grads = torch::autograd::grad({out}, {qkv}, {grad_output.at(0)});
+        return {grads.at(0), torch::Tensor(), torch::Tensor(), torch::Tensor(), torch::Tensor()};
+    }
+};
+
+}  // namespace
+
+torch::Tensor recomputed_causal_attention(const torch::Tensor& qkv, std::int64_t heads,
+                                          std::int64_t kv_heads, std::int64_t head_dim,
+                                          bool rotary) {
+    if (!torch::GradMode::is_enabled() || !qkv.requires_grad()) {
+        return causal_attention(qkv, heads, kv_heads, head_dim, rotary);
+    }
+    return RecomputedAttention::apply(qkv, heads, kv_heads, head_dim, rotary);
+}
+
 }  // namespace pipewright::backend

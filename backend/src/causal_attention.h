@@ -17,4 +17,13 @@ namespace pipewright::backend {
                                              std::int64_t kv_heads, std::int64_t head_dim,
                                              bool rotary);
 
+// The same attention, keeping for the backward only `qkv` and computing the
+// core again from it when the gradient is asked for (selective
+// recomputation, training.activation_checkpointing "selective"): the scores
+// and softmax, which grow with the square of the sequence, are never kept.
+// The arithmetic is causal_attention's, so the gradients are the same.
+[[nodiscard]] torch::Tensor recomputed_causal_attention(const torch::Tensor& qkv,
+                                                        std::int64_t heads, std::int64_t kv_heads,
+                                                        std::int64_t head_dim, bool rotary);
+
 }  // namespace pipewright::backend

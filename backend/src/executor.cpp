@@ -124,7 +124,7 @@ struct RankExecutor::Impl {
           transport(t),
           dtype(d),
           device(dev),
-          checkpointing(p.project.training.activation_checkpointing),
+          checkpointing(p.project.training.full_recompute()),
           microbatches(p.schedule.num_microbatches),
           last_stage(p.schedule.num_stages - 1),
           replicas(std::move(rg)),

@@ -44,14 +44,18 @@ struct TransformerBlockImpl : torch::nn::Module {
     }
 
     torch::Tensor forward(torch::Tensor x) {
-        x = x +
-            proj(causal_attention(qkv(norm1.forward(x)), heads_, kv_heads_, head_dim_, rotary_));
+        const torch::Tensor q = qkv(norm1.forward(x));
+        x = x + proj(recompute_core
+                         ? recomputed_causal_attention(q, heads_, kv_heads_, head_dim_, rotary_)
+                         : causal_attention(q, heads_, kv_heads_, head_dim_, rotary_));
         return x + fc2(mlp_activation(fc1(norm2.forward(x)), activation_));
     }
 
     std::int64_t heads_, kv_heads_, head_dim_;
     MlpActivation activation_;
     bool rotary_;
+    // Selective recomputation (set by build_layers from the training).
+    bool recompute_core = false;
     torch::nn::AnyModule norm1, norm2;
     FusedLinear qkv{nullptr}, proj{nullptr}, fc1{nullptr}, fc2{nullptr};
 };
@@ -266,7 +270,14 @@ torch::nn::Sequential build_layers(const AnalyzedProject& project, int first, in
                           i, layer_seed(seed, i), imported_weights == ImportedWeights::from_seed)));
             continue;
         }
-        seq->push_back(name, build_layer(spec, input_shape_of(project, i), layer_seed(seed, i)));
+        torch::nn::AnyModule module =
+            build_layer(spec, input_shape_of(project, i), layer_seed(seed, i));
+        if (project.project.training.recompute == Recompute::selective) {
+            if (auto* block = dynamic_cast<TransformerBlockImpl*>(module.ptr().get())) {
+                block->recompute_core = true;
+            }
+        }
+        seq->push_back(name, std::move(module));
     }
     seq->to(dtype);
     return seq;

@@ -181,8 +181,10 @@ struct TensorParallelBlockImpl : torch::nn::Module {
     }
 
     torch::Tensor forward(torch::Tensor x) {
-        x = x +
-            proj(causal_attention(qkv(norm1.forward(x)), heads_, kv_heads_, head_dim_, rotary_));
+        const torch::Tensor q = qkv(norm1.forward(x));
+        x = x + proj(recompute_core
+                         ? recomputed_causal_attention(q, heads_, kv_heads_, head_dim_, rotary_)
+                         : causal_attention(q, heads_, kv_heads_, head_dim_, rotary_));
         return x + fc2(mlp_activation(fc1(norm2.forward(x)), activation_));
     }
 
@@ -190,6 +192,8 @@ struct TensorParallelBlockImpl : torch::nn::Module {
     std::int64_t heads_, kv_heads_, head_dim_;
     MlpActivation activation_;
     bool rotary_;
+    // Selective recomputation (training.activation_checkpointing "selective").
+    bool recompute_core = false;
     torch::nn::AnyModule norm1, norm2;
     ColumnParallelLinear qkv{nullptr}, fc1{nullptr};
     RowParallelLinear proj{nullptr}, fc2{nullptr};
@@ -284,7 +288,9 @@ torch::nn::AnyModule cut_layer(const AnalyzedProject& project, int i,
                                "; real runs do not replicate them yet (the simulator does): use "
                                "a tensor-parallel size that divides kv_heads");
         }
-        return torch::nn::AnyModule(TensorParallelBlock(mine, dims, group, sequence));
+        TensorParallelBlock block(mine, dims, group, sequence);
+        block->recompute_core = project.project.training.recompute == Recompute::selective;
+        return torch::nn::AnyModule(block);
     }
     if (share.parameters < 1) {
         throw BackendError("layer \"" + spec.name + "\": the backend cannot split a " + spec.type +

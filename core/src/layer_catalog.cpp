@@ -100,6 +100,7 @@ struct Ctx {
 // Per-sample costs of one layer or one part of a block.
 struct Cost {
     double params = 0, fwd = 0, bwd_input = 0, bwd_weight = 0, stash = 0, weight_stash = 0;
+    double recomputable = 0;  // of `stash`, what selective recomputation frees
 
     Cost& operator+=(const Cost& o) {
         params += o.params;
@@ -108,6 +109,7 @@ struct Cost {
         bwd_weight += o.bwd_weight;
         stash += o.stash;
         weight_stash += o.weight_stash;
+        recomputable += o.recomputable;
         return *this;
     }
 };
@@ -398,7 +400,10 @@ std::optional<Result> analyze_transformer(const Params& p, const Shape& in, cons
     // al.'s 3x forward per layer counts it so).
     const double bwd_input = gemm + 8 * L * L * q;
     // W needs the inputs of QKV (h), the projection (q), fc1 (h) and fc2 (f).
-    const Cost c{b.parameters(), fwd, bwd_input, gemm, stash, L * (2 * h + q + f)};
+    // Selective recomputation drops the attention core's scores (a flash
+    // kernel keeps none: it recomputes them anyway).
+    const double recomputable = b.flash ? 0 : attention_stash_elements(b.heads, L, false);
+    const Cost c{b.parameters(), fwd, bwd_input, gemm, stash, L * (2 * h + q + f), recomputable};
     return Result{c, in, {}};
 }
 
@@ -750,6 +755,7 @@ std::optional<LayerAnalysis> analyze(const LayerSpec& layer, const Shape& in, DT
     a.output_elements = out_n;
     a.stashed_elements = c.stash;
     a.weight_stashed_elements = c.weight_stash;
+    a.recomputable_elements = c.recomputable;
     return a;
 }
 

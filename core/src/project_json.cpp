@@ -315,6 +315,29 @@ void parse_schedule(const JsonValue& v, Training& t) {
     }
 }
 
+// true or "full", "selective", false or "none".
+Recompute read_recompute(const JsonObject& r) {
+    const auto v = r.field("activation_checkpointing", kOptional);
+    if (!v) {
+        return Recompute::none;
+    }
+    if (v->json().is_boolean()) {
+        return v->json().get<bool>() ? Recompute::full : Recompute::none;
+    }
+    const auto& text = v->json();
+    if (text.is_string()) {
+        for (const Recompute kind : {Recompute::none, Recompute::selective, Recompute::full}) {
+            if (text.get<std::string>() == to_string(kind)) {
+                return kind;
+            }
+        }
+    }
+    v->error("must be true, false, \"none\", \"selective\" or \"full\", got " +
+             (text.is_string() ? text.dump()
+                               : "the " + std::string(text.type_name()) + " " + text.dump()));
+    return Recompute::none;
+}
+
 Training parse_training(const JsonValue& v) {
     Training t;
     const JsonObject r(v);
@@ -355,7 +378,7 @@ Training parse_training(const JsonValue& v) {
                                       {"bfloat16", DType::bfloat16}})) {
         t.dtype = *dtype;
     }
-    t.activation_checkpointing = r.boolean("activation_checkpointing", kOptional).value_or(false);
+    t.recompute = read_recompute(r);
     t.seed = static_cast<int>(r.integer("seed", kOptional, 0, kIntMax).value_or(0));
     return t;
 }
@@ -517,7 +540,12 @@ json project_to_json(const Project& p) {
                              {"weight_decay", t.optimizer.weight_decay}};
     training["steps"] = t.steps;
     training["dtype"] = to_string(t.dtype);
-    training["activation_checkpointing"] = t.activation_checkpointing;
+    // true and false as before selective recomputation existed.
+    if (t.recompute == Recompute::selective) {
+        training["activation_checkpointing"] = "selective";
+    } else {
+        training["activation_checkpointing"] = t.full_recompute();
+    }
     training["seed"] = t.seed;
     json out = {
         {"format", Project::kFormat},

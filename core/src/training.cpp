@@ -50,6 +50,18 @@ int Training::resolved_microbatches() const {
     return 1;
 }
 
+std::string_view to_string(Recompute r) {
+    switch (r) {
+        case Recompute::none:
+            return "none";
+        case Recompute::selective:
+            return "selective";
+        case Recompute::full:
+            return "full";
+    }
+    return "none";
+}
+
 int default_microbatches(int batch, int stages) {
     for (int m = std::min(batch, 2 * stages); m > 1; --m) {
         if (batch % m == 0 && m >= stages) {

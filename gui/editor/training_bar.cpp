@@ -98,10 +98,16 @@ TrainingBar::TrainingBar(ProjectDocument* document, QWidget* parent)
         optimizer_->addItem(QString::fromStdString(std::string(to_string(k))));
     }
     optimizer_->setToolTip(tr("Optimizer: its state per parameter counts towards memory"));
-    checkpointing_ = new QCheckBox(tr("Recompute"), this);
-    checkpointing_->setToolTip(
-        tr("Activation checkpointing: keep only stage inputs and recompute "
-           "the rest during backward (less memory, more compute)"));
+    recompute_ = new QComboBox(this);
+    recompute_->setObjectName(QStringLiteral("recompute"));
+    for (Recompute r : {Recompute::none, Recompute::selective, Recompute::full}) {
+        recompute_->addItem(QString::fromStdString(std::string(to_string(r))), static_cast<int>(r));
+    }
+    recompute_->setToolTip(
+        tr("Activation recomputation (checkpointing). none: keep every activation. "
+           "selective: recompute the attention core, whose scores grow with the square of the "
+           "sequence (little compute, much memory). full: keep only stage inputs and recompute "
+           "the whole forward during backward (least memory, one more forward)"));
 
     addWidget(caption(tr("Schedule")));
     addWidget(schedule_);
@@ -113,7 +119,8 @@ TrainingBar::TrainingBar(ProjectDocument* document, QWidget* parent)
     addWidget(dtype_);
     addWidget(caption(tr("Optimizer")));
     addWidget(optimizer_);
-    addWidget(checkpointing_);
+    addWidget(caption(tr("Recompute")));
+    addWidget(recompute_);
     parallelism_->addWidget(caption(tr("Replicas")));
     parallelism_->addWidget(replicas_);
     parallelism_->addWidget(zero_);
@@ -186,9 +193,9 @@ TrainingBar::TrainingBar(ProjectDocument* document, QWidget* parent)
             t.optimizer.type = parse_optimizer(text.toStdString()).value_or(OptimizerKind::sgd);
         });
     });
-    connect(checkpointing_, &QCheckBox::toggled, this, [this](bool on) {
-        apply(tr("Toggle recomputation"), -1,
-              [on](Training& t) { t.activation_checkpointing = on; });
+    connect(recompute_, &QComboBox::currentIndexChanged, this, [this](int index) {
+        const auto r = static_cast<Recompute>(recompute_->itemData(index).toInt());
+        apply(tr("Change recomputation"), -1, [r](Training& t) { t.recompute = r; });
     });
     connect(document_, &ProjectDocument::projectChanged, this, &TrainingBar::refresh);
     refresh();
@@ -264,7 +271,7 @@ void TrainingBar::refresh() {
               : microbatchesTip());
     dtype_->setCurrentText(QString::fromStdString(std::string(to_string(t.dtype))));
     optimizer_->setCurrentText(QString::fromStdString(std::string(to_string(t.optimizer.type))));
-    checkpointing_->setChecked(t.activation_checkpointing);
+    recompute_->setCurrentIndex(recompute_->findData(static_cast<int>(t.recompute)));
     refreshing_ = false;
 }
 

@@ -52,7 +52,7 @@ class TrainingBar : public QToolBar {
     QSpinBox* microbatches_ = nullptr;
     QComboBox* dtype_ = nullptr;
     QComboBox* optimizer_ = nullptr;
-    QCheckBox* checkpointing_ = nullptr;
+    QComboBox* recompute_ = nullptr;
     bool refreshing_ = false;
     // The micro-batches in use before switching to naive, restored after.
     int pipelined_microbatches_ = 0;

@@ -95,6 +95,37 @@ LayerKernels project_layer_kernels(const AnalyzedProject& project, int layer) {
     return layer_kernels(p.model.layers.at(i), project.layers.at(i), input, share, context);
 }
 
+namespace {
+
+// Selective recomputation: the layer keeps no attention scores, and before
+// its input gradient runs the attention core's forward kernels again (priced
+// as kernels whatever priced the rest of the layer: a profile measured the
+// layer without recomputation). A layer given its own activation_bytes
+// keeps what it says.
+void recompute_attention_core(const AnalyzedProject& project, int layer, const DeviceSpec& device,
+                              LayerCost& c) {
+    const auto i = static_cast<std::size_t>(layer);
+    const Training& training = project.project.training;
+    if (!project.project.model.layers.at(i).activation_bytes) {
+        const double share = project.tensor_shares.empty() ? 1.0 : project.tensor_shares[i].stash;
+        const double freed = project.layers.at(i).recomputable_elements * project.microbatch_size *
+                             dtype_bytes(training.dtype) * share;
+        c.stash_bytes = std::max(0.0, c.stash_bytes - freed);
+    }
+    double recompute_s = 0;
+    for (const Kernel& k : project_layer_kernels(project, layer).forward) {
+        if (k.attention_core) {
+            recompute_s += kernel_time(k, device, training.dtype).seconds;
+        }
+    }
+    c.backward_input_s += recompute_s;
+    if (c.backward_full_s > 0) {
+        c.backward_full_s += recompute_s;
+    }
+}
+
+}  // namespace
+
 bool same_layer_cost(const AnalyzedProject& project, int a, int b,
                      const CostModelOptions& options) {
     const auto& layers = project.project.model.layers;
@@ -212,6 +243,9 @@ LayerCost layer_cost(const AnalyzedProject& project, int layer, const DeviceSpec
         c.stash_bytes *= share.stash;
         c.weight_stash_bytes *= share.weight_stash;
     }
+    if (training.recompute == Recompute::selective && analysis.recomputable_elements > 0) {
+        recompute_attention_core(project, layer, device, c);
+    }
     return c;
 }
 
@@ -305,7 +339,7 @@ std::vector<StageCost> stage_costs(const AnalyzedProject& project,
             s.input_bytes = static_cast<double>(numel(project.project.model.input.shape)) * mb *
                             dtype_bytes(project.project.model.input.dtype);
         }
-        if (training.activation_checkpointing) {
+        if (training.full_recompute()) {
             // Only the stage input is kept; backward first recomputes the forward.
             s.stash_bytes = s.input_bytes;
             s.backward_input_s += s.forward_s;

@@ -173,10 +173,14 @@ void attention_unfused(Lowering& k, const Block& b) {
     const double scores = batch * L * L;
     // Scores = Q·Kᵀ and context = P·V; their backward: dP = dO·Vᵀ, dV = Pᵀ·dO,
     // dQ = dS·K, dK = dSᵀ·Q. Grouped heads read a shared K and V.
-    k.forward(k.gemm("attention scores", L, L, d, 0, batch));
-    k.forward(k.memory("scale mask softmax", 2 * scores));
-    k.forward(k.memory("attention dropout", 2 * scores, 0, scores * kMaskBytes));
-    k.forward(k.gemm("attention context", L, d, L, 0, batch));
+    const auto core = [&k](Kernel kernel) {
+        kernel.attention_core = true;
+        k.forward(std::move(kernel));
+    };
+    core(k.gemm("attention scores", L, L, d, 0, batch));
+    core(k.memory("scale mask softmax", 2 * scores));
+    core(k.memory("attention dropout", 2 * scores, 0, scores * kMaskBytes));
+    core(k.gemm("attention context", L, d, L, 0, batch));
     k.input_grad(k.gemm("attention context grad", L, L, d, 0, batch));
     k.input_grad(k.gemm("attention value grad", L, d, L, 0, batch));
     k.input_grad(k.memory("attention dropout backward", 2 * scores, 0, scores * kMaskBytes));

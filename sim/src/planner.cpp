@@ -121,7 +121,7 @@ void simulate_outcome(PlanOutcome& outcome, const Project& project, const Analys
 
 double iteration_floor(const Project& project, const PlanOptions& options) {
     Project eager = project;
-    eager.training.activation_checkpointing = false;
+    eager.training.recompute = Recompute::none;
     Context context(eager, options);
     const int usable = std::min(context.devices(), context.layers());
     double floor = std::numeric_limits<double>::infinity();

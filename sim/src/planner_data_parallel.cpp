@@ -155,7 +155,12 @@ class CountSearch {
         replica.tensor_parallel = TensorParallel{option.tensor_parallel, option.sequence_parallel};
         replica.data_parallel = DataParallel{};
         replica.training.batch_size = project_.training.batch_size / replicas;
-        replica.training.activation_checkpointing = checkpointing;
+        // Without full recomputation the project's own choice stays (none,
+        // or the selective recomputation of the attention core).
+        const Recompute own = project_.training.recompute;
+        replica.training.recompute = checkpointing            ? Recompute::full
+                                     : own == Recompute::full ? Recompute::none
+                                                              : own;
         return replica;
     }
 

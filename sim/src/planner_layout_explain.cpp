@@ -130,7 +130,7 @@ std::string explain_layout_choice(const PlanResult& result, const Project& proje
     if (!others.empty()) {
         why += " (the fastest that fits; " + others + ")";
     }
-    const bool given_checkpointing = project.training.activation_checkpointing;
+    const bool given_checkpointing = project.training.full_recompute();
     if (chosen != nullptr && chosen->activation_checkpointing != given_checkpointing) {
         why += chosen->activation_checkpointing
                    ? "; with activation checkpointing, which the project does not use: "

@@ -158,7 +158,7 @@ Context::Context(const Project& project, const PlanOptions& options)
         cluster_.specs.push_back(std::move(spec));
     }
     const Training& training = base_.project.training;
-    checkpointing_ = training.activation_checkpointing;
+    checkpointing_ = training.full_recompute();
     bytes_per_param_ = static_bytes_per_param(training, options.replica_of);
     // The simulations count the replica's shards too (its collectives are
     // left to the simulation of the whole layout).

@@ -33,12 +33,16 @@ struct TensorParallelCase {
     // Llama-style blocks: grouped-query attention, SwiGLU, RMSNorm, no
     // biases, rotary; an RMSNorm at the end.
     bool llama = false;
+    // Selective recomputation of the attention core (the reference trains
+    // without it: the gradients must not change).
+    bool selective = false;
 };
 
 void PrintTo(const TensorParallelCase& c, std::ostream* out) {
     *out << c.stages << " stages (from layer " << c.cut << "), " << c.schedule
          << (c.checkpointing ? ", checkpointing" : "") << ", " << c.optimizer
-         << (c.sequence_parallel ? ", sequence parallel" : "") << (c.llama ? ", Llama-style" : "");
+         << (c.sequence_parallel ? ", sequence parallel" : "") << (c.llama ? ", Llama-style" : "")
+         << (c.selective ? ", selective recomputation" : "");
 }
 
 // Embedding, two blocks, a final norm, an MLP pair with a GELU between and
@@ -113,7 +117,7 @@ json gpt_json(const TensorParallelCase& c, int tensor) {
               {"microbatches", 4},
               {"schedule", c.schedule},
               {"optimizer", {{"type", c.optimizer}, {"lr", 0.01}}},
-              {"activation_checkpointing", c.checkpointing},
+              {"activation_checkpointing", c.selective ? json("selective") : json(c.checkpointing)},
               {"seed", 7}}},
             {"tensor_parallel",
              {{"size", tensor}, {"sequence_parallel", c.sequence_parallel && tensor > 1}}}};
@@ -123,7 +127,9 @@ json gpt_json(const TensorParallelCase& c, int tensor) {
 // training's; returns the largest relative difference.
 double worst_member_difference(const TensorParallelCase& c, const AnalyzedProject& split,
                                const fs::path& out, int tensor) {
-    const AnalyzedProject whole_project = test::analyze_text(gpt_json(c, 1).dump());
+    TensorParallelCase plain = c;
+    plain.selective = false;
+    const AnalyzedProject whole_project = test::analyze_text(gpt_json(plain, 1).dump());
     const auto reference = test::reference_parameters(whole_project, kSteps, torch::kFloat64);
     auto names = backend::build_model(whole_project, 7, torch::kFloat64)->named_parameters();
     EXPECT_EQ(names.size(), reference.size());
@@ -191,7 +197,9 @@ INSTANTIATE_TEST_SUITE_P(
                       TensorParallelCase{2, "1f1b", false, "adamw", true},
                       TensorParallelCase{2, "zb-h1", true, "adam", true, 5},
                       TensorParallelCase{2, "1f1b", false, "adam", false, 3, true},
-                      TensorParallelCase{2, "zb-h1", true, "adamw", true, 3, true}),
+                      TensorParallelCase{2, "zb-h1", true, "adamw", true, 3, true},
+                      TensorParallelCase{2, "1f1b", false, "adam", false, 3, false, true},
+                      TensorParallelCase{2, "zb-h1", false, "adamw", true, 3, true, true}),
     [](const auto& param_info) {
         const TensorParallelCase& c = param_info.param;
         std::string name = c.schedule == "zb-h1" ? "ZbH1SplitBackward"
@@ -208,6 +216,9 @@ INSTANTIATE_TEST_SUITE_P(
         }
         if (c.llama) {
             name += "LlamaStyle";
+        }
+        if (c.selective) {
+            name += "SelectiveRecomputation";
         }
         return name;
     });

@@ -162,7 +162,8 @@ TEST(ProjectIo, WrongTypesSayWhatCame) {
               "training.batch_size: expected a whole number, got the string \"32\"\n"
               "training.optimizer.type: must be \"sgd\", \"adam\" or \"adamw\", got "
               "\"rmsprop\"\n"
-              "training.activation_checkpointing: expected true or false, got the string \"yes\"");
+              "training.activation_checkpointing: must be true, false, \"none\", \"selective\" or "
+              "\"full\", got \"yes\"");
 }
 
 TEST(ProjectIo, BothMicrobatchesAndMicrobatchSize) {

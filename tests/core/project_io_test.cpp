@@ -141,7 +141,7 @@ Project full_project() {
     p.training.optimizer.weight_decay = 0.01;
     p.training.steps = 7;
     p.training.dtype = DType::bfloat16;
-    p.training.activation_checkpointing = true;
+    p.training.recompute = Recompute::full;
     p.training.seed = 1234;
     return p;
 }
@@ -163,6 +163,35 @@ TEST(ProjectIo, EveryExampleRoundTripsThroughJson) {
         EXPECT_EQ(*back, *loaded.project);
         EXPECT_EQ(project_to_json(*back), written);
     }
+}
+
+// true and false as before; "selective" (and "full", "none") as words.
+TEST(ProjectIo, RecomputationIsReadAsABooleanOrAWord) {
+    Project p = full_project();
+    for (const Recompute r : {Recompute::none, Recompute::selective, Recompute::full}) {
+        p.training.recompute = r;
+        const json written = project_to_json(p);
+        Diagnostics d;
+        const auto back = project_from_json(written, d);
+        ASSERT_TRUE(back.has_value()) << d.format();
+        EXPECT_EQ(back->training.recompute, r);
+    }
+    EXPECT_EQ(project_to_json(p)["training"]["activation_checkpointing"], true);
+    p.training.recompute = Recompute::selective;
+    json j = project_to_json(p);
+    EXPECT_EQ(j["training"]["activation_checkpointing"], "selective");
+    for (const auto& [word, want] :
+         {std::pair{"full", Recompute::full}, {"none", Recompute::none}}) {
+        j["training"]["activation_checkpointing"] = word;
+        Diagnostics d;
+        EXPECT_EQ(project_from_json(j, d)->training.recompute, want) << word;
+    }
+    j["training"]["activation_checkpointing"] = 1;
+    Diagnostics d;
+    (void)project_from_json(j, d);
+    EXPECT_EQ(d.format(),
+              "training.activation_checkpointing: must be true, false, \"none\", \"selective\" or "
+              "\"full\", got the number 1");
 }
 
 TEST(ProjectIo, EveryExampleRoundTripsThroughAFile) {
@@ -240,7 +269,7 @@ TEST(ProjectIo, OptionalFieldsTakeTheirDefaults) {
     EXPECT_EQ(p.training.optimizer, OptimizerConfig{});
     EXPECT_EQ(p.training.steps, 10);
     EXPECT_EQ(p.training.dtype, DType::float32);
-    EXPECT_FALSE(p.training.activation_checkpointing);
+    EXPECT_FALSE(p.training.full_recompute());
     EXPECT_EQ(p.training.seed, 0);
 }
 

@@ -276,6 +276,23 @@ TEST_F(EditingTest, TransferArrowsAreToggledFromTheLegendBar) {
     EXPECT_EQ(plot->drawnTransfers(), 0);
 }
 
+// none, selective or full recomputation, picked from one box; undo restores.
+TEST_F(EditingTest, RecomputationIsPickedFromTheTrainingBar) {
+    auto* box = window.findChild<QComboBox*>(QStringLiteral("recompute"));
+    ASSERT_NE(box, nullptr);
+    EXPECT_EQ(box->count(), 3);
+    EXPECT_EQ(box->currentText(), QStringLiteral("none"));
+    box->setCurrentIndex(box->findText(QStringLiteral("selective")));
+    EXPECT_EQ(window.document()->project().training.recompute, Recompute::selective);
+    box->setCurrentIndex(box->findText(QStringLiteral("full")));
+    EXPECT_TRUE(window.document()->project().training.full_recompute());
+    window.document()->undoStack()->undo();
+    EXPECT_EQ(window.document()->project().training.recompute, Recompute::selective);
+    EXPECT_EQ(box->currentText(), QStringLiteral("selective"));
+    undo_all();
+    EXPECT_EQ(window.document()->project(), before);
+}
+
 TEST_F(EditingTest, TheWindowFitsNarrowScreens) {
     EXPECT_LE(window.minimumSizeHint().width(), 900);
     window.resize(900, 640);

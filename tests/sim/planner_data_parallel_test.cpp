@@ -199,17 +199,17 @@ TEST(DataParallelPlanner, TurnsCheckpointingOnWhenOnlyThatFits) {
     options.schedule = "gpipe";
     // With room to spare, recomputing the forward only costs time.
     Project roomy = parse(cluster_project(8, 1024, 2, 100.0, 0, 65536));
-    roomy.training.activation_checkpointing = true;
+    roomy.training.recompute = Recompute::full;
     const PlanResult fast = plan_pipeline(roomy, options);
     ASSERT_TRUE(fast.feasible) << fast.why_nothing_fits;
-    EXPECT_FALSE(fast.project.training.activation_checkpointing);
+    EXPECT_FALSE(fast.project.training.full_recompute());
     EXPECT_NE(fast.data_parallel_choice.find("without the project's activation checkpointing"),
               std::string::npos)
         << fast.data_parallel_choice;
     // The same layout with checkpointing needs less.
     const double without = fast.data_parallel.at(0).peak_memory_bytes;
     Project recomputed = fast.project;
-    recomputed.training.activation_checkpointing = true;
+    recomputed.training.recompute = Recompute::full;
     Diagnostics d;
     const auto analyzed = analyze_project(recomputed, {}, d);
     ASSERT_TRUE(analyzed) << d.format();
@@ -222,11 +222,11 @@ TEST(DataParallelPlanner, TurnsCheckpointingOnWhenOnlyThatFits) {
     // Devices between the two: only checkpointing fits.
     const double capacity_GiB = (with + without) / 2 / (1 << 30);
     Project tight = parse(cluster_project(8, 1024, 2, 100.0, capacity_GiB, 65536));
-    tight.training.activation_checkpointing = false;
+    tight.training.recompute = Recompute::none;
     const PlanResult r = plan_pipeline(tight, options);
     ASSERT_TRUE(r.feasible) << r.why_nothing_fits;
     EXPECT_TRUE(r.data_parallel.at(0).activation_checkpointing);
-    EXPECT_TRUE(r.project.training.activation_checkpointing);
+    EXPECT_TRUE(r.project.training.full_recompute());
     EXPECT_TRUE(r.plan.report->all_fit);
     EXPECT_NE(r.data_parallel_choice.find("with activation checkpointing"), std::string::npos)
         << r.data_parallel_choice;

@@ -82,13 +82,13 @@ struct Evaluator {
             for (int l = a; l < b; ++l) {
                 const LayerCost c = layer_cost(analyzed, l, spec, {});
                 time += c.forward_s + c.backward_input_s + c.backward_weight_s +
-                        (t.activation_checkpointing ? c.forward_s : 0);
+                        (t.full_recompute() ? c.forward_s : 0);
                 stash += c.stash_bytes;
                 weight_stash += c.weight_stash_bytes;
                 params += analyzed.layers[static_cast<std::size_t>(l)].parameters;
                 output = c.output_bytes;
             }
-            if (t.activation_checkpointing) {
+            if (t.full_recompute()) {
                 stash = a == 0 ? static_cast<double>(numel(analyzed.project.model.input.shape)) *
                                      analyzed.microbatch_size *
                                      dtype_bytes(analyzed.project.model.input.dtype)
@@ -224,7 +224,7 @@ RandomCase random_case(std::mt19937& rng) {
     p.training.dtype = pick(0, 1) == 0 ? DType::float32 : DType::bfloat16;
     p.training.optimizer.type = pick(0, 1) == 0 ? OptimizerKind::sgd : OptimizerKind::adam;
     p.training.optimizer.momentum = 0.9;
-    p.training.activation_checkpointing = pick(0, 3) == 0;
+    p.training.recompute = pick(0, 3) == 0 ? Recompute::full : Recompute::none;
     const char* schedules[] = {"naive", "gpipe", "1f1b", "zb-h1", "zb-h2"};
     c.schedule = schedules[pick(0, 4)];
     std::vector<int> divisors;
@@ -314,8 +314,7 @@ TEST(Planner, InFlightActivationsMatchTheSimulatedPeak) {
     for (int trial = 0; trial < 150; ++trial) {
         RandomCase c = random_case(rng);
         Project& p = c.project;
-        if (p.training.activation_checkpointing &&
-            (c.schedule == "zb-h1" || c.schedule == "zb-h2")) {
+        if (p.training.full_recompute() && (c.schedule == "zb-h1" || c.schedule == "zb-h2")) {
             continue;  // the rule is an estimate there (docs/planner.md)
         }
         const auto devices = p.topology.devices();
@@ -350,7 +349,7 @@ TEST(Planner, InFlightActivationsMatchTheSimulatedPeak) {
                 weight_stash += lc.weight_stash_bytes;
                 params += brute.analyzed.layers[static_cast<std::size_t>(l)].parameters;
             }
-            if (t.activation_checkpointing) {
+            if (t.full_recompute()) {
                 const int a = split[k].first_layer;
                 stash = a == 0
                             ? static_cast<double>(numel(p.model.input.shape)) *

@@ -218,7 +218,7 @@ TEST(Simulation, MemoryOverCapacityIsFlagged) {
 TEST(Simulation, ActivationCheckpointingTradesMemoryForTime) {
     auto plain = analyzed_example("transformer-interleaved-4gpu.json");
     auto checkpointed = plain;
-    checkpointed.project.training.activation_checkpointing = true;
+    checkpointed.project.training.recompute = Recompute::full;
     auto a = simulate_project(plain);
     auto b = simulate_project(checkpointed);
     EXPECT_GT(b.iteration_time_s, a.iteration_time_s);

@@ -54,6 +54,11 @@ struct LayerAnalysis {
     // backward (I) until the weight-gradient backward (W) of zero-bubble
     // schedules: typically the inputs of layers that have weights.
     double weight_stashed_elements = 0;
+    // The part of stashed_elements that selective recomputation
+    // (training.activation_checkpointing "selective") recomputes in the
+    // backward instead of keeping: the attention core's scores, softmax and
+    // dropout mask (Korthikanti et al. 2022's 5·a·s² bytes).
+    double recomputable_elements = 0;
 };
 
 // What a transformer block's attention core keeps for its backward per

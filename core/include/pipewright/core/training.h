@@ -34,6 +34,16 @@ struct ScheduleChoice {
     bool operator==(const ScheduleChoice&) const = default;
 };
 
+// What the backward recomputes instead of keeping from the forward
+// (training.activation_checkpointing).
+enum class Recompute {
+    none,       // everything is kept (false)
+    selective,  // the attention core's scores (Korthikanti et al. 2022): "selective"
+    full,       // only each stage's input per micro-batch (true, "full")
+};
+
+[[nodiscard]] std::string_view to_string(Recompute r);
+
 struct Training {
     int batch_size = 1;
     // Exactly one of the two is normally given; microbatches wins if both are.
@@ -43,11 +53,14 @@ struct Training {
     OptimizerConfig optimizer;
     int steps = 10;
     DType dtype = DType::float32;  // compute precision
-    // Keep only each stage's input per micro-batch and recompute the rest
-    // during backward: less memory, one more forward per backward.
-    bool activation_checkpointing = false;
+    // Full: keep only each stage's input per micro-batch and recompute the
+    // rest during backward (one more forward per backward). Selective:
+    // recompute only the attention core, whose scores grow with the square
+    // of the sequence.
+    Recompute recompute = Recompute::none;
     int seed = 0;
 
+    [[nodiscard]] bool full_recompute() const { return recompute == Recompute::full; }
     // Number of micro-batches implied by the settings (1 if neither is set).
     [[nodiscard]] int resolved_microbatches() const;
 

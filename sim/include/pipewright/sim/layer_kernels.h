@@ -41,6 +41,9 @@ struct Kernel {
     double executed_flops = 0;
     double bytes = 0;   // read and written in device memory
     bool tf32 = false;  // a float32 convolution: TF32 tensor cores where there are
+    // Part of the unfused attention core (scores, softmax, dropout,
+    // context), which selective recomputation runs again before its backward.
+    bool attention_core = false;
 
     [[nodiscard]] double work_flops() const { return executed_flops > 0 ? executed_flops : flops; }
 };
