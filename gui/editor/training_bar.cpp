@@ -100,14 +100,15 @@ TrainingBar::TrainingBar(ProjectDocument* document, QWidget* parent)
     optimizer_->setToolTip(tr("Optimizer: its state per parameter counts towards memory"));
     recompute_ = new QComboBox(this);
     recompute_->setObjectName(QStringLiteral("recompute"));
-    for (Recompute r : {Recompute::none, Recompute::selective, Recompute::full}) {
-        recompute_->addItem(QString::fromStdString(std::string(to_string(r))), static_cast<int>(r));
-    }
+    // Worded to stand without a caption: the bar has no room for one at 900 px.
+    recompute_->addItem(tr("no recompute"), static_cast<int>(Recompute::none));
+    recompute_->addItem(tr("selective"), static_cast<int>(Recompute::selective));
+    recompute_->addItem(tr("recompute all"), static_cast<int>(Recompute::full));
     recompute_->setToolTip(
-        tr("Activation recomputation (checkpointing). none: keep every activation. "
-           "selective: recompute the attention core, whose scores grow with the square of the "
-           "sequence (little compute, much memory). full: keep only stage inputs and recompute "
-           "the whole forward during backward (least memory, one more forward)"));
+        tr("Activation recomputation (checkpointing). No recompute: keep every activation. "
+           "Selective: recompute the attention core, whose scores grow with the square of the "
+           "sequence (much memory for little compute). Recompute all: keep only stage inputs "
+           "and run the whole forward again during backward (least memory, one more forward)"));
 
     addWidget(caption(tr("Schedule")));
     addWidget(schedule_);
@@ -119,7 +120,6 @@ TrainingBar::TrainingBar(ProjectDocument* document, QWidget* parent)
     addWidget(dtype_);
     addWidget(caption(tr("Optimizer")));
     addWidget(optimizer_);
-    addWidget(caption(tr("Recompute")));
     addWidget(recompute_);
     parallelism_->addWidget(caption(tr("Replicas")));
     parallelism_->addWidget(replicas_);

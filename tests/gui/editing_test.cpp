@@ -281,10 +281,10 @@ TEST_F(EditingTest, RecomputationIsPickedFromTheTrainingBar) {
     auto* box = window.findChild<QComboBox*>(QStringLiteral("recompute"));
     ASSERT_NE(box, nullptr);
     EXPECT_EQ(box->count(), 3);
-    EXPECT_EQ(box->currentText(), QStringLiteral("none"));
+    EXPECT_EQ(box->currentText(), QStringLiteral("no recompute"));
     box->setCurrentIndex(box->findText(QStringLiteral("selective")));
     EXPECT_EQ(window.document()->project().training.recompute, Recompute::selective);
-    box->setCurrentIndex(box->findText(QStringLiteral("full")));
+    box->setCurrentIndex(box->findText(QStringLiteral("recompute all")));
     EXPECT_TRUE(window.document()->project().training.full_recompute());
     window.document()->undoStack()->undo();
     EXPECT_EQ(window.document()->project().training.recompute, Recompute::selective);
