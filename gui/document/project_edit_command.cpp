@@ -1,5 +1,7 @@
 #include "document/project_edit_command.h"
 
+#include <QDateTime>
+
 #include "document/project_document.h"
 
 namespace pipewright::gui {
@@ -10,7 +12,8 @@ ProjectEditCommand::ProjectEditCommand(ProjectDocument* document, const QString&
       document_(document),
       before_(std::move(before)),
       after_(std::move(after)),
-      merge_id_(mergeId) {}
+      merge_id_(mergeId),
+      made_ms_(QDateTime::currentMSecsSinceEpoch()) {}
 
 void ProjectEditCommand::undo() {
     document_->replaceProject(before_);
@@ -22,10 +25,12 @@ void ProjectEditCommand::redo() {
 
 bool ProjectEditCommand::mergeWith(const QUndoCommand* other) {
     const auto* next = dynamic_cast<const ProjectEditCommand*>(other);
-    if (next == nullptr || next->merge_id_ != merge_id_ || merge_id_ < 0) {
+    if (next == nullptr || next->merge_id_ != merge_id_ || merge_id_ < 0 ||
+        next->made_ms_ - made_ms_ > kBurstMs) {
         return false;
     }
     after_ = next->after_;
+    made_ms_ = next->made_ms_;
     return true;
 }
 

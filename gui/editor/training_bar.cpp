@@ -2,6 +2,7 @@
 
 #include <QCheckBox>
 #include <QComboBox>
+#include <QKeyEvent>
 #include <QLabel>
 #include <QSpinBox>
 #include <algorithm>
@@ -197,6 +198,9 @@ TrainingBar::TrainingBar(ProjectDocument* document, QWidget* parent)
         const auto r = static_cast<Recompute>(recompute_->itemData(index).toInt());
         apply(tr("Change recomputation"), -1, [r](Training& t) { t.recompute = r; });
     });
+    for (QSpinBox* box : {batch_, microbatches_, replicas_, tensor_}) {
+        box->installEventFilter(this);
+    }
     connect(document_, &ProjectDocument::projectChanged, this, &TrainingBar::refresh);
     refresh();
 }
@@ -205,6 +209,22 @@ QString TrainingBar::microbatchesTip() const {
     return tr(
         "The batch is split into this many micro-batches that flow through the pipeline; "
         "more fill the bubbles but make each kernel smaller");
+}
+
+bool TrainingBar::eventFilter(QObject* watched, QEvent* event) {
+    if (event->type() == QEvent::ShortcutOverride) {
+        auto* key = static_cast<QKeyEvent*>(event);
+        const QKeyCombination combination = key->keyCombination();
+        const bool redo = key->matches(QKeySequence::Redo) ||
+                          combination == QKeyCombination(Qt::CTRL | Qt::SHIFT, Qt::Key_Z) ||
+                          combination == QKeyCombination(Qt::CTRL, Qt::Key_Y);
+        if (key->matches(QKeySequence::Undo) || redo) {
+            // Not taken by the line edit: the window's Undo and Redo run.
+            event->ignore();
+            return true;
+        }
+    }
+    return QToolBar::eventFilter(watched, event);
 }
 
 void TrainingBar::apply(const QString& what, int mergeId,

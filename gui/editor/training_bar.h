@@ -34,6 +34,12 @@ class TrainingBar : public QToolBar {
     [[nodiscard]] QSpinBox* tensorParallelBox() const { return tensor_; }
     [[nodiscard]] QCheckBox* sequenceParallelBox() const { return sequence_; }
 
+  protected:
+    // Ctrl+Z and Ctrl+Shift+Z in a spin box undo and redo the project's
+    // edits: the spin box's line edit would otherwise take them for its own
+    // text, and the user, who is there after typing a value, gets nothing.
+    bool eventFilter(QObject* watched, QEvent* event) override;
+
   private:
     void refresh();
     [[nodiscard]] QString microbatchesTip() const;

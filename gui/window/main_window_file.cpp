@@ -119,7 +119,12 @@ void MainWindow::buildActions() {
     QAction* undo = document_->undoStack()->createUndoAction(this, tr("&Undo"));
     undo->setShortcut(QKeySequence::Undo);
     QAction* redo = document_->undoStack()->createRedoAction(this, tr("&Redo"));
-    redo->setShortcut(QKeySequence::Redo);
+    // As for Save As: Ctrl+Shift+Z and Ctrl+Y where the platform binds none.
+    const QList<QKeySequence> redo_keys = QKeySequence::keyBindings(QKeySequence::Redo);
+    redo->setShortcuts(redo_keys.isEmpty()
+                           ? QList<QKeySequence>{QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_Z),
+                                                 QKeySequence(Qt::CTRL | Qt::Key_Y)}
+                           : redo_keys);
     edit->addAction(undo);
     edit->addAction(redo);
     edit->addSeparator();

@@ -13,6 +13,7 @@
 #include <QPointer>
 #include <QPushButton>
 #include <QSignalSpy>
+#include <QSpinBox>
 #include <QStatusBar>
 #include <QTableView>
 #include <QTest>
@@ -20,8 +21,10 @@
 #include <memory>
 
 #include "document/project_document.h"
+#include "document/project_edit_command.h"
 #include "editor/model_table_model.h"
 #include "editor/problems_panel.h"
+#include "editor/training_bar.h"
 #include "pipewright/core/transformer_dims.h"
 #include "studio_core/plan_runner.h"
 #include "studio_core/simulation_runner.h"
@@ -291,6 +294,34 @@ TEST_F(EditingTest, RecomputationIsPickedFromTheTrainingBar) {
     EXPECT_EQ(box->currentText(), QStringLiteral("selective"));
     undo_all();
     EXPECT_EQ(window.document()->project(), before);
+}
+
+// Each value entered after a pause is its own undo step, and Ctrl+Z works
+// with the focus still in the spin box where it was typed (issue 36 #3).
+TEST_F(EditingTest, CtrlZInASpinBoxUndoesEachValueEntered) {
+    window.activateWindow();
+    ASSERT_TRUE(QTest::qWaitForWindowActive(&window));
+    QSpinBox* batch = window.trainingBar()->batchSizeBox();
+    const int first = batch->value();
+    batch->setFocus();
+    batch->setValue(first * 2);
+    QTest::qWait(static_cast<int>(ProjectEditCommand::kBurstMs) + 200);
+    batch->setValue(first * 4);
+    EXPECT_EQ(window.document()->project().training.batch_size, first * 4);
+    QTest::keyClick(batch, Qt::Key_Z, Qt::ControlModifier);
+    EXPECT_EQ(window.document()->project().training.batch_size, first * 2);
+    EXPECT_EQ(batch->value(), first * 2);
+    QTest::keyClick(batch, Qt::Key_Z, Qt::ControlModifier);
+    EXPECT_EQ(window.document()->project().training.batch_size, first);
+    QTest::keyClick(batch, Qt::Key_Z, Qt::ControlModifier | Qt::ShiftModifier);
+    EXPECT_EQ(window.document()->project().training.batch_size, first * 2);
+    // A burst (arrows held, the wheel) is one step.
+    undo_all();
+    batch->setValue(first + 1);
+    batch->setValue(first + 2);
+    batch->setValue(first + 3);
+    window.document()->undoStack()->undo();
+    EXPECT_EQ(window.document()->project().training.batch_size, first);
 }
 
 TEST_F(EditingTest, TheWindowFitsNarrowScreens) {
