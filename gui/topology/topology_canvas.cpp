@@ -120,6 +120,9 @@ TopologyCanvas::TopologyCanvas(TopologyScene* scene, QWidget* parent)
         make(tr("&Expand All Nodes"), tr("Expand"), tr("Draw every device with its layers"), {});
     find_action_ = make(tr("Fin&d Device…"), tr("Find"), tr("Find a device by name, path or rank"),
                         {QKeySequence::Find});
+    // The window has no other Find: Ctrl+F reaches the canvas's box from the
+    // model table or the timeline too (it did nothing there).
+    find_action_->setShortcutContext(Qt::WindowShortcut);
     previous_ = make(tr("Find &Previous Device"), QStringLiteral("‹"), tr("Previous match"),
                      {QKeySequence::FindPrevious});
     next_ = make(tr("Find &Next Device"), QStringLiteral("›"), tr("Next match"),

@@ -324,6 +324,17 @@ TEST_F(EditingTest, CtrlZInASpinBoxUndoesEachValueEntered) {
     EXPECT_EQ(window.document()->project().training.batch_size, first);
 }
 
+// Ctrl+F finds a device from wherever the focus is (issue 36 #3).
+TEST_F(EditingTest, CtrlFFromTheModelTableGoesToTheDeviceFinder) {
+    window.activateWindow();
+    ASSERT_TRUE(QTest::qWaitForWindowActive(&window));
+    window.modelTable()->setFocus();
+    QTest::keyClick(window.modelTable(), Qt::Key_F, Qt::ControlModifier);
+    auto* find = window.findChild<QLineEdit*>(QStringLiteral("canvasFind"));
+    ASSERT_NE(find, nullptr);
+    EXPECT_TRUE(find->hasFocus());
+}
+
 TEST_F(EditingTest, TheWindowFitsNarrowScreens) {
     EXPECT_LE(window.minimumSizeHint().width(), 900);
     window.resize(900, 640);
