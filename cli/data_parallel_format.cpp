@@ -25,6 +25,15 @@ std::string number_ranges(const std::vector<int>& sorted) {
 
 namespace {
 
+// "full", "selective" or "no": what the option recomputes (the planner tries
+// full recomputation against the project's own choice).
+std::string recompute_word(const DataParallelOption& o) {
+    if (o.activation_checkpointing) {
+        return "full";
+    }
+    return o.project && o.project->training.recompute == Recompute::selective ? "selective" : "no";
+}
+
 std::string zero_words(int zero_stage) {
     switch (zero_stage) {
         case 0:
@@ -195,7 +204,7 @@ void print_plan_replicas(std::ostream& out, const PlanResult& result) {
                    o.schedule,
                    std::to_string(o.microbatches),
                    std::to_string(o.zero_stage),
-                   o.activation_checkpointing ? "yes" : "no",
+                   recompute_word(o),
                    std::to_string(o.adjacent),
                    format_bytes(o.peak_memory_bytes),
                    format_duration(*o.iteration_s)};
@@ -234,6 +243,7 @@ nlohmann::json plan_replicas_json(const PlanResult& result) {
             j["zero_stage"] = o.zero_stage;
             j["adjacent_replicas"] = o.adjacent;
             j["activation_checkpointing"] = o.activation_checkpointing;
+            j["recompute"] = recompute_word(o);
             j["layout"] = o.layout;
             j["iteration_time_s"] = *o.iteration_s;
             j["throughput_samples_per_s"] = o.throughput_samples_per_s;
