@@ -315,9 +315,12 @@ QString MainWindow::replicasSummary(const SimulationReport& r) const {
 
 void MainWindow::setLegend(bool tensor_parallel) {
     QStringList keys;
+    // A key never breaks inside: not at its spaces, nor at a hyphen ("Tensor
+    // all-/reduce" wrapped over two lines); U+2011 is the non-breaking hyphen.
     const auto key = [](const QColor& colour, QString name) {
         return QStringLiteral("<span style='color:%1;font-size:large'>■</span>&nbsp;%2")
-            .arg(colour.name(), name.replace(QLatin1Char(' '), QStringLiteral("&nbsp;")));
+            .arg(colour.name(), name.replace(QLatin1Char(' '), QStringLiteral("&nbsp;"))
+                                    .replace(QLatin1Char('-'), QChar(0x2011)));
     };
     for (BlockKind k :
          {BlockKind::forward, BlockKind::backward, BlockKind::backward_input,
