@@ -126,12 +126,16 @@ ComparisonPanel::ComparisonPanel(QWidget* parent) : QWidget(parent) {
     scroll->setWidget(area_);
     scroll->setWidgetResizable(true);
     scroll->setFrameShape(QFrame::NoFrame);
+    charts_ = scroll;
+    charts_->hide();
 
     auto* layout = new QVBoxLayout(this);
     layout->setContentsMargins(4, 4, 4, 4);
     layout->addLayout(top);
     layout->addWidget(applyRow_);
     layout->addWidget(scroll, 1);
+    // The buttons and the hint stay at the top while the charts are hidden.
+    layout->addStretch(0);
 
     connect(button_, &QPushButton::clicked, this, &ComparisonPanel::compareRequested);
     connect(layoutsButton_, &QPushButton::clicked, this, &ComparisonPanel::compareLayoutsRequested);
@@ -261,6 +265,7 @@ QString ComparisonPanel::statusText() const {
 }
 
 void ComparisonPanel::showRows() {
+    charts_->show();
     const bool layouts = shown_.kind == Kind::layouts;
     std::vector<const ComparisonRow*> shown;
     double longest_s = 0;

@@ -91,6 +91,9 @@ class ComparisonPanel : public QWidget {
     QComboBox* layoutChoice_ = nullptr;
     QPushButton* applyButton_ = nullptr;
     QWidget* area_ = nullptr;
+    // The charts' scroll area: hidden until the first comparison, so that no
+    // empty 0–5 axes stand where there is nothing to compare yet.
+    QWidget* charts_ = nullptr;
     BarChart* time_ = nullptr;
     BarChart* gain_ = nullptr;
     BarChart* bubble_ = nullptr;

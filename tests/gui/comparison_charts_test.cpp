@@ -72,6 +72,24 @@ class ComparisonChartsTest : public ::testing::Test {
     MainWindow window;
 };
 
+// Before the first comparison there are no empty axes, only the buttons and
+// the hint (issue 36 #15); the comparison brings the charts.
+TEST(ComparisonPanelBeforeAnyCompare, ShowsNoEmptyCharts) {
+    MainWindow window;
+    ASSERT_TRUE(window.openFile(QStringLiteral(PIPEWRIGHT_ASSETS_DIR "/examples/dummy-2gpu.json")));
+    window.show();
+    window.views()->setCurrentWidget(window.comparisonPanel());
+    QCoreApplication::processEvents();
+    ComparisonPanel* panel = window.comparisonPanel();
+    EXPECT_FALSE(panel->timeChart()->isVisible());
+    EXPECT_TRUE(panel->statusText().contains(QStringLiteral("Press a button")))
+        << panel->statusText().toStdString();
+    QSignalSpy compared(panel, &ComparisonPanel::compared);
+    panel->compare(window.document()->project(), {});
+    ASSERT_TRUE(compared.wait(60000));
+    EXPECT_TRUE(panel->timeChart()->isVisible());
+}
+
 TEST_F(ComparisonChartsTest, EachChartHasAUnitForItsLargestValue) {
     // The single device's hour reads in minutes, not as millions of ms.
     EXPECT_EQ(panel()->timeChart()->xAxis->label().toStdString(),
