@@ -61,6 +61,10 @@ QColor tensor_collective_color(bool dark) {
     return dark ? QColor(0x4F, 0xC3, 0xC9) : QColor(0x1B, 0x8A, 0x90);  // teal
 }
 
+QColor busy_share_color(bool dark) {
+    return dark ? QColor(0xD2, 0xC3, 0xAF) : QColor(0x6E, 0x5F, 0x50);
+}
+
 QColor warning_color() {
     return {0xD0, 0x30, 0x30};
 }

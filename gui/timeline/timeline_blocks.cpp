@@ -27,10 +27,6 @@ QColor text_on(const QColor& fill) {
     return luma > 140 ? Qt::black : Qt::white;
 }
 
-QColor busy_color(bool dark) {
-    return dark ? QColor(150, 190, 240) : QColor(30, 70, 130);
-}
-
 }  // namespace
 
 TimelineBlocks::TimelineBlocks(QCPAxis* keyAxis, QCPAxis* valueAxis, const TimelineLanes* lanes)
@@ -351,7 +347,7 @@ void TimelineBlocks::drawSummary(QCPPainter* painter, const Window& w, const Lan
     const std::vector<float> busy = lanes_->summaryFractions(row, w.t0, w.t1, w.columns);
     QImage line(w.columns, 1, QImage::Format_ARGB32_Premultiplied);
     auto* pixels = reinterpret_cast<QRgb*>(line.scanLine(0));
-    const QColor colour = busy_color(w.dark);
+    const QColor colour = busy_share_color(w.dark);
     for (int c = 0; c < w.columns; ++c) {
         const float f = busy[static_cast<std::size_t>(c)];
         const int alpha = f <= 0 ? 0 : static_cast<int>(std::lround(40 + 215 * f));

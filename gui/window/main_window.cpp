@@ -20,6 +20,7 @@
 #include <QTableView>
 #include <QToolButton>
 #include <QVBoxLayout>
+#include <algorithm>
 
 #include "document/project_document.h"
 #include "editor/layer_palette.h"
@@ -99,6 +100,7 @@ void MainWindow::buildLayout() {
     legend_ = new QLabel(this);
     legend_->setObjectName(QStringLiteral("timelineLegend"));
     setLegend(false);
+    connect(timeline_, &TimelinePlot::lanesChanged, this, [this] { setLegend(legend_tensor_); });
     legend_->setWordWrap(true);
     auto* fit = new QToolButton(this);
     fit->setObjectName(QStringLiteral("fitTimeline"));
@@ -314,6 +316,12 @@ QString MainWindow::replicasSummary(const SimulationReport& r) const {
 }
 
 void MainWindow::setLegend(bool tensor_parallel) {
+    legend_tensor_ = tensor_parallel;
+    // A collapsed group's lane is its busy share, which has its own key.
+    const auto& rows = timeline_->lanes().rows();
+    const bool groups = std::any_of(rows.begin(), rows.end(), [](const LaneRow& row) {
+        return row.kind == LaneRowKind::summary;
+    });
     QStringList keys;
     // A key never breaks inside: not at its spaces, nor at a hyphen ("Tensor
     // all-/reduce" wrapped over two lines); U+2011 is the non-breaking hyphen.
@@ -327,9 +335,12 @@ void MainWindow::setLegend(bool tensor_parallel) {
           BlockKind::backward_weight, BlockKind::send, BlockKind::recv, BlockKind::collective}) {
         keys << key(block_color(k), block_name(k));
     }
+    const bool dark = palette().color(QPalette::Window).lightness() < 128;
     if (tensor_parallel) {
-        keys << key(tensor_collective_color(palette().color(QPalette::Window).lightness() < 128),
-                    tr("Tensor all-reduce (within F and B)"));
+        keys << key(tensor_collective_color(dark), tr("Tensor all-reduce (within F and B)"));
+    }
+    if (groups) {
+        keys << key(busy_share_color(dark), tr("busy share of a collapsed group"));
     }
     keys << tr("<span style='font-size:large'>▨</span>&nbsp;bubble&nbsp;(idle)");
     keys << tr("labels:&nbsp;stage·micro-batch");

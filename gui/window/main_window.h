@@ -151,6 +151,8 @@ class MainWindow : public QMainWindow {
     // every replica's devices included.
     void rebuildCanvas(const Project& project, const SimulationReport* report);
     // The timeline's key, with the tensor-parallel all-reduces where they are drawn.
+    // The timeline's keys: the tensor-parallel all-reduce's with tensor
+    // parallelism, the busy share's while a group of lanes is collapsed.
     void setLegend(bool tensor_parallel);
     // " · 16 replicas, ZeRO-1, drawn once (all alike)" for the status bar.
     [[nodiscard]] QString replicasSummary(const SimulationReport& report) const;
@@ -180,6 +182,7 @@ class MainWindow : public QMainWindow {
     SimulationRunner* runner_ = nullptr;
     ModelTableModel* model_ = nullptr;
     QTableView* table_ = nullptr;
+    bool legend_tensor_ = false;  // what the legend was last set for
     TopologyScene* scene_ = nullptr;
     TopologyView* view_ = nullptr;  // inside canvas_
     TopologyCanvas* canvas_ = nullptr;

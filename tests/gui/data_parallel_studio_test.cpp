@@ -291,6 +291,16 @@ TEST(TensorParallelStudio, TheBarSetsTheGroupsTheCanvasAndTimelineShowThem) {
     EXPECT_TRUE(legend->text().contains(QStringLiteral("Tensor&nbsp;all") + QChar(0x2011) +
                                         QStringLiteral("reduce")))
         << legend->text().toStdString();
+    // Collapsed groups draw their busy share in a colour of its own, with
+    // its key while any group is collapsed (it was the forward's blue).
+    const QString busy_key =
+        QStringLiteral("busy&nbsp;share&nbsp;of&nbsp;a&nbsp;collapsed&nbsp;group");
+    window.timelinePlot()->expandAllGroups();
+    EXPECT_FALSE(legend->text().contains(busy_key)) << legend->text().toStdString();
+    window.timelinePlot()->collapseAllGroups();
+    EXPECT_TRUE(legend->text().contains(busy_key)) << legend->text().toStdString();
+    EXPECT_TRUE(legend->text().contains(QStringLiteral("Tensor&nbsp;all")));
+    window.timelinePlot()->expandAllGroups();
     // The second lane's name stands for its whole group.
     TimelinePlot* plot = window.timelinePlot();
     const auto& rows = plot->lanes().rows();
