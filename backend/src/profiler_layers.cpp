@@ -232,26 +232,28 @@ class ConcurrentRanks {
         const int threads = torch::get_num_threads();
         std::latch ready(count);
         for (int c = 0; c < count; ++c) {
-            threads_.emplace_back([&, threads] {
-                std::vector<LayerBench> benches;
-                try {
-                    // OpenMP's thread count is per thread: as the timed one's.
-                    torch::set_num_threads(threads);
-                    benches = make_benches(project, microbatch_size, dtype, device);
-                } catch (const std::exception& e) {
-                    const std::lock_guard lock(mutex_);
-                    error_ = e.what();
-                }
-                ready.count_down();
-                try {
-                    while (!benches.empty() && !stop_.load()) {
-                        split_backward_round(benches, device, false);
+            // By value what the thread uses after this constructor returns.
+            threads_.emplace_back(
+                [this, &project, &ready, threads, microbatch_size, dtype, device] {
+                    std::vector<LayerBench> benches;
+                    try {
+                        // OpenMP's thread count is per thread: as the timed one's.
+                        torch::set_num_threads(threads);
+                        benches = make_benches(project, microbatch_size, dtype, device);
+                    } catch (const std::exception& e) {
+                        const std::lock_guard lock(mutex_);
+                        error_ = e.what();
                     }
-                } catch (const std::exception& e) {
-                    const std::lock_guard lock(mutex_);
-                    error_ = e.what();
-                }
-            });
+                    ready.count_down();
+                    try {
+                        while (!benches.empty() && !stop_.load()) {
+                            split_backward_round(benches, device, false);
+                        }
+                    } catch (const std::exception& e) {
+                        const std::lock_guard lock(mutex_);
+                        error_ = e.what();
+                    }
+                });
         }
         ready.wait();
         if (!error_.empty()) {
