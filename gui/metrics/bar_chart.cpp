@@ -76,18 +76,39 @@ void BarChart::setBars(std::vector<ChartBar> bars, const QColor& color, const QS
     flagged->setWidth(0.6);
     flagged->setBrush(QBrush(warning_color(), Qt::BDiagPattern));
     flagged->setPen(QPen(warning_color(), 1.5));
+    std::vector<double> values;
+    for (const ChartBar& bar : bars_) {
+        values.push_back(bar.value);
+    }
+    cap_ = bar_scale_cap(values);
+    const std::optional<double> cap = cap_;
+    drawn_.clear();
+    for (const ChartBar& bar : bars_) {
+        drawn_.push_back(cap && bar.value > *cap ? *cap : bar.value);
+    }
     QStringList categories;
     for (std::size_t i = 0; i < bars_.size(); ++i) {
         const ChartBar& bar = bars_[i];
         const double key = static_cast<double>(i + 1);
+        const double length = drawn_[i];
         categories << bar.category;
-        (bar.flagged ? flagged : plain)->addData(key, bar.value);
+        (bar.flagged ? flagged : plain)->addData(key, length);
+        if (length != bar.value) {
+            // Broken: two slashes across the bar's end say it goes on.
+            auto* gap = new QCPItemText(this);
+            gap->position->setCoords(length * 0.9, key);
+            gap->setPositionAlignment(Qt::AlignCenter);
+            gap->setText(QStringLiteral("//"));
+            gap->setFont(font());
+            gap->setColor(palette().color(QPalette::Text));
+            gap->setBrush(palette().color(QPalette::Base));
+        }
 
         auto* text = new QCPItemText(this);
         // Never clipped to the axis rectangle: its range leaves the label
         // room, and a chart squeezed below its minimum still shows it whole.
         text->setClipToAxisRect(false);
-        text->position->setCoords(bar.value, key);
+        text->position->setCoords(length, key);
         text->setPositionAlignment(bar.value < 0 ? (Qt::AlignRight | Qt::AlignVCenter)
                                                  : (Qt::AlignLeft | Qt::AlignVCenter));
         text->setPadding(QMargins(kLabelPadding, 0, kLabelPadding, 0));
@@ -95,7 +116,7 @@ void BarChart::setBars(std::vector<ChartBar> bars, const QColor& color, const QS
         text->setText(bar.label);
         labels_.push_back(text);
 
-        if (bar.limit) {
+        if (bar.limit && (!cap || *bar.limit <= *cap)) {
             auto* mark = new QCPItemLine(this);
             mark->start->setCoords(*bar.limit, key - 0.42);
             mark->end->setCoords(*bar.limit, key + 0.42);
@@ -109,12 +130,11 @@ void BarChart::setBars(std::vector<ChartBar> bars, const QColor& color, const QS
 
     // The width its labels need: the categories on the left (as the axis
     // measures them, with its paddings), then the bars and their labels.
-    std::vector<double> values;
+    values = drawn_;
     std::vector<double> widths;
     int category_px = 0;
     const QFontMetrics tick_metrics(yAxis->tickLabelFont());
     for (const ChartBar& bar : bars_) {
-        values.push_back(bar.value);
         widths.push_back(labelWidth(bar.label));
         category_px = std::max(category_px, tick_metrics.horizontalAdvance(bar.category));
     }
@@ -143,10 +163,11 @@ void BarChart::updateLayout() {
 void BarChart::fitValueAxis(double axis_px) {
     std::vector<double> values;
     std::vector<double> widths;
-    for (const ChartBar& bar : bars_) {
-        values.push_back(bar.value);
+    for (std::size_t i = 0; i < bars_.size(); ++i) {
+        const ChartBar& bar = bars_[i];
+        values.push_back(drawn_[i]);
         widths.push_back(labelWidth(bar.label));
-        if (bar.limit) {
+        if (bar.limit && (!cap_ || *bar.limit <= *cap_)) {
             values.push_back(*bar.limit);  // the mark is inside the range, without a label
             widths.push_back(0);
         }
@@ -168,7 +189,9 @@ QRect BarChart::labelRect(int i) const {
     const QRect text =
         metrics.boundingRect(0, 0, 0, 0, Qt::TextDontClip | Qt::AlignCenter, bar.label);
     const int w = text.width() + 2 * kLabelPadding;
-    const int x = static_cast<int>(std::lround(xAxis->coordToPixel(bar.value)));
+    // Beside the bar as drawn (an outlier's is cut at the scale's cap).
+    const int x =
+        static_cast<int>(std::lround(xAxis->coordToPixel(drawn_.at(static_cast<std::size_t>(i)))));
     const int y = static_cast<int>(std::lround(yAxis->coordToPixel(static_cast<double>(i + 1))));
     return bar.value < 0 ? QRect(x - w, y - text.height() / 2, w, text.height())
                          : QRect(x, y - text.height() / 2, w, text.height());

@@ -38,6 +38,13 @@ class BarChart : public QCustomPlot {
     void restyle();
 
     [[nodiscard]] const std::vector<ChartBar>& bars() const { return bars_; }
+    // The length bar i is drawn with: its value, or the scale's cap
+    // (bar_scale_cap) for an outlier, drawn broken with its figure beside it.
+    [[nodiscard]] double drawnValue(int i) const { return drawn_.at(static_cast<std::size_t>(i)); }
+    [[nodiscard]] bool isBroken(int i) const {
+        return drawn_.at(static_cast<std::size_t>(i)) !=
+               bars_.at(static_cast<std::size_t>(i)).value;
+    }
     // Where bar i's label is drawn, in widget pixels (as of the last layout).
     [[nodiscard]] QRect labelRect(int i) const;
     // The tooltip of the row under `pos` (widget pixels); empty off the rows.
@@ -57,6 +64,8 @@ class BarChart : public QCustomPlot {
 
     QCPTextElement* title_ = nullptr;
     std::vector<ChartBar> bars_;
+    std::vector<double> drawn_;  // per bar: its value, or the cap
+    std::optional<double> cap_;  // where the scale stops (bar_scale_cap)
     std::vector<QCPItemText*> labels_;
     int min_width_ = 0;
 };

@@ -86,4 +86,27 @@ double bar_axis_needs_px(const std::vector<double>& values, const std::vector<do
     return room.left_px + room.right_px + bars_px;
 }
 
+std::optional<double> bar_scale_cap(const std::vector<double>& values) {
+    std::vector<double> positive;
+    for (const double v : values) {
+        if (v > 0) {
+            positive.push_back(v);
+        }
+    }
+    if (positive.size() < 3) {
+        return std::nullopt;
+    }
+    std::sort(positive.begin(), positive.end());
+    const std::size_t n = positive.size();
+    const double median =
+        n % 2 == 1 ? positive[n / 2] : (positive[n / 2 - 1] + positive[n / 2]) / 2;
+    const double cap = kOutlierFactor * median;
+    const auto within = static_cast<std::size_t>(
+        std::upper_bound(positive.begin(), positive.end(), cap) - positive.begin());
+    if (within == n || within < 2) {
+        return std::nullopt;
+    }
+    return cap;
+}
+
 }  // namespace pipewright::gui

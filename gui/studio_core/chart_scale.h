@@ -1,6 +1,7 @@
 #pragma once
 
 #include <QString>
+#include <optional>
 #include <vector>
 
 namespace pipewright::gui {
@@ -41,5 +42,13 @@ struct AxisRange {
 // `bars_px` pixels for the bars themselves.
 [[nodiscard]] double bar_axis_needs_px(const std::vector<double>& values,
                                        const std::vector<double>& label_px, double bars_px);
+
+// Where a chart's scale stops so that one or two outliers do not make the
+// rest slivers (issue 36: a single device's 39 min beside pipelines' 37 s):
+// kOutlierFactor times the median of the positive values, when some value
+// lies beyond that and at least two do not. Bars past it are drawn to it,
+// broken, with their figure beside them; nullopt: no cap.
+inline constexpr double kOutlierFactor = 4;
+[[nodiscard]] std::optional<double> bar_scale_cap(const std::vector<double>& values);
 
 }  // namespace pipewright::gui

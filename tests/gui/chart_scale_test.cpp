@@ -72,4 +72,20 @@ TEST(ChartScale, ANarrowAxisStillShowsBars) {
 }
 
 }  // namespace
+// One or two outliers stop the scale at 4 × the median (issue 36 #7).
+TEST(BarScaleCap, OutliersAreCutAtFourTimesTheMedian) {
+    // GPT-3's comparison, in minutes: a single device and naive near 39,
+    // the pipelines near 0.6.
+    const auto cap = bar_scale_cap({39.2, 39.3, 0.615, 0.615, 0.617, 0.527, 0.483, 0.96});
+    ASSERT_TRUE(cap.has_value());
+    EXPECT_DOUBLE_EQ(*cap, 4 * (0.615 + 0.617) / 2);
+    // Values close to each other, or too few, keep the whole scale.
+    EXPECT_FALSE(bar_scale_cap({1, 2, 3, 3.5}));
+    EXPECT_FALSE(bar_scale_cap({1, 100}));
+    // Most values far above the rest: no cap that would cut most bars.
+    EXPECT_FALSE(bar_scale_cap({1, 100, 100, 100}));
+    // Negative and zero values (gains, an idle bubble) are not measured.
+    EXPECT_FALSE(bar_scale_cap({-50, 0, 10, 12, 11}));
+}
+
 }  // namespace pipewright::gui
