@@ -106,6 +106,55 @@ TEST(CliFiles, CompareRefusesUnrelatedTimelinesUnlessForced) {
     EXPECT_EQ(r.code, 0) << r.err;
 }
 
+// Several runs: each figure's median, its spread, and whether the simulation
+// lies within it (issue 30). Simulations at other efficiencies stand in for
+// noisy runs of the same project.
+TEST(CliFiles, CompareOfSeveralRunsGivesTheSpread) {
+    TempDir dir;
+    const std::string sim = (dir / "sim.json").string();
+    ASSERT_EQ(
+        run_cli({"simulate", example("mlp-cpu.json"), "--efficiency", "0.5", "--timeline", sim})
+            .code,
+        0);
+    std::vector<std::string> runs;
+    for (const char* e : {"0.45", "0.6", "0.55"}) {
+        runs.push_back((dir / (std::string("run-") + e + ".json")).string());
+        ASSERT_EQ(run_cli({"simulate", example("mlp-cpu.json"), "--efficiency", e, "--timeline",
+                           runs.back()})
+                      .code,
+                  0);
+    }
+    auto r = run_cli({"compare", sim, runs[0], runs[1], runs[2], "--json"});
+    ASSERT_EQ(r.code, 0) << r.err;
+    const auto j = nlohmann::json::parse(r.out);
+    EXPECT_EQ(j["measured"].size(), 3U);
+    const auto& iteration = j["rows"][0];
+    EXPECT_EQ(iteration["what"], "iteration time");
+    EXPECT_EQ(iteration["runs"], 3);
+    const double lo = iteration["measured_min_s"], hi = iteration["measured_max_s"],
+                 median = iteration["measured_s"], simulated = iteration["simulated_s"];
+    EXPECT_LT(lo, median);
+    EXPECT_LT(median, hi);
+    // At 0.5 of peak the simulation lies between the runs at 0.45 and 0.6.
+    EXPECT_TRUE(iteration["within_spread"].get<bool>());
+    EXPECT_GE(simulated, lo);
+    EXPECT_LE(simulated, hi);
+    r = run_cli({"compare", sim, runs[0], runs[1]});
+    ASSERT_EQ(r.code, 0) << r.err;
+    for (const char* text : {"vs 2 measured runs", "run to run", "within"}) {
+        EXPECT_TRUE(contains(r.out, text)) << text << "\n" << r.out;
+    }
+    // A run of another schedule among them is named.
+    const std::string gpipe = (dir / "gpipe.json").string();
+    ASSERT_EQ(
+        run_cli({"simulate", example("mlp-cpu.json"), "--schedule", "gpipe", "--timeline", gpipe})
+            .code,
+        0);
+    r = run_cli({"compare", sim, runs[0], gpipe});
+    EXPECT_EQ(r.code, 1);
+    EXPECT_TRUE(contains(r.err, "gpipe.json: the simulated timeline runs 1f1b")) << r.err;
+}
+
 // A profile of the same layer names at other sizes warns; --strict refuses
 // it, and a profile that fits passes --strict.
 TEST(CliFiles, AProfileOfOtherSizesWarnsAndStrictRefusesIt) {
