@@ -115,16 +115,25 @@ std::vector<int> default_profile_sizes(int microbatch_size, int largest) {
     return sizes;
 }
 
+namespace {
+
+// A layer's pass times as the file writes them, at its own size and at others.
+void write_times(nlohmann::json& j, const LayerTimesAtSize& t) {
+    j["forward_ms"] = t.forward_ms;
+    j["backward_input_ms"] = t.backward_input_ms;
+    j["backward_weight_ms"] = t.backward_weight_ms;
+    if (t.backward_ms) {
+        j["backward_ms"] = *t.backward_ms;
+    }
+}
+
+}  // namespace
+
 nlohmann::json profile_to_json(const Profile& p) {
     nlohmann::json layers = nlohmann::json::array();
     for (const auto& l : p.layers) {
-        nlohmann::json lj = {{"name", l.name},
-                             {"forward_ms", l.forward_ms},
-                             {"backward_input_ms", l.backward_input_ms},
-                             {"backward_weight_ms", l.backward_weight_ms}};
-        if (l.backward_ms) {
-            lj["backward_ms"] = *l.backward_ms;
-        }
+        nlohmann::json lj = {{"name", l.name}};
+        write_times(lj, l.at_profile_size(p.microbatch_size));
         if (l.optimizer_ms) {
             lj["optimizer_ms"] = *l.optimizer_ms;
         }
@@ -140,13 +149,8 @@ nlohmann::json profile_to_json(const Profile& p) {
         if (!l.other_sizes.empty()) {
             nlohmann::json sizes = nlohmann::json::array();
             for (const auto& t : l.other_sizes) {
-                nlohmann::json tj = {{"microbatch_size", t.microbatch_size},
-                                     {"forward_ms", t.forward_ms},
-                                     {"backward_input_ms", t.backward_input_ms},
-                                     {"backward_weight_ms", t.backward_weight_ms}};
-                if (t.backward_ms) {
-                    tj["backward_ms"] = *t.backward_ms;
-                }
+                nlohmann::json tj = {{"microbatch_size", t.microbatch_size}};
+                write_times(tj, t);
                 sizes.push_back(std::move(tj));
             }
             lj["other_sizes"] = std::move(sizes);
@@ -211,16 +215,22 @@ constexpr Need kRequired = Need::required;
 constexpr Need kOptional = Need::optional;
 constexpr NumberRange kMilliseconds{0, limits::kMaxMilliseconds};
 
-LayerTimesAtSize read_times_at_size(const JsonObject& r) {
+// The pass times write_times writes (the size is read by the caller).
+LayerTimesAtSize read_times(const JsonObject& r) {
     LayerTimesAtSize t;
-    r.reject_unknown({"microbatch_size", "forward_ms", "backward_input_ms", "backward_weight_ms",
-                      "backward_ms"});
-    t.microbatch_size = static_cast<int>(
-        r.integer("microbatch_size", kRequired, 1, std::numeric_limits<int>::max()).value_or(1));
     t.forward_ms = r.number("forward_ms", kRequired, kMilliseconds).value_or(0);
     t.backward_input_ms = r.number("backward_input_ms", kRequired, kMilliseconds).value_or(0);
     t.backward_weight_ms = r.number("backward_weight_ms", kRequired, kMilliseconds).value_or(0);
     t.backward_ms = r.number("backward_ms", kOptional, kMilliseconds);
+    return t;
+}
+
+LayerTimesAtSize read_times_at_size(const JsonObject& r) {
+    r.reject_unknown({"microbatch_size", "forward_ms", "backward_input_ms", "backward_weight_ms",
+                      "backward_ms"});
+    LayerTimesAtSize t = read_times(r);
+    t.microbatch_size = static_cast<int>(
+        r.integer("microbatch_size", kRequired, 1, std::numeric_limits<int>::max()).value_or(1));
     return t;
 }
 
@@ -254,10 +264,11 @@ LayerProfile read_layer(const JsonObject& r, int profile_size) {
                       "backward_ms", "optimizer_ms", "activation_bytes", "parameters",
                       "output_shape", "other_sizes"});
     l.name = r.string("name", kRequired).value_or("");
-    l.forward_ms = r.number("forward_ms", kRequired, kMilliseconds).value_or(0);
-    l.backward_input_ms = r.number("backward_input_ms", kRequired, kMilliseconds).value_or(0);
-    l.backward_weight_ms = r.number("backward_weight_ms", kRequired, kMilliseconds).value_or(0);
-    l.backward_ms = r.number("backward_ms", kOptional, kMilliseconds);
+    const LayerTimesAtSize times = read_times(r);
+    l.forward_ms = times.forward_ms;
+    l.backward_input_ms = times.backward_input_ms;
+    l.backward_weight_ms = times.backward_weight_ms;
+    l.backward_ms = times.backward_ms;
     l.optimizer_ms = r.number("optimizer_ms", kOptional, kMilliseconds);
     // The same bound as in a project: a larger count would wrap once
     // multiplied by the micro-batches in flight.
