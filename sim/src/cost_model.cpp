@@ -103,7 +103,7 @@ namespace {
 // layer without recomputation). A layer given its own activation_bytes
 // keeps what it says.
 void recompute_attention_core(const AnalyzedProject& project, int layer, const DeviceSpec& device,
-                              LayerCost& c) {
+                              const std::vector<Kernel>& forward, LayerCost& c) {
     const auto i = static_cast<std::size_t>(layer);
     const Training& training = project.project.training;
     if (!project.project.model.layers.at(i).activation_bytes) {
@@ -113,7 +113,7 @@ void recompute_attention_core(const AnalyzedProject& project, int layer, const D
         c.stash_bytes = std::max(0.0, c.stash_bytes - freed);
     }
     double recompute_s = 0;
-    for (const Kernel& k : project_layer_kernels(project, layer).forward) {
+    for (const Kernel& k : forward) {
         if (k.attention_core) {
             recompute_s += kernel_time(k, device, training.dtype).seconds;
         }
@@ -155,6 +155,18 @@ LayerCost layer_cost(const AnalyzedProject& project, int layer, const DeviceSpec
     const double mb = project.microbatch_size;
     const double element_bytes = dtype_bytes(training.dtype);
 
+    // Lowered once, for the analytic times and for selective recomputation;
+    // not at all for a layer the profile measured and nothing recomputes.
+    std::optional<LayerKernels> lowered;
+    const auto kernels = [&]() -> const LayerKernels& {
+        if (!lowered) {
+            lowered = project_layer_kernels(project, layer);
+        }
+        return *lowered;
+    };
+    const LayerProfile* measured =
+        options.profile != nullptr ? options.profile->find(spec.name) : nullptr;
+
     LayerCost c;
     if (options.flat_efficiency) {
         const double flops_per_s = device.flops_for(training.dtype) * *options.flat_efficiency;
@@ -167,12 +179,11 @@ LayerCost layer_cost(const AnalyzedProject& project, int layer, const DeviceSpec
             c.backward_input_s = time(analysis.backward_input_flops);
             c.backward_weight_s = time(analysis.backward_weight_flops);
         }
-    } else {
+    } else if (measured == nullptr) {
         // The kernels price the tensor-parallel slice themselves.
-        const LayerKernels kernels = project_layer_kernels(project, layer);
-        c.forward_s = kernels_seconds(kernels.forward, device, training.dtype);
-        c.backward_input_s = kernels_seconds(kernels.backward_input, device, training.dtype);
-        c.backward_weight_s = kernels_seconds(kernels.backward_weight, device, training.dtype);
+        c.forward_s = kernels_seconds(kernels().forward, device, training.dtype);
+        c.backward_input_s = kernels_seconds(kernels().backward_input, device, training.dtype);
+        c.backward_weight_s = kernels_seconds(kernels().backward_weight, device, training.dtype);
     }
     if (analysis.parameters > 0) {
         c.optimizer_s = kernel_time(optimizer_step_kernel(static_cast<double>(analysis.parameters),
@@ -184,27 +195,25 @@ LayerCost layer_cost(const AnalyzedProject& project, int layer, const DeviceSpec
     c.weight_stash_bytes = analysis.weight_stashed_elements * mb * element_bytes;
     c.output_bytes = analysis.output_elements * mb * element_bytes;
 
-    if (options.profile != nullptr) {
-        if (const LayerProfile* measured = options.profile->find(spec.name)) {
-            // Read at this micro-batch size from the sizes measured.
-            const LayerTimesAtSize times = layer_times_at(*options.profile, *measured, mb);
-            c.forward_s = times.forward_ms * 1e-3;
-            c.backward_input_s = times.backward_input_ms * 1e-3;
-            c.backward_weight_s = times.backward_weight_ms * 1e-3;
-            c.backward_full_s = times.backward_ms.value_or(0) * 1e-3;
-            // Activations do grow in proportion to the samples.
-            const double scale = mb / options.profile->microbatch_size;
-            // Weights do not grow with the micro-batch: no scaling.
-            if (measured->optimizer_ms) {
-                c.optimizer_s = *measured->optimizer_ms * 1e-3;
-            }
-            if (measured->activation_bytes) {
-                const double ratio = c.stash_bytes > 0 ? c.weight_stash_bytes / c.stash_bytes : 0;
-                c.stash_bytes = static_cast<double>(*measured->activation_bytes) * scale;
-                c.weight_stash_bytes = c.stash_bytes * ratio;
-            }
-            c.source = LayerCost::Source::profile;
+    if (measured != nullptr) {
+        // Read at this micro-batch size from the sizes measured.
+        const LayerTimesAtSize times = layer_times_at(*options.profile, *measured, mb);
+        c.forward_s = times.forward_ms * 1e-3;
+        c.backward_input_s = times.backward_input_ms * 1e-3;
+        c.backward_weight_s = times.backward_weight_ms * 1e-3;
+        c.backward_full_s = times.backward_ms.value_or(0) * 1e-3;
+        // Activations do grow in proportion to the samples.
+        const double scale = mb / options.profile->microbatch_size;
+        // Weights do not grow with the micro-batch: no scaling.
+        if (measured->optimizer_ms) {
+            c.optimizer_s = *measured->optimizer_ms * 1e-3;
         }
+        if (measured->activation_bytes) {
+            const double ratio = c.stash_bytes > 0 ? c.weight_stash_bytes / c.stash_bytes : 0;
+            c.stash_bytes = static_cast<double>(*measured->activation_bytes) * scale;
+            c.weight_stash_bytes = c.stash_bytes * ratio;
+        }
+        c.source = LayerCost::Source::profile;
     }
     if (spec.cost) {
         // An override of either backward part replaces the measured whole.
@@ -244,7 +253,7 @@ LayerCost layer_cost(const AnalyzedProject& project, int layer, const DeviceSpec
         c.weight_stash_bytes *= share.weight_stash;
     }
     if (training.recompute == Recompute::selective && analysis.recomputable_elements > 0) {
-        recompute_attention_core(project, layer, device, c);
+        recompute_attention_core(project, layer, device, kernels().forward, c);
     }
     return c;
 }
