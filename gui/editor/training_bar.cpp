@@ -9,6 +9,7 @@
 
 #include "document/project_document.h"
 #include "document/project_edit_command.h"
+#include "document/undo_keys.h"
 #include "pipewright/core/schedule_generators.h"
 
 namespace pipewright::gui {
@@ -213,12 +214,7 @@ QString TrainingBar::microbatchesTip() const {
 
 bool TrainingBar::eventFilter(QObject* watched, QEvent* event) {
     if (event->type() == QEvent::ShortcutOverride) {
-        auto* key = static_cast<QKeyEvent*>(event);
-        const QKeyCombination combination = key->keyCombination();
-        const bool redo = key->matches(QKeySequence::Redo) ||
-                          combination == QKeyCombination(Qt::CTRL | Qt::SHIFT, Qt::Key_Z) ||
-                          combination == QKeyCombination(Qt::CTRL, Qt::Key_Y);
-        if (key->matches(QKeySequence::Undo) || redo) {
+        if (is_undo_or_redo(*static_cast<QKeyEvent*>(event))) {
             // Not taken by the line edit: the window's Undo and Redo run.
             event->ignore();
             return true;

@@ -81,10 +81,9 @@ void BarChart::setBars(std::vector<ChartBar> bars, const QColor& color, const QS
         values.push_back(bar.value);
     }
     cap_ = bar_scale_cap(values);
-    const std::optional<double> cap = cap_;
     drawn_.clear();
     for (const ChartBar& bar : bars_) {
-        drawn_.push_back(cap && bar.value > *cap ? *cap : bar.value);
+        drawn_.push_back(cap_ && bar.value > *cap_ ? *cap_ : bar.value);
     }
     QStringList categories;
     for (std::size_t i = 0; i < bars_.size(); ++i) {
@@ -116,7 +115,7 @@ void BarChart::setBars(std::vector<ChartBar> bars, const QColor& color, const QS
         text->setText(bar.label);
         labels_.push_back(text);
 
-        if (bar.limit && (!cap || *bar.limit <= *cap)) {
+        if (bar.limit && (!cap_ || *bar.limit <= *cap_)) {
             auto* mark = new QCPItemLine(this);
             mark->start->setCoords(*bar.limit, key - 0.42);
             mark->end->setCoords(*bar.limit, key + 0.42);

@@ -17,6 +17,7 @@
 #include <QTableView>
 
 #include "document/project_document.h"
+#include "document/undo_keys.h"
 #include "editor/model_table_model.h"
 #include "editor/training_bar.h"
 #include "metrics/comparison_panel.h"
@@ -119,12 +120,7 @@ void MainWindow::buildActions() {
     QAction* undo = document_->undoStack()->createUndoAction(this, tr("&Undo"));
     undo->setShortcut(QKeySequence::Undo);
     QAction* redo = document_->undoStack()->createRedoAction(this, tr("&Redo"));
-    // As for Save As: Ctrl+Shift+Z and Ctrl+Y where the platform binds none.
-    const QList<QKeySequence> redo_keys = QKeySequence::keyBindings(QKeySequence::Redo);
-    redo->setShortcuts(redo_keys.isEmpty()
-                           ? QList<QKeySequence>{QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_Z),
-                                                 QKeySequence(Qt::CTRL | Qt::Key_Y)}
-                           : redo_keys);
+    redo->setShortcuts(redo_keys());
     edit->addAction(undo);
     edit->addAction(redo);
     edit->addSeparator();
