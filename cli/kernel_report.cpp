@@ -28,14 +28,6 @@ nlohmann::json pass_json(const PassKernels& pass) {
     return kernels;
 }
 
-std::string layer_range(const AnalyzedProject& project, const PipelineStage& stage) {
-    const auto& layers = project.project.model.layers;
-    const std::string first = layers.at(static_cast<std::size_t>(stage.first_layer)).name;
-    return stage.first_layer == stage.last_layer
-               ? first
-               : first + " … " + layers.at(static_cast<std::size_t>(stage.last_layer)).name;
-}
-
 // "312.4 TFLOP/s" of a kernel group's executed FLOPs over its time.
 std::string rate(const KernelShare& k) {
     if (k.flops <= 0 || k.seconds <= 0) {
@@ -105,7 +97,8 @@ void print_kernels(std::ostream& out, const AnalyzedProject& project,
     const StageKernels k = stage_kernels(project, costs)[busiest];
     const StageCost& c = report.stages[busiest];
     out << "\nWhere the time goes: stage " << stage.index << " ("
-        << printable_name(layer_range(project, stage)) << ", the busiest), one micro-batch\n";
+        << layer_range(project.project.model, stage.first_layer, stage.last_layer)
+        << ", the busiest), one micro-batch\n";
     if (!k.not_kernels.empty()) {
         out << "  not as kernels ("
             << (costs.flat_efficiency ? "the flat model" : "measured or given")

@@ -103,12 +103,7 @@ std::optional<double> gain_over(const PlanOutcome& plan, const PlanOutcome& othe
 }
 
 std::string layer_range(const Project& project, const PlannedStage& stage) {
-    const auto& layers = project.model.layers;
-    const std::string& first = layers[at(stage.first_layer)].name;
-    if (stage.first_layer == stage.last_layer) {
-        return printable_name(first);
-    }
-    return printable_name(first + " … " + layers[at(stage.last_layer)].name);
+    return cli::layer_range(project.model, stage.first_layer, stage.last_layer);
 }
 
 const DeviceMetrics* metrics_of(const SimulationReport& report, const std::string& device) {

@@ -95,6 +95,15 @@ void TextTable::print(std::ostream& out, const std::string& indent) const {
 // where its own ended, and the period is the longest span of one device's
 // work (first action to last). ZB-H2 and ZB-V reach their papers' zero
 // bubble there; 1F1B's and GPipe's first device spans the whole iteration.
+std::string layer_range(const Model& model, int first, int last) {
+    const auto& layers = model.layers;
+    const std::string& from = layers.at(static_cast<std::size_t>(first)).name;
+    if (first == last) {
+        return printable_name(from);
+    }
+    return printable_name(from + " … " + layers.at(static_cast<std::size_t>(last)).name);
+}
+
 double steady_state_s(const SimulationReport& r) {
     double span = 0;
     for (const auto& d : r.devices) {

@@ -26,6 +26,10 @@ class TextTable {
     std::vector<bool> right_;
 };
 
+// "block0 … block11", or the one layer's name, of the model's layers first
+// to last (inclusive), printable.
+[[nodiscard]] std::string layer_range(const Model& model, int first, int last);
+
 // The iteration of back-to-back iterations whose optimizer step is validated
 // after the fact (the zero-bubble paper's assumption): the longest span of
 // one device's work, first action to last.
