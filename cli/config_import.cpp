@@ -12,9 +12,11 @@
 #include "pipewright/core/diagnostics.h"
 #include "pipewright/core/hf_config.h"
 #include "pipewright/core/json_parse.h"
+#include "pipewright/core/layer_catalog.h"
 #include "pipewright/core/printable_name.h"
 #include "pipewright/core/project_io.h"
 #include "pipewright/core/quantity_format.h"
+#include "pipewright/core/transformer_dims.h"
 #include "pipewright/sim/simulation.h"
 
 namespace pipewright::cli {
@@ -108,10 +110,7 @@ int run_config_import(const ImportArgs& a, std::ostream& out, std::ostream& err)
         print_problems(err, "the imported project", d);
         return kInvalidInput;
     }
-    double parameters = 0;
-    for (const auto& l : analyzed->layers) {
-        parameters += static_cast<double>(l.parameters);
-    }
+    const auto parameters = static_cast<double>(model_parameters(*analyzed));
     const SimulationReport simulated = simulate_project(*analyzed, {}, Recording::summary);
 
     std::string target = a.out;
@@ -140,9 +139,8 @@ int run_config_import(const ImportArgs& a, std::ostream& out, std::ostream& err)
         }
     }
     const LayerSpec& block = p.model.layers.at(1);
-    const auto width = [&block](const char* key) {
-        return block.params.at(key).get<std::int64_t>();
-    };
+    const TransformerDims dims = transformer_dims(block);
+    const auto width = [](double v) { return static_cast<std::int64_t>(v); };
     const std::int64_t blocks = static_cast<std::int64_t>(p.model.layers.size()) - 3;
     if (a.json) {
         out << nlohmann::json{{"architecture", imported->architecture},
@@ -159,10 +157,11 @@ int run_config_import(const ImportArgs& a, std::ostream& out, std::ostream& err)
         return kOk;
     }
     out << printable_name(a.module) << ": " << imported->architecture << ", " << blocks
-        << " blocks of hidden " << width("hidden") << ", " << width("heads") << " heads ("
-        << width("kv_heads") << " key/value), MLP " << width("ffn_hidden") << " "
-        << block.params.at("activation").get<std::string>() << "; sequence "
-        << format_count(static_cast<double>(p.model.input.shape.front())) << "\n";
+        << " blocks of hidden " << width(dims.hidden) << ", " << width(dims.heads) << " heads ("
+        << width(dims.kv_heads) << " key/value), MLP " << width(dims.ffn) << " "
+        << layer_choice(block, "activation") << "; sequence "
+        << format_count(static_cast<double>(p.model.input.shape.front()))
+        << (p.model.tie_word_embeddings ? "; head tied to the embedding" : "") << "\n";
     out << "Parameters  " << grouped(parameters) << '\n';
     out << "Simulated   " << format_duration(simulated.iteration_time_s) << " an iteration; ";
     if (simulated.all_fit) {

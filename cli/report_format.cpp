@@ -142,6 +142,18 @@ void print_report(std::ostream& out, const SimulationReport& r, const std::strin
     if (!cost_sources.empty()) {
         out << "Costs       " << cost_sources << '\n';
     }
+    if (const auto& tied = r.tied_embedding_sync) {
+        out << "Tied        the embedding's and the head's gradients (" << format_bytes(tied->bytes)
+            << ") summed "
+            << (tied->same_rank
+                    ? "on rank " + std::to_string(tied->head_rank)
+                    : "between ranks " + std::to_string(tied->embedding_rank) + " and " +
+                          std::to_string(tied->head_rank) +
+                          (tied->library == CollectiveLibrary::nccl
+                               ? " (NCCL " + std::string(to_string(tied->protocol)) + ")"
+                               : " (Gloo)"))
+            << " before the optimizer step: " << format_duration(tied->seconds) << '\n';
+    }
     if (!all_finite(r)) {
         out << "Warning     some figures are not finite numbers: an input value is too extreme\n";
     }
@@ -190,6 +202,24 @@ void print_report(std::ostream& out, const SimulationReport& r, const std::strin
     }
 }
 
+nlohmann::json tied_embeddings_json(const SimulationReport& r) {
+    if (!r.tied_embedding_sync) {
+        return nullptr;
+    }
+    const TiedEmbeddingSync& t = *r.tied_embedding_sync;
+    nlohmann::json j = {{"embedding_stage", t.embedding_stage},
+                        {"head_stage", t.head_stage},
+                        {"embedding_rank", t.embedding_rank},
+                        {"head_rank", t.head_rank},
+                        {"gradient_bytes", t.bytes},
+                        {"sum_s", t.seconds}};
+    if (!t.same_rank) {
+        j["library"] = t.library == CollectiveLibrary::nccl ? "nccl" : "gloo";
+        j["protocol"] = to_string(t.protocol);
+    }
+    return j;
+}
+
 nlohmann::json report_to_json(const SimulationReport& r) {
     nlohmann::json devices = nlohmann::json::array();
     for (const auto& d : r.devices) {
@@ -225,7 +255,8 @@ nlohmann::json report_to_json(const SimulationReport& r) {
             {"devices", devices},
             {"links", links},
             {"data_parallel", data_parallel_json(r)},
-            {"tensor_parallel", tensor_parallel_json(r)}};
+            {"tensor_parallel", tensor_parallel_json(r)},
+            {"tied_embeddings", tied_embeddings_json(r)}};
 }
 
 void print_comparison(std::ostream& out, const std::vector<ComparisonRow>& rows,

@@ -3,6 +3,7 @@
 // action by action.
 #include "pipewright/backend/executor.h"
 
+#include <algorithm>
 #include <chrono>
 #include <map>
 #include <stdexcept>
@@ -15,6 +16,7 @@
 #include "send_completions.h"
 #include "sharded_optimizer.h"
 #include "tensor_parallel_layers.h"
+#include "tied_head.h"
 #include "transfer_channels.h"
 
 namespace pipewright::backend {
@@ -96,6 +98,8 @@ struct RankExecutor::Impl {
     // step; none without sequence parallelism).
     TensorGroup tensor;
     std::vector<torch::Tensor> sequence_partials;
+    // Tied embeddings in two stages: each holds a copy (tied_head.h).
+    std::optional<TiedStages> tied;
 
     // Per iteration.
     const Batch* batch = nullptr;
@@ -182,6 +186,31 @@ struct RankExecutor::Impl {
         }
         clock = make_action_clock(device);
         next_on_channel = next_receive_on_channel(my_actions());
+        tied = tied_stages(p);
+    }
+
+    // The weight of layer `layer` in local stage `stage`, or undefined.
+    torch::Tensor local_weight(int stage, int layer) const {
+        if (!local(stage)) {
+            return {};
+        }
+        std::string name = project.project.model.layers.at(static_cast<std::size_t>(layer)).name;
+        std::replace(name.begin(), name.end(), '.', '_');
+        const torch::Tensor* w = stages.at(stage).module->named_parameters().find(name + ".weight");
+        return w == nullptr ? torch::Tensor() : *w;
+    }
+
+    // Both tied copies take the step of their summed gradients. The tags lie
+    // past every stage boundary's (transfer_tag), one per direction.
+    void sum_tied_gradients_if_split() {
+        if (!tied || (!local(tied->embedding) && !local(tied->head))) {
+            return;
+        }
+        const int beyond = project.schedule.num_stages;
+        backend::sum_tied_gradients(local_weight(tied->embedding, project.tied->embedding),
+                                    local_weight(tied->head, project.tied->head),
+                                    rank_of(local(tied->embedding) ? tied->head : tied->embedding),
+                                    tag(beyond, 0, false), tag(beyond, 0, true), transport);
     }
 
     int rank_of(int stage) const {
@@ -589,6 +618,7 @@ StepRecord RankExecutor::run_step(int step, const Batch& batch) {
     if (m.gradient_sync) {
         m.gradient_sync->finish();
     }
+    m.sum_tied_gradients_if_split();
     sum_gradients_over_group(m.sequence_partials, m.tensor);
     if (m.sharded) {
         m.sharded->step();  // includes gathering the replicas' updated shards

@@ -10,6 +10,7 @@
 #include "causal_attention.h"
 #include "decoder_parts.h"
 #include "fused_linear.h"
+#include "tied_head.h"
 #include "torchscript_layer.h"
 
 namespace pipewright::backend {
@@ -60,6 +61,20 @@ struct TransformerBlockImpl : torch::nn::Module {
     FusedLinear qkv{nullptr}, proj{nullptr}, fc1{nullptr}, fc2{nullptr};
 };
 TORCH_MODULE(TransformerBlock);
+
+// Token ids to vectors, plus a learned absolute position table (GPT-2/3)
+// whose first rows are added along the sequence.
+struct PositionedEmbeddingImpl : torch::nn::Module {
+    PositionedEmbeddingImpl(std::int64_t vocabulary, std::int64_t dim, std::int64_t rows) {
+        weight = register_parameter("weight", torch::randn({vocabulary, dim}));
+        positions = register_parameter("positions", torch::randn({rows, dim}) * 0.02);
+    }
+    torch::Tensor forward(const torch::Tensor& ids) {
+        return torch::embedding(weight, ids) + positions.narrow(0, 0, ids.size(-1));
+    }
+    torch::Tensor weight, positions;
+};
+TORCH_MODULE(PositionedEmbedding);
 
 torch::nn::Conv2d conv(std::int64_t in, std::int64_t out, std::int64_t k, std::int64_t stride,
                        std::int64_t padding, bool bias) {
@@ -145,6 +160,10 @@ torch::nn::AnyModule make_module(const LayerSpec& l) {
         return nn::AnyModule(RmsNorm(int_param(l, "features")));
     }
     if (t == "embedding") {
+        if (const auto positions = int_param(l, "positions"); positions > 0) {
+            return nn::AnyModule(PositionedEmbedding(int_param(l, "num_embeddings"),
+                                                     int_param(l, "embedding_dim"), positions));
+        }
         return nn::AnyModule(
             nn::Embedding(int_param(l, "num_embeddings"), int_param(l, "embedding_dim")));
     }
@@ -270,8 +289,20 @@ torch::nn::Sequential build_layers(const AnalyzedProject& project, int first, in
                           i, layer_seed(seed, i), imported_weights == ImportedWeights::from_seed)));
             continue;
         }
+        if (project.tied && i == project.tied->head) {
+            // The head multiplies by the embedding's matrix: the embedding's
+            // own tensor in this module, or a copy of its first value.
+            seq->push_back(name, first <= project.tied->embedding
+                                     ? shared_weight_head(seq->ptr(static_cast<std::size_t>(
+                                           project.tied->embedding - first)))
+                                     : copied_weight_head(project, seed));
+            continue;
+        }
         torch::nn::AnyModule module =
             build_layer(spec, input_shape_of(project, i), layer_seed(seed, i));
+        if (project.tied && i == project.tied->embedding) {
+            scale_tied_embedding(*module.ptr());
+        }
         if (project.project.training.recompute == Recompute::selective) {
             if (auto* block = dynamic_cast<TransformerBlockImpl*>(module.ptr().get())) {
                 block->recompute_core = true;

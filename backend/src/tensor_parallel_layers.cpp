@@ -64,10 +64,12 @@ std::map<std::string, torch::Tensor> parameters_of(const torch::nn::AnyModule& m
 // A linear that keeps a slice of a whole one's weight (and bias), under the
 // whole one's parameter names.
 struct ColumnParallelLinearImpl : torch::nn::Module {
+    // `shared`: the weight is another module's parameter (a head tied to
+    // the embedding), used here but listed there.
     ColumnParallelLinearImpl(const torch::Tensor& w, const torch::Tensor& b, TensorGroup group,
-                             bool gather, bool sequence)
+                             bool gather, bool sequence, bool shared = false)
         : group_(std::move(group)), gather_(gather), sequence_(sequence) {
-        weight = register_parameter("weight", w);
+        weight = shared ? w : register_parameter("weight", w);
         if (b.defined()) {
             bias = register_parameter("bias", b);
         }
@@ -114,11 +116,16 @@ struct RowParallelLinearImpl : torch::nn::Module {
 TORCH_MODULE(RowParallelLinear);
 
 // The vocabulary split: a member looks up the ids in its rows, zeros for
-// the others, and the group sums the embeddings.
+// the others, and the group sums the embeddings. A position table (when
+// defined) is whole on every member and added to the sum.
 struct VocabParallelEmbeddingImpl : torch::nn::Module {
-    VocabParallelEmbeddingImpl(const torch::Tensor& w, TensorGroup group, bool sequence)
+    VocabParallelEmbeddingImpl(const torch::Tensor& w, const torch::Tensor& p, TensorGroup group,
+                               bool sequence)
         : group_(std::move(group)), rows_(w.size(0)), sequence_(sequence) {
         weight = register_parameter("weight", w);
+        if (p.defined()) {
+            positions = register_parameter("positions", p);
+        }
     }
     torch::Tensor forward(const torch::Tensor& ids) {
         const std::int64_t first = rows_ * group_.rank;
@@ -126,13 +133,16 @@ struct VocabParallelEmbeddingImpl : torch::nn::Module {
         const auto outside = (local < 0).logical_or(local >= rows_);
         const auto looked_up = torch::embedding(weight, local.masked_fill(outside, 0)) *
                                outside.logical_not().unsqueeze(-1).to(weight.scalar_type());
-        const auto summed = reduce_from_group(looked_up, group_);
+        auto summed = reduce_from_group(looked_up, group_);
+        if (positions.defined()) {
+            summed = summed + positions.narrow(0, 0, ids.size(-1));
+        }
         return sequence_ ? split_to_group(summed, group_, kSequenceDim) : summed;
     }
     TensorGroup group_;
     std::int64_t rows_;
     bool sequence_ = false;
-    torch::Tensor weight;
+    torch::Tensor weight, positions;
 };
 TORCH_MODULE(VocabParallelEmbedding);
 
@@ -214,7 +224,7 @@ ParameterSplit parameter_split(const AnalyzedProject& project, int layer, const 
         return ParameterSplit::rows;
     }
     if (spec.type == "embedding") {
-        return ParameterSplit::rows;
+        return name == "weight" ? ParameterSplit::rows : ParameterSplit::whole;
     }
     if (spec.type == "transformer_block") {
         if (name == "qkv.weight" || name == "qkv.bias") {
@@ -276,7 +286,8 @@ torch::nn::AnyModule cut_layer(const AnalyzedProject& project, int i,
                                                          split == LinearSplit::gathered, sequence));
     }
     if (spec.type == "embedding") {
-        return torch::nn::AnyModule(VocabParallelEmbedding(mine.at("weight"), group, sequence));
+        return torch::nn::AnyModule(
+            VocabParallelEmbedding(mine.at("weight"), optional("positions"), group, sequence));
     }
     if (spec.type == "transformer_block") {
         const TransformerDims dims = transformer_dims(spec);
@@ -372,6 +383,7 @@ torch::nn::Sequential build_tensor_parallel_layers(const AnalyzedProject& projec
         project.project.tensor_parallel.sequence_parallel ? Held::sequence : Held::whole;
     // What crosses a stage boundary is whole.
     Held held = Held::whole;
+    std::shared_ptr<torch::nn::Module> tied_embedding;  // its slice, when this stage holds it
     const auto redistribute = [&](Held want, const std::string& where) {
         if (want != held && !project.tensor_shares.empty()) {
             out->push_back("redistribute_" + where,
@@ -388,7 +400,20 @@ torch::nn::Sequential build_tensor_parallel_layers(const AnalyzedProject& projec
         } else {
             const auto [takes, leaves] = held_around(project, i, held, replicated);
             redistribute(takes, name);
-            out->push_back(name, cut_layer(project, i, module, group));
+            if (project.tied && i == project.tied->head && tied_embedding) {
+                // Tied to this stage's embedding: its slice of the vocabulary.
+                out->push_back(name, torch::nn::AnyModule(ColumnParallelLinear(
+                                         *tied_embedding->named_parameters(false).find("weight"),
+                                         torch::Tensor(), group,
+                                         linear_split(project.tensor_shares.at(
+                                             static_cast<std::size_t>(i))) == LinearSplit::gathered,
+                                         project.project.tensor_parallel.sequence_parallel, true)));
+            } else {
+                out->push_back(name, cut_layer(project, i, module, group));
+                if (project.tied && i == project.tied->embedding) {
+                    tied_embedding = out->ptr(out->size() - 1);
+                }
+            }
             held = leaves;
         }
         ++i;

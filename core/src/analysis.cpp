@@ -66,6 +66,7 @@ void analyze_layers(const Project& p, AnalyzedProject& out, Diagnostics& d) {
     if (p.model.loss == LossKind::cross_entropy && dtype == DType::int64) {
         d.add("model.loss", "cross_entropy needs float logits as the model output");
     }
+    out.tied = tied_embeddings(p.model, d);
 }
 
 // Every lookup by path goes through `lookup`'s hash map: a scan per stage

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <limits>
 
+#include "hf_config_internal.h"
 #include "pipewright/core/json_reader.h"
 
 namespace pipewright {
@@ -11,8 +12,6 @@ namespace {
 
 constexpr Need kRequired = Need::required;
 constexpr Need kOptional = Need::optional;
-constexpr std::int64_t kMaxWidth = std::numeric_limits<std::int32_t>::max();
-constexpr std::int64_t kDefaultSequence = 4096;
 
 // The MLP activation a gated decoder's `hidden_act` names.
 std::optional<std::string> gated_activation(const std::string& act) {
@@ -29,7 +28,8 @@ std::optional<std::string> gated_activation(const std::string& act) {
 
 const std::vector<std::string>& supported_hf_architectures() {
     static const std::vector<std::string> all = {"LlamaForCausalLM", "MistralForCausalLM",
-                                                 "Qwen2ForCausalLM", "Qwen3ForCausalLM"};
+                                                 "Qwen2ForCausalLM", "Qwen3ForCausalLM",
+                                                 "GPT2LMHeadModel"};
     return all;
 }
 
@@ -60,6 +60,9 @@ std::optional<HfModel> model_from_hf_config(const nlohmann::json& config, std::i
     }
     if (out.architecture.empty()) {
         return std::nullopt;
+    }
+    if (out.architecture == "GPT2LMHeadModel") {
+        return gpt2_from_hf_config(config, sequence, std::move(out), d);
     }
     // Configs write null for an unset optional field.
     const auto given = [&config](const char* key) {
@@ -95,12 +98,6 @@ std::optional<HfModel> model_from_hf_config(const nlohmann::json& config, std::i
             ->error("the activation \"" + act +
                     "\" is not one Pipewright models for a gated MLP (silu or gelu)");
     }
-    if (r.boolean("tie_word_embeddings", kOptional).value_or(false)) {
-        r.field("tie_word_embeddings", kOptional)
-            ->error(
-                "tied input and output embeddings are not modelled yet: the output head "
-                "would be counted as weights of its own");
-    }
     if (kv_heads && heads && *heads % *kv_heads != 0) {
         r.field("num_key_value_heads", kOptional)
             ->error("must divide num_attention_heads = " + std::to_string(*heads));
@@ -113,6 +110,8 @@ std::optional<HfModel> model_from_hf_config(const nlohmann::json& config, std::i
 
     Model& m = out.model;
     m.name = r.string("model_type", kOptional).value_or("model");
+    // Llama's, Mistral's and Qwen's configs default to an output head of its own.
+    m.tie_word_embeddings = r.boolean("tie_word_embeddings", kOptional).value_or(false);
     m.input = {{length}, DType::int64};
     m.loss = LossKind::cross_entropy;
     LayerSpec embed;

@@ -338,13 +338,24 @@ std::optional<Result> analyze_layernorm(const Params& p, const Shape& in, const 
     return Result{norm_cost(dnumel(in), f), in, {}};
 }
 
-std::optional<Result> analyze_embedding(const Params& p, const Shape& in, const Ctx&) {
+std::optional<Result> analyze_embedding(const Params& p, const Shape& in, const Ctx& ctx) {
     const double dim = p.get("embedding_dim");
     Shape out = in;
     out.push_back(as_int(dim));
     const double n_out = dnumel(out);
     // A gather: memory traffic, counted so that it is not free. Stashes the token ids.
-    const Cost c{p.get("num_embeddings") * dim, n_out, 0, n_out, dnumel(in), dnumel(in)};
+    Cost c{p.get("num_embeddings") * dim, n_out, 0, n_out, dnumel(in), dnumel(in)};
+    if (const double positions = p.get("positions"); positions != 0) {
+        if (in.empty() || positions < static_cast<double>(in.back())) {
+            ctx.param_error("positions", "\"positions\" must cover the sequence of " +
+                                             std::to_string(in.empty() ? 1 : in.back()) +
+                                             " tokens, got " + std::to_string(as_int(positions)));
+            return std::nullopt;
+        }
+        c.params += positions * dim;
+        c.fwd += n_out;         // the add
+        c.bwd_weight += n_out;  // the positions' gradient
+    }
     return Result{c, out, DType::float32};
 }
 
@@ -485,7 +496,11 @@ std::vector<Entry> build_entries() {
          analyze_rmsnorm},
         {{"embedding", "Token embedding: int64 token ids to vectors", {}},
          {req_int("num_embeddings", "Vocabulary size"),
-          req_int("embedding_dim", "Size of each embedding vector")},
+          req_int("embedding_dim", "Size of each embedding vector"),
+          opt_int("positions", 0,
+                  "Rows of a learned absolute position table added to the tokens (GPT-2, "
+                  "GPT-3); at least the sequence length",
+                  0, "none")},
          analyze_embedding,
          InputKind::token_ids},
         {{"transformer_block",

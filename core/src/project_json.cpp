@@ -87,7 +87,7 @@ Model parse_model(const JsonValue& v) {
     if (!r.ok()) {
         return m;
     }
-    r.reject_unknown({"name", "input", "loss", "layers"});
+    r.reject_unknown({"name", "input", "loss", "layers", "tie_word_embeddings"});
     m.name = r.string("name", kOptional).value_or("model");
     if (auto input = r.object("input", kRequired)) {
         parse_input(*input, m);
@@ -97,6 +97,7 @@ Model parse_model(const JsonValue& v) {
             {{"mse", LossKind::mse}, {"cross_entropy", LossKind::cross_entropy}})) {
         m.loss = *loss;
     }
+    m.tie_word_embeddings = r.boolean("tie_word_embeddings", kOptional).value_or(false);
     if (auto layers = r.array("layers", kRequired)) {
         std::set<std::string> seen;
         for (std::size_t i = 0; i < layers->size(); ++i) {
@@ -558,6 +559,9 @@ json project_to_json(const Project& p) {
         {"topology", topology},
         {"placement", placement},
         {"training", training}};
+    if (p.model.tie_word_embeddings) {
+        out["model"]["tie_word_embeddings"] = true;
+    }
     // A plain pipeline's file stays as it was before data parallelism.
     if (p.data_parallel != DataParallel{}) {
         const DataParallel& dp = p.data_parallel;

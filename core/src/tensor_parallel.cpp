@@ -158,8 +158,13 @@ class Splitter {
     TensorShare embedding(std::size_t i) {
         TensorShare s;
         s.split = TensorSplit::vocabulary;
-        (void)divides(i, param(i, "num_embeddings"), "num_embeddings");
+        const double vocabulary = param(i, "num_embeddings");
+        (void)divides(i, vocabulary, "num_embeddings");
         s.compute = s.parameters = 1.0 / t_;
+        if (const double positions = param(i, "positions"); positions > 0) {
+            // A position table is whole on every member (as in Megatron-LM).
+            s.parameters = (vocabulary / t_ + positions) / (vocabulary + positions);
+        }
         s.forward_reductions = 1;
         s.forward_elements = layers_[i].output_elements;
         return s;

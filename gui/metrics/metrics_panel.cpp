@@ -218,8 +218,26 @@ void MetricsPanel::drawDeviceBars() {
     peak_->replot();
 }
 
+QString MetricsPanel::iterationNote() const {
+    return iteration_->toolTip();
+}
+
 void MetricsPanel::setReport(const SimulationReport& r) {
     iteration_->setText(figure(tr("Iteration"), format_duration(r.iteration_time_s)));
+    // The tied embeddings' sum is no action of the timeline: say where it went.
+    const auto& tied = r.tied_embedding_sync;
+    iteration_->setToolTip(
+        !tied ? QString()
+        : tied->same_rank
+            ? tr("Includes %1 to add the tied embedding's and head's gradients on rank %2 "
+                 "before the optimizer step")
+                  .arg(format_duration(tied->seconds))
+                  .arg(tied->head_rank)
+            : tr("Includes %1 to sum the tied embedding's and head's gradients (%2) between "
+                 "ranks %3 and %4 before the optimizer step")
+                  .arg(format_duration(tied->seconds), format_bytes(tied->bytes))
+                  .arg(tied->embedding_rank)
+                  .arg(tied->head_rank));
     throughput_->setText(
         figure(tr("Throughput"), format_rate(r.throughput_samples_per_s) + tr(" samples/s")));
     bubble_->setText(figure(tr("Bubble"), format_percent(r.bubble_fraction)));

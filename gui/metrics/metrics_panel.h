@@ -26,6 +26,8 @@ class MetricsPanel : public QWidget {
     [[nodiscard]] QCustomPlot* utilisationPlot() const { return utilisation_; }
     [[nodiscard]] QCustomPlot* peakPlot() const { return peak_; }
     [[nodiscard]] QString headline() const;
+    // What the iteration includes besides the timeline (the tooltip).
+    [[nodiscard]] QString iterationNote() const;
 
   protected:
     void changeEvent(QEvent* event) override;

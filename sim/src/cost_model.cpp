@@ -330,6 +330,15 @@ std::vector<StageCost> stage_costs(const AnalyzedProject& project,
                     ? whole
                     : whole * project.tensor_shares[static_cast<std::size_t>(l)].parameters));
         }
+        if (stage_shares_tied_weight(project.tied, stage.first_layer, stage.last_layer)) {
+            // The head (the stage's last layer, `c`, all weight) reuses the
+            // embedding's tensor: no copy to hold or to step.
+            const auto head = static_cast<std::size_t>(project.tied->head);
+            s.parameters -= static_cast<std::int64_t>(std::llround(
+                static_cast<double>(project.tied->parameters) *
+                (project.tensor_shares.empty() ? 1.0 : project.tensor_shares[head].parameters)));
+            s.optimizer_s -= c.optimizer_s;
+        }
         const auto [tensor_forward_s, tensor_backward_s] =
             tensor_links ? tensor_collectives_s(project, stage, options, *tensor_links)
                          : std::pair<double, double>{0, 0};

@@ -390,6 +390,12 @@ LayerKernels layer_kernels(const LayerSpec& layer, const LayerAnalysis& analysis
         k.forward(k.memory("embedding", 2 * out_elements, flops, tokens * kIndexBytes));
         k.weight_grad(
             k.memory("embedding weight grad", 3 * out_elements, flops, tokens * kIndexBytes));
+        if (p("positions") != 0) {
+            // Learned positions (GPT-2/3): added to the looked-up rows, and
+            // their gradient summed over the batch.
+            k.forward(k.memory("position add", 3 * out_elements, out_elements));
+            k.weight_grad(k.memory("position weight grad", 2 * out_elements, out_elements));
+        }
     } else if (type == "transformer_block") {
         const double L = static_cast<double>(input_shape.front());
         const bool split_block = split == TensorSplit::block;

@@ -145,8 +145,12 @@ namespace {
 // (StageCost::optimizer_s, 0 otherwise). Under ZeRO-1/2 the replicas then
 // all-gather their updated weight shards (StageCost::step_gather_s). The iteration lasts until the
 // last rank has stepped. It is not an action, so the timeline does not show it.
+//
+// With tied embeddings in two stages, the two ranks first sum the copies'
+// gradients (tied_embedding_sync), once both have ended their last action.
 double with_optimizer_steps(const MetricsAccumulator& totals, const std::vector<StageCost>& stages,
-                            const AnalyzedProject& project, double iteration_s) {
+                            const AnalyzedProject& project,
+                            const std::optional<TiedEmbeddingSync>& tied, double iteration_s) {
     const auto n = static_cast<std::size_t>(project.num_ranks());
     std::vector<double> step_s(n, 0);
     for (std::size_t s = 0; s < stages.size(); ++s) {
@@ -158,9 +162,17 @@ double with_optimizer_steps(const MetricsAccumulator& totals, const std::vector<
     }
     // A rank without actions counts as ending where the first action began.
     const double first = totals.first_start_s();
+    std::vector<double> end(n, first);
+    for (std::size_t r = 0; r < n && r < totals.ranks(); ++r) {
+        end[r] = std::max(first, totals.last_end_s(r));
+    }
+    if (tied) {
+        const auto e = static_cast<std::size_t>(tied->embedding_rank);
+        const auto h = static_cast<std::size_t>(tied->head_rank);
+        end[e] = end[h] = std::max(end[e], end[h]) + tied->seconds;
+    }
     for (std::size_t r = 0; r < n; ++r) {
-        const double end = r < totals.ranks() ? std::max(first, totals.last_end_s(r)) : first;
-        iteration_s = std::max(iteration_s, end + step_s[r] - totals.begin_s());
+        iteration_s = std::max(iteration_s, end[r] + step_s[r] - totals.begin_s());
     }
     return iteration_s;
 }
@@ -282,6 +294,7 @@ void describe_collectives(const AnalyzedProject& project, const CostModelOptions
 struct ReplicaRun {
     SimulationInput input;
     SimulationOutput output;
+    std::optional<TiedEmbeddingSync> tied;
 };
 
 // One replica's pipeline (with its collectives waiting for `floors`, the
@@ -311,6 +324,7 @@ ReplicaRun simulate_replica(const AnalyzedProject& project, const CostModelOptio
     input.static_bytes = static_bytes_per_rank(project, input.stages);
     input.record_timeline = recording == Recording::timeline;
     run.output = simulate_schedule(input);
+    run.tied = tied_embedding_sync(project, options);
     return run;
 }
 
@@ -329,8 +343,9 @@ SimulationReport replica_report(const AnalyzedProject& project, ReplicaRun& run)
     report.batch_size = project.project.training.batch_size;
     report.microbatches = project.microbatches;
     report.microbatch_size = project.microbatch_size;
-    report.iteration_time_s =
-        with_optimizer_steps(output.totals, input.stages, project, metrics.iteration_time_s);
+    report.iteration_time_s = with_optimizer_steps(output.totals, input.stages, project, run.tied,
+                                                   metrics.iteration_time_s);
+    report.tied_embedding_sync = run.tied;
     report.throughput_samples_per_s =
         report.iteration_time_s > 0 ? report.batch_size / report.iteration_time_s : 0;
     report.devices = std::move(metrics.devices);

@@ -37,6 +37,10 @@ std::vector<Case> cases() {
         {{{"type", "resnet_bottleneck"}, {"in_channels", 16}, {"mid_channels", 4}}, {16, 5, 5}},
         {{{"type", "layernorm"}, {"features", 10}}, {3, 10}},
         {{{"type", "embedding"}, {"num_embeddings", 50}, {"embedding_dim", 6}}, {7}, true},
+        // GPT-2's learned positions, more rows than the sequence.
+        {{{"type", "embedding"}, {"num_embeddings", 50}, {"embedding_dim", 6}, {"positions", 9}},
+         {7},
+         true},
         {{{"type", "transformer_block"}, {"hidden", 16}, {"heads", 4}, {"mlp_ratio", 2}}, {5, 16}},
         {{{"type", "rmsnorm"}, {"features", 10}}, {3, 10}},
         // Llama-style: grouped-query, SwiGLU, RMSNorm, no biases, rotary.

@@ -43,6 +43,11 @@ TEST(ConfigImport, EveryPresetHasItsPublishedParameters) {
         // 32.8 B published; its per-head query and key norms (64 blocks of
         // 256) are left out, and said so.
         {"qwen3-32b", 32'762'123'264 - 64 * 256},
+        // Tied embeddings: the head's matrix is the embedding's, counted once.
+        {"llama-3.2-1b", 1'235'814'400},
+        {"gpt2", 124'439'808},
+        // GPT-3's 175B as GPT-2's architecture at its published sizes.
+        {"gpt3-175b", 174'604'259'328},
     };
     for (const auto& [name, parameters] : published) {
         SCOPED_TRACE(name);
@@ -78,12 +83,12 @@ TEST(ConfigImport, TheWrittenProjectIsPlacedAndSimulates) {
 TEST(ConfigImport, WhatCannotBeDescribedIsRefusedWithItsField) {
     TempDir dir;
     json config = read_preset("llama-3.1-8b");
-    config["architectures"] = json::array({"GPT2LMHeadModel"});
+    config["architectures"] = json::array({"Gemma2ForCausalLM"});
     auto r = run_cli({"import", write(dir, config), "--dry-run"});
     EXPECT_EQ(r.code, 1);
-    EXPECT_NE(r.err.find("architectures: no supported architecture in [\"GPT2LMHeadModel\"] "
+    EXPECT_NE(r.err.find("architectures: no supported architecture in [\"Gemma2ForCausalLM\"] "
                          "(supported: LlamaForCausalLM, MistralForCausalLM, Qwen2ForCausalLM, "
-                         "Qwen3ForCausalLM)"),
+                         "Qwen3ForCausalLM, GPT2LMHeadModel)"),
               std::string::npos)
         << r.err;
 
@@ -93,12 +98,20 @@ TEST(ConfigImport, WhatCannotBeDescribedIsRefusedWithItsField) {
     EXPECT_EQ(r.code, 1);
     EXPECT_NE(r.err.find("intermediate_size: missing"), std::string::npos) << r.err;
 
-    config = read_preset("llama-3.1-8b");
-    config["tie_word_embeddings"] = true;
+    config = read_preset("gpt2");
+    config["activation_function"] = "silu";
     r = run_cli({"import", write(dir, config), "--dry-run"});
     EXPECT_EQ(r.code, 1);
-    EXPECT_NE(r.err.find("tie_word_embeddings: tied input and output embeddings are not "
-                         "modelled yet"),
+    EXPECT_NE(r.err.find("activation_function: the activation \"silu\" is not one Pipewright "
+                         "models for GPT-2's MLP (gelu or relu)"),
+              std::string::npos)
+        << r.err;
+
+    config = read_preset("gpt2");
+    r = run_cli({"import", write(dir, config), "--seq-len", "2048", "--dry-run"});
+    EXPECT_EQ(r.code, 1);
+    EXPECT_NE(r.err.find("n_positions: GPT-2's learned positions cover 1024 tokens, fewer than "
+                         "the sequence of 2048 asked for"),
               std::string::npos)
         << r.err;
 
@@ -109,6 +122,27 @@ TEST(ConfigImport, WhatCannotBeDescribedIsRefusedWithItsField) {
     EXPECT_NE(r.err.find("num_key_value_heads: must divide num_attention_heads = 32"),
               std::string::npos)
         << r.err;
+}
+
+TEST(ConfigImport, ATiedConfigTiesItsHeadAndUntyingItCountsTheHead) {
+    TempDir dir;
+    const auto out = (dir / "gpt2.json").string();
+    auto r = run_cli({"import", preset("gpt2"), "--devices", "2", "--out", out});
+    ASSERT_EQ(r.code, 0) << r.err;
+    const LoadedProject loaded = load_project_file(out);
+    ASSERT_TRUE(loaded.project) << loaded.diagnostics.format();
+    const Model& m = loaded.project->model;
+    EXPECT_TRUE(m.tie_word_embeddings);
+    EXPECT_EQ(m.input.shape, (Shape{1024}));
+    EXPECT_EQ(m.layers.front().params.at("positions"), 1024);
+    EXPECT_EQ(m.layers[1].params.at("norm"), "layernorm");
+    EXPECT_EQ(m.layers[1].params.at("activation"), "gelu");
+
+    json config = read_preset("gpt2");
+    config["tie_word_embeddings"] = false;
+    r = run_cli({"import", write(dir, config), "--devices", "2", "--dry-run", "--json"});
+    ASSERT_EQ(r.code, 0) << r.err;
+    EXPECT_EQ(json::parse(r.out).at("parameters").get<double>(), 124'439'808 + 50257.0 * 768);
 }
 
 TEST(ConfigImport, ItsOwnInputIsNeverOverwritten) {

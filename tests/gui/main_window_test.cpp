@@ -75,6 +75,24 @@ TEST_F(MainWindowTest, OpeningAnExampleSimulatesIt) {
     EXPECT_FALSE(window.metricsPanel()->headline().contains(QStringLiteral("–")));
 }
 
+TEST(MetricsPanelTest, TheIterationSaysWhatTheTiedEmbeddingsSumCosts) {
+    MetricsPanel panel;
+    SimulationReport report;
+    report.iteration_time_s = 0.02;
+    panel.setReport(report);
+    EXPECT_EQ(panel.iterationNote(), QString());
+    TiedEmbeddingSync sync;
+    sync.embedding_rank = 0;
+    sync.head_rank = 3;
+    sync.bytes = 77'194'752;
+    sync.seconds = 340e-6;
+    report.tied_embedding_sync = sync;
+    panel.setReport(report);
+    EXPECT_EQ(panel.iterationNote(),
+              QStringLiteral("Includes 340 µs to sum the tied embedding's and head's gradients "
+                             "(73.6 MiB) between ranks 0 and 3 before the optimizer step"));
+}
+
 TEST_F(MainWindowTest, ChangingMicrobatchesReSimulates) {
     const auto before = window.runner()->latest();
     ASSERT_EQ(before->report->microbatches, 6);

@@ -13,6 +13,7 @@
 #include "pipewright/core/project.h"
 #include "pipewright/core/schedule.h"
 #include "pipewright/core/tensor_parallel.h"
+#include "pipewright/core/tied_embeddings.h"
 #include "pipewright/core/topology.h"
 
 namespace pipewright {
@@ -43,6 +44,8 @@ struct AnalyzedProject {
     // without tensor parallelism.
     std::vector<std::vector<std::vector<DeviceLocation>>> tensor_groups;
     std::vector<TensorShare> tensor_shares;
+    // The embedding and head that share one matrix (model.tie_word_embeddings).
+    std::optional<TiedEmbeddings> tied;
     int microbatches = 1;            // per replica
     int microbatch_size = 1;         // samples
     Schedule schedule;               // of one replica, with communication and collectives

@@ -27,6 +27,9 @@ struct Model {
     ModelInput input;
     LossKind loss = LossKind::mse;
     std::vector<LayerSpec> layers;
+    // The output head multiplies by the token embedding's matrix
+    // (core/tied_embeddings.h).
+    bool tie_word_embeddings = false;
 
     // Index of the layer with this name, or -1.
     [[nodiscard]] int layer_index(std::string_view layer_name) const;

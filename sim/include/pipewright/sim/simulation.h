@@ -8,6 +8,7 @@
 #include "pipewright/sim/collective_cost.h"
 #include "pipewright/sim/cost_model.h"
 #include "pipewright/sim/event_simulator.h"
+#include "pipewright/sim/tied_embedding_sync.h"
 
 namespace pipewright {
 
@@ -62,6 +63,9 @@ struct SimulationReport {
     TensorParallel tensor_parallel;
     std::vector<std::vector<std::string>> tensor_groups;
     std::vector<int> stage_ranks;  // stage -> pipeline rank
+    // Tied embeddings in two stages: the sum of their gradients, after the
+    // backward and before the optimizer steps (not an action of the timeline).
+    std::optional<TiedEmbeddingSync> tied_embedding_sync;
     // With the memory curve of every rank; only its lanes and no events
     // when simulated with Recording::summary.
     Timeline timeline;

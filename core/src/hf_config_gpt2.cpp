@@ -1,0 +1,107 @@
+#include <algorithm>
+#include <string>
+
+#include "hf_config_internal.h"
+#include "pipewright/core/json_reader.h"
+
+namespace pipewright {
+
+namespace {
+
+constexpr Need kRequired = Need::required;
+constexpr Need kOptional = Need::optional;
+
+// The MLP activation GPT-2's `activation_function` names.
+std::optional<std::string> plain_activation(const std::string& act) {
+    if (act == "gelu" || act == "gelu_new" || act == "gelu_pytorch_tanh" || act == "gelu_fast") {
+        return "gelu";
+    }
+    if (act == "relu") {
+        return "relu";
+    }
+    return std::nullopt;
+}
+
+}  // namespace
+
+std::optional<HfModel> gpt2_from_hf_config(const nlohmann::json& config, std::int64_t sequence,
+                                           HfModel out, Diagnostics& d) {
+    const std::size_t before = d.size();
+    const JsonObject r(config, d);
+    const auto given = [&config](const char* key) {
+        return config.contains(key) && !config.at(key).is_null();
+    };
+    const auto integer = [&r, &given](const char* key, Need need = kRequired) {
+        return need == kOptional && !given(key) ? std::nullopt : r.integer(key, need, 1, kMaxWidth);
+    };
+    const auto hidden = integer("n_embd");
+    const auto heads = integer("n_head");
+    const auto layers = integer("n_layer");
+    const auto vocabulary = integer("vocab_size");
+    // Older configs name the context n_ctx.
+    const auto positions = integer(given("n_positions") ? "n_positions" : "n_ctx");
+    const auto inner = integer("n_inner", kOptional);
+    const std::string act = given("activation_function")
+                                ? r.string("activation_function", kOptional).value_or("")
+                                : "gelu_new";
+    const auto activation = plain_activation(act);
+    if (!activation) {
+        r.field("activation_function", kOptional)
+            ->error("the activation \"" + act +
+                    "\" is not one Pipewright models for GPT-2's MLP (gelu or relu)");
+    }
+    if (hidden && heads && *hidden % *heads != 0) {
+        r.field("n_head", kRequired)->error("must divide n_embd = " + std::to_string(*hidden));
+    }
+    if (d.size() != before || !hidden || !heads || !layers || !vocabulary || !positions ||
+        !activation) {
+        return std::nullopt;
+    }
+    const std::int64_t length = sequence > 0 ? sequence : std::min(kDefaultSequence, *positions);
+    if (length > *positions) {
+        r.field(given("n_positions") ? "n_positions" : "n_ctx", kRequired)
+            ->error("GPT-2's learned positions cover " + std::to_string(*positions) +
+                    " tokens, fewer than the sequence of " + std::to_string(length) + " asked for");
+        return std::nullopt;
+    }
+
+    Model& m = out.model;
+    m.name = r.string("model_type", kOptional).value_or("gpt2");
+    m.input = {{length}, DType::int64};
+    m.loss = LossKind::cross_entropy;
+    // PretrainedConfig's default, which GPT-2 keeps.
+    m.tie_word_embeddings = r.boolean("tie_word_embeddings", kOptional).value_or(true);
+    LayerSpec embed;
+    embed.name = "wte";
+    embed.type = "embedding";
+    embed.params = {
+        {"num_embeddings", *vocabulary}, {"embedding_dim", *hidden}, {"positions", *positions}};
+    m.layers.push_back(embed);
+    const nlohmann::json block = {{"hidden", *hidden},
+                                  {"heads", *heads},
+                                  {"ffn_hidden", inner.value_or(4 * *hidden)},
+                                  {"activation", *activation},
+                                  {"norm", "layernorm"},
+                                  {"bias", true},
+                                  {"qkv_bias", true}};
+    for (std::int64_t i = 0; i < *layers; ++i) {
+        LayerSpec l;
+        l.name = "h." + std::to_string(i);
+        l.type = "transformer_block";
+        l.params = block;
+        m.layers.push_back(std::move(l));
+    }
+    LayerSpec norm;
+    norm.name = "ln_f";
+    norm.type = "layernorm";
+    norm.params = {{"features", *hidden}};
+    m.layers.push_back(norm);
+    LayerSpec head;
+    head.name = "lm_head";
+    head.type = "linear";
+    head.params = {{"in_features", *hidden}, {"out_features", *vocabulary}, {"bias", false}};
+    m.layers.push_back(head);
+    return out;
+}
+
+}  // namespace pipewright

@@ -1,0 +1,69 @@
+#include "pipewright/sim/tied_embedding_sync.h"
+
+#include "pipewright/core/topology.h"
+#include "pipewright/sim/kernel_cost.h"
+
+namespace pipewright {
+
+namespace {
+
+int stage_of_layer(const AnalyzedProject& project, int layer) {
+    for (const PipelineStage& s : project.stages) {
+        if (s.first_layer <= layer && layer <= s.last_layer) {
+            return s.index;
+        }
+    }
+    return -1;
+}
+
+}  // namespace
+
+std::optional<TiedEmbeddingSync> tied_embedding_sync(const AnalyzedProject& project,
+                                                     const CostModelOptions& options) {
+    if (!project.tied) {
+        return std::nullopt;
+    }
+    TiedEmbeddingSync sync;
+    sync.embedding_stage = stage_of_layer(project, project.tied->embedding);
+    sync.head_stage = stage_of_layer(project, project.tied->head);
+    if (sync.embedding_stage < 0 || sync.head_stage < 0 ||
+        sync.embedding_stage == sync.head_stage) {
+        return std::nullopt;
+    }
+    const auto& stages = project.stages;
+    sync.embedding_rank = stages[static_cast<std::size_t>(sync.embedding_stage)].rank;
+    sync.head_rank = stages[static_cast<std::size_t>(sync.head_stage)].rank;
+    const double share =
+        project.tensor_shares.empty()
+            ? 1.0
+            : project.tensor_shares[static_cast<std::size_t>(project.tied->head)].parameters;
+    sync.bytes = gradient_bytes(
+        static_cast<std::int64_t>(static_cast<double>(project.tied->parameters) * share),
+        project.project.training);
+    const DeviceSpec& device = project.rank_specs.at(static_cast<std::size_t>(sync.head_rank));
+    if (sync.embedding_rank == sync.head_rank) {
+        // Both copies on one device: read both, write the sum into each.
+        sync.same_rank = true;
+        Kernel add;
+        add.name = "tied embedding gradient sum";
+        add.flops = sync.bytes;
+        add.bytes = 4 * sync.bytes;
+        sync.seconds = kernel_time(add, device, project.project.training.dtype).seconds;
+        return sync;
+    }
+    const LinkResolver links(project.project.topology);
+    const std::vector<DeviceLocation> members{
+        project.ranks.at(static_cast<std::size_t>(sync.embedding_rank)),
+        project.ranks.at(static_cast<std::size_t>(sync.head_rank))};
+    CollectiveGroup group = collective_group(members, links, collective_library(device));
+    if (options.profile != nullptr && options.profile->all_reduce) {
+        group = with_measured_ring(group, options.profile->all_reduce->link);
+    }
+    const CollectiveTime time = collective_time(CollectiveKind::all_reduce, sync.bytes, group);
+    sync.library = group.library;
+    sync.protocol = time.protocol;
+    sync.seconds = time.seconds;
+    return sync;
+}
+
+}  // namespace pipewright
