@@ -6,9 +6,11 @@
 #include <QTimer>
 #include <cstdio>
 
+#include "document/document_autosave.h"
 #include "studio_core/asset_paths.h"
 #include "studio_core/english_plurals.h"
 #include "window/main_window.h"
+#include "window/recovery_prompt.h"
 #include "window/screenshot.h"
 
 int main(int argc, char* argv[]) {
@@ -78,8 +80,12 @@ int main(int argc, char* argv[]) {
         QSettings().value(QStringLiteral("darkTheme"), parser.isSet(dark)).toBool());
     window.resize(1500, 950);
     window.show();
-    if (!project.isEmpty()) {
+    const QString recovery = pipewright::gui::default_recovery_folder();
+    const bool recovered = pipewright::gui::offer_recovery(window, recovery);
+    if (!recovered && !project.isEmpty()) {
         window.openFile(project);
     }
+    // Started after the offer, so that this session's own file is not offered.
+    pipewright::gui::DocumentAutosave autosave(window.document(), recovery);
     return QApplication::exec();
 }

@@ -62,6 +62,15 @@ void ProjectDocument::reset(const Project& project, const QString& path, Diagnos
     emit modifiedChanged(isModified());
 }
 
+void ProjectDocument::restore(const Project& project, const QString& path, const QString& baseDir) {
+    reset(project, path, {}, baseDir);
+    if (!path.isEmpty()) {
+        base_dir_ = baseDir.isEmpty() ? QFileInfo(path).absolutePath() : baseDir;
+    }
+    unsaved_new_ = true;  // differs from what is on disk until saved
+    emit modifiedChanged(true);
+}
+
 bool ProjectDocument::saveAs(const QString& path, QString* error) {
     const QString new_base = QFileInfo(path).absolutePath();
     Project saved = project_;

@@ -45,6 +45,10 @@ class ProjectDocument : public QObject {
     // from `baseDir` (the folder of `path` when one is given).
     void reset(const Project& project, const QString& path = {}, Diagnostics problems = {},
                const QString& baseDir = {});
+    // Brings back edits an earlier session autosaved (document_autosave.h):
+    // the project as it was, modified, and saved to `path` (the file it was
+    // edited from; empty: untitled) only when the user saves.
+    void restore(const Project& project, const QString& path, const QString& baseDir);
     // Atomic save; on success the document is clean and lives at `path`. A
     // relative schedule CSV is rewritten relative to the new folder, so the
     // saved file still finds it.

@@ -53,6 +53,8 @@ class MainWindow : public QMainWindow {
     // Opens a project file without asking about unsaved changes; false (and
     // a status message) when the file cannot be read at all.
     bool openFile(const QString& path);
+    // Edits an earlier session autosaved (recovery_prompt.h), shown modified.
+    void restoreRecovered(const Project& project, const QString& path, const QString& baseDir);
     bool saveTo(const QString& path);
     // Places layers [first, last] on `device`; false when refused, with the
     // reason in lastRefusal() and the refused() signal.

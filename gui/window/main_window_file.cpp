@@ -278,6 +278,17 @@ bool MainWindow::openFile(const QString& path) {
     return true;
 }
 
+void MainWindow::restoreRecovered(const Project& project, const QString& path,
+                                  const QString& baseDir) {
+    document_->restore(project, path, baseDir);
+    simulateNow();
+    statusBar()->showMessage(
+        path.isEmpty() ? tr("Recovered the unsaved project: Save asks where to keep it")
+                       : tr("Recovered the unsaved changes to %1: they are written when you save")
+                             .arg(QFileInfo(path).fileName()),
+        10000);
+}
+
 bool MainWindow::saveTo(const QString& path) {
     QString error;
     if (!document_->saveAs(path, &error)) {
