@@ -2,6 +2,8 @@
 
 #include <QDir>
 #include <QFileInfo>
+#include <algorithm>
+#include <nlohmann/json.hpp>
 
 #include "document/project_edit_command.h"
 #include "pipewright/core/project_io.h"
@@ -99,6 +101,9 @@ bool ProjectDocument::saveAs(const QString& path, QString* error) {
         project_ = saved;
         emit projectChanged();
     }
+    // The file now holds what the project does: what was wrong with the old
+    // file is gone from it.
+    load_diagnostics_ = Diagnostics{};
     undo_.setClean();
     emit fileChanged();
     emit modifiedChanged(false);
@@ -113,8 +118,46 @@ void ProjectDocument::edit(const QString& description, const Project& after, int
 }
 
 void ProjectDocument::replaceProject(const Project& project) {
+    forgetFixedLoadProblems(project_, project);
     project_ = project;
     emit projectChanged();
+}
+
+namespace {
+
+// "model.layers[3].kv_heads" as a JSON pointer, "/model/layers/3/kv_heads".
+nlohmann::json::json_pointer pointer_of(const std::string& path) {
+    std::string out;
+    for (const char c : path) {
+        out += c == '.' || c == '[' ? '/' : c;
+    }
+    out.erase(std::remove(out.begin(), out.end(), ']'), out.end());
+    return nlohmann::json::json_pointer("/" + out);
+}
+
+}  // namespace
+
+void ProjectDocument::forgetFixedLoadProblems(const Project& before, const Project& after) {
+    if (load_diagnostics_.empty()) {
+        return;
+    }
+    const nlohmann::json old_json = project_to_json(before);
+    const nlohmann::json new_json = project_to_json(after);
+    Diagnostics kept;
+    for (const Diagnostic& d : load_diagnostics_.items()) {
+        bool changed = false;
+        try {
+            const auto at = pointer_of(d.path);
+            changed = old_json.contains(at) != new_json.contains(at) ||
+                      (old_json.contains(at) && old_json.at(at) != new_json.at(at));
+        } catch (const nlohmann::json::exception&) {
+            changed = false;  // not a path into the project (kept as it was said)
+        }
+        if (!changed) {
+            kept.add(d.path, d.message);
+        }
+    }
+    load_diagnostics_ = std::move(kept);
 }
 
 }  // namespace pipewright::gui

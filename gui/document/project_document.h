@@ -71,6 +71,9 @@ class ProjectDocument : public QObject {
     void modifiedChanged(bool modified);
 
   private:
+    // A problem the file had is dropped once an edit changes the value it
+    // names: the user has set another.
+    void forgetFixedLoadProblems(const Project& before, const Project& after);
     // Reads `path`; Save then writes to `savePath` (empty: asks where).
     bool load(const QString& path, const QString& savePath, QString* error);
 

@@ -118,7 +118,8 @@ TrainingBar::TrainingBar(ProjectDocument* document, QWidget* parent)
     addWidget(batch_);
     addWidget(caption(tr("Micro-batches")));
     addWidget(microbatches_);
-    addWidget(caption(tr("Dtype")));
+    // Without a caption: "float32" and "bfloat16" say what they are, and the
+    // bar has no room to spare at 900 px once the micro-batch size shows.
     addWidget(dtype_);
     addWidget(caption(tr("Optimizer")));
     addWidget(optimizer_);
@@ -154,7 +155,8 @@ TrainingBar::TrainingBar(ProjectDocument* document, QWidget* parent)
         });
     });
     connect(batch_, &QSpinBox::valueChanged, this, [this](int v) {
-        apply(tr("Change batch size"), kMergeBatchSize, [v](Training& t) { t.batch_size = v; });
+        applyToProject(tr("Change batch size"), kMergeBatchSize,
+                       [v](Project& p) { p.training.batch_size = v; });
     });
     connect(replicas_, &QSpinBox::valueChanged, this, [this](int v) {
         applyToProject(tr("Change replicas"), kMergeReplicas, [v](Project& p) {
@@ -238,9 +240,45 @@ void TrainingBar::applyToProject(const QString& what, int mergeId,
     if (refreshing_) {
         return;
     }
-    Project edited = document_->project();
+    const Project before = document_->project();
+    Project edited = before;
     change(edited);
     document_->edit(what, edited, mergeId);
+    noteKnockOn(before, edited);
+}
+
+namespace {
+
+// The micro-batches per replica the project runs: its count, or its
+// micro-batch size's share of each replica's batch.
+int shown_microbatches(const Project& p) {
+    const Training& t = p.training;
+    if (t.microbatches) {
+        return *t.microbatches;
+    }
+    if (t.microbatch_size && *t.microbatch_size > 0) {
+        return std::max(1, t.batch_size / std::max(1, p.data_parallel.size) / *t.microbatch_size);
+    }
+    return 1;
+}
+
+}  // namespace
+
+void TrainingBar::noteKnockOn(const Project& before, const Project& after) {
+    const auto& size = after.training.microbatch_size;
+    if (after.training.microbatches || !size || *size <= 0) {
+        return;
+    }
+    const int was = shown_microbatches(before);
+    const int now = shown_microbatches(after);
+    if (was != now) {
+        emit knockOn(tr("Micro-batches %1 → %2: the project fixes micro-batches of %n "
+                        "sample(s) (training.microbatch_size), so the count follows the batch. "
+                        "Set Micro-batches to fix the count instead.",
+                        nullptr, *size)
+                         .arg(was)
+                         .arg(now));
+    }
 }
 
 void TrainingBar::refresh() {
@@ -269,22 +307,50 @@ void TrainingBar::refresh() {
     sequence_->setEnabled(tp.size > 1);
     // Each replica splits its share of the batch: a micro-batch size in the
     // file gives a count per replica.
-    microbatches_->setValue(
-        t.microbatches ? *t.microbatches
-        : t.microbatch_size && *t.microbatch_size > 0
-            ? std::max(1, t.batch_size / std::max(1, dp.size) / *t.microbatch_size)
-            : 1);
+    microbatches_->setValue(shown_microbatches(document_->project()));
     // Under naive model parallelism the count is 1 by definition: say so
     // instead of offering a box whose other values the schedule refuses.
     const bool naive =
         !t.schedule.from_csv() && schedule_kind(t.schedule.name) == ScheduleKind::naive;
+    // A value the file gave but could not be used shows as "—", not as the
+    // default that stands in for it (the Problems list says what is wrong).
+    const Diagnostics& refused = document_->loadDiagnostics();
+    const bool bad_batch = refused.mentions("training.batch_size");
+    const bool bad_count =
+        refused.mentions("training.microbatches") || refused.mentions("training.microbatch_size");
+    batch_->setSpecialValueText(bad_batch ? QStringLiteral("—") : QString());
+    batch_->setToolTip(bad_batch ? tr("The file's batch_size cannot be used (see Problems): "
+                                      "set a batch here")
+                                 : tr("Samples per training iteration (global batch)"));
     microbatches_->setEnabled(!naive);
-    microbatches_->setSpecialValueText(naive ? tr("1 (whole batch)") : QString());
+    microbatches_->setSpecialValueText(naive       ? tr("1 (whole batch)")
+                                       : bad_count ? QStringLiteral("—")
+                                                   : QString());
+    // Each micro-batch's samples, which the simulation runs: shown, so that
+    // a count that does not divide the batch (or a size the file fixes) is
+    // never a hidden setting.
+    const int per_replica = t.batch_size / std::max(1, dp.size);
+    const int count = microbatches_->value();
+    const bool divides = count > 0 && per_replica % count == 0;
+    const QString samples = divides ? QString::number(per_replica / count) : QStringLiteral("?");
+    microbatches_->setSuffix(naive || bad_count || bad_batch ? QString()
+                                                             : tr(" of %1").arg(samples));
+    const bool fixed_size = !t.microbatches && t.microbatch_size && *t.microbatch_size > 0;
     microbatches_->setToolTip(
         naive ? tr("Naive model parallelism sends the whole batch through the devices at once. "
                    "Pick a pipelined schedule (GPipe, 1F1B, …) to split it into micro-batches; "
                    "the count you had comes back.")
-              : microbatchesTip());
+              : microbatchesTip() + QStringLiteral("\n\n") +
+                    (!divides ? tr("The batch of %n sample(s) per replica does not split into "
+                                   "%1 equal micro-batches.",
+                                   nullptr, per_replica)
+                                    .arg(count)
+                     : fixed_size ? tr("Each micro-batch holds %n sample(s), fixed by the project "
+                                       "(training.microbatch_size): the count follows the batch.",
+                                       nullptr, *t.microbatch_size)
+                                  : tr("Each micro-batch holds %n sample(s): the batch per replica "
+                                       "divided by the count.",
+                                       nullptr, per_replica / count)));
     dtype_->setCurrentText(QString::fromStdString(std::string(to_string(t.dtype))));
     optimizer_->setCurrentText(QString::fromStdString(std::string(to_string(t.optimizer.type))));
     recompute_->setCurrentIndex(recompute_->findData(static_cast<int>(t.recompute)));

@@ -34,6 +34,12 @@ class TrainingBar : public QToolBar {
     [[nodiscard]] QSpinBox* tensorParallelBox() const { return tensor_; }
     [[nodiscard]] QCheckBox* sequenceParallelBox() const { return sequence_; }
 
+  signals:
+    // An edit here changed a setting the user did not touch (the file fixes
+    // the micro-batch size, so a new batch changes the count): in words,
+    // for the status bar.
+    void knockOn(const QString& message);
+
   protected:
     // Ctrl+Z and Ctrl+Shift+Z in a spin box undo and redo the project's
     // edits: the spin box's line edit would otherwise take them for its own
@@ -42,6 +48,9 @@ class TrainingBar : public QToolBar {
 
   private:
     void refresh();
+    // Says when the edit from `before` to `after` changed the micro-batch
+    // count through the file's micro-batch size.
+    void noteKnockOn(const Project& before, const Project& after);
     [[nodiscard]] QString microbatchesTip() const;
     void apply(const QString& what, int mergeId, const std::function<void(Training&)>& change);
     void applyToProject(const QString& what, int mergeId,

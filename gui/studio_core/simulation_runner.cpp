@@ -9,7 +9,7 @@
 namespace pipewright::gui {
 
 SimulationResult simulate_now(const Project& project, const std::string& base_dir,
-                              std::shared_ptr<const Profile> profile) {
+                              std::shared_ptr<const Profile> profile, const Diagnostics& earlier) {
     SimulationResult result;
     result.project = project;
     result.profile = std::move(profile);
@@ -18,8 +18,19 @@ SimulationResult simulate_now(const Project& project, const std::string& base_di
     AnalysisOptions options;
     options.base_dir = base_dir;
     try {
-        auto analyzed = analyze_project(project, options, result.diagnostics);
+        Diagnostics seen = earlier;
+        auto analyzed = analyze_project(project, options, seen);
+        const auto& items = seen.items();
+        for (std::size_t i = earlier.size(); i < items.size(); ++i) {
+            result.diagnostics.add(items[i].path, items[i].message);
+        }
         if (!analyzed) {
+            return result;
+        }
+        // The batch stands in for a refused one: a timeline of it would show
+        // an iteration the file does not describe.
+        if (earlier.mentions("training.batch_size") || earlier.mentions("training.microbatches") ||
+            earlier.mentions("training.microbatch_size")) {
             return result;
         }
         result.stages = analyzed->stages;
@@ -60,18 +71,21 @@ bool SimulationRunner::busy() const {
     return timer_.isActive() || (job_ && job_->isRunning());
 }
 
-void SimulationRunner::request(const Project& project, const QString& baseDir) {
+void SimulationRunner::request(const Project& project, const QString& baseDir,
+                               const Diagnostics& earlier) {
     pending_ = project;
     base_dir_ = baseDir;
+    earlier_ = earlier;
     ++generation_;
     timer_.start();
 }
 
-void SimulationRunner::runSynchronously(const Project& project, const QString& baseDir) {
+void SimulationRunner::runSynchronously(const Project& project, const QString& baseDir,
+                                        const Diagnostics& earlier) {
     timer_.stop();
     ++generation_;
     emit started();
-    publish(simulate_now(project, baseDir.toStdString(), profile_));
+    publish(simulate_now(project, baseDir.toStdString(), profile_, earlier));
 }
 
 void SimulationRunner::launch() {
@@ -79,9 +93,8 @@ void SimulationRunner::launch() {
     // A superseded run finishes on its own; only the newest is published.
     job_ = runInBackground<SimulationResult>(
         this,
-        [project = pending_, dir = base_dir_.toStdString(), profile = profile_] {
-            return simulate_now(project, dir, profile);
-        },
+        [project = pending_, dir = base_dir_.toStdString(), profile = profile_,
+         earlier = earlier_] { return simulate_now(project, dir, profile, earlier); },
         [this, generation](SimulationResult result) {
             if (generation == generation_) {
                 publish(std::move(result));

@@ -36,9 +36,13 @@ struct SimulationResult {
 
 // Analyses and simulates `project`, priced with `profile` where it measured
 // a layer (and its transfer fit for every link) and the analytic estimate
-// elsewhere; never throws.
+// elsewhere; never throws. `earlier` are the problems already found in the
+// file (a refused value the project holds a default for): checks that
+// would only find fault with that default are skipped, and they are not
+// repeated in the result.
 [[nodiscard]] SimulationResult simulate_now(const Project& project, const std::string& base_dir,
-                                            std::shared_ptr<const Profile> profile = nullptr);
+                                            std::shared_ptr<const Profile> profile = nullptr,
+                                            const Diagnostics& earlier = {});
 
 // Re-simulates the project after each edit: edits in quick succession are
 // collapsed (debounce), the work runs on the thread pool so the window stays
@@ -57,10 +61,11 @@ class SimulationRunner : public QObject {
     void setProfile(std::shared_ptr<const Profile> profile) { profile_ = std::move(profile); }
     [[nodiscard]] const std::shared_ptr<const Profile>& profile() const { return profile_; }
     // Asks for a simulation of `project` once edits settle.
-    void request(const Project& project, const QString& baseDir);
+    void request(const Project& project, const QString& baseDir, const Diagnostics& earlier = {});
     // Simulates on the calling thread and publishes the result at once (for
     // --screenshot and for loading a file).
-    void runSynchronously(const Project& project, const QString& baseDir);
+    void runSynchronously(const Project& project, const QString& baseDir,
+                          const Diagnostics& earlier = {});
 
     [[nodiscard]] std::shared_ptr<const SimulationResult> latest() const { return latest_; }
     [[nodiscard]] bool busy() const;
@@ -78,6 +83,7 @@ class SimulationRunner : public QObject {
     QTimer timer_;
     Project pending_;
     QString base_dir_;
+    Diagnostics earlier_;
     std::shared_ptr<const Profile> profile_;
     quint64 generation_ = 0;
     // The newest job; older ones still running belong to this object too

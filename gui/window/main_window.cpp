@@ -188,6 +188,8 @@ void MainWindow::buildLayout() {
     problems_dock_->hide();
 
     training_ = new TrainingBar(document_, this);
+    connect(training_, &TrainingBar::knockOn, this,
+            [this](const QString& message) { statusBar()->showMessage(message, 15000); });
     addToolBar(Qt::TopToolBarArea, training_);
     addToolBar(Qt::TopToolBarArea, training_->parallelismBar());
     run_bar_ = addToolBar(tr("Run"));
@@ -284,7 +286,7 @@ QString MainWindow::baseDir() const {
 
 void MainWindow::projectChanged() {
     comparison_->markStale();
-    runner_->request(document_->project(), baseDir());
+    runner_->request(document_->project(), baseDir(), document_->loadDiagnostics());
     const auto latest = runner_->latest();
     rebuildCanvas(document_->project(), latest && latest->report ? &*latest->report : nullptr);
 }
@@ -350,7 +352,7 @@ void MainWindow::setLegend(bool tensor_parallel) {
 }
 
 void MainWindow::simulateNow() {
-    runner_->runSynchronously(document_->project(), baseDir());
+    runner_->runSynchronously(document_->project(), baseDir(), document_->loadDiagnostics());
 }
 
 void MainWindow::simulationDone() {

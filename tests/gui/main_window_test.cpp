@@ -194,7 +194,7 @@ TEST_F(MainWindowTest, NaiveShowsOneMicroBatchAndThePipelinedCountComesBack) {
     bar->scheduleBox()->setCurrentIndex(bar->scheduleBox()->findData(QStringLiteral("1f1b")));
     EXPECT_EQ(window.document()->project().training.resolved_microbatches(), 6);
     EXPECT_TRUE(bar->microbatchesBox()->isEnabled());
-    EXPECT_EQ(bar->microbatchesBox()->text(), QStringLiteral("6"));
+    EXPECT_EQ(bar->microbatchesBox()->text(), QStringLiteral("6 of 20"));
     // Each switch is one undo step, the count with it.
     window.document()->undoStack()->undo();
     EXPECT_EQ(window.document()->project().training.resolved_microbatches(), 1);
