@@ -83,7 +83,8 @@ void walk_section(const LaneTree& tree, int section, const std::function<int(int
 }  // namespace
 
 void TimelineLanes::setSection(int section, std::shared_ptr<const TimelineLayout> layout,
-                               const std::vector<std::string>& devices) {
+                               const std::vector<std::string>& devices,
+                               std::vector<std::vector<std::string>> represented) {
     Section& s = sections_.at(static_cast<std::size_t>(section));
     std::vector<std::string> before;
     for (int r = 0; r < s.tree.ranks(); ++r) {
@@ -94,6 +95,9 @@ void TimelineLanes::setSection(int section, std::shared_ptr<const TimelineLayout
     } else {
         s.layout = std::move(layout);
         s.tree = LaneTree(devices);
+        s.represented = represented.size() == devices.size()
+                            ? std::move(represented)
+                            : std::vector<std::vector<std::string>>{};
     }
     if (before != devices) {
         devices_changed_ = true;
@@ -135,10 +139,25 @@ void TimelineLanes::applyFilter(int section) {
     Section& s = sections_.at(static_cast<std::size_t>(section));
     const int n = s.tree.ranks();
     s.passing_before.assign(static_cast<std::size_t>(n + 1), 0);
+    s.matching_devices = 0;
+    s.total_devices = 0;
     for (int r = 0; r < n; ++r) {
+        bool passes = filter_.matches(r, s.tree.device(r));
+        int matching = passes ? 1 : 0;
+        int total = 1;
+        if (!s.represented.empty()) {
+            const auto& stands_for = s.represented[static_cast<std::size_t>(r)];
+            total = static_cast<int>(stands_for.size());
+            matching = 0;
+            for (const std::string& device : stands_for) {
+                matching += filter_.matches(r, device) ? 1 : 0;
+            }
+            passes = matching > 0;
+        }
+        s.matching_devices += matching;
+        s.total_devices += total;
         s.passing_before[static_cast<std::size_t>(r + 1)] =
-            s.passing_before[static_cast<std::size_t>(r)] +
-            (filter_.matches(r, s.tree.device(r)) ? 1 : 0);
+            s.passing_before[static_cast<std::size_t>(r)] + (passes ? 1 : 0);
     }
     s.profiles.assign(s.tree.groups().size(), std::nullopt);
 }
@@ -157,14 +176,18 @@ bool TimelineLanes::passes(int section, int rank) const {
 
 int TimelineLanes::matchingDevices() const {
     int n = 0;
-    for (int s = 0; s < kSections; ++s) {
-        n += passingIn(s, 0, tree(s).ranks());
+    for (const Section& s : sections_) {
+        n += s.matching_devices;
     }
     return n;
 }
 
 int TimelineLanes::totalDevices() const {
-    return tree(0).ranks() + tree(1).ranks();
+    int n = 0;
+    for (const Section& s : sections_) {
+        n += s.total_devices;
+    }
+    return n;
 }
 
 int TimelineLanes::shownIndex(int section, int rank) const {

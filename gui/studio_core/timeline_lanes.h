@@ -50,9 +50,13 @@ class TimelineLanes {
     static constexpr double kMinLane = 3;
     static constexpr double kMaxLane = 320;
 
-    // `devices` empty (or `layout` null) removes the section.
+    // `devices` empty (or `layout` null) removes the section. `represented`
+    // (per lane, when given) lists every device the lane stands for: a
+    // tensor-parallel group, replicas that run alike. The filter matches a
+    // lane when it matches any of them, and the counts are of them.
     void setSection(int section, std::shared_ptr<const TimelineLayout> layout,
-                    const std::vector<std::string>& devices);
+                    const std::vector<std::string>& devices,
+                    std::vector<std::vector<std::string>> represented = {});
     [[nodiscard]] bool hasSection(int section) const;
     [[nodiscard]] const TimelineLayout* layout(int section) const;
     [[nodiscard]] const LaneTree& tree(int section) const;
@@ -65,7 +69,8 @@ class TimelineLanes {
     [[nodiscard]] const LaneFilter& filter() const { return filter_; }
     [[nodiscard]] const std::string& filterText() const { return filter_text_; }
     [[nodiscard]] bool passes(int section, int rank) const;
-    // Devices passing the filter, and all of them, over both sections.
+    // Devices passing the filter, and all of them, over both sections: those
+    // the lanes stand for.
     [[nodiscard]] int matchingDevices() const;
     [[nodiscard]] int totalDevices() const;
     // Position of a passing lane among all passing lanes, in row order.
@@ -112,7 +117,10 @@ class TimelineLanes {
     struct Section {
         std::shared_ptr<const TimelineLayout> layout;
         LaneTree tree;
-        std::vector<int> passing_before;                           // prefix counts of passing ranks
+        std::vector<int> passing_before;                    // prefix counts of passing ranks
+        std::vector<std::vector<std::string>> represented;  // per rank, or empty
+        int matching_devices = 0;
+        int total_devices = 0;
         mutable std::vector<std::optional<BusyProfile>> profiles;  // per group
     };
     [[nodiscard]] int passingIn(int section, int first, int end) const;

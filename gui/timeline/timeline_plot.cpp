@@ -139,8 +139,10 @@ int TimelinePlot::drawnTensorBlocks() const {
     return blocks_->drawnTensorBlocks();
 }
 
-void TimelinePlot::setTimeline(const Timeline& timeline) {
+void TimelinePlot::setTimeline(const Timeline& timeline,
+                               std::vector<std::vector<std::string>> lane_devices) {
     timeline_ = timeline;
+    lane_devices_ = std::move(lane_devices);
     layout_ = std::make_shared<TimelineLayout>(timeline_);
     message_->setVisible(false);
     updateLanes();
@@ -199,7 +201,8 @@ void TimelinePlot::updateLanes() {
     unit_ = time_unit_for(span_s_, &label);
     xAxis->setLabel(label);
 
-    lanes_.setSection(0, layout_, layout_ ? timeline_.devices : std::vector<std::string>{});
+    lanes_.setSection(0, layout_, layout_ ? timeline_.devices : std::vector<std::string>{},
+                      layout_ ? lane_devices_ : std::vector<std::vector<std::string>>{});
     lanes_.setSection(1, measured_layout_,
                       measured_layout_ ? measured_.devices : std::vector<std::string>{});
     blocks_->setTimelines(layout_ ? &timeline_ : nullptr, measured_layout_ ? &measured_ : nullptr,

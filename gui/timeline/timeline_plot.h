@@ -33,7 +33,10 @@ class TimelinePlot : public QCustomPlot {
     // The simulated timeline; measured lanes, when shown, stay under it.
     // Collapsed groups, lane height and filter survive a new timeline with
     // the same devices (an edit re-simulates); other devices start afresh.
-    void setTimeline(const Timeline& timeline);
+    // `lane_devices` (per lane, optional): every device a lane stands for,
+    // which the filter matches and the count counts.
+    void setTimeline(const Timeline& timeline,
+                     std::vector<std::vector<std::string>> lane_devices = {});
     // Per stage, the seconds of a forward and of a backward spent in the
     // tensor-parallel group's all-reduces (TimelineBlocks); empty for none.
     void setTensorCollectives(std::vector<std::array<double, 2>> per_stage);
@@ -156,6 +159,7 @@ class TimelinePlot : public QCustomPlot {
     double fitted_height_ = -1;
     bool syncing_ = false;
     std::vector<std::vector<std::string>> tensor_groups_;
+    std::vector<std::vector<std::string>> lane_devices_;
     std::vector<std::array<QString, 3>> stage_kernels_;
 };
 

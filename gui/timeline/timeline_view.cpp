@@ -3,6 +3,7 @@
 #include <QHBoxLayout>
 #include <QLabel>
 #include <QLineEdit>
+#include <QLocale>
 #include <QScrollBar>
 #include <QSignalBlocker>
 #include <QToolButton>
@@ -82,11 +83,16 @@ void TimelineView::updateCount() {
     const int drawn = lanes.drawnLanes();
     const QString error = QString::fromStdString(lanes.filter().error());
     const QString lanes_drawn = drawn == 1 ? tr("1 lane") : tr("%1 lanes").arg(drawn);
+    const QLocale locale;
     QString text = matching == total
-                       ? tr("%1 · all %2 devices").arg(lanes_drawn).arg(total)
-                       : tr("%1 · %2 of %3 devices").arg(lanes_drawn).arg(matching).arg(total);
+                       ? tr("%1 · all %2 devices").arg(lanes_drawn, locale.toString(total))
+                       : tr("%1 · %2 of %3 devices")
+                             .arg(lanes_drawn, locale.toString(matching), locale.toString(total));
     if (!lanes.filter().empty() && matching == 0) {
-        text = tr("no device matches");
+        // Rank terms number the lanes: say which there are.
+        const int ranks = lanes.tree(0).ranks() + lanes.tree(1).ranks();
+        text = ranks > 0 ? tr("no device matches (lanes 0–%1)").arg(ranks - 1)
+                         : tr("no device matches");
     }
     if (!error.isEmpty()) {
         text += QStringLiteral(" · ") + tr("not understood: %1").arg(error);

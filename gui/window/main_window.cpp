@@ -364,7 +364,7 @@ void MainWindow::simulationDone() {
         const SimulationReport& r = *result->report;
         // A failure's message would otherwise cover the new summary for seconds.
         statusBar()->clearMessage();
-        timeline_->setTimeline(r.timeline);
+        timeline_->setTimeline(r.timeline, r.lane_devices);
         std::vector<std::array<double, 2>> tensor;
         if (r.tensor_parallel.size > 1) {
             for (const StageCost& stage : r.stages) {

@@ -369,6 +369,39 @@ SimulationReport replica_report(const AnalyzedProject& project, ReplicaRun& run)
 
 // Appends another replica's lanes to `into`: its devices, events, memory
 // and links, with its ranks numbered after those already there.
+// Per lane of the timeline (the simulated replicas' ranks, one after the
+// other), every device it stands for: its tensor-parallel group, in its
+// replica and in each replica that runs as it does.
+std::vector<std::vector<std::string>> lane_devices(const AnalyzedProject& project,
+                                                   const std::vector<ReplicaTiming>& replicas) {
+    std::vector<std::vector<std::string>> out;
+    const int ranks = project.num_ranks();
+    const auto device_group = [&](int replica, int rank, std::vector<std::string>& into) {
+        const auto r = static_cast<std::size_t>(rank);
+        if (!project.tensor_groups.empty()) {
+            for (const DeviceLocation& loc :
+                 project.tensor_groups.at(static_cast<std::size_t>(replica)).at(r)) {
+                into.push_back(loc.path);
+            }
+        } else if (project.data_parallel() > 1) {
+            into.push_back(project.replicas.at(static_cast<std::size_t>(replica)).at(r).path);
+        } else {
+            into.push_back(project.ranks.at(r).path);
+        }
+    };
+    const std::vector<ReplicaTiming> alone{ReplicaTiming{}};
+    for (const ReplicaTiming& timing : replicas.empty() ? alone : replicas) {
+        for (int rank = 0; rank < ranks; ++rank) {
+            auto& devices = out.emplace_back();
+            device_group(timing.replica, rank, devices);
+            for (const int other : timing.mirrored_by) {
+                device_group(other, rank, devices);
+            }
+        }
+    }
+    return out;
+}
+
 void append_replica(SimulationReport& into, SimulationReport&& other) {
     const int offset = static_cast<int>(into.devices.size());
     for (DeviceMetrics& d : other.devices) {
@@ -502,6 +535,9 @@ SimulationReport simulate_project(const AnalyzedProject& project, const CostMode
         for (const DeviceLocation& loc : replica) {
             paths.push_back(loc.path);
         }
+    }
+    if (recording == Recording::timeline) {
+        report.lane_devices = lane_devices(project, report.replicas);
     }
     return report;
 }

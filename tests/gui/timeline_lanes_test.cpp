@@ -125,6 +125,37 @@ TEST(TimelineLanes, ClusterScaleStartsCollapsedToOneLanePerNode) {
     EXPECT_EQ(lanes.rowShowing(0, 40), 3 + 1 + 8 + 1);  // inside node 5's summary
 }
 
+TEST(TimelineLanes, ALaneStandingForAGroupMatchesAndCountsEveryDeviceOfIt) {
+    // GPT-3 on 1,024 GPUs: 8 lanes (one replica's stages), each standing for
+    // a tensor group of 8 in its replica and the 15 replicas that run alike.
+    Timeline t;
+    std::vector<std::vector<std::string>> stands_for(8);
+    for (int stage = 0; stage < 8; ++stage) {
+        t.devices.push_back("node" + std::to_string(stage) + "/c0/gpu0");
+        t.events.push_back({stage, Action{stage, ActionType::forward, 0}, 0, 1e-3});
+        for (int replica = 0; replica < 16; ++replica) {
+            for (int gpu = 0; gpu < 8; ++gpu) {
+                stands_for[static_cast<std::size_t>(stage)].push_back(
+                    "node" + std::to_string(replica * 8 + stage) + "/c0/gpu" + std::to_string(gpu));
+            }
+        }
+    }
+    TimelineLanes lanes;
+    lanes.setSection(0, std::make_shared<TimelineLayout>(t), t.devices, stands_for);
+    EXPECT_EQ(lanes.totalDevices(), 1024);
+    EXPECT_EQ(lanes.matchingDevices(), 1024);
+    lanes.setFilter("gpu3");  // no lane is named so, every lane holds some
+    EXPECT_EQ(lanes.drawnLanes(), 8);
+    EXPECT_EQ(lanes.matchingDevices(), 128);
+    lanes.setFilter("node100/");  // replica 12's fifth stage
+    EXPECT_EQ(lanes.drawnLanes(), 1);
+    EXPECT_TRUE(lanes.passes(0, 4));
+    EXPECT_EQ(lanes.matchingDevices(), 8);
+    lanes.setFilter("2-3");  // rank terms still number the lanes
+    EXPECT_EQ(lanes.drawnLanes(), 2);
+    EXPECT_EQ(lanes.matchingDevices(), 256);
+}
+
 TEST(TimelineLanes, AnEmptyTimelineHasNoRows) {
     TimelineLanes lanes;
     EXPECT_EQ(lanes.matchingDevices(), 0);

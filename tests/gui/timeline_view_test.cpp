@@ -6,6 +6,7 @@
 #include <QApplication>
 #include <QLabel>
 #include <QLineEdit>
+#include <QLocale>
 #include <QScrollBar>
 #include <QTest>
 #include <QWheelEvent>
@@ -88,7 +89,7 @@ TEST_F(TimelineViewTest, ClusterScaleStartsWithOneLanePerNode) {
     EXPECT_GT(view.laneScrollBar()->maximum(), 0);
     EXPECT_TRUE(view.countText().contains(QStringLiteral("128 lanes")))
         << view.countText().toStdString();
-    EXPECT_TRUE(view.countText().contains(QStringLiteral("1024")))
+    EXPECT_TRUE(view.countText().contains(QLocale().toString(1024)))
         << view.countText().toStdString();
     EXPECT_TRUE(none_overlap(plot()->drawnLabelRects()));
     // Every name drawn is a node's summary.
@@ -131,7 +132,7 @@ TEST_F(TimelineViewTest, TheFilterShowsMatchingLanesAndSaysHowMany) {
     QTest::keyClicks(view.filterEdit(), QStringLiteral("node3/"));
     EXPECT_EQ(plot()->lanes().matchingDevices(), 8);
     EXPECT_EQ(plot()->lanes().drawnLanes(), 8);  // they fit: expanded
-    EXPECT_TRUE(view.countText().contains(QStringLiteral("8 of 1024")))
+    EXPECT_TRUE(view.countText().contains(QStringLiteral("8 of ") + QLocale().toString(1024)))
         << view.countText().toStdString();
     settle();
     EXPECT_FALSE(view.laneScrollBar()->isVisible());
@@ -238,6 +239,28 @@ TEST_F(TimelineViewTest, TheGpt3ExampleIsReadable) {
     EXPECT_FALSE(view.laneScrollBar()->isVisible());
     EXPECT_EQ(plot()->drawnLaneNames().size(), 13);
     EXPECT_TRUE(none_overlap(plot()->drawnLabelRects()));
+}
+
+// GPT-3 on 1,024 GPUs: 8 lanes, each a tensor group of 8 in 16 replicas
+// run alike. The count and the filter are of the devices the lanes stand for.
+TEST_F(TimelineViewTest, AtClusterScaleTheFilterSearchesEveryDeviceTheLanesStandFor) {
+    const auto loaded = load_project_file(std::string(PIPEWRIGHT_ASSETS_DIR) +
+                                          "/examples/gpt3-175b-a100-1024.json");
+    ASSERT_TRUE(loaded.project);
+    const SimulationResult result = simulate_now(*loaded.project, PIPEWRIGHT_ASSETS_DIR);
+    ASSERT_TRUE(result.report);
+    view.resize(1084, 480);
+    plot()->setTimeline(result.report->timeline, result.report->lane_devices);
+    settle();
+    const QString all = QLocale().toString(1024);
+    EXPECT_EQ(view.countText(), QStringLiteral("8 lanes · all %1 devices").arg(all));
+    auto* filter = view.findChild<QLineEdit*>(QStringLiteral("laneFilter"));
+    filter->setText(QStringLiteral("gpu3"));  // the placeholder's own example
+    EXPECT_EQ(view.countText(), QStringLiteral("8 lanes · 128 of %1 devices").arg(all));
+    filter->setText(QStringLiteral("node100/"));
+    EXPECT_EQ(view.countText(), QStringLiteral("1 lane · 8 of %1 devices").arg(all));
+    filter->setText(QStringLiteral("8-15"));  // lanes are numbered 0–7
+    EXPECT_EQ(view.countText(), QStringLiteral("no device matches (lanes 0–7)"));
 }
 
 // DualPipeV's overlapped pairs share a frame, as in DualPipe's figures;

@@ -63,6 +63,10 @@ struct SimulationReport {
     TensorParallel tensor_parallel;
     std::vector<std::vector<std::string>> tensor_groups;
     std::vector<int> stage_ranks;  // stage -> pipeline rank
+    // Per lane of the timeline, the devices it stands for: its rank's
+    // tensor-parallel group, in its replica and in every replica that runs
+    // alike (Recording::timeline only).
+    std::vector<std::vector<std::string>> lane_devices;
     // Tied embeddings in two stages: the sum of their gradients, after the
     // backward and before the optimizer steps (not an action of the timeline).
     std::optional<TiedEmbeddingSync> tied_embedding_sync;
