@@ -1,5 +1,9 @@
 #include "pipewright/sim/layout_comparison.h"
 
+#include <algorithm>
+#include <string>
+#include <vector>
+
 #include "pipewright/core/quantity_format.h"
 
 namespace pipewright {
@@ -10,11 +14,37 @@ std::string zero_label(int zero) {
     return zero == 0 ? "" : " · ZeRO-" + std::to_string(zero);
 }
 
-// "4 × 26 stages", and "2 × 13 stages × 4" where each stage is a group of 4.
-std::string replicas_label(int replicas, int stages, int tensor) {
-    return std::to_string(replicas) + " × " + std::to_string(stages) +
-           (stages == 1 ? " stage" : " stages") +
-           (tensor > 1 ? " × " + std::to_string(tensor) : "");
+// Replicas × the devices (or tensor-parallel groups) of each pipeline, so
+// that the figures multiply to the devices used: "4 × 26 stages",
+// "2 × 13 groups of 4", and where stages loop over fewer devices,
+// "32 × 4 groups of 8 · 16 stages" (1,024 devices, not 4,096).
+std::string replicas_label(int replicas, int stages, int devices, int tensor) {
+    if (devices <= 0) {
+        devices = stages;
+    }
+    std::string out = std::to_string(replicas) + " × " + std::to_string(devices);
+    if (tensor > 1) {
+        out += (devices == 1 ? " group of " : " groups of ") + std::to_string(tensor);
+    } else if (devices == stages) {
+        out += stages == 1 ? " stage" : " stages";
+    } else {
+        out += devices == 1 ? " device" : " devices";
+    }
+    if (devices != stages) {
+        out += " · " + std::to_string(stages) + (stages == 1 ? " stage" : " stages");
+    }
+    return out;
+}
+
+// Distinct devices of a placement.
+int placement_devices(const Project& project) {
+    std::vector<std::string> seen;
+    for (const auto& stage : project.placement) {
+        if (std::find(seen.begin(), seen.end(), stage.device) == seen.end()) {
+            seen.push_back(stage.device);
+        }
+    }
+    return static_cast<int>(seen.size());
 }
 
 // "8 stages on 4 devices", "2 stages", "26 stages on 13 groups".
@@ -42,7 +72,8 @@ LayoutComparison compare_replica_layouts(const Project& project, const PlanOptio
     const int stages = static_cast<int>(project.placement.size());
     baseline.label =
         "as set: " +
-        replicas_label(project.data_parallel.size, stages, project.tensor_parallel.size) +
+        replicas_label(project.data_parallel.size, stages, placement_devices(project),
+                       project.tensor_parallel.size) +
         zero_label(project.data_parallel.size > 1 ? project.data_parallel.zero_stage : 0);
     baseline.detail = "the project as it is, " + project.training.schedule.name;
     baseline.report = result.input.report;
@@ -59,10 +90,11 @@ LayoutComparison compare_replica_layouts(const Project& project, const PlanOptio
             out.layouts.emplace_back();
             continue;
         }
-        row.label =
-            replicas_label(o.replicas, o.stages, o.tensor_parallel) + zero_label(o.zero_stage);
         const std::size_t devices =
             o.report->replica_devices.empty() ? 0 : o.report->replica_devices.front().size();
+        row.label =
+            replicas_label(o.replicas, o.stages, static_cast<int>(devices), o.tensor_parallel) +
+            zero_label(o.zero_stage);
         row.detail = std::to_string(o.replicas) + (o.replicas == 1 ? " replica" : " replicas") +
                      " of " + pipeline_words(o.stages, devices, o.tensor_parallel) + ", " +
                      o.schedule + " with " + std::to_string(o.microbatches) +

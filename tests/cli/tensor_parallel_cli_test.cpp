@@ -127,7 +127,7 @@ TEST(TensorParallelCli, CompareLayoutsNamesEachStagesGroup) {
     const std::string file = two_stage_gpt(dir, 4);
     const auto r = run_cli({"simulate", file, "--compare-layouts"});
     ASSERT_EQ(r.code, 0) << r.err;
-    EXPECT_NE(r.out.find("as set: 1 × 2 stages × 4"), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find("as set: 1 × 2 groups of 4"), std::string::npos) << r.out;
     EXPECT_NE(r.out.find("each stage on a tensor-parallel group of 4 devices"), std::string::npos)
         << r.out;
 }
