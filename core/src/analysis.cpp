@@ -221,6 +221,31 @@ void resolve_tensor_parallel(const Project& p, const AnalysisOptions& o, const D
         return;
     }
     out.tensor_shares = tensor_shares(p.model, out.layers, tp, d);
+    // The root cause first, and alone: groups that need more devices than
+    // the topology has cannot be fixed by moving one stage (the per-rank
+    // problems below would each say to).
+    const auto ranks = static_cast<long long>(out.ranks.size());
+    const auto replicas = static_cast<long long>(std::max<std::size_t>(1, out.replicas.size()));
+    const long long needed = ranks * replicas * tp.size;
+    const auto available = static_cast<long long>(lookup.devices().size());
+    if (needed > available) {
+        long long fits = 1;
+        for (long long t = 2; t <= tp.size; ++t) {
+            if (ranks * replicas * t <= available) {
+                fits = t;
+            }
+        }
+        d.add(size_path,
+              std::to_string(ranks) + (ranks == 1 ? " stage device" : " stage devices") +
+                  (replicas > 1 ? " in each of " + std::to_string(replicas) + " replicas" : "") +
+                  " with groups of " + std::to_string(tp.size) + " need " + std::to_string(needed) +
+                  " devices, but the topology has " + std::to_string(available) + "; use " +
+                  (fits == 1 ? std::string("no tensor parallelism (size 1)")
+                             : "a tensor-parallel size of at most " + std::to_string(fits)) +
+                  ", or place the stages on fewer devices (pipewright " +
+                  "plan --tensor-parallel " + std::to_string(tp.size) + " does it)");
+        return;
+    }
     std::unordered_map<std::string, std::string> used;
     for (std::size_t r = 0; r < out.replicas.size(); ++r) {
         const std::string whose = r == 0 ? "" : "replica " + std::to_string(r) + "'s ";

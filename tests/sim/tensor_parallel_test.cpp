@@ -227,12 +227,19 @@ TEST(TensorParallel, TheGroupsAllReducesTakeTheCollectiveFormulas) {
 }
 
 TEST(TensorParallel, WhatCannotSplitIsNamed) {
-    // Eight devices from gpu4 on do not fit in a container of eight.
-    EXPECT_NE(problems(gpt_json(8))
-                  .find("rank 1 (node0/c0/gpu4) leads a tensor-parallel group "
-                        "of 8 devices, but its container has only 4"),
+    // Two groups of eight need 16 devices; the cluster has 8: said once, as
+    // the cause, not as a stage to move.
+    EXPECT_EQ(problems(gpt_json(8)),
+              "tensor_parallel.size: 2 stage devices with groups of 8 need 16 devices, but the "
+              "topology has 8; use a tensor-parallel size of at most 4, or place the stages on "
+              "fewer devices (pipewright plan --tensor-parallel 8 does it)");
+    // Enough devices, but four from gpu6 on do not fit in a container of eight.
+    json late = gpt_json(4);
+    late["placement"][1]["device"] = "node0/c0/gpu6";
+    EXPECT_NE(problems(late).find("rank 1 (node0/c0/gpu6) leads a tensor-parallel group "
+                                  "of 4 devices, but its container has only 2"),
               std::string::npos)
-        << problems(gpt_json(8));
+        << problems(late);
     // 16 heads do not split three ways.
     AnalysisOptions three;
     three.tensor_parallel = 3;
