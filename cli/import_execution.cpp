@@ -61,6 +61,17 @@ std::string glue_text(const std::vector<std::string>& ops) {
     return out;
 }
 
+// The stage the import placed layer `path` in, or -1.
+int stage_of(const std::vector<StageAssignment>& placement, const std::string& path) {
+    for (std::size_t s = 0; s < placement.size(); ++s) {
+        const auto& names = placement[s].layers;
+        if (std::find(names.begin(), names.end(), path) != names.end()) {
+            return static_cast<int>(s);
+        }
+    }
+    return -1;
+}
+
 void print_layers(std::ostream& out, const backend::ImportResult& r) {
     TextTable table(
         {"layer", "module", "output", "parameters", "FLOP / sample", "kept / sample", "stage"});
@@ -69,13 +80,8 @@ void print_layers(std::ostream& out, const backend::ImportResult& r) {
     table.right_align(5);
     const auto& placement = r.project.placement;
     for (const auto& l : r.layers) {
-        std::string stage;
-        for (std::size_t s = 0; s < placement.size(); ++s) {
-            const auto& names = placement[s].layers;
-            if (std::find(names.begin(), names.end(), l.path) != names.end()) {
-                stage = std::to_string(s);
-            }
-        }
+        const int s = stage_of(placement, l.path);
+        const std::string stage = s >= 0 ? std::to_string(s) : std::string();
         std::string module = l.module_type;
         if (!l.glue.empty()) {
             module += " (" + glue_text(l.glue) + ")";
@@ -90,7 +96,9 @@ void print_layers(std::ostream& out, const backend::ImportResult& r) {
 
 nlohmann::json result_json(const backend::ImportResult& r, const std::string& written) {
     nlohmann::json layers = nlohmann::json::array();
+    const auto& placement = r.project.placement;
     for (const auto& l : r.layers) {
+        const int stage = stage_of(placement, l.path);
         layers.push_back({{"name", l.path},
                           {"submodule", l.path},
                           {"module_type", l.module_type},
@@ -98,7 +106,8 @@ nlohmann::json result_json(const backend::ImportResult& r, const std::string& wr
                           {"output_shape", l.output_shape},
                           {"parameters", l.parameters},
                           {"forward_flops", l.forward_flops},
-                          {"stashed_elements", l.stashed_elements}});
+                          {"stashed_elements", l.stashed_elements},
+                          {"stage", stage}});
     }
     nlohmann::json j = {
         {"layers", layers}, {"kept_whole", r.kept_whole}, {"kept_from_file", r.kept_from_file}};

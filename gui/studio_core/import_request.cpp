@@ -1,11 +1,13 @@
 #include "studio_core/import_request.h"
 
+#include <QCoreApplication>
 #include <QDir>
 #include <QFileInfo>
 #include <QJsonArray>
 #include <QJsonDocument>
 #include <QJsonObject>
 #include <QLocale>
+#include <utility>
 
 namespace pipewright::gui {
 
@@ -115,6 +117,8 @@ ImportPreview parse_import_preview(const QByteArray& json) {
         }
         layer.output = QLatin1Char('[') + dims.join(QStringLiteral(", ")) + QLatin1Char(']');
         layer.parameters = l.value(QStringLiteral("parameters")).toInteger();
+        layer.forward_flops = l.value(QStringLiteral("forward_flops")).toDouble();
+        layer.stage = l.value(QStringLiteral("stage")).toInt(-1);
         out.layers.push_back(layer);
     }
     for (const auto& v : root.value(QStringLiteral("kept_whole")).toArray()) {
@@ -122,6 +126,28 @@ ImportPreview parse_import_preview(const QByteArray& json) {
     }
     out.stages = root.value(QStringLiteral("stages")).toInt();
     return out;
+}
+
+QString in_dialog_words(QString message) {
+    // Longest first: "--input-shape" before a shorter flag it contains.
+    static const std::pair<const char*, const char*> fields[] = {
+        {"--input-shape", "Input shape"},
+        {"--input-dtype", "Input type"},
+        {"--device-spec", "the device type"},
+        {"--microbatches", "micro-batches"},
+        {"--batch-size", "Batch size"},
+        {"--vocabulary", "Vocabulary"},
+        {"--seq-len", "Sequence"},
+        {"--devices", "Devices"},
+        {"--nodes", "Devices (nodes)"},
+        {"--depth", "Depth"},
+        {"--loss", "Loss"},
+        {"--init", "Weights"},
+        {"--out", "Project file"}};
+    for (const auto& [flag, field] : fields) {
+        message.replace(QLatin1String(flag), QCoreApplication::translate("ImportDialog", field));
+    }
+    return message;
 }
 
 }  // namespace pipewright::gui

@@ -42,6 +42,8 @@ struct ImportPreviewLayer {
     QString module;  // "AdaptiveAvgPool2d, then flatten"
     QString output;  // "[16]"
     qint64 parameters = 0;
+    double forward_flops = 0;  // per sample
+    int stage = -1;            // where the import placed it (-1: not said)
 };
 
 struct ImportPreview {
@@ -54,6 +56,11 @@ struct ImportPreview {
     int stages = 0;
     QString error;  // set when the output is not the JSON `import --json` prints
 };
+
+// The command line's words for the dialog's fields, in a message the
+// import printed: "check --input-shape and --input-dtype" becomes "check
+// Input shape and Input type", the fields the user can change.
+[[nodiscard]] QString in_dialog_words(QString message);
 
 // Reads what `pipewright import --dry-run --json` printed.
 [[nodiscard]] ImportPreview parse_import_preview(const QByteArray& json);

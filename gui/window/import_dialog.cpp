@@ -15,6 +15,7 @@
 #include <QVBoxLayout>
 
 #include "pipewright/core/device_catalog.h"
+#include "pipewright/core/quantity_format.h"
 
 namespace pipewright::gui {
 
@@ -126,9 +127,10 @@ ImportDialog::ImportDialog(QString cli, QString start_folder, QWidget* parent)
         moduleKindChanged();
     });
 
-    table_ = new QTableWidget(0, 4);
+    table_ = new QTableWidget(0, 6);
     table_->setObjectName(QStringLiteral("importPreview"));
-    table_->setHorizontalHeaderLabels({tr("Layer"), tr("Module"), tr("Output"), tr("Parameters")});
+    table_->setHorizontalHeaderLabels({tr("Layer"), tr("Module"), tr("Output"), tr("Parameters"),
+                                       tr("FLOP / sample"), tr("Stage")});
     table_->horizontalHeader()->setSectionResizeMode(1, QHeaderView::Stretch);
     table_->verticalHeader()->hide();
     table_->setEditTriggers(QAbstractItemView::NoEditTriggers);
@@ -251,7 +253,8 @@ void ImportDialog::finished(int code, QProcess::ExitStatus status) {
     QString errors = QString::fromUtf8(process_->readAllStandardError()).trimmed();
     errors.remove(QStringLiteral("pipewright: "));
     if (status != QProcess::NormalExit || code != 0) {
-        showError(errors.isEmpty() ? tr("The import failed (exit code %1).").arg(code) : errors);
+        showError(errors.isEmpty() ? tr("The import failed (exit code %1).").arg(code)
+                                   : in_dialog_words(errors));
         return;
     }
     if (!previewing_) {
@@ -282,11 +285,34 @@ void ImportDialog::finished(int code, QProcess::ExitStatus status) {
         auto* params = new QTableWidgetItem(QLocale().toString(l.parameters));
         params->setTextAlignment(Qt::AlignRight | Qt::AlignVCenter);
         table_->setItem(row, 3, params);
+        // FLOPs beside the stages, so that a split's balance shows.
+        auto* flops = new QTableWidgetItem(QString::fromStdString(format_count(l.forward_flops)));
+        flops->setTextAlignment(Qt::AlignRight | Qt::AlignVCenter);
+        table_->setItem(row, 4, flops);
+        auto* stage = new QTableWidgetItem(l.stage >= 0 ? QString::number(l.stage) : QString());
+        stage->setTextAlignment(Qt::AlignRight | Qt::AlignVCenter);
+        table_->setItem(row, 5, stage);
     }
     table_->resizeColumnToContents(0);
     const int rows = table_->rowCount();
     QString text = p.stages == 1 ? tr("%1 layers, placed as one stage.").arg(rows)
                                  : tr("%1 layers, placed as %2 stages.").arg(rows).arg(p.stages);
+    // Each stage's forward FLOPs per sample: how even the split is.
+    std::vector<double> per_stage(static_cast<std::size_t>(std::max(0, p.stages)), 0.0);
+    for (const auto& l : p.layers) {
+        if (l.stage >= 0 && static_cast<std::size_t>(l.stage) < per_stage.size()) {
+            per_stage[static_cast<std::size_t>(l.stage)] += l.forward_flops;
+        }
+    }
+    if (per_stage.size() > 1) {
+        QStringList figures;
+        for (const double f : per_stage) {
+            figures << QString::fromStdString(format_count(f));
+        }
+        text +=
+            QLatin1Char(' ') +
+            tr("Forward FLOPs per sample by stage: %1.").arg(figures.join(QStringLiteral(", ")));
+    }
     if (!p.kept_whole.isEmpty()) {
         text +=
             QLatin1Char(' ') + tr("Kept whole: %1").arg(p.kept_whole.join(QStringLiteral("; ")));

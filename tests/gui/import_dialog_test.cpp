@@ -56,8 +56,14 @@ TEST(ImportDialogTest, PreviewListsTheLayersAndImportWritesTheProject) {
     EXPECT_EQ(table->item(5, 0)->text(), QStringLiteral("avgpool"));
     EXPECT_EQ(table->item(5, 1)->text(), QStringLiteral("AdaptiveAvgPool2d, then flatten"));
     EXPECT_EQ(table->item(6, 2)->text(), QStringLiteral("[5]"));
-    EXPECT_EQ(child<QLabel>(dialog, "importStatus")->text(),
-              QStringLiteral("7 layers, placed as 2 stages."));
+    // Where each layer went, and each stage's work: a lopsided split shows.
+    EXPECT_EQ(table->item(0, 5)->text(), QStringLiteral("0"));
+    EXPECT_EQ(table->item(6, 5)->text(), QStringLiteral("1"));
+    EXPECT_FALSE(table->item(0, 4)->text().isEmpty());
+    const QString status = child<QLabel>(dialog, "importStatus")->text();
+    EXPECT_TRUE(status.startsWith(QStringLiteral("7 layers, placed as 2 stages. Forward FLOPs "
+                                                 "per sample by stage: ")))
+        << status.toStdString();
     EXPECT_FALSE(QFile::exists(QDir(dir.path()).filePath(QStringLiteral("cnn.json"))))
         << "a preview writes nothing";
 
@@ -120,6 +126,24 @@ TEST(ImportDialogTest, AConfigIsPreviewedAndImportedAsADecoder) {
     ASSERT_TRUE(loaded.project);
     EXPECT_EQ(loaded.project->model.layers.size(), 35u);
     EXPECT_EQ(loaded.project->topology.nodes.size(), 2u);
+}
+
+TEST(ImportDialogTest, AWrongInputShapeIsNamedByTheDialogsOwnFields) {
+    if (kFixtures.isEmpty() || !PIPEWRIGHT_TEST_HAVE_BACKEND) {
+        GTEST_SKIP() << "no TorchScript fixtures (python3-torch) or no backend in this build";
+    }
+    ImportDialog dialog(cli_path(), kFixtures);
+    dialog.show();
+    QTest::keyClicks(child<QLineEdit>(dialog, "importModule"),
+                     kFixtures + QStringLiteral("/cnn.pt"));
+    QTest::keyClicks(child<QLineEdit>(dialog, "importShape"), QStringLiteral("7"));
+    QSignalSpy failed(&dialog, &ImportDialog::failed);
+    QTest::mouseClick(child<QPushButton>(dialog, "importPreviewButton"), Qt::LeftButton);
+    ASSERT_TRUE(failed.wait(60000));
+    const QString text = child<QLabel>(dialog, "importStatus")->text();
+    EXPECT_TRUE(text.contains(QStringLiteral("check Input shape and Input type")))
+        << text.toStdString();
+    EXPECT_FALSE(text.contains(QStringLiteral("--"))) << text.toStdString();
 }
 
 TEST(ImportDialogTest, AModuleThatDoesNotSplitIsExplained) {
