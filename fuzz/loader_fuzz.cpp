@@ -6,7 +6,7 @@
 // documented exceptions are caught; anything else escapes and the fuzzer
 // reports it.
 //
-// The first byte chooses the loader (kLoaders: 'P', 'T', 'R', 'D', 'L', 'C', 'M';
+// The first byte chooses the loader (kLoaders: 'P', 'T', 'R', 'D', 'L', 'C', 'M', 'H';
 // any other byte picks one by its value) and the rest is that loader's file.
 // One target rather than one per loader: scripts/fuzz-smoke.sh gets 60 s in
 // CI, which one process spends fuzzing instead of starting six; the loaders
@@ -37,6 +37,7 @@
 #include "pipewright/core/analysis.h"
 #include "pipewright/core/device_catalog.h"
 #include "pipewright/core/diagnostics.h"
+#include "pipewright/core/hf_config.h"
 #include "pipewright/core/json_parse.h"
 #include "pipewright/core/layer_catalog.h"
 #include "pipewright/core/output_file.h"
@@ -281,10 +282,39 @@ struct Loader {
     void (*fuzz)(const std::string& input);
 };
 
+// A Hugging Face config (`pipewright import config.json`): read into a
+// model whose layers then analyse one after the other, as the import's
+// project would.
+void fuzz_hf_config(const std::string& text) {
+    const auto j = document(text);
+    if (!j) {
+        return;
+    }
+    pipewright::Diagnostics problems;
+    const auto model = pipewright::model_from_hf_config(*j, 0, problems);
+    require(model.has_value() == problems.empty(),
+            "model_from_hf_config must return a model exactly when it reports no problem");
+    if (!model) {
+        return;
+    }
+    pipewright::Shape shape = model->model.input.shape;
+    pipewright::DType dtype = model->model.input.dtype;
+    for (const pipewright::LayerSpec& layer : model->model.layers) {
+        pipewright::Diagnostics layer_problems;
+        const auto analysis =
+            pipewright::analyze_layer(layer, shape, dtype, layer_problems, "layer");
+        if (!analysis) {
+            return;  // a width the layer refuses (said in words)
+        }
+        shape = analysis->output_shape;
+        dtype = analysis->output_dtype;
+    }
+}
+
 constexpr Loader kLoaders[] = {
-    {'P', fuzz_project_and_csv}, {'T', fuzz_timeline}, {'R', fuzz_profile},
-    {'D', fuzz_device_catalog},  {'L', fuzz_layer},    {'C', fuzz_schedule_csv},
-    {'M', fuzz_run_records},
+    {'P', fuzz_project_and_csv}, {'T', fuzz_timeline},  {'R', fuzz_profile},
+    {'D', fuzz_device_catalog},  {'L', fuzz_layer},     {'C', fuzz_schedule_csv},
+    {'M', fuzz_run_records},     {'H', fuzz_hf_config},
 };
 
 }  // namespace

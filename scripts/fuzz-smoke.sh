@@ -97,7 +97,7 @@ mkdir -p "$work/corpus" "$artifacts"
 seed() {  # tag file
   { printf '%s' "$1"; cat "$2"; } >"$work/corpus/$1-$(basename "$2")"
 }
-for pair in project:P timeline:T profile:R devices:D layer:L csv:C runs:M; do
+for pair in project:P timeline:T profile:R devices:D layer:L csv:C runs:M hfconfig:H; do
   for f in "$root/fuzz/corpus/${pair%%:*}"/*; do
     seed "${pair##*:}" "$f"
   done
@@ -106,6 +106,9 @@ for f in "$root"/assets/examples/*.json; do
   seed P "$f"
 done
 seed D "$root/assets/devices.json"
+for f in "$root"/assets/models/*.json; do
+  seed H "$f"
+done
 # Only this run's reproducers count.
 rm -f "$artifacts"/crash-* "$artifacts"/leak-* "$artifacts"/timeout-* "$artifacts"/oom-*
 

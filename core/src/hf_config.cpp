@@ -75,7 +75,7 @@ std::optional<HfModel> model_from_hf_config(const nlohmann::json& config, std::i
     const auto heads = integer("num_attention_heads");
     const auto kv_heads = integer("num_key_value_heads", kOptional);
     const auto ffn = integer("intermediate_size");
-    const auto layers = integer("num_hidden_layers");
+    const auto layers = r.integer("num_hidden_layers", kRequired, 1, kMaxConfigBlocks);
     const auto vocabulary = integer("vocab_size");
     const auto head_dim = integer("head_dim", kOptional);
     const auto positions = integer("max_position_embeddings", kOptional);

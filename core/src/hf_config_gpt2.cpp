@@ -36,7 +36,7 @@ std::optional<HfModel> gpt2_from_hf_config(const nlohmann::json& config, std::in
     };
     const auto hidden = integer("n_embd");
     const auto heads = integer("n_head");
-    const auto layers = integer("n_layer");
+    const auto layers = r.integer("n_layer", kRequired, 1, kMaxConfigBlocks);
     const auto vocabulary = integer("vocab_size");
     // Older configs name the context n_ctx.
     const auto positions = integer(given("n_positions") ? "n_positions" : "n_ctx");

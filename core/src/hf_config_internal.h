@@ -13,6 +13,9 @@
 namespace pipewright {
 
 inline constexpr std::int64_t kMaxWidth = std::numeric_limits<std::int32_t>::max();
+// Blocks a config may have: far above any model trained (Llama 3.1 405B has
+// 126), and what keeps a mistyped count from building billions of layers.
+inline constexpr std::int64_t kMaxConfigBlocks = 10'000;
 // The sequence a config is read at when none is asked for: its positions,
 // at most this many.
 inline constexpr std::int64_t kDefaultSequence = 4096;

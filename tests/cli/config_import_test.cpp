@@ -98,6 +98,15 @@ TEST(ConfigImport, WhatCannotBeDescribedIsRefusedWithItsField) {
     EXPECT_EQ(r.code, 1);
     EXPECT_NE(r.err.find("intermediate_size: missing"), std::string::npos) << r.err;
 
+    // A mistyped block count is refused, not built (it was an out-of-memory).
+    config = read_preset("llama-3.1-8b");
+    config["num_hidden_layers"] = 2'000'000'000;
+    r = run_cli({"import", write(dir, config), "--dry-run"});
+    EXPECT_EQ(r.code, 1);
+    EXPECT_NE(r.err.find("num_hidden_layers: must be at most 10000, got 2000000000"),
+              std::string::npos)
+        << r.err;
+
     config = read_preset("gpt2");
     config["activation_function"] = "silu";
     r = run_cli({"import", write(dir, config), "--dry-run"});
