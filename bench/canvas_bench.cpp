@@ -33,20 +33,10 @@ using pipewright::bench::ms_since;
 
 using pipewright::gui::TopologyView;
 
-// Runs `step`, lets what it queued happen, then times one repaint of the
-// view, `frames` times; each frame's time in ms.
+// Each frame one repaint of the view.
 std::vector<double> time_frames(TopologyView* view, int frames,
                                 const std::function<void(int)>& step) {
-    std::vector<double> ms;
-    QElapsedTimer timer;
-    for (int i = 0; i < frames; ++i) {
-        step(i);
-        QCoreApplication::processEvents();
-        timer.start();
-        view->viewport()->repaint();
-        ms.push_back(ms_since(timer));
-    }
-    return ms;
+    return pipewright::bench::time_frames(frames, step, [view] { view->viewport()->repaint(); });
 }
 
 void report(const char* name, const std::vector<double>& ms) {

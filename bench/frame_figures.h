@@ -3,9 +3,11 @@
 // What the studio's frame benchmarks (timeline_bench, canvas_bench) report
 // of a case: the median, 90th percentile and maximum of its frame times.
 
+#include <QCoreApplication>
 #include <QElapsedTimer>
 #include <algorithm>
 #include <cstdio>
+#include <functional>
 #include <vector>
 
 namespace pipewright::bench {
@@ -30,6 +32,24 @@ inline FrameFigures summarize_frames(std::vector<double> ms) {
 
 inline double ms_since(const QElapsedTimer& timer) {
     return static_cast<double>(timer.nsecsElapsed()) / 1e6;
+}
+
+// Runs `step`, lets what it queued happen, then times one `paint` (a
+// replot, a repaint), `frames` times; each frame's time in ms.
+inline std::vector<double> time_frames(int frames, const std::function<void(int)>& step,
+                                       const std::function<void()>& paint) {
+    std::vector<double> ms;
+    QElapsedTimer timer;
+    for (int i = 0; i < frames; ++i) {
+        step(i);
+        // A step may queue a paint of its own: let it happen first, so that
+        // each frame below is one paint.
+        QCoreApplication::processEvents();
+        timer.start();
+        paint();
+        ms.push_back(ms_since(timer));
+    }
+    return ms;
 }
 
 // One line of the table: the case's name in `width` columns, then its figures.

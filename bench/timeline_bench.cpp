@@ -33,22 +33,13 @@ using pipewright::bench::ms_since;
 
 using pipewright::gui::TimelinePlot;
 
-// Runs `step` then a frame, `frames` times; returns each frame's time in ms.
+// Each frame one replot, and what it queues.
 std::vector<double> time_frames(TimelinePlot* plot, int frames,
                                 const std::function<void(int)>& step) {
-    std::vector<double> ms;
-    QElapsedTimer timer;
-    for (int i = 0; i < frames; ++i) {
-        step(i);
-        // A step may queue a replot of its own: let it happen first, so that
-        // each frame below is one replot.
-        QCoreApplication::processEvents();
-        timer.start();
+    return pipewright::bench::time_frames(frames, step, [plot] {
         plot->replot(QCustomPlot::rpImmediateRefresh);
         QCoreApplication::processEvents();
-        ms.push_back(ms_since(timer));
-    }
-    return ms;
+    });
 }
 
 void report(const char* name, const std::vector<double>& ms) {

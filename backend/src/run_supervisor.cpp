@@ -15,6 +15,7 @@
 #include "pipewright/backend/tensor_data.h"
 #include "pipewright/backend/worker_command_line.h"
 #include "pipewright/core/printable_name.h"
+#include "pipewright/core/quantity_format.h"
 #include "pipewright/core/run_records.h"
 #include "run_configuration.h"
 #include "run_folder.h"
@@ -53,20 +54,6 @@ std::string interruption_text(int signal) {
         default:
             return "interrupted";
     }
-}
-
-std::string fmt_ms(double s) {
-    std::ostringstream o;
-    o.setf(std::ios::fixed);
-    o.precision(1);
-    o << s * 1000 << " ms";
-    return o.str();
-}
-
-std::string fmt_s(double s) {
-    std::ostringstream o;
-    o << s << " s";
-    return o.str();
 }
 
 // Checks the project before any process starts; returns the problem.
@@ -494,7 +481,7 @@ void RunSupervisor::relay_progress() {
             l.precision(4);
             l << "step " << next_progress_ << "/" << steps_ << "  loss "
               << loss.value_or(std::numeric_limits<double>::quiet_NaN()) << "  "
-              << fmt_ms(p.at("iteration_time_s").get<double>());
+              << format_duration(p.at("iteration_time_s").get<double>());
             log_->line(l.str());
         }
     }
@@ -587,7 +574,7 @@ std::vector<int> RunSupervisor::nodes_of(const std::vector<int>& ranks) const {
 
 std::string RunSupervisor::never_joined(const std::vector<int>& missing) const {
     std::string m =
-        counted("rank", missing) + " never joined within " + fmt_s(o_.settings.timeout_s);
+        counted("rank", missing) + " never joined within " + format_duration(o_.settings.timeout_s);
     if (multi_) {
         m += " (" + counted("node", nodes_of(missing)) + " did not arrive at " +
              rendezvous_->where + ")";
@@ -651,7 +638,7 @@ std::string RunSupervisor::failure_message(const RankFailure& failed) const {
         counted("rank", silent) + (multi_ ? " (" + counted("node", nodes_of(silent)) + ")" : "");
     const double quiet_s =
         static_cast<double>(heartbeats_->silent_for(silent.front(), now).count()) / 1000;
-    return culprit + " stopped answering (no sign of life for " + fmt_s(quiet_s) +
+    return culprit + " stopped answering (no sign of life for " + format_duration(quiet_s) +
            ": stopped, hung or cut off" + (multi_ ? ", or its launcher ended" : "") + "); " +
            failure + " waiting for it; stopped the other ranks" + (multi_ ? " of this node" : "") +
            " (log: " + log + ")";

@@ -252,7 +252,7 @@ TEST(MultiNode, NodeThatNeverArrivesIsNamedAfterTheTimeout) {
                                std::to_string(test::free_port()) + " --out " + out.string(),
                            dir);
     EXPECT_EQ(r.code, 1) << r.output;
-    EXPECT_NE(r.output.find("ranks 2 and 3 never joined within 3 s (node 1 did not arrive"),
+    EXPECT_NE(r.output.find("ranks 2 and 3 never joined within 3.00 s (node 1 did not arrive"),
               std::string::npos)
         << r.output;
     EXPECT_GE(r.seconds, 3);

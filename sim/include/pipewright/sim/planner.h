@@ -65,11 +65,6 @@ struct PlanOptions {
     // Leave out data-parallel layouts that cannot beat one already found
     // (PlanStatistics::bounded); a comparison of every layout turns it off.
     bool bound_layouts = true;
-    // Set by the data-parallel planner: the pipeline planned is one of
-    // replica_of.size replicas at ZeRO stage replica_of.zero_stage, so its
-    // weights, gradients and optimizer state count as their shards (and a
-    // ZeRO-3 stage's gathered weights as whole) when judging what fits.
-    DataParallel replica_of;
 };
 
 // One stage: a contiguous run of layers on one device.
@@ -170,7 +165,7 @@ class PlanCancelled : public std::runtime_error {
 // PlanCancelled when asked to stop. With data parallelism (the project's or
 // PlanOptions::data_parallel), plans one replica's pipeline on the first
 // devices for each replica count and lets the simulation of all replicas,
-// at each ZeRO stage, choose (planner_data_parallel.cpp). With tensor
+// at each ZeRO stage, choose (planner/data_parallel.cpp). With tensor
 // parallelism, stages sit on the first device of each group of that many
 // devices in a container; a search over sizes plans every replica count at
 // every size.

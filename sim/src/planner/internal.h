@@ -1,7 +1,7 @@
 #pragma once
 
-// Shared by the planner's parts: the split DP (planner_split.cpp), the
-// candidate search (planner_search.cpp) and the driver (planner.cpp).
+// Shared by the planner's parts: the split DP (planner/split.cpp), the
+// candidate search (planner/search.cpp) and the driver (planner/plan.cpp).
 
 #include <cstdint>
 #include <map>
@@ -93,7 +93,12 @@ struct Cluster {
 // Everything the search needs, computed once per plan.
 class Context {
   public:
-    Context(const Project& project, const PlanOptions& options);
+    // `replica_of`: the pipeline planned is one of replica_of.size replicas
+    // at ZeRO stage replica_of.zero_stage, so its weights, gradients and
+    // optimizer state count as their shards (and a ZeRO-3 stage's gathered
+    // weights as whole) when judging what fits.
+    Context(const Project& project, const PlanOptions& options,
+            const DataParallel& replica_of = {});
 
     [[nodiscard]] const LayerTable& table(int microbatches);
     [[nodiscard]] int layers() const { return static_cast<int>(base_.layers.size()); }
@@ -225,6 +230,13 @@ void check_looped_possible(const Context& context, const std::vector<int>& micro
 // Throws InputError at `path` unless `size` is a tensor-parallel size or 0
 // (search).
 void check_tensor_parallel_size(int size, const std::string& path);
+
+// One pipeline of `project` (one replica, its tensor-parallel size set in
+// the project): the search of plan_pipeline once the request is
+// normalised, and what the data-parallel planner runs for each layout, with
+// `replica_of` saying which replicas and ZeRO stage it is one of.
+[[nodiscard]] PlanResult plan_one_pipeline(const Project& project, const PlanOptions& options,
+                                           const DataParallel& replica_of);
 
 // The analysis options every simulation of the plan uses (catalog, base folder).
 [[nodiscard]] AnalysisOptions analysis_options(const PlanOptions& options);

@@ -8,7 +8,7 @@
 #include <utility>
 #include <vector>
 
-#include "planner_internal.h"
+#include "planner/internal.h"
 
 namespace pipewright {
 

@@ -21,7 +21,7 @@
 #include <cmath>
 #include <limits>
 
-#include "planner_internal.h"
+#include "planner/internal.h"
 
 namespace pipewright::planner {
 
@@ -214,6 +214,28 @@ double ratio_of(const SplitProblem& problem, const std::vector<int>& first) {
 constexpr double kTolerance = 1e-9;
 constexpr int kMaxRounds = 200;
 
+// Bisects a bound in [lo, hi] that `try_bound` checks exactly, leaving the
+// split it found in `first`; `value` measures that split. The interval at
+// least halves every round, whatever rounding does to the value reached,
+// and the best split seen is kept in `best` and `best_first`.
+template <class Try, class Value>
+void bisect(double lo, double hi, const Try& try_bound, const Value& value,
+            const std::vector<int>& first, double& best, std::vector<int>& best_first) {
+    for (int round = 0; round < kMaxRounds && hi - lo > kTolerance * hi; ++round) {
+        const double mid = lo + (hi - lo) / 2;
+        if (try_bound(mid)) {
+            const double reached = value(first);
+            if (reached < best) {
+                best = reached;
+                best_first = first;
+            }
+            hi = std::min(mid, reached);
+        } else {
+            lo = mid;
+        }
+    }
+}
+
 }  // namespace
 
 double static_bytes(const SplitProblem& problem, int a, int i) {
@@ -314,21 +336,9 @@ Split min_bottleneck_split(const SplitProblem& problem, int* checks) {
         probe = std::min(probe * step, ceiling);
         step *= step;
     }
-    // The interval at least halves every round, whatever rounding does to
-    // the bottleneck reached; the best split seen is kept.
-    for (int round = 0; round < kMaxRounds && hi - lo > kTolerance * hi; ++round) {
-        const double mid = lo + (hi - lo) / 2;
-        if (try_bound(mid)) {
-            const double reached = bottleneck_of(problem, first);
-            if (reached < best) {
-                best = reached;
-                out.first = first;
-            }
-            hi = std::min(mid, reached);
-        } else {
-            lo = mid;
-        }
-    }
+    bisect(
+        lo, hi, try_bound, [&](const std::vector<int>& f) { return bottleneck_of(problem, f); },
+        first, best, out.first);
     if (checks != nullptr) {
         *checks += passes;
     }
@@ -390,19 +400,9 @@ Split min_memory_ratio_split(const SplitProblem& problem) {
     Checker checker(problem);
     double lo = 0;
     double best = hi;
-    for (int round = 0; round < kMaxRounds && hi - lo > kTolerance * hi; ++round) {
-        const double mid = lo + (hi - lo) / 2;
-        if (checker.feasible(kInfinity, mid, first)) {
-            const double reached = ratio_of(problem, first);
-            if (reached < best) {
-                best = reached;
-                out.first = first;
-            }
-            hi = std::min(mid, reached);
-        } else {
-            lo = mid;
-        }
-    }
+    bisect(
+        lo, hi, [&](double ratio) { return checker.feasible(kInfinity, ratio, first); },
+        [&](const std::vector<int>& f) { return ratio_of(problem, f); }, first, best, out.first);
     out.feasible = true;
     out.value = best;
     return out;

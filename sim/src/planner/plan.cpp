@@ -10,8 +10,8 @@
 #include <map>
 
 #include "pipewright/core/schedule_generators.h"
-#include "planner_internal.h"
-#include "planner_tensor_groups.h"
+#include "planner/internal.h"
+#include "planner/tensor_groups.h"
 
 namespace pipewright {
 
@@ -308,26 +308,28 @@ PlanResult plan_pipeline(const Project& project, const PlanOptions& options) {
     if (tensor == 0 || options.data_parallel.value_or(project.data_parallel.size) != 1) {
         return plan_data_parallel(project, options);
     }
+    // One pipeline: the layout options become the project's own settings.
+    Project one = project;
+    PlanOptions rest = options;
     if (options.tensor_parallel || options.sequence_parallel) {
-        // A size given as an option: plan the project with it.
-        Project sized = project;
         planner::check_tensor_parallel_size(tensor, "--tensor-parallel");
-        sized.tensor_parallel.size = tensor;
-        sized.tensor_parallel.sequence_parallel =
+        one.tensor_parallel.size = tensor;
+        one.tensor_parallel.sequence_parallel =
             options.sequence_parallel.value_or(project.tensor_parallel.sequence_parallel);
-        PlanOptions rest = options;
         rest.tensor_parallel.reset();
         rest.sequence_parallel.reset();
-        return plan_pipeline(sized, rest);
     }
-    if (project.data_parallel.size != 1) {
-        Project one = project;  // --data-parallel 1: one pipeline
-        one.data_parallel = DataParallel{};
-        return plan_pipeline(one, options);
+    if (one.data_parallel.size != 1) {
+        one.data_parallel = DataParallel{};  // --data-parallel 1
     }
+    return planner::plan_one_pipeline(one, rest, DataParallel{});
+}
+
+PlanResult planner::plan_one_pipeline(const Project& project, const PlanOptions& options,
+                                      const DataParallel& replica_of) {
     const auto started = std::chrono::steady_clock::now();
     check_options(project, options);
-    Context context(project, options);
+    Context context(project, options, replica_of);
     PlanResult result;
 
     // Looped schedules (interleaved 1F1B and its kin) are planned as looped

@@ -13,8 +13,8 @@
 
 #include "pipewright/core/schedule_generators.h"
 #include "pipewright/sim/collective_cost.h"
-#include "planner_internal.h"
-#include "planner_tensor_groups.h"
+#include "planner/internal.h"
+#include "planner/tensor_groups.h"
 
 namespace pipewright::planner {
 
@@ -100,7 +100,7 @@ double static_bytes_per_param(const Training& training, const DataParallel& dp) 
 
 }  // namespace
 
-Context::Context(const Project& project, const PlanOptions& options)
+Context::Context(const Project& project, const PlanOptions& options, const DataParallel& replica_of)
     : costs_(options.costs), stop_(options.stop) {
     const auto every = project.topology.devices();
     if (every.empty()) {
@@ -159,10 +159,10 @@ Context::Context(const Project& project, const PlanOptions& options)
     }
     const Training& training = base_.project.training;
     checkpointing_ = training.full_recompute();
-    bytes_per_param_ = static_bytes_per_param(training, options.replica_of);
+    bytes_per_param_ = static_bytes_per_param(training, replica_of);
     // The simulations count the replica's shards too (its collectives are
     // left to the simulation of the whole layout).
-    work_.project.data_parallel = options.replica_of;
+    work_.project.data_parallel = replica_of;
     work_.project.data_parallel.replicas.clear();
     class_groups_ = tensor_groups_by_class();
     build_orders();

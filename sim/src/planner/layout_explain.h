@@ -1,6 +1,6 @@
 #pragma once
 
-// Why a data-parallel plan's layout won (planner_layout_explain.cpp).
+// Why a data-parallel plan's layout won (planner/layout_explain.cpp).
 
 #include <string>
 

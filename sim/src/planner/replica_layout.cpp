@@ -6,8 +6,8 @@
 #include <unordered_map>
 
 #include "pipewright/sim/planner.h"
-#include "planner_replica_layout.h"
-#include "planner_tensor_groups.h"
+#include "planner/replica_layout.h"
+#include "planner/tensor_groups.h"
 
 namespace pipewright {
 

@@ -1,4 +1,4 @@
-#include "planner_tensor_groups.h"
+#include "planner/tensor_groups.h"
 
 #include <algorithm>
 

@@ -2,7 +2,7 @@
 // the layout chosen, the best of every other size and count, and the
 // layouts of one kind of parallelism only.
 
-#include "planner_layout_explain.h"
+#include "planner/layout_explain.h"
 
 #include <algorithm>
 

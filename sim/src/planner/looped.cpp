@@ -9,7 +9,7 @@
 #include <set>
 #include <tuple>
 
-#include "planner_internal.h"
+#include "planner/internal.h"
 
 namespace pipewright::planner {
 

@@ -1,5 +1,5 @@
 // Data-parallel plans. For each replica count D and each way of laying the
-// replicas out (planner_replica_layout.h), the best pipeline of one replica
+// replicas out (planner/replica_layout.h), the best pipeline of one replica
 // on its devices (the single-pipeline planner, with the replica's share of
 // the batch and its ZeRO shards counted in memory), then the whole layout
 // (every replica, their gradient reductions on the real links) simulated at
@@ -11,10 +11,10 @@
 
 #include "pipewright/core/quantity_format.h"
 #include "pipewright/sim/planner.h"
-#include "planner_internal.h"
-#include "planner_layout_explain.h"
-#include "planner_replica_layout.h"
-#include "planner_tensor_groups.h"
+#include "planner/internal.h"
+#include "planner/layout_explain.h"
+#include "planner/replica_layout.h"
+#include "planner/tensor_groups.h"
 
 namespace pipewright {
 
@@ -138,7 +138,7 @@ class CountSearch {
     double floor(int replicas, const DataParallelOption& option) const {
         try {
             return planner::iteration_floor(replica_project(replicas, 1, option, false),
-                                            replica_options(replicas, kMaxZeroStage));
+                                            replica_options());
         } catch (const InputError&) {
             return 0;
         }
@@ -164,16 +164,13 @@ class CountSearch {
         return replica;
     }
 
-    // Options that plan one replica's pipeline, its memory at `zero`'s shards.
-    PlanOptions replica_options(int replicas, int zero) const {
+    // Options that plan one replica's pipeline (the layout is in its project).
+    PlanOptions replica_options() const {
         PlanOptions one = options_;
         one.data_parallel = 1;
         one.tensor_parallel.reset();
         one.sequence_parallel.reset();
         one.on_progress = nullptr;
-        one.replica_of = DataParallel{};
-        one.replica_of.size = replicas;
-        one.replica_of.zero_stage = zero;
         return one;
     }
 
@@ -194,11 +191,14 @@ class CountSearch {
         // a faster pipeline. Otherwise each stage's room is planned.
         const std::vector<int> zero_order =
             replicas == 1 ? std::vector<int>{0} : std::vector<int>{3, 0, 1, 2};
+        const PlanOptions one = replica_options();
         for (const int zero : zero_order) {
-            const PlanOptions one = replica_options(replicas, zero);
+            DataParallel replica_of;
+            replica_of.size = replicas;
+            replica_of.zero_stage = zero;
             PlanResult pipeline;
             try {
-                pipeline = plan_pipeline(replica, one);
+                pipeline = planner::plan_one_pipeline(replica, one, replica_of);
             } catch (const InputError& e) {
                 option.reason = e.diagnostics().items().empty()
                                     ? e.what()

@@ -1,6 +1,6 @@
 #pragma once
 
-// The data-parallel planner's device layouts (planner_replica_layout.cpp).
+// The data-parallel planner's device layouts (planner/replica_layout.cpp).
 
 #include <string>
 #include <vector>
