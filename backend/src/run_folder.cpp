@@ -3,35 +3,21 @@
 #include <algorithm>
 #include <ctime>
 #include <filesystem>
-#include <regex>
 #include <system_error>
 #include <vector>
 
 #include "pipewright/backend/modules.h"
-#include "pipewright/core/file_names.h"
+#include "pipewright/core/run_folder_names.h"
 
 namespace pipewright::backend {
 namespace fs = std::filesystem;
 
 std::string default_run_folder(const std::string& model_name) {
     const std::time_t now = std::time(nullptr);
-    std::tm tm{};
-    localtime_r(&now, &tm);
-    char stamp[32];
-    std::strftime(stamp, sizeof stamp, "%Y%m%d-%H%M%S", &tm);
-    const std::string base = "runs/" + safe_file_stem(model_name) + "-" + stamp;
-    std::string dir = base;
-    for (int i = 2; fs::exists(dir); ++i) {
-        dir = base + "-" + std::to_string(i);
-    }
-    return dir;
-}
-
-bool is_run_output(const std::string& name) {
-    static const std::regex outputs(
-        R"(\.?(run\.log|summary\.json|metrics\.json|timeline\.json|trace\.json|)"
-        R"(rank-[0-9]+\.(json|log)|params-stage-[0-9]+\.pt)(\.[0-9]+\.[0-9]+\.tmp)?)");
-    return std::regex_match(name, outputs);
+    std::tm local{};
+    localtime_r(&now, &local);
+    return first_free_run_folder("runs/" + run_folder_stem(model_name, local),
+                                 [](const std::string& dir) { return fs::exists(dir); });
 }
 
 void prepare_run_folder(const std::string& dir, const std::string& project_file, bool overwrite) {

@@ -8,13 +8,9 @@
 
 namespace pipewright::backend {
 
-// runs/<model>-<YYYYmmdd-HHMMSS>[-N] under the current folder, the model's
-// name made safe as a file name (a project cannot steer it elsewhere).
+// runs/<model>-<YYYYmmdd-HHMMSS>[-N] under the current folder
+// (core/run_folder_names.h).
 [[nodiscard]] std::string default_run_folder(const std::string& model_name);
-
-// Whether a file name is one that a run writes (run.log, metrics.json,
-// rank-3.json, params-stage-0.pt, …, or an unfinished atomic write of one).
-[[nodiscard]] bool is_run_output(const std::string& file_name);
 
 // Makes `dir` ready: created when missing; an empty folder is used as it is.
 // A folder with files is refused unless `overwrite`, and then only when every

@@ -5,10 +5,12 @@
 #include <QFileInfo>
 #include <QStandardPaths>
 #include <algorithm>
+#include <ctime>
 #include <exception>
 
 #include "pipewright/core/file_names.h"
 #include "pipewright/core/project_io.h"
+#include "pipewright/core/run_folder_names.h"
 #include "pipewright/core/run_records.h"
 #include "studio_core/asset_paths.h"
 #include "studio_core/run_comparison.h"
@@ -46,13 +48,20 @@ QString runs_dir_for(const QString& project_path, const QString& model_name) {
 }
 
 QString new_run_dir(const QString& runs_dir, const QString& model_name, const QDateTime& now) {
-    const QString base = QDir(runs_dir).filePath(safe_name(model_name) + QLatin1Char('-') +
-                                                 now.toString(QStringLiteral("yyyyMMdd-HHmmss")));
-    QString dir = base;
-    for (int i = 2; QFileInfo::exists(dir); ++i) {
-        dir = base + QLatin1Char('-') + QString::number(i);
-    }
-    return dir;
+    const QDate day = now.date();
+    const QTime time = now.time();
+    std::tm local{};
+    local.tm_year = day.year() - 1900;
+    local.tm_mon = day.month() - 1;
+    local.tm_mday = day.day();
+    local.tm_hour = time.hour();
+    local.tm_min = time.minute();
+    local.tm_sec = time.second();
+    const QDir dir(runs_dir);
+    return dir.filePath(QString::fromStdString(first_free_run_folder(
+        run_folder_stem(model_name.toStdString(), local), [&dir](const std::string& name) {
+            return QFileInfo::exists(dir.filePath(QString::fromStdString(name)));
+        })));
 }
 
 bool write_run_project(const Project& project, const QString& base_dir, const QString& path,

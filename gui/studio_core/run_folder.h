@@ -20,7 +20,8 @@ namespace pipewright::gui {
 [[nodiscard]] QString runs_dir_for(const QString& project_path, const QString& model_name);
 
 // A fresh folder name in `runs_dir`: <model>-<yyyyMMdd-HHmmss>, with -2, -3 …
-// when taken. Not created.
+// when taken (core/run_folder_names.h, as the command line names its own).
+// Not created.
 [[nodiscard]] QString new_run_dir(const QString& runs_dir, const QString& model_name,
                                   const QDateTime& now = QDateTime::currentDateTime());
 
