@@ -11,6 +11,7 @@
 #include <QVBoxLayout>
 
 #include "studio_core/asset_paths.h"
+#include "window/fitted_image_browser.h"
 
 namespace pipewright::gui {
 
@@ -18,7 +19,7 @@ HelpWindow::HelpWindow(const QString& docsDir, QWidget* parent) : QDialog(parent
     setObjectName(QStringLiteral("helpWindow"));
     setWindowTitle(tr("Pipewright Studio — User Guide"));
     resize(900, 760);
-    browser_ = new QTextBrowser(this);
+    browser_ = new FittedImageBrowser(this);
     browser_->setObjectName(QStringLiteral("helpBrowser"));
     browser_->setOpenExternalLinks(true);
     auto* back = new QPushButton(tr("Back"), this);

@@ -345,7 +345,8 @@ void MainWindow::setLegend(bool tensor_parallel) {
         keys << key(busy_share_color(dark), tr("busy share of a collapsed group"));
     }
     keys << tr("<span style='font-size:large'>▨</span>&nbsp;bubble&nbsp;(idle)");
-    keys << tr("labels:&nbsp;stage·micro-batch");
+    // A non-breaking hyphen (U+2011): the key wraps whole, never "micro-/batch".
+    keys << tr("labels:&nbsp;stage·micro\u2011batch");
     // Plain spaces between the keys let the legend wrap in a narrow window
     // instead of setting the window's minimum width.
     legend_->setText(keys.join(QStringLiteral(" &nbsp; ")));

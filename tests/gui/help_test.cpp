@@ -3,13 +3,16 @@
 #include <gtest/gtest.h>
 
 #include <QAction>
+#include <QImage>
 #include <QMenu>
 #include <QMenuBar>
 #include <QTableView>
+#include <QTest>
 #include <QTextBrowser>
 #include <map>
 
 #include "studio_core/asset_paths.h"
+#include "window/fitted_image_browser.h"
 #include "window/help_window.h"
 #include "window/main_window.h"
 
@@ -33,6 +36,35 @@ TEST(Help, TheUserGuideOpensOnTheStudioPageAndFollowsItsLinks) {
     EXPECT_TRUE(browser->source().toString().endsWith(QStringLiteral("concepts.md")));
     EXPECT_GT(browser->toPlainText().size(), 200);
     EXPECT_TRUE(browser->isBackwardAvailable());
+}
+
+// The guide's screenshots are 1,600 pixels wide: drawn at full size they
+// looked like a second live window and needed sideways scrolling.
+TEST(Help, PicturesFitTheViewerAndFollowItsWidth) {
+    ASSERT_FALSE(docs_dir().isEmpty()) << "no docs/studio.md found";
+    HelpWindow help(docs_dir());
+    help.resize(900, 700);
+    help.show();
+    QCoreApplication::processEvents();
+    auto* browser = qobject_cast<FittedImageBrowser*>(help.browser());
+    ASSERT_NE(browser, nullptr);
+    browser->reload();
+    const QUrl picture(QStringLiteral("images/studio-timeline-gpt3.png"));
+    const auto width = [&] {
+        return browser->document()
+            ->resource(QTextDocument::ImageResource, picture)
+            .value<QImage>()
+            .width();
+    };
+    ASSERT_GT(width(), 0) << "the page shows the picture";
+    EXPECT_LE(width(), browser->viewport()->width());
+    EXPECT_EQ(width(), browser->pictureWidth());
+    // Wider: the pictures grow with the viewer, once it settles.
+    const int narrow = width();
+    help.resize(1300, 700);
+    QCoreApplication::processEvents();
+    EXPECT_TRUE(QTest::qWaitFor([&] { return width() > narrow; }, 3000)) << width();
+    EXPECT_LE(width(), browser->viewport()->width());
 }
 
 TEST(Help, AGuideThatIsNotInstalledSaysWhereItWasLookedFor) {
