@@ -78,7 +78,9 @@ int main(int argc, char* argv[]) {
     pipewright::gui::MainWindow window;
     window.setDarkTheme(
         QSettings().value(QStringLiteral("darkTheme"), parser.isSet(dark)).toBool());
-    window.resize(1500, 950);
+    if (!window.restoreLayout()) {
+        window.resize(1500, 950);
+    }
     window.show();
     const QString recovery = pipewright::gui::default_recovery_folder();
     const bool recovered = pipewright::gui::offer_recovery(window, recovery);

@@ -114,7 +114,11 @@ void SimulationRunner::publish(SimulationResult result) {
         message = tr("Simulation failed: %1").arg(QString::fromStdString(latest_->error));
     } else {
         const auto n = latest_->diagnostics.size();
-        message = tr("The simulation stopped on %n problem(s)", nullptr, static_cast<int>(n));
+        // None of its own: it waits for the file's problems (simulate_now's
+        // `earlier`) to be fixed.
+        message = n == 0
+                      ? tr("Not simulated: fix the problems of the file listed under Problems")
+                      : tr("The simulation stopped on %n problem(s)", nullptr, static_cast<int>(n));
         if (n > 0) {
             const auto& first = latest_->diagnostics.items().front();
             message +=

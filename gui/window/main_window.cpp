@@ -418,7 +418,16 @@ void MainWindow::showProblems() {
         }
     }
     problems_->setProblems(all);
+    const bool appearing = !all.empty() && problems_dock_->isHidden();
     problems_dock_->setVisible(!all.empty());
+    if (appearing) {
+        // As tall as its lines (up to a quarter of the window), not the
+        // dock's default that left the canvas blank for one line.
+        const int rows = std::min(problems_->count(), 6);
+        const int line = std::max(problems_->sizeHintForRow(0), fontMetrics().height() + 4);
+        const int wanted = std::min(rows * line + 2 * problems_->frameWidth() + 6, height() / 4);
+        resizeDocks({problems_dock_}, {wanted}, Qt::Vertical);
+    }
 
     // Highlight what the problems name: layer rows and device boxes.
     static const QRegularExpression layer_re(QStringLiteral("^model\\.layers\\[(\\d+)\\]"));

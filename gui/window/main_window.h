@@ -53,6 +53,10 @@ class MainWindow : public QMainWindow {
     // Opens a project file without asking about unsaved changes; false (and
     // a status message) when the file cannot be read at all.
     bool openFile(const QString& path);
+    // The window's size, place and docks as the user left them last time
+    // (QSettings); false when none were saved (a first start).
+    bool restoreLayout();
+    void saveLayout() const;
     // Edits an earlier session autosaved (recovery_prompt.h), shown modified.
     void restoreRecovered(const Project& project, const QString& path, const QString& baseDir);
     bool saveTo(const QString& path);

@@ -527,10 +527,34 @@ void MainWindow::closeEvent(QCloseEvent* event) {
         return;
     }
     if (maybeSave()) {
+        saveLayout();
         event->accept();
     } else {
         event->ignore();
     }
+}
+
+namespace {
+// Bumped when the docks or toolbars change, so that an older saved layout
+// is not applied to widgets it did not know.
+constexpr int kLayoutVersion = 1;
+}  // namespace
+
+void MainWindow::saveLayout() const {
+    QSettings settings;
+    settings.setValue(QStringLiteral("window/geometry"), saveGeometry());
+    settings.setValue(QStringLiteral("window/state"), saveState(kLayoutVersion));
+}
+
+bool MainWindow::restoreLayout() {
+    const QSettings settings;
+    const QByteArray geometry = settings.value(QStringLiteral("window/geometry")).toByteArray();
+    if (geometry.isEmpty() || !restoreGeometry(geometry)) {
+        return false;
+    }
+    (void)restoreState(settings.value(QStringLiteral("window/state")).toByteArray(),
+                       kLayoutVersion);
+    return true;
 }
 
 }  // namespace pipewright::gui

@@ -91,6 +91,17 @@ TEST(HiddenSettings, ARefusedBatchShowsAsRefusedWithoutKnockOnsUntilOneIsSet) {
               QStringList{QStringLiteral("training.batch_size: must be at least 1, got -5")});
     ASSERT_TRUE(window.runner()->latest());
     EXPECT_FALSE(window.runner()->latest()->ok());  // no timeline of a batch the file lacks
+    {
+        // What the status bar says of it: not "stopped on 0 problems".
+        SimulationRunner runner;
+        QSignalSpy failed(&runner, &SimulationRunner::failed);
+        runner.runSynchronously(window.document()->project(), window.document()->baseDir(),
+                                window.document()->loadDiagnostics());
+        ASSERT_EQ(failed.size(), 1);
+        EXPECT_EQ(failed.front().front().toString(),
+                  QStringLiteral("Not simulated: fix the problems of the file listed under "
+                                 "Problems"));
+    }
 
     QSignalSpy done(window.runner(), &SimulationRunner::finished);
     batch->setValue(64);

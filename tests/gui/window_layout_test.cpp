@@ -1,6 +1,7 @@
 #include <gtest/gtest.h>
 #include <QCoreApplication>
 #include <QDockWidget>
+#include <QSettings>
 #include <QToolBar>
 #include <QToolButton>
 #include <QTreeWidget>
@@ -103,6 +104,35 @@ TEST_F(WindowLayoutTest, WideningAgainGivesThePaletteAndInspectorTheirWidthBack)
     resize(1600);
     EXPECT_NEAR(dock("paletteDock")->width(), palette_wide, 2);
     EXPECT_NEAR(dock("inspectorDock")->width(), inspector_wide, 2);
+}
+
+}  // namespace
+}  // namespace pipewright::gui
+
+namespace pipewright::gui {
+namespace {
+
+// The window's size and docks as the user left them come back at the next
+// start (issue 36 #4); a first start has nothing to restore.
+TEST(WindowLayoutMemory, SizeAndDocksComeBackAtTheNextStart) {
+    QSettings().remove(QStringLiteral("window"));
+    {
+        MainWindow first;
+        EXPECT_FALSE(first.restoreLayout());
+        first.resize(1111, 777);
+        first.show();
+        QCoreApplication::processEvents();
+        first.findChild<QDockWidget*>(QStringLiteral("paletteDock"))->hide();
+        first.saveLayout();
+    }
+    MainWindow next;
+    ASSERT_TRUE(next.restoreLayout());
+    next.show();
+    QCoreApplication::processEvents();
+    EXPECT_EQ(next.size(), QSize(1111, 777));
+    EXPECT_FALSE(next.findChild<QDockWidget*>(QStringLiteral("paletteDock"))->isVisible());
+    EXPECT_TRUE(next.findChild<QDockWidget*>(QStringLiteral("inspectorDock"))->isVisible());
+    QSettings().remove(QStringLiteral("window"));
 }
 
 }  // namespace
