@@ -184,6 +184,13 @@ int run_simulate(const SimulateArgs& args, std::ostream& out, std::ostream& err)
             out << comparison_to_json(rows).dump(2) << '\n';
         } else {
             print_comparison(out, rows);
+            for (const ComparisonRow& row : rows) {
+                if (row.baseline && &row != &rows.front()) {
+                    out << "\nGains are over " << printable_name(row.label)
+                        << ", the slowest schedule that fits: the model does not fit on one "
+                           "device.\n";
+                }
+            }
         }
         return kOk;
     }

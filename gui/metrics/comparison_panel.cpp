@@ -29,11 +29,11 @@ QString gain_text(const ComparisonRow& row) {
            QString::number(row.gain_percent, 'f', 1) + QStringLiteral(" %");
 }
 
-// What does not fit, said of the device a user knows: the baseline's one
-// device is made up for the comparison, so it is named by its kind.
+// What does not fit, said of the device a user knows: the single-device
+// row's device is made up for the comparison, so it is named by its kind.
 std::optional<MemoryOverflow> row_overflow(const ComparisonRow& row, bool single_device_baseline) {
     auto over = worst_overflow(row.report->devices);
-    if (over && row.baseline && single_device_baseline && !row.report->devices.empty()) {
+    if (over && single_device_baseline && !row.report->devices.empty()) {
         over->device = ComparisonPanel::tr("one %1").arg(
             QString::fromStdString(row.report->devices.front().spec));
     }
@@ -288,7 +288,8 @@ void ComparisonPanel::showRows() {
     QStringList over_notes;
     for (const ComparisonRow* row : shown) {
         const SimulationReport& r = *row->report;
-        const auto over = row_overflow(*row, !layouts);
+        // The schedules' first row is the whole model on one device.
+        const auto over = row_overflow(*row, !layouts && row == &shown_.rows.front());
         const QString label = QString::fromStdString(row->label);
         const QString tooltip = row_tooltip(*row, over);
         const bool flagged = over.has_value();
@@ -355,10 +356,19 @@ void ComparisonPanel::showRows() {
                    tr("iteration time (%1) · lower is better").arg(time_unit.symbol));
     time_->setTitle(layouts ? tr("Iteration time by layout (replicas × stages)")
                             : tr("Iteration time"));
-    const QString over = QString::fromStdString(shown_.baseline);
-    gain_->setTitle(layouts ? tr("Gain over %1").arg(over) : tr("Gain over one device"));
+    QString over = QString::fromStdString(shown_.baseline);
+    if (!layouts) {
+        // One device, unless the model does not fit there (compare_schedules).
+        over = tr("one device");
+        for (const ComparisonRow& row : shown_.rows) {
+            if (row.baseline && &row != &shown_.rows.front()) {
+                over = QString::fromStdString(row.label);
+            }
+        }
+    }
+    gain_->setTitle(tr("Gain over %1").arg(over));
     gain_->setBars(std::move(gain), block_color(BlockKind::backward_weight),
-                   layouts ? tr("% faster than %1").arg(over) : tr("% faster than one device"));
+                   tr("% faster than %1").arg(over));
     bubble_->setBars(std::move(bubble), block_color(BlockKind::backward), tr("% idle"));
     memory_->setBars(std::move(memory), block_color(BlockKind::recv),
                      over_count == 0

@@ -250,6 +250,36 @@ TEST(Simulation, ZeroBubbleAutoKeepsEveryDeviceWithinItsMemory) {
     }
 }
 
+// GPT-3 does not fit on one A100 (2.55 TiB): gains over it read
+// "+84215.1 %". They are over the slowest schedule that fits instead.
+TEST(ScheduleComparison, WhenOneDeviceCannotHoldTheModelGainsAreOverTheSlowestThatFits) {
+    auto loaded = load_project_file(kExamples / "gpt3-175b-p4d.json");
+    const auto rows = compare_schedules(*loaded.project, {}, {});
+    ASSERT_TRUE(rows[0].report.has_value());
+    EXPECT_FALSE(rows[0].report->all_fit);
+    EXPECT_FALSE(rows[0].baseline);
+    const ComparisonRow* reference = nullptr;
+    for (const auto& row : rows) {
+        if (row.baseline) {
+            EXPECT_EQ(reference, nullptr) << "one reference";
+            reference = &row;
+        }
+    }
+    ASSERT_NE(reference, nullptr);
+    ASSERT_TRUE(reference->report && reference->report->all_fit);
+    for (const auto& row : rows) {
+        if (row.report && row.report->all_fit) {
+            EXPECT_LE(row.report->iteration_time_s, reference->report->iteration_time_s)
+                << row.label << " is slower than the reference";
+            EXPECT_NEAR(
+                row.gain_percent,
+                (reference->report->iteration_time_s / row.report->iteration_time_s - 1) * 100,
+                1e-9)
+                << row.label;
+        }
+    }
+}
+
 TEST(ScheduleComparison, ListsEverySchedulePlusTheBaseline) {
     auto loaded = load_project_file(kExamples / "resnet50-2gpu-pipelined.json");
     auto rows = compare_schedules(*loaded.project, {}, {});

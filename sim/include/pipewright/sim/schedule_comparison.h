@@ -11,8 +11,10 @@ namespace pipewright {
 
 // The reports come from Recording::summary: figures, no timeline.
 struct ComparisonRow {
-    std::string label;                       // schedule name, or "single device"
-    bool baseline = false;                   // the whole model on one device
+    std::string label;  // schedule name, or "single device"
+    // The row the gains are over: the whole model on one device (the first
+    // row), or, when that does not fit, the slowest schedule that does.
+    bool baseline = false;
     std::optional<SimulationReport> report;  // empty when not applicable
     std::string reason;                      // why it is not applicable
     double gain_percent = 0;                 // speed-up over the baseline
@@ -21,7 +23,7 @@ struct ComparisonRow {
 
 // Simulates every schedule of the catalog on the project's layout, plus the
 // whole model on one device of the first stage's kind (the sequential
-// baseline of the seed articles).
+// baseline of the seed articles), always the first row.
 [[nodiscard]] std::vector<ComparisonRow> compare_schedules(const Project& project,
                                                            const AnalysisOptions& analysis,
                                                            const CostModelOptions& costs);
