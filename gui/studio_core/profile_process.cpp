@@ -28,20 +28,16 @@ std::optional<ProfileProgress> parse_profile_progress(const QString& line) {
     return std::nullopt;
 }
 
-ProfileProcess::ProfileProcess(QObject* parent)
-    : QObject(parent), child_(new ChildProcessGroup(this)) {
+ProfileProcess::ProfileProcess(QObject* parent) : CliProcess(parent) {
     // The profiler has no ranks to stop: a short grace is enough.
-    child_->setCancelGraceMs(3000);
+    setCancelGraceMs(3000);
     // The table it prints on success repeats what the file holds.
-    child_->process()->setStandardOutputFile(QProcess::nullDevice());
-    connect(child_, &ChildProcessGroup::stderrReady, this, &ProfileProcess::readStderr);
-    connect(child_, &ChildProcessGroup::finished, this, &ProfileProcess::onFinished);
-    connect(child_, &ChildProcessGroup::failedToStart, this, &ProfileProcess::failed);
+    process()->setStandardOutputFile(QProcess::nullDevice());
 }
 
 QStringList ProfileProcess::warnings() const {
     QStringList out;
-    for (const QString& line : lines_.messages()) {
+    for (const QString& line : lines().messages()) {
         if (line.startsWith(QStringLiteral("pipewright: warning: "))) {
             out << line.mid(21);
         }
@@ -69,60 +65,45 @@ bool ProfileProcess::start(const ProfileRequest& request) {
         return false;
     }
     request_ = request;
-    lines_ = RunProgressParser{};
     progress_ = ProfileProgress{};
-    return child_->start(request.cli, arguments(request));
+    return launch(request.cli, arguments(request));
 }
 
-void ProfileProcess::cancel() {
-    child_->cancel();
+void ProfileProcess::lineRead(const RunOutputLine& line) {
+    if (const auto p = parse_profile_progress(line.text)) {
+        // The transfer and the collectives follow the last round: keep the
+        // rounds' count.
+        progress_ =
+            p->transfer || p->collectives
+                ? ProfileProgress{progress_.rounds, progress_.rounds, p->transfer, p->collectives}
+                : *p;
+        emit progress(progress_);
+    }
+    emit output(line.text);
 }
 
-void ProfileProcess::readStderr() {
-    for (const RunOutputLine& line : lines_.feed(child_->process()->readAllStandardError())) {
-        if (const auto p = parse_profile_progress(line.text)) {
-            // The transfer and the collectives follow the last round: keep
-            // the rounds' count.
-            progress_ = p->transfer || p->collectives
-                            ? ProfileProgress{progress_.rounds, progress_.rounds, p->transfer,
-                                              p->collectives}
-                            : *p;
-            emit progress(progress_);
-        }
-        emit output(line.text);
-    }
-}
-
-void ProfileProcess::onFinished(int exitCode, QProcess::ExitStatus status, bool wasCancelled) {
-    readStderr();
-    for (const RunOutputLine& line : lines_.finish()) {
-        emit output(line.text);
-    }
-    if (wasCancelled) {
-        emit cancelled();
-        return;
-    }
+void ProfileProcess::exited(int exitCode, QProcess::ExitStatus status) {
     if (status == QProcess::NormalExit && exitCode == 0) {
         emit succeeded();
         return;
     }
     // The profiler's own reason is its last "pipewright: ..." line, with the
     // problems it lists indented under it.
-    const QStringList& lines = lines_.messages();
+    const QStringList& messages = lines().messages();
     qsizetype reason = -1;
-    for (qsizetype i = 0; i < lines.size(); ++i) {
-        if (lines[i].startsWith(QStringLiteral("pipewright:")) &&
-            !lines[i].startsWith(QStringLiteral("pipewright: profiling ")) &&
-            !lines[i].startsWith(QStringLiteral("pipewright: warning: "))) {
+    for (qsizetype i = 0; i < messages.size(); ++i) {
+        if (messages[i].startsWith(QStringLiteral("pipewright:")) &&
+            !messages[i].startsWith(QStringLiteral("pipewright: profiling ")) &&
+            !messages[i].startsWith(QStringLiteral("pipewright: warning: "))) {
             reason = i;
         }
     }
     QString message;
     if (reason >= 0) {
-        QStringList why{lines[reason].mid(11).trimmed()};
-        for (qsizetype i = reason + 1; i < lines.size() && why.size() < 12; ++i) {
-            if (!parse_profile_progress(lines[i])) {
-                why << lines[i];
+        QStringList why{messages[reason].mid(11).trimmed()};
+        for (qsizetype i = reason + 1; i < messages.size() && why.size() < 12; ++i) {
+            if (!parse_profile_progress(messages[i])) {
+                why << messages[i];
             }
         }
         message = why.join(QLatin1Char('\n'));

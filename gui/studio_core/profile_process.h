@@ -6,7 +6,7 @@
 #include <QStringList>
 #include <optional>
 
-#include "studio_core/child_process_group.h"
+#include "studio_core/cli_process.h"
 #include "studio_core/run_progress.h"
 
 namespace pipewright::gui {
@@ -37,24 +37,20 @@ struct ProfileProgress {
 [[nodiscard]] std::optional<ProfileProgress> parse_profile_progress(const QString& line);
 
 // `pipewright profile` as a child process in its own process group, so that
-// Cancel stops the transfer measurement's threads too. A failed or cancelled
-// profile leaves the previous profile file as it was: the command line writes
-// it atomically at the end.
-class ProfileProcess : public QObject {
+// Cancel stops the transfer measurement's threads too (CliProcess). A failed
+// or cancelled profile leaves the previous profile file as it was: the
+// command line writes it atomically at the end.
+class ProfileProcess : public CliProcess {
     Q_OBJECT
 
   public:
-    // A profile still going when this is deleted is stopped and waited for.
     explicit ProfileProcess(QObject* parent = nullptr);
 
     [[nodiscard]] static QStringList arguments(const ProfileRequest& request);
 
     // False when a profile is already going.
     bool start(const ProfileRequest& request);
-    // SIGTERM, then SIGKILL to the group after a grace period.
-    void cancel();
 
-    [[nodiscard]] bool isRunning() const { return child_->isRunning(); }
     [[nodiscard]] const ProfileRequest& request() const { return request_; }
     [[nodiscard]] const ProfileProgress& lastProgress() const { return progress_; }
     // What the profiler warned of ("this machine is busy ..."), without the
@@ -65,18 +61,13 @@ class ProfileProcess : public QObject {
     void progress(const pipewright::gui::ProfileProgress& progress);
     // Every line the profiler writes on stderr, for the log.
     void output(const QString& line);
-    // Exit code 0: the profile is in request().out_file.
-    void succeeded();
-    void failed(const QString& message);
-    void cancelled();
+
+  protected:
+    void lineRead(const RunOutputLine& line) override;
+    void exited(int exitCode, QProcess::ExitStatus status) override;
 
   private:
-    void readStderr();
-    void onFinished(int exitCode, QProcess::ExitStatus status, bool wasCancelled);
-
-    ChildProcessGroup* child_;
     ProfileRequest request_;
-    RunProgressParser lines_;
     ProfileProgress progress_;
 };
 
