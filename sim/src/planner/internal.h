@@ -231,6 +231,37 @@ void check_looped_possible(const Context& context, const std::vector<int>& micro
 // (search).
 void check_tensor_parallel_size(int size, const std::string& path);
 
+// Every k that divides n, ascending.
+[[nodiscard]] std::vector<int> divisors(int n);
+
+// Throws InputError when an option cannot be honoured for `project`: an
+// unknown schedule, micro-batches that do not divide the batch.
+void check_plan_options(const Project& project, const PlanOptions& options);
+
+// The stages of a split: devices[k] (indices into the cluster) holds layers
+// [first[k], first[k + 1]).
+[[nodiscard]] std::vector<PlannedStage> stages_of(const Context& context,
+                                                  const std::vector<int>& devices,
+                                                  const std::vector<int>& first);
+
+// Runs `simulate`; nullopt, saying why in `reason`, when the placement cannot
+// be simulated: its schedule cannot run it (ScheduleError), it deadlocks
+// (SimulationError), or its figures are past what the cost model counts
+// (InputError). Anything else is a defect or out of memory and propagates.
+template <typename Simulate>
+std::optional<SimulationReport> unless_ruled_out(Simulate&& simulate, std::string& reason) {
+    try {
+        return simulate();
+    } catch (const ScheduleError& e) {
+        reason = e.what();
+    } catch (const SimulationError& e) {
+        reason = e.what();
+    } catch (const InputError& e) {
+        reason = e.what();
+    }
+    return std::nullopt;
+}
+
 // One pipeline of `project` (one replica, its tensor-parallel size set in
 // the project): the search of plan_pipeline once the request is
 // normalised, and what the data-parallel planner runs for each layout, with

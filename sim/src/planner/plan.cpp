@@ -20,12 +20,19 @@ namespace {
 using planner::analysis_options;
 using planner::Candidate;
 using planner::Context;
+using planner::divisors;
 using planner::MemoryRule;
 using planner::simulate_outcome;
+using planner::stages_of;
+using planner::unless_ruled_out;
 
 std::size_t at(int i) {
     return static_cast<std::size_t>(i);
 }
+
+}  // namespace
+
+namespace planner {
 
 std::vector<int> divisors(int n) {
     std::vector<int> out;
@@ -37,7 +44,7 @@ std::vector<int> divisors(int n) {
     return out;
 }
 
-void check_options(const Project& project, const PlanOptions& options) {
+void check_plan_options(const Project& project, const PlanOptions& options) {
     if (options.schedule) {
         const ScheduleInfo* info = find_schedule(*options.schedule);
         if (info == nullptr) {
@@ -75,28 +82,6 @@ std::vector<PlannedStage> stages_of(const Context& context, const std::vector<in
     }
     return out;
 }
-
-// Runs `simulate`; nullopt, saying why in `reason`, when the placement cannot
-// be simulated: its schedule cannot run it (ScheduleError), it deadlocks
-// (SimulationError), or its figures are past what the cost model counts
-// (InputError). Anything else is a defect or out of memory and propagates.
-template <typename Simulate>
-std::optional<SimulationReport> unless_ruled_out(Simulate&& simulate, std::string& reason) {
-    try {
-        return simulate();
-    } catch (const ScheduleError& e) {
-        reason = e.what();
-    } catch (const SimulationError& e) {
-        reason = e.what();
-    } catch (const InputError& e) {
-        reason = e.what();
-    }
-    return std::nullopt;
-}
-
-}  // namespace
-
-namespace planner {
 
 // Simulates a whole project the way `pipewright simulate` does.
 void simulate_outcome(PlanOutcome& outcome, const Project& project, const AnalysisOptions& analysis,
@@ -272,8 +257,8 @@ SplitResult best_split(const Project& project, const PlanOptions& options, int m
     PlanOptions checked = options;
     checked.schedule = schedule;
     checked.microbatches = microbatches;
-    check_options(project, checked);
-    const ScheduleKind kind = *schedule_kind(schedule);  // check_options knows it
+    planner::check_plan_options(project, checked);
+    const ScheduleKind kind = *schedule_kind(schedule);  // check_plan_options knows it
     if (planner::is_looped(kind)) {
         throw InputError("schedule", "best_split places one stage per device; " + schedule +
                                          " needs a looped placement (plan_pipeline searches "
@@ -323,245 +308,6 @@ PlanResult plan_pipeline(const Project& project, const PlanOptions& options) {
         one.data_parallel = DataParallel{};  // --data-parallel 1
     }
     return planner::plan_one_pipeline(one, rest, DataParallel{});
-}
-
-PlanResult planner::plan_one_pipeline(const Project& project, const PlanOptions& options,
-                                      const DataParallel& replica_of) {
-    const auto started = std::chrono::steady_clock::now();
-    check_options(project, options);
-    Context context(project, options, replica_of);
-    PlanResult result;
-
-    // Looped schedules (interleaved 1F1B and its kin) are planned as looped
-    // variants of the best 1F1B sequences, so a fixed looped schedule
-    // searches those first.
-    const std::optional<ScheduleKind> fixed =
-        options.schedule ? schedule_kind(*options.schedule) : std::nullopt;
-    const bool looped_only = fixed && planner::is_looped(*fixed);
-    const ScheduleKind looped = looped_only ? *fixed : ScheduleKind::interleaved_1f1b;
-    planner::SearchSpec spec;
-    spec.schedule = looped_only ? ScheduleKind::one_f_one_b : fixed;
-    spec.keep = static_cast<std::size_t>(std::max(1, options.simulated_splits));
-    if (options.microbatches) {
-        spec.microbatches = {*options.microbatches};
-    } else if (fixed == ScheduleKind::naive) {
-        spec.microbatches = {1};
-    } else {
-        spec.microbatches = divisors(context.batch());
-    }
-
-    if (looped_only) {
-        planner::check_looped_possible(context, spec.microbatches, looped);
-    }
-    context.throw_if_stopped();
-    const auto candidates = planner::search_candidates(context, spec, result.statistics);
-    result.statistics.search_s =
-        std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
-
-    AnalysisOptions input_analysis = analysis_options(options);
-    input_analysis.schedule = options.schedule;
-    input_analysis.microbatches = options.microbatches;
-    simulate_outcome(result.input, project, input_analysis, options.costs);
-    ++result.statistics.simulations;
-
-    // The simulator is the judge: the DP's bottleneck only ranks the splits.
-    std::optional<SimulationReport> best;
-    PlanOutcome chosen;
-    double chosen_bottleneck = 0;
-    std::map<ScheduleKind, ScheduleConsidered> considered;
-    const auto consider = [&](SimulationReport report, std::vector<PlannedStage> stages,
-                              ScheduleKind schedule, int microbatches, double bottleneck) {
-        ScheduleConsidered& tally = considered[schedule];
-        tally.schedule = std::string(to_string(schedule));
-        ++tally.simulated;
-        if (report.all_fit &&
-            (!tally.iteration_s || report.iteration_time_s < *tally.iteration_s)) {
-            tally.iteration_s = report.iteration_time_s;
-        }
-        if (!report.all_fit || (best && report.iteration_time_s >= best->iteration_time_s)) {
-            return;
-        }
-        chosen.stages = std::move(stages);
-        chosen.schedule = std::string(to_string(schedule));
-        chosen.microbatches = microbatches;
-        chosen_bottleneck = bottleneck;
-        best = std::move(report);
-    };
-    // Between simulations, outside unless_ruled_out, which drops failed candidates.
-    const auto between_simulations = [&] {
-        if (options.on_progress) {
-            options.on_progress(result.statistics);
-        }
-        context.throw_if_stopped();
-    };
-    for (const Candidate& c : looped_only ? std::vector<Candidate>{} : candidates) {
-        for (const ScheduleKind schedule :
-             planner::schedules_for(c.rule, spec.schedule, c.microbatches)) {
-            between_simulations();
-            // A schedule that cannot run a split is simply not a candidate.
-            std::string not_a_candidate;
-            const auto simulate = [&](const std::vector<int>& first) {
-                return unless_ruled_out(
-                    [&] { return context.simulate(c.devices, first, c.microbatches, schedule); },
-                    not_a_candidate);
-            };
-            auto report = simulate(c.first);
-            if (!report) {
-                continue;
-            }
-            ++result.statistics.simulations;
-            const MemoryRule own_rule = planner::rule_of(schedule);
-            if (!report->all_fit && own_rule != c.rule &&
-                (own_rule == MemoryRule::zb_h1 || own_rule == MemoryRule::zb_h2)) {
-                // Zero bubble keeps weight-gradient inputs longer than
-                // 1F1B (ZB-H2 twice the forwards too): split again under
-                // its own memory rule.
-                const auto problem = context.problem(context.table(c.microbatches), c.order,
-                                                     static_cast<int>(c.devices.size()), own_rule);
-                const auto split = planner::min_bottleneck_split(problem);
-                ++result.statistics.split_searches;
-                if (split.feasible && split.first != c.first) {
-                    report = simulate(split.first);
-                    if (report) {
-                        ++result.statistics.simulations;
-                        consider(std::move(*report), stages_of(context, c.devices, split.first),
-                                 schedule, c.microbatches, split.value);
-                    }
-                    continue;
-                }
-            }
-            consider(std::move(*report), stages_of(context, c.devices, c.first), schedule,
-                     c.microbatches, c.bottleneck_s);
-        }
-    }
-
-    if (!options.schedule || looped_only) {
-        // Looping pays only where it shortens the bubble more than its extra
-        // transfers cost: unless interleaving is asked for, simulate only the
-        // looped splits estimated faster than the best flat one (each
-        // simulation is v times larger than a flat one).
-        const double flat_best = candidates.empty() || looped_only
-                                     ? std::numeric_limits<double>::infinity()
-                                     : candidates.front().estimate_s;
-        // Asked for one looped schedule, that one. Otherwise interleaved 1F1B
-        // and its zero-bubble form on the loops, and ZB-V on the V (looped
-        // BFS takes as long as interleaved 1F1B at GPipe's memory, so it is
-        // only planned when asked for).
-        std::vector<std::pair<ScheduleKind, std::vector<ScheduleKind>>> searches;
-        if (looped_only) {
-            searches.push_back({looped, {looped}});
-        } else {
-            searches.push_back({ScheduleKind::interleaved_1f1b,
-                                {ScheduleKind::interleaved_1f1b, ScheduleKind::interleaved_zb}});
-            searches.push_back({ScheduleKind::zbv, {ScheduleKind::zbv, ScheduleKind::dualpipev}});
-        }
-        for (const auto& [shape, kinds] : searches) {
-            bool simulated_one = false;
-            for (const auto& c : planner::search_looped(context, candidates, spec.microbatches,
-                                                        spec.keep, shape, result.statistics)) {
-                // Best first: past the flat plan's estimate the rest are
-                // slower still. The best of each shape is simulated all the
-                // same: the estimate ranks splits, the simulator judges, and
-                // it has found looped plans faster than estimated.
-                if (c.estimate_s >= flat_best && simulated_one) {
-                    break;
-                }
-                simulated_one = true;
-                for (const ScheduleKind kind : kinds) {
-                    between_simulations();
-                    // Not runnable as looped: not a candidate.
-                    std::string not_a_candidate;
-                    auto report = unless_ruled_out(
-                        [&] { return context.simulate(c.devices, c.first, c.microbatches, kind); },
-                        not_a_candidate);
-                    if (report) {
-                        ++result.statistics.simulations;
-                        consider(std::move(*report), stages_of(context, c.devices, c.first), kind,
-                                 c.microbatches, c.bottleneck_s);
-                    }
-                }
-            }
-        }
-    }
-
-    for (auto& [kind, tally] : considered) {
-        result.schedules.push_back(std::move(tally));
-    }
-    std::stable_sort(result.schedules.begin(), result.schedules.end(),
-                     [](const ScheduleConsidered& a, const ScheduleConsidered& b) {
-                         if (a.iteration_s && b.iteration_s) {
-                             return *a.iteration_s < *b.iteration_s;
-                         }
-                         return a.iteration_s.has_value() && !b.iteration_s;
-                     });
-
-    const bool input_wins =
-        result.input.report && result.input.report->all_fit &&
-        (!best || result.input.report->iteration_time_s <= best->iteration_time_s);
-    if (input_wins) {
-        result.feasible = true;
-        result.plan = result.input;
-        Diagnostics ignored;
-        auto analyzed = analyze_project(project, input_analysis, ignored);
-        result.project = analyzed ? analyzed->project : project;
-    } else if (best) {
-        result.feasible = true;
-        result.bottleneck_s = chosen_bottleneck;
-        result.project =
-            with_placement(project, chosen.stages, chosen.schedule, chosen.microbatches);
-        // The report users see comes from the project exactly as --apply writes it.
-        simulate_outcome(chosen, result.project, analysis_options(options), options.costs);
-        ++result.statistics.simulations;
-        if (!chosen.report) {
-            chosen.report = std::move(best);
-        }
-        result.plan = std::move(chosen);
-    } else {
-        result.why_nothing_fits = planner::explain_infeasible(context, spec);
-        if (!candidates.empty()) {
-            result.why_nothing_fits +=
-                "(The planner's memory estimate found splits that fit, but none fits in "
-                "simulation.)\n";
-        }
-    }
-
-    // A uniform split with the input's schedule, or the plan's when that
-    // cannot run one stage per device.
-    const auto uniform = uniform_split(project);
-    std::vector<std::pair<std::string, int>> settings;
-    if (result.input.report) {
-        settings.emplace_back(result.input.schedule, result.input.microbatches);
-    } else {
-        settings.emplace_back(
-            options.schedule.value_or(project.training.schedule.name),
-            options.microbatches.value_or(project.training.resolved_microbatches()));
-    }
-    if (result.feasible) {
-        settings.emplace_back(result.plan.schedule, result.plan.microbatches);
-    }
-    for (const auto& [schedule, microbatches] : settings) {
-        between_simulations();
-        if (find_schedule(schedule) == nullptr || microbatches < 1) {
-            continue;
-        }
-        PlanOutcome outcome;
-        outcome.stages = uniform;
-        outcome.schedule = schedule;
-        outcome.microbatches = microbatches;
-        simulate_outcome(outcome, with_placement(project, uniform, schedule, microbatches),
-                         analysis_options(options), options.costs);
-        ++result.statistics.simulations;
-        result.uniform = std::move(outcome);
-        if (result.uniform.report) {
-            break;
-        }
-    }
-    if (!result.uniform.report && result.uniform.reason.empty()) {
-        result.uniform.reason = "no schedule runs a uniform split";
-    }
-    result.statistics.elapsed_s =
-        std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
-    return result;
 }
 
 }  // namespace pipewright
