@@ -233,6 +233,29 @@ void Inspector::buildModelInput(QFormLayout* form) {
         editInPlace(tr("Change input dtype"), edited, -1);
     });
     form->addRow(tr("Dtype"), dtype);
+
+    // Tied embeddings (model.tie_word_embeddings): offered where the model
+    // could tie, an embedding first and a linear head last; the analysis
+    // says why when the head does not match.
+    const Model& model = document_->project().model;
+    if (!model.layers.empty() && model.layers.front().type == "embedding" &&
+        model.layers.back().type == "linear") {
+        auto* tied = new QCheckBox(tr("Head tied to the embedding"));
+        tied->setObjectName(QStringLiteral("tieWordEmbeddings"));
+        tied->setChecked(model.tie_word_embeddings);
+        tied->setToolTip(
+            tr("The output head multiplies by the token embedding's matrix "
+               "(tie_word_embeddings): one matrix in the model's parameters; stages that hold "
+               "one end each keep a copy and sum its gradients before the optimizer step"));
+        connect(tied, &QCheckBox::toggled, this, [this](bool on) {
+            Project edited = document_->project();
+            edited.model.tie_word_embeddings = on;
+            editInPlace(
+                on ? tr("Tie the head to the embedding") : tr("Untie the head from the embedding"),
+                edited, -1);
+        });
+        form->addRow(tr("Embeddings"), tied);
+    }
 }
 
 void Inspector::buildLinkOverrides(QFormLayout* form) {

@@ -175,6 +175,34 @@ TEST_F(EditingTest, ModelInputShapeAndDtypeAreEditable) {
     EXPECT_EQ(window.document()->project(), before);
 }
 
+// A model with an embedding first and a linear head last can tie them:
+// the tie is one undoable edit, and the simulation then sums the two
+// stages' copies (the GPT example's head and embedding are on two ranks).
+TEST_F(EditingTest, TheHeadIsTiedToTheEmbeddingFromTheInspector) {
+    ASSERT_TRUE(
+        window.openFile(QStringLiteral(PIPEWRIGHT_ASSETS_DIR "/examples/gpt-tiny-t2p2-cpu.json")));
+    const Project untied = window.document()->project();
+    window.inspector()->setSelection({});
+    auto* tie = find<QCheckBox>(QStringLiteral("tieWordEmbeddings"));
+    ASSERT_NE(tie, nullptr);
+    EXPECT_FALSE(tie->isChecked());
+    tie->setChecked(true);
+    EXPECT_TRUE(window.document()->project().model.tie_word_embeddings);
+    ASSERT_TRUE(wait_simulation());
+    const auto result = window.runner()->latest();
+    ASSERT_TRUE(result && result->report);
+    EXPECT_TRUE(result->report->tied_embedding_sync.has_value());
+    window.document()->undoStack()->undo();
+    EXPECT_EQ(window.document()->project(), untied);
+
+    // A CNN has no embedding to tie: nothing is offered.
+    ASSERT_TRUE(window.openFile(
+        QStringLiteral(PIPEWRIGHT_ASSETS_DIR "/examples/resnet50-2gpu-pipelined.json")));
+    window.inspector()->setSelection({});
+    EXPECT_EQ(window.inspector()->findChild<QCheckBox*>(QStringLiteral("tieWordEmbeddings")),
+              nullptr);
+}
+
 TEST_F(EditingTest, TableTypeComboRefitsTheLayerAndShowsWhyItNoLongerFits) {
     // conv1 becomes a relu: the input keeps 3 channels, and bn1 expects 64.
     pick_in_table(0, ModelTableModel::Type, QStringLiteral("relu"));
