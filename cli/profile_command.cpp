@@ -27,6 +27,9 @@ void add_profile_command(CLI::App& app, ProfileArgs& a) {
         ->check(whole_number(1));
     cmd->add_option("--batch-size,-b", a.batch_size, "Samples per iteration")
         ->check(whole_number(1));
+    cmd->add_option("--progress", a.progress,
+                    "Progress on stderr: text or json (JSON lines, as run's)")
+        ->check(CLI::IsMember({"text", "json"}));
     cmd->add_option("--sizes", a.sizes,
                     "Micro-batch sizes to time the layers at besides the project's, comma "
                     "separated (default: 1 and powers of 4 up to a pipeline's batch)")

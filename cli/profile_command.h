@@ -23,7 +23,8 @@ struct ProfileArgs {
     std::vector<int> sizes;    // micro-batch sizes besides the project's; empty: the default
     int concurrent_ranks = 0;  // ranks computing at once; 0: the run's here, up to the cores
     bool json = false;
-    bool force = false;  // measure though it looks too big for this machine
+    bool force = false;             // measure though it looks too big for this machine
+    std::string progress = "text";  // on stderr: text, or json (JSON lines, for the studio)
 };
 
 // `pipewright profile PROJECT`: measured layer and transfer costs of this

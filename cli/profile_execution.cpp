@@ -143,6 +143,7 @@ int run_profile(const ProfileArgs& a, std::ostream& out, std::ostream& err) {
     o.warmup = a.warmup;
     o.sizes = a.sizes;
     o.concurrent_ranks = a.concurrent_ranks;
+    o.json_progress = a.progress == "json";
     const auto outcome = backend::profile_project(o, err);
     if (outcome.exit_code != 0 || !outcome.profile) {
         return kInvalidInput;

@@ -14,6 +14,7 @@
 
 #include <torch/torch.h>
 #include <torch/version.h>
+#include <nlohmann/json.hpp>
 
 #include "allocator_tuning.h"
 #include "compute_device.h"
@@ -128,6 +129,13 @@ std::optional<std::vector<int>> sizes_to_measure(const ProfileOptions& o,
     return out;
 }
 
+// One progress event as a JSON line, as run's --progress json writes its
+// steps: the studio reads these instead of matching the text.
+void progress_event(std::ostream& err, nlohmann::json fields) {
+    fields["event"] = "profile";
+    err << fields.dump() << '\n' << std::flush;
+}
+
 }  // namespace
 
 ProfileOutcome profile_project(const ProfileOptions& o, std::ostream& err) {
@@ -212,12 +220,23 @@ ProfileOutcome profile_project(const ProfileOptions& o, std::ostream& err) {
         timing.warmup = o.warmup;
         timing.device = kind;
         timing.concurrent_ranks = concurrent;
+        std::size_t size_index = 0;
         timing.on_round = [&](int round, int rounds) {
+            if (o.json_progress) {
+                progress_event(err, {{"phase", "layers"},
+                                     {"size", size_index + 1},
+                                     {"sizes", sizes->size()},
+                                     {"round", round + 1},
+                                     {"rounds", rounds},
+                                     {"warmup", round < o.warmup}});
+                return;
+            }
             err << "  round " << (round + 1) << "/" << rounds
                 << (round < o.warmup ? " (warm-up)" : "") << " over the layers\n"
                 << std::flush;
         };
         for (std::size_t i = 0; i < sizes->size(); ++i) {
+            size_index = i;
             const int size = (*sizes)[i];
             if (sizes->size() > 1) {
                 err << "  micro-batch size " << size << ":\n";
@@ -247,7 +266,11 @@ ProfileOutcome profile_project(const ProfileOptions& o, std::ostream& err) {
             // describe the transfer better than that would.
             err << "  transfer: not measured on GPUs; the simulation keeps the project's links\n";
         } else if (o.measure_transfer) {
-            err << "  transfer: ping-pong between two Gloo ranks on 127.0.0.1\n" << std::flush;
+            if (o.json_progress) {
+                progress_event(err, {{"phase", "transfer"}});
+            } else {
+                err << "  transfer: ping-pong between two Gloo ranks on 127.0.0.1\n" << std::flush;
+            }
             TransferOptions transfer;
             transfer.timeout_s = o.timeout_s;
             transfer.message_bytes = boundary_ladder(*project);
@@ -255,9 +278,13 @@ ProfileOutcome profile_project(const ProfileOptions& o, std::ostream& err) {
             profile.transfer = fit.link;
             profile.transfer_samples = fit.samples;
             profile.machine.transport = "gloo";
-            err << "  collectives: all-reduce and all-gather in a Gloo group of two on "
-                   "127.0.0.1\n"
-                << std::flush;
+            if (o.json_progress) {
+                progress_event(err, {{"phase", "collectives"}});
+            } else {
+                err << "  collectives: all-reduce and all-gather in a Gloo group of two on "
+                       "127.0.0.1\n"
+                    << std::flush;
+            }
             TransferOptions collective;
             collective.timeout_s = o.timeout_s;
             collective.repeats = 10;

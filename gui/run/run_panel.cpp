@@ -228,11 +228,17 @@ void RunPanel::connectProfile() {
         updateButtons();
     });
     connect(costs_, &CostsBar::profileProgress, this, [this](const ProfileProgress& p) {
-        progress_->setRange(0, std::max(1, p.rounds));
-        progress_->setValue(p.round);
+        progress_->setRange(0, std::max(1, p.total()));
+        progress_->setValue(p.done());
         progress_->setFormat(p.collectives ? tr("profiling: all-reduce and all-gather of two ranks")
                              : p.transfer  ? tr("profiling: a transfer between two ranks")
-                                           : tr("profiling: round %v of %m over the layers"));
+                             : p.sizes > 1
+                                 ? tr("profiling: micro-batch size %1 of %2, round %3 of %4")
+                                       .arg(p.size)
+                                       .arg(p.sizes)
+                                       .arg(p.round)
+                                       .arg(p.rounds)
+                                 : tr("profiling: round %v of %m over the layers"));
     });
     connect(costs_, &CostsBar::profileOutput, this, &RunPanel::log);
     connect(costs_, &CostsBar::profileSucceeded, this, [this](const QString& path) {

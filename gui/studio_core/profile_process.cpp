@@ -1,31 +1,39 @@
 #include "studio_core/profile_process.h"
 
-#include <QRegularExpression>
+#include <QJsonDocument>
+#include <QJsonObject>
 
 namespace pipewright::gui {
 
-std::optional<ProfileProgress> parse_profile_progress(const QString& line) {
-    static const QRegularExpression round(QStringLiteral(R"(^\s*round (\d+)/(\d+)\b)"));
-    if (const auto m = round.match(line); m.hasMatch()) {
-        ProfileProgress p;
-        p.round = m.captured(1).toInt();
-        p.rounds = m.captured(2).toInt();
-        if (p.rounds > 0 && p.round >= 1 && p.round <= p.rounds) {
-            return p;
-        }
+std::optional<ProfileProgress> parse_profile_event(const QString& line) {
+    if (!line.startsWith(QLatin1Char('{'))) {
         return std::nullopt;
     }
-    if (line.trimmed().startsWith(QStringLiteral("transfer: ping-pong"))) {
-        ProfileProgress p;
+    const QJsonObject event = QJsonDocument::fromJson(line.toUtf8()).object();
+    if (event.value(QStringLiteral("event")).toString() != QStringLiteral("profile")) {
+        return std::nullopt;
+    }
+    const QString phase = event.value(QStringLiteral("phase")).toString();
+    ProfileProgress p;
+    if (phase == QStringLiteral("transfer")) {
         p.transfer = true;
         return p;
     }
-    if (line.trimmed().startsWith(QStringLiteral("collectives: "))) {
-        ProfileProgress p;
+    if (phase == QStringLiteral("collectives")) {
         p.collectives = true;
         return p;
     }
-    return std::nullopt;
+    if (phase != QStringLiteral("layers")) {
+        return std::nullopt;  // a phase of a newer profiler
+    }
+    p.round = event.value(QStringLiteral("round")).toInt();
+    p.rounds = event.value(QStringLiteral("rounds")).toInt();
+    p.size = event.value(QStringLiteral("size")).toInt(1);
+    p.sizes = event.value(QStringLiteral("sizes")).toInt(1);
+    if (p.rounds < 1 || p.round < 1 || p.round > p.rounds || p.size < 1 || p.size > p.sizes) {
+        return std::nullopt;
+    }
+    return p;
 }
 
 ProfileProcess::ProfileProcess(QObject* parent) : CliProcess(parent) {
@@ -46,8 +54,9 @@ QStringList ProfileProcess::warnings() const {
 }
 
 QStringList ProfileProcess::arguments(const ProfileRequest& request) {
-    QStringList args{QStringLiteral("profile"), request.project_file, QStringLiteral("--out"),
-                     request.out_file};
+    QStringList args{QStringLiteral("profile"),    request.project_file,
+                     QStringLiteral("--out"),      request.out_file,
+                     QStringLiteral("--progress"), QStringLiteral("json")};
     if (!request.device.isEmpty()) {
         args << QStringLiteral("--device") << request.device;
     }
@@ -70,14 +79,18 @@ bool ProfileProcess::start(const ProfileRequest& request) {
 }
 
 void ProfileProcess::lineRead(const RunOutputLine& line) {
-    if (const auto p = parse_profile_progress(line.text)) {
-        // The transfer and the collectives follow the last round: keep the
-        // rounds' count.
-        progress_ =
-            p->transfer || p->collectives
-                ? ProfileProgress{progress_.rounds, progress_.rounds, p->transfer, p->collectives}
-                : *p;
+    if (const auto p = parse_profile_event(line.text)) {
+        if (p->transfer || p->collectives) {
+            // They follow the last round: the rounds are all done.
+            progress_.round = progress_.rounds;
+            progress_.size = progress_.sizes;
+            progress_.transfer = p->transfer;
+            progress_.collectives = p->collectives;
+        } else {
+            progress_ = *p;
+        }
         emit progress(progress_);
+        return;  // progress, not a line for the log
     }
     emit output(line.text);
 }
@@ -102,9 +115,7 @@ void ProfileProcess::exited(int exitCode, QProcess::ExitStatus status) {
     if (reason >= 0) {
         QStringList why{messages[reason].mid(11).trimmed()};
         for (qsizetype i = reason + 1; i < messages.size() && why.size() < 12; ++i) {
-            if (!parse_profile_progress(messages[i])) {
-                why << messages[i];
-            }
+            why << messages[i];
         }
         message = why.join(QLatin1Char('\n'));
     }

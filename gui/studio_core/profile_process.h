@@ -4,6 +4,7 @@
 #include <QProcess>
 #include <QString>
 #include <QStringList>
+#include <algorithm>
 #include <optional>
 
 #include "studio_core/cli_process.h"
@@ -11,7 +12,7 @@
 
 namespace pipewright::gui {
 
-// What to measure: `pipewright profile PROJECT --out FILE`.
+// What to measure: `pipewright profile PROJECT --out FILE --progress json`.
 struct ProfileRequest {
     QString cli;           // the pipewright executable
     QString project_file;  // the project as edited, written for the profile
@@ -22,19 +23,27 @@ struct ProfileRequest {
 };
 
 // How far a profile is: the profiler times every layer in rounds (warm-up
-// rounds first), then the transfer between two ranks.
+// rounds first), at each micro-batch size in turn, then the transfer
+// between two ranks and the collectives.
 struct ProfileProgress {
-    int round = 0;             // 1-based; 0 before the first round
-    int rounds = 0;            // warm-up included
+    int round = 0;   // 1-based; 0 before the first round
+    int rounds = 0;  // per size, warm-up included
+    int size = 0;    // 1-based: which of `sizes` micro-batch sizes
+    int sizes = 0;
     bool transfer = false;     // timing the transfer between two ranks
     bool collectives = false;  // timing the collectives of data parallelism
+
+    // Rounds done and in all, over every size.
+    [[nodiscard]] int done() const { return std::max(0, size - 1) * rounds + round; }
+    [[nodiscard]] int total() const { return std::max(1, sizes) * rounds; }
 
     bool operator==(const ProfileProgress&) const = default;
 };
 
-// Reads one line of the profiler's stderr ("  round 3/12 over the layers",
-// "  transfer: ping-pong ..."); nullopt for a line that says nothing of progress.
-[[nodiscard]] std::optional<ProfileProgress> parse_profile_progress(const QString& line);
+// Reads one progress event of `profile --progress json`
+// ({"event":"profile","phase":"layers","size":1,"sizes":3,"round":3,"rounds":12},
+// phases "transfer" and "collectives"); nullopt for any other line.
+[[nodiscard]] std::optional<ProfileProgress> parse_profile_event(const QString& line);
 
 // `pipewright profile` as a child process in its own process group, so that
 // Cancel stops the transfer measurement's threads too (CliProcess). A failed

@@ -49,21 +49,25 @@ void write(const QString& path, const QByteArray& text) {
     file.write(text);
 }
 
-TEST(ProfileProgress, ReadsTheRoundsThenTheTransferAndIgnoresOtherLines) {
-    EXPECT_EQ(parse_profile_progress(QStringLiteral("  round 3/12 (warm-up) over the layers")),
-              (ProfileProgress{3, 12, false, false}));
-    EXPECT_EQ(parse_profile_progress(QStringLiteral("  round 12/12 over the layers")),
-              (ProfileProgress{12, 12, false, false}));
-    EXPECT_EQ(parse_profile_progress(
-                  QStringLiteral("  transfer: ping-pong between two Gloo ranks on 127.0.0.1")),
-              (ProfileProgress{0, 0, true, false}));
-    EXPECT_EQ(parse_profile_progress(QStringLiteral(
-                  "  collectives: all-reduce and all-gather in a Gloo group of two on 127.0.0.1")),
-              (ProfileProgress{0, 0, false, true}));
-    for (const char* line : {"  round 0/12 over the layers", "  round 13/12 over the layers",
-                             "pipewright: profiling mlp: 7 layers", "  layers: 3.3 ms per",
-                             "  transfer: not measured on GPUs", ""}) {
-        EXPECT_FALSE(parse_profile_progress(QString::fromUtf8(line)).has_value()) << line;
+// `profile --progress json` events, as the profiler writes them.
+TEST(ProfileProgress, ReadsTheRoundsOfEachSizeThenTheTransferAndIgnoresOtherLines) {
+    const auto round = parse_profile_event(QStringLiteral(
+        R"({"event":"profile","phase":"layers","size":2,"sizes":3,"round":3,"rounds":12,)"
+        R"("warmup":false})"));
+    ASSERT_TRUE(round.has_value());
+    EXPECT_EQ(*round, (ProfileProgress{3, 12, 2, 3, false, false}));
+    EXPECT_EQ(round->done(), 15);
+    EXPECT_EQ(round->total(), 36);
+    EXPECT_EQ(parse_profile_event(QStringLiteral(R"({"event":"profile","phase":"transfer"})")),
+              (ProfileProgress{0, 0, 0, 0, true, false}));
+    EXPECT_EQ(parse_profile_event(QStringLiteral(R"({"event":"profile","phase":"collectives"})")),
+              (ProfileProgress{0, 0, 0, 0, false, true}));
+    for (const char* line :
+         {R"({"event":"profile","phase":"layers","size":1,"sizes":1,"round":0,"rounds":12})",
+          R"({"event":"profile","phase":"layers","size":1,"sizes":1,"round":13,"rounds":12})",
+          R"({"event":"step","step":1,"steps":3})", R"({"event":"profile","phase":"later"})",
+          "  round 3/12 over the layers", "pipewright: profiling mlp: 7 layers", "{not json", ""}) {
+        EXPECT_FALSE(parse_profile_event(QString::fromUtf8(line)).has_value()) << line;
     }
 }
 
@@ -71,15 +75,16 @@ TEST(ProfileProcess, AsksForTheProjectTheFileAndTheChosenOptions) {
     ProfileRequest request;
     request.project_file = QStringLiteral("/r/mlp.profile.project.json");
     request.out_file = QStringLiteral("/r/mlp.profile.json");
-    EXPECT_EQ(
-        ProfileProcess::arguments(request),
-        (QStringList{"profile", "/r/mlp.profile.project.json", "--out", "/r/mlp.profile.json"}));
+    EXPECT_EQ(ProfileProcess::arguments(request),
+              (QStringList{"profile", "/r/mlp.profile.project.json", "--out", "/r/mlp.profile.json",
+                           "--progress", "json"}));
     request.device = QStringLiteral("cpu");
     request.repeats = 3;
     request.warmup = 0;
-    EXPECT_EQ(ProfileProcess::arguments(request),
-              (QStringList{"profile", "/r/mlp.profile.project.json", "--out", "/r/mlp.profile.json",
-                           "--device", "cpu", "--repeats", "3", "--warmup", "0"}));
+    EXPECT_EQ(
+        ProfileProcess::arguments(request),
+        (QStringList{"profile", "/r/mlp.profile.project.json", "--out", "/r/mlp.profile.json",
+                     "--progress", "json", "--device", "cpu", "--repeats", "3", "--warmup", "0"}));
 }
 
 TEST(ProfileProcess, AFailureGivesTheProfilersReasonWithTheProblemsUnderIt) {
@@ -89,7 +94,8 @@ TEST(ProfileProcess, AFailureGivesTheProfilersReasonWithTheProblemsUnderIt) {
           "#!/bin/sh\n"
           "echo 'pipewright: warning: this machine is busy (load average 2.0 on 2 cores)' >&2\n"
           "echo 'pipewright: profiling mlp: 7 layers at micro-batch size 16' >&2\n"
-          "echo '  round 1/3 (warm-up) over the layers' >&2\n"
+          "echo '{\"event\":\"profile\",\"phase\":\"layers\",\"size\":1,\"sizes\":1,"
+          "\"round\":1,\"rounds\":3}' >&2\n"
           "echo 'pipewright: profile: layer fc2 cannot be built' >&2\n"
           "echo '  its weight is too large' >&2\n"
           "exit 1\n");
@@ -106,7 +112,7 @@ TEST(ProfileProcess, AFailureGivesTheProfilersReasonWithTheProblemsUnderIt) {
     EXPECT_EQ(failed.front().front().toString(),
               QStringLiteral("profile: layer fc2 cannot be built\n  its weight is too large"));
     ASSERT_EQ(progress.size(), 1);
-    EXPECT_EQ(process.lastProgress(), (ProfileProgress{1, 3, false, false}));
+    EXPECT_EQ(process.lastProgress(), (ProfileProgress{1, 3, 1, 1, false, false}));
     EXPECT_EQ(process.warnings(),
               QStringList{QStringLiteral("this machine is busy (load average 2.0 on 2 cores)")});
     EXPECT_FALSE(QFile::exists(request.out_file));

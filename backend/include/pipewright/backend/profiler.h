@@ -34,6 +34,10 @@ struct ProfileOptions {
     int concurrent_ranks = 0;
     bool measure_transfer = true;
     double timeout_s = 60;  // bound on every c10d wait of the transfer measurement
+    // Progress as JSON lines on stderr instead of text (`--progress json`):
+    // {"event":"profile","phase":"layers","size":2,"sizes":3,"round":4,"rounds":12},
+    // then phases "transfer" and "collectives".
+    bool json_progress = false;
 };
 
 // How layers are timed, for callers that already hold an analysed project.
