@@ -114,11 +114,6 @@ std::optional<HfModel> model_from_hf_config(const nlohmann::json& config, std::i
     m.tie_word_embeddings = r.boolean("tie_word_embeddings", kOptional).value_or(false);
     m.input = {{length}, DType::int64};
     m.loss = LossKind::cross_entropy;
-    LayerSpec embed;
-    embed.name = "embed_tokens";
-    embed.type = "embedding";
-    embed.params = {{"num_embeddings", *vocabulary}, {"embedding_dim", *hidden}};
-    m.layers.push_back(embed);
     nlohmann::json block = {
         {"hidden", *hidden},  {"heads", *heads},           {"kv_heads", kv_heads.value_or(*heads)},
         {"ffn_hidden", *ffn}, {"activation", *activation}, {"norm", "rmsnorm"},
@@ -126,23 +121,12 @@ std::optional<HfModel> model_from_hf_config(const nlohmann::json& config, std::i
     if (head_dim && *head_dim * *heads != *hidden) {
         block["head_dim"] = *head_dim;
     }
-    for (std::int64_t i = 0; i < *layers; ++i) {
-        LayerSpec l;
-        l.name = "layers." + std::to_string(i);
-        l.type = "transformer_block";
-        l.params = block;
-        m.layers.push_back(std::move(l));
-    }
-    LayerSpec norm;
-    norm.name = "norm";
-    norm.type = "rmsnorm";
-    norm.params = {{"features", *hidden}};
-    m.layers.push_back(norm);
-    LayerSpec head;
-    head.name = "lm_head";
-    head.type = "linear";
-    head.params = {{"in_features", *hidden}, {"out_features", *vocabulary}, {"bias", false}};
-    m.layers.push_back(head);
+    DecoderLayout layout;
+    layout.block = block;
+    layout.blocks = *layers;
+    layout.hidden = *hidden;
+    layout.vocabulary = *vocabulary;
+    append_decoder(m, layout);
 
     if (const auto window = integer("sliding_window", kOptional);
         window && *window < length &&
@@ -158,6 +142,35 @@ std::optional<HfModel> model_from_hf_config(const nlohmann::json& config, std::i
                             " parameters a block) are left out");
     }
     return out;
+}
+
+void append_decoder(Model& model, const DecoderLayout& layout) {
+    LayerSpec embed;
+    embed.name = layout.embedding;
+    embed.type = "embedding";
+    embed.params = {{"num_embeddings", layout.vocabulary}, {"embedding_dim", layout.hidden}};
+    if (layout.embedding_params.is_object()) {
+        embed.params.update(layout.embedding_params);
+    }
+    model.layers.push_back(std::move(embed));
+    for (std::int64_t i = 0; i < layout.blocks; ++i) {
+        LayerSpec l;
+        l.name = layout.block_prefix + std::to_string(i);
+        l.type = "transformer_block";
+        l.params = layout.block;
+        model.layers.push_back(std::move(l));
+    }
+    LayerSpec norm;
+    norm.name = layout.norm;
+    norm.type = layout.norm_type;
+    norm.params = {{"features", layout.hidden}};
+    model.layers.push_back(std::move(norm));
+    LayerSpec head;
+    head.name = "lm_head";
+    head.type = "linear";
+    head.params = {
+        {"in_features", layout.hidden}, {"out_features", layout.vocabulary}, {"bias", false}};
+    model.layers.push_back(std::move(head));
 }
 
 }  // namespace pipewright

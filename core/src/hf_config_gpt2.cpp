@@ -71,36 +71,23 @@ std::optional<HfModel> gpt2_from_hf_config(const nlohmann::json& config, std::in
     m.loss = LossKind::cross_entropy;
     // PretrainedConfig's default, which GPT-2 keeps.
     m.tie_word_embeddings = r.boolean("tie_word_embeddings", kOptional).value_or(true);
-    LayerSpec embed;
-    embed.name = "wte";
-    embed.type = "embedding";
-    embed.params = {
-        {"num_embeddings", *vocabulary}, {"embedding_dim", *hidden}, {"positions", *positions}};
-    m.layers.push_back(embed);
-    const nlohmann::json block = {{"hidden", *hidden},
-                                  {"heads", *heads},
-                                  {"ffn_hidden", inner.value_or(4 * *hidden)},
-                                  {"activation", *activation},
-                                  {"norm", "layernorm"},
-                                  {"bias", true},
-                                  {"qkv_bias", true}};
-    for (std::int64_t i = 0; i < *layers; ++i) {
-        LayerSpec l;
-        l.name = "h." + std::to_string(i);
-        l.type = "transformer_block";
-        l.params = block;
-        m.layers.push_back(std::move(l));
-    }
-    LayerSpec norm;
-    norm.name = "ln_f";
-    norm.type = "layernorm";
-    norm.params = {{"features", *hidden}};
-    m.layers.push_back(norm);
-    LayerSpec head;
-    head.name = "lm_head";
-    head.type = "linear";
-    head.params = {{"in_features", *hidden}, {"out_features", *vocabulary}, {"bias", false}};
-    m.layers.push_back(head);
+    DecoderLayout layout;
+    layout.embedding = "wte";
+    layout.block_prefix = "h.";
+    layout.norm = "ln_f";
+    layout.norm_type = "layernorm";
+    layout.embedding_params = {{"positions", *positions}};
+    layout.block = {{"hidden", *hidden},
+                    {"heads", *heads},
+                    {"ffn_hidden", inner.value_or(4 * *hidden)},
+                    {"activation", *activation},
+                    {"norm", "layernorm"},
+                    {"bias", true},
+                    {"qkv_bias", true}};
+    layout.blocks = *layers;
+    layout.hidden = *hidden;
+    layout.vocabulary = *vocabulary;
+    append_decoder(m, layout);
     return out;
 }
 

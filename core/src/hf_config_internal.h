@@ -9,6 +9,7 @@
 
 #include "pipewright/core/diagnostics.h"
 #include "pipewright/core/hf_config.h"
+#include "pipewright/core/model.h"
 
 namespace pipewright {
 
@@ -19,6 +20,23 @@ inline constexpr std::int64_t kMaxConfigBlocks = 10'000;
 // The sequence a config is read at when none is asked for: its positions,
 // at most this many.
 inline constexpr std::int64_t kDefaultSequence = 4096;
+
+// How a family names and builds the parts of its decoder.
+struct DecoderLayout {
+    const char* embedding = "embed_tokens";
+    const char* block_prefix = "layers.";  // + the block's index
+    const char* norm = "norm";
+    const char* norm_type = "rmsnorm";
+    nlohmann::json embedding_params;  // besides num_embeddings and embedding_dim
+    nlohmann::json block;             // every transformer block's parameters
+    std::int64_t blocks = 0;
+    std::int64_t hidden = 0;
+    std::int64_t vocabulary = 0;
+};
+
+// Appends the decoder every family is: the token embedding, the blocks, the
+// final norm and the output head (a bias-free linear to the vocabulary).
+void append_decoder(Model& model, const DecoderLayout& layout);
 
 // A GPT2LMHeadModel config (`out` carries its architecture): learned
 // positions, layer norms, biases, a GELU MLP and, by default, the head tied
