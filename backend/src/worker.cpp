@@ -26,6 +26,7 @@
 #include "pipewright/backend/tensor_data.h"
 #include "pipewright/core/project_io.h"
 #include "pipewright/core/quantity_format.h"
+#include "pipewright/core/run_folder_names.h"
 #include "pipewright/core/run_records.h"
 #include "rendezvous.h"
 #include "resident_memory.h"
@@ -338,12 +339,9 @@ RankRecord train(const WorkerOptions& o, const AnalyzedProject& project, RankExe
 // tensor-parallel members save theirs apart, so that a test can check that
 // every copy ends with the weights it should.
 void save_parameters(const WorkerOptions& o, const RankExecutor& executor, const RankPlace& place) {
-    const std::string suffix =
-        (place.replica == 0 ? "" : "-replica-" + std::to_string(place.replica)) +
-        (place.slice == 0 ? "" : "-tensor-" + std::to_string(place.slice));
     for (int s : executor.stages()) {
         torch::save(executor.module(s)->parameters(),
-                    o.out_dir + "/params-stage-" + std::to_string(s) + suffix + ".pt");
+                    o.out_dir + "/" + params_file_name(s, place.replica, place.slice));
     }
 }
 

@@ -21,6 +21,12 @@ std::string first_free_run_folder(const std::string& stem,
     return name;
 }
 
+std::string params_file_name(int stage, int replica, int member) {
+    return "params-stage-" + std::to_string(stage) +
+           (replica == 0 ? "" : "-replica-" + std::to_string(replica)) +
+           (member == 0 ? "" : "-tensor-" + std::to_string(member)) + ".pt";
+}
+
 bool is_run_output(const std::string& name) {
     static const std::regex outputs(
         R"(\.?(run\.log|summary\.json|metrics\.json|timeline\.json|trace\.json|)"

@@ -11,6 +11,7 @@
 #include "pipewright/backend/executor.h"
 #include "pipewright/backend/modules.h"
 #include "pipewright/core/project_io.h"
+#include "pipewright/core/run_folder_names.h"
 
 namespace pipewright::test {
 
@@ -155,6 +156,13 @@ std::vector<torch::Tensor> reference_parameters(const AnalyzedProject& p, int st
         optimizer->step();
     }
     return params;
+}
+
+std::vector<torch::Tensor> saved_stage_parameters(const std::filesystem::path& out, int stage,
+                                                  int replica, int member) {
+    std::vector<torch::Tensor> saved;
+    torch::load(saved, (out / params_file_name(stage, replica, member)).string());
+    return saved;
 }
 
 double max_relative_difference(const std::vector<torch::Tensor>& a,

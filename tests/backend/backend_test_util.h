@@ -1,5 +1,6 @@
 #pragma once
 
+#include <filesystem>
 #include <functional>
 #include <string>
 #include <vector>
@@ -50,6 +51,12 @@ struct MlpSpec {
     const std::function<backend::Batch(int)>& batch);
 
 // Largest max|a - b| / max|b| over the tensors, pairwise.
+// What `run --save-params` wrote into `out` for a stage (of a replica, of a
+// tensor-parallel member).
+[[nodiscard]] std::vector<torch::Tensor> saved_stage_parameters(const std::filesystem::path& out,
+                                                                int stage, int replica = 0,
+                                                                int member = 0);
+
 [[nodiscard]] double max_relative_difference(const std::vector<torch::Tensor>& a,
                                              const std::vector<torch::Tensor>& b);
 

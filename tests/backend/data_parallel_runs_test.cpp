@@ -52,11 +52,10 @@ AnalyzedProject single_process(test::MlpSpec s) {
 }
 
 std::vector<torch::Tensor> saved_parameters(const AnalyzedProject& p, const fs::path& out,
-                                            const std::string& suffix) {
+                                            int replica) {
     std::vector<torch::Tensor> all;
     for (int s = 0; s < p.schedule.num_stages; ++s) {
-        std::vector<torch::Tensor> stage;
-        torch::load(stage, (out / ("params-stage-" + std::to_string(s) + suffix + ".pt")).string());
+        const auto stage = test::saved_stage_parameters(out, s, replica);
         all.insert(all.end(), stage.begin(), stage.end());
     }
     return all;
@@ -82,8 +81,8 @@ TEST_P(DataParallelRuns, EveryReplicaEndsWithTheWeightsOfSingleProcessTraining) 
     ASSERT_EQ(p.data_parallel(), 2);
     ASSERT_EQ(whole.microbatch_size, p.microbatch_size);
     const auto reference = test::reference_parameters(whole, 3, torch::kFloat64);
-    const auto replica0 = saved_parameters(p, out, "");
-    const auto replica1 = saved_parameters(p, out, "-replica-1");
+    const auto replica0 = saved_parameters(p, out, 0);
+    const auto replica1 = saved_parameters(p, out, 1);
     EXPECT_LE(test::max_relative_difference(replica0, reference), 1e-5);
     EXPECT_LE(test::max_relative_difference(replica1, replica0), 1e-12)
         << "the replicas drifted apart";

@@ -43,7 +43,7 @@ TEST(Launcher, GlooRunEqualsSingleProcessTrainingAndWritesOutputs) {
     std::vector<torch::Tensor> pipelined;
     for (int s = 0; s < p.schedule.num_stages; ++s) {
         std::vector<torch::Tensor> stage;
-        torch::load(stage, (out / ("params-stage-" + std::to_string(s) + ".pt")).string());
+        stage = test::saved_stage_parameters(out, s);
         pipelined.insert(pipelined.end(), stage.begin(), stage.end());
     }
     const auto reference = test::reference_parameters(p, 3, torch::kFloat64);

@@ -42,7 +42,7 @@ void expect_workers_train_as_one_process(const test::MlpSpec& spec, const std::s
     std::vector<torch::Tensor> pipelined;
     for (int s = 0; s < p.schedule.num_stages; ++s) {
         std::vector<torch::Tensor> stage;
-        torch::load(stage, (out / ("params-stage-" + std::to_string(s) + ".pt")).string());
+        stage = test::saved_stage_parameters(out, s);
         pipelined.insert(pipelined.end(), stage.begin(), stage.end());
     }
     const auto reference = test::reference_parameters(p, 2, torch::kFloat64);

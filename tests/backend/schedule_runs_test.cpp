@@ -20,7 +20,7 @@ std::vector<torch::Tensor> saved_parameters(const AnalyzedProject& p, const fs::
     std::vector<torch::Tensor> all;
     for (int s = 0; s < p.schedule.num_stages; ++s) {
         std::vector<torch::Tensor> stage;
-        torch::load(stage, (out / ("params-stage-" + std::to_string(s) + ".pt")).string());
+        stage = test::saved_stage_parameters(out, s);
         all.insert(all.end(), stage.begin(), stage.end());
     }
     return all;

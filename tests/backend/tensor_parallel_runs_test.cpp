@@ -139,10 +139,7 @@ double worst_member_difference(const TensorParallelCase& c, const AnalyzedProjec
     for (int s = 0; s < split.schedule.num_stages; ++s) {
         const auto& stage = split.stages[static_cast<std::size_t>(s)];
         for (int k = 0; k < tensor; ++k) {
-            std::vector<torch::Tensor> saved;
-            torch::load(saved, (out / ("params-stage-" + std::to_string(s) +
-                                       (k == 0 ? "" : "-tensor-" + std::to_string(k)) + ".pt"))
-                                   .string());
+            const auto saved = test::saved_stage_parameters(out, s, 0, k);
             std::vector<torch::Tensor> want;
             for (std::size_t i = 0; i < names.size(); ++i) {
                 const std::string key = names[i].key();

@@ -129,12 +129,7 @@ double worst_difference(const TiedCase& c, const fs::path& out) {
         const auto& stage = split.stages[static_cast<std::size_t>(s)];
         for (int replica = 0; replica < c.replicas; ++replica) {
             for (int k = 0; k < c.tensor; ++k) {
-                std::vector<torch::Tensor> saved;
-                torch::load(saved,
-                            (out / ("params-stage-" + std::to_string(s) +
-                                    (replica == 0 ? "" : "-replica-" + std::to_string(replica)) +
-                                    (k == 0 ? "" : "-tensor-" + std::to_string(k)) + ".pt"))
-                                .string());
+                const auto saved = test::saved_stage_parameters(out, s, replica, k);
                 std::vector<torch::Tensor> want;
                 for (std::size_t i = 0; i < names.size(); ++i) {
                     const std::string key = names[i].key();

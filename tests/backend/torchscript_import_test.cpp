@@ -369,7 +369,7 @@ TEST(TorchScriptImport, RunOnAFolderOfSamplesEqualsSingleProcessTrainingOnThem) 
     std::vector<torch::Tensor> saved;
     for (int s = 0; s < 2; ++s) {
         std::vector<torch::Tensor> stage;
-        torch::load(stage, (out / ("params-stage-" + std::to_string(s) + ".pt")).string());
+        stage = test::saved_stage_parameters(out, s);
         saved.insert(saved.end(), stage.begin(), stage.end());
     }
     EXPECT_LE(test::max_relative_difference(saved, reference), 1e-9);
@@ -403,7 +403,7 @@ std::vector<torch::Tensor> saved_parameters(const fs::path& out, int stages) {
     std::vector<torch::Tensor> all;
     for (int s = 0; s < stages; ++s) {
         std::vector<torch::Tensor> saved;
-        torch::load(saved, (out / ("params-stage-" + std::to_string(s) + ".pt")).string());
+        saved = test::saved_stage_parameters(out, s);
         all.insert(all.end(), saved.begin(), saved.end());
     }
     return all;

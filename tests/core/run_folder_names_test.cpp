@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <set>
+#include <utility>
 
 #include "pipewright/core/run_folder_names.h"
 
@@ -27,6 +28,15 @@ TEST(RunFolderNames, ATakenNameGetsTheNextNumber) {
     const auto is_taken = [&](const std::string& n) { return taken.contains(n); };
     EXPECT_EQ(first_free_run_folder("m-0", is_taken), "m-0");
     EXPECT_EQ(first_free_run_folder("m-1", is_taken), "m-1-3");
+}
+
+TEST(RunFolderNames, TheParameterFilesAreNamedAsTheyAreRecognised) {
+    EXPECT_EQ(params_file_name(0), "params-stage-0.pt");
+    EXPECT_EQ(params_file_name(2, 0, 1), "params-stage-2-tensor-1.pt");
+    EXPECT_EQ(params_file_name(1, 3, 1), "params-stage-1-replica-3-tensor-1.pt");
+    for (const auto& [replica, member] : {std::pair{0, 0}, {1, 0}, {0, 2}, {4, 3}}) {
+        EXPECT_TRUE(is_run_output(params_file_name(5, replica, member)));
+    }
 }
 
 TEST(RunFolderNames, EveryFileARunWritesIsItsOutputAndNothingElse) {

@@ -19,6 +19,11 @@ namespace pipewright {
 [[nodiscard]] std::string first_free_run_folder(
     const std::string& stem, const std::function<bool(const std::string&)>& taken);
 
+// The file `run --save-params` writes a stage's parameters to:
+// params-stage-S.pt, with -replica-R past the first replica and -tensor-K
+// past a tensor-parallel group's first member.
+[[nodiscard]] std::string params_file_name(int stage, int replica = 0, int member = 0);
+
 // Whether a file name is one that a run writes (run.log, metrics.json,
 // rank-3.json, params-stage-0.pt, …, or an unfinished atomic write of one).
 [[nodiscard]] bool is_run_output(const std::string& file_name);
