@@ -18,15 +18,6 @@ struct SharedWeightHeadImpl : torch::nn::Module {
 };
 TORCH_MODULE(SharedWeightHead);
 
-int stage_holding(const AnalyzedProject& project, int layer) {
-    for (const PipelineStage& s : project.stages) {
-        if (s.first_layer <= layer && layer <= s.last_layer) {
-            return s.index;
-        }
-    }
-    return -1;
-}
-
 torch::Tensor gradient_of(const torch::Tensor& weight) {
     if (!weight.grad().defined()) {
         weight.mutable_grad() = torch::zeros_like(weight);
@@ -65,18 +56,6 @@ torch::nn::AnyModule copied_weight_head(const AnalyzedProject& project, std::uin
     const torch::NoGradGuard no_grad;
     linear->weight.copy_(*embedding.ptr()->named_parameters(false).find("weight"));
     return torch::nn::AnyModule(linear);
-}
-
-std::optional<TiedStages> tied_stages(const AnalyzedProject& project) {
-    if (!project.tied) {
-        return std::nullopt;
-    }
-    const TiedStages stages{stage_holding(project, project.tied->embedding),
-                            stage_holding(project, project.tied->head)};
-    if (stages.embedding < 0 || stages.head < 0 || stages.embedding == stages.head) {
-        return std::nullopt;
-    }
-    return stages;
 }
 
 void sum_tied_gradients(const torch::Tensor& embedding, const torch::Tensor& head, int peer,

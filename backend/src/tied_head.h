@@ -30,14 +30,6 @@ void scale_tied_embedding(torch::nn::Module& embedding);
 [[nodiscard]] torch::nn::AnyModule copied_weight_head(const AnalyzedProject& project,
                                                       std::uint64_t seed);
 
-// The embedding's and the head's stages when they differ (each then holds a
-// copy), or nullopt.
-struct TiedStages {
-    int embedding = 0;
-    int head = 0;
-};
-[[nodiscard]] std::optional<TiedStages> tied_stages(const AnalyzedProject& project);
-
 // Sums the gradients of the tied copies this rank holds with the other
 // copy's, so that both copies take the same optimizer step: in place when
 // one rank holds both stages, otherwise by swapping them with the peer rank

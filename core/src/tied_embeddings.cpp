@@ -76,6 +76,25 @@ std::int64_t model_parameters(const AnalyzedProject& project) {
     return project.tied ? total - project.tied->parameters : total;
 }
 
+std::optional<TiedStages> tied_stages(const AnalyzedProject& project) {
+    if (!project.tied) {
+        return std::nullopt;
+    }
+    const auto stage_of = [&project](int layer) {
+        for (const PipelineStage& s : project.stages) {
+            if (s.first_layer <= layer && layer <= s.last_layer) {
+                return s.index;
+            }
+        }
+        return -1;
+    };
+    const TiedStages stages{stage_of(project.tied->embedding), stage_of(project.tied->head)};
+    if (stages.embedding < 0 || stages.head < 0 || stages.embedding == stages.head) {
+        return std::nullopt;
+    }
+    return stages;
+}
+
 bool stage_shares_tied_weight(const std::optional<TiedEmbeddings>& tied, int first, int last) {
     return tied && first <= tied->embedding && tied->head <= last;
 }

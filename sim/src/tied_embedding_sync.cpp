@@ -5,31 +5,15 @@
 
 namespace pipewright {
 
-namespace {
-
-int stage_of_layer(const AnalyzedProject& project, int layer) {
-    for (const PipelineStage& s : project.stages) {
-        if (s.first_layer <= layer && layer <= s.last_layer) {
-            return s.index;
-        }
-    }
-    return -1;
-}
-
-}  // namespace
-
 std::optional<TiedEmbeddingSync> tied_embedding_sync(const AnalyzedProject& project,
                                                      const CostModelOptions& options) {
-    if (!project.tied) {
+    const auto tied = tied_stages(project);
+    if (!tied) {
         return std::nullopt;
     }
     TiedEmbeddingSync sync;
-    sync.embedding_stage = stage_of_layer(project, project.tied->embedding);
-    sync.head_stage = stage_of_layer(project, project.tied->head);
-    if (sync.embedding_stage < 0 || sync.head_stage < 0 ||
-        sync.embedding_stage == sync.head_stage) {
-        return std::nullopt;
-    }
+    sync.embedding_stage = tied->embedding;
+    sync.head_stage = tied->head;
     const auto& stages = project.stages;
     sync.embedding_rank = stages[static_cast<std::size_t>(sync.embedding_stage)].rank;
     sync.head_rank = stages[static_cast<std::size_t>(sync.head_stage)].rank;

@@ -34,6 +34,14 @@ struct TiedEmbeddings {
 // The model's parameters, a tied matrix counted once.
 [[nodiscard]] std::int64_t model_parameters(const AnalyzedProject& project);
 
+// The embedding's and the head's stages when they differ (each then keeps a
+// copy, and the copies' gradients are summed), or nullopt.
+struct TiedStages {
+    int embedding = 0;
+    int head = 0;
+};
+[[nodiscard]] std::optional<TiedStages> tied_stages(const AnalyzedProject& project);
+
 // Whether stage [first, last] (layer indices) holds both tied layers, so that
 // its head reuses the embedding's tensor instead of keeping a copy.
 [[nodiscard]] bool stage_shares_tied_weight(const std::optional<TiedEmbeddings>& tied, int first,
