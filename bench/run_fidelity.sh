@@ -13,6 +13,10 @@
 #   ROUNDS      profile -> simulate -> run rounds; medians are reported (default 3)
 #   STEPS       training steps per run (default 6), WARMUP of them left out (default 1)
 #   REPEATS     timed repetitions per layer in the profile (default 10)
+#   COSTS       what prices the simulation: "profile" (`profile` of this
+#               project, the default) or "calibration" (`calibrate` of this
+#               machine's CPU with THREADS threads, the kernel model for any
+#               project; links then come from the project file)
 #   OUT         folder for every file written (default a new folder under /tmp)
 set -euo pipefail
 
@@ -24,6 +28,7 @@ ROUNDS=${ROUNDS:-3}
 STEPS=${STEPS:-6}
 WARMUP=${WARMUP:-1}
 REPEATS=${REPEATS:-10}
+COSTS=${COSTS:-profile}
 OUT=${OUT:-$(mktemp -d /tmp/pipewright-fidelity.XXXXXX)}
 
 if [[ ! -x "$PIPEWRIGHT" ]]; then
@@ -47,19 +52,29 @@ echo "# $PIPEWRIGHT, $PROJECT, $THREADS thread(s) per rank, $ROUNDS rounds, outp
 for round in $(seq 1 "$ROUNDS"); do
     dir="$OUT/round-$round"
     mkdir -p "$dir"
+    if [[ "$COSTS" == calibration ]]; then
+        echo "# round $round: calibrate this machine's CPU" >&2
+        "$PIPEWRIGHT" calibrate --device cpu --threads "$THREADS" --out "$dir/calibration.json" \
+            >"$dir/calibration.txt" 2>"$dir/calibration.log"
+    fi
     for schedule in $SCHEDULES; do
-        # Profile at the micro-batch size this schedule runs with (naive
-        # runs one micro-batch of the whole batch): layer times do not
-        # scale linearly with it. One profile per size and round.
-        m=$("$PIPEWRIGHT" simulate "$PROJECT" --schedule "$schedule" --json | jq .microbatches)
-        profile="$dir/profile-m$m.json"
-        if [[ ! -f "$profile" ]]; then
-            echo "# round $round: profile, $m micro-batches" >&2
-            "$PIPEWRIGHT" profile "$PROJECT" --threads "$THREADS" --repeats "$REPEATS" -m "$m" \
-                --out "$profile" >"$dir/profile-m$m.txt" 2>"$dir/profile-m$m.log"
+        if [[ "$COSTS" == calibration ]]; then
+            costs=(--calibration "$dir/calibration.json")
+        else
+            # Profile at the micro-batch size this schedule runs with (naive
+            # runs one micro-batch of the whole batch): layer times do not
+            # scale linearly with it. One profile per size and round.
+            m=$("$PIPEWRIGHT" simulate "$PROJECT" --schedule "$schedule" --json | jq .microbatches)
+            profile="$dir/profile-m$m.json"
+            if [[ ! -f "$profile" ]]; then
+                echo "# round $round: profile, $m micro-batches" >&2
+                "$PIPEWRIGHT" profile "$PROJECT" --threads "$THREADS" --repeats "$REPEATS" -m "$m" \
+                    --out "$profile" >"$dir/profile-m$m.txt" 2>"$dir/profile-m$m.log"
+            fi
+            costs=(--profile "$profile")
         fi
         echo "# round $round: $schedule: simulate, run, compare" >&2
-        "$PIPEWRIGHT" simulate "$PROJECT" --schedule "$schedule" --profile "$profile" \
+        "$PIPEWRIGHT" simulate "$PROJECT" --schedule "$schedule" "${costs[@]}" \
             --timeline "$dir/$schedule-sim.json" --json >"$dir/$schedule-sim-summary.json"
         "$PIPEWRIGHT" run "$PROJECT" --schedule "$schedule" --threads-per-rank "$THREADS" \
             --steps "$STEPS" --warmup "$WARMUP" --out "$dir/$schedule-run" --json \

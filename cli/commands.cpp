@@ -7,6 +7,7 @@
 #include <filesystem>
 
 #include "backend_handoff.h"
+#include "calibrate_command.h"
 #include "catalog_commands.h"
 #include "compare_command.h"
 #include "import_command.h"
@@ -127,6 +128,9 @@ int run(int argc, const char* const* argv, std::ostream& out, std::ostream& err)
     hand_over.import = [&](const ImportArgs&, std::ostream&, std::ostream& e) {
         return hand_over_to_backend(argc, argv, "import", e);
     };
+    hand_over.calibrate = [&](const CalibrateArgs&, std::ostream&, std::ostream& e) {
+        return hand_over_to_backend(argc, argv, "calibrate", e);
+    };
     return run(argc, argv, out, err, hand_over);
 }
 
@@ -155,6 +159,8 @@ int run(int argc, const char* const* argv, std::ostream& out, std::ostream& err,
     add_worker_command(app, worker_args);
     ProfileArgs profile;
     add_profile_command(app, profile);
+    CalibrateArgs calibrate;
+    add_calibrate_command(app, calibrate);
     CompareArgs compare;
     add_compare_command(app, compare);
     ImportArgs import_args;
@@ -213,6 +219,9 @@ int run(int argc, const char* const* argv, std::ostream& out, std::ostream& err,
     }
     if (app.got_subcommand("profile")) {
         return backend.profile(profile, out, err);
+    }
+    if (app.got_subcommand("calibrate")) {
+        return backend.calibrate(calibrate, out, err);
     }
     if (app.got_subcommand("import")) {
         if (is_hf_config(import_args)) {

@@ -15,6 +15,7 @@ struct RunArgs;
 struct WorkerArgs;
 struct ProfileArgs;
 struct ImportArgs;
+struct CalibrateArgs;
 
 // What carries out the commands that train and measure with LibTorch. The
 // front end hands them over to the backend program (backend_handoff.h); the
@@ -25,6 +26,7 @@ struct BackendCommands {
     std::function<int(const ProfileArgs&, std::ostream& out, std::ostream& err)> profile;
     std::function<int(const WorkerArgs&, std::ostream& err)> worker;
     std::function<int(const ImportArgs&, std::ostream& out, std::ostream& err)> import;
+    std::function<int(const CalibrateArgs&, std::ostream& out, std::ostream& err)> calibrate;
 };
 
 // Runs the command line with the given arguments; what a shell would see on

@@ -1,10 +1,24 @@
 #include "cost_options.h"
 
+#include <cstdio>
+#include <sstream>
+
 #include "commands.h"
 #include "option_checks.h"
+#include "pipewright/core/device_calibration.h"
 #include "pipewright/sim/profile_coverage.h"
+#include "report_format.h"
 
 namespace pipewright::cli {
+namespace {
+
+std::string two_decimals(double v) {
+    char text[32];
+    std::snprintf(text, sizeof text, "%.2f", v);
+    return text;
+}
+
+}  // namespace
 
 void add_cost_options(CLI::App& command, CostArgs& args) {
     command.add_option("--profile", args.profile,
@@ -14,13 +28,15 @@ void add_cost_options(CLI::App& command, CostArgs& args) {
                     "Price every layer as its FLOPs at this fraction of peak FLOP/s (the "
                     "flat model) instead of as the kernels it launches")
         ->check(finite_number(0.001, 1.0));
+    command.add_option("--calibration", args.calibrations,
+                       "Device calibration from `pipewright calibrate`: its device's kernels "
+                       "cost what they measured (repeat for several device types)");
     command.add_flag("--strict", args.strict,
                      "Refuse a --profile that does not fit the model (layers it lacks or "
                      "measured at other sizes) instead of warning");
 }
 
-std::optional<CostModelOptions> cost_model_options(const CostArgs& args,
-                                                   std::optional<Profile>& profile_storage,
+std::optional<CostModelOptions> cost_model_options(const CostArgs& args, CostInputs& inputs,
                                                    std::ostream& err) {
     CostModelOptions costs;
     if (args.efficiency > 0) {
@@ -28,14 +44,55 @@ std::optional<CostModelOptions> cost_model_options(const CostArgs& args,
     }
     if (args.profile) {
         try {
-            profile_storage = load_profile_file(*args.profile);
+            inputs.profile = load_profile_file(*args.profile);
         } catch (const InputError& e) {
             print_problems(err, *args.profile, e.diagnostics());
             return std::nullopt;
         }
-        costs.profile = &*profile_storage;
+        costs.profile = &*inputs.profile;
+    }
+    if (!args.calibrations.empty()) {
+        DeviceCatalog catalog = DeviceCatalog::builtin();
+        for (const std::string& path : args.calibrations) {
+            try {
+                const DeviceCalibration calibration = load_device_calibration_file(path);
+                for (std::size_t i = 0; i < inputs.fits.size(); ++i) {
+                    if (inputs.fits[i].spec == calibration.spec) {
+                        err << "pipewright: --calibration: " << path << " and "
+                            << inputs.calibration_files[i] << " both calibrate " << calibration.spec
+                            << "; give one\n";
+                        return std::nullopt;
+                    }
+                }
+                catalog = calibrated_catalog(catalog, {calibration}, &inputs.fits);
+                inputs.calibration_files.push_back(path);
+            } catch (const InputError& e) {
+                print_problems(err, path, e.diagnostics());
+                return std::nullopt;
+            }
+        }
+        inputs.catalog = std::move(catalog);
     }
     return costs;
+}
+
+std::string describe_calibrations(const CostInputs& inputs) {
+    // A stream, not a chain of string additions: GCC 12 sees a null
+    // dereference in the latter that is not there (-Wnull-dereference).
+    std::ostringstream text;
+    for (std::size_t i = 0; i < inputs.fits.size(); ++i) {
+        const CalibrationFit& f = inputs.fits[i];
+        if (i > 0) {
+            text << "; ";
+        }
+        text << f.spec << " kernels as measured on "
+             << (f.device_name.empty() ? std::string("its device") : f.device_name) << " ("
+             << inputs.calibration_files[i] << "): launch " << format_duration(f.kernel_overhead_s)
+             << ", copies at " << format_bytes(f.copy_bandwidth_GBps * 1e9) << "/s, "
+             << to_string(f.dtype) << " GEMMs " << two_decimals(f.gemm_ratio_min) << "–"
+             << two_decimals(f.gemm_ratio_max) << " × the model's time";
+    }
+    return text.str();
 }
 
 std::optional<std::string> check_profile_fit(const CostModelOptions& costs, const Project& project,

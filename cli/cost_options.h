@@ -3,30 +3,51 @@
 #include <optional>
 #include <ostream>
 #include <string>
+#include <vector>
 
 #include <CLI/CLI.hpp>
 
+#include "pipewright/core/device_catalog.h"
 #include "pipewright/core/profile.h"
 #include "pipewright/core/project.h"
 #include "pipewright/sim/cost_model.h"
+#include "pipewright/sim/device_calibration_fit.h"
 
 namespace pipewright::cli {
 
-// --profile and --efficiency: how every command that simulates prices layers.
+// --profile, --calibration and --efficiency: how every command that
+// simulates prices layers.
 struct CostArgs {
     std::optional<std::string> profile;
-    double efficiency = 0;  // 0: the cost model's default
-    bool strict = false;    // refuse a profile that does not fit the model
+    std::vector<std::string> calibrations;  // device calibration files
+    double efficiency = 0;                  // 0: the cost model's default
+    bool strict = false;                    // refuse a profile that does not fit the model
 };
 
 void add_cost_options(CLI::App& command, CostArgs& args);
 
-// The cost model the options ask for. A measured profile is loaded into
-// `profile_storage`, which must outlive the returned options. Returns nullopt
-// after printing why the profile cannot be used.
-std::optional<CostModelOptions> cost_model_options(const CostArgs& args,
-                                                   std::optional<Profile>& profile_storage,
+// What the options load, which must outlive the cost model options made of
+// them: the measured profile, and the catalog with the calibrated devices.
+struct CostInputs {
+    std::optional<Profile> profile;
+    std::optional<DeviceCatalog> catalog;  // set with --calibration
+    std::vector<CalibrationFit> fits;      // one per --calibration, in order
+    std::vector<std::string> calibration_files;
+
+    // The catalog to analyse with: the calibrated one, or null (builtin).
+    [[nodiscard]] const DeviceCatalog* catalog_or_null() const {
+        return catalog ? &*catalog : nullptr;
+    }
+};
+
+// The cost model the options ask for, its inputs loaded into `inputs`.
+// Returns nullopt after printing why a profile or calibration cannot be used.
+std::optional<CostModelOptions> cost_model_options(const CostArgs& args, CostInputs& inputs,
                                                    std::ostream& err);
+
+// "kernels calibrated on NVIDIA H100 80GB HBM3 (h100.json): …" for the
+// summary's Costs line; empty without --calibration.
+[[nodiscard]] std::string describe_calibrations(const CostInputs& inputs);
 
 // Warns on `err` when the profile in `costs` does not fit the model (no layer
 // or only some match, or layers measured at other sizes) and returns the

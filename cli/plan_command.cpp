@@ -17,6 +17,7 @@
 #include "pipewright/core/schedule_generators.h"
 #include "pipewright/sim/planner.h"
 #include "pipewright/sim/profile_coverage.h"
+#include "plan_json.h"
 #include "report_format.h"
 #include "tensor_parallel_format.h"
 
@@ -76,10 +77,6 @@ extern "C" void on_plan_interrupt(int /*signal*/) {
 // Exit status of a plan ended by Ctrl-C (128 + SIGINT), as `run`'s.
 constexpr int kInterrupted = 130;
 
-std::size_t at(int i) {
-    return static_cast<std::size_t>(i);
-}
-
 std::string fixed(double value, int decimals) {
     if (!std::isfinite(value)) {
         return format_percent(value);  // "(infinite)", never "inf"
@@ -92,14 +89,6 @@ std::string fixed(double value, int decimals) {
 std::string gain_text(double percent) {
     // Small gains keep a second decimal, so that +0.04 % does not read as none.
     return (percent >= 0 ? "+" : "") + fixed(percent, std::fabs(percent) < 1 ? 2 : 1) + " %";
-}
-
-// Speed-up of the plan over another outcome, in percent.
-std::optional<double> gain_over(const PlanOutcome& plan, const PlanOutcome& other) {
-    if (!plan.report || !other.report || plan.report->iteration_time_s <= 0) {
-        return std::nullopt;
-    }
-    return (other.report->iteration_time_s / plan.report->iteration_time_s - 1.0) * 100.0;
 }
 
 std::string layer_range(const Project& project, const PlannedStage& stage) {
@@ -241,79 +230,6 @@ void print_plan(std::ostream& out, const PlanResult& result, const Project& proj
     out << ".\n";
 }
 
-nlohmann::json placement_json(const Project& project, const std::vector<PlannedStage>& stages) {
-    nlohmann::json list = nlohmann::json::array();
-    for (std::size_t k = 0; k < stages.size(); ++k) {
-        const auto& s = stages[k];
-        nlohmann::json names = nlohmann::json::array();
-        for (int l = s.first_layer; l <= s.last_layer; ++l) {
-            names.push_back(project.model.layers[at(l)].name);
-        }
-        list.push_back({{"stage", k},
-                        {"device", s.device},
-                        {"first_layer", s.first_layer},
-                        {"last_layer", s.last_layer},
-                        {"layers", names}});
-    }
-    return list;
-}
-
-// The figures of `simulate --json` plus the placement.
-nlohmann::json outcome_json(const Project& project, const PlanOutcome& o) {
-    nlohmann::json j = {{"applicable", o.report.has_value()},
-                        {"placement", placement_json(project, o.stages)}};
-    if (!o.report) {
-        j["schedule"] = o.schedule;
-        j["reason"] = o.reason;
-        return j;
-    }
-    const nlohmann::json figures = report_to_json(*o.report);
-    for (const char* key :
-         {"schedule", "batch_size", "microbatches", "microbatch_size", "iteration_time_s",
-          "throughput_samples_per_s", "bubble_fraction", "all_fit", "devices"}) {
-        j[key] = figures[key];
-    }
-    return j;
-}
-
-nlohmann::json result_json(const PlanResult& result, const Project& project) {
-    nlohmann::json j;
-    j["feasible"] = result.feasible;
-    j["interrupted"] = result.interrupted;
-    if (result.feasible) {
-        j.update(outcome_json(project, result.plan));
-        j.erase("applicable");
-        j["bottleneck_s"] = result.bottleneck_s;
-    } else {
-        j["reason"] = result.why_nothing_fits;
-    }
-    for (const auto& [key, outcome] :
-         {std::pair<const char*, const PlanOutcome*>{"baseline", &result.input},
-          std::pair<const char*, const PlanOutcome*>{"uniform", &result.uniform}}) {
-        nlohmann::json o = outcome_json(project, *outcome);
-        if (const auto g = gain_over(result.plan, *outcome)) {
-            o["gain_percent"] = *g;
-        }
-        j[key] = std::move(o);
-    }
-    nlohmann::json schedules = nlohmann::json::array();
-    for (const auto& s : result.schedules) {
-        schedules.push_back({{"schedule", s.schedule},
-                             {"simulated", s.simulated},
-                             {"iteration_time_s", s.iteration_s ? nlohmann::json(*s.iteration_s)
-                                                                : nlohmann::json(nullptr)}});
-    }
-    j["schedules"] = std::move(schedules);
-    if (!result.data_parallel.empty()) {
-        j["data_parallel"] = plan_replicas_json(result);
-    }
-    j["search"] = {{"split_searches", result.statistics.split_searches},
-                   {"simulations", result.statistics.simulations},
-                   {"layouts_not_planned", result.statistics.bounded},
-                   {"elapsed_s", result.statistics.elapsed_s}};
-    return j;
-}
-
 }  // namespace
 
 int run_plan(const PlanArgs& args, std::ostream& out, std::ostream& err) {
@@ -336,12 +252,13 @@ int run_plan(const PlanArgs& args, std::ostream& out, std::ostream& err) {
         options.sequence_parallel = true;
     }
     options.base_dir = std::filesystem::path(args.project).parent_path();
-    std::optional<Profile> profile;
-    const auto costs = cost_model_options(args.costs, profile, err);
+    CostInputs cost_inputs;
+    const auto costs = cost_model_options(args.costs, cost_inputs, err);
     if (!costs) {
         return kInvalidInput;
     }
     options.costs = *costs;
+    options.catalog = cost_inputs.catalog_or_null();
     if (!check_profile_fit(*costs, *loaded.project, args.costs.strict, err)) {
         return kInvalidInput;
     }
@@ -393,7 +310,7 @@ int run_plan(const PlanArgs& args, std::ostream& out, std::ostream& err) {
         err << "pipewright: " << printable_name(args.project) << ": "
             << printable_text(result.why_nothing_fits);
         if (args.json) {
-            out << result_json(result, *loaded.project).dump(2) << '\n';
+            out << plan_result_json(result, *loaded.project).dump(2) << '\n';
         }
         return kInvalidInput;
     }
@@ -413,7 +330,7 @@ int run_plan(const PlanArgs& args, std::ostream& out, std::ostream& err) {
         }
     }
     if (args.json) {
-        out << result_json(result, *loaded.project).dump(2) << '\n';
+        out << plan_result_json(result, *loaded.project).dump(2) << '\n';
         return result.interrupted ? kInterrupted : kOk;
     }
     print_plan(out, result, *loaded.project, args.project);

@@ -95,6 +95,7 @@ int compare_layouts(const SimulateArgs& args, AnalysisOptions options,
     plan.schedule = args.schedule;
     plan.microbatches = args.microbatches;
     plan.costs = costs;
+    plan.catalog = options.catalog;
     plan.base_dir = options.base_dir;
     LayoutComparison c;
     try {
@@ -157,9 +158,13 @@ int run_simulate(const SimulateArgs& args, std::ostream& out, std::ostream& err)
     const auto path_or_none = [](const std::optional<std::string>& p) {
         return p.value_or(std::string());
     };
-    if (!check_outputs_spare_inputs({{"project", args.project},
-                                     {"--profile", path_or_none(args.costs.profile)},
-                                     {"--schedule-csv", path_or_none(args.schedule_csv)}},
+    std::vector<NamedFile> inputs{{"project", args.project},
+                                  {"--profile", path_or_none(args.costs.profile)},
+                                  {"--schedule-csv", path_or_none(args.schedule_csv)}};
+    for (const std::string& calibration : args.costs.calibrations) {
+        inputs.push_back({"--calibration", calibration});
+    }
+    if (!check_outputs_spare_inputs(inputs,
                                     {{"--trace", path_or_none(args.outputs.trace)},
                                      {"--timeline", path_or_none(args.outputs.timeline)},
                                      {"--export-csv", path_or_none(args.outputs.export_csv)}},
@@ -167,12 +172,13 @@ int run_simulate(const SimulateArgs& args, std::ostream& out, std::ostream& err)
         return kUsage;
     }
 
-    std::optional<Profile> profile;
-    const auto cost_options = cost_model_options(args.costs, profile, err);
+    CostInputs cost_inputs;
+    const auto cost_options = cost_model_options(args.costs, cost_inputs, err);
     if (!cost_options) {
         return kInvalidInput;
     }
     const CostModelOptions& costs = *cost_options;
+    options.catalog = cost_inputs.catalog_or_null();
 
     if (args.compare_schedules) {
         const std::optional<Project> project = project_to_compare(args, options, costs, err);
@@ -214,7 +220,10 @@ int run_simulate(const SimulateArgs& args, std::ostream& out, std::ostream& err)
     if (!fit) {
         return kInvalidInput;
     }
-    const std::string& cost_sources = *fit;
+    std::string cost_sources = *fit;
+    if (const std::string calibrated = describe_calibrations(cost_inputs); !calibrated.empty()) {
+        cost_sources += (cost_sources.empty() ? "" : "; ") + calibrated;
+    }
     SimulationReport report;
     try {
         // Only the trace and the timeline files need every action's times.

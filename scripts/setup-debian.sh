@@ -11,6 +11,9 @@ packages=(
   nlohmann-json3-dev libcli11-dev
   # tests and benchmarks
   libgtest-dev libgmock-dev libbenchmark-dev python3
+  # the Python module (`import pipewright`, python/) and its pytest suite
+  # (tests/python); pandas and matplotlib stay optional
+  python3-dev pybind11-dev python3-pytest
   # desktop studio
   qt6-base-dev qt6-svg-dev libqcustomplot-dev libqcustomplot2.1-qt6
   libgl-dev xvfb xauth

@@ -18,20 +18,13 @@
 
 #include "allocator_tuning.h"
 #include "compute_device.h"
+#include "host_name.h"
 #include "pipewright/backend/launcher.h"
 #include "pipewright/backend/modules.h"
 #include "pipewright/core/quantity_format.h"
 
 namespace pipewright::backend {
 namespace {
-
-std::string host_name() {
-    std::array<char, 256> name{};
-    if (::gethostname(name.data(), name.size() - 1) != 0) {
-        return "";
-    }
-    return name.data();
-}
 
 // Torch's thread count for the duration of a profile, restored however it ends.
 class ThreadCount {

@@ -156,4 +156,15 @@ std::vector<std::string> DeviceCatalog::names() const {
     return out;
 }
 
+DeviceCatalog DeviceCatalog::with(DeviceSpec spec) const {
+    DeviceCatalog out = *this;
+    for (auto& s : out.specs_) {
+        if (s.name == spec.name) {
+            s = std::move(spec);
+            return out;
+        }
+    }
+    throw std::invalid_argument("no catalog device named " + spec.name);
+}
+
 }  // namespace pipewright

@@ -126,6 +126,16 @@ KernelTime kernel_time(const Kernel& k, const DeviceSpec& d, DType dtype) {
     }
     const bool work = k.work_flops() > 0 || k.bytes > 0;
     t.seconds = work ? std::max(t.compute_s, t.memory_s) + d.kernel_overhead_s : 0;
+    // A calibrated device's GEMMs cost what its measured ones did at their
+    // shape. Its grid is of single GEMMs: batched ones (the unfused
+    // attention's) and TF32 convolutions keep the model's price.
+    if (k.kind == KernelKind::gemm && d.gemm_correction && d.gemm_correction->dtype == dtype &&
+        k.batch == 1 && !k.tf32 && work) {
+        const double ratio = d.gemm_correction->ratio(k.m, k.n, k.k);
+        t.seconds *= ratio;
+        t.compute_s *= ratio;
+        t.memory_s *= ratio;
+    }
     return t;
 }
 

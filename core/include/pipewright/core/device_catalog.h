@@ -2,6 +2,7 @@
 
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -9,6 +10,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "pipewright/core/gemm_correction.h"
 #include "pipewright/core/tensor.h"
 
 namespace pipewright {
@@ -48,6 +50,9 @@ struct DeviceSpec {
     // Fixed cost of launching one kernel, which dominates small layers;
     // "kernel_overhead_us" in the catalog.
     double kernel_overhead_s = 0;
+    // Measured GEMMs of a device calibration (`--calibration`), which
+    // correct the modelled GEMM times of their dtype; null: none.
+    std::shared_ptr<const GemmCorrection> gemm_correction;
 
     // FLOP/s for a compute dtype; falls back to float32 when not listed.
     [[nodiscard]] double flops_for(DType dtype) const;
@@ -69,6 +74,9 @@ class DeviceCatalog {
     [[nodiscard]] const DeviceSpec* find(std::string_view name) const;
     [[nodiscard]] const std::vector<DeviceSpec>& specs() const { return specs_; }
     [[nodiscard]] std::vector<std::string> names() const;
+    // A copy with the entry of `spec`'s name replaced by it (a calibrated
+    // device); the entry must exist.
+    [[nodiscard]] DeviceCatalog with(DeviceSpec spec) const;
 
   private:
     std::vector<DeviceSpec> specs_;

@@ -1,0 +1,62 @@
+#include "costs.h"
+
+#include <sstream>
+
+#include <pybind11/pybind11.h>
+
+#include "cost_options.h"
+#include "errors.h"
+
+namespace py = pybind11;
+
+namespace pipewright::python {
+
+Costs make_costs(const std::optional<std::string>& profile, std::optional<double> efficiency) {
+    Costs costs;
+    if (efficiency) {
+        // The command line's range (--efficiency), said in Python's words.
+        if (!(*efficiency >= 0.001 && *efficiency <= 1.0)) {
+            throw py::value_error(
+                "efficiency must be a fraction of peak between 0.001 and 1, not " +
+                std::to_string(*efficiency));
+        }
+        costs.options.flat_efficiency = *efficiency;
+    }
+    if (profile) {
+        try {
+            costs.profile = std::make_shared<const Profile>(load_profile_file(*profile));
+        } catch (const InputError& e) {
+            raise_project_error(*profile, e.diagnostics());
+        }
+        costs.options.profile = costs.profile.get();
+    }
+    return costs;
+}
+
+void check_costs_fit(Costs& costs, const Project& project, bool strict,
+                     std::optional<int> microbatch_size) {
+    std::ostringstream said;
+    const auto sources =
+        cli::check_profile_fit(costs.options, project, strict, said, microbatch_size);
+    // One warning per line the command line prints, without its "pipewright: " prefix.
+    std::istringstream lines(said.str());
+    std::string line;
+    std::string all;
+    while (std::getline(lines, line)) {
+        const std::string prefix = "pipewright: ";
+        if (line.rfind(prefix, 0) == 0) {
+            line.erase(0, prefix.size());
+        }
+        if (!sources) {
+            all += (all.empty() ? "" : "\n") + line;
+        } else if (PyErr_WarnEx(PyExc_UserWarning, line.c_str(), 1) != 0) {
+            throw py::error_already_set();  // warnings turned into errors
+        }
+    }
+    if (!sources) {
+        throw py::value_error(all);
+    }
+    costs.sources = *sources;
+}
+
+}  // namespace pipewright::python

@@ -1,0 +1,34 @@
+#pragma once
+
+// How the module prices layers, as --profile, --efficiency and --strict say
+// on the command line (cli/cost_options.h), with the profile owned here so
+// that a result can simulate again later (its timeline) with the same costs.
+
+#include <memory>
+#include <optional>
+#include <string>
+
+#include "pipewright/core/profile.h"
+#include "pipewright/core/project.h"
+#include "pipewright/sim/cost_model.h"
+
+namespace pipewright::python {
+
+struct Costs {
+    std::shared_ptr<const Profile> profile;  // null: the analytic model
+    CostModelOptions options;                // points into `profile`
+    std::string sources;                     // "Costs" line of the summary; empty without a profile
+};
+
+// Raises ProjectError naming the profile file for a profile that cannot be
+// read, ValueError for an efficiency outside (0, 1]. Needs the GIL.
+[[nodiscard]] Costs make_costs(const std::optional<std::string>& profile,
+                               std::optional<double> efficiency);
+
+// The command line's warnings about a profile that does not fit the model
+// become Python warnings (UserWarning); with `strict` they are a ValueError.
+// Needs the GIL.
+void check_costs_fit(Costs& costs, const Project& project, bool strict,
+                     std::optional<int> microbatch_size = std::nullopt);
+
+}  // namespace pipewright::python

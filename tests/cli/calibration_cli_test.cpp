@@ -1,0 +1,120 @@
+// `simulate --calibration` and `plan --calibration`: a device calibration
+// changes what the device's kernels cost, says so, and a bad file is refused
+// naming the file and the field.
+#include <gtest/gtest.h>
+
+#include <fstream>
+
+#include <nlohmann/json.hpp>
+
+#include "cli_test_support.h"
+#include "pipewright/core/device_calibration.h"
+
+namespace pipewright {
+namespace {
+
+using testing::example;
+using testing::run_cli;
+using testing::TempDir;
+
+// GEMMs `seconds_per_flop` each FLOP, on a grid around the 8B model's shapes.
+std::string write_calibration(const TempDir& dir, const std::string& name, double seconds_per_flop,
+                              const std::string& spec = "H100-SXM") {
+    DeviceCalibration c;
+    c.spec = spec;
+    c.device_name = "NVIDIA H100 80GB HBM3";
+    c.dtype = DType::bfloat16;
+    c.launch_seconds = 5e-6;
+    for (std::int64_t m : {1024, 16384}) {
+        for (std::int64_t n : {1024, 16384}) {
+            for (std::int64_t k : {1024, 16384}) {
+                c.gemms.push_back(
+                    {m, n, k, 2.0 * static_cast<double>(m * n * k) * seconds_per_flop});
+            }
+        }
+    }
+    c.copies = {{1 << 30, 1e-3}};
+    const auto path = (dir / name).string();
+    std::ofstream(path) << device_calibration_to_json(c).dump(1);
+    return path;
+}
+
+double iteration(const testing::CliResult& r) {
+    return nlohmann::json::parse(r.out).at("iteration_time_s").get<double>();
+}
+
+TEST(CalibrationCli, SlowerMeasuredGemmsMakeASlowerIteration) {
+    TempDir dir;
+    const std::string project = example("llama3.1-8b-h100-node.json");
+    // 400 and 200 TFLOP/s.
+    const auto fast = write_calibration(dir, "fast.json", 1 / 400e12);
+    const auto slow = write_calibration(dir, "slow.json", 1 / 200e12);
+    const auto plain = run_cli({"simulate", project, "--json"});
+    const auto a = run_cli({"simulate", project, "--json", "--calibration", fast});
+    const auto b = run_cli({"simulate", project, "--json", "--calibration", slow});
+    ASSERT_EQ(a.code, 0) << a.err;
+    ASSERT_EQ(b.code, 0) << b.err;
+    EXPECT_GT(iteration(b), 1.5 * iteration(a));
+    EXPECT_NE(iteration(a), iteration(plain));
+
+    const auto text = run_cli({"simulate", project, "--calibration", slow});
+    EXPECT_NE(text.out.find("Costs       H100-SXM kernels as measured on NVIDIA H100 80GB HBM3 (" +
+                            slow + "): launch 5.00 µs"),
+              std::string::npos)
+        << text.out;
+}
+
+TEST(CalibrationCli, PlanPricesItsLayoutsWithTheCalibration) {
+    TempDir dir;
+    const std::string project = example("llama3.1-8b-h100-node.json");
+    const auto slow = write_calibration(dir, "slow.json", 1 / 200e12);
+    const auto plain = run_cli({"plan", project, "--json"});
+    const auto calibrated = run_cli({"plan", project, "--json", "--calibration", slow});
+    ASSERT_EQ(plain.code, 0) << plain.err;
+    ASSERT_EQ(calibrated.code, 0) << calibrated.err;
+    const auto estimate = [](const testing::CliResult& r) {
+        return nlohmann::json::parse(r.out).at("iteration_time_s").get<double>();
+    };
+    EXPECT_GT(estimate(calibrated), estimate(plain));
+}
+
+TEST(CalibrationCli, ABadCalibrationIsRefusedNamingTheFileAndTheField) {
+    TempDir dir;
+    const auto path = write_calibration(dir, "c.json", 1 / 400e12);
+    nlohmann::json j = nlohmann::json::parse(std::ifstream(path));
+    j["gemms"][0]["seconds"] = -1;
+    std::ofstream(path) << j.dump();
+    const auto r =
+        run_cli({"simulate", example("llama3.1-8b-h100-node.json"), "--calibration", path});
+    EXPECT_EQ(r.code, 1);
+    EXPECT_NE(r.err.find(path), std::string::npos) << r.err;
+    EXPECT_NE(r.err.find("gemms[0].seconds"), std::string::npos) << r.err;
+}
+
+TEST(CalibrationCli, RefusesAnUnknownDeviceAndTwoCalibrationsOfOne) {
+    TempDir dir;
+    const std::string project = example("llama3.1-8b-h100-node.json");
+    const auto unknown = write_calibration(dir, "u.json", 1 / 400e12, "Z9000");
+    auto r = run_cli({"simulate", project, "--calibration", unknown});
+    EXPECT_EQ(r.code, 1);
+    EXPECT_NE(r.err.find("\"Z9000\" is not a device of the catalog"), std::string::npos) << r.err;
+
+    const auto a = write_calibration(dir, "a.json", 1 / 400e12);
+    const auto b = write_calibration(dir, "b.json", 1 / 300e12);
+    r = run_cli({"simulate", project, "--calibration", a, "--calibration", b});
+    EXPECT_EQ(r.code, 1);
+    EXPECT_NE(r.err.find("both calibrate H100-SXM"), std::string::npos) << r.err;
+}
+
+TEST(CalibrationCli, AnOutputMayNotReplaceTheCalibration) {
+    TempDir dir;
+    const auto path = write_calibration(dir, "c.json", 1 / 400e12);
+    const auto r = run_cli({"simulate", example("llama3.1-8b-h100-node.json"), "--calibration",
+                            path, "--trace", path});
+    EXPECT_EQ(r.code, 2) << r.err;
+    EXPECT_EQ(device_calibration_from_json(nlohmann::json::parse(std::ifstream(path))).gemms.size(),
+              8u);
+}
+
+}  // namespace
+}  // namespace pipewright

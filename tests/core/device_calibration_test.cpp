@@ -1,0 +1,120 @@
+// The device calibration file (`pipewright calibrate`): its round trip, the
+// problems it is refused for, and the GEMM correction's interpolation.
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "pipewright/core/device_calibration.h"
+#include "pipewright/core/diagnostics.h"
+#include "pipewright/core/gemm_correction.h"
+
+namespace pipewright {
+namespace {
+
+DeviceCalibration two_by_two() {
+    DeviceCalibration c;
+    c.spec = "H100-SXM";
+    c.device_kind = "cuda";
+    c.device_name = "NVIDIA H100 80GB HBM3";
+    c.dtype = DType::bfloat16;
+    c.host = "node7";
+    c.torch_version = "2.6.0";
+    c.repeats = 5;
+    c.launch_seconds = 4e-6;
+    for (std::int64_t m : {256, 4096}) {
+        for (std::int64_t n : {256, 4096}) {
+            for (std::int64_t k : {256, 4096}) {
+                c.gemms.push_back({m, n, k, 1e-12 * static_cast<double>(m * n * k)});
+            }
+        }
+    }
+    c.copies = {{1 << 20, 2e-6}, {1 << 30, 8e-4}};
+    return c;
+}
+
+std::string problems_of(const nlohmann::json& j) {
+    try {
+        (void)device_calibration_from_json(j);
+    } catch (const InputError& e) {
+        std::string text;
+        for (const auto& d : e.diagnostics().items()) {
+            text += d.path + ": " + d.message + "\n";
+        }
+        return text;
+    }
+    return "";
+}
+
+TEST(DeviceCalibration, RoundTripKeepsEveryField) {
+    const DeviceCalibration c = two_by_two();
+    EXPECT_EQ(device_calibration_from_json(device_calibration_to_json(c)), c);
+}
+
+TEST(DeviceCalibration, RefusesAGridWithAHole) {
+    nlohmann::json j = device_calibration_to_json(two_by_two());
+    j["gemms"].erase(3);  // m=256 n=4096 k=4096
+    EXPECT_NE(problems_of(j).find("gemms: the shapes must form a grid"), std::string::npos)
+        << problems_of(j);
+    EXPECT_NE(problems_of(j).find("m=256 n=4096 k=4096 is missing"), std::string::npos);
+}
+
+TEST(DeviceCalibration, RefusesAShapeMeasuredTwice) {
+    nlohmann::json j = device_calibration_to_json(two_by_two());
+    j["gemms"].push_back(j["gemms"][0]);
+    EXPECT_NE(problems_of(j).find("gemms[8]: the shape m=256 n=256 k=256 is measured twice"),
+              std::string::npos)
+        << problems_of(j);
+}
+
+TEST(DeviceCalibration, NamesEachBadFieldWithItsPath) {
+    nlohmann::json j = device_calibration_to_json(two_by_two());
+    j["gemms"][2]["seconds"] = 0;
+    j["copies"][1]["bytes"] = -5;
+    j["dtype"] = "int8";
+    j.erase("spec");
+    const std::string text = problems_of(j);
+    EXPECT_NE(text.find("gemms[2].seconds"), std::string::npos) << text;
+    EXPECT_NE(text.find("copies[1].bytes"), std::string::npos) << text;
+    EXPECT_NE(text.find("dtype: must be"), std::string::npos) << text;
+    EXPECT_NE(text.find("spec: missing"), std::string::npos) << text;
+}
+
+TEST(DeviceCalibration, RefusesAnotherKindOfFile) {
+    nlohmann::json j = device_calibration_to_json(two_by_two());
+    j["format"] = "pipewright-profile";
+    EXPECT_NE(problems_of(j).find("format"), std::string::npos);
+}
+
+GemmCorrection grid_of_ratios() {
+    GemmCorrection g;
+    g.m = {100, 10000};
+    g.n = {100};
+    g.k = {100};
+    g.log_ratio = {std::log(1.0), std::log(4.0)};
+    return g;
+}
+
+TEST(GemmCorrection, IsExactAtGridPoints) {
+    const GemmCorrection g = grid_of_ratios();
+    EXPECT_DOUBLE_EQ(g.ratio(100, 100, 100), 1.0);
+    EXPECT_DOUBLE_EQ(g.ratio(10000, 100, 100), 4.0);
+}
+
+TEST(GemmCorrection, InterpolatesInLogSpaceBetweenPoints) {
+    // m = 1000 lies halfway between 100 and 10000 in log m: the ratio is
+    // the geometric mean of 1 and 4.
+    EXPECT_NEAR(grid_of_ratios().ratio(1000, 100, 100), 2.0, 1e-12);
+}
+
+TEST(GemmCorrection, HoldsTheEdgeBeyondTheGrid) {
+    const GemmCorrection g = grid_of_ratios();
+    EXPECT_DOUBLE_EQ(g.ratio(10, 5, 1e6), 1.0);
+    EXPECT_DOUBLE_EQ(g.ratio(1e6, 1e6, 1), 4.0);
+}
+
+TEST(GemmCorrection, AnEmptyGridCorrectsNothing) {
+    EXPECT_DOUBLE_EQ(GemmCorrection{}.ratio(512, 512, 512), 1.0);
+}
+
+}  // namespace
+}  // namespace pipewright

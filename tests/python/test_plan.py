@@ -1,0 +1,97 @@
+"""project.plan() against `pipewright plan --json`, and Ctrl-C."""
+
+import os
+import signal
+import threading
+import time
+
+import pytest
+
+import pipewright
+from conftest import ASSETS, cli
+
+PLANNED = ["resnet50-2gpu-naive", "seven-layers-two-nodes", "mlp-cpu"]
+
+
+def without_clock(report):
+    # The one figure that is wall-clock time, not simulated time.
+    report = dict(report)
+    report["search"] = {k: v for k, v in report["search"].items() if k != "elapsed_s"}
+    return report
+
+
+@pytest.mark.parametrize("name", PLANNED)
+def test_plan_equals_the_command_line(tmp_path, name):
+    path = ASSETS / "examples" / f"{name}.json"
+    import json
+    applied = tmp_path / "applied.json"
+    _, out, _ = cli("plan", path, "--json", "--apply", applied)
+    expected = json.loads(out)
+    plan = pipewright.load(path).plan()
+    assert without_clock(plan.to_dict()) == without_clock(expected)
+    # The planned project is what --apply writes.
+    assert plan.project.to_dict() == pipewright.load(applied).to_dict()
+    assert plan.project.validate() == []
+
+
+def test_plan_options_are_those_of_the_command_line():
+    import json
+    path = ASSETS / "examples" / "resnet50-2gpu-pipelined.json"
+    _, out, _ = cli("plan", path, "--json", "--schedule", "1f1b", "-m", "6")
+    plan = pipewright.load(path).plan(schedule="1f1b", microbatches=6)
+    assert without_clock(plan.to_dict()) == without_clock(json.loads(out))
+    assert plan.schedule == "1f1b" and plan.microbatches == 6
+
+
+def test_table_and_explanation():
+    plan = pipewright.load(ASSETS / "examples" / "resnet50-2gpu-naive.json").plan()
+    assert plan.feasible
+    table = plan.table
+    assert [row["stage"] for row in table] == list(range(len(plan.placement)))
+    assert all(row["fits"] for row in table)
+    assert table[0]["first"] == plan.placement[0]["layers"][0]
+    assert plan.schedule in plan.explanation
+    assert "Gain" in plan.explanation
+    assert "<table>" in plan._repr_html_()
+    assert plan.schedule in repr(plan)
+
+
+def test_nothing_fits_is_a_result_not_a_crash():
+    project = pipewright.load(ASSETS / "examples" / "resnet50-2gpu-pipelined.json")
+    for node in project.topology.nodes:
+        for container in node.containers:
+            for device in container.devices:
+                device.memory_GiB = 0.01
+    plan = project.plan()
+    assert not plan.feasible
+    assert plan.reason and plan.project is None
+    assert "Nothing fits" in plan.explanation
+
+
+def test_bad_plan_options_are_value_errors():
+    project = pipewright.load(ASSETS / "examples" / "mlp-cpu.json")
+    with pytest.raises(ValueError, match="data_parallel"):
+        project.plan(data_parallel="some")
+    with pytest.raises(ValueError, match="tensor_parallel"):
+        project.plan(tensor_parallel=0)
+    with pytest.raises(pipewright.ProjectError):
+        project.plan(schedule="no-such-schedule")
+
+
+@pytest.mark.skipif(threading.current_thread() is not threading.main_thread(),
+                    reason="signals reach Python's main thread only")
+def test_ctrl_c_stops_a_long_plan():
+    # This search takes about 9 s here: it cannot end on its own before the
+    # interrupt lands, and must end soon after it (within one simulation).
+    project = pipewright.load(ASSETS / "examples" / "gpt3-175b-a100-1024.json")
+    timer = threading.Timer(0.3, lambda: os.kill(os.getpid(), signal.SIGINT))
+    started = time.monotonic()
+    timer.start()
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            project.plan(data_parallel="auto", tensor_parallel="auto")
+    finally:
+        timer.cancel()
+    assert time.monotonic() - started < 4
+    # The module stays usable.
+    assert project.simulate().iteration_time_s > 0

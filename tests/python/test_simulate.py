@@ -1,0 +1,187 @@
+"""project.simulate() and compare_schedules() against `pipewright simulate --json`."""
+
+import json
+
+import pytest
+
+import pipewright
+from conftest import ASSETS, cli, cli_json
+
+SMALL = ASSETS / "examples" / "resnet50-2gpu-pipelined.json"
+MLP = ASSETS / "examples" / "mlp-cpu.json"
+
+
+def test_simulate_equals_the_command_line(example):
+    expected = cli_json("simulate", example, "--json")
+    assert pipewright.load(example).simulate().to_dict() == expected
+
+
+@pytest.mark.parametrize("options,arguments", [
+    ({"schedule": "1f1b", "microbatches": 12}, ["--schedule", "1f1b", "-m", "12"]),
+    ({"batch_size": 60}, ["--batch-size", "60"]),
+    ({"efficiency": 0.5}, ["--efficiency", "0.5"]),
+])
+def test_options_are_those_of_the_command_line(options, arguments):
+    expected = cli_json("simulate", SMALL, "--json", *arguments)
+    assert pipewright.load(SMALL).simulate(**options).to_dict() == expected
+
+
+@pytest.mark.parametrize("name,options,arguments", [
+    ("resnet50-4gpu-2x2", {"data_parallel": 1}, ["--data-parallel", "1"]),
+    ("llama-tiny-t2p2-cpu", {"tensor_parallel": 1}, ["--tensor-parallel", "1"]),
+    ("gpt-tiny-t2p2-cpu", {"sequence_parallel": True}, ["--sequence-parallel"]),
+])
+def test_parallel_options_are_those_of_the_command_line(name, options, arguments):
+    path = ASSETS / "examples" / f"{name}.json"
+    expected = cli_json("simulate", path, "--json", *arguments)
+    assert pipewright.load(path).simulate(**options).to_dict() == expected
+
+
+def gpipe_bubble(stages, microbatches):
+    return (stages - 1) / (microbatches + stages - 1)
+
+
+def test_more_microbatches_shrink_the_gpipe_bubble():
+    project = pipewright.load(MLP)
+    stages = len(project.placement)
+    assert stages >= 2
+    project.training.schedule = "gpipe"
+    bubbles = []
+    for microbatches in (2, 4, 8):
+        project.training.microbatches = microbatches
+        result = project.simulate()
+        assert result.microbatches == microbatches
+        bubbles.append(result.bubble)
+    assert bubbles[0] > bubbles[1] > bubbles[2]
+    # The edit is what changed the simulation, not an option of it.
+    assert project.simulate().to_dict() == project.simulate(microbatches=8).to_dict()
+
+
+def test_gpipe_bubble_matches_the_formula_on_equal_stages():
+    stages, microbatches = 4, 8
+    layers = [{"name": f"fc{i}", "type": "linear", "in_features": 1024,
+               "out_features": 1024} for i in range(stages)]
+    document = {
+        "format": "pipewright-project", "version": 1,
+        "model": {"name": "equal", "input": {"shape": [1024]}, "layers": layers},
+        "topology": {"nodes": [{"name": "n0", "containers": [{"name": "c0", "devices": [
+            {"name": f"gpu{i}", "spec": "A100-40GB"} for i in range(stages)]}]}]},
+        "placement": [{"device": f"n0/c0/gpu{i}", "layers": [f"fc{i}"]} for i in range(stages)],
+        "training": {"batch_size": 64 * microbatches, "microbatch_size": 64,
+                     "schedule": "gpipe"},
+    }
+    project = pipewright.Project.from_dict(document)
+    result = project.simulate()
+    # Transfers between the stages and the optimizer step lengthen the
+    # iteration a little beyond the formula's.
+    assert result.bubble == pytest.approx(gpipe_bubble(stages, microbatches), abs=0.05)
+    more = project.simulate(microbatches=32)
+    assert more.bubble == pytest.approx(gpipe_bubble(stages, 32), abs=0.05)
+    assert more.bubble < result.bubble
+
+
+def test_figures_are_attributes():
+    result = pipewright.load(SMALL).simulate()
+    report = result.to_dict()
+    assert result.iteration_time_s == report["iteration_time_s"] > 0
+    assert result.bubble == report["bubble_fraction"]
+    assert result.throughput == report["throughput_samples_per_s"]
+    assert [d["name"] for d in result.devices] == ["node0/c0/gpu0", "node0/c0/gpu1"]
+    assert all(d["fits"] for d in result.devices)
+    assert result.links and result.links[0]["transfers"] == 6
+    assert len(result.stages) == 2
+
+
+def test_timeline_lists_every_action():
+    result = pipewright.load(SMALL).simulate()
+    events = result.timeline
+    forwards = [e for e in events if e["type"] == "F"]
+    assert len(forwards) == 2 * result.microbatches
+    assert {e["device"] for e in events} == {d["name"] for d in result.devices}
+    assert max(e["end_s"] for e in events) <= result.iteration_time_s + 1e-12
+    assert all(e["end_s"] >= e["start_s"] for e in events)
+    first = forwards[0]
+    assert first["action"] == f"{first['stage']}F{first['microbatch']}"
+    sends = [e for e in events if e["type"] == "SEND_F"]
+    assert sends and all(e["bytes"] > 0 and e["peer_rank"] is not None for e in sends)
+    assert set(result.memory) == {d["name"] for d in result.devices}
+
+
+def test_saved_outputs_are_those_of_the_command_line(tmp_path):
+    cli("simulate", SMALL, "--timeline", tmp_path / "cli.json", "--export-csv",
+        tmp_path / "cli.csv")
+    result = pipewright.load(SMALL).simulate()
+    result.save(timeline=tmp_path / "py.json", schedule_csv=tmp_path / "py.csv",
+                trace=tmp_path / "trace.json")
+    assert json.loads((tmp_path / "py.json").read_text()) == \
+        json.loads((tmp_path / "cli.json").read_text())
+    assert (tmp_path / "py.csv").read_text() == (tmp_path / "cli.csv").read_text()
+    assert json.loads((tmp_path / "trace.json").read_text())
+
+
+def test_text_and_html_say_what_the_command_line_says():
+    result = pipewright.load(SMALL).simulate()
+    _, out, _ = cli("simulate", SMALL)
+    # The summary's first line names the file the way it was given.
+    assert str(result).splitlines()[1:] == out.splitlines()[1:]
+    assert "gpipe" in repr(result) and "bubble" in repr(result)
+    assert "<table>" in result._repr_html_() and "node0/c0/gpu1" in result._repr_html_()
+
+
+def test_bad_options_raise_clear_errors():
+    project = pipewright.load(SMALL)
+    with pytest.raises(pipewright.ProjectError) as unknown:
+        project.simulate(schedule="no-such-schedule")
+    assert unknown.value.problems
+    with pytest.raises(pipewright.ProjectError):
+        project.simulate(microbatches=7)  # does not divide the batch of 120
+    with pytest.raises(ValueError, match="microbatches"):
+        project.simulate(microbatches=0)
+    with pytest.raises(ValueError, match="efficiency"):
+        project.simulate(efficiency=3.0)
+    with pytest.raises(ValueError, match="either"):
+        project.simulate(schedule="gpipe", schedule_csv="x.csv")
+    with pytest.raises(pipewright.ProjectError):
+        project.simulate(profile="/no/such/profile.json")
+
+
+def test_compare_schedules_equals_the_command_line():
+    expected = cli_json("simulate", SMALL, "--compare-schedules", "--json")
+    comparison = pipewright.load(SMALL).compare_schedules()
+    assert comparison.to_dict() == expected
+    _, out, _ = cli("simulate", SMALL, "--compare-schedules")
+    assert str(comparison) in out
+    assert comparison.fastest["schedule"] in {row["schedule"] for row in expected}
+
+
+def test_to_pandas():
+    pandas = pytest.importorskip("pandas")
+    frame = pipewright.load(SMALL).simulate().to_pandas()
+    assert isinstance(frame, pandas.DataFrame)
+    assert {"device", "action", "start_s", "end_s"} <= set(frame.columns)
+
+
+def test_plot():
+    pytest.importorskip("matplotlib")
+    import matplotlib
+    matplotlib.use("Agg")
+    axes = pipewright.load(SMALL).simulate().plot()
+    assert axes.get_yticklabels()
+
+
+def test_simulations_run_in_threads():
+    # Two threads simulating at once (the GIL is released meanwhile) finish,
+    # each with its own result.
+    import threading
+    project = pipewright.load(SMALL)
+    results = {}
+
+    def run(m):
+        results[m] = project.simulate(microbatches=m).microbatches
+
+    threads = [threading.Thread(target=run, args=(m,)) for m in (6, 12)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert results == {6: 6, 12: 12}
