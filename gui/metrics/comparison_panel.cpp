@@ -161,18 +161,17 @@ void ComparisonPanel::changeEvent(QEvent* event) {
     }
 }
 
-void ComparisonPanel::compare(const Project& project, const QString& baseDir,
-                              std::shared_ptr<const Profile> profile) {
-    start(Kind::schedules, project, baseDir, std::move(profile));
+void ComparisonPanel::compare(const Project& project, const QString& baseDir, StudioCosts costs) {
+    start(Kind::schedules, project, baseDir, std::move(costs));
 }
 
 void ComparisonPanel::compareLayouts(const Project& project, const QString& baseDir,
-                                     std::shared_ptr<const Profile> profile) {
-    start(Kind::layouts, project, baseDir, std::move(profile));
+                                     StudioCosts costs) {
+    start(Kind::layouts, project, baseDir, std::move(costs));
 }
 
 void ComparisonPanel::start(Kind kind, const Project& project, const QString& baseDir,
-                            std::shared_ptr<const Profile> profile) {
+                            StudioCosts studio_costs) {
     if (watcher_.isRunning()) {
         return;
     }
@@ -181,37 +180,39 @@ void ComparisonPanel::start(Kind kind, const Project& project, const QString& ba
     status_->setText(kind == Kind::schedules
                          ? tr("Simulating every schedule…")
                          : tr("Planning a pipeline for every count of replicas…"));
-    watcher_.setFuture(QtConcurrent::run([kind, project, dir = baseDir.toStdString(), profile] {
-        Outcome out;
-        out.kind = kind;
-        out.input = project;
-        CostModelOptions costs;
-        costs.profile = profile.get();
-        try {
-            if (kind == Kind::schedules) {
-                AnalysisOptions options;
-                options.base_dir = dir;
-                out.rows = compare_schedules(project, options, costs);
-                out.layouts.resize(out.rows.size());
-            } else {
-                PlanOptions options;
-                options.base_dir = dir;
-                options.costs = costs;
-                LayoutComparison layouts = compare_replica_layouts(project, options);
-                out.rows = std::move(layouts.rows);
-                out.layouts = std::move(layouts.layouts);
-                out.choice = std::move(layouts.choice);
-                out.baseline = std::move(layouts.baseline);
+    watcher_.setFuture(
+        QtConcurrent::run([kind, project, dir = baseDir.toStdString(), studio_costs] {
+            Outcome out;
+            out.kind = kind;
+            out.input = project;
+            const CostModelOptions costs = studio_costs.model_options();
+            try {
+                if (kind == Kind::schedules) {
+                    AnalysisOptions options;
+                    options.base_dir = dir;
+                    options.catalog = studio_costs.catalog_or_null();
+                    out.rows = compare_schedules(project, options, costs);
+                    out.layouts.resize(out.rows.size());
+                } else {
+                    PlanOptions options;
+                    options.base_dir = dir;
+                    options.costs = costs;
+                    options.catalog = studio_costs.catalog_or_null();
+                    LayoutComparison layouts = compare_replica_layouts(project, options);
+                    out.rows = std::move(layouts.rows);
+                    out.layouts = std::move(layouts.layouts);
+                    out.choice = std::move(layouts.choice);
+                    out.baseline = std::move(layouts.baseline);
+                }
+            } catch (const std::exception& e) {
+                ComparisonRow failed;
+                failed.label = "comparison";
+                failed.reason = e.what();
+                out.rows = {failed};
+                out.layouts.assign(1, std::nullopt);
             }
-        } catch (const std::exception& e) {
-            ComparisonRow failed;
-            failed.label = "comparison";
-            failed.reason = e.what();
-            out.rows = {failed};
-            out.layouts.assign(1, std::nullopt);
-        }
-        return out;
-    }));
+            return out;
+        }));
 }
 
 QStringList ComparisonPanel::applicableLayouts() const {

@@ -10,6 +10,7 @@
 #include "pipewright/core/profile.h"
 #include "pipewright/core/project.h"
 #include "pipewright/sim/schedule_comparison.h"
+#include "studio_core/studio_costs.h"
 
 class QComboBox;
 class QLabel;
@@ -36,11 +37,9 @@ class ComparisonPanel : public QWidget {
     explicit ComparisonPanel(QWidget* parent = nullptr);
 
     // Starts the comparison of `project` on the thread pool, priced with
-    // `profile` when given (the costs chosen on the Run tab).
-    void compare(const Project& project, const QString& baseDir,
-                 std::shared_ptr<const Profile> profile = nullptr);
-    void compareLayouts(const Project& project, const QString& baseDir,
-                        std::shared_ptr<const Profile> profile = nullptr);
+    // `costs` (the profile chosen on the Run tab, the device calibrations).
+    void compare(const Project& project, const QString& baseDir, StudioCosts costs = {});
+    void compareLayouts(const Project& project, const QString& baseDir, StudioCosts costs = {});
     // The layout changed: the charts no longer describe it.
     void markStale();
     [[nodiscard]] Kind kind() const { return shown_.kind; }
@@ -78,8 +77,7 @@ class ComparisonPanel : public QWidget {
         Project input;
     };
 
-    void start(Kind kind, const Project& project, const QString& baseDir,
-               std::shared_ptr<const Profile> profile);
+    void start(Kind kind, const Project& project, const QString& baseDir, StudioCosts costs);
     void showRows();
     void showApplyChoices();
 

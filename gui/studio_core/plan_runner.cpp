@@ -24,15 +24,15 @@ void PlanRunner::stopCurrent() {
     running_ = false;
 }
 
-void PlanRunner::start(const Project& project, const QString& baseDir,
-                       std::shared_ptr<const Profile> profile) {
+void PlanRunner::start(const Project& project, const QString& baseDir, StudioCosts costs) {
     stopCurrent();
     running_ = true;
     const quint64 generation = generation_;
     PlanOptions options;
     options.base_dir = baseDir.toStdString();
     options.stop = stop_.get_token();
-    options.costs.profile = profile.get();
+    options.costs = costs.model_options();
+    options.catalog = costs.catalog_or_null();
     options.on_progress = [this, generation](const PlanStatistics& statistics) {
         QMetaObject::invokeMethod(
             this,
@@ -46,11 +46,11 @@ void PlanRunner::start(const Project& project, const QString& baseDir,
     emit started();
     runInBackground<std::shared_ptr<PlanAttempt>>(
         this,
-        // The profile lives as long as the job that prices with it.
-        [project, options = std::move(options), profile = std::move(profile)] {
+        // The profile and catalog live as long as the job that prices with them.
+        [project, options = std::move(options), costs = std::move(costs)] {
             auto attempt = std::make_shared<PlanAttempt>();
             attempt->input = project;
-            attempt->profile = profile;
+            attempt->costs = costs;
             try {
                 attempt->result = plan_pipeline(project, options);
             } catch (const PlanCancelled&) {

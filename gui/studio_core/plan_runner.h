@@ -9,6 +9,7 @@
 
 #include "pipewright/core/project.h"
 #include "pipewright/sim/planner.h"
+#include "studio_core/studio_costs.h"
 
 namespace pipewright::gui {
 
@@ -16,7 +17,7 @@ namespace pipewright::gui {
 // plan only applies to the layout it was made for).
 struct PlanAttempt {
     Project input;
-    std::shared_ptr<const Profile> profile;  // what it was priced with, if measured
+    StudioCosts costs;  // what it was priced with
     std::optional<PlanResult> result;
     std::string error;  // the input cannot be planned (or the planner failed)
 };
@@ -32,10 +33,9 @@ class PlanRunner : public QObject {
     // Stops a plan still running and waits for it.
     ~PlanRunner() override;
 
-    // Starts planning `project`, priced with `profile` when given (as
-    // `plan --profile`); a plan still running is cancelled.
-    void start(const Project& project, const QString& baseDir,
-               std::shared_ptr<const Profile> profile = nullptr);
+    // Starts planning `project`, priced with `costs` (as `plan --profile`
+    // and `--calibration`); a plan still running is cancelled.
+    void start(const Project& project, const QString& baseDir, StudioCosts costs = {});
     // Stops the running plan, if any, and emits cancelled(); nothing of it
     // will be published.
     void cancel();

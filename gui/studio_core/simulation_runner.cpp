@@ -9,14 +9,15 @@
 namespace pipewright::gui {
 
 SimulationResult simulate_now(const Project& project, const std::string& base_dir,
-                              std::shared_ptr<const Profile> profile, const Diagnostics& earlier) {
+                              StudioCosts studio_costs, const Diagnostics& earlier) {
     SimulationResult result;
     result.project = project;
-    result.profile = std::move(profile);
-    CostModelOptions costs;
-    costs.profile = result.profile.get();
+    result.profile = studio_costs.profile;
+    result.catalog = studio_costs.catalog;
+    const CostModelOptions costs = studio_costs.model_options();
     AnalysisOptions options;
     options.base_dir = base_dir;
+    options.catalog = studio_costs.catalog_or_null();
     try {
         Diagnostics seen = earlier;
         auto analyzed = analyze_project(project, options, seen);
@@ -85,7 +86,7 @@ void SimulationRunner::runSynchronously(const Project& project, const QString& b
     timer_.stop();
     ++generation_;
     emit started();
-    publish(simulate_now(project, baseDir.toStdString(), profile_, earlier));
+    publish(simulate_now(project, baseDir.toStdString(), costs_, earlier));
 }
 
 void SimulationRunner::launch() {
@@ -93,8 +94,9 @@ void SimulationRunner::launch() {
     // A superseded run finishes on its own; only the newest is published.
     job_ = runInBackground<SimulationResult>(
         this,
-        [project = pending_, dir = base_dir_.toStdString(), profile = profile_,
-         earlier = earlier_] { return simulate_now(project, dir, profile, earlier); },
+        [project = pending_, dir = base_dir_.toStdString(), costs = costs_, earlier = earlier_] {
+            return simulate_now(project, dir, costs, earlier);
+        },
         [this, generation](SimulationResult result) {
             if (generation == generation_) {
                 publish(std::move(result));

@@ -13,6 +13,7 @@
 #include "pipewright/core/project.h"
 #include "pipewright/sim/kernel_breakdown.h"
 #include "pipewright/sim/simulation.h"
+#include "studio_core/studio_costs.h"
 
 namespace pipewright::gui {
 
@@ -27,6 +28,9 @@ struct SimulationResult {
     std::string error;  // simulator failure (deadlock), not input problems
     // The measured costs it was priced with; null: the analytic estimate.
     std::shared_ptr<const Profile> profile;
+    // The catalog with the device calibrations it was priced with; null:
+    // the built-in one.
+    std::shared_ptr<const DeviceCatalog> catalog;
     // Per stage, the kernels of one micro-batch's F, I and W (where the time
     // goes, for the block tooltips).
     std::vector<StageKernels> kernels;
@@ -34,14 +38,14 @@ struct SimulationResult {
     [[nodiscard]] bool ok() const { return report.has_value(); }
 };
 
-// Analyses and simulates `project`, priced with `profile` where it measured
-// a layer (and its transfer fit for every link) and the analytic estimate
-// elsewhere; never throws. `earlier` are the problems already found in the
-// file (a refused value the project holds a default for): checks that
+// Analyses and simulates `project`, priced with the costs' profile where it
+// measured a layer (and its transfer fit for every link), and the analytic
+// estimate on the costs' catalog (calibrated devices) elsewhere; never throws. `earlier` are the
+// problems already found in the file (a refused value the project holds a default for): checks that
 // would only find fault with that default are skipped, and they are not
 // repeated in the result.
 [[nodiscard]] SimulationResult simulate_now(const Project& project, const std::string& base_dir,
-                                            std::shared_ptr<const Profile> profile = nullptr,
+                                            StudioCosts costs = {},
                                             const Diagnostics& earlier = {});
 
 // Re-simulates the project after each edit: edits in quick succession are
@@ -56,10 +60,10 @@ class SimulationRunner : public QObject {
     ~SimulationRunner() override;
 
     void setDebounceMs(int ms) { timer_.setInterval(ms); }
-    // Measured costs for the simulations from now on; null: the analytic
-    // estimate. Does not re-simulate by itself.
-    void setProfile(std::shared_ptr<const Profile> profile) { profile_ = std::move(profile); }
-    [[nodiscard]] const std::shared_ptr<const Profile>& profile() const { return profile_; }
+    // What the simulations from now on are priced with. Does not
+    // re-simulate by itself.
+    void setCosts(StudioCosts costs) { costs_ = std::move(costs); }
+    [[nodiscard]] const StudioCosts& costs() const { return costs_; }
     // Asks for a simulation of `project` once edits settle.
     void request(const Project& project, const QString& baseDir, const Diagnostics& earlier = {});
     // Simulates on the calling thread and publishes the result at once (for
@@ -84,7 +88,7 @@ class SimulationRunner : public QObject {
     Project pending_;
     QString base_dir_;
     Diagnostics earlier_;
-    std::shared_ptr<const Profile> profile_;
+    StudioCosts costs_;
     quint64 generation_ = 0;
     // The newest job; older ones still running belong to this object too
     // (background_job.h) and are deleted as they finish.

@@ -264,9 +264,9 @@ void MainWindow::connectViews() {
     });
     connect(problems_, &ProblemsPanel::problemActivated, this, &MainWindow::selectProblem);
     connect(comparison_, &ComparisonPanel::compareRequested, this,
-            [this] { comparison_->compare(document_->project(), baseDir(), runner_->profile()); });
+            [this] { comparison_->compare(document_->project(), baseDir(), runner_->costs()); });
     connect(comparison_, &ComparisonPanel::compareLayoutsRequested, this, [this] {
-        comparison_->compareLayouts(document_->project(), baseDir(), runner_->profile());
+        comparison_->compareLayouts(document_->project(), baseDir(), runner_->costs());
     });
     connect(comparison_, &ComparisonPanel::applyLayoutRequested, this,
             [this](const Project& layout, const Project& comparedFrom) {
@@ -393,10 +393,15 @@ void MainWindow::simulationDone() {
                        .arg(r.tensor_parallel.size)
                        .arg(r.tensor_parallel.sequence_parallel ? tr(" and sequence") : QString())
                  : QString()) +
-            (result->profile ? tr(" · measured costs") : QString()));
-        summary_->setToolTip(result->profile
-                                 ? tr("Priced with the profile measured on this machine (Run tab)")
-                                 : tr("Priced with the analytic estimate (Run tab: Costs)"));
+            (result->profile ? tr(" · measured costs") : QString()) +
+            (result->catalog ? tr(" · calibrated devices") : QString()));
+        QString priced = result->profile
+                             ? tr("Priced with the profile measured on this machine (Run tab)")
+                             : tr("Priced with the analytic estimate (Run tab: Costs)");
+        if (result->catalog) {
+            priced += QLatin1Char('\n') + describe_device_calibrations(calibrations_);
+        }
+        summary_->setToolTip(priced);
     } else {
         const QString why = result->error.empty() ? tr("fix the problems listed to simulate")
                                                   : QString::fromStdString(result->error);

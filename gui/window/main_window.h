@@ -5,6 +5,7 @@
 #include <memory>
 
 #include "editor/inspector.h"
+#include "studio_core/device_calibrations.h"
 #include "studio_core/export_path.h"
 
 class QAction;
@@ -122,6 +123,13 @@ class MainWindow : public QMainWindow {
     [[nodiscard]] RunPanel* runPanel() const { return run_panel_; }
     [[nodiscard]] QAction* runAction() const { return run_action_; }
 
+    // Prices every simulation, comparison and plan with the device
+    // calibrations in `paths` (`pipewright calibrate` files; empty: none),
+    // for this and later sessions. False with the reason when a file cannot
+    // be used; the calibrations in use stay (main_window_run.cpp).
+    bool useDeviceCalibrations(const QStringList& paths, QString* error);
+    [[nodiscard]] const DeviceCalibrations& deviceCalibrations() const { return calibrations_; }
+
   signals:
     void refused(const QString& message);
 
@@ -150,8 +158,13 @@ class MainWindow : public QMainWindow {
     // Reads the project's profile, if any, into the Run panel's costs bar;
     // `preferMeasured` chooses it when there is one.
     void loadMeasuredCosts(bool preferMeasured);
-    // Simulates with the costs chosen in the Run panel.
+    // Simulates with the costs chosen in the Run panel and the device
+    // calibrations.
     void applyCosts();
+    // The calibrations of the last session, from the settings.
+    void restoreDeviceCalibrations();
+    // Simulate ▸ Use Device Calibration…: a file dialog.
+    void chooseDeviceCalibrations();
     void projectChanged();
     // The canvas with the figures of `report` (null before a simulation),
     // every replica's devices included.
@@ -214,6 +227,8 @@ class MainWindow : public QMainWindow {
     HelpWindow* help_window_ = nullptr;  // made on first use
     QWidget* plan_status_ = nullptr;     // busy indicator and Cancel, in the status bar
     std::shared_ptr<const MeasuredRun> measured_run_;  // shown under the simulation
+    DeviceCalibrations calibrations_;
+    QAction* forget_calibrations_ = nullptr;
     QString last_refusal_;
     // Another project was opened: its own profile, not this one's, applies.
     bool project_replaced_ = true;

@@ -187,14 +187,14 @@ void MainWindow::buildActions() {
     }
 
     QMenu* simulate = menuBar()->addMenu(tr("&Simulate"));
-    simulate->addAction(
-        tr("&Compare Schedules"), QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_C), this, [this] {
-            tabs_->setCurrentIndex(2);
-            comparison_->compare(document_->project(), baseDir(), runner_->profile());
-        });
+    simulate->addAction(tr("&Compare Schedules"), QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_C),
+                        this, [this] {
+                            tabs_->setCurrentIndex(2);
+                            comparison_->compare(document_->project(), baseDir(), runner_->costs());
+                        });
     simulate->addAction(tr("Compare &Data × Pipeline Layouts"), this, [this] {
         tabs_->setCurrentIndex(2);
-        comparison_->compareLayouts(document_->project(), baseDir(), runner_->profile());
+        comparison_->compareLayouts(document_->project(), baseDir(), runner_->costs());
     });
     plan_action_ =
         simulate->addAction(tr("&Auto-plan"), QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_P), this,
@@ -203,6 +203,19 @@ void MainWindow::buildActions() {
     plan_action_->setStatusTip(
         tr("Find the fastest split of the layers over the devices, schedule and micro-batch "
            "count that fits in memory (undoable)"));
+    simulate->addSeparator();
+    QAction* calibrate = simulate->addAction(tr("Use Device &Calibration…"), this,
+                                             [this] { chooseDeviceCalibrations(); });
+    calibrate->setObjectName(QStringLiteral("useCalibrationAction"));
+    calibrate->setStatusTip(
+        tr("Price the devices with kernels measured by `pipewright calibrate` (for every "
+           "project, until forgotten)"));
+    forget_calibrations_ = simulate->addAction(tr("&Forget Device Calibrations"), this, [this] {
+        (void)useDeviceCalibrations({}, nullptr);
+        statusBar()->showMessage(tr("Devices priced with the built-in catalog"), 8000);
+    });
+    forget_calibrations_->setObjectName(QStringLiteral("forgetCalibrationsAction"));
+    forget_calibrations_->setEnabled(!calibrations_.empty());
     simulate->addSeparator();
     run_action_ =
         simulate->addAction(tr("&Run on Local Devices"), QKeySequence(Qt::CTRL | Qt::Key_R), this,

@@ -77,7 +77,7 @@ bool MainWindow::autoPlan() {
     if (planner_->isRunning()) {
         return false;
     }
-    planner_->start(document_->project(), baseDir(), runner_->profile());
+    planner_->start(document_->project(), baseDir(), runner_->costs());
     return true;
 }
 
@@ -146,7 +146,7 @@ void MainWindow::applyPlan() {
     }
     // Planned from measured times at sizes the profile lacks: said, since
     // the figures above are then guesses (issue 30).
-    if (const auto& profile = attempt->profile; profile && result.plan.report) {
+    if (const auto& profile = attempt->costs.profile; profile && result.plan.report) {
         if (auto size = profile_size_warning(*profile, result.plan.report->microbatch_size)) {
             QString sentence = QString::fromStdString(*size);
             sentence[0] = sentence[0].toUpper();

@@ -3,8 +3,10 @@
 // and draws the measured timeline under the simulated one when it ends.
 #include <QDir>
 #include <QFile>
+#include <QFileDialog>
 #include <QFileInfo>
 #include <QMessageBox>
+#include <QSettings>
 #include <QStatusBar>
 #include <QTabWidget>
 
@@ -17,6 +19,7 @@
 #include "studio_core/simulation_runner.h"
 #include "timeline/timeline_plot.h"
 #include "window/main_window.h"
+#include "window/message_bar.h"
 
 namespace pipewright::gui {
 
@@ -58,6 +61,7 @@ void MainWindow::connectRun() {
         run_panel_->clearForNewProject();
     });
     projectFileChanged();
+    restoreDeviceCalibrations();
 }
 
 void MainWindow::loadMeasuredCosts(bool preferMeasured) {
@@ -77,12 +81,67 @@ void MainWindow::loadMeasuredCosts(bool preferMeasured) {
 
 void MainWindow::applyCosts() {
     const CostsBar* bar = run_panel_->costsBar();
-    std::shared_ptr<const Profile> profile =
-        bar->useMeasured() ? bar->measuredCosts()->profile : nullptr;
-    if (profile != runner_->profile()) {
-        runner_->setProfile(std::move(profile));
+    StudioCosts costs(bar->useMeasured() ? bar->measuredCosts()->profile : nullptr,
+                      calibrations_.catalog);
+    if (!(costs == runner_->costs())) {
+        runner_->setCosts(std::move(costs));
         projectChanged();
     }
+}
+
+namespace {
+const QString kCalibrationsKey = QStringLiteral("deviceCalibrations");
+}  // namespace
+
+bool MainWindow::useDeviceCalibrations(const QStringList& paths, QString* error) {
+    QStringList absolute;
+    for (const QString& path : paths) {
+        absolute << QFileInfo(path).absoluteFilePath();
+    }
+    auto loaded = load_device_calibrations(absolute, error);
+    if (!loaded) {
+        return false;
+    }
+    calibrations_ = std::move(*loaded);
+    QSettings().setValue(kCalibrationsKey, calibrations_.paths);
+    if (forget_calibrations_ != nullptr) {
+        forget_calibrations_->setEnabled(!calibrations_.empty());
+    }
+    applyCosts();
+    return true;
+}
+
+void MainWindow::restoreDeviceCalibrations() {
+    const QStringList paths = QSettings().value(kCalibrationsKey).toStringList();
+    if (paths.isEmpty()) {
+        return;
+    }
+    QString error;
+    if (!useDeviceCalibrations(paths, &error)) {
+        // A file moved or broken since: said once, and no longer used.
+        QSettings().remove(kCalibrationsKey);
+        message_bar_->showMessage(
+            tr("The device calibration of the last session is not used: %1").arg(error),
+            MessageBar::Kind::problem);
+    }
+}
+
+void MainWindow::chooseDeviceCalibrations() {
+    const QStringList paths = QFileDialog::getOpenFileNames(
+        this, tr("Use Device Calibrations"), QFileInfo(document_->filePath()).absolutePath(),
+        tr("Device calibrations (*.json);;All files (*)"));
+    if (paths.isEmpty()) {
+        return;
+    }
+    QString error;
+    if (!useDeviceCalibrations(paths, &error)) {
+        message_bar_->showMessage(error, MessageBar::Kind::problem);
+        return;
+    }
+    statusBar()->showMessage(
+        tr("Devices priced as calibrated: %1")
+            .arg(describe_device_calibrations(calibrations_).section(QLatin1Char('\n'), 0, 0)),
+        10000);
 }
 
 bool MainWindow::readyToLaunch() {

@@ -105,11 +105,11 @@ bool take_screenshot(const ScreenshotRequest& request, QString* error) {
         if (request.view == QLatin1String("layouts")) {
             window.comparisonPanel()->compareLayouts(window.document()->project(),
                                                      window.document()->baseDir(),
-                                                     window.runner()->profile());
+                                                     window.runner()->costs());
         } else {
             window.comparisonPanel()->compare(window.document()->project(),
                                               window.document()->baseDir(),
-                                              window.runner()->profile());
+                                              window.runner()->costs());
         }
         loop.exec();
     }

@@ -465,7 +465,7 @@ TEST_F(AutoPlanTest, APlanAtSizesTheProfileDidNotMeasureSaysSo) {
     for (const auto& layer : before.model.layers) {
         profile->layers.push_back({layer.name, 100.0, 100.0, 100.0, std::nullopt});
     }
-    window.runner()->setProfile(profile);
+    window.runner()->setCosts(StudioCosts(profile));
     ASSERT_TRUE(window.autoPlan());
     ASSERT_TRUE(wait_plan());
     const QString said = window.messageBar()->text();

@@ -199,10 +199,10 @@ TEST(MeasuredCosts, ASimulationPricedWithTheProfileUsesItsTimesScaledToTheMicroB
 
     // The runner prices with the profile it holds, until it is taken away.
     SimulationRunner runner;
-    runner.setProfile(profile);
+    runner.setCosts(profile);
     runner.runSynchronously(project, {});
     EXPECT_DOUBLE_EQ(runner.latest()->report->iteration_time_s, measured.report->iteration_time_s);
-    runner.setProfile(nullptr);
+    runner.setCosts({});
     runner.runSynchronously(project, {});
     EXPECT_DOUBLE_EQ(runner.latest()->report->iteration_time_s, analytic.report->iteration_time_s);
 }
