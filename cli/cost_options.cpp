@@ -52,26 +52,14 @@ std::optional<CostModelOptions> cost_model_options(const CostArgs& args, CostInp
         costs.profile = &*inputs.profile;
     }
     if (!args.calibrations.empty()) {
-        DeviceCatalog catalog = DeviceCatalog::builtin();
-        for (const std::string& path : args.calibrations) {
-            try {
-                const DeviceCalibration calibration = load_device_calibration_file(path);
-                for (std::size_t i = 0; i < inputs.fits.size(); ++i) {
-                    if (inputs.fits[i].spec == calibration.spec) {
-                        err << "pipewright: --calibration: " << path << " and "
-                            << inputs.calibration_files[i] << " both calibrate " << calibration.spec
-                            << "; give one\n";
-                        return std::nullopt;
-                    }
-                }
-                catalog = calibrated_catalog(catalog, {calibration}, &inputs.fits);
-                inputs.calibration_files.push_back(path);
-            } catch (const InputError& e) {
-                print_problems(err, path, e.diagnostics());
-                return std::nullopt;
-            }
+        try {
+            inputs.catalog = catalog_with_calibration_files(DeviceCatalog::builtin(),
+                                                            args.calibrations, &inputs.fits);
+        } catch (const InputError& e) {
+            print_problems(err, "--calibration", e.diagnostics());
+            return std::nullopt;
         }
-        inputs.catalog = std::move(catalog);
+        inputs.calibration_files = args.calibrations;
     }
     return costs;
 }

@@ -3,15 +3,14 @@
 #include <QFileInfo>
 #include <QObject>
 
-#include "pipewright/core/device_calibration.h"
 #include "pipewright/core/diagnostics.h"
 #include "pipewright/core/quantity_format.h"
 
 namespace pipewright::gui {
 namespace {
 
-QString problems_text(const QString& path, const Diagnostics& d) {
-    QString text = QObject::tr("%1 cannot be used:").arg(QFileInfo(path).fileName());
+QString problems_text(const Diagnostics& d) {
+    QString text = QObject::tr("The device calibration cannot be used:");
     for (const Diagnostic& item : d.items()) {
         text += QStringLiteral("\n  ") + QString::fromStdString(item.path) + QStringLiteral(": ") +
                 QString::fromStdString(item.message);
@@ -27,23 +26,16 @@ std::optional<DeviceCalibrations> load_device_calibrations(const QStringList& pa
     if (paths.isEmpty()) {
         return out;
     }
-    std::vector<DeviceCalibration> calibrations;
+    std::vector<std::string> files;
     for (const QString& path : paths) {
-        try {
-            calibrations.push_back(load_device_calibration_file(path.toStdString()));
-        } catch (const InputError& e) {
-            if (error != nullptr) {
-                *error = problems_text(path, e.diagnostics());
-            }
-            return std::nullopt;
-        }
+        files.push_back(path.toStdString());
     }
     try {
         out.catalog = std::make_shared<const DeviceCatalog>(
-            calibrated_catalog(DeviceCatalog::builtin(), calibrations, &out.fits));
+            catalog_with_calibration_files(DeviceCatalog::builtin(), files, &out.fits));
     } catch (const InputError& e) {
         if (error != nullptr) {
-            *error = problems_text(paths.join(QStringLiteral(", ")), e.diagnostics());
+            *error = problems_text(e.diagnostics());
         }
         return std::nullopt;
     }

@@ -1,11 +1,12 @@
 # Type stubs of the pipewright package, for editors and type checkers.
 import os
-from collections.abc import MutableMapping, MutableSequence
+from collections.abc import MutableMapping, MutableSequence, Sequence
 from typing import Any, Optional, Union
 
 PathLike = Union[str, os.PathLike[str]]
 Actions = list[list[str]]
 Count = Union[int, str, None]
+Calibrations = Union[PathLike, Sequence[PathLike], None]
 
 __version__: str
 
@@ -101,17 +102,20 @@ class Project:
                  schedule_csv: Optional[PathLike] = ..., batch_size: Optional[int] = ...,
                  data_parallel: Optional[int] = ..., tensor_parallel: Optional[int] = ...,
                  sequence_parallel: Optional[bool] = ..., profile: Optional[PathLike] = ...,
-                 efficiency: Optional[float] = ..., strict: bool = ...) -> SimulationResult: ...
+                 calibration: Calibrations = ..., efficiency: Optional[float] = ...,
+                 strict: bool = ...) -> SimulationResult: ...
     def compare_schedules(self, *, microbatches: Optional[int] = ...,
                           batch_size: Optional[int] = ..., data_parallel: Optional[int] = ...,
                           tensor_parallel: Optional[int] = ...,
                           sequence_parallel: Optional[bool] = ...,
-                          profile: Optional[PathLike] = ..., efficiency: Optional[float] = ...,
+                          profile: Optional[PathLike] = ..., calibration: Calibrations = ...,
+                          efficiency: Optional[float] = ...,
                           strict: bool = ...) -> ScheduleComparison: ...
     def plan(self, schedule: Optional[str] = ..., microbatches: Optional[int] = ..., *,
              data_parallel: Count = ..., tensor_parallel: Count = ...,
              sequence_parallel: Optional[bool] = ..., profile: Optional[PathLike] = ...,
-             efficiency: Optional[float] = ..., strict: bool = ...) -> PlanResult: ...
+             calibration: Calibrations = ..., efficiency: Optional[float] = ...,
+             strict: bool = ...) -> PlanResult: ...
 
 def load(path: PathLike, *, check: bool = ...) -> Project: ...
 def schedules() -> list[dict[str, Any]]: ...

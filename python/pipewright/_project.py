@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import copy
 import os
-from typing import Any, Optional, Union
+from typing import Any, List, Optional, Sequence, Union
 
 from . import _core
 from ._results import PlanResult, ScheduleComparison, SimulationResult
@@ -12,6 +12,8 @@ from ._views import plain, wrap
 
 PathLike = Union[str, "os.PathLike[str]"]
 Count = Union[int, str, None]  # a count, or "auto" for plan()
+# A device calibration file (`pipewright calibrate`), or one per device type.
+Calibrations = Union[PathLike, Sequence[PathLike], None]
 
 
 class Project:
@@ -131,36 +133,41 @@ class Project:
                  schedule_csv: Optional[PathLike] = None, batch_size: Optional[int] = None,
                  data_parallel: Optional[int] = None, tensor_parallel: Optional[int] = None,
                  sequence_parallel: Optional[bool] = None, profile: Optional[PathLike] = None,
-                 efficiency: Optional[float] = None, strict: bool = False) -> SimulationResult:
+                 calibration: Calibrations = None, efficiency: Optional[float] = None,
+                 strict: bool = False) -> SimulationResult:
         """One training iteration simulated: ``pipewright simulate`` with these options.
 
         Each option replaces the project's setting for this simulation only
         (the project is not changed). ``profile`` is a file of measured costs
-        (``pipewright profile``); ``efficiency`` prices every layer as its
+        (``pipewright profile``); ``calibration`` a device calibration file
+        (``pipewright calibrate``) or a list of them, one per device type;
+        ``efficiency`` prices every layer as its
         FLOPs at that fraction of peak. Raises ProjectError when the project,
         with the options, is not valid.
         """
         run = _core.simulate(self._handle, schedule, _path(schedule_csv), microbatches,
                              batch_size, data_parallel, tensor_parallel, sequence_parallel,
-                             _path(profile), efficiency, strict)
+                             _path(profile), _paths(calibration), efficiency, strict)
         return SimulationResult(run)
 
     def compare_schedules(self, *, microbatches: Optional[int] = None,
                           batch_size: Optional[int] = None, data_parallel: Optional[int] = None,
                           tensor_parallel: Optional[int] = None,
                           sequence_parallel: Optional[bool] = None,
-                          profile: Optional[PathLike] = None, efficiency: Optional[float] = None,
+                          profile: Optional[PathLike] = None, calibration: Calibrations = None,
+                          efficiency: Optional[float] = None,
                           strict: bool = False) -> ScheduleComparison:
         """Every schedule and the single-device baseline: ``simulate --compare-schedules``."""
         rows, table = _core.compare_schedules(
             self._handle, None, None, microbatches, batch_size, data_parallel, tensor_parallel,
-            sequence_parallel, _path(profile), efficiency, strict)
+            sequence_parallel, _path(profile), _paths(calibration), efficiency, strict)
         return ScheduleComparison(rows, table)
 
     def plan(self, schedule: Optional[str] = None, microbatches: Optional[int] = None, *,
              data_parallel: Count = None, tensor_parallel: Count = None,
              sequence_parallel: Optional[bool] = None, profile: Optional[PathLike] = None,
-             efficiency: Optional[float] = None, strict: bool = False) -> PlanResult:
+             calibration: Calibrations = None, efficiency: Optional[float] = None,
+             strict: bool = False) -> PlanResult:
         """The fastest split, schedule and micro-batch count that fit: ``pipewright plan``.
 
         ``schedule`` and ``microbatches`` fix those; ``data_parallel`` and
@@ -169,7 +176,8 @@ class Project:
         ``--apply`` writes). Ctrl-C (KeyboardInterrupt) stops a long plan.
         """
         answer = _core.plan(self._handle, schedule, microbatches, data_parallel, tensor_parallel,
-                            sequence_parallel, _path(profile), efficiency, strict)
+                            sequence_parallel, _path(profile), _paths(calibration), efficiency,
+                            strict)
         planned = answer["project"]
         return PlanResult(answer["report"], Project(planned) if planned is not None else None)
 
@@ -199,3 +207,12 @@ def load(path: PathLike, *, check: bool = True) -> Project:
 
 def _path(value: Optional[PathLike]) -> Optional[str]:
     return None if value is None else os.fspath(value)
+
+
+def _paths(value: Calibrations) -> List[str]:
+    """A path, or a list of them, as a list of strings (none: empty)."""
+    if value is None:
+        return []
+    if isinstance(value, (str, bytes, os.PathLike)):
+        return [os.fspath(value)]
+    return [os.fspath(v) for v in value]

@@ -11,7 +11,8 @@ namespace py = pybind11;
 
 namespace pipewright::python {
 
-Costs make_costs(const std::optional<std::string>& profile, std::optional<double> efficiency) {
+Costs make_costs(const std::optional<std::string>& profile,
+                 const std::vector<std::string>& calibrations, std::optional<double> efficiency) {
     Costs costs;
     if (efficiency) {
         // The command line's range (--efficiency), said in Python's words.
@@ -29,6 +30,17 @@ Costs make_costs(const std::optional<std::string>& profile, std::optional<double
             raise_project_error(*profile, e.diagnostics());
         }
         costs.options.profile = costs.profile.get();
+    }
+    if (!calibrations.empty()) {
+        cli::CostInputs inputs;
+        try {
+            costs.catalog = std::make_shared<const DeviceCatalog>(catalog_with_calibration_files(
+                DeviceCatalog::builtin(), calibrations, &inputs.fits));
+        } catch (const InputError& e) {
+            raise_project_error("calibration", e.diagnostics());
+        }
+        inputs.calibration_files = calibrations;
+        costs.calibrated = cli::describe_calibrations(inputs);
     }
     return costs;
 }
@@ -57,6 +69,9 @@ void check_costs_fit(Costs& costs, const Project& project, bool strict,
         throw py::value_error(all);
     }
     costs.sources = *sources;
+    if (!costs.calibrated.empty()) {
+        costs.sources += (costs.sources.empty() ? "" : "; ") + costs.calibrated;
+    }
 }
 
 }  // namespace pipewright::python

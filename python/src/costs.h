@@ -7,7 +7,9 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <vector>
 
+#include "pipewright/core/device_catalog.h"
 #include "pipewright/core/profile.h"
 #include "pipewright/core/project.h"
 #include "pipewright/sim/cost_model.h"
@@ -15,14 +17,18 @@
 namespace pipewright::python {
 
 struct Costs {
-    std::shared_ptr<const Profile> profile;  // null: the analytic model
-    CostModelOptions options;                // points into `profile`
-    std::string sources;                     // "Costs" line of the summary; empty without a profile
+    std::shared_ptr<const Profile> profile;        // null: the analytic model
+    std::shared_ptr<const DeviceCatalog> catalog;  // with the calibrated devices; null: builtin
+    CostModelOptions options;                      // points into `profile`
+    std::string sources;     // "Costs" line of the summary; empty without a profile or calibration
+    std::string calibrated;  // what the calibrations measured, for `sources`
 };
 
-// Raises ProjectError naming the profile file for a profile that cannot be
-// read, ValueError for an efficiency outside (0, 1]. Needs the GIL.
+// Raises ProjectError naming the file for a profile or a device calibration
+// (`--calibration`) that cannot be used, ValueError for an efficiency outside
+// (0, 1]. Needs the GIL.
 [[nodiscard]] Costs make_costs(const std::optional<std::string>& profile,
+                               const std::vector<std::string>& calibrations,
                                std::optional<double> efficiency);
 
 // The command line's warnings about a profile that does not fit the model

@@ -44,7 +44,8 @@ std::optional<int> count_or_auto(const char* name, const py::object& value) {
 py::dict plan(const ProjectHandle& handle, std::optional<std::string> schedule,
               std::optional<int> microbatches, const py::object& data_parallel,
               const py::object& tensor_parallel, std::optional<bool> sequence_parallel,
-              const std::optional<std::string>& profile, std::optional<double> efficiency,
+              const std::optional<std::string>& profile,
+              const std::vector<std::string>& calibrations, std::optional<double> efficiency,
               bool strict) {
     if (microbatches && *microbatches < 1) {
         throw py::value_error("microbatches must be at least 1, not " +
@@ -57,9 +58,10 @@ py::dict plan(const ProjectHandle& handle, std::optional<std::string> schedule,
     options.tensor_parallel = count_or_auto("tensor_parallel", tensor_parallel);
     options.sequence_parallel = sequence_parallel;
     options.base_dir = handle.base_dir;
-    Costs costs = make_costs(profile, efficiency);
+    Costs costs = make_costs(profile, calibrations, efficiency);
     check_costs_fit(costs, handle.project, strict);
     options.costs = costs.options;
+    options.catalog = costs.catalog.get();
 
     // The job reads its own copy: Python may change the project meanwhile.
     const Project input = handle.project;
@@ -93,7 +95,7 @@ py::dict plan(const ProjectHandle& handle, std::optional<std::string> schedule,
 void bind_plan(py::module_& m) {
     m.def("plan", &plan, py::arg("project"), py::arg("schedule"), py::arg("microbatches"),
           py::arg("data_parallel"), py::arg("tensor_parallel"), py::arg("sequence_parallel"),
-          py::arg("profile"), py::arg("efficiency"), py::arg("strict"));
+          py::arg("profile"), py::arg("calibration"), py::arg("efficiency"), py::arg("strict"));
 }
 
 }  // namespace pipewright::python

@@ -38,6 +38,7 @@ struct SimulateOptions {
     std::optional<int> tensor_parallel;
     std::optional<bool> sequence_parallel;
     std::optional<std::string> profile;
+    std::vector<std::string> calibrations;
     std::optional<double> efficiency;
     bool strict = false;
 };
@@ -189,8 +190,10 @@ class SimulationRun {
 };
 
 SimulationRun simulate(const ProjectHandle& handle, const SimulateOptions& o) {
-    Costs costs = make_costs(o.profile, o.efficiency);
-    AnalyzedProject analyzed = analyze_or_raise(handle, analysis_options(o));
+    Costs costs = make_costs(o.profile, o.calibrations, o.efficiency);
+    AnalysisOptions options = analysis_options(o);
+    options.catalog = costs.catalog.get();
+    AnalyzedProject analyzed = analyze_or_raise(handle, options);
     if (o.sequence_parallel.value_or(false) && analyzed.project.tensor_parallel.size == 1) {
         throw py::value_error(
             "sequence_parallel splits the sequence over each stage's tensor-parallel group, and "
@@ -205,8 +208,9 @@ SimulationRun simulate(const ProjectHandle& handle, const SimulateOptions& o) {
 // (rows as `simulate --compare-schedules --json` prints them, the table as it
 // prints it without --json).
 py::tuple compare(const ProjectHandle& handle, const SimulateOptions& o) {
-    Costs costs = make_costs(o.profile, o.efficiency);
+    Costs costs = make_costs(o.profile, o.calibrations, o.efficiency);
     AnalysisOptions options = analysis_options(o);
+    options.catalog = costs.catalog.get();
     // Checked as given first, so that real mistakes are not hidden behind
     // "not applicable" rows (as the command line does).
     (void)analyze_or_raise(handle, options);
@@ -227,11 +231,20 @@ SimulateOptions options_from(std::optional<std::string> schedule,
                              std::optional<int> microbatches, std::optional<int> batch_size,
                              std::optional<int> data_parallel, std::optional<int> tensor_parallel,
                              std::optional<bool> sequence_parallel,
-                             std::optional<std::string> profile, std::optional<double> efficiency,
-                             bool strict) {
-    return SimulateOptions{
-        std::move(schedule), std::move(schedule_csv), microbatches,       batch_size, data_parallel,
-        tensor_parallel,     sequence_parallel,       std::move(profile), efficiency, strict};
+                             std::optional<std::string> profile,
+                             std::vector<std::string> calibrations,
+                             std::optional<double> efficiency, bool strict) {
+    return SimulateOptions{std::move(schedule),
+                           std::move(schedule_csv),
+                           microbatches,
+                           batch_size,
+                           data_parallel,
+                           tensor_parallel,
+                           sequence_parallel,
+                           std::move(profile),
+                           std::move(calibrations),
+                           efficiency,
+                           strict};
 }
 
 }  // namespace
@@ -247,36 +260,42 @@ void bind_simulation(py::module_& m) {
              py::arg("schedule_csv"), py::arg("csv_format"), py::arg("max_output_bytes"));
 
     // The same arguments for both, as the command line's options.
-    const auto simulate_call =
-        [](const ProjectHandle& handle, std::optional<std::string> schedule,
-           std::optional<std::string> schedule_csv, std::optional<int> microbatches,
-           std::optional<int> batch_size, std::optional<int> data_parallel,
-           std::optional<int> tensor_parallel, std::optional<bool> sequence_parallel,
-           std::optional<std::string> profile, std::optional<double> efficiency, bool strict) {
-            return simulate(
-                handle, options_from(std::move(schedule), std::move(schedule_csv), microbatches,
-                                     batch_size, data_parallel, tensor_parallel, sequence_parallel,
-                                     std::move(profile), efficiency, strict));
-        };
-    const auto compare_call =
-        [](const ProjectHandle& handle, std::optional<std::string> schedule,
-           std::optional<std::string> schedule_csv, std::optional<int> microbatches,
-           std::optional<int> batch_size, std::optional<int> data_parallel,
-           std::optional<int> tensor_parallel, std::optional<bool> sequence_parallel,
-           std::optional<std::string> profile, std::optional<double> efficiency, bool strict) {
-            return compare(
-                handle, options_from(std::move(schedule), std::move(schedule_csv), microbatches,
-                                     batch_size, data_parallel, tensor_parallel, sequence_parallel,
-                                     std::move(profile), efficiency, strict));
-        };
+    const auto simulate_call = [](const ProjectHandle& handle, std::optional<std::string> schedule,
+                                  std::optional<std::string> schedule_csv,
+                                  std::optional<int> microbatches, std::optional<int> batch_size,
+                                  std::optional<int> data_parallel,
+                                  std::optional<int> tensor_parallel,
+                                  std::optional<bool> sequence_parallel,
+                                  std::optional<std::string> profile,
+                                  std::vector<std::string> calibrations,
+                                  std::optional<double> efficiency, bool strict) {
+        return simulate(
+            handle, options_from(std::move(schedule), std::move(schedule_csv), microbatches,
+                                 batch_size, data_parallel, tensor_parallel, sequence_parallel,
+                                 std::move(profile), std::move(calibrations), efficiency, strict));
+    };
+    const auto compare_call = [](const ProjectHandle& handle, std::optional<std::string> schedule,
+                                 std::optional<std::string> schedule_csv,
+                                 std::optional<int> microbatches, std::optional<int> batch_size,
+                                 std::optional<int> data_parallel,
+                                 std::optional<int> tensor_parallel,
+                                 std::optional<bool> sequence_parallel,
+                                 std::optional<std::string> profile,
+                                 std::vector<std::string> calibrations,
+                                 std::optional<double> efficiency, bool strict) {
+        return compare(
+            handle, options_from(std::move(schedule), std::move(schedule_csv), microbatches,
+                                 batch_size, data_parallel, tensor_parallel, sequence_parallel,
+                                 std::move(profile), std::move(calibrations), efficiency, strict));
+    };
     m.def("simulate", simulate_call, py::arg("project"), py::arg("schedule"),
           py::arg("schedule_csv"), py::arg("microbatches"), py::arg("batch_size"),
           py::arg("data_parallel"), py::arg("tensor_parallel"), py::arg("sequence_parallel"),
-          py::arg("profile"), py::arg("efficiency"), py::arg("strict"));
+          py::arg("profile"), py::arg("calibration"), py::arg("efficiency"), py::arg("strict"));
     m.def("compare_schedules", compare_call, py::arg("project"), py::arg("schedule"),
           py::arg("schedule_csv"), py::arg("microbatches"), py::arg("batch_size"),
           py::arg("data_parallel"), py::arg("tensor_parallel"), py::arg("sequence_parallel"),
-          py::arg("profile"), py::arg("efficiency"), py::arg("strict"));
+          py::arg("profile"), py::arg("calibration"), py::arg("efficiency"), py::arg("strict"));
 }
 
 }  // namespace pipewright::python

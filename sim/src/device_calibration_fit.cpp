@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <map>
 #include <memory>
 #include <set>
 
@@ -131,6 +132,35 @@ DeviceCatalog calibrated_catalog(const DeviceCatalog& catalog,
         throw InputError(std::move(problems));
     }
     return out;
+}
+
+DeviceCatalog catalog_with_calibration_files(const DeviceCatalog& catalog,
+                                             const std::vector<std::string>& paths,
+                                             std::vector<CalibrationFit>* fits) {
+    std::vector<DeviceCalibration> calibrations;
+    std::map<std::string, std::string> file_of_spec;
+    Diagnostics problems;
+    for (const std::string& path : paths) {
+        try {
+            DeviceCalibration c = load_device_calibration_file(path);
+            if (catalog.find(c.spec) == nullptr) {
+                problems.add(path + ": spec", "\"" + c.spec +
+                                                  "\" is not a device of the catalog "
+                                                  "(`pipewright devices` lists them)");
+            } else if (const auto [at, fresh] = file_of_spec.emplace(c.spec, path); !fresh) {
+                problems.add(path + ": spec", at->second + " and " + path + " both calibrate " +
+                                                  c.spec + "; give one");
+            } else {
+                calibrations.push_back(std::move(c));
+            }
+        } catch (const InputError& e) {
+            problems.append(e.diagnostics());
+        }
+    }
+    if (!problems.empty()) {
+        throw InputError(std::move(problems));
+    }
+    return calibrated_catalog(catalog, calibrations, fits);
 }
 
 }  // namespace pipewright

@@ -185,3 +185,46 @@ def test_simulations_run_in_threads():
     for t in threads:
         t.join()
     assert results == {6: 6, 12: 12}
+
+
+def _calibration(tmp_path, name, seconds_per_flop, spec="H100-SXM"):
+    """A device calibration whose GEMMs ran at 1 / seconds_per_flop FLOP/s."""
+    dims = (1024, 16384)
+    calibration = {
+        "format": "pipewright-device-calibration", "version": 1, "spec": spec,
+        "device_name": "NVIDIA H100 80GB HBM3", "dtype": "bfloat16", "launch_seconds": 5e-6,
+        "gemms": [{"m": m, "n": n, "k": k, "seconds": 2.0 * m * n * k * seconds_per_flop}
+                  for m in dims for n in dims for k in dims],
+        "copies": [{"bytes": 1 << 30, "seconds": 1e-3}],
+    }
+    path = tmp_path / name
+    path.write_text(json.dumps(calibration))
+    return path
+
+
+def test_a_calibration_prices_as_the_command_line_does(tmp_path):
+    project = ASSETS / "examples" / "llama3.1-8b-h100-node.json"
+    slow = _calibration(tmp_path, "slow.json", 1 / 200e12)
+    expected = cli_json("simulate", project, "--json", "--calibration", slow)
+    loaded = pipewright.load(project)
+    calibrated = loaded.simulate(calibration=slow)
+    assert calibrated.to_dict() == expected
+    assert calibrated.iteration_time_s > loaded.simulate().iteration_time_s
+    assert "H100-SXM kernels as measured on NVIDIA H100 80GB HBM3" in str(calibrated)
+    # A list of them, one per device type, as --calibration repeated.
+    assert loaded.simulate(calibration=[slow]).to_dict() == expected
+    plan = loaded.plan(calibration=slow)
+    assert plan.to_dict() == {**cli_json("plan", project, "--json", "--calibration", slow),
+                              "search": plan.to_dict()["search"]}
+
+
+def test_a_calibration_that_cannot_be_used_raises_naming_its_file(tmp_path):
+    project = pipewright.load(ASSETS / "examples" / "llama3.1-8b-h100-node.json")
+    unknown = _calibration(tmp_path, "z.json", 1 / 200e12, spec="Z9000")
+    with pytest.raises(pipewright.ProjectError) as raised:
+        project.simulate(calibration=unknown)
+    assert any(str(unknown) in path and "is not a device of the catalog" in message
+               for path, message in raised.value.problems), raised.value.problems
+    twice = [_calibration(tmp_path, "a.json", 1e-15), _calibration(tmp_path, "b.json", 2e-15)]
+    with pytest.raises(pipewright.ProjectError, match="both calibrate H100-SXM"):
+        project.simulate(calibration=twice)

@@ -49,4 +49,11 @@ struct CalibrationFit {
                                                const std::vector<DeviceCalibration>& calibrations,
                                                std::vector<CalibrationFit>* fits = nullptr);
 
+// The same from calibration files, as `--calibration` and the studio read
+// them: throws InputError with every problem located in its file (a field,
+// a device the catalog lacks, a device that two files calibrate).
+[[nodiscard]] DeviceCatalog catalog_with_calibration_files(
+    const DeviceCatalog& catalog, const std::vector<std::string>& paths,
+    std::vector<CalibrationFit>* fits = nullptr);
+
 }  // namespace pipewright
