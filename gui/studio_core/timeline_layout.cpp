@@ -1,6 +1,7 @@
 #include "studio_core/timeline_layout.h"
 
 #include <algorithm>
+#include <array>
 #include <cstdint>
 #include <utility>
 #include <vector>
@@ -86,6 +87,30 @@ std::vector<Transfer> pair_transfers(const Timeline& timeline) {
     return out;
 }
 
+// Each block of a row sorted by start into the first sub-row free by then:
+// the fewest sub-rows in which nothing overlaps (interval partitioning), up
+// to kMaxCommTracks.
+void assign_tracks(std::vector<Block>& row, std::uint8_t& tracks) {
+    std::array<double, kMaxCommTracks> free_from{};
+    int used = 0;
+    for (Block& b : row) {
+        int track = -1;
+        for (int k = 0; k < used; ++k) {
+            if (free_from[static_cast<std::size_t>(k)] <= b.start) {
+                track = k;
+                break;
+            }
+        }
+        if (track < 0) {
+            track = used < kMaxCommTracks ? used++ : kMaxCommTracks - 1;
+        }
+        b.track = static_cast<std::uint8_t>(track);
+        auto& end = free_from[static_cast<std::size_t>(track)];
+        end = std::max(end, b.end);
+    }
+    tracks = static_cast<std::uint8_t>(std::max(used, 1));
+}
+
 }  // namespace
 
 TimelineLayout::TimelineLayout(const Timeline& timeline) : transfers_(pair_transfers(timeline)) {
@@ -119,6 +144,16 @@ TimelineLayout::TimelineLayout(const Timeline& timeline) : transfers_(pair_trans
         }
         for (const auto& b : row) {
             longest_[r] = std::max(longest_[r], b.end - b.start);
+        }
+    }
+    tracks_.assign(rows_.size(), 1);
+    for (std::size_t r = 1; r < rows_.size(); r += 2) {
+        assign_tracks(rows_[r], tracks_[r]);
+        if (tracks_[r] > 1) {
+            event_track_.resize(timeline.events.size(), 0);
+            for (const Block& b : rows_[r]) {
+                event_track_[static_cast<std::size_t>(b.event)] = b.track;
+            }
         }
     }
     // A bubble is time inside the iteration when a device computes nothing.
@@ -187,7 +222,17 @@ std::vector<Span> TimelineLayout::visible(int row, double t0, double t1, double 
     return out;
 }
 
-int TimelineLayout::eventAt(int row, double t, double tolerance) const {
+int TimelineLayout::tracks(int row) const {
+    return row >= 0 && row < rows() ? tracks_[static_cast<std::size_t>(row)] : 1;
+}
+
+int TimelineLayout::trackOf(int event) const {
+    return event >= 0 && static_cast<std::size_t>(event) < event_track_.size()
+               ? event_track_[static_cast<std::size_t>(event)]
+               : 0;
+}
+
+int TimelineLayout::eventAt(int row, double t, double tolerance, int track) const {
     if (row < 0 || row >= rows()) {
         return -1;
     }
@@ -198,6 +243,9 @@ int TimelineLayout::eventAt(int row, double t, double tolerance) const {
         const Block& b = blocks[i];
         if (b.start > t + tolerance) {
             break;
+        }
+        if (track >= 0 && b.track != track) {
+            continue;
         }
         const double distance = t < b.start ? b.start - t : t > b.end ? t - b.end : 0;
         if (distance <= best_distance) {

@@ -207,16 +207,25 @@ void TimelineBlocks::drawRow(QCPPainter* painter, const Window& w, const Timelin
                              bool labels) {
     paint_row(layout, row, w.t0, w.t1, w.columns, 2, &paint_);
     const double height = bottom - top;
+    // Overlapping transfers (a send under a receive's wait) each get a
+    // sub-row, so that every one is seen where its tooltip says it is.
+    const int tracks = layout.tracks(row);
+    const double track_height = height / tracks;
     const QFontMetricsF metrics(label_font_);
-    const bool label_room = labels && timeline != nullptr && height >= metrics.height() - 2;
-    double last_label_right = -1e9;  // labels of overlapping transfers must not overprint
+    const bool label_room = labels && timeline != nullptr && track_height >= metrics.height() - 2;
+    // Labels of overlapping transfers must not overprint, sub-row by sub-row.
+    std::array<double, kMaxCommTracks> last_label_right;
+    last_label_right.fill(-1e9);
     for (const Block* b : paint_.boxes) {
         const double x0 = std::max(w.x(b->start), w.left - 1);
         const double x1 = std::min(w.x(b->end), w.right + 1);
-        const QRectF box(QPointF(x0, top), QPointF(std::max(x1, x0 + 1), bottom));
+        const double box_top = top + track_height * b->track;
+        const QRectF box(QPointF(x0, box_top),
+                         QPointF(std::max(x1, x0 + 1), box_top + track_height));
         const QColor fill = block_color(b->kind);
         painter->setBrush(fill);
-        painter->setPen(box.width() > 4 && height > 4 ? QPen(fill.darker(150), 0) : Qt::NoPen);
+        painter->setPen(box.width() > 4 && track_height > 4 ? QPen(fill.darker(150), 0)
+                                                            : Qt::NoPen);
         painter->drawRect(box);
         ++drawn_boxes_;
         if (!label_room || box.width() < 12) {
@@ -232,10 +241,11 @@ void TimelineBlocks::drawRow(QCPPainter* painter, const Window& w, const Timelin
         const QPointF at(box.center().x() - text.size().width() / 2,
                          box.center().y() - text.size().height() / 2);
         const QRectF rect(at, text.size());
-        if (rect.left() < last_label_right) {
+        double& right = last_label_right[b->track];
+        if (rect.left() < right) {
             continue;
         }
-        last_label_right = rect.right();
+        right = rect.right();
         painter->setPen(text_on(fill));
         painter->drawStaticText(at, text);
         drawn_labels_.push_back(rect);
@@ -376,27 +386,38 @@ void TimelineBlocks::drawTransfers(QCPPainter* painter, const Window& w, int fir
         if (layout == nullptr) {
             continue;
         }
-        // Where each rank's arrows end: its lane's communication row, or the
-        // middle of the collapsed group that stands for it.
+        // Where each rank's arrows end: its lane's communication row (the
+        // sub-row of the send or the receive), or the middle of the
+        // collapsed group that stands for it.
         std::vector<double> y(static_cast<std::size_t>(layout->ranks()), -1);
+        std::vector<double> comm_height(y.size(), 0);  // 0: no sub-rows there
         for (const LaneRow& row : rows) {
             if (row.section != section ||
                 (row.kind != LaneRowKind::lane && row.kind != LaneRowKind::summary)) {
                 continue;
             }
-            const double mid = row.kind == LaneRowKind::lane && row.height >= kTwoRowLane
-                                   ? row.top + row.height * (kCommTop + kCommBottom) / 2
-                                   : row.top + row.height / 2;
+            const bool comm_row = row.kind == LaneRowKind::lane && row.height >= kTwoRowLane;
             for (int r = row.first; r < row.end; ++r) {
-                y[static_cast<std::size_t>(r)] = mid;
+                y[static_cast<std::size_t>(r)] =
+                    comm_row ? row.top + row.height * kCommTop : row.top + row.height / 2;
+                comm_height[static_cast<std::size_t>(r)] =
+                    comm_row ? row.height * (kCommBottom - kCommTop) : 0;
             }
         }
+        const auto end_y = [&](int rank, int event) {
+            const auto r = static_cast<std::size_t>(rank);
+            if (y[r] < 0 || comm_height[r] <= 0) {
+                return y[r];
+            }
+            const int tracks = layout->tracks(2 * rank + 1);
+            return y[r] + comm_height[r] * (layout->trackOf(event) + 0.5) / tracks;
+        };
         for (const Transfer& t : layout->transfers()) {
             if (t.start > w.t1) {
                 break;  // sorted by start
             }
-            const double ya = y[static_cast<std::size_t>(t.from_rank)];
-            const double yb = y[static_cast<std::size_t>(t.to_rank)];
+            const double ya = end_y(t.from_rank, t.send_event);
+            const double yb = end_y(t.to_rank, t.recv_event);
             if (t.end < w.t0 || ya < 0 || yb < 0 || std::max(ya, yb) < top ||
                 std::min(ya, yb) > bottom) {
                 continue;

@@ -2,6 +2,7 @@
 // is, in words (TimelinePlot's other half, timeline_plot.cpp, lays out and
 // draws).
 #include <QObject>
+#include <algorithm>
 
 #include "studio_core/action_words.h"
 #include "studio_core/format.h"
@@ -68,7 +69,18 @@ QString TimelinePlot::tooltipAt(const QPoint& pos) const {
     const bool comm = rect.height() >= kTwoRowLane && within >= (kComputeBottom + kCommTop) / 2;
     const double t = xAxis->pixelToCoord(pos.x()) * unit_;
     const double tolerance = 2 * xAxis->range().size() * unit_ / std::max(1, axisRect()->width());
-    const int event = layout->eventAt(2 * row.rank + (comm ? 1 : 0), t, tolerance);
+    const int layout_row = 2 * row.rank + (comm ? 1 : 0);
+    // The sub-row under the pointer, where overlapping transfers are drawn
+    // apart; next to none there, the nearest block of any.
+    int event = -1;
+    if (const int tracks = layout->tracks(layout_row); comm && tracks > 1) {
+        const double share = (within - kCommTop) / (kCommBottom - kCommTop);
+        const int track = std::clamp(static_cast<int>(share * tracks), 0, tracks - 1);
+        event = layout->eventAt(layout_row, t, tolerance, track);
+    }
+    if (event < 0) {
+        event = layout->eventAt(layout_row, t, tolerance);
+    }
     if (event < 0) {
         return {};
     }

@@ -90,3 +90,56 @@ TEST(TimelineLayout, PairsEachSendWithItsReceive) {
 
 }  // namespace
 }  // namespace pipewright::gui
+
+namespace pipewright::gui {
+namespace {
+
+TimelineEvent comm(int rank, ActionType type, int stage, int microbatch, double start, double end) {
+    TimelineEvent e;
+    e.rank = rank;
+    e.action = {stage, type, microbatch};
+    e.start_s = start;
+    e.end_s = end;
+    return e;
+}
+
+// Issue 36 #8: a measured send from 0.6 to 11 ms under a receive's wait from
+// 1 to 7 ms: each gets a sub-row of rank 0's communication row, and the
+// tooltip's lookup finds each in its own.
+TEST(TimelineLayout, OverlappingTransfersGetSubRowsOfTheirOwn) {
+    Timeline t;
+    t.devices = {"a", "b"};
+    t.events.push_back(comm(0, ActionType::send_forward, 0, 0, 0.6e-3, 11e-3));
+    t.events.push_back(comm(0, ActionType::recv_backward, 0, 0, 1e-3, 7e-3));
+    t.events.push_back(comm(0, ActionType::send_forward, 0, 1, 12e-3, 13e-3));
+    t.events.push_back(comm(1, ActionType::recv_forward, 1, 0, 0.5e-3, 11.5e-3));
+    const TimelineLayout layout(t);
+    EXPECT_EQ(layout.tracks(0), 1);  // rank 0's compute row
+    EXPECT_EQ(layout.tracks(1), 2);  // rank 0's communication row
+    EXPECT_EQ(layout.tracks(3), 1);  // rank 1's: one receive, nothing overlaps
+    EXPECT_EQ(layout.trackOf(0), 0);
+    EXPECT_EQ(layout.trackOf(1), 1);
+    EXPECT_EQ(layout.trackOf(2), 0);  // the first sub-row is free again by 12 ms
+    // At 5 ms both are under the pointer: the sub-row decides.
+    EXPECT_EQ(layout.eventAt(1, 5e-3, 0, 0), 0);
+    EXPECT_EQ(layout.eventAt(1, 5e-3, 0, 1), 1);
+    // The send's whole length is drawn: found at 10 ms in its sub-row.
+    EXPECT_EQ(layout.eventAt(1, 10e-3, 0, 0), 0);
+    EXPECT_EQ(layout.eventAt(1, 10e-3, 0, 1), -1);
+}
+
+TEST(TimelineLayout, SubRowsStopAtTheMostALaneCanShow) {
+    Timeline t;
+    t.devices = {"a"};
+    for (int i = 0; i < 6; ++i) {  // six transfers all overlapping
+        t.events.push_back(comm(0, ActionType::send_forward, 0, i, i * 1e-4, 1.0));
+    }
+    const TimelineLayout layout(t);
+    EXPECT_EQ(layout.tracks(1), kMaxCommTracks);
+    for (int i = 0; i < 6; ++i) {
+        EXPECT_LT(layout.trackOf(i), kMaxCommTracks);
+    }
+}
+
+}  // namespace
+}  // namespace pipewright::gui
