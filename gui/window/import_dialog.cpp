@@ -3,7 +3,6 @@
 #include <QCheckBox>
 #include <QComboBox>
 #include <QDialogButtonBox>
-#include <QFileDialog>
 #include <QFormLayout>
 #include <QHBoxLayout>
 #include <QHeaderView>
@@ -16,6 +15,7 @@
 
 #include "pipewright/core/device_catalog.h"
 #include "pipewright/core/quantity_format.h"
+#include "window/file_dialogs.h"
 
 namespace pipewright::gui {
 
@@ -29,7 +29,7 @@ ImportDialog::ImportDialog(QString cli, QString start_folder, QWidget* parent)
         tr("model.pt (torch.jit.script or trace), or a Hugging Face config.json"));
     auto* browse = new QPushButton(tr("Browse…"));
     connect(browse, &QPushButton::clicked, this, [this] {
-        const QString path = QFileDialog::getOpenFileName(
+        const QString path = open_file_name(
             this, tr("TorchScript module or model config"), start_folder_,
             tr("TorchScript modules (*.pt *.pth *.ts);;Hugging Face configs (*.json);;All "
                "files (*)"));

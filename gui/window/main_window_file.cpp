@@ -4,7 +4,6 @@
 #include <QCloseEvent>
 #include <QDir>
 #include <QDockWidget>
-#include <QFileDialog>
 #include <QFileInfo>
 #include <QKeySequence>
 #include <QMenuBar>
@@ -38,6 +37,7 @@
 #include "window/main_window.h"
 
 #include "studio_core/cli_locator.h"
+#include "window/file_dialogs.h"
 #include "window/import_dialog.h"
 #include "window/message_bar.h"
 
@@ -351,8 +351,8 @@ void MainWindow::openDialog() {
     if (!maybeSave()) {
         return;
     }
-    const QString path = QFileDialog::getOpenFileName(
-        this, tr("Open project"), baseDir(), tr("Pipewright projects (*.json);;All files (*)"));
+    const QString path = open_file_name(this, tr("Open project"), baseDir(),
+                                        tr("Pipewright projects (*.json);;All files (*)"));
     if (!path.isEmpty() && !openFile(path)) {
         QMessageBox::warning(this, tr("Cannot open"), message_bar_->text());
     }
@@ -388,8 +388,8 @@ bool MainWindow::saveAs() {
             QString::fromStdString(safe_file_stem(document_->project().model.name)) +
             QStringLiteral(".json"));
     }
-    const QString path = QFileDialog::getSaveFileName(this, tr("Save project"), suggestion,
-                                                      tr("Pipewright projects (*.json)"));
+    const QString path =
+        save_file_name(this, tr("Save project"), suggestion, tr("Pipewright projects (*.json)"));
     return !path.isEmpty() && saveTo(path);
 }
 
@@ -496,9 +496,9 @@ void MainWindow::exportWithDialog(ExportView view, ExportFormat format) {
         QString::fromStdString(safe_file_stem(document_->project().model.name)) + QLatin1Char('-') +
         kind + QLatin1Char('.') + export_extension(format));
     for (;;) {
-        const QString chosen = QFileDialog::getSaveFileName(
-            this, tr("Export %1 as %2").arg(kind, export_format_name(format)), suggestion,
-            export_filter(format));
+        const QString chosen =
+            save_file_name(this, tr("Export %1 as %2").arg(kind, export_format_name(format)),
+                           suggestion, export_filter(format));
         if (chosen.isEmpty()) {
             return;
         }

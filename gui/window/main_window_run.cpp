@@ -3,7 +3,6 @@
 // and draws the measured timeline under the simulated one when it ends.
 #include <QDir>
 #include <QFile>
-#include <QFileDialog>
 #include <QFileInfo>
 #include <QMessageBox>
 #include <QSettings>
@@ -18,6 +17,7 @@
 #include "studio_core/run_folder.h"
 #include "studio_core/simulation_runner.h"
 #include "timeline/timeline_plot.h"
+#include "window/file_dialogs.h"
 #include "window/main_window.h"
 #include "window/message_bar.h"
 
@@ -127,9 +127,9 @@ void MainWindow::restoreDeviceCalibrations() {
 }
 
 void MainWindow::chooseDeviceCalibrations() {
-    const QStringList paths = QFileDialog::getOpenFileNames(
-        this, tr("Use Device Calibrations"), QFileInfo(document_->filePath()).absolutePath(),
-        tr("Device calibrations (*.json);;All files (*)"));
+    const QStringList paths = open_file_names(this, tr("Use Device Calibrations"),
+                                              QFileInfo(document_->filePath()).absolutePath(),
+                                              tr("Device calibrations (*.json);;All files (*)"));
     if (paths.isEmpty()) {
         return;
     }
