@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include "pipewright/core/project_io.h"
+#include "pipewright/sim/planner.h"
 #include "pipewright/sim/simulation.h"
 
 namespace pipewright {
@@ -144,6 +145,38 @@ TEST(TiedEmbeddingsSim, AVShapeSumsBothCopiesOnItsFirstRank) {
     EXPECT_GT(r.tied_embedding_sync->seconds, 0);
     // An add in memory, far below the network's sum.
     EXPECT_LT(r.tied_embedding_sync->seconds, r.tied_embedding_sync->bytes / 1.25e9);
+}
+
+// On one device whose memory holds the model with one matrix but not with
+// two, the planner finds the one-stage plan the simulation fits: its memory
+// estimate counts a stage of every layer's shared matrix once, as the
+// simulator does.
+TEST(TiedEmbeddingsSim, ThePlannerCountsOneStagesSharedMatrixOnce) {
+    json j = project_json(true, {{"a/p/cpu0", {0, 1, 2}}, {"b/p/cpu2", {3, 4}}});
+    // cpu0 and cpu2, a network so slow between them that one stage is
+    // faster than any split, if it fits.
+    j["topology"]["nodes"][0]["containers"][0]["devices"].erase(1);
+    j["topology"]["links"]["inter_node"]["bandwidth_GBps"] = 0.01;
+    const json one_stage = project_json(true, {{"a/p/cpu0", {0, 1, 2, 3, 4}}});
+    const SimulationReport alone = simulate_project(analyze(one_stage), {}, Recording::summary);
+    // Adam in float32: weights, gradients and two moments, 16 bytes a
+    // parameter. A second copy of the matrix would need 16 MiB, four times
+    // the room left on each device.
+    const double peak = static_cast<double>(alone.devices[0].peak_memory_bytes);
+    const double room = 4 * kMatrix;
+    for (auto& node : j["topology"]["nodes"]) {
+        node["containers"][0]["devices"][0]["memory_GiB"] = (peak + room) / (1024.0 * 1024 * 1024);
+    }
+    Diagnostics d;
+    const auto project = project_from_json(j, d);
+    ASSERT_TRUE(project) << d.format();
+    const PlanResult plan = plan_pipeline(*project, PlanOptions{});
+    ASSERT_TRUE(plan.feasible) << plan.why_nothing_fits;
+    ASSERT_TRUE(plan.plan.report);
+    EXPECT_TRUE(plan.plan.report->all_fit);
+    EXPECT_EQ(plan.plan.stages.size(), 1u);
+    EXPECT_NEAR(plan.plan.report->iteration_time_s, alone.iteration_time_s,
+                1e-9 * alone.iteration_time_s);
 }
 
 }  // namespace

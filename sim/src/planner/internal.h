@@ -33,6 +33,10 @@ struct LayerTable {
     std::vector<double> stash;         // prefix of bytes held from forward to backward
     std::vector<double> weight_stash;  // prefix of bytes held after I until W
     std::vector<double> params;        // prefix of parameter counts
+    // Tied embeddings: the matrix the head shares with the embedding, per
+    // member. A stage of every layer holds it once, not twice as `params`
+    // counts it (any other stage holds one end and its own copy).
+    double tied_params = 0;
     std::vector<double> output_bytes;  // per layer, one micro-batch
     std::vector<double> input_bytes;   // per layer: what enters it (layer 0: the model input)
     std::vector<double> min_time;      // per layer: fastest class

@@ -233,6 +233,11 @@ const LayerTable& Context::table(int microbatches) {
         t.min_total += fastest;
         t.min_largest = std::max(t.min_largest, fastest);
     }
+    if (base_.tied) {
+        const auto head = static_cast<std::size_t>(base_.tied->head);
+        t.tied_params = static_cast<double>(base_.tied->parameters) *
+                        (base_.tensor_shares.empty() ? 1.0 : base_.tensor_shares[head].parameters);
+    }
     return tables_.emplace(microbatches, std::move(t)).first->second;
 }
 

@@ -167,7 +167,9 @@ class Checker {
     }
 
     [[nodiscard]] double rhs(const Slot& sl, double cap, int i) const {
-        const double base = cap - problem_.bytes_per_param * table_.params[at(i)] -
+        // Only a split of one stage has a stage of every layer (static_bytes).
+        const double both_ends = stages_ == 1 && i == layers_ ? table_.tied_params : 0;
+        const double base = cap - problem_.bytes_per_param * (table_.params[at(i)] - both_ends) -
                             sl.weight_only * table_.weight_stash[at(i)];
         return problem_.checkpointing ? base : base - sl.full * table_.stash[at(i)];
     }
@@ -240,7 +242,8 @@ void bisect(double lo, double hi, const Try& try_bound, const Value& value,
 
 double static_bytes(const SplitProblem& problem, int a, int i) {
     const LayerTable& t = *problem.table;
-    return problem.bytes_per_param * (t.params[at(i)] - t.params[at(a)]);
+    const double both_ends = a == 0 && i == t.layers ? t.tied_params : 0;
+    return problem.bytes_per_param * (t.params[at(i)] - t.params[at(a)] - both_ends);
 }
 
 double stage_time(const SplitProblem& problem, std::size_t k, int a, int i) {
