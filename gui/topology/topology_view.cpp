@@ -19,6 +19,10 @@ namespace pipewright::gui {
 
 namespace {
 
+// How much larger than the view (in area) a readable cluster may be for the
+// fitted view to show it readable, scrolling, rather than whole.
+constexpr double kReadableOverflow = 2.5;
+
 QGraphicsItem* tagged(QGraphicsItem* item, TopologyItemKind kind) {
     for (QGraphicsItem* p = item; p != nullptr; p = p->parentItem()) {
         if (p->data(kKindKey).toInt() == static_cast<int>(kind)) {
@@ -133,6 +137,16 @@ void TopologyView::fitToView() {
         // A little short of the edges, so that no scroll bar appears.
         scale = std::min(
             1.0, 0.98 * std::min(room.width() / rect.width(), room.height() / rect.height()));
+        // Names and layer chips are what the canvas is for: a few devices
+        // shown whole but too small to read or drag onto are worse than a
+        // readable view that scrolls a little. A cluster that opened with
+        // nodes collapsed keeps its overview.
+        const double readable = std::min(1.0, readable_scale(scene_->detailTextPixels()));
+        const double overflow =
+            (rect.width() * readable / room.width()) * (rect.height() * readable / room.height());
+        if (scale < readable && scene_->collapsedCount() == 0 && overflow <= kReadableOverflow) {
+            scale = readable;
+        }
     }
     setZoom(scale);
     centerOn(rect.center());

@@ -386,6 +386,22 @@ class CanvasWindowTest : public ::testing::Test {
     MainWindow window;
 };
 
+// Issue 36 #4: a few devices open readable, with their names and layer
+// chips to drag, even where showing them whole would need 77 %; a large
+// cluster still opens whole.
+TEST_F(CanvasWindowTest, AFewDevicesOpenReadableAndALargeClusterWhole) {
+    for (const char* name : {"seven-layers-two-nodes.json", "resnet50-4gpu-2x2.json"}) {
+        open(QString::fromLatin1(name));
+        EXPECT_TRUE(view()->isFitted()) << name;
+        EXPECT_TRUE(view()->showsDetail()) << name << " at " << view()->zoom();
+        EXPECT_NE(scene()->chipItem(0), nullptr) << name;
+    }
+    open(QStringLiteral("gpt3-175b-p4d.json"));
+    const QRectF shown = view()->mapToScene(view()->viewport()->rect()).boundingRect();
+    EXPECT_TRUE(shown.contains(scene()->itemsBoundingRect()))
+        << "the whole cluster at " << view()->zoom();
+}
+
 TEST_F(CanvasWindowTest, FindCentresOnTheDeviceExpandsItsNodeAndSelectsIt) {
     open(QStringLiteral("gpt3-175b-p4d.json"));
     ASSERT_TRUE(scene()->isNodeCollapsed(QStringLiteral("node7")));
