@@ -204,7 +204,7 @@ void MainWindow::buildActions() {
         tr("Find the fastest split of the layers over the devices, schedule and micro-batch "
            "count that fits in memory (undoable)"));
     simulate->addSeparator();
-    QAction* calibrate = simulate->addAction(tr("Use Device &Calibration…"), this,
+    QAction* calibrate = simulate->addAction(tr("&Use Device Calibration…"), this,
                                              [this] { chooseDeviceCalibrations(); });
     calibrate->setObjectName(QStringLiteral("useCalibrationAction"));
     calibrate->setStatusTip(
