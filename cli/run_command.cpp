@@ -47,6 +47,26 @@ void add_training_options(CLI::App* cmd, RunArgs& a) {
     cmd->add_option("--schedule-costs", a.schedule_costs, "zb-auto's costs")->group("");
 }
 
+// The agent flags read torchrun's PET_* variables when not given, as a
+// Kubeflow PyTorchJob or TrainJob sets them for the container's command; a
+// value that does not read names both.
+CLI::Option* with_variable(CLI::Option* option, const std::string& variable,
+                           std::optional<CLI::Validator> check = std::nullopt) {
+    option->envname(variable);
+    if (check) {
+        const std::string name = option->get_name();
+        option->check(CLI::Validator(
+            [check, variable, name](std::string& text) -> std::string {
+                const std::string why = (*check)(text);
+                return why.empty() ? why
+                                   : why + " (from " + name + ", or from " + variable + " when " +
+                                         name + " is not given)";
+            },
+            check->get_description()));
+    }
+    return option;
+}
+
 }  // namespace
 
 void add_run_command(CLI::App& app, RunArgs& a) {
@@ -69,17 +89,32 @@ void add_run_command(CLI::App& app, RunArgs& a) {
     cmd->add_option("--master", a.master,
                     "HOST:PORT of the rendezvous store; node 0 hosts it there, the other nodes "
                     "connect to it (required with --nnodes > 1)");
-    cmd->add_option("--nnodes", a.nnodes,
-                    "Number of nodes (machines) of a multi-node run; start one launcher on each "
-                    "(default 1)")
-        ->check(whole_number(1));
-    cmd->add_option("--node-rank", a.node_rank,
-                    "This node's index, 0 to nnodes - 1; node 0 hosts the store and writes the "
-                    "complete outputs (default 0)")
-        ->check(whole_number(0));
-    cmd->add_option("--nproc-per-node", a.nproc_per_node,
-                    "Ranks this node starts (default: ranks / nnodes, in rank order)")
-        ->check(whole_number(1));
+    with_variable(cmd->add_option("--master-addr", a.master_addr,
+                                  "The host of --master, as torchrun spells it (with "
+                                  "--master-port, default 29500)"),
+                  "PET_MASTER_ADDR");
+    with_variable(cmd->add_option("--master-port", a.master_port,
+                                  "The port of --master, as torchrun spells it (with "
+                                  "--master-addr, default 127.0.0.1)"),
+                  "PET_MASTER_PORT", whole_number(1, 65535));
+    with_variable(cmd->add_option("--nnodes", a.nnodes,
+                                  "Number of nodes (machines) of a multi-node run; start one "
+                                  "launcher on each (default 1)"),
+                  "PET_NNODES", whole_number(1));
+    with_variable(cmd->add_option("--node-rank", a.node_rank,
+                                  "This node's index, 0 to nnodes - 1; node 0 hosts the store and "
+                                  "writes the complete outputs (default 0)"),
+                  "PET_NODE_RANK", whole_number(0));
+    with_variable(cmd->add_option("--nproc-per-node", a.nproc_per_node,
+                                  "Ranks this node starts (default: ranks / nnodes, in rank "
+                                  "order)"),
+                  "PET_NPROC_PER_NODE", whole_number(1));
+    cmd->add_option("--launcher", a.launcher,
+                    "Who assigns the ranks: auto (torchrun's RANK/WORLD_SIZE, else what srun "
+                    "gives the tasks of a step of several, else own), own (this launcher starts "
+                    "the workers), torchrun or slurm (this process joins as the rank its "
+                    "environment names)")
+        ->check(CLI::IsMember({"auto", "own", "torchrun", "slurm"}));
     cmd->add_option("--threads-per-rank", a.threads_per_rank,
                     "Torch threads per rank, at most the cores (default: cores / ranks of the "
                     "run on this machine)")

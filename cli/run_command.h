@@ -27,6 +27,10 @@ struct RunArgs {
     bool overwrite = false;
     std::optional<int> port;
     std::optional<std::string> master;
+    // torchrun's spelling of --master, with PET_MASTER_ADDR / PET_MASTER_PORT.
+    std::optional<std::string> master_addr;
+    std::optional<int> master_port;
+    std::string launcher = "auto";  // auto, own, torchrun or slurm
     int nnodes = 1;
     int node_rank = 0;
     std::optional<int> nproc_per_node;

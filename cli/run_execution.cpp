@@ -4,6 +4,7 @@
 
 #include "backend_commands.h"
 #include "pipewright/backend/backend_error.h"
+#include "pipewright/backend/launch_environment.h"
 #include "pipewright/backend/launcher.h"
 #include "pipewright/backend/worker_command_line.h"
 #include "report_format.h"
@@ -103,6 +104,32 @@ void print_summary(std::ostream& out, const RunSummary& s, const RunArgs& a) {
     }
 }
 
+std::string host_port(const std::string& host, int port) {
+    const bool v6 = host.find(':') != std::string::npos;
+    return (v6 ? "[" + host + "]" : host) + ":" + std::to_string(port);
+}
+
+// --master-addr and --master-port are torchrun's spelling of --master; one
+// without the other takes torchrun's default for the other.
+std::optional<std::string> master_of(const RunArgs& a) {
+    if (!a.master_addr && !a.master_port) {
+        return a.master;
+    }
+    if (a.master) {
+        throw backend::BackendError(
+            "give either --master HOST:PORT or --master-addr/--master-port (or their "
+            "PET_MASTER_ADDR/PET_MASTER_PORT), not both");
+    }
+    if (a.port) {
+        throw backend::BackendError("give either --port or --master-port, not both");
+    }
+    if (a.master_addr && a.master_addr->empty()) {
+        throw backend::BackendError(
+            "--master-addr (or PET_MASTER_ADDR) must name a host, got \"\"");
+    }
+    return host_port(a.master_addr.value_or("127.0.0.1"), a.master_port.value_or(29500));
+}
+
 }  // namespace
 
 int run_run(const RunArgs& a, std::ostream& out, std::ostream& err) {
@@ -116,10 +143,29 @@ int run_run(const RunArgs& a, std::ostream& out, std::ostream& err) {
     o.out_dir = a.out;
     o.overwrite = a.overwrite;
     o.port = a.port;
-    o.master = a.master;
     o.nnodes = a.nnodes;
     o.node_rank = a.node_rank;
     o.nproc_per_node = a.nproc_per_node;
+    try {
+        o.environment =
+            backend::launch_from_environment(a.launcher, backend::process_environment());
+        if (!o.environment) {
+            o.master = master_of(a);
+        }
+    } catch (const backend::BackendError& e) {
+        err << "pipewright: " << e.what() << '\n';
+        return kUsage;
+    }
+    if (o.environment) {
+        // The environment assigned this process one rank: it is a node of
+        // its own (the agent flags and their PET_* variables describe the
+        // agent that started it, not this process).
+        o.nnodes = o.environment->world_size;
+        o.node_rank = o.environment->rank;
+        o.nproc_per_node = 1;
+        o.master = host_port(o.environment->master_host, o.environment->master_port);
+        o.port.reset();
+    }
     o.threads_per_rank = a.threads_per_rank;
     o.device = a.device;
     o.json = a.json;

@@ -77,6 +77,22 @@ std::optional<std::string> try_get_text(c10d::Store& store, const std::string& k
     return get_text(store, key);
 }
 
+std::optional<std::string> wait_for_text(c10d::Store& store, const std::string& key,
+                                         const std::string& failed_key,
+                                         std::chrono::milliseconds timeout) {
+    const auto deadline = std::chrono::steady_clock::now() + timeout;
+    while (std::chrono::steady_clock::now() < deadline) {
+        if (auto text = try_get_text(store, key)) {
+            return text;
+        }
+        if (store.check({failed_key})) {
+            return std::nullopt;
+        }
+        std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    }
+    return std::nullopt;
+}
+
 std::vector<int> missing_ranks(c10d::Store& store, int world) {
     std::vector<int> missing;
     for (int r = 0; r < world; ++r) {

@@ -50,11 +50,20 @@ namespace keys {
 inline constexpr const char* kFailures = "failures";
 // Set by the first launcher whose part of the run failed: why, as text.
 inline constexpr const char* kFailed = "failed";
+// Rank 0's run folder, once made, when the environment assigned the ranks:
+// the other ranks write in a folder of their own inside it.
+inline constexpr const char* kRunFolder = "run-folder";
 }  // namespace keys
 
 void set_text(c10d::Store& store, const std::string& key, const std::string& text);
 [[nodiscard]] std::string get_text(c10d::Store& store, const std::string& key);
 [[nodiscard]] std::optional<std::string> try_get_text(c10d::Store& store, const std::string& key);
+
+// The text of `key` once it is set, polling; nullopt when `failed_key` is set
+// first or `timeout` passes.
+[[nodiscard]] std::optional<std::string> wait_for_text(c10d::Store& store, const std::string& key,
+                                                       const std::string& failed_key,
+                                                       std::chrono::milliseconds timeout);
 
 // Ranks in [0, world) whose joined key is missing, polling until all joined
 // or `timeout` passed.

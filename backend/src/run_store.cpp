@@ -6,6 +6,7 @@
 #include <system_error>
 
 #include <torch/csrc/distributed/c10d/FileStore.hpp>
+#include <torch/csrc/distributed/c10d/PrefixStore.hpp>
 #include <torch/csrc/distributed/c10d/TCPStore.hpp>
 
 #include "pipewright/backend/modules.h"
@@ -91,7 +92,8 @@ std::optional<RunStore> open_run_store(const HostPort& master, const RunOptions&
     }
     RunStore run;
     int port = master.port;
-    if (o.node_rank == 0) {
+    const bool agent_store = o.environment && o.environment->agent_store;
+    if (o.node_rank == 0 && !agent_store) {
         try {
             c10d::TCPStoreOptions so;
             so.port = static_cast<std::uint16_t>(master.port);
@@ -109,7 +111,10 @@ std::optional<RunStore> open_run_store(const HostPort& master, const RunOptions&
                             why.find("EADDRINUSE") != std::string::npos
                         ? "the port is already in use"
                         : why.substr(0, why.find('\n')))
-                << "; choose another with " << (o.master ? "--master" : "--port")
+                << "; choose another with "
+                << (o.environment ? "MASTER_PORT"
+                    : o.master    ? "--master"
+                                  : "--port")
                 << (o.nnodes > 1 ? "" : ", or leave it out to pick a free one") << '\n';
             return std::nullopt;
         }
@@ -119,9 +124,17 @@ std::optional<RunStore> open_run_store(const HostPort& master, const RunOptions&
         } catch (const std::exception&) {
             err << "pipewright: cannot reach the master " << master.host << ":" << master.port
                 << " within " << o.settings.timeout_s << " s"
-                << " (nothing answered there: is the launcher of node 0 running, with the same "
-                   "--master, and is the port open?)\n";
+                << (agent_store ? " (nothing answered there: is torchrun's agent running?)\n"
+                    : o.environment
+                        ? " (nothing answered there: is rank 0 running, with the same "
+                          "MASTER_ADDR and MASTER_PORT, and is the port open?)\n"
+                        : " (nothing answered there: is the launcher of node 0 running, with "
+                          "the same --master, and is the port open?)\n");
             return std::nullopt;
+        }
+        if (agent_store) {
+            run.prefix = o.environment->store_prefix;
+            run.store = c10::make_intrusive<c10d::PrefixStore>(run.prefix, run.store);
         }
     }
     run.where = master.host + ":" + std::to_string(port);

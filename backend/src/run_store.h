@@ -45,6 +45,7 @@ struct RunStore {
     // How a worker reaches it: one of the two is set.
     std::string store_file;  // a private FileStore
     std::string master;      // HOST:PORT of a TCPStore
+    std::string prefix;      // of every key, in a store shared with torchrun's agent
     // For messages: "a private file (no network port)" or "HOST:PORT".
     std::string where;
     // The port a TCPStore of this launcher listens on (every interface).
@@ -55,7 +56,9 @@ struct RunStore {
 // The launcher's store: a private file for a run on this machine alone; a
 // TCPStore with --port or --master, hosted by node 0 (a taken port fails
 // here, before any worker starts; port 0 asks for a free one) and reached by
-// the other nodes. nullopt after writing the reason to `err`.
+// the other nodes. Under torchrun's static rendezvous every node connects to
+// the agent's store on the master port, under the attempt's prefix. nullopt
+// after writing the reason to `err`.
 [[nodiscard]] std::optional<RunStore> open_run_store(const HostPort& master,
                                                      const RunOptions& options,
                                                      std::chrono::milliseconds timeout,

@@ -1,5 +1,7 @@
 #include "run_supervisor.h"
 
+#include <sys/wait.h>
+
 #include <algorithm>
 #include <cmath>
 #include <csignal>
@@ -20,6 +22,7 @@
 #include "run_configuration.h"
 #include "run_folder.h"
 #include "run_outputs.h"
+#include "shared_run_folder.h"
 #include "torchscript_layer.h"
 
 namespace pipewright::backend {
@@ -56,6 +59,14 @@ std::string interruption_text(int signal) {
     }
 }
 
+// A rank that a signal ended (kill -9, the out-of-memory killer) is the
+// cause itself: its peers' silence, once it is gone, is the consequence. An
+// abort may come from a peer's vanishing (an error in a Gloo thread), so it
+// is not counted.
+bool killed_from_outside(int status) {
+    return WIFSIGNALED(status) && WTERMSIG(status) != SIGABRT;
+}
+
 // Checks the project before any process starts; returns the problem.
 std::string backend_problem(const AnalyzedProject& project, const RunOptions& o) {
     try {
@@ -89,6 +100,22 @@ RunSupervisor::RunSupervisor(const RunOptions& options, std::ostream& err)
     : o_(options), err_(err) {}
 
 RunOutcome RunSupervisor::run() {
+    // What the environment assigned comes first: a refusal below is read
+    // with it.
+    if (o_.environment) {
+        err_ << (o_.progress_json
+                     ? nlohmann::json{{"event", "launcher"},
+                                      {"launcher", o_.environment->launcher},
+                                      {"rank", o_.environment->rank},
+                                      {"world_size", o_.environment->world_size},
+                                      {"local_rank", o_.environment->local_rank},
+                                      {"master", o_.environment->master_host + ":" +
+                                                     std::to_string(o_.environment->master_port)}}
+                           .dump()
+                     : "pipewright: " + describe(*o_.environment))
+             << '\n'
+             << std::flush;
+    }
     if (!load_and_check() || !meet_at_rendezvous() || !prepare_run_folder()) {
         return outcome_;
     }
@@ -126,6 +153,15 @@ bool RunSupervisor::load_and_check() {
     // One worker per device of every replica (world rank = replica × ranks
     // of the pipeline + rank), each running the replica's schedule.
     world_ = run_world_size(*project_);
+    if (o_.environment && o_.environment->world_size != world_) {
+        err_ << "pipewright: " << o_.environment->world_variable << " is "
+             << o_.environment->world_size << ", but " << o_.settings.project << " runs on "
+             << world_ << " rank" << (world_ == 1 ? "" : "s")
+             << " (one per device of every replica); start " << world_ << " process"
+             << (world_ == 1 ? "" : "es") << '\n';
+        outcome_.exit_code = kUsageError;
+        return false;
+    }
     master_.port = o_.port.value_or(0);
     try {
         mine_ = node_ranks(world_, o_.nnodes, o_.node_rank, o_.nproc_per_node);
@@ -157,7 +193,9 @@ bool RunSupervisor::load_and_check() {
         return false;
     }
     try {
-        device_kind_ = resolve_device_kind(o_.device, mine_.count);
+        // A GPU per rank of this machine (its local rank picks it).
+        device_kind_ = resolve_device_kind(
+            o_.device, o_.environment ? o_.environment->local_world_size : mine_.count);
     } catch (const std::exception& e) {
         // BackendError, or Torch's own (c10::Error) when CUDA cannot be asked.
         err_ << "pipewright: " << e.what() << '\n';
@@ -226,7 +264,13 @@ std::string RunSupervisor::difference_with_node(int n) {
 bool RunSupervisor::prepare_run_folder() {
     outcome_.out_dir = o_.out_dir.value_or(default_run_folder(project_->project.model.name));
     try {
-        backend::prepare_run_folder(outcome_.out_dir, o_.settings.project, o_.overwrite);
+        if (o_.environment) {
+            outcome_.out_dir =
+                prepare_shared_run_folder(*rendezvous_->store, outcome_.out_dir, o_.node_rank,
+                                          o_.settings.project, o_.overwrite, timeout_);
+        } else {
+            backend::prepare_run_folder(outcome_.out_dir, o_.settings.project, o_.overwrite);
+        }
     } catch (const std::exception& e) {
         // Filesystem errors as well as the folder checks' own.
         err_ << "pipewright: " << e.what() << '\n';
@@ -239,6 +283,9 @@ bool RunSupervisor::prepare_run_folder() {
 }
 
 void RunSupervisor::announce() {
+    if (o_.environment) {
+        log_->file << "pipewright: " << describe(*o_.environment) << '\n' << std::flush;
+    }
     if (o_.progress_json) {
         return;
     }
@@ -311,9 +358,10 @@ bool RunSupervisor::start_workers() {
         worker.out_dir = outcome_.out_dir;
         worker.threads = o_.threads_per_rank;
         worker.device = device_kind_;
-        worker.local_rank = r - mine_.first;
+        worker.local_rank = o_.environment ? o_.environment->local_rank : r - mine_.first;
         worker.store_file = rendezvous_->store_file;
         worker.master = rendezvous_->master;
+        worker.store_prefix = rendezvous_->prefix;
         std::vector<std::string> args = worker_arguments(worker);
         args.insert(args.begin(), exe);
         try {
@@ -349,7 +397,7 @@ bool RunSupervisor::watch_workers() {
             }
             heartbeats_->poll(store, std::chrono::steady_clock::now());
             if (failed) {
-                if (multi_) {
+                if (multi_ && !killed_from_outside(failed->status)) {
                     wait_for_the_cause(*failed);
                     if (const auto other = try_get_text(store, keys::kFailed)) {
                         stopped_by_other_node(*other);
@@ -629,7 +677,9 @@ std::string RunSupervisor::failure_message(const RankFailure& failed) const {
         (failed.status ? " (" + describe_exit(*failed.status) + ")" : std::string()) +
         (why.empty() ? "" : ": " + why);
     const auto now = std::chrono::steady_clock::now();
-    const auto silent = heartbeats_->silent_ranks(store, failed.rank, now, kSilence);
+    const bool killed = failed.status && killed_from_outside(*failed.status);
+    const auto silent =
+        killed ? std::vector<int>{} : heartbeats_->silent_ranks(store, failed.rank, now, kSilence);
     if (silent.empty()) {
         return failure + "; stopped the other ranks" + (multi_ ? " of this node" : "") +
                " (log: " + log + ")";

@@ -188,6 +188,10 @@ Rendezvous connect_rendezvous(const WorkerOptions& o, std::chrono::milliseconds 
         throw BackendError("cannot reach the rendezvous store at " + o.master + " within " +
                            format_duration(static_cast<double>(timeout.count()) / 1000));
     }
+    if (!o.store_prefix.empty()) {
+        // A store shared with torchrun's agent: this run's keys apart.
+        r.store = c10::make_intrusive<c10d::PrefixStore>(o.store_prefix, r.store);
+    }
     return r;
 }
 

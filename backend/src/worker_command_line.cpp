@@ -48,6 +48,9 @@ std::vector<std::string> worker_arguments(const WorkerOptions& o) {
     if (!o.store_file.empty()) {
         add("--store-file", o.store_file);
     }
+    if (!o.store_prefix.empty()) {
+        add("--store-prefix", o.store_prefix);
+    }
     if (s.steps) {
         add("--steps", std::to_string(*s.steps));
     }
@@ -101,6 +104,7 @@ WorkerOptions parse_worker_arguments(const std::vector<std::string>& arguments) 
         {"--local-rank", [&](auto& f, auto& v) { o.local_rank = number<int>(f, v); }},
         {"--master", [&](auto&, auto& v) { o.master = v; }},
         {"--store-file", [&](auto&, auto& v) { o.store_file = v; }},
+        {"--store-prefix", [&](auto&, auto& v) { o.store_prefix = v; }},
         {"--steps", [&](auto& f, auto& v) { s.steps = number<int>(f, v); }},
         {"--schedule", [&](auto&, auto& v) { s.schedule = v; }},
         {"--schedule-csv", [&](auto&, auto& v) { s.schedule_csv = v; }},

@@ -26,6 +26,7 @@ WorkerOptions every_option() {
     o.rank = 5;
     o.world_size = 8;
     o.master = "[::1]:29500";
+    o.store_prefix = "pipewright/attempt_1";
     o.out_dir = "runs/x";
     o.threads = 3;
     o.device = "cuda";

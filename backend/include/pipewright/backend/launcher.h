@@ -9,6 +9,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "pipewright/backend/launch_environment.h"
 #include "pipewright/core/analysis.h"
 #include "pipewright/core/run_records.h"
 
@@ -59,6 +60,10 @@ struct RunOptions {
     std::string device = "auto";
     bool json = false;
     bool progress_json = false;
+    // Set when torchrun or Slurm assigned this process its rank: it runs that
+    // one rank as node `rank` of `world_size` (nnodes and node_rank say so
+    // too), and its ranks other than 0 write in a folder of their own.
+    std::optional<EnvironmentLaunch> environment;
 };
 
 struct WorkerOptions {
@@ -71,6 +76,7 @@ struct WorkerOptions {
     int threads = 0;             // 0: this machine's cores shared by its ranks of the run
     std::string device = "cpu";  // "cpu" or "cuda", as the launcher resolved --device
     int local_rank = 0;          // position among this machine's ranks: its GPU
+    std::string store_prefix;    // keys under this prefix of a store shared with torchrun
 
     bool operator==(const WorkerOptions&) const = default;
 };
