@@ -5,11 +5,16 @@
 #include <algorithm>
 #include <array>
 #include <cctype>
+#include <csignal>
 #include <stdexcept>
 
 #include "rendezvous.h"
 
 namespace pipewright::backend {
+
+bool killed_from_outside(int status) {
+    return WIFSIGNALED(status) && WTERMSIG(status) != SIGABRT;
+}
 
 bool is_consequence(const std::string& reason) {
     std::string text = reason;

@@ -24,6 +24,12 @@ struct RankFailure {
     std::optional<std::int64_t> order;
 };
 
+// A rank that a signal ended (kill -9, the out-of-memory killer) is the
+// cause itself: its peers' silence, once it is gone, is the consequence. An
+// abort may come from a peer's vanishing (an error in a Gloo thread), so it
+// is not counted. `status` as waitpid reports it.
+[[nodiscard]] bool killed_from_outside(int status);
+
 // True when a reason only says that a peer vanished or stopped answering: a
 // closed or reset connection, a broken pipe, a wait that timed out.
 [[nodiscard]] bool is_consequence(const std::string& reason);

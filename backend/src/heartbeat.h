@@ -22,6 +22,8 @@
 namespace pipewright::backend {
 
 inline constexpr std::chrono::milliseconds kHeartbeatPeriod{1000};
+// How long a rank's heartbeat must stand still before it counts as silent.
+inline constexpr std::chrono::milliseconds kSilence = 3 * kHeartbeatPeriod;
 
 // A worker's heartbeat: runs from construction to destruction.
 class Heartbeat {
