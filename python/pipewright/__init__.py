@@ -15,11 +15,12 @@ from ._core import __version__
 from ._errors import ProjectError
 from ._project import Project, load
 from ._results import PlanResult, ScheduleComparison, SimulationResult
+from ._run import RunError, RunResult, run
 from ._views import ListView, Section
 
 __all__ = [
-    "ListView", "PlanResult", "Project", "ProjectError", "ScheduleComparison", "Section",
-    "SimulationResult",
+    "ListView", "PlanResult", "Project", "ProjectError", "RunError", "RunResult",
+    "ScheduleComparison", "Section", "SimulationResult",
     "__version__", "compare", "devices", "layers", "load", "load_schedule_csv",
-    "save_schedule_csv", "schedule", "schedule_from_csv", "schedule_to_csv", "schedules",
+    "run", "save_schedule_csv", "schedule", "schedule_from_csv", "schedule_to_csv", "schedules",
 ]

@@ -118,6 +118,26 @@ class Project:
              strict: bool = ...) -> PlanResult: ...
 
 def load(path: PathLike, *, check: bool = ...) -> Project: ...
+
+class RunError(RuntimeError):
+    message: str
+    exit_code: int
+    stderr: str
+
+class RunResult:
+    out_dir: str
+    iteration_time_s: float
+    losses: list[Any]
+    throughput: float
+    def to_dict(self) -> dict[str, Any]: ...
+    def __getitem__(self, key: str) -> Any: ...
+
+def run(project: Union[Project, PathLike], steps: Optional[int] = ..., *,
+        out: Optional[PathLike] = ..., schedule: Optional[str] = ...,
+        microbatches: Optional[int] = ..., data_parallel: Optional[int] = ...,
+        tensor_parallel: Optional[int] = ..., threads_per_rank: Optional[int] = ...,
+        device: Optional[str] = ..., force: bool = ..., timeout: Optional[float] = ...,
+        cli: Optional[PathLike] = ...) -> RunResult: ...
 def schedules() -> list[dict[str, Any]]: ...
 def devices() -> list[dict[str, Any]]: ...
 def layers() -> list[dict[str, Any]]: ...
