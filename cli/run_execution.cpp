@@ -4,9 +4,9 @@
 
 #include "backend_commands.h"
 #include "pipewright/backend/backend_error.h"
-#include "pipewright/backend/launch_environment.h"
 #include "pipewright/backend/launcher.h"
 #include "pipewright/backend/worker_command_line.h"
+#include "pipewright/core/launch_environment.h"
 #include "report_format.h"
 
 // `run` and `worker` carried out by the backend program (LibTorch).
@@ -147,12 +147,14 @@ int run_run(const RunArgs& a, std::ostream& out, std::ostream& err) {
     o.node_rank = a.node_rank;
     o.nproc_per_node = a.nproc_per_node;
     try {
-        o.environment =
-            backend::launch_from_environment(a.launcher, backend::process_environment());
+        o.environment = launch_from_environment(a.launcher, process_environment());
         if (!o.environment) {
             o.master = master_of(a);
         }
-    } catch (const backend::BackendError& e) {
+    } catch (const LaunchError& e) {  // a launcher's variable
+        err << "pipewright: " << e.what() << '\n';
+        return kUsage;
+    } catch (const backend::BackendError& e) {  // contradictory --master flags
         err << "pipewright: " << e.what() << '\n';
         return kUsage;
     }

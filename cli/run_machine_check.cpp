@@ -29,7 +29,8 @@ bool has_nvidia_gpus() {
            !std::filesystem::is_empty("/proc/driver/nvidia/gpus", ec);
 }
 
-std::string run_machine_problem(const RunArgs& a, const MachineResources& machine) {
+std::string run_machine_problem(const RunArgs& a, const MachineResources& machine,
+                                const Environment& environment) {
     // Ranks on GPUs hold the model in the GPUs' memory, which the simulation
     // checks against each device's capacity: only CPU workers fill this one.
     if (a.device == "cuda" || (a.device == "auto" && machine.has_gpus)) {
@@ -47,7 +48,14 @@ std::string run_machine_problem(const RunArgs& a, const MachineResources& machin
     // One worker per device of every replica and tensor slice; a node of a
     // multi-node run starts its share.
     const int world = project->world_size() * std::max(1, project->project.tensor_parallel.size);
-    const int ranks = a.nproc_per_node.value_or((world + a.nnodes - 1) / std::max(1, a.nnodes));
+    int ranks = a.nproc_per_node.value_or((world + a.nnodes - 1) / std::max(1, a.nnodes));
+    try {
+        if (const auto launch = launch_from_environment(a.launcher, environment)) {
+            ranks = launch->local_world_size;
+        }
+    } catch (const LaunchError&) {
+        return "";  // the backend refuses the variable, naming it
+    }
     std::int64_t model_peak = 0;
     try {
         const SimulationReport report =

@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <string>
 
+#include "pipewright/core/launch_environment.h"
 #include "profile_command.h"
 #include "run_command.h"
 
@@ -38,8 +39,12 @@ inline constexpr int kMostRanksPerCore = 8;
 
 // Why this node cannot run `a` (its estimated memory or its ranks against
 // `machine`), with the figures and the way on; "" when it can, or when the
-// project does not load (the backend reports why).
-[[nodiscard]] std::string run_machine_problem(const RunArgs& a, const MachineResources& machine);
+// project does not load (the backend reports why). Under torchrun or Slurm
+// (`environment`, launch_environment.h) this machine holds the launcher's
+// local ranks, not every rank of the run.
+[[nodiscard]] std::string run_machine_problem(
+    const RunArgs& a, const MachineResources& machine,
+    const Environment& environment = process_environment());
 
 // The same for `profile`, which builds every layer at once with a stand-in
 // of its parameters and the optimizer's state (six copies of the weights at

@@ -4,6 +4,8 @@
 #include <gtest/gtest.h>
 
 #include <fstream>
+#include <map>
+#include <optional>
 
 #include <nlohmann/json.hpp>
 
@@ -80,6 +82,37 @@ TEST(RunMachineCheck, TheCpuExampleFitsAndTooManyRanksForTheCoresDoNot) {
     cli::RunArgs node = run_of(many);
     node.nnodes = 2;
     EXPECT_EQ(cli::run_machine_problem(node, {24 * kGiB, 2}), "");
+}
+
+// Under torchrun or Slurm each process is one rank: this machine holds the
+// launcher's local ranks, not all of the run's.
+TEST(RunMachineCheck, UnderALauncherThisMachineHoldsItsLocalRanksOnly) {
+    testing::TempDir dir;
+    const std::string many = (dir / "many.json").string();
+    std::ofstream(many) << twenty_stages().dump();
+    const auto environment = [](std::map<std::string, std::string> variables) {
+        return [variables](const std::string& name) -> std::optional<std::string> {
+            const auto found = variables.find(name);
+            return found == variables.end() ? std::nullopt : std::optional(found->second);
+        };
+    };
+    // 20 ranks over 10 machines of 2: 2 here, within 2 cores.
+    const auto torchrun = environment({{"RANK", "3"},
+                                       {"WORLD_SIZE", "20"},
+                                       {"LOCAL_RANK", "1"},
+                                       {"LOCAL_WORLD_SIZE", "2"},
+                                       {"MASTER_ADDR", "10.0.0.1"},
+                                       {"MASTER_PORT", "29500"}});
+    EXPECT_EQ(cli::run_machine_problem(run_of(many), {24 * kGiB, 2}, torchrun), "");
+    // The same run started by Pipewright's own launcher is 20 ranks here.
+    cli::RunArgs own = run_of(many);
+    own.launcher = "own";
+    EXPECT_NE(cli::run_machine_problem(own, {24 * kGiB, 2}, torchrun)
+                  .find("starts 20 worker processes on 2 cores"),
+              std::string::npos);
+    // A variable the backend will refuse, naming it, is left to it.
+    const auto broken = environment({{"RANK", "x"}, {"WORLD_SIZE", "20"}});
+    EXPECT_EQ(cli::run_machine_problem(run_of(many), {24 * kGiB, 2}, broken), "");
 }
 
 // `profile` builds every layer at once: GPT-3's 175 billion parameters are

@@ -9,7 +9,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "pipewright/backend/launch_environment.h"
+#include "pipewright/core/launch_environment.h"
 #include "pipewright/core/analysis.h"
 #include "pipewright/core/run_records.h"
 

@@ -5,17 +5,12 @@
 
 #include <map>
 
-#include "pipewright/backend/backend_error.h"
-#include "pipewright/backend/launch_environment.h"
+#include "pipewright/core/launch_environment.h"
 
 namespace pipewright {
 namespace {
 
-using backend::EnvironmentLaunch;
-using backend::expand_slurm_nodelist;
-using backend::launch_from_environment;
-
-backend::Environment fake(std::map<std::string, std::string> variables) {
+Environment fake(std::map<std::string, std::string> variables) {
     return [variables](const std::string& name) -> std::optional<std::string> {
         const auto found = variables.find(name);
         if (found == variables.end()) {
@@ -42,7 +37,7 @@ const std::map<std::string, std::string> kSlurm{{"SLURM_PROCID", "3"},
 std::string refusal(const std::string& choice, const std::map<std::string, std::string>& env) {
     try {
         (void)launch_from_environment(choice, fake(env));
-    } catch (const backend::BackendError& e) {
+    } catch (const LaunchError& e) {
         return e.what();
     }
     return "";
@@ -71,7 +66,7 @@ TEST(LaunchEnvironment, TorchrunVariablesAssignTheRank) {
     EXPECT_EQ(l->master_host, "127.0.0.1");
     EXPECT_EQ(l->master_port, 29500);
     EXPECT_FALSE(l->agent_store);
-    EXPECT_EQ(backend::describe(*l), "launcher: torchrun, rank 1 of 2, master 127.0.0.1:29500");
+    EXPECT_EQ(describe(*l), "launcher: torchrun, rank 1 of 2, master 127.0.0.1:29500");
 }
 
 TEST(LaunchEnvironment, TorchrunsStaticRendezvousSharesItsAgentsStorePerAttempt) {
@@ -94,7 +89,7 @@ TEST(LaunchEnvironment, SlurmVariablesAssignTheRankAndTheFirstNodeIsTheMaster) {
     EXPECT_EQ(l->world_size, 4);
     EXPECT_EQ(l->local_rank, 1);
     EXPECT_EQ(l->master_host, "gpu07");
-    EXPECT_EQ(l->master_port, backend::kDefaultSlurmMasterPort);
+    EXPECT_EQ(l->master_port, kDefaultSlurmMasterPort);
     const auto port = launch_from_environment("slurm", fake(with(kSlurm, "MASTER_PORT", "4000")));
     EXPECT_EQ(port->master_port, 4000);
     const auto addr = launch_from_environment("slurm", fake(with(kSlurm, "MASTER_ADDR", "h0")));
@@ -160,7 +155,7 @@ TEST(SlurmNodeList, ExpandsRangesListsAndPadding) {
     EXPECT_EQ(expand_slurm_nodelist("gpu[9-10]-ib,cpu1", "L"), (V{"gpu9-ib", "gpu10-ib", "cpu1"}));
     EXPECT_EQ(expand_slurm_nodelist("x[098-100]", "L"), (V{"x098", "x099", "x100"}));
     for (const char* bad : {"", "a,,b", "a,", "n[1-2", "[1-2]", "n[]", "n[a-b]", "n[2-1]"}) {
-        EXPECT_THROW((void)expand_slurm_nodelist(bad, "L"), backend::BackendError) << bad;
+        EXPECT_THROW((void)expand_slurm_nodelist(bad, "L"), LaunchError) << bad;
     }
 }
 

@@ -7,10 +7,17 @@
 
 #include <functional>
 #include <optional>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
-namespace pipewright::backend {
+namespace pipewright {
+
+// A variable or flag of the launch that cannot be used, named with its value.
+class LaunchError : public std::invalid_argument {
+  public:
+    using std::invalid_argument::invalid_argument;
+};
 
 // The value of an environment variable, nullopt when it is not set.
 using Environment = std::function<std::optional<std::string>(const std::string&)>;
@@ -45,7 +52,7 @@ struct EnvironmentLaunch {
 // (SLURM_PROCID, SLURM_NTASKS > 1 and SLURM_STEP_ID, which srun sets and a
 // batch script's own shell lacks), else its own; variables that describe an
 // agent's node rather than a rank (PET_* without LOCAL_RANK, as Kubeflow
-// sets for a torchrun in the container) leave the launching to Pipewright. Throws BackendError
+// sets for a torchrun in the container) leave the launching to Pipewright. Throws LaunchError
 // naming the variable that is missing or malformed and what was expected.
 [[nodiscard]] std::optional<EnvironmentLaunch> launch_from_environment(const std::string& choice,
                                                                        const Environment& env);
@@ -54,7 +61,7 @@ struct EnvironmentLaunch {
 [[nodiscard]] std::string describe(const EnvironmentLaunch& launch);
 
 // The hosts of a Slurm node list, in order: "node[01-03,07],gpu1" ->
-// node01, node02, node03, node07, gpu1. Throws BackendError naming
+// node01, node02, node03, node07, gpu1. Throws LaunchError naming
 // `variable` for a list that does not read.
 [[nodiscard]] std::vector<std::string> expand_slurm_nodelist(const std::string& list,
                                                              const std::string& variable);
@@ -62,4 +69,4 @@ struct EnvironmentLaunch {
 // Slurm's master port unless MASTER_PORT says otherwise (torchrun's default).
 inline constexpr int kDefaultSlurmMasterPort = 29500;
 
-}  // namespace pipewright::backend
+}  // namespace pipewright

@@ -1,13 +1,11 @@
-#include "pipewright/backend/launch_environment.h"
+#include "pipewright/core/launch_environment.h"
 
 #include <algorithm>
 #include <cctype>
 #include <charconv>
 #include <cstdlib>
 
-#include "pipewright/backend/backend_error.h"
-
-namespace pipewright::backend {
+namespace pipewright {
 namespace {
 
 std::string quoted(const std::string& text) {
@@ -20,8 +18,8 @@ int whole(const std::string& variable, const std::string& text, int low) {
     const char* end = text.data() + text.size();
     const auto [ptr, ec] = std::from_chars(text.data(), end, value);
     if (text.empty() || ec != std::errc() || ptr != end || value < low) {
-        throw BackendError(variable + " must be a whole number from " + std::to_string(low) +
-                           " up, got " + quoted(text));
+        throw LaunchError(variable + " must be a whole number from " + std::to_string(low) +
+                          " up, got " + quoted(text));
     }
     return value;
 }
@@ -30,9 +28,9 @@ std::string required(const Environment& env, const std::string& variable,
                      const std::string& launcher) {
     const auto value = env(variable);
     if (!value || value->empty()) {
-        throw BackendError(variable + " is not set: " + launcher +
-                           " gives it to every process it starts (run under " + launcher +
-                           ", or choose another --launcher)");
+        throw LaunchError(variable + " is not set: " + launcher +
+                          " gives it to every process it starts (run under " + launcher +
+                          ", or choose another --launcher)");
     }
     return *value;
 }
@@ -40,16 +38,16 @@ std::string required(const Environment& env, const std::string& variable,
 int port_of(const std::string& variable, const std::string& text) {
     const int port = whole(variable, text, 1);
     if (port > 65535) {
-        throw BackendError(variable + " must be a port from 1 to 65535, got " + quoted(text));
+        throw LaunchError(variable + " must be a port from 1 to 65535, got " + quoted(text));
     }
     return port;
 }
 
 void check_rank(const EnvironmentLaunch& l, const std::string& rank_variable) {
     if (l.rank >= l.world_size) {
-        throw BackendError(rank_variable + " is " + std::to_string(l.rank) + ", but " +
-                           l.world_variable + " is " + std::to_string(l.world_size) +
-                           ": a rank must be below the world size");
+        throw LaunchError(rank_variable + " is " + std::to_string(l.rank) + ", but " +
+                          l.world_variable + " is " + std::to_string(l.world_size) +
+                          ": a rank must be below the world size");
     }
 }
 
@@ -68,9 +66,9 @@ EnvironmentLaunch torchrun(const Environment& env) {
     if (const auto local_world = env("LOCAL_WORLD_SIZE")) {
         l.local_world_size = whole("LOCAL_WORLD_SIZE", *local_world, 1);
         if (l.local_rank >= l.local_world_size) {
-            throw BackendError("LOCAL_RANK is " + std::to_string(l.local_rank) +
-                               ", but LOCAL_WORLD_SIZE is " + std::to_string(l.local_world_size) +
-                               ": a local rank must be below the local world size");
+            throw LaunchError("LOCAL_RANK is " + std::to_string(l.local_rank) +
+                              ", but LOCAL_WORLD_SIZE is " + std::to_string(l.local_world_size) +
+                              ": a local rank must be below the local world size");
         }
     }
     l.master_host = required(env, "MASTER_ADDR", who);
@@ -129,7 +127,7 @@ bool set(const Environment& env, const std::string& variable) {
 void expand_range(const std::string& prefix, const std::string& range, const std::string& variable,
                   const std::string& list, std::vector<std::string>& hosts) {
     const auto bad = [&](const std::string& why) {
-        return BackendError(variable + " is not a Slurm node list (" + why + "): " + quoted(list));
+        return LaunchError(variable + " is not a Slurm node list (" + why + "): " + quoted(list));
     };
     const auto dash = range.find('-');
     const std::string first = range.substr(0, dash);
@@ -186,8 +184,7 @@ std::optional<EnvironmentLaunch> launch_from_environment(const std::string& choi
         return slurm(env);
     }
     if (choice != "auto") {
-        throw BackendError("--launcher must be auto, own, torchrun or slurm, got " +
-                           quoted(choice));
+        throw LaunchError("--launcher must be auto, own, torchrun or slurm, got " + quoted(choice));
     }
     // Kubeflow gives every pod RANK and WORLD_SIZE of the pods together with
     // PET_* for a torchrun inside it; torchrun's own processes always have
@@ -217,7 +214,7 @@ std::string describe(const EnvironmentLaunch& l) {
 std::vector<std::string> expand_slurm_nodelist(const std::string& list,
                                                const std::string& variable) {
     const auto bad = [&](const std::string& why) {
-        return BackendError(variable + " is not a Slurm node list (" + why + "): " + quoted(list));
+        return LaunchError(variable + " is not a Slurm node list (" + why + "): " + quoted(list));
     };
     std::vector<std::string> hosts;
     std::size_t i = 0;
@@ -277,4 +274,4 @@ std::vector<std::string> expand_slurm_nodelist(const std::string& list,
     return hosts;
 }
 
-}  // namespace pipewright::backend
+}  // namespace pipewright
