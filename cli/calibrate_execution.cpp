@@ -16,12 +16,6 @@
 namespace pipewright::cli {
 namespace {
 
-std::string ratio_text(double v) {
-    char text[32];
-    std::snprintf(text, sizeof text, "%.2f", v);
-    return text;
-}
-
 std::string tflops_text(double flops_per_s) {
     char text[32];
     std::snprintf(text, sizeof text, "%.3g", flops_per_s / 1e12);
@@ -43,14 +37,15 @@ void print_calibration(std::ostream& out, const DeviceCalibration& c, const Devi
     out << "  launch     " << format_duration(c.launch_seconds) << " a kernel (catalog "
         << format_duration(catalog.kernel_overhead_s) << ")\n";
     out << "  copies     " << format_bytes(fit.copy_bandwidth_GBps * 1e9) << "/s read + written, "
-        << ratio_text(fit.memory_efficiency) << " of the datasheet's "
+        << format_fixed(fit.memory_efficiency, 2) << " of the datasheet's "
         << format_bytes(catalog.memory_bandwidth_GBps * 1e9) << "/s (catalog "
-        << ratio_text(catalog.memory_efficiency) << ")\n";
+        << format_fixed(catalog.memory_efficiency, 2) << ")\n";
     out << "  GEMMs      " << fit.gemm_shapes << " shapes in " << to_string(c.dtype) << ", fastest "
         << tflops_text(fit.best_gemm_flops) << " TFLOP/s of "
         << tflops_text(catalog.matmul_flops_for(c.dtype, false)) << " peak; measured / catalog "
-        << "model " << ratio_text(fit.gemm_ratio_median) << " (median), "
-        << ratio_text(fit.gemm_ratio_min) << "–" << ratio_text(fit.gemm_ratio_max) << "\n\n";
+        << "model " << format_fixed(fit.gemm_ratio_median, 2) << " (median), "
+        << format_fixed(fit.gemm_ratio_min, 2) << "–" << format_fixed(fit.gemm_ratio_max, 2)
+        << "\n\n";
     TextTable table({"m = n = k", "measured", "TFLOP/s", "catalog model", "measured / model"});
     for (const GemmSample& g : c.gemms) {
         if (g.m != g.n || g.n != g.k) {
@@ -61,7 +56,7 @@ void print_calibration(std::ostream& out, const DeviceCalibration& c, const Devi
         const double modelled = kernel_time(kernel, catalog, c.dtype).seconds;
         table.add_row({std::to_string(g.m), format_duration(g.seconds),
                        tflops_text(kernel.flops / g.seconds), format_duration(modelled),
-                       ratio_text(g.seconds / modelled)});
+                       format_fixed(g.seconds / modelled, 2)});
     }
     for (std::size_t col = 0; col <= 4; ++col) {
         table.right_align(col);

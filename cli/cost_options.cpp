@@ -1,8 +1,5 @@
 #include "cost_options.h"
 
-#include <cstdio>
-#include <sstream>
-
 #include "commands.h"
 #include "option_checks.h"
 #include "pipewright/core/device_calibration.h"
@@ -10,15 +7,6 @@
 #include "report_format.h"
 
 namespace pipewright::cli {
-namespace {
-
-std::string two_decimals(double v) {
-    char text[32];
-    std::snprintf(text, sizeof text, "%.2f", v);
-    return text;
-}
-
-}  // namespace
 
 void add_cost_options(CLI::App& command, CostArgs& args) {
     command.add_option("--profile", args.profile,
@@ -65,22 +53,14 @@ std::optional<CostModelOptions> cost_model_options(const CostArgs& args, CostInp
 }
 
 std::string describe_calibrations(const CostInputs& inputs) {
-    // A stream, not a chain of string additions: GCC 12 sees a null
-    // dereference in the latter that is not there (-Wnull-dereference).
-    std::ostringstream text;
+    std::string text;
     for (std::size_t i = 0; i < inputs.fits.size(); ++i) {
-        const CalibrationFit& f = inputs.fits[i];
         if (i > 0) {
-            text << "; ";
+            text += "; ";
         }
-        text << f.spec << " kernels as measured on "
-             << (f.device_name.empty() ? std::string("its device") : f.device_name) << " ("
-             << inputs.calibration_files[i] << "): launch " << format_duration(f.kernel_overhead_s)
-             << ", copies at " << format_bytes(f.copy_bandwidth_GBps * 1e9) << "/s, "
-             << to_string(f.dtype) << " GEMMs " << two_decimals(f.gemm_ratio_min) << "–"
-             << two_decimals(f.gemm_ratio_max) << " × the model's time";
+        text += describe_calibration(inputs.fits[i], inputs.calibration_files[i]);
     }
-    return text.str();
+    return text;
 }
 
 std::optional<std::string> check_profile_fit(const CostModelOptions& costs, const Project& project,

@@ -77,18 +77,9 @@ extern "C" void on_plan_interrupt(int /*signal*/) {
 // Exit status of a plan ended by Ctrl-C (128 + SIGINT), as `run`'s.
 constexpr int kInterrupted = 130;
 
-std::string fixed(double value, int decimals) {
-    if (!std::isfinite(value)) {
-        return format_percent(value);  // "(infinite)", never "inf"
-    }
-    char buffer[64];
-    std::snprintf(buffer, sizeof buffer, "%.*f", decimals, value);
-    return buffer;
-}
-
 std::string gain_text(double percent) {
     // Small gains keep a second decimal, so that +0.04 % does not read as none.
-    return (percent >= 0 ? "+" : "") + fixed(percent, std::fabs(percent) < 1 ? 2 : 1) + " %";
+    return (percent >= 0 ? "+" : "") + format_fixed(percent, std::fabs(percent) < 1 ? 2 : 1) + " %";
 }
 
 std::string layer_range(const Project& project, const PlannedStage& stage) {

@@ -12,15 +12,6 @@ namespace pipewright::cli {
 
 namespace {
 
-std::string fixed(double value, int decimals) {
-    if (!std::isfinite(value)) {
-        return format_percent(value);  // "(infinite)", never "inf"
-    }
-    char buffer[64];
-    std::snprintf(buffer, sizeof buffer, "%.*f", decimals, value);
-    return buffer;
-}
-
 // The simulator's results are finite for every input the readers accept;
 // should one not be, the summary says so in words.
 bool all_finite(const SimulationReport& r) {
@@ -278,9 +269,9 @@ void print_comparison(std::ostream& out, const std::vector<ComparisonRow>& rows,
         for (const auto& d : r.devices) {
             peak = std::max(peak, d.peak_memory_bytes);
         }
-        std::string gain =
-            row.baseline ? "baseline"
-                         : (row.gain_percent >= 0 ? "+" : "") + fixed(row.gain_percent, 1) + " %";
+        std::string gain = row.baseline ? "baseline"
+                                        : (row.gain_percent >= 0 ? "+" : "") +
+                                              format_fixed(row.gain_percent, 1) + " %";
         table.add_row({printable_name(row.label), std::to_string(r.microbatches),
                        format_duration(r.iteration_time_s), format_rate(r.throughput_samples_per_s),
                        format_percent(r.bubble_fraction), format_bytes(static_cast<double>(peak)),

@@ -8,15 +8,9 @@ namespace pipewright {
 
 namespace {
 
-std::string fixed(double value, int decimals) {
-    char buffer[64];
-    std::snprintf(buffer, sizeof buffer, "%.*f", decimals, value);
-    return buffer;
-}
-
 std::string with_unit(double value, const char* unit) {
     const double a = std::fabs(value);
-    return fixed(value, a >= 100 ? 0 : a >= 10 ? 1 : 2) + " " + unit;
+    return format_fixed(value, a >= 100 ? 0 : a >= 10 ? 1 : 2) + " " + unit;
 }
 
 // Never print "inf", "-nan %" or "inf min" as if it were a figure: a
@@ -26,6 +20,15 @@ std::string not_finite(double value) {
 }
 
 }  // namespace
+
+std::string format_fixed(double value, int decimals) {
+    if (!std::isfinite(value)) {
+        return not_finite(value);
+    }
+    char buffer[64];
+    std::snprintf(buffer, sizeof buffer, "%.*f", decimals, value);
+    return buffer;
+}
 
 std::string format_duration(double seconds) {
     if (!std::isfinite(seconds)) {
@@ -60,14 +63,14 @@ std::string format_bytes(double bytes) {
         bytes /= 1024;
         ++u;
     }
-    return u == 0 ? fixed(bytes, 0) + " B" : with_unit(bytes, units[u]);
+    return u == 0 ? format_fixed(bytes, 0) + " B" : with_unit(bytes, units[u]);
 }
 
 std::string format_percent(double fraction) {
     if (!std::isfinite(fraction)) {
         return not_finite(fraction);
     }
-    return fixed(fraction * 100, 1) + " %";
+    return format_fixed(fraction * 100, 1) + " %";
 }
 
 std::string format_rate(double per_second) {
@@ -75,7 +78,7 @@ std::string format_rate(double per_second) {
         return not_finite(per_second);
     }
     const double a = std::fabs(per_second);
-    std::string digits = fixed(per_second, a >= 100 ? 0 : a >= 10 ? 1 : 2);
+    std::string digits = format_fixed(per_second, a >= 100 ? 0 : a >= 10 ? 1 : 2);
     const auto dot = digits.find('.');
     std::string whole = digits.substr(0, dot);
     std::string grouped;
@@ -105,7 +108,7 @@ std::string format_count(double value) {
     if (a >= 1e4) {
         return with_unit(value / 1e3, "k");
     }
-    return fixed(value, 0);
+    return format_fixed(value, 0);
 }
 
 }  // namespace pipewright

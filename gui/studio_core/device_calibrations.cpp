@@ -4,7 +4,6 @@
 #include <QObject>
 
 #include "pipewright/core/diagnostics.h"
-#include "pipewright/core/quantity_format.h"
 
 namespace pipewright::gui {
 namespace {
@@ -47,19 +46,8 @@ QString describe_device_calibrations(const DeviceCalibrations& c) {
     QStringList lines;
     for (std::size_t i = 0; i < c.fits.size() && i < static_cast<std::size_t>(c.paths.size());
          ++i) {
-        const CalibrationFit& f = c.fits[i];
-        lines << QObject::tr(
-                     "%1 as measured on %2 (%3): launch %4, copies at %5/s, %6 GEMMs "
-                     "%7–%8 × the model's time")
-                     .arg(QString::fromStdString(f.spec),
-                          f.device_name.empty() ? QObject::tr("its device")
-                                                : QString::fromStdString(f.device_name),
-                          QFileInfo(c.paths[static_cast<qsizetype>(i)]).fileName(),
-                          QString::fromStdString(format_duration(f.kernel_overhead_s)),
-                          QString::fromStdString(format_bytes(f.copy_bandwidth_GBps * 1e9)),
-                          QString::fromStdString(std::string(to_string(f.dtype))),
-                          QString::number(f.gemm_ratio_min, 'f', 2),
-                          QString::number(f.gemm_ratio_max, 'f', 2));
+        const QString file = QFileInfo(c.paths[static_cast<qsizetype>(i)]).fileName();
+        lines << QString::fromStdString(describe_calibration(c.fits[i], file.toStdString()));
     }
     return lines.join(QLatin1Char('\n'));
 }

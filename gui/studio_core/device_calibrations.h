@@ -29,7 +29,7 @@ struct DeviceCalibrations {
 [[nodiscard]] std::optional<DeviceCalibrations> load_device_calibrations(const QStringList& paths,
                                                                          QString* error);
 
-// "H100-SXM as measured on NVIDIA H100 80GB HBM3 (h100.json): launch 4.10 µs, …",
+// "H100-SXM kernels as measured on NVIDIA H100 80GB HBM3 (h100.json): …"
 // one line per calibration; empty without any.
 [[nodiscard]] QString describe_device_calibrations(const DeviceCalibrations& calibrations);
 

@@ -259,43 +259,29 @@ void bind_simulation(py::module_& m) {
         .def("save", &SimulationRun::save, py::arg("trace"), py::arg("timeline"),
              py::arg("schedule_csv"), py::arg("csv_format"), py::arg("max_output_bytes"));
 
-    // The same arguments for both, as the command line's options.
-    const auto simulate_call = [](const ProjectHandle& handle, std::optional<std::string> schedule,
-                                  std::optional<std::string> schedule_csv,
-                                  std::optional<int> microbatches, std::optional<int> batch_size,
-                                  std::optional<int> data_parallel,
-                                  std::optional<int> tensor_parallel,
-                                  std::optional<bool> sequence_parallel,
-                                  std::optional<std::string> profile,
-                                  std::vector<std::string> calibrations,
-                                  std::optional<double> efficiency, bool strict) {
-        return simulate(
-            handle, options_from(std::move(schedule), std::move(schedule_csv), microbatches,
+    // Both take the command line's options, in the same order.
+    const auto with_options = [&m](const char* name, auto call) {
+        m.def(
+            name,
+            [call](const ProjectHandle& handle, std::optional<std::string> schedule,
+                   std::optional<std::string> schedule_csv, std::optional<int> microbatches,
+                   std::optional<int> batch_size, std::optional<int> data_parallel,
+                   std::optional<int> tensor_parallel, std::optional<bool> sequence_parallel,
+                   std::optional<std::string> profile, std::vector<std::string> calibrations,
+                   std::optional<double> efficiency, bool strict) {
+                return call(
+                    handle,
+                    options_from(std::move(schedule), std::move(schedule_csv), microbatches,
                                  batch_size, data_parallel, tensor_parallel, sequence_parallel,
                                  std::move(profile), std::move(calibrations), efficiency, strict));
+            },
+            py::arg("project"), py::arg("schedule"), py::arg("schedule_csv"),
+            py::arg("microbatches"), py::arg("batch_size"), py::arg("data_parallel"),
+            py::arg("tensor_parallel"), py::arg("sequence_parallel"), py::arg("profile"),
+            py::arg("calibration"), py::arg("efficiency"), py::arg("strict"));
     };
-    const auto compare_call = [](const ProjectHandle& handle, std::optional<std::string> schedule,
-                                 std::optional<std::string> schedule_csv,
-                                 std::optional<int> microbatches, std::optional<int> batch_size,
-                                 std::optional<int> data_parallel,
-                                 std::optional<int> tensor_parallel,
-                                 std::optional<bool> sequence_parallel,
-                                 std::optional<std::string> profile,
-                                 std::vector<std::string> calibrations,
-                                 std::optional<double> efficiency, bool strict) {
-        return compare(
-            handle, options_from(std::move(schedule), std::move(schedule_csv), microbatches,
-                                 batch_size, data_parallel, tensor_parallel, sequence_parallel,
-                                 std::move(profile), std::move(calibrations), efficiency, strict));
-    };
-    m.def("simulate", simulate_call, py::arg("project"), py::arg("schedule"),
-          py::arg("schedule_csv"), py::arg("microbatches"), py::arg("batch_size"),
-          py::arg("data_parallel"), py::arg("tensor_parallel"), py::arg("sequence_parallel"),
-          py::arg("profile"), py::arg("calibration"), py::arg("efficiency"), py::arg("strict"));
-    m.def("compare_schedules", compare_call, py::arg("project"), py::arg("schedule"),
-          py::arg("schedule_csv"), py::arg("microbatches"), py::arg("batch_size"),
-          py::arg("data_parallel"), py::arg("tensor_parallel"), py::arg("sequence_parallel"),
-          py::arg("profile"), py::arg("calibration"), py::arg("efficiency"), py::arg("strict"));
+    with_options("simulate", &simulate);
+    with_options("compare_schedules", &compare);
 }
 
 }  // namespace pipewright::python

@@ -7,6 +7,7 @@
 #include <set>
 
 #include "pipewright/core/diagnostics.h"
+#include "pipewright/core/quantity_format.h"
 #include "pipewright/sim/kernel_cost.h"
 #include "pipewright/sim/layer_kernels.h"
 
@@ -90,8 +91,6 @@ DeviceSpec calibrated_device(const DeviceSpec& device, const DeviceCalibration& 
     fit.spec = device.name;
     fit.device_name = c.device_name;
     fit.dtype = c.dtype;
-    fit.catalog_overhead_s = device.kernel_overhead_s;
-    fit.catalog_memory_efficiency = device.memory_efficiency;
     DeviceSpec d = device;
     d.gemm_correction = nullptr;
     d.kernel_overhead_s = c.launch_seconds;
@@ -102,6 +101,15 @@ DeviceSpec calibrated_device(const DeviceSpec& device, const DeviceCalibration& 
         *fit_out = fit;
     }
     return d;
+}
+
+std::string describe_calibration(const CalibrationFit& f, const std::string& file) {
+    return f.spec + " kernels as measured on " +
+           (f.device_name.empty() ? std::string("its device") : f.device_name) + " (" + file +
+           "): launch " + format_duration(f.kernel_overhead_s) + ", copies at " +
+           format_bytes(f.copy_bandwidth_GBps * 1e9) + "/s, " + std::string(to_string(f.dtype)) +
+           " GEMMs " + format_fixed(f.gemm_ratio_min, 2) + "–" + format_fixed(f.gemm_ratio_max, 2) +
+           " × the model's time";
 }
 
 DeviceCatalog calibrated_catalog(const DeviceCatalog& catalog,

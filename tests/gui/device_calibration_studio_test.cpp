@@ -78,7 +78,7 @@ TEST_F(DeviceCalibrationStudio, ACalibrationPricesTheDevicesAndIsNamed) {
     EXPECT_TRUE(summary->text().contains(QStringLiteral("calibrated devices")))
         << summary->text().toStdString();
     EXPECT_TRUE(summary->toolTip().contains(
-        QStringLiteral("A100-80GB as measured on NVIDIA A100-SXM4-80GB (a100.json)")))
+        QStringLiteral("A100-80GB kernels as measured on NVIDIA A100-SXM4-80GB (a100.json)")))
         << summary->toolTip().toStdString();
 
     forget->trigger();

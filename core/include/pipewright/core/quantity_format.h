@@ -11,6 +11,8 @@ namespace pipewright {
 [[nodiscard]] std::string format_bytes(double bytes);
 [[nodiscard]] std::string format_percent(double fraction);
 [[nodiscard]] std::string format_rate(double per_second);
+// A plain number with `decimals` digits after the point: "1.07", "0.869".
+[[nodiscard]] std::string format_fixed(double value, int decimals);
 // Decimal magnitudes for counts (FLOPs, parameters).
 [[nodiscard]] std::string format_count(double value);
 

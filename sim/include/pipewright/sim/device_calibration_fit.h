@@ -19,10 +19,8 @@ struct CalibrationFit {
     std::string spec;
     std::string device_name;
     DType dtype = DType::float32;
-    double kernel_overhead_s = 0;  // was the catalog's before
-    double catalog_overhead_s = 0;
-    double memory_efficiency = 0;  // measured copy bandwidth over the datasheet's
-    double catalog_memory_efficiency = 0;
+    double kernel_overhead_s = 0;    // the measured launch
+    double memory_efficiency = 0;    // measured copy bandwidth over the datasheet's
     double copy_bandwidth_GBps = 0;  // bytes read and written per second
     // Measured over modelled GEMM time at the grid's shapes (before the
     // correction): the median and the extremes.
@@ -32,6 +30,12 @@ struct CalibrationFit {
     double best_gemm_flops = 0;  // the fastest measured GEMM's FLOP/s
     std::size_t gemm_shapes = 0;
 };
+
+// "H100-SXM kernels as measured on NVIDIA H100 80GB HBM3 (h100.json): launch
+// 4.10 µs, copies at 2.90 TiB/s, bfloat16 GEMMs 0.98–1.31 × the model's
+// time", `file` naming where the calibration came from: what the command
+// line's Costs line, the studio and Python say of it.
+[[nodiscard]] std::string describe_calibration(const CalibrationFit& fit, const std::string& file);
 
 // `device` (a catalog entry of the calibration's spec) as the calibration
 // measured it: its kernels pay the measured launch cost, memory-bound
