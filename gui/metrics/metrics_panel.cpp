@@ -68,6 +68,10 @@ MetricsPanel::MetricsPanel(QWidget* parent) : QWidget(parent) {
     // The legend gets a column of its own beside the curves: inside the
     // axis rectangle it hid the peaks it names.
     curve_->axisRect()->insetLayout()->take(curve_->legend);
+    // Curves join the legend only when it is shown: QCustomPlot removes a
+    // legend item in time proportional to the legend, so clearing 1,024
+    // curves from it took seconds.
+    curve_->setAutoAddPlottableToLegend(false);
     legend_column_ = new QCPLayoutGrid;
     legend_column_->addElement(0, 0, curve_->legend);
     // keeps the legend at the top
@@ -291,7 +295,13 @@ void MetricsPanel::setReport(const SimulationReport& r) {
     }
     // Beyond a dozen lanes the colours repeat and a legend names nothing.
     constexpr std::size_t kMaxLegendEntries = 12;
-    showLegend(r.timeline.memory.size() <= kMaxLegendEntries);
+    const bool legend = r.timeline.memory.size() <= kMaxLegendEntries;
+    if (legend) {
+        for (int i = 0; i < curve_->graphCount(); ++i) {
+            curve_->graph(i)->addToLegend();
+        }
+    }
+    showLegend(legend);
     curve_->xAxis->setRange(0, time.of(span));
     curve_->xAxis->setLabel(tr("time (%1)").arg(time.symbol));
     curve_->yAxis->setRange(0, curve_top * 1.1 + 1e-9);

@@ -79,6 +79,45 @@ std::vector<float> BusyProfile::fractions(double t0, double t1, int columns) con
     return out;
 }
 
+std::vector<float> busy_fractions(const TimelineLayout& layout, const std::vector<int>& ranks,
+                                  double t0, double t1, int columns) {
+    std::vector<float> out(static_cast<std::size_t>(std::max(columns, 0)), 0.0F);
+    if (columns <= 0 || ranks.empty() || t1 <= t0) {
+        return out;
+    }
+    const double width = (t1 - t0) / columns;
+    std::vector<double> busy(out.size(), 0.0);  // device-seconds per column
+    for (int rank : ranks) {
+        const int row = 2 * rank;
+        const auto& blocks = layout.row(row);
+        for (std::size_t i = layout.firstVisible(row, t0); i < blocks.size(); ++i) {
+            const Block& b = blocks[i];
+            if (b.start >= t1) {
+                break;
+            }
+            const double from = std::max(b.start, t0);
+            const double to = std::min(b.end, t1);
+            if (to <= from) {
+                continue;
+            }
+            const int c0 = std::clamp(static_cast<int>((from - t0) / width), 0, columns - 1);
+            const int c1 = std::clamp(static_cast<int>((to - t0) / width), 0, columns - 1);
+            for (int c = c0; c <= c1; ++c) {
+                const double left = t0 + c * width;
+                const double share = std::min(to, left + width) - std::max(from, left);
+                if (share > 0) {
+                    busy[static_cast<std::size_t>(c)] += share;
+                }
+            }
+        }
+    }
+    const double capacity = width * static_cast<double>(ranks.size());
+    for (std::size_t c = 0; c < out.size(); ++c) {
+        out[c] = static_cast<float>(std::clamp(busy[c] / capacity, 0.0, 1.0));
+    }
+    return out;
+}
+
 void paint_row(const TimelineLayout& layout, int row, double t0, double t1, int columns,
                double min_pixels, RowPaint* out) {
     out->boxes.clear();

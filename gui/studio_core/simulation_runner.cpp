@@ -45,6 +45,7 @@ SimulationResult simulate_now(const Project& project, const std::string& base_di
             analyzed->schedule_from_csv = true;
         }
         result.report = simulate_project(*analyzed, costs);
+        result.layout = std::make_shared<const TimelineLayout>(result.report->timeline);
         result.kernels = stage_kernels(*analyzed, costs);
     } catch (const InputError& e) {
         result.diagnostics.append(e.diagnostics());

@@ -14,6 +14,7 @@
 #include "pipewright/sim/kernel_breakdown.h"
 #include "pipewright/sim/simulation.h"
 #include "studio_core/studio_costs.h"
+#include "studio_core/timeline_layout.h"
 
 namespace pipewright::gui {
 
@@ -34,6 +35,10 @@ struct SimulationResult {
     // Per stage, the kernels of one micro-batch's F, I and W (where the time
     // goes, for the block tooltips).
     std::vector<StageKernels> kernels;
+    // The report's timeline arranged for drawing, built with the simulation
+    // (off the window's thread when it runs in the background): on a
+    // 4 M-action timeline the arrangement takes as long as the simulation.
+    std::shared_ptr<const TimelineLayout> layout;
 
     [[nodiscard]] bool ok() const { return report.has_value(); }
 };

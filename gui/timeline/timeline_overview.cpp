@@ -101,7 +101,7 @@ void TimelineOverview::rebuild() {
             continue;
         }
         auto& fractions = busy[static_cast<std::size_t>(band)];
-        fractions = BusyProfile(*layout, ranks).fractions(0, plot_->span(), width);
+        fractions = busy_fractions(*layout, ranks, 0, plot_->span(), width);
         most = std::max(most, *std::max_element(fractions.begin(), fractions.end()));
     }
     // Shaded relative to the busiest pixel: with hundreds of lanes in a band,

@@ -141,9 +141,15 @@ int TimelinePlot::drawnTensorBlocks() const {
 
 void TimelinePlot::setTimeline(const Timeline& timeline,
                                std::vector<std::vector<std::string>> lane_devices) {
-    timeline_ = timeline;
+    setTimeline(std::make_shared<const Timeline>(timeline), std::move(lane_devices), nullptr);
+}
+
+void TimelinePlot::setTimeline(std::shared_ptr<const Timeline> timeline,
+                               std::vector<std::vector<std::string>> lane_devices,
+                               std::shared_ptr<const TimelineLayout> layout) {
+    timeline_ = std::move(timeline);
     lane_devices_ = std::move(lane_devices);
-    layout_ = std::make_shared<TimelineLayout>(timeline_);
+    layout_ = layout ? std::move(layout) : std::make_shared<const TimelineLayout>(*timeline_);
     message_->setVisible(false);
     updateLanes();
     const double span = span_s_ > 0 ? span_s_ / unit_ : 1;
@@ -152,7 +158,7 @@ void TimelinePlot::setTimeline(const Timeline& timeline,
 }
 
 void TimelinePlot::clearTimeline(const QString& message) {
-    timeline_ = Timeline{};
+    timeline_ = std::make_shared<const Timeline>();
     layout_.reset();
     message_->setText(message);
     message_->setVisible(!message.isEmpty());
@@ -201,12 +207,12 @@ void TimelinePlot::updateLanes() {
     unit_ = time_unit_for(span_s_, &label);
     xAxis->setLabel(label);
 
-    lanes_.setSection(0, layout_, layout_ ? timeline_.devices : std::vector<std::string>{},
+    lanes_.setSection(0, layout_, layout_ ? timeline_->devices : std::vector<std::string>{},
                       layout_ ? lane_devices_ : std::vector<std::vector<std::string>>{});
     lanes_.setSection(1, measured_layout_,
                       measured_layout_ ? measured_.devices : std::vector<std::string>{});
-    blocks_->setTimelines(layout_ ? &timeline_ : nullptr, measured_layout_ ? &measured_ : nullptr,
-                          unit_);
+    blocks_->setTimelines(layout_ ? timeline_.get() : nullptr,
+                          measured_layout_ ? &measured_ : nullptr, unit_);
     blocks_->setMeasuredCaption(measuredLabel());
     if (lanes_.devicesChanged()) {
         // Other devices: their groups start from what fits, at the top.

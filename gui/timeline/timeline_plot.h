@@ -37,6 +37,12 @@ class TimelinePlot : public QCustomPlot {
     // which the filter matches and the count counts.
     void setTimeline(const Timeline& timeline,
                      std::vector<std::vector<std::string>> lane_devices = {});
+    // The same, sharing a timeline held elsewhere (a simulation's result)
+    // and, when given, its layout already built: a 4 M-action timeline is
+    // hundreds of MB that a copy would fill page by page.
+    void setTimeline(std::shared_ptr<const Timeline> timeline,
+                     std::vector<std::vector<std::string>> lane_devices,
+                     std::shared_ptr<const TimelineLayout> layout);
     // Per stage, the seconds of a forward and of a backward spent in the
     // tensor-parallel group's all-reduces (TimelineBlocks); empty for none.
     void setTensorCollectives(std::vector<std::array<double, 2>> per_stage);
@@ -63,7 +69,7 @@ class TimelinePlot : public QCustomPlot {
     [[nodiscard]] QString measuredLabel() const;
     // The names of every row, top to bottom (drawn or not).
     [[nodiscard]] QStringList laneLabels() const;
-    [[nodiscard]] const Timeline& timeline() const { return timeline_; }
+    [[nodiscard]] const Timeline& timeline() const { return *timeline_; }
     [[nodiscard]] const TimelineLayout* layout() const { return layout_.get(); }
     [[nodiscard]] const TimelineLanes& lanes() const { return lanes_; }
     // Blocks held for drawing: one per simulated action.
@@ -141,10 +147,10 @@ class TimelinePlot : public QCustomPlot {
     // "<br>kernels: qkv 31 % · …" for a simulated compute action.
     [[nodiscard]] QString kernelsLine(const Action& action) const;
 
-    Timeline timeline_;
-    std::shared_ptr<TimelineLayout> layout_;
+    std::shared_ptr<const Timeline> timeline_ = std::make_shared<const Timeline>();
+    std::shared_ptr<const TimelineLayout> layout_;
     Timeline measured_;
-    std::shared_ptr<TimelineLayout> measured_layout_;
+    std::shared_ptr<const TimelineLayout> measured_layout_;
     QString measured_name_;
     TimelineLanes lanes_;
     TimelineBlocks* blocks_ = nullptr;      // owned by the plot

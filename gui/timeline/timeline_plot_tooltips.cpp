@@ -84,7 +84,7 @@ QString TimelinePlot::tooltipAt(const QPoint& pos) const {
     if (event < 0) {
         return {};
     }
-    return tooltipFor(row.section == 1 ? measured_ : timeline_, event) + side;
+    return tooltipFor(row.section == 1 ? measured_ : *timeline_, event) + side;
 }
 
 QString TimelinePlot::kernelsLine(const Action& action) const {
@@ -142,11 +142,12 @@ QString TimelinePlot::tooltipFor(const Timeline& timeline, int index) const {
                         .arg(peer_stage(before.action));
         }
     }
-    if (const double s = &timeline == &timeline_ ? blocks_->tensorSeconds(e.action) : 0; s > 0) {
+    if (const double s = &timeline == timeline_.get() ? blocks_->tensorSeconds(e.action) : 0;
+        s > 0) {
         text += tr("<br>of which %1 in its tensor-parallel group's all-reduces")
                     .arg(format_duration(s));
     }
-    if (&timeline == &timeline_) {
+    if (&timeline == timeline_.get()) {
         text += kernelsLine(e.action);
     }
     // Qt wraps rich-text tooltips at a narrow width; each line is short.

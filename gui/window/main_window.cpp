@@ -365,7 +365,9 @@ void MainWindow::simulationDone() {
         const SimulationReport& r = *result->report;
         // A failure's message would otherwise cover the new summary for seconds.
         statusBar()->clearMessage();
-        timeline_->setTimeline(r.timeline, r.lane_devices);
+        // Shared with the result, not copied.
+        timeline_->setTimeline(std::shared_ptr<const Timeline>(result, &r.timeline), r.lane_devices,
+                               result->layout);
         std::vector<std::array<double, 2>> tensor;
         if (r.tensor_parallel.size > 1) {
             for (const StageCost& stage : r.stages) {

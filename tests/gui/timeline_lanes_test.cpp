@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <string>
+#include <tuple>
 
 #include "studio_core/label_fit.h"
 #include "studio_core/lane_density.h"
@@ -233,6 +234,35 @@ TEST(BusyProfile, GivesTheFractionOfDevicesBusyPerColumn) {
     const auto h = two.fractions(0.5e-3, 1.5e-3, 2);
     EXPECT_NEAR(h[0], 0.5, 1e-5);
     EXPECT_NEAR(h[1], 0.5, 1e-5);
+}
+
+TEST(BusyProfile, DirectFractionsEqualTheProfiles) {
+    // Uneven blocks on five ranks, some wider than a column, some narrower,
+    // some cut by the window's edges.
+    Timeline t;
+    t.devices = {"a", "b", "c", "d", "e"};
+    for (int rank = 0; rank < 5; ++rank) {
+        double at = 0.1 * rank;
+        for (int i = 0; i < 40; ++i) {
+            const double length = 0.05 + 0.37 * ((i * 7 + rank * 3) % 11) / 11.0;
+            t.events.push_back({rank, Action{0, ActionType::forward, i}, at, at + length});
+            at += length + 0.03 * ((i + rank) % 4);
+        }
+    }
+    const TimelineLayout layout(t);
+    for (const std::vector<int>& ranks :
+         {std::vector<int>{0, 1, 2, 3, 4}, std::vector<int>{1, 3}}) {
+        for (const auto& [t0, t1, columns] :
+             {std::tuple{0.0, 12.0, 97}, std::tuple{1.3, 2.9, 40}, std::tuple{0.0, 12.0, 3}}) {
+            const auto expected = BusyProfile(layout, ranks).fractions(t0, t1, columns);
+            const auto direct = busy_fractions(layout, ranks, t0, t1, columns);
+            ASSERT_EQ(direct.size(), expected.size());
+            for (std::size_t c = 0; c < direct.size(); ++c) {
+                EXPECT_NEAR(direct[c], expected[c], 1e-4) << "column " << c;
+            }
+        }
+    }
+    EXPECT_TRUE(busy_fractions(layout, {}, 0, 1, 4) == std::vector<float>(4, 0.0F));
 }
 
 TEST(PaintRow, FoldsBlocksNarrowerThanAPixelIntoColumns) {

@@ -2,6 +2,10 @@
 
 #include <gtest/gtest.h>
 
+#include <array>
+#include <cmath>
+#include <vector>
+
 namespace pipewright::gui {
 namespace {
 
@@ -88,6 +92,47 @@ TEST(TimelineLayout, PairsEachSendWithItsReceive) {
     EXPECT_EQ(transfers[2].recv_event, 3);
 }
 
+// Pairs of a timeline whose stages and micro-batches are numbered far apart
+// (an edited trace): the same pairs as the compact numbering, found by the
+// sorted list instead of the dense table.
+TEST(TimelineLayout, PairsSparselyNumberedTransfersAlike) {
+    const auto pairs = [](int stage_base, int mb_base) {
+        Timeline t;
+        t.devices = {"a", "b", "c"};
+        auto add = [&t](int rank, ActionType type, int stage, int mb, double start) {
+            TimelineEvent e;
+            e.rank = rank;
+            e.action = {stage, type, mb};
+            e.start_s = start;
+            e.end_s = start + 0.5;
+            t.events.push_back(e);
+        };
+        for (int m = 0; m < 3; ++m) {
+            for (int repeat = 0; repeat < 2; ++repeat) {
+                const double at = m * 10.0 + repeat * 3;
+                add(0, ActionType::send_forward, stage_base, mb_base + m, at);
+                add(1, ActionType::recv_forward, stage_base + 1, mb_base + m, at + 0.2);
+                add(1, ActionType::send_forward, stage_base + 1, mb_base + m, at + 1);
+                add(2, ActionType::recv_forward, stage_base + 2, mb_base + m, at + 1.2);
+                add(2, ActionType::send_backward, stage_base + 2, mb_base + m, at + 2);
+                add(1, ActionType::recv_backward, stage_base + 1, mb_base + m, at + 2.2);
+            }
+        }
+        std::vector<std::array<int, 4>> out;
+        const TimelineLayout layout(t);
+        for (const Transfer& x : layout.transfers()) {
+            out.push_back({x.send_event, x.recv_event, x.from_rank, x.to_rank});
+        }
+        return out;
+    };
+    const auto compact = pairs(0, 0);
+    ASSERT_EQ(compact.size(), 18u);
+    for (const auto& p : compact) {
+        EXPECT_EQ(p[1], p[0] + 1);  // each send's own receive, repeats first with first
+    }
+    EXPECT_EQ(pairs(5000, 7'000'000), compact);
+}
+
 }  // namespace
 }  // namespace pipewright::gui
 
@@ -139,6 +184,30 @@ TEST(TimelineLayout, SubRowsStopAtTheMostALaneCanShow) {
     for (int i = 0; i < 6; ++i) {
         EXPECT_LT(layout.trackOf(i), kMaxCommTracks);
     }
+}
+
+// Arrows are drawn from the first transfer until one starts after the view,
+// so every start must be in order: negative ones (a measured clock before
+// the iteration's zero), equal ones (kept in timeline order) and starts
+// that differ in their last bits.
+TEST(TimelineLayout, TransfersAreSortedByStartWithTiesInTimelineOrder) {
+    const std::vector<double> starts = {
+        3.0, -2.5, 1.0, 1.0, -0.001, 0.0, 1e-300, 7.25, std::nextafter(1.0, 2.0), -1e9};
+    Timeline t;
+    t.devices = {"a", "b"};
+    for (std::size_t i = 0; i < starts.size(); ++i) {
+        const int mb = static_cast<int>(i);
+        t.events.push_back(comm(0, ActionType::send_forward, 0, mb, starts[i], starts[i] + 1));
+        t.events.push_back(comm(1, ActionType::recv_forward, 1, mb, starts[i], starts[i] + 1));
+    }
+    const TimelineLayout layout(t);
+    const auto& transfers = layout.transfers();
+    ASSERT_EQ(transfers.size(), starts.size());
+    std::vector<int> order;
+    for (const Transfer& x : transfers) {
+        order.push_back(x.send_event / 2);
+    }
+    EXPECT_EQ(order, (std::vector<int>{9, 1, 4, 5, 6, 2, 3, 8, 0, 7}));
 }
 
 }  // namespace
