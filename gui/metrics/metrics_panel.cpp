@@ -34,7 +34,10 @@ QCustomPlot* small_plot(QWidget* parent, const QString& title) {
     plot->plotLayout()->insertRow(0);
     auto* text = new QCPTextElement(plot, title, QFont(plot->font().family(), -1, QFont::Bold));
     plot->plotLayout()->addElement(0, 0, text);
-    plot->setMinimumHeight(150);
+    // Low enough that the figures and two rows of plots fit the views of a
+    // 1280 x 720 window: the tallest tab sets every tab's height, and a
+    // taller one made the timeline's axis scroll out of sight.
+    plot->setMinimumHeight(100);
     return plot;
 }
 

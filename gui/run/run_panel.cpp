@@ -126,6 +126,7 @@ RunPanel::RunPanel(QWidget* parent) : QWidget(parent), process_(new RunProcess(t
     log_->setFont(QFontDatabase::systemFont(QFontDatabase::FixedFont));
     log_->setMaximumBlockCount(5000);
     log_->setPlaceholderText(tr("The run's progress and messages appear here."));
+    log_->setMinimumHeight(log_->fontMetrics().lineSpacing() * 4 + 2 * log_->frameWidth() + 8);
     auto* log_box = new QWidget(this);
     auto* log_layout = new QVBoxLayout(log_box);
     log_layout->setContentsMargins(0, 0, 0, 0);
@@ -135,8 +136,9 @@ RunPanel::RunPanel(QWidget* parent) : QWidget(parent), process_(new RunProcess(t
     auto* right = new QSplitter(Qt::Vertical, this);
     right->addWidget(comparison);
     right->addWidget(log_box);
-    right->setStretchFactor(0, 1);
+    right->setStretchFactor(0, 0);
     right->setStretchFactor(1, 1);
+    right->setChildrenCollapsible(false);
     auto* split = new QSplitter(Qt::Horizontal, this);
     split->addWidget(past);
     split->addWidget(right);
@@ -441,16 +443,24 @@ void RunPanel::showComparison(const QString& runName, const std::vector<RunCompa
     }
     note_->setText(note);
     note_->setVisible(!note.isEmpty());
-    // Up to six rows show without scrolling, even in a low window.
-    const int shown = std::min(table_->rowCount(), 6);
-    table_->setMinimumHeight(table_->horizontalHeader()->sizeHint().height() +
-                             shown * table_->verticalHeader()->defaultSectionSize() +
-                             2 * table_->frameWidth() + 2);
+    fitTableHeight();
+}
+
+void RunPanel::fitTableHeight() {
+    // As tall as its rows where there is room, never taller, so the log
+    // below takes the rest; in a low window both give way down to two rows
+    // and a few lines of log (1280 x 720 left the log one clipped line).
+    const int header = table_->horizontalHeader()->sizeHint().height();
+    const int row = table_->verticalHeader()->defaultSectionSize();
+    const int frame = 2 * table_->frameWidth() + 2;
+    table_->setMinimumHeight(header + std::min(table_->rowCount(), 2) * row + frame);
+    table_->setMaximumHeight(header + std::max(table_->rowCount(), 2) * row + frame);
 }
 
 void RunPanel::clearComparison(const QString& why) {
     table_title_->setText(tr("<b>Simulated vs measured</b>"));
     table_->setRowCount(0);
+    fitTableHeight();
     note_->setText(why);
     note_->setVisible(!why.isEmpty());
 }

@@ -92,6 +92,7 @@ class RunPanel : public QWidget {
 
   private:
     void updateButtons();
+    void fitTableHeight();
     void setStatus(const QString& text);
     void log(const QString& line);
     void resetProgress();

@@ -8,6 +8,7 @@
 #include <QToolBar>
 #include <QVBoxLayout>
 #include <algorithm>
+#include <array>
 #include <functional>
 
 #include "studio_core/device_search.h"
@@ -50,27 +51,40 @@ class FindKeys : public QObject {
 }  // namespace
 
 void TopologyCanvas::placeToolbars() {
-    for (QToolBar* bar : {bar_, nodes_bar_, find_bar_}) {
+    const std::array<QToolBar*, 3> bars = {bar_, nodes_bar_, find_bar_};
+    for (QToolBar* bar : bars) {
         bars_->removeWidget(bar);
     }
+    // Rows of groups, a new row where the next group would not fit.
+    std::array<int, 3> rows{};
+    std::array<int, 3> columns{};
     int row = 0;
     int column = 0;
     int used = 0;
-    for (QToolBar* bar : {bar_, nodes_bar_, find_bar_}) {
-        const int wanted = bar->sizeHint().width();
+    for (std::size_t i = 0; i < bars.size(); ++i) {
+        const int wanted = bars[i]->sizeHint().width();
         if (column > 0 && width() > 0 && used + wanted > width()) {
             ++row;
             column = 0;
             used = 0;
         }
-        bars_->addWidget(bar, row, column++);
+        rows[i] = row;
+        columns[i] = column++;
         used += wanted;
     }
-    for (int c = 0; c < 3; ++c) {
+    // The last group of each row spans the rest of it: a grid column is as
+    // wide as its widest group in any row, and the find box wrapped below
+    // the zoom tools widened them until Expand went behind a » at 1280 px.
+    for (std::size_t i = 0; i < bars.size(); ++i) {
+        const bool last = i + 1 == bars.size() || rows[i + 1] != rows[i];
+        bars_->addWidget(bars[i], rows[i], columns[i], 1,
+                         last ? static_cast<int>(bars.size()) - columns[i] : 1);
+    }
+    for (int c = 0; c < static_cast<int>(bars.size()); ++c) {
         bars_->setColumnStretch(c, 0);
     }
     // The last group of the first row takes the rest of its width.
-    bars_->setColumnStretch(row == 0 ? 2 : std::max(0, bars_->columnCount() - 1), 1);
+    bars_->setColumnStretch(static_cast<int>(bars.size()) - 1, 1);
 }
 
 void TopologyCanvas::resizeEvent(QResizeEvent* event) {

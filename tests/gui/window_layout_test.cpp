@@ -1,6 +1,9 @@
 #include <gtest/gtest.h>
 #include <QCoreApplication>
 #include <QDockWidget>
+#include <QPlainTextEdit>
+#include <QScrollArea>
+#include <QScrollBar>
 #include <QSettings>
 #include <QToolBar>
 #include <QToolButton>
@@ -8,6 +11,7 @@
 #include <QTreeWidgetItemIterator>
 
 #include "editor/training_bar.h"
+#include "run/run_panel.h"
 #include "window/main_window.h"
 
 namespace pipewright::gui {
@@ -104,6 +108,26 @@ TEST_F(WindowLayoutTest, WideningAgainGivesThePaletteAndInspectorTheirWidthBack)
     resize(1600);
     EXPECT_NEAR(dock("paletteDock")->width(), palette_wide, 2);
     EXPECT_NEAR(dock("inspectorDock")->width(), inspector_wide, 2);
+}
+
+// Issue 36 #4 at 1280 x 720: the canvas keeps every tool out of the »
+// menu, and the views fit without scrolling, so the timeline's time axis
+// stays in sight and the Run tab's log shows several lines.
+TEST_F(WindowLayoutTest, At1280By720TheViewsFitAndTheRunLogShowsLines) {
+    ASSERT_TRUE(window.openFile(QStringLiteral(PIPEWRIGHT_ASSETS_DIR "/examples/mlp-cpu.json")));
+    window.resize(1280, 720);
+    settle();
+    expect_toolbars_whole();
+    auto* views = qobject_cast<QScrollArea*>(window.views()->parentWidget()->parentWidget());
+    ASSERT_NE(views, nullptr);
+    EXPECT_EQ(views->verticalScrollBar()->maximum(), 0)
+        << "the views need " << window.views()->minimumSizeHint().height() << " px of "
+        << views->viewport()->height();
+    window.views()->setCurrentWidget(window.runPanel());
+    settle();
+    auto* log = window.findChild<QPlainTextEdit*>(QStringLiteral("runLog"));
+    ASSERT_NE(log, nullptr);
+    EXPECT_GE(log->viewport()->height(), 4 * log->fontMetrics().lineSpacing());
 }
 
 }  // namespace
