@@ -15,8 +15,14 @@
 #                                  Depends on the exact same `pipewright`,
 #                                  whose `pipewright run` its Run panel starts
 #                                  and whose examples it opens.
-# The .tar.gz holds both components in one relocatable tree (bin/, share/):
-# the programs find their examples relative to their own location.
+#   python -> `python3-pipewright` (with PIPEWRIGHT_BUILD_PYTHON) `import
+#                                  pipewright` for Debian's python3, in
+#                                  /usr/lib/python3/dist-packages. Depends on
+#                                  the same `pipewright`, whose program
+#                                  `pipewright.run()` starts.
+# The .tar.gz holds every component in one relocatable tree (bin/, share/,
+# and lib/python3/dist-packages/ for the Python module): the programs find
+# their examples relative to their own location.
 #
 # Runtime dependencies are not listed by hand: dpkg-shlibdeps (from
 # dpkg-dev) reads the ELF files and maps every shared library to the Debian
@@ -51,11 +57,16 @@ endif()
 if(PIPEWRIGHT_BUILD_GUI)
   list(APPEND CPACK_COMPONENTS_ALL studio)
 endif()
+if(PIPEWRIGHT_BUILD_PYTHON)
+  list(APPEND CPACK_COMPONENTS_ALL python)
+endif()
 set(CPACK_COMPONENT_CLI_DISPLAY_NAME "Pipewright command line")
 set(CPACK_COMPONENT_STUDIO_DISPLAY_NAME "Pipewright Studio")
 set(CPACK_COMPONENT_BACKEND_DISPLAY_NAME "Pipewright real runs (LibTorch)")
 set(CPACK_COMPONENT_BACKEND_DEPENDS cli)
 set(CPACK_COMPONENT_STUDIO_DEPENDS cli)
+set(CPACK_COMPONENT_PYTHON_DISPLAY_NAME "Pipewright for Python 3")
+set(CPACK_COMPONENT_PYTHON_DEPENDS cli)
 set(CPACK_DEB_COMPONENT_INSTALL ON)
 set(CPACK_ARCHIVE_COMPONENT_INSTALL OFF)
 
@@ -110,5 +121,30 @@ shows the predicted timeline of every device for each pipeline schedule,
 with bubbles, throughput and memory per stage. Real runs start the
 `pipewright` command line, and the measured timeline lands next to the
 simulated one.")
+
+if(PIPEWRIGHT_BUILD_PYTHON)
+  set(CPACK_DEBIAN_PYTHON_PACKAGE_NAME python3-pipewright)
+  set(CPACK_DEBIAN_PYTHON_PACKAGE_SECTION python)
+  # The extension is built for one Python (its ABI tag names it), so the
+  # package holds for that version only, as dh_python3 would write it.
+  set(_python "python3 (>= ${Python3_VERSION_MAJOR}.${Python3_VERSION_MINOR}~)")
+  math(EXPR _next_minor "${Python3_VERSION_MINOR} + 1")
+  set(CPACK_DEBIAN_PYTHON_PACKAGE_DEPENDS
+      "${_python}, python3 (<< ${Python3_VERSION_MAJOR}.${_next_minor})")
+  # result.to_pandas() and result.plot() need them; the rest does not.
+  set(CPACK_DEBIAN_PYTHON_PACKAGE_SUGGESTS "python3-matplotlib, python3-pandas")
+  # Byte-compiled on installation and the caches removed on removal, as
+  # dh_python3's scripts do (py3compile and py3clean come with python3).
+  set(CPACK_DEBIAN_PYTHON_PACKAGE_CONTROL_EXTRA
+      "${PROJECT_SOURCE_DIR}/python/debian/postinst;${PROJECT_SOURCE_DIR}/python/debian/prerm")
+  set(CPACK_DEBIAN_PYTHON_DESCRIPTION
+      "plan and simulate pipeline model-parallel training from Python
+This package holds the Python 3 module `pipewright`: projects loaded and
+edited as objects, simulations, plans and schedule comparisons computed in
+process (a sweep over thousands of layouts is a Python loop), schedules as
+PyTorch's action lists and CSV, and results as tables, pandas DataFrames and
+matplotlib timelines in notebooks. It links neither Torch nor Qt; real runs
+(`pipewright.run()`) start the `pipewright` command line.")
+endif()
 
 include(CPack)

@@ -12,8 +12,9 @@ packages=(
   # tests and benchmarks
   libgtest-dev libgmock-dev libbenchmark-dev python3
   # the Python module (`import pipewright`, python/) and its pytest suite
-  # (tests/python); pandas and matplotlib stay optional
-  python3-dev pybind11-dev python3-pytest
+  # (tests/python); matplotlib for the example notebook's timeline plot
+  # (examples/python, run by the tests); pandas stays optional
+  python3-dev pybind11-dev python3-pytest python3-matplotlib
   # desktop studio
   qt6-base-dev qt6-svg-dev libqcustomplot-dev libqcustomplot2.1-qt6
   libgl-dev xvfb xauth
