@@ -2,28 +2,28 @@
 
 #include <QStyle>
 
+#include "studio_core/problem_list_model.h"
+
 namespace pipewright::gui {
 
-ProblemsPanel::ProblemsPanel(QWidget* parent) : QListWidget(parent) {
+ProblemsPanel::ProblemsPanel(QWidget* parent)
+    : QListView(parent), model_(new ProblemListModel(this)) {
+    setModel(model_);
     setWordWrap(true);
+    setEditTriggers(QAbstractItemView::NoEditTriggers);
     setToolTip(tr("Click a problem to select what it names"));
-    connect(this, &QListWidget::itemClicked, this, [this](QListWidgetItem* item) {
-        emit problemActivated(item->data(Qt::UserRole).toString());
+    model_->setDecoration(style()->standardIcon(QStyle::SP_MessageBoxWarning));
+    connect(this, &QListView::clicked, this, [this](const QModelIndex& index) {
+        emit problemActivated(index.data(ProblemListModel::PathRole).toString());
     });
 }
 
 void ProblemsPanel::setProblems(const Diagnostics& problems) {
-    clear();
-    const QIcon icon = style()->standardIcon(QStyle::SP_MessageBoxWarning);
-    for (const Diagnostic& d : problems.items()) {
-        const QString path = QString::fromStdString(d.path);
-        auto* item = new QListWidgetItem(
-            icon,
-            path.isEmpty() ? QString::fromStdString(d.message)
-                           : QStringLiteral("%1: %2").arg(path, QString::fromStdString(d.message)),
-            this);
-        item->setData(Qt::UserRole, path);
-    }
+    model_->setProblems(problems);
+}
+
+int ProblemsPanel::count() const {
+    return model_->rowCount();
 }
 
 }  // namespace pipewright::gui

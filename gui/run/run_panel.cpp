@@ -5,18 +5,19 @@
 #include <QHBoxLayout>
 #include <QHeaderView>
 #include <QLabel>
-#include <QListWidget>
+#include <QListView>
 #include <QPlainTextEdit>
 #include <QProgressBar>
 #include <QPushButton>
 #include <QSpinBox>
 #include <QSplitter>
-#include <QTableWidget>
+#include <QTableView>
 #include <QVBoxLayout>
-#include <cmath>
 
 #include "run/costs_bar.h"
 #include "studio_core/format.h"
+#include "studio_core/past_runs_model.h"
+#include "studio_core/run_comparison_model.h"
 #include "style/colors.h"
 
 namespace pipewright::gui {
@@ -26,17 +27,6 @@ namespace {
 QLabel* heading(const QString& text, QWidget* parent) {
     auto* label = new QLabel(QStringLiteral("<b>%1</b>").arg(text.toHtmlEscaped()), parent);
     return label;
-}
-
-QTableWidgetItem* cell(const QString& text, Qt::Alignment align = Qt::AlignRight) {
-    auto* item = new QTableWidgetItem(text);
-    item->setTextAlignment(align | Qt::AlignVCenter);
-    item->setFlags(Qt::ItemIsEnabled | Qt::ItemIsSelectable);
-    return item;
-}
-
-QString signed_percent(double fraction) {
-    return (fraction > 0 ? QStringLiteral("+") : QString()) + format_percent(fraction);
 }
 
 }  // namespace
@@ -87,7 +77,11 @@ RunPanel::RunPanel(QWidget* parent) : QWidget(parent), process_(new RunProcess(t
     error_->setTextFormat(Qt::PlainText);
     error_->setVisible(false);
 
-    past_list_ = new QListWidget(this);
+    past_model_ = new PastRunsModel(this);
+    past_model_->setOtherLayoutForeground(palette().color(QPalette::Disabled, QPalette::Text));
+    past_list_ = new QListView(this);
+    past_list_->setModel(past_model_);
+    past_list_->setEditTriggers(QAbstractItemView::NoEditTriggers);
     past_list_->setTextElideMode(Qt::ElideMiddle);
     past_list_->setHorizontalScrollBarPolicy(Qt::ScrollBarAlwaysOff);
     past_list_->setMinimumWidth(past_list_->fontMetrics().horizontalAdvance(QLatin1Char('m')) * 12);
@@ -99,22 +93,22 @@ RunPanel::RunPanel(QWidget* parent) : QWidget(parent), process_(new RunProcess(t
     past_layout->addWidget(past_list_, 1);
 
     table_title_ = heading(tr("Simulated vs measured"), this);
-    table_ = new QTableWidget(0, 4, this);
+    comparison_ = new RunComparisonModel(this);
+    comparison_->setFarOffForeground(warning_color());
+    table_ = new QTableView(this);
     table_->setObjectName(QStringLiteral("runComparisonTable"));
-    table_->setHorizontalHeaderLabels({tr(""), tr("Simulated"), tr("Measured"), tr("Error")});
-    table_->horizontalHeaderItem(3)->setToolTip(
-        tr("(simulated − measured) / measured: +20 % means the simulator predicted 20 % "
-           "too long"));
+    table_->setModel(comparison_);
     table_->verticalHeader()->hide();
     table_->horizontalHeader()->setSectionResizeMode(QHeaderView::ResizeToContents);
-    table_->horizontalHeader()->setSectionResizeMode(0, QHeaderView::Stretch);
+    table_->horizontalHeader()->setSectionResizeMode(RunComparisonModel::what,
+                                                     QHeaderView::Stretch);
     table_->verticalHeader()->setDefaultSectionSize(table_->fontMetrics().height() + 6);
     table_->setEditTriggers(QAbstractItemView::NoEditTriggers);
     table_->setAlternatingRowColors(true);
     note_ = new QLabel(this);
     note_->setWordWrap(true);
-    auto* comparison = new QWidget(this);
-    auto* comparison_layout = new QVBoxLayout(comparison);
+    comparison_box_ = new QWidget(this);
+    auto* comparison_layout = new QVBoxLayout(comparison_box_);
     comparison_layout->setContentsMargins(0, 0, 0, 0);
     comparison_layout->addWidget(table_title_);
     comparison_layout->addWidget(table_, 1);
@@ -134,7 +128,7 @@ RunPanel::RunPanel(QWidget* parent) : QWidget(parent), process_(new RunProcess(t
     log_layout->addWidget(log_, 1);
 
     auto* right = new QSplitter(Qt::Vertical, this);
-    right->addWidget(comparison);
+    right->addWidget(comparison_box_);
     right->addWidget(log_box);
     right->setStretchFactor(0, 0);
     right->setStretchFactor(1, 1);
@@ -161,8 +155,11 @@ RunPanel::RunPanel(QWidget* parent) : QWidget(parent), process_(new RunProcess(t
 
     connect(run_, &QPushButton::clicked, this, &RunPanel::runRequested);
     connect(cancel_, &QPushButton::clicked, this, &RunPanel::cancel);
-    connect(past_list_, &QListWidget::itemActivated, this, [this](QListWidgetItem* item) {
-        emit pastRunActivated(item->data(Qt::UserRole).toString());
+    connect(past_list_, &QListView::activated, this, [this](const QModelIndex& index) {
+        const QString dir = index.data(PastRunsModel::DirRole).toString();
+        if (!dir.isEmpty()) {
+            emit pastRunActivated(dir);
+        }
     });
     connect(process_, &RunProcess::started, this, [this] {
         log(tr("$ %1 %2").arg(process_->request().cli,
@@ -378,69 +375,23 @@ void RunPanel::setRunsDir(const QString& dir, const Project& current) {
 }
 
 void RunPanel::refreshPastRuns() {
-    past_ = list_past_runs(runs_dir_, current_ ? &*current_ : nullptr);
-    past_list_->clear();
-    for (const PastRun& run : past_) {
-        QString text = run.name;
-        if (run.iteration_time_s) {
-            text += tr("\n%1 per iteration · %n step(s)", nullptr, run.steps)
-                        .arg(format_duration(*run.iteration_time_s));
-        }
-        QString note;
-        if (run.plan == PastRun::Plan::other) {
-            text += tr("\nanother layout");
-            note =
-                tr("\nIt ran another layout of this model: its lanes do not match the "
-                   "simulation's action by action.");
-        } else if (run.plan == PastRun::Plan::unrecorded) {
-            note =
-                tr("\nIt records no project (started outside the studio): its layout is "
-                   "not known.");
-        }
-        auto* item = new QListWidgetItem(text, past_list_);
-        item->setData(Qt::UserRole, run.dir);
-        if (run.plan == PastRun::Plan::other) {
-            item->setForeground(palette().color(QPalette::Disabled, QPalette::Text));
-        }
-        item->setToolTip(tr("%1\nfinished %2")
-                             .arg(run.dir, QLocale().toString(run.finished, QLocale::ShortFormat)) +
-                         note);
-    }
-    if (past_.empty()) {
-        auto* item = new QListWidgetItem(tr("No runs of this project yet"), past_list_);
-        item->setFlags(Qt::NoItemFlags);
-        item->setToolTip(tr("Runs are kept in %1").arg(runs_dir_));
-    }
+    past_model_->setRuns(list_past_runs(runs_dir_, current_ ? &*current_ : nullptr), runs_dir_);
+}
+
+const std::vector<PastRun>& RunPanel::pastRuns() const {
+    return past_model_->runs();
 }
 
 void RunPanel::selectPastRun(const QString& dir) {
-    for (int i = 0; i < past_list_->count(); ++i) {
-        QListWidgetItem* item = past_list_->item(i);
-        if (item->data(Qt::UserRole).toString() == dir) {
-            past_list_->setCurrentItem(item);
-            return;
-        }
+    if (const int row = past_model_->rowOf(dir); row >= 0) {
+        past_list_->setCurrentIndex(past_model_->index(row));
     }
 }
 
 void RunPanel::showComparison(const QString& runName, const std::vector<RunComparisonRow>& rows,
                               const QString& note) {
     table_title_->setText(tr("<b>Simulated vs measured</b> · run %1").arg(runName.toHtmlEscaped()));
-    table_->setRowCount(static_cast<int>(rows.size()));
-    for (int r = 0; r < static_cast<int>(rows.size()); ++r) {
-        const RunComparisonRow& row = rows[static_cast<std::size_t>(r)];
-        const QString none = QStringLiteral("—");
-        table_->setItem(r, 0, cell(row.what, Qt::AlignLeft));
-        table_->setItem(r, 1, cell(row.simulated_s ? format_duration(*row.simulated_s) : none));
-        table_->setItem(r, 2, cell(row.measured_s ? format_duration(*row.measured_s) : none));
-        const auto error = row.error();
-        QTableWidgetItem* error_cell = cell(error ? signed_percent(*error) : none);
-        if (error && std::abs(*error) > 0.5) {
-            error_cell->setForeground(warning_color());
-            error_cell->setToolTip(tr("The simulator is off by more than half here"));
-        }
-        table_->setItem(r, 3, error_cell);
-    }
+    comparison_->setRows(rows);
     note_->setText(note);
     note_->setVisible(!note.isEmpty());
     fitTableHeight();
@@ -453,16 +404,33 @@ void RunPanel::fitTableHeight() {
     const int header = table_->horizontalHeader()->sizeHint().height();
     const int row = table_->verticalHeader()->defaultSectionSize();
     const int frame = 2 * table_->frameWidth() + 2;
-    table_->setMinimumHeight(header + std::min(table_->rowCount(), 2) * row + frame);
-    table_->setMaximumHeight(header + std::max(table_->rowCount(), 2) * row + frame);
+    const int rows = comparison_->rowCount();
+    table_->setMinimumHeight(header + std::min(rows, 2) * row + frame);
+    table_->setMaximumHeight(header + std::max(rows, 2) * row + frame);
+    // A wrapped note's height depends on the width, which a splitter does
+    // not ask the layout about: without this the note was drawn over the
+    // table's last rows.
+    const int spacing = std::max(0, comparison_box_->layout()->spacing());
+    const int width = comparison_box_->width();
+    int note = 0;
+    if (note_->isVisibleTo(this)) {
+        note = (width > 0 ? note_->heightForWidth(width) : note_->sizeHint().height()) + spacing;
+    }
+    comparison_box_->setMinimumHeight(table_title_->sizeHint().height() + spacing +
+                                      table_->minimumHeight() + note);
+}
+
+void RunPanel::resizeEvent(QResizeEvent* event) {
+    QWidget::resizeEvent(event);
+    fitTableHeight();
 }
 
 void RunPanel::clearComparison(const QString& why) {
     table_title_->setText(tr("<b>Simulated vs measured</b>"));
-    table_->setRowCount(0);
-    fitTableHeight();
+    comparison_->setRows({});
     note_->setText(why);
     note_->setVisible(!why.isEmpty());
+    fitTableHeight();
 }
 
 }  // namespace pipewright::gui

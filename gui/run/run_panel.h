@@ -10,15 +10,18 @@
 #include "studio_core/run_process.h"
 
 class QLabel;
-class QListWidget;
+class QListView;
 class QPlainTextEdit;
 class QProgressBar;
 class QPushButton;
 class QComboBox;
 class QSpinBox;
-class QTableWidget;
+class QTableView;
 
 namespace pipewright::gui {
+
+class PastRunsModel;
+class RunComparisonModel;
 
 class CostsBar;
 
@@ -57,7 +60,7 @@ class RunPanel : public QWidget {
     // marked when it ran another layout.
     void setRunsDir(const QString& dir, const Project& current);
     void refreshPastRuns();
-    [[nodiscard]] const std::vector<PastRun>& pastRuns() const { return past_; }
+    [[nodiscard]] const std::vector<PastRun>& pastRuns() const;
     void selectPastRun(const QString& dir);
 
     // The table for the run shown; `note` warns when the run's layout is not
@@ -73,8 +76,8 @@ class RunPanel : public QWidget {
     [[nodiscard]] QPushButton* runButton() const { return run_; }
     [[nodiscard]] QPushButton* cancelButton() const { return cancel_; }
     [[nodiscard]] QProgressBar* progressBar() const { return progress_; }
-    [[nodiscard]] QTableWidget* comparisonTable() const { return table_; }
-    [[nodiscard]] QListWidget* pastRunList() const { return past_list_; }
+    [[nodiscard]] QTableView* comparisonTable() const { return table_; }
+    [[nodiscard]] QListView* pastRunList() const { return past_list_; }
     [[nodiscard]] QString logText() const;
     [[nodiscard]] QString errorText() const;
     [[nodiscard]] QString statusText() const;
@@ -90,6 +93,9 @@ class RunPanel : public QWidget {
     // The user picked a past run to show.
     void pastRunActivated(const QString& dir);
 
+  protected:
+    void resizeEvent(QResizeEvent* event) override;
+
   private:
     void updateButtons();
     void fitTableHeight();
@@ -102,7 +108,6 @@ class RunPanel : public QWidget {
     CliLocation cli_;
     QString runs_dir_;
     std::optional<Project> current_;  // the project on screen, for Past runs
-    std::vector<PastRun> past_;
     CostsBar* costs_ = nullptr;
     QPushButton* run_ = nullptr;
     QPushButton* cancel_ = nullptr;
@@ -113,8 +118,11 @@ class RunPanel : public QWidget {
     QLabel* error_ = nullptr;
     QLabel* table_title_ = nullptr;
     QLabel* note_ = nullptr;
-    QTableWidget* table_ = nullptr;
-    QListWidget* past_list_ = nullptr;
+    QWidget* comparison_box_ = nullptr;  // the title, the table and its note
+    QTableView* table_ = nullptr;
+    RunComparisonModel* comparison_ = nullptr;
+    QListView* past_list_ = nullptr;
+    PastRunsModel* past_model_ = nullptr;
     QPlainTextEdit* log_ = nullptr;
 };
 

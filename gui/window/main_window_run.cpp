@@ -277,11 +277,9 @@ void MainWindow::updateRunComparison() {
         notes << tr(
             "The layout on screen does not simulate, so there is nothing to compare "
             "with.");
-    } else {
-        notes << tr(
-            "Measured iteration time: the median over the steps after the first, "
-            "optimizer step included; the timeline shows one typical step.");
     }
+    // What "measured" means is the Measured column's tooltip: a note that is
+    // always there took the lines a low window has for the table and log.
     run_panel_->showComparison(
         measured_run_->name,
         compare_run(simulated, measured_run_->timeline, measured_run_->iteration_time_s),

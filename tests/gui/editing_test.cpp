@@ -217,7 +217,7 @@ TEST_F(EditingTest, TableTypeComboRefitsTheLayerAndShowsWhyItNoLongerFits) {
     EXPECT_TRUE(problems->parentWidget()->isVisible());
     QStringList paths;
     for (int i = 0; i < problems->count(); ++i) {
-        paths << problems->item(i)->data(Qt::UserRole).toString();
+        paths << problems->model()->index(i, 0).data(Qt::UserRole).toString();
     }
     EXPECT_FALSE(paths.filter(QStringLiteral("model.layers[1]")).isEmpty())
         << paths.join(' ').toStdString();

@@ -36,7 +36,7 @@ QString variant(const QTemporaryDir& dir, const std::function<void(nlohmann::jso
 QStringList problems(const MainWindow& window) {
     QStringList out;
     for (int i = 0; i < window.problemsPanel()->count(); ++i) {
-        out << window.problemsPanel()->item(i)->text();
+        out << window.problemsPanel()->model()->index(i, 0).data().toString();
     }
     return out;
 }

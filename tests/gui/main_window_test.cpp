@@ -241,7 +241,7 @@ TEST(MainWindowProblems, AnInvalidProjectOpensWithItsProblemsListed) {
     ASSERT_GE(problems->count(), 2);
     QStringList paths;
     for (int i = 0; i < problems->count(); ++i) {
-        paths << problems->item(i)->data(Qt::UserRole).toString();
+        paths << problems->model()->index(i, 0).data(Qt::UserRole).toString();
     }
     EXPECT_TRUE(paths.filter(QStringLiteral("model.layers[1]")).size() >= 1)
         << paths.join(' ').toStdString();
@@ -251,7 +251,7 @@ TEST(MainWindowProblems, AnInvalidProjectOpensWithItsProblemsListed) {
     // Clicking a problem selects the layer it names.
     const int row =
         static_cast<int>(paths.indexOf(paths.filter(QStringLiteral("model.layers[1]")).front()));
-    emit problems->itemClicked(problems->item(row));
+    emit problems->clicked(problems->model()->index(row, 0));
     EXPECT_EQ(window.inspector()->selection().kind, Selection::Kind::layer);
     EXPECT_EQ(window.inspector()->selection().layer, 1);
 }

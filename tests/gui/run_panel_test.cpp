@@ -9,12 +9,12 @@
 #include <QComboBox>
 #include <QDir>
 #include <QFile>
-#include <QListWidget>
+#include <QListView>
 #include <QProgressBar>
 #include <QPushButton>
 #include <QRegularExpression>
 #include <QSignalSpy>
-#include <QTableWidget>
+#include <QTableView>
 #include <QTemporaryDir>
 #include <QTest>
 
@@ -218,17 +218,19 @@ TEST_F(RealRunTest, AShortCpuRunDrawsItsMeasuredTimelineAndTheComparison) {
     EXPECT_EQ(plot->blockCount(), window.runner()->latest()->report->timeline.events.size());
 
     // Iteration time and each device's busy time, simulated vs measured.
-    QTableWidget* table = panel->comparisonTable();
+    const QAbstractItemModel* table = panel->comparisonTable()->model();
+    const auto text = [table](int row, int column) {
+        return table->index(row, column).data().toString();
+    };
     // Then the median of each kind of action.
     ASSERT_EQ(table->rowCount(),
               1 + measured.num_ranks() + static_cast<int>(action_kind_medians(measured).size()));
-    EXPECT_EQ(table->item(table->rowCount() - 1, 0)->text().left(7), QStringLiteral("Median "));
-    EXPECT_EQ(table->item(0, 0)->text(), QStringLiteral("Iteration time"));
+    EXPECT_EQ(text(table->rowCount() - 1, 0).left(7), QStringLiteral("Median "));
+    EXPECT_EQ(text(0, 0), QStringLiteral("Iteration time"));
     for (int r = 0; r < table->rowCount(); ++r) {
-        EXPECT_NE(table->item(r, 1)->text(), QStringLiteral("—"));
-        EXPECT_NE(table->item(r, 2)->text(), QStringLiteral("—"));
-        EXPECT_TRUE(table->item(r, 3)->text().endsWith(QStringLiteral("%")))
-            << table->item(r, 3)->text().toStdString();
+        EXPECT_NE(text(r, 1), QStringLiteral("—"));
+        EXPECT_NE(text(r, 2), QStringLiteral("—"));
+        EXPECT_TRUE(text(r, 3).endsWith(QStringLiteral("%"))) << text(r, 3).toStdString();
     }
 
     // Another project hides the run; reopening this one lists it again, and
@@ -237,8 +239,8 @@ TEST_F(RealRunTest, AShortCpuRunDrawsItsMeasuredTimelineAndTheComparison) {
     EXPECT_FALSE(plot->hasMeasured());
     ASSERT_TRUE(window.openFile(project_path));
     ASSERT_EQ(panel->pastRuns().size(), 1U);
-    QListWidget* list = panel->pastRunList();
-    emit list->itemActivated(list->item(0));
+    QListView* list = panel->pastRunList();
+    emit list->activated(list->model()->index(0, 0));
     ASSERT_TRUE(plot->hasMeasured());
     EXPECT_EQ(plot->measuredBlockCount(), measured.events.size());
 }
