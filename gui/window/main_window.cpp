@@ -579,36 +579,4 @@ void MainWindow::updateTitle() {
     setWindowModified(document_->isModified());
 }
 
-void MainWindow::setDarkTheme(bool dark) {
-    QApplication::setStyle(QStyleFactory::create(QStringLiteral("Fusion")));
-    QPalette pal = QApplication::style()->standardPalette();
-    if (dark) {
-        pal.setColor(QPalette::Window, QColor(0x2B, 0x2E, 0x33));
-        pal.setColor(QPalette::WindowText, QColor(0xE6, 0xE6, 0xE6));
-        pal.setColor(QPalette::Base, QColor(0x1F, 0x22, 0x26));
-        pal.setColor(QPalette::AlternateBase, QColor(0x27, 0x2A, 0x2F));
-        pal.setColor(QPalette::Text, QColor(0xE6, 0xE6, 0xE6));
-        pal.setColor(QPalette::Button, QColor(0x33, 0x37, 0x3D));
-        pal.setColor(QPalette::ButtonText, QColor(0xE6, 0xE6, 0xE6));
-        pal.setColor(QPalette::ToolTipBase, QColor(0x33, 0x37, 0x3D));
-        pal.setColor(QPalette::ToolTipText, QColor(0xE6, 0xE6, 0xE6));
-        pal.setColor(QPalette::Highlight, QColor(0x3D, 0x8E, 0xD8));
-        pal.setColor(QPalette::HighlightedText, Qt::white);
-        pal.setColor(QPalette::Mid, QColor(0x55, 0x5A, 0x60));
-        pal.setColor(QPalette::Dark, QColor(0x18, 0x1A, 0x1D));
-        pal.setColor(QPalette::PlaceholderText, QColor(0x90, 0x90, 0x90));
-        // Disabled controls must look disabled on the dark background too.
-        for (const auto role : {QPalette::WindowText, QPalette::Text, QPalette::ButtonText}) {
-            pal.setColor(QPalette::Disabled, role, QColor(0x80, 0x84, 0x8A));
-        }
-        pal.setColor(QPalette::Disabled, QPalette::Button, QColor(0x2E, 0x31, 0x36));
-    }
-    QApplication::setPalette(pal);
-    if (dark_action_ != nullptr) {
-        dark_action_->setChecked(dark);
-    }
-    QSettings().setValue(QStringLiteral("darkTheme"), dark);
-    showProblems();  // redraws the canvas in the new colours
-}
-
 }  // namespace pipewright::gui

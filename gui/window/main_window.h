@@ -141,6 +141,12 @@ class MainWindow : public QMainWindow {
 
   private:
     void buildActions();
+    void buildFileMenu();
+    void buildExportMenu(QMenu* exports);
+    void buildEditMenu();
+    void buildViewMenu();
+    void buildSimulateMenu();
+    void buildHelpMenu();
     void buildLayout();
     void connectViews();
     void connectTopology();  // main_window_topology.cpp

@@ -1,13 +1,20 @@
 // The Auto-plan action: the same planner as `pipewright plan`, run in the
 // background (seconds on large clusters) and applied as one undoable edit.
 #include <QHBoxLayout>
+#include <QKeySequence>
 #include <QLabel>
+#include <QMenu>
+#include <QMenuBar>
 #include <QProgressBar>
 #include <QPushButton>
 #include <QStatusBar>
 #include <QStringList>
+#include <QTabWidget>
+#include <QToolBar>
 
 #include "document/project_document.h"
+#include "metrics/comparison_panel.h"
+#include "run/run_panel.h"
 #include "studio_core/plan_runner.h"
 #include "studio_core/simulation_runner.h"
 #include "window/main_window.h"
@@ -154,6 +161,55 @@ void MainWindow::applyPlan() {
         }
     }
     message_bar_->showMessage(said, MessageBar::Kind::result);
+}
+
+void MainWindow::buildSimulateMenu() {
+    QMenu* simulate = menuBar()->addMenu(tr("&Simulate"));
+    simulate->addAction(tr("&Compare Schedules"), QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_C),
+                        this, [this] {
+                            tabs_->setCurrentIndex(2);
+                            comparison_->compare(document_->project(), baseDir(), runner_->costs());
+                        });
+    simulate->addAction(tr("Compare &Data × Pipeline Layouts"), this, [this] {
+        tabs_->setCurrentIndex(2);
+        comparison_->compareLayouts(document_->project(), baseDir(), runner_->costs());
+    });
+    plan_action_ =
+        simulate->addAction(tr("&Auto-plan"), QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_P), this,
+                            [this] { autoPlan(); });
+    plan_action_->setObjectName(QStringLiteral("autoPlanAction"));
+    plan_action_->setStatusTip(
+        tr("Find the fastest split of the layers over the devices, schedule and micro-batch "
+           "count that fits in memory (undoable)"));
+    simulate->addSeparator();
+    QAction* calibrate = simulate->addAction(tr("&Use Device Calibration…"), this,
+                                             [this] { chooseDeviceCalibrations(); });
+    calibrate->setObjectName(QStringLiteral("useCalibrationAction"));
+    calibrate->setStatusTip(
+        tr("Price the devices with kernels measured by `pipewright calibrate` (for every "
+           "project, until forgotten)"));
+    forget_calibrations_ = simulate->addAction(tr("&Forget Device Calibrations"), this, [this] {
+        (void)useDeviceCalibrations({}, nullptr);
+        statusBar()->showMessage(tr("Devices priced with the built-in catalog"), 8000);
+    });
+    forget_calibrations_->setObjectName(QStringLiteral("forgetCalibrationsAction"));
+    forget_calibrations_->setEnabled(!calibrations_.empty());
+    simulate->addSeparator();
+    run_action_ =
+        simulate->addAction(tr("&Run on Local Devices"), QKeySequence(Qt::CTRL | Qt::Key_R), this,
+                            [this] { startRun(); });
+    run_action_->setStatusTip(
+        tr("Train this layout for real on the local devices (pipewright run) and compare the "
+           "measured timeline with the simulated one"));
+    // The Run panel's button knows whether a run can start (a command line
+    // found, none running); the menu item and toolbar button follow it.
+    const auto follow_run_button = [this] {
+        run_action_->setEnabled(run_panel_->runButton()->isEnabled());
+        run_action_->setToolTip(run_panel_->runButton()->toolTip());
+    };
+    follow_run_button();
+    connect(run_panel_, &RunPanel::runAvailabilityChanged, this, follow_run_button);
+    run_bar_->addAction(run_action_);
 }
 
 }  // namespace pipewright::gui
