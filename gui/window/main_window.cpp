@@ -95,6 +95,53 @@ void MainWindow::buildLayout() {
     top->setStretchFactor(1, 2);
     top->setSizes({640, 420});
 
+    metrics_ = new MetricsPanel(this);
+    comparison_ = new ComparisonPanel(this);
+    tabs_ = new QTabWidget(this);
+    tabs_->addTab(buildTimelinePage(), tr("Timeline"));
+    tabs_->addTab(metrics_, tr("Metrics"));
+    tabs_->addTab(comparison_, tr("Comparison"));
+    run_panel_ = new RunPanel(this);
+    tabs_->addTab(run_panel_, tr("Run"));
+
+    // The views scroll, rather than set the window's minimum width, when the
+    // window is narrower than a view needs: the docks beside keep their width.
+    auto* views = new QScrollArea(this);
+    views->setWidget(tabs_);
+    views->setWidgetResizable(true);
+    views->setFrameShape(QFrame::NoFrame);
+
+    auto* central = new QSplitter(Qt::Vertical, this);
+    central->addWidget(top);
+    central->addWidget(views);
+    central->setStretchFactor(0, 2);
+    central->setStretchFactor(1, 3);
+    central->setSizes({380, 520});
+    message_bar_ = new MessageBar(this);
+    auto* centre = new QWidget(this);
+    auto* centre_layout = new QVBoxLayout(centre);
+    centre_layout->setContentsMargins(0, 0, 0, 0);
+    centre_layout->setSpacing(2);
+    centre_layout->addWidget(message_bar_);
+    centre_layout->addWidget(central, 1);
+    setCentralWidget(centre);
+
+    buildDocksAndBars();
+
+    summary_ = new QLabel(this);
+    summary_->setObjectName(QStringLiteral("simulationSummary"));
+    statusBar()->addPermanentWidget(summary_);
+    // A message and the summary share one line: when both do not fit, the
+    // message is shown whole and the summary steps aside until it goes.
+    connect(statusBar(), &QStatusBar::messageChanged, this, [this](const QString& message) {
+        const int needed = statusBar()->fontMetrics().horizontalAdvance(message) +
+                           summary_->sizeHint().width() + 48;
+        summary_->setVisible(message.isEmpty() || needed <= statusBar()->width());
+    });
+}
+
+// The timeline tab: the legend and the Arrows and Fit buttons over the plot.
+QWidget* MainWindow::buildTimelinePage() {
     timeline_view_ = new TimelineView(this);
     timeline_ = timeline_view_->plot();
     legend_ = new QLabel(this);
@@ -136,38 +183,11 @@ void MainWindow::buildLayout() {
     head->addWidget(fit);
     tl->addLayout(head);
     tl->addWidget(timeline_view_, 1);
+    return timeline_page;
+}
 
-    metrics_ = new MetricsPanel(this);
-    comparison_ = new ComparisonPanel(this);
-    tabs_ = new QTabWidget(this);
-    tabs_->addTab(timeline_page, tr("Timeline"));
-    tabs_->addTab(metrics_, tr("Metrics"));
-    tabs_->addTab(comparison_, tr("Comparison"));
-    run_panel_ = new RunPanel(this);
-    tabs_->addTab(run_panel_, tr("Run"));
-
-    // The views scroll, rather than set the window's minimum width, when the
-    // window is narrower than a view needs: the docks beside keep their width.
-    auto* views = new QScrollArea(this);
-    views->setWidget(tabs_);
-    views->setWidgetResizable(true);
-    views->setFrameShape(QFrame::NoFrame);
-
-    auto* central = new QSplitter(Qt::Vertical, this);
-    central->addWidget(top);
-    central->addWidget(views);
-    central->setStretchFactor(0, 2);
-    central->setStretchFactor(1, 3);
-    central->setSizes({380, 520});
-    message_bar_ = new MessageBar(this);
-    auto* centre = new QWidget(this);
-    auto* centre_layout = new QVBoxLayout(centre);
-    centre_layout->setContentsMargins(0, 0, 0, 0);
-    centre_layout->setSpacing(2);
-    centre_layout->addWidget(message_bar_);
-    centre_layout->addWidget(central, 1);
-    setCentralWidget(centre);
-
+// The palette, inspector and problem docks, and the toolbars.
+void MainWindow::buildDocksAndBars() {
     palette_ = new LayerPalette(this);
     auto* palette_dock = new QDockWidget(tr("Layer palette"), this);
     palette_dock->setObjectName(QStringLiteral("paletteDock"));
@@ -197,17 +217,6 @@ void MainWindow::buildLayout() {
     // A narrow window starts a second row of toolbars at the replicas.
     adaptive_ = new AdaptiveLayout(this, training_->parallelismBar());
     adaptive_->keepWidths({palette_dock, inspector_dock}, {170, 340});
-
-    summary_ = new QLabel(this);
-    summary_->setObjectName(QStringLiteral("simulationSummary"));
-    statusBar()->addPermanentWidget(summary_);
-    // A message and the summary share one line: when both do not fit, the
-    // message is shown whole and the summary steps aside until it goes.
-    connect(statusBar(), &QStatusBar::messageChanged, this, [this](const QString& message) {
-        const int needed = statusBar()->fontMetrics().horizontalAdvance(message) +
-                           summary_->sizeHint().width() + 48;
-        summary_->setVisible(message.isEmpty() || needed <= statusBar()->width());
-    });
 }
 
 void MainWindow::connectViews() {

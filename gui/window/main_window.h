@@ -140,6 +140,8 @@ class MainWindow : public QMainWindow {
     bool eventFilter(QObject* watched, QEvent* event) override;
 
   private:
+    [[nodiscard]] QWidget* buildTimelinePage();
+    void buildDocksAndBars();
     void buildActions();
     void buildFileMenu();
     void buildExportMenu(QMenu* exports);
