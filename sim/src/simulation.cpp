@@ -6,6 +6,7 @@
 #include <optional>
 #include <string>
 #include <unordered_map>
+#include <unordered_set>
 #include <utility>
 #include <vector>
 
@@ -402,7 +403,10 @@ std::vector<std::vector<std::string>> lane_devices(const AnalyzedProject& projec
     return out;
 }
 
-void append_replica(SimulationReport& into, SimulationReport&& other) {
+// `link_names` holds the names of into.links (a search per link made
+// hundreds of replica kinds quadratic).
+void append_replica(SimulationReport& into, SimulationReport&& other,
+                    std::unordered_set<std::string>& link_names) {
     const int offset = static_cast<int>(into.devices.size());
     for (DeviceMetrics& d : other.devices) {
         d.rank += offset;
@@ -420,9 +424,7 @@ void append_replica(SimulationReport& into, SimulationReport&& other) {
         t.memory.push_back(std::move(curve));
     }
     for (LinkUsage& l : other.links) {
-        const auto same = std::find_if(into.links.begin(), into.links.end(),
-                                       [&l](const LinkUsage& u) { return u.name == l.name; });
-        if (same == into.links.end()) {
+        if (link_names.insert(l.name).second) {
             into.links.push_back(std::move(l));
         }
     }
@@ -483,6 +485,7 @@ SimulationReport simulate_project(const AnalyzedProject& project, const CostMode
         }
     }
     SimulationReport report;
+    std::unordered_set<std::string> link_names;
     for (std::size_t c = 0; c < classes.size(); ++c) {
         const AnalyzedProject& replica = kind(c);
         ReplicaRun run = simulate_replica(replica, options, recording,
@@ -493,9 +496,12 @@ SimulationReport simulate_project(const AnalyzedProject& project, const CostMode
         }
         if (c == 0) {
             report = std::move(one);
+            for (const LinkUsage& l : report.links) {
+                link_names.insert(l.name);
+            }
         } else {
             report.iteration_time_s = std::max(report.iteration_time_s, one.iteration_time_s);
-            append_replica(report, std::move(one));
+            append_replica(report, std::move(one), link_names);
         }
     }
     if (classes.size() > 1) {

@@ -128,12 +128,20 @@ TEST(TensorParallelPlan, StagesSitOnTheFirstDeviceOfTheirGroups) {
     }
 }
 
+// The search over every group size and replica count on gpt({}), planned
+// once for the tests that look at it.
+const PlanResult& every_layout_searched() {
+    static const PlanResult result = [] {
+        PlanOptions options;
+        options.tensor_parallel = 0;
+        options.data_parallel = 0;
+        return plan_pipeline(gpt({}), options);
+    }();
+    return result;
+}
+
 TEST(TensorParallelPlan, TheSearchKeepsTheFastestLayoutOfEverySizeAndCount) {
-    const Project project = gpt({});
-    PlanOptions options;
-    options.tensor_parallel = 0;
-    options.data_parallel = 0;
-    const PlanResult r = plan_pipeline(project, options);
+    const PlanResult& r = every_layout_searched();
     ASSERT_TRUE(r.feasible) << r.why_nothing_fits;
     std::set<int> sizes;
     bool chosen_listed = false;
@@ -169,6 +177,37 @@ TEST(TensorParallelPlan, TheSearchKeepsTheFastestLayoutOfEverySizeAndCount) {
     }
     EXPECT_TRUE(chosen_listed);
     EXPECT_EQ(sizes, (std::set<int>{1, 2, 4, 8}));
+}
+
+// The search analyses the topology once and resolves every layout on
+// device indices: what it says of each layout is what the full analysis of
+// that layout's project and the simulator say of it.
+TEST(TensorParallelPlan, TheTopologyIsAnalysedOncePerSearch) {
+    const PlanResult& r = every_layout_searched();
+    ASSERT_TRUE(r.feasible) << r.why_nothing_fits;
+    EXPECT_EQ(r.statistics.topology_analyses, 1);
+    std::set<std::pair<int, int>> judged;  // (size, replicas)
+    for (const DataParallelOption& o : r.data_parallel) {
+        if (!o.iteration_s) {
+            continue;
+        }
+        SCOPED_TRACE(std::to_string(o.tensor_parallel) + " × " + std::to_string(o.replicas));
+        judged.emplace(o.tensor_parallel, o.replicas);
+        ASSERT_TRUE(o.project && o.report);
+        Diagnostics d;
+        const auto analyzed = analyze_project(*o.project, {}, d);
+        ASSERT_TRUE(analyzed) << d.format();
+        const SimulationReport full = simulate_project(*analyzed, {}, Recording::summary);
+        EXPECT_EQ(full.iteration_time_s, o.report->iteration_time_s);
+        ASSERT_EQ(full.devices.size(), o.report->devices.size());
+        for (std::size_t k = 0; k < full.devices.size(); ++k) {
+            EXPECT_EQ(full.devices[k].peak_memory_bytes, o.report->devices[k].peak_memory_bytes);
+        }
+    }
+    // Replicas and groups both: layouts the analysis resolves in full.
+    EXPECT_GE(judged.size(), 4U);
+    EXPECT_TRUE(std::any_of(judged.begin(), judged.end(),
+                            [](const auto& j) { return j.first > 1 && j.second > 1; }));
 }
 
 TEST(TensorParallelPlan, ALayoutLeftUnplannedIsNoFasterThanItsFloor) {

@@ -12,6 +12,8 @@
 #include "pipewright/core/quantity_format.h"
 #include "pipewright/sim/planner.h"
 #include "planner/internal.h"
+#include "planner/layout_analysis.h"
+#include "planner/layout_candidates.h"
 #include "planner/layout_explain.h"
 #include "planner/replica_layout.h"
 #include "planner/tensor_groups.h"
@@ -31,15 +33,15 @@ struct Judged {
 // going to the lower stage; nullopt when none fits. `by_zero` keeps the
 // fastest iteration seen at each stage.
 std::optional<Judged> judge_zero_stages(const Project& layout, const PlanOptions& options,
-                                        int highest, DataParallelOption& option, int& simulations) {
+                                        planner::LayoutAnalyzer& analyzer, int highest,
+                                        DataParallelOption& option, int& simulations) {
     std::optional<Judged> best;
     bool fits_unsharded = false;
+    Project candidate = layout;
     for (int zero = 0; zero <= highest; ++zero) {
-        Project candidate = layout;
         candidate.data_parallel.zero_stage = zero;
         PlanOutcome outcome;
-        planner::simulate_outcome(outcome, candidate, planner::analysis_options(options),
-                                  options.costs);
+        planner::simulate_outcome(outcome, candidate, analyzer, options.costs);
         if (!outcome.report) {
             option.reason = outcome.reason;
             return std::nullopt;
@@ -55,7 +57,7 @@ std::optional<Judged> judge_zero_stages(const Project& layout, const PlanOptions
             seen = t;
         }
         if (!best || t < best->report.iteration_time_s * (1 - 1e-9)) {
-            best = Judged{zero, std::move(candidate), std::move(*outcome.report)};
+            best = Judged{zero, candidate, std::move(*outcome.report)};
         }
     }
     if (best) {
@@ -95,8 +97,9 @@ struct CountBest {
 
 class CountSearch {
   public:
-    CountSearch(const Project& project, const PlanOptions& options, PlanResult& result)
-        : project_(project), options_(options), result_(result) {}
+    CountSearch(const Project& project, const PlanOptions& options,
+                planner::LayoutAnalyzer& analyzer, PlanResult& result)
+        : project_(project), options_(options), analyzer_(analyzer), result_(result) {}
 
     std::optional<CountBest> search(int replicas, DataParallelOption& option) {
         std::optional<CountBest> best;
@@ -150,8 +153,8 @@ class CountSearch {
                             bool checkpointing) const {
         Project replica = project_;
         replica.topology = device_subset(
-            project_.topology, planner::replica_group_devices(project_.topology, replicas, adjacent,
-                                                              option.tensor_parallel, 0));
+            project_.topology, planner::replica_group_devices(analyzer_.topology(), replicas,
+                                                              adjacent, option.tensor_parallel, 0));
         replica.tensor_parallel = TensorParallel{option.tensor_parallel, option.sequence_parallel};
         replica.data_parallel = DataParallel{};
         replica.training.batch_size = project_.training.batch_size / replicas;
@@ -231,11 +234,12 @@ class CountSearch {
                 continue;
             }
             planned.push_back(pipeline.plan);
-            Project layout = planner::spread_over_replicas(pipeline.project, project_, replicas,
-                                                           adjacent, tensor);
+            Project layout = planner::spread_over_replicas(
+                pipeline.project, project_, analyzer_.topology(), replicas, adjacent, tensor);
             layout.tensor_parallel = replica.tensor_parallel;
-            auto judged = judge_zero_stages(layout, options_, replicas == 1 ? 0 : kMaxZeroStage,
-                                            option, result_.statistics.simulations);
+            auto judged =
+                judge_zero_stages(layout, options_, analyzer_, replicas == 1 ? 0 : kMaxZeroStage,
+                                  option, result_.statistics.simulations);
             const bool fits_without_zero = judged && judged->fits_unsharded;
             if (judged && (!fastest_s || judged->report.iteration_time_s < *fastest_s)) {
                 fastest_s = judged->report.iteration_time_s;
@@ -257,192 +261,186 @@ class CountSearch {
 
     const Project& project_;
     const PlanOptions& options_;
+    planner::LayoutAnalyzer& analyzer_;
     PlanResult& result_;
 };
 
-// The layouts to plan at one tensor-parallel size: `asked` replicas, or
-// every count that divides the groups and the batch when it is 0. Throws
-// when an asked count cannot be laid out and the size was asked too; with
-// sizes searched, such a count comes back with its reason set.
-std::vector<DataParallelOption> replica_counts(int asked, int groups, int tensor, bool sequence,
-                                               int batch, bool tensor_fixed,
-                                               const std::string& size_path) {
-    std::vector<DataParallelOption> out;
-    const auto add = [&](int replicas, std::string reason) {
-        DataParallelOption& option = out.emplace_back();
-        option.replicas = replicas;
-        option.tensor_parallel = tensor;
-        option.sequence_parallel = sequence && tensor > 1;
-        option.reason = std::move(reason);
-    };
-    if (asked == 0) {
-        for (int d = 1; d <= groups; ++d) {
-            if (groups % d == 0 && batch % d == 0) {
-                add(d, "");
+// The 3D search in named steps: the project as given, the candidate
+// layouts (planner/layout_candidates.h), a floor under each, every layout's
+// pipeline search and judgement (lowest floor first, none whose floor is
+// above a layout found), then the winner's comparison and explanation. The
+// topology is analysed once (planner/layout_analysis.h).
+class LayoutSearch {
+  public:
+    LayoutSearch(const Project& project, const PlanOptions& options)
+        : started_(std::chrono::steady_clock::now()),
+          project_(project),
+          options_(options),
+          request_(project, options),
+          analyzer_(project, options),
+          counts_(project, options, analyzer_, result_) {}
+
+    PlanResult run() {
+        simulate_input();
+        collect_candidates();
+        plan_layouts(lowest_floor_first());
+        if (best_) {
+            adopt_best();
+        } else {
+            explain_nothing_fits();
+        }
+        result_.statistics.topology_analyses = analyzer_.full_analyses();
+        result_.statistics.elapsed_s =
+            std::chrono::duration<double>(std::chrono::steady_clock::now() - started_).count();
+        return std::move(result_);
+    }
+
+  private:
+    // The project as given, with its own replicas: what the plan must beat.
+    void simulate_input() {
+        AnalysisOptions input = planner::analysis_options(options_);
+        input.schedule = options_.schedule;
+        input.microbatches = options_.microbatches;
+        if (request_.data > 0) {
+            input.data_parallel = request_.data;
+        }
+        if (request_.tensor > 0) {
+            input.tensor_parallel = request_.tensor;
+        }
+        input.sequence_parallel = options_.sequence_parallel;
+        planner::simulate_outcome(result_.input, project_, input, options_.costs);
+        ++result_.statistics.simulations;
+    }
+
+    void collect_candidates() {
+        planner::LayoutCandidates candidates =
+            planner::candidate_layouts(project_, options_, request_);
+        result_.data_parallel = std::move(candidates.layouts);
+        result_.tensor_parallel_skipped = std::move(candidates.tensor_skipped);
+    }
+
+    // The layouts that can be planned with the floor under each, lowest
+    // first: every floor is one for many layouts, so most of a large
+    // cluster's slow ones are never planned.
+    std::vector<std::pair<double, std::size_t>> lowest_floor_first() {
+        std::vector<std::pair<double, std::size_t>> order;
+        for (std::size_t i = 0; i < result_.data_parallel.size(); ++i) {
+            const DataParallelOption& o = result_.data_parallel[i];
+            if (o.reason.empty()) {
+                between_layouts();
+                order.emplace_back(counts_.floor(o.replicas, o), i);
             }
         }
-        return out;
+        std::stable_sort(order.begin(), order.end(),
+                         [](const auto& a, const auto& b) { return a.first < b.first; });
+        return order;
     }
-    std::string problem;
-    if (asked < 0) {
-        problem = "must be at least 1 (or 0 to search)";
-    } else if (asked > groups) {
-        problem = tensor > 1
-                      ? std::to_string(asked) + " replicas of tensor-parallel groups of " +
-                            std::to_string(tensor) + " devices need " + std::to_string(asked) +
-                            " groups; the topology has " + std::to_string(groups)
-                      : std::to_string(asked) + " replicas need at least " + std::to_string(asked) +
-                            " devices; the topology has " + std::to_string(groups);
-    } else if (batch % asked != 0) {
-        problem = "the batch of " + std::to_string(batch) +
-                  " samples does not split evenly across " + std::to_string(asked) + " replicas";
-    }
-    if (!problem.empty() && tensor_fixed) {
-        throw InputError(size_path, problem);
-    }
-    add(asked, problem);
-    return out;
-}
 
-}  // namespace
-
-PlanResult plan_data_parallel(const Project& project, const PlanOptions& options) {
-    const auto started = std::chrono::steady_clock::now();
-    const int batch = project.training.batch_size;
-    const int asked = options.data_parallel.value_or(project.data_parallel.size);
-    const std::string size_path = options.data_parallel ? "--data-parallel" : "data_parallel.size";
-    const int asked_tensor = options.tensor_parallel.value_or(project.tensor_parallel.size);
-    const std::string tensor_path =
-        options.tensor_parallel ? "--tensor-parallel" : "tensor_parallel.size";
-    const bool sequence =
-        options.sequence_parallel.value_or(project.tensor_parallel.sequence_parallel);
-    planner::check_tensor_parallel_size(asked_tensor, tensor_path);
-    const std::vector<int> sizes = asked_tensor == 0
-                                       ? planner::tensor_parallel_sizes(project.topology)
-                                       : std::vector<int>{asked_tensor};
-
-    PlanResult result;
-    // The project as given, with its own replicas: what the plan must beat.
-    AnalysisOptions input_analysis = planner::analysis_options(options);
-    input_analysis.schedule = options.schedule;
-    input_analysis.microbatches = options.microbatches;
-    if (asked > 0) {
-        input_analysis.data_parallel = asked;
+    // A long search says that it is moving, and stops when asked to.
+    void between_layouts() {
+        if (options_.on_progress) {
+            options_.on_progress(result_.statistics);
+        }
+        if (options_.stop.stop_requested()) {
+            throw PlanCancelled();
+        }
     }
-    if (asked_tensor > 0) {
-        input_analysis.tensor_parallel = asked_tensor;
-    }
-    input_analysis.sequence_parallel = options.sequence_parallel;
-    planner::simulate_outcome(result.input, project, input_analysis, options.costs);
-    ++result.statistics.simulations;
 
-    CountSearch search(project, options, result);
-    for (const int t : sizes) {
-        if (t > 1) {
-            if (auto why = planner::tensor_split_problem(project, t, sequence, options.catalog)) {
-                if (asked_tensor != 0) {
-                    throw InputError(tensor_path, *why);
-                }
-                result.tensor_parallel_skipped.push_back(std::to_string(t) + ": " + *why);
+    // Branch and bound over the layouts; asked to stop, the best so far
+    // (best_so_far_on_stop) and the rest "not planned".
+    void plan_layouts(const std::vector<std::pair<double, std::size_t>>& order) {
+        for (const auto& [floor, i] : order) {
+            DataParallelOption& option = result_.data_parallel[i];
+            if (options_.bound_layouts && best_ && floor >= best_->judged.report.iteration_time_s) {
+                option.floor_s = floor;
+                option.reason =
+                    "not planned: spread evenly over its devices, its work alone takes " +
+                    format_duration(floor) + ", more than the " +
+                    format_duration(best_->judged.report.iteration_time_s) + " of a layout found";
+                ++result_.statistics.bounded;
                 continue;
             }
-        }
-        const int groups = static_cast<int>(planner::tensor_leaders(project.topology, t).size());
-        for (DataParallelOption& option :
-             replica_counts(asked, groups, t, sequence, batch, asked_tensor != 0, size_path)) {
-            result.data_parallel.push_back(std::move(option));
-        }
-    }
-    // Branch and bound: the layouts with the lowest floor first, and none
-    // whose floor is above the fastest found (every floor is one for many
-    // layouts, so most of a large cluster's slow ones are never planned).
-    std::vector<std::pair<double, std::size_t>> order;
-    for (std::size_t i = 0; i < result.data_parallel.size(); ++i) {
-        const DataParallelOption& o = result.data_parallel[i];
-        if (o.reason.empty()) {
-            order.emplace_back(search.floor(o.replicas, o), i);
-        }
-    }
-    std::stable_sort(order.begin(), order.end(),
-                     [](const auto& a, const auto& b) { return a.first < b.first; });
-    std::optional<CountBest> best;
-    for (const auto& [floor, i] : order) {
-        DataParallelOption& option = result.data_parallel[i];
-        if (options.bound_layouts && best && floor >= best->judged.report.iteration_time_s) {
-            option.floor_s = floor;
-            option.reason = "not planned: spread evenly over its devices, its work alone takes " +
-                            format_duration(floor) + ", more than the " +
-                            format_duration(best->judged.report.iteration_time_s) +
-                            " of a layout found";
-            ++result.statistics.bounded;
-            continue;
-        }
-        if (result.interrupted) {
-            option.reason = "not planned: the search was stopped";
-            continue;
-        }
-        std::optional<CountBest> found;
-        try {
-            found = search.search(option.replicas, option);
-        } catch (const PlanCancelled&) {
-            if (!options.best_so_far_on_stop || !best) {
-                throw;
+            if (result_.interrupted) {
+                option.reason = "not planned: the search was stopped";
+                continue;
             }
-            result.interrupted = true;
-            option.reason = "not planned: the search was stopped";
-            continue;
-        }
-        if (found && (!best || found->judged.report.iteration_time_s <
-                                   best->judged.report.iteration_time_s)) {
-            best = std::move(found);
+            std::optional<CountBest> found;
+            try {
+                found = counts_.search(option.replicas, option);
+            } catch (const PlanCancelled&) {
+                if (!options_.best_so_far_on_stop || !best_) {
+                    throw;
+                }
+                result_.interrupted = true;
+                option.reason = "not planned: the search was stopped";
+                continue;
+            }
+            if (found && (!best_ || found->judged.report.iteration_time_s <
+                                        best_->judged.report.iteration_time_s)) {
+                best_ = std::move(found);
+            }
         }
     }
 
-    if (best) {
-        PlanResult& pipeline = best->pipeline;
-        result.feasible = true;
-        result.project = best->judged.project;
-        result.bottleneck_s = pipeline.bottleneck_s;
-        result.plan.stages = pipeline.plan.stages;
-        result.plan.schedule = pipeline.plan.schedule;
-        result.plan.microbatches = pipeline.plan.microbatches;
-        result.plan.report = std::move(best->judged.report);
-        // The uniform split of one replica, laid out over the replicas alike.
+    // The plan: the best layout, beside the uniform split of one replica
+    // laid out over the replicas alike, and why it won.
+    void adopt_best() {
+        PlanResult& pipeline = best_->pipeline;
+        result_.feasible = true;
+        result_.project = best_->judged.project;
+        result_.bottleneck_s = pipeline.bottleneck_s;
+        result_.plan.stages = pipeline.plan.stages;
+        result_.plan.schedule = pipeline.plan.schedule;
+        result_.plan.microbatches = pipeline.plan.microbatches;
+        result_.plan.report = std::move(best_->judged.report);
         if (pipeline.uniform.report) {
-            result.uniform = pipeline.uniform;
-            const int d = result.project.data_parallel.size;
-            const int t = std::max(1, result.project.tensor_parallel.size);
+            result_.uniform = pipeline.uniform;
+            const int d = result_.project.data_parallel.size;
+            const int t = std::max(1, result_.project.tensor_parallel.size);
             int adjacent = 1;
-            for (const DataParallelOption& o : result.data_parallel) {
+            for (const DataParallelOption& o : result_.data_parallel) {
                 adjacent = o.replicas == d && o.tensor_parallel == t ? o.adjacent : adjacent;
             }
             Project uniform = planner::spread_over_replicas(
                 with_placement(pipeline.project, pipeline.uniform.stages, pipeline.uniform.schedule,
                                pipeline.uniform.microbatches),
-                project, d, adjacent, t);
-            uniform.data_parallel.zero_stage = result.project.data_parallel.zero_stage;
-            uniform.tensor_parallel = result.project.tensor_parallel;
-            planner::simulate_outcome(result.uniform, uniform, planner::analysis_options(options),
-                                      options.costs);
-            ++result.statistics.simulations;
+                project_, analyzer_.topology(), d, adjacent, t);
+            uniform.data_parallel.zero_stage = result_.project.data_parallel.zero_stage;
+            uniform.tensor_parallel = result_.project.tensor_parallel;
+            planner::simulate_outcome(result_.uniform, uniform, analyzer_, options_.costs);
+            ++result_.statistics.simulations;
         }
-        result.data_parallel_choice = planner::explain_layout_choice(result, project);
-    } else {
+        result_.data_parallel_choice = planner::explain_layout_choice(result_, project_);
+    }
+
+    void explain_nothing_fits() {
         std::string why;
-        for (const DataParallelOption& o : result.data_parallel) {
+        for (const DataParallelOption& o : result_.data_parallel) {
             why += (o.tensor_parallel > 1 ? "groups of " + std::to_string(o.tensor_parallel) + ", "
                                           : std::string()) +
                    std::to_string(o.replicas) + (o.replicas == 1 ? " replica: " : " replicas: ") +
                    o.reason + "\n";
         }
-        for (const std::string& skipped : result.tensor_parallel_skipped) {
+        for (const std::string& skipped : result_.tensor_parallel_skipped) {
             why += "tensor parallelism of " + skipped + "\n";
         }
-        result.why_nothing_fits = why;
+        result_.why_nothing_fits = why;
     }
-    result.statistics.elapsed_s =
-        std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
-    return result;
+
+    std::chrono::steady_clock::time_point started_;
+    const Project& project_;
+    const PlanOptions& options_;
+    planner::LayoutRequest request_;
+    planner::LayoutAnalyzer analyzer_;
+    PlanResult result_;
+    CountSearch counts_;
+    std::optional<CountBest> best_;
+};
+
+}  // namespace
+
+PlanResult plan_data_parallel(const Project& project, const PlanOptions& options) {
+    return LayoutSearch(project, options).run();
 }
 
 }  // namespace pipewright

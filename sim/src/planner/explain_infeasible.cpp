@@ -45,6 +45,110 @@ std::string times(double ratio) {
 
 namespace planner {
 
+namespace {
+
+// The split of `p` stages under rule `r` that needs the least of every
+// device's capacity, over the orders the DP sees.
+std::pair<Split, SplitProblem> lightest(Context& context, MemoryRule r, const LayerTable& t, int p,
+                                        bool checkpointing) {
+    std::pair<Split, SplitProblem> best{Split{}, SplitProblem{}};
+    for (int o : context.distinct_orders(p)) {
+        SplitProblem problem = context.problem(t, at(o), p, r);
+        problem.checkpointing = checkpointing;
+        Split split = min_memory_ratio_split(problem);
+        if (split.feasible && (!best.first.feasible || split.value < best.first.value)) {
+            best = {std::move(split), std::move(problem)};
+        }
+    }
+    return best;
+}
+
+std::string verdict(double ratio) {
+    return ratio <= 1 ? "fits (" + times(ratio) + " the capacity)"
+                      : "still needs " + times(ratio) + " the capacity";
+}
+
+// What the training settings could do: checkpointing, 1F1B, smaller
+// micro-batches, each with what it would need.
+std::vector<std::string> schedule_fixes(Context& context, MemoryRule rule, const LayerTable& table,
+                                        int stages) {
+    std::vector<std::string> fixes;
+    const int m = table.microbatches;
+    if (!context.checkpointing()) {
+        const auto with = lightest(context, rule, table, stages, true);
+        if (with.first.feasible) {
+            fixes.push_back("activation checkpointing (training.activation_checkpointing): " +
+                            verdict(with.first.value));
+        }
+    }
+    if (rule == MemoryRule::gpipe && context.batch() >= stages) {
+        const auto& small = context.table(context.batch());
+        const auto with =
+            lightest(context, MemoryRule::one_f_one_b, small, stages, context.checkpointing());
+        if (with.first.feasible) {
+            fixes.push_back("1f1b with " + std::to_string(context.batch()) +
+                            " micro-batches (at most " + std::to_string(stages) +
+                            " in flight, not all of them): " + verdict(with.first.value));
+        }
+    } else if (m < context.batch() && rule != MemoryRule::gpipe) {
+        const auto& small = context.table(context.batch());
+        const auto with = lightest(context, rule, small, stages, context.checkpointing());
+        if (with.first.feasible) {
+            fixes.push_back("smaller micro-batches (" + std::to_string(context.batch()) +
+                            " of 1 sample): " + verdict(with.first.value));
+        }
+    }
+    return fixes;
+}
+
+// What other devices could do: nothing when one layer outweighs the
+// largest device (layers cannot be split), else how many it would take.
+std::vector<std::string> device_fixes(Context& context, const SplitProblem& problem,
+                                      double activations) {
+    std::vector<std::string> fixes;
+    const LayerTable& table = *problem.table;
+    const auto& cluster = context.cluster();
+    const int most = std::min(context.devices(), context.layers());
+    double largest_capacity = 0;
+    std::string largest_spec;
+    for (const auto& spec_k : cluster.specs) {
+        if (static_cast<double>(spec_k.memory_bytes) > largest_capacity) {
+            largest_capacity = static_cast<double>(spec_k.memory_bytes);
+            largest_spec = spec_k.name;
+        }
+    }
+    int heaviest = 0;
+    for (int l = 0; l < table.layers; ++l) {
+        if (static_bytes(problem, l, l + 1) > static_bytes(problem, heaviest, heaviest + 1)) {
+            heaviest = l;
+        }
+    }
+    const double heaviest_bytes = static_bytes(problem, heaviest, heaviest + 1);
+    const double total_static = static_bytes(problem, 0, table.layers);
+    if (heaviest_bytes > largest_capacity) {
+        fixes.push_back("nothing with these devices: layer \"" +
+                        context.base().project.model.layers[at(heaviest)].name + "\" alone needs " +
+                        gib(heaviest_bytes) +
+                        " for weights, gradients and optimizer state, more than the largest "
+                        "device (" +
+                        gib(largest_capacity) +
+                        "); use larger devices, lower precision or a lighter optimizer");
+    } else if (largest_capacity > activations) {
+        const double devices = std::ceil(total_static / (largest_capacity - activations) - 1e-9);
+        if (devices > most) {
+            fixes.push_back("more devices: " + gib(total_static) +
+                            " of weights, gradients and optimizer state need about " +
+                            std::to_string(static_cast<long long>(devices)) + " devices like " +
+                            largest_spec + " (" + gib(largest_capacity) + ") beside " +
+                            gib(activations) + " of activations each; the cluster has " +
+                            std::to_string(context.devices()));
+        }
+    }
+    return fixes;
+}
+
+}  // namespace
+
 std::string explain_infeasible(Context& context, const SearchSpec& spec) {
     const int most = std::min(context.devices(), context.layers());
     const int m = spec.microbatches.empty() ? 1 : spec.microbatches.back();
@@ -60,19 +164,7 @@ std::string explain_infeasible(Context& context, const SearchSpec& spec) {
         }
     }
     const LayerTable& table = context.table(m);
-    const auto lightest = [&](MemoryRule r, const LayerTable& t, int p, bool checkpointing) {
-        std::pair<Split, SplitProblem> best{Split{}, SplitProblem{}};
-        for (int o : context.distinct_orders(p)) {
-            SplitProblem problem = context.problem(t, at(o), p, r);
-            problem.checkpointing = checkpointing;
-            Split split = min_memory_ratio_split(problem);
-            if (split.feasible && (!best.first.feasible || split.value < best.first.value)) {
-                best = {std::move(split), std::move(problem)};
-            }
-        }
-        return best;
-    };
-    auto [split, problem] = lightest(rule, table, stages, context.checkpointing());
+    auto [split, problem] = lightest(context, rule, table, stages, context.checkpointing());
     if (!split.feasible) {
         return "nothing fits in memory";
     }
@@ -106,70 +198,9 @@ std::string explain_infeasible(Context& context, const SearchSpec& spec) {
                       std::to_string(static_cast<int>(slot.full)) + " micro-batch" +
                       (slot.full == 1 ? "" : "es") + " in flight).\n";
 
-    std::vector<std::string> fixes;
-    const auto verdict = [](double ratio) {
-        return ratio <= 1 ? "fits (" + times(ratio) + " the capacity)"
-                          : "still needs " + times(ratio) + " the capacity";
-    };
-    if (!context.checkpointing()) {
-        const auto with = lightest(rule, table, stages, true);
-        if (with.first.feasible) {
-            fixes.push_back("activation checkpointing (training.activation_checkpointing): " +
-                            verdict(with.first.value));
-        }
-    }
-    if (rule == MemoryRule::gpipe && context.batch() >= stages) {
-        const auto& small = context.table(context.batch());
-        const auto with = lightest(MemoryRule::one_f_one_b, small, stages, context.checkpointing());
-        if (with.first.feasible) {
-            fixes.push_back("1f1b with " + std::to_string(context.batch()) +
-                            " micro-batches (at most " + std::to_string(stages) +
-                            " in flight, not all of them): " + verdict(with.first.value));
-        }
-    } else if (m < context.batch() && rule != MemoryRule::gpipe) {
-        const auto& small = context.table(context.batch());
-        const auto with = lightest(rule, small, stages, context.checkpointing());
-        if (with.first.feasible) {
-            fixes.push_back("smaller micro-batches (" + std::to_string(context.batch()) +
-                            " of 1 sample): " + verdict(with.first.value));
-        }
-    }
-    // Layers cannot be split: a layer heavier than the largest device is final.
-    double largest_capacity = 0;
-    std::string largest_spec;
-    for (const auto& spec_k : cluster.specs) {
-        if (static_cast<double>(spec_k.memory_bytes) > largest_capacity) {
-            largest_capacity = static_cast<double>(spec_k.memory_bytes);
-            largest_spec = spec_k.name;
-        }
-    }
-    int heaviest = 0;
-    for (int l = 0; l < table.layers; ++l) {
-        if (static_bytes(problem, l, l + 1) > static_bytes(problem, heaviest, heaviest + 1)) {
-            heaviest = l;
-        }
-    }
-    const double heaviest_bytes = static_bytes(problem, heaviest, heaviest + 1);
-    const double total_static = static_bytes(problem, 0, table.layers);
-    const double activations = need - weights;
-    if (heaviest_bytes > largest_capacity) {
-        fixes.push_back("nothing with these devices: layer \"" +
-                        context.base().project.model.layers[at(heaviest)].name + "\" alone needs " +
-                        gib(heaviest_bytes) +
-                        " for weights, gradients and optimizer state, more than the largest "
-                        "device (" +
-                        gib(largest_capacity) +
-                        "); use larger devices, lower precision or a lighter optimizer");
-    } else if (largest_capacity > activations) {
-        const double devices = std::ceil(total_static / (largest_capacity - activations) - 1e-9);
-        if (devices > most) {
-            fixes.push_back("more devices: " + gib(total_static) +
-                            " of weights, gradients and optimizer state need about " +
-                            std::to_string(static_cast<long long>(devices)) + " devices like " +
-                            largest_spec + " (" + gib(largest_capacity) + ") beside " +
-                            gib(activations) + " of activations each; the cluster has " +
-                            std::to_string(context.devices()));
-        }
+    std::vector<std::string> fixes = schedule_fixes(context, rule, table, stages);
+    for (std::string& fix : device_fixes(context, problem, need - weights)) {
+        fixes.push_back(std::move(fix));
     }
     if (fixes.empty()) {
         fixes.push_back("larger devices or a smaller model");

@@ -279,6 +279,9 @@ std::optional<SimulationReport> unless_ruled_out(Simulate&& simulate, std::strin
 // does, filling `outcome` (its reason when it cannot run).
 void simulate_outcome(PlanOutcome& outcome, const Project& project, const AnalysisOptions& analysis,
                       const CostModelOptions& costs);
+// The same for a project already analysed.
+void simulate_analyzed(PlanOutcome& outcome, const AnalyzedProject& analyzed,
+                       const CostModelOptions& costs);
 
 // A floor under the iteration of any pipeline plan_pipeline could find for
 // `project` (one replica): its forward and backward work on the fastest

@@ -93,15 +93,20 @@ void simulate_outcome(PlanOutcome& outcome, const Project& project, const Analys
                                                      : diagnostics.items().front().message;
         return;
     }
-    outcome.schedule = analyzed->schedule.name;
-    outcome.microbatches = analyzed->microbatches;
+    simulate_analyzed(outcome, *analyzed, costs);
+}
+
+void simulate_analyzed(PlanOutcome& outcome, const AnalyzedProject& analyzed,
+                       const CostModelOptions& costs) {
+    outcome.schedule = analyzed.schedule.name;
+    outcome.microbatches = analyzed.microbatches;
     outcome.stages.clear();
-    for (const auto& stage : analyzed->stages) {
+    for (const auto& stage : analyzed.stages) {
         outcome.stages.push_back(
-            {analyzed->ranks[at(stage.rank)].path, stage.first_layer, stage.last_layer});
+            {analyzed.ranks[at(stage.rank)].path, stage.first_layer, stage.last_layer});
     }
     outcome.report = unless_ruled_out(
-        [&] { return simulate_project(*analyzed, costs, Recording::summary); }, outcome.reason);
+        [&] { return simulate_project(analyzed, costs, Recording::summary); }, outcome.reason);
 }
 
 double iteration_floor(const Project& project, const PlanOptions& options) {

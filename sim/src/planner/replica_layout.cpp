@@ -94,9 +94,9 @@ std::string layout_words(int replicas, int adjacent) {
            " on neighbouring devices";
 }
 
-std::vector<int> replica_group_devices(const Topology& topology, int replicas, int adjacent,
+std::vector<int> replica_group_devices(const TopologyIndex& topology, int replicas, int adjacent,
                                        int tensor, int replica) {
-    const std::vector<int> leaders = tensor_leaders(topology, tensor);
+    const std::vector<int>& leaders = topology.leaders(tensor);
     std::vector<int> mine;
     for (const int unit :
          replica_device_indices(static_cast<int>(leaders.size()), replicas, adjacent, replica)) {
@@ -105,8 +105,8 @@ std::vector<int> replica_group_devices(const Topology& topology, int replicas, i
     return group_members(mine, tensor);
 }
 
-Project spread_over_replicas(const Project& pipeline, const Project& whole, int replicas,
-                             int adjacent, int tensor) {
+Project spread_over_replicas(const Project& pipeline, const Project& whole,
+                             const TopologyIndex& index, int replicas, int adjacent, int tensor) {
     Project layout = pipeline;
     layout.topology = whole.topology;
     layout.training.batch_size = whole.training.batch_size;
@@ -116,14 +116,10 @@ Project spread_over_replicas(const Project& pipeline, const Project& whole, int 
     if (replicas <= 1) {
         return layout;
     }
-    const auto devices = whole.topology.devices();
-    std::unordered_map<std::string_view, int> index;
-    for (std::size_t i = 0; i < devices.size(); ++i) {
-        index.emplace(devices[i].path, static_cast<int>(i));
-    }
+    const auto& devices = index.devices();
     // Replicas are laid out over the groups (single devices without tensor
     // parallelism), each group named by its first device.
-    const std::vector<int> leaders = tensor_leaders(whole.topology, tensor);
+    const std::vector<int>& leaders = index.leaders(tensor);
     const int n = static_cast<int>(leaders.size());
     const std::vector<int> zero = replica_device_indices(n, replicas, adjacent, 0);
     std::unordered_map<int, int> slot;  // replica 0's leaders -> their position
@@ -133,7 +129,7 @@ Project spread_over_replicas(const Project& pipeline, const Project& whole, int 
     // Pipeline ranks: the placement's devices in order of first appearance.
     std::vector<int> ranks;
     for (const StageAssignment& s : pipeline.placement) {
-        const int i = index.at(s.device);
+        const int i = index.find(s.device);
         if (std::find(ranks.begin(), ranks.end(), i) == ranks.end()) {
             ranks.push_back(i);
         }

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "pipewright/core/project.h"
+#include "planner/topology_index.h"
 
 namespace pipewright::planner {
 
@@ -22,14 +23,16 @@ namespace pipewright::planner {
 // `replicas` takes when each stage runs on a tensor-parallel group of
 // `tensor` devices: replica_device_indices over the groups (tensor_leaders),
 // each group with all its devices.
-[[nodiscard]] std::vector<int> replica_group_devices(const Topology& topology, int replicas,
+[[nodiscard]] std::vector<int> replica_group_devices(const TopologyIndex& topology, int replicas,
                                                      int adjacent, int tensor, int replica);
 
 // The whole project: `pipeline` (replica 0's plan, on the devices
 // replica_group_devices gives it) run by `replicas` replicas laid out as
-// `adjacent` says, with `whole`'s topology, batch and data-parallel settings.
-// No list of replicas in the file where the default layout is the same.
+// `adjacent` says, with `whole`'s topology (`index`), batch and
+// data-parallel settings. No list of replicas in the file where the default
+// layout is the same.
 [[nodiscard]] Project spread_over_replicas(const Project& pipeline, const Project& whole,
-                                           int replicas, int adjacent, int tensor = 1);
+                                           const TopologyIndex& index, int replicas, int adjacent,
+                                           int tensor = 1);
 
 }  // namespace pipewright::planner

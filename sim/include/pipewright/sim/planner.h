@@ -28,6 +28,10 @@ struct PlanStatistics {
     // Data-parallel layouts left out because a floor under their iteration
     // was above a layout already found.
     int bounded = 0;
+    // Analyses of the whole topology (every device's path and figures) in a
+    // search over layouts: one, after which each layout is resolved on
+    // device indices; more only for a layout the planner did not build.
+    int topology_analyses = 0;
     double search_s = 0;   // choosing the candidates (device orders, tables, DP)
     double elapsed_s = 0;  // the whole plan, simulations included
 };
