@@ -11,6 +11,7 @@
 #include "catalog_commands.h"
 #include "compare_command.h"
 #include "import_command.h"
+#include "launch_files_command.h"
 #include "pipewright/core/printable_name.h"
 #include "pipewright/core/project_io.h"
 #include "plan_command.h"
@@ -165,6 +166,8 @@ int run(int argc, const char* const* argv, std::ostream& out, std::ostream& err,
     add_compare_command(app, compare);
     ImportArgs import_args;
     add_import_command(app, import_args);
+    LaunchFilesArgs launch_files;
+    add_launch_files_command(app, launch_files);
 
     ValidateArgs validate;
     CLI::App* validate_cmd =
@@ -238,6 +241,9 @@ int run(int argc, const char* const* argv, std::ostream& out, std::ostream& err,
             return kUsage;
         }
         return backend.import(import_args, out, err);
+    }
+    if (app.got_subcommand("launch-files")) {
+        return run_launch_files(launch_files, out, err);
     }
     if (app.got_subcommand("compare")) {
         return run_compare(compare, out, err);

@@ -5,6 +5,7 @@
 #include <sstream>
 #include <thread>
 
+#include "pipewright/core/launch_files.h"
 #include "pipewright/core/machine_memory.h"
 #include "pipewright/core/printable_name.h"
 #include "pipewright/core/profile.h"
@@ -47,7 +48,7 @@ std::string run_machine_problem(const RunArgs& a, const MachineResources& machin
     }
     // One worker per device of every replica and tensor slice; a node of a
     // multi-node run starts its share.
-    const int world = project->world_size() * std::max(1, project->project.tensor_parallel.size);
+    const int world = run_process_count(*project);
     int ranks = a.nproc_per_node.value_or((world + a.nnodes - 1) / std::max(1, a.nnodes));
     try {
         if (const auto launch = launch_from_environment(a.launcher, environment)) {
