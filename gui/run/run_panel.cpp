@@ -67,6 +67,14 @@ RunPanel::RunPanel(QWidget* parent) : QWidget(parent), process_(new RunProcess(t
     top->addWidget(new QLabel(tr("Devices"), this));
     top->addWidget(device_);
     top->addStretch(1);
+    // The same layout on a cluster: the files its engines take.
+    auto* launch = new QPushButton(tr("Export Launch Files…"), this);
+    launch->setObjectName(QStringLiteral("exportLaunchFilesButton"));
+    launch->setToolTip(
+        tr("Write a Slurm batch script, Kubeflow PyTorchJob and TrainJob manifests and a "
+           "torchrun script that run this project on a cluster (pipewright launch-files)"));
+    connect(launch, &QPushButton::clicked, this, &RunPanel::launchFilesRequested);
+    top->addWidget(launch);
 
     costs_ = new CostsBar(this);
 

@@ -85,6 +85,8 @@ class RunPanel : public QWidget {
   signals:
     // The user asked for a run of the layout on screen.
     void runRequested();
+    // Export Launch Files… was pressed.
+    void launchFilesRequested();
     // A run ended well; its folder holds the measured timeline.
     void runSucceeded(const QString& dir);
     void runFailed(const QString& message);

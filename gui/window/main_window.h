@@ -100,6 +100,14 @@ class MainWindow : public QMainWindow {
     enum class ExportView { timeline, metrics, comparison, schedule };
     bool exportTo(ExportView view, ExportFormat format, const QString& path, QString* error);
 
+    // File ▸ Export ▸ Launch Files (and the Run tab's button): what a
+    // cluster user submits to run the saved project (`pipewright
+    // launch-files`), written into `folder`; false with the reason. The
+    // project must be saved, since every file runs it by its path.
+    bool exportLaunchFiles(const QString& folder, QString* error);
+    // Asks to save first where needed, then where, then exportLaunchFiles.
+    void exportLaunchFilesWithDialog();
+
     [[nodiscard]] QString lastRefusal() const { return last_refusal_; }
     // The strip above the views where refusals and failures are shown whole.
     [[nodiscard]] MessageBar* messageBar() const { return message_bar_; }

@@ -2,6 +2,7 @@
 // schedule as CSV (ours or PyTorch's).
 #include <QAction>
 #include <QDir>
+#include <QFileDialog>
 #include <QFileInfo>
 #include <QMenu>
 #include <QMessageBox>
@@ -11,7 +12,9 @@
 #include "document/project_document.h"
 #include "metrics/comparison_panel.h"
 #include "metrics/metrics_panel.h"
+#include "pipewright/core/analysis.h"
 #include "pipewright/core/file_names.h"
+#include "pipewright/core/launch_files.h"
 #include "pipewright/core/schedule_csv.h"
 #include "pipewright/core/schedule_generators.h"
 #include "pipewright/core/timeline.h"
@@ -23,6 +26,7 @@
 #include "window/file_dialogs.h"
 #include "window/image_export.h"
 #include "window/main_window.h"
+#include "window/message_bar.h"
 
 namespace pipewright::gui {
 
@@ -61,6 +65,14 @@ void MainWindow::buildExportMenu(QMenu* exports) {
         {QT_TR_NOOP("Schedule for PyTorch, &Lowered…"), ExportView::schedule,
          ExportFormat::torch_compute_comms, "ScheduleTorchComputeComms.csv"},
     };
+    // Before the loop's items: the cluster's files come first for a run.
+    QAction* launch = exports->addAction(tr("Launch Files for a Cl&uster…"), this,
+                                         [this] { exportLaunchFilesWithDialog(); });
+    launch->setObjectName(QStringLiteral("exportLaunchFiles"));
+    launch->setStatusTip(
+        tr("Write a Slurm batch script, Kubeflow PyTorchJob and TrainJob manifests and a torchrun "
+           "script that run this project (pipewright launch-files)"));
+    exports->addSeparator();
     for (const ExportItem& item : items) {
         if (item.text == nullptr) {
             exports->addSeparator();
@@ -179,6 +191,66 @@ void MainWindow::exportWithDialog(ExportView view, ExportFormat format) {
             QMessageBox::warning(this, tr("Export failed"), tr("Export failed: %1").arg(error));
         }
         return;
+    }
+}
+
+bool MainWindow::exportLaunchFiles(const QString& folder, QString* error) {
+    const QString path = document_->filePath();
+    if (path.isEmpty() || document_->isModified()) {
+        *error = tr("Save the project first: every launch file runs the project file by its path");
+        return false;
+    }
+    AnalysisOptions options;
+    options.base_dir = baseDir().toStdString();
+    Diagnostics problems;
+    const auto project = analyze_project(document_->project(), options, problems);
+    if (!project) {
+        *error = tr("The project has problems to fix first (see Problems)");
+        return false;
+    }
+    LaunchFileOptions launch;
+    launch.project_path = QFileInfo(path).absoluteFilePath().toStdString();
+    try {
+        const auto files = make_launch_files(*project, launch);
+        (void)write_launch_files(files, folder.toStdString());
+        QStringList names;
+        for (const LaunchFile& f : files) {
+            names << QString::fromStdString(f.name);
+        }
+        message_bar_->showMessage(
+            tr("Wrote %1 into %2 for %3. Each file starts with the assumptions it makes (the "
+               "project at this path on every node, the image, the network interface).")
+                .arg(names.join(QStringLiteral(", ")), folder,
+                     QString::fromStdString(describe(launch_layout(*project)))),
+            MessageBar::Kind::result);
+        return true;
+    } catch (const std::exception& e) {
+        *error = QString::fromStdString(e.what());
+        return false;
+    }
+}
+
+void MainWindow::exportLaunchFilesWithDialog() {
+    if (document_->filePath().isEmpty() || document_->isModified()) {
+        const auto answer = QMessageBox::question(
+            this, tr("Export launch files"),
+            tr("The launch files run the project file by its path, so it must be saved first. "
+               "Save it now?"),
+            QMessageBox::Save | QMessageBox::Cancel, QMessageBox::Save);
+        if (answer != QMessageBox::Save || !save() || document_->isModified()) {
+            return;
+        }
+    }
+    const QFileInfo project(document_->filePath());
+    const QString name = project.completeBaseName() + QStringLiteral("-launch");
+    const QString parent = QFileDialog::getExistingDirectory(
+        this, tr("Where to put the folder %1").arg(name), project.absolutePath());
+    if (parent.isEmpty()) {
+        return;
+    }
+    QString error;
+    if (!exportLaunchFiles(QDir(parent).filePath(name), &error)) {
+        QMessageBox::warning(this, tr("Export launch files"), error);
     }
 }
 

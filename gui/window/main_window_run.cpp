@@ -26,6 +26,8 @@ namespace pipewright::gui {
 void MainWindow::connectRun() {
     run_panel_->setCli(locate_cli());
     connect(run_panel_, &RunPanel::runRequested, this, [this] { startRun(); });
+    connect(run_panel_, &RunPanel::launchFilesRequested, this,
+            &MainWindow::exportLaunchFilesWithDialog);
     connect(run_panel_, &RunPanel::runSucceeded, this, [this](const QString& dir) {
         run_panel_->refreshPastRuns();
         run_panel_->selectPastRun(dir);

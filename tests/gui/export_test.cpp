@@ -2,6 +2,7 @@
 #include <QAction>
 #include <QDir>
 #include <QFile>
+#include <QFileInfo>
 #include <QSignalSpy>
 #include <QTemporaryDir>
 
@@ -10,6 +11,7 @@
 #include "modal_script.h"
 #include "studio_core/simulation_runner.h"
 #include "window/main_window.h"
+#include "window/message_bar.h"
 
 namespace pipewright::gui {
 namespace {
@@ -158,6 +160,47 @@ TEST_F(ExportTest, AMissingExtensionIsAdded) {
     EXPECT_TRUE(is_pdf(read(path("charts.pdf"))))
         << QDir(dir.path()).entryList().join(' ').toStdString() << " | "
         << read(path("charts.pdf")).left(20).toStdString();
+}
+
+}  // namespace
+}  // namespace pipewright::gui
+
+namespace pipewright::gui {
+namespace {
+
+// File ▸ Export ▸ Launch Files and the Run tab's button: the files of
+// `pipewright launch-files` for the saved project, refused while the
+// window holds edits the file does not.
+TEST(LaunchFilesExport, WritesTheClusterFilesOfTheSavedProject) {
+    QTemporaryDir dir;
+    ASSERT_TRUE(dir.isValid());
+    const QString project = dir.filePath(QStringLiteral("resnet.json"));
+    ASSERT_TRUE(QFile::copy(
+        QStringLiteral(PIPEWRIGHT_ASSETS_DIR "/examples/resnet50-4gpu-2x2.json"), project));
+    MainWindow window;
+    ASSERT_TRUE(window.openFile(project));
+    EXPECT_NE(window.findChild<QAction*>(QStringLiteral("exportLaunchFiles")), nullptr);
+
+    const QString folder = dir.filePath(QStringLiteral("resnet-launch"));
+    QString error;
+    ASSERT_TRUE(window.exportLaunchFiles(folder, &error)) << error.toStdString();
+    for (const char* name : {"slurm.sbatch", "pytorchjob.yaml", "trainjob.yaml", "torchrun.sh"}) {
+        const QByteArray text = read(QDir(folder).filePath(QString::fromLatin1(name)));
+        EXPECT_TRUE(text.contains(QFileInfo(project).absoluteFilePath().toUtf8())) << name;
+    }
+    // Two replicas of two stages: four ranks, on four GPUs of one node.
+    EXPECT_TRUE(read(QDir(folder).filePath(QStringLiteral("slurm.sbatch")))
+                    .contains("--ntasks-per-node=4"));
+    EXPECT_TRUE(window.messageBar()->text().contains(QStringLiteral("4 ranks")))
+        << window.messageBar()->text().toStdString();
+
+    // An edit the file does not hold yet: the files would run the old one.
+    Project edited = window.document()->project();
+    edited.training.batch_size = 2 * edited.training.batch_size;
+    window.document()->edit(QStringLiteral("micro-batches"), edited);
+    EXPECT_FALSE(window.exportLaunchFiles(dir.filePath(QStringLiteral("again")), &error));
+    EXPECT_TRUE(error.contains(QStringLiteral("Save the project first"))) << error.toStdString();
+    EXPECT_FALSE(QDir(dir.filePath(QStringLiteral("again"))).exists());
 }
 
 }  // namespace
