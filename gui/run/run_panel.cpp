@@ -1,6 +1,7 @@
 #include "run/run_panel.h"
 
 #include <QComboBox>
+#include <QEvent>
 #include <QFontDatabase>
 #include <QHBoxLayout>
 #include <QHeaderView>
@@ -116,6 +117,7 @@ RunPanel::RunPanel(QWidget* parent) : QWidget(parent), process_(new RunProcess(t
     note_ = new QLabel(this);
     note_->setWordWrap(true);
     comparison_box_ = new QWidget(this);
+    comparison_box_->installEventFilter(this);
     auto* comparison_layout = new QVBoxLayout(comparison_box_);
     comparison_layout->setContentsMargins(0, 0, 0, 0);
     comparison_layout->addWidget(table_title_);
@@ -431,6 +433,15 @@ void RunPanel::fitTableHeight() {
 void RunPanel::resizeEvent(QResizeEvent* event) {
     QWidget::resizeEvent(event);
     fitTableHeight();
+}
+
+bool RunPanel::eventFilter(QObject* watched, QEvent* event) {
+    // The box's width changes with the splitter beside it, not only with
+    // the panel: its note wraps anew.
+    if (watched == comparison_box_ && event->type() == QEvent::Resize) {
+        fitTableHeight();
+    }
+    return QWidget::eventFilter(watched, event);
 }
 
 void RunPanel::clearComparison(const QString& why) {
