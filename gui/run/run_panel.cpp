@@ -14,6 +14,7 @@
 #include <QSplitter>
 #include <QTableView>
 #include <QVBoxLayout>
+#include <algorithm>
 
 #include "run/costs_bar.h"
 #include "studio_core/format.h"
@@ -138,6 +139,7 @@ RunPanel::RunPanel(QWidget* parent) : QWidget(parent), process_(new RunProcess(t
     log_layout->addWidget(log_, 1);
 
     auto* right = new QSplitter(Qt::Vertical, this);
+    comparison_split_ = right;
     right->addWidget(comparison_box_);
     right->addWidget(log_box);
     right->setStretchFactor(0, 0);
@@ -405,6 +407,23 @@ void RunPanel::showComparison(const QString& runName, const std::vector<RunCompa
     note_->setText(note);
     note_->setVisible(!note.isEmpty());
     fitTableHeight();
+    showWholeTable();
+}
+
+void RunPanel::showWholeTable() {
+    // Every row where the log keeps its minimum: the splitter otherwise
+    // keeps the table's earlier height, a few rows of a longer table.
+    const int total = comparison_split_->height();
+    if (total <= 0) {
+        return;
+    }
+    const int spacing = std::max(0, comparison_box_->layout()->spacing());
+    const int wanted = comparison_box_->minimumHeight() - table_->minimumHeight() +
+                       table_->maximumHeight() + spacing;
+    const int log_least = comparison_split_->widget(1)->minimumSizeHint().height();
+    const int box = std::clamp(wanted, comparison_box_->minimumHeight(),
+                               std::max(comparison_box_->minimumHeight(), total - log_least));
+    comparison_split_->setSizes({box, std::max(0, total - box)});
 }
 
 void RunPanel::fitTableHeight() {

@@ -16,6 +16,7 @@ class QProgressBar;
 class QPushButton;
 class QComboBox;
 class QSpinBox;
+class QSplitter;
 class QTableView;
 
 namespace pipewright::gui {
@@ -102,6 +103,7 @@ class RunPanel : public QWidget {
   private:
     void updateButtons();
     void fitTableHeight();
+    void showWholeTable();
     void setStatus(const QString& text);
     void log(const QString& line);
     void resetProgress();
@@ -121,7 +123,8 @@ class RunPanel : public QWidget {
     QLabel* error_ = nullptr;
     QLabel* table_title_ = nullptr;
     QLabel* note_ = nullptr;
-    QWidget* comparison_box_ = nullptr;  // the title, the table and its note
+    QSplitter* comparison_split_ = nullptr;  // the comparison over the log
+    QWidget* comparison_box_ = nullptr;      // the title, the table and its note
     QTableView* table_ = nullptr;
     RunComparisonModel* comparison_ = nullptr;
     QListView* past_list_ = nullptr;
