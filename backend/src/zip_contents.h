@@ -9,8 +9,23 @@
 #include <filesystem>
 #include <optional>
 #include <string>
+#include <vector>
 
 namespace pipewright::backend {
+
+// One entry of an archive and where its bytes lie in the file.
+struct ZipEntry {
+    std::string name;
+    std::uint16_t method = 0;        // 0: stored as is, 8: deflated
+    std::uint64_t data_offset = 0;   // past the entry's local header
+    std::uint64_t packed_bytes = 0;  // in the file
+    std::uint64_t unpacked_bytes = 0;
+};
+
+// The archive's entries in directory order; nullopt when the file is not a
+// zip archive (or its directory or a local header cannot be read, or an
+// entry's bytes would lie past the end of the file).
+[[nodiscard]] std::optional<std::vector<ZipEntry>> zip_entries(const std::filesystem::path& file);
 
 // The sum of the entries' uncompressed sizes; nullopt when the file is not
 // a zip archive (or its directory cannot be read: the loader says why).

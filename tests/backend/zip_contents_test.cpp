@@ -2,8 +2,11 @@
 // central directory before anything is unpacked: a bomb is refused in words.
 #include <gtest/gtest.h>
 
+#include <cstring>
 #include <filesystem>
 #include <fstream>
+
+#include <torch/torch.h>
 
 #include "pipewright/backend/backend_error.h"
 #include "zip_contents.h"
@@ -48,6 +51,41 @@ TEST(ZipContents, ABombIsRefusedWithBothSizesBeforeItIsUnpacked) {
     EXPECT_NO_THROW(backend::check_unpacked_size(bomb, "bomb.pt", 1e9));
 }
 
+// Where each entry's bytes lie: torch.save (here torch::pickle_save, the
+// same writer) stores records uncompressed, aligned to 64 bytes, which is
+// what lets --data map them.
+TEST(ZipContents, EntriesSayWhereTheirBytesLieAndHowTheyAreStored) {
+    const fs::path file = fs::temp_directory_path() / "pipewright-zip-entries.pt";
+    const torch::Tensor t = torch::arange(1000, torch::kFloat64);
+    const std::vector<char> bytes = torch::pickle_save(t);
+    std::ofstream(file, std::ios::binary)
+        .write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+    const auto entries = backend::zip_entries(file);
+    ASSERT_TRUE(entries.has_value());
+    bool storage = false;
+    for (const auto& e : *entries) {
+        EXPECT_EQ(e.method, 0) << e.name;
+        EXPECT_EQ(e.packed_bytes, e.unpacked_bytes) << e.name;
+        if (e.name == "archive/data/0") {
+            storage = true;
+            EXPECT_EQ(e.data_offset % 64, 0U);
+            EXPECT_EQ(e.packed_bytes, 8000U);
+            EXPECT_EQ(std::memcmp(bytes.data() + e.data_offset, t.data_ptr(), 8000), 0);
+        }
+    }
+    EXPECT_TRUE(storage);
+    fs::remove(file);
+    if (!kFixtures.empty() && fs::exists(kFixtures / "bomb.pt")) {
+        const auto bomb = backend::zip_entries(kFixtures / "bomb.pt");
+        ASSERT_TRUE(bomb.has_value());
+        ASSERT_EQ(bomb->size(), 2U);
+        EXPECT_EQ(bomb->at(1).name, "bomb/data/0");
+        EXPECT_EQ(bomb->at(1).method, 8);  // deflated
+        EXPECT_EQ(bomb->at(1).unpacked_bytes, 64U << 20);
+        EXPECT_LT(bomb->at(1).packed_bytes, 1U << 20);
+    }
+}
+
 TEST(ZipContents, AFileThatIsNotAZipHasNoSize) {
     const fs::path text = fs::temp_directory_path() / "pipewright-not-a-zip.txt";
     std::ofstream(text) << "not a zip archive at all, just some text that is long enough";
@@ -55,6 +93,7 @@ TEST(ZipContents, AFileThatIsNotAZipHasNoSize) {
     EXPECT_NO_THROW(backend::check_unpacked_size(text, "text", 1));
     fs::remove(text);
     EXPECT_FALSE(backend::zip_unpacked_bytes("/no/such/file").has_value());
+    EXPECT_FALSE(backend::zip_entries("/no/such/file").has_value());
 }
 
 }  // namespace

@@ -20,6 +20,17 @@
 
 namespace pipewright::backend {
 
+// The tensor torch.save wrote to `file`. Its storage points into a
+// read-only mapping of the file (kept alive by the storage itself), so
+// nothing is copied and the pages are shared, through the page cache, with
+// every other process reading the file: torch.save stores each record
+// uncompressed and aligned. An archive laid out otherwise (a compressed
+// entry, a record misaligned for its dtype) is read into this process's
+// memory instead, as before. Throws BackendError in words: the file cannot
+// be read, is not a torch.save file, holds something other than one tensor,
+// is damaged or big-endian, or does not fit in memory.
+[[nodiscard]] torch::Tensor load_saved_tensor(const std::filesystem::path& file);
+
 class TensorData {
   public:
     // Which files a rank reads: the inputs for the first stage, the targets
@@ -27,8 +38,9 @@ class TensorData {
     enum class Parts : std::uint8_t { both, inputs, targets };
 
     // Loads and checks the folder against the project; throws BackendError
-    // naming the file and what does not fit. Float inputs and targets are
-    // converted to `dtype`. A part not loaded is undefined in the batches.
+    // naming the file and what does not fit. The files stay mapped (see
+    // load_saved_tensor); float inputs and targets are converted to `dtype`
+    // a batch at a time. A part not loaded is undefined in the batches.
     TensorData(const std::filesystem::path& folder, const AnalyzedProject& project,
                torch::Dtype dtype, Parts parts = Parts::both);
 
@@ -37,13 +49,14 @@ class TensorData {
 
   private:
     static torch::Tensor checked_inputs(const std::filesystem::path& file,
-                                        const AnalyzedProject& project, torch::Dtype dtype);
+                                        const AnalyzedProject& project);
     static torch::Tensor checked_targets(const std::filesystem::path& file,
-                                         const AnalyzedProject& project, torch::Dtype dtype,
+                                         const AnalyzedProject& project,
                                          std::optional<std::int64_t> samples);
 
     const AnalyzedProject* project_;
-    torch::Tensor inputs_, targets_;
+    torch::Dtype dtype_;
+    torch::Tensor inputs_, targets_;  // as saved: the file's dtype, maybe a view
 };
 
 }  // namespace pipewright::backend
