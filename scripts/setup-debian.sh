@@ -9,8 +9,9 @@ packages=(
   libclang-rt-14-dev
   # core, sim, cli
   nlohmann-json3-dev libcli11-dev
-  # tests and benchmarks
-  libgtest-dev libgmock-dev libbenchmark-dev python3
+  # tests and benchmarks (python3-yaml: the launch-files tests read the
+  # Kubernetes manifests back)
+  libgtest-dev libgmock-dev libbenchmark-dev python3 python3-yaml
   # the Python module (`import pipewright`, python/) and its pytest suite
   # (tests/python); matplotlib for the example notebook's timeline plot
   # (examples/python, run by the tests); pandas stays optional
