@@ -1,5 +1,5 @@
 // Torch modules for the layer catalog. Each mirrors the formulas of
-// core/src/layer_catalog.cpp (shapes, parameter counts); tests/backend checks
+// core/src/model/layer_catalog.cpp (shapes, parameter counts); tests/backend checks
 // that they agree type by type.
 #include "pipewright/backend/modules.h"
 

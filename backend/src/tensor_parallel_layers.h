@@ -2,7 +2,7 @@
 // Megatron-LM's tensor-parallel layers over a c10d group: each member holds a
 // slice of a layer's matrices and the group exchanges partial results with
 // all-reduces (docs/concepts.md#tensor-parallelism). The split of each
-// layer is the analysis's (core/src/tensor_parallel.cpp, in
+// layer is the analysis's (core/src/parallel/tensor_parallel.cpp, in
 // AnalyzedProject::tensor_shares): a linear is column-parallel (its output
 // features split, the input's gradient all-reduced), row-parallel (its
 // input features split, its output all-reduced) or column-parallel with its

@@ -1,6 +1,6 @@
 // Lowers each catalog layer to the kernels PyTorch (and Megatron-LM, for the
 // transformer block) launches for it. The GEMM FLOPs follow the catalog's
-// formulas exactly (core/src/layer_catalog.cpp), so that a layer's kernels add
+// formulas exactly (core/src/model/layer_catalog.cpp), so that a layer's kernels add
 // up to its analysis; the bytes are what each kernel reads and writes in
 // device memory, which prices the memory-bound ones.
 //

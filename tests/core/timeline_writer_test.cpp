@@ -63,7 +63,7 @@ Timeline awkward_timeline(int microbatches) {
     return t;
 }
 
-// The trace as it was built before streaming (core/src/chrome_trace.cpp at
+// The trace as it was built before streaming (core/src/timeline/chrome_trace.cpp at
 // commit 9c1fa1e), kept here as the reference for the streamed text.
 Json reference_trace(const Timeline& timeline) {
     const auto pid_of = [](int rank) { return rank + 1; };

@@ -1,5 +1,5 @@
 // Each candidate layout resolved on device indices, as analyze_project
-// resolves it (core/src/analysis.cpp and core/src/data_parallel.cpp), on a
+// resolves it (core/src/parallel/analysis.cpp and core/src/parallel/data_parallel.cpp), on a
 // topology analysed once. Where analyze_project would report a problem, or
 // the layout is not one the planner builds, it is handed to analyze_project
 // itself, so that its reason is word for word the same.

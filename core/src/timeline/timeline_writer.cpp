@@ -1,9 +1,9 @@
 #include <cmath>
 #include <cstdint>
 
-#include "json_text.h"
+#include "timeline/json_text.h"
 #include "pipewright/core/timeline.h"
-#include "timeline_sizes.h"
+#include "timeline/timeline_sizes.h"
 
 namespace pipewright {
 

@@ -1,4 +1,4 @@
-#include "v_shape_generators.h"
+#include "schedule/v_shape_generators.h"
 
 #include <algorithm>
 #include <array>

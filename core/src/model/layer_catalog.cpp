@@ -31,7 +31,7 @@
 
 #include "pipewright/core/json_reader.h"
 #include "pipewright/core/transformer_dims.h"
-#include "torchscript_layer.h"
+#include "model/torchscript_layer.h"
 
 namespace pipewright {
 namespace {

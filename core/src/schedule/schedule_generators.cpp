@@ -6,9 +6,9 @@
 #include <utility>
 
 #include "pipewright/core/zero_bubble_auto.h"
-#include "schedule_layout.h"
-#include "v_shape_generators.h"
-#include "zero_bubble_generators.h"
+#include "schedule/schedule_layout.h"
+#include "schedule/v_shape_generators.h"
+#include "schedule/zero_bubble_generators.h"
 
 namespace pipewright {
 

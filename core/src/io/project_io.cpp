@@ -6,7 +6,7 @@
 
 #include "pipewright/core/json_parse.h"
 #include "pipewright/core/output_file.h"
-#include "torchscript_layer.h"
+#include "model/torchscript_layer.h"
 
 namespace pipewright {
 

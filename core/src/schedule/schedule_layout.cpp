@@ -1,9 +1,9 @@
-#include "schedule_layout.h"
+#include "schedule/schedule_layout.h"
 
 #include <algorithm>
 
 #include "pipewright/core/schedule_generators.h"
-#include "schedule_internal.h"
+#include "schedule/schedule_internal.h"
 
 namespace pipewright::detail {
 

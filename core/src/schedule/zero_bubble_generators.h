@@ -8,7 +8,7 @@
 #include <string_view>
 #include <vector>
 
-#include "schedule_layout.h"
+#include "schedule/schedule_layout.h"
 
 namespace pipewright::detail {
 

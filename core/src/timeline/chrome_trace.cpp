@@ -6,9 +6,9 @@
 #include <tuple>
 #include <vector>
 
-#include "json_text.h"
+#include "timeline/json_text.h"
 #include "pipewright/core/timeline.h"
-#include "timeline_sizes.h"
+#include "timeline/timeline_sizes.h"
 
 namespace pipewright {
 

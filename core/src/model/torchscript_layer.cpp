@@ -1,4 +1,4 @@
-#include "torchscript_layer.h"
+#include "model/torchscript_layer.h"
 
 #include <cmath>
 

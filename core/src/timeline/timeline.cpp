@@ -12,7 +12,7 @@
 #include "pipewright/core/json_reader.h"
 #include "pipewright/core/project_io.h"
 
-#include "json_text.h"
+#include "timeline/json_text.h"
 
 namespace pipewright {
 

@@ -5,7 +5,7 @@
 
 #include <cstdint>
 
-#include "json_text.h"
+#include "timeline/json_text.h"
 
 namespace pipewright::detail {
 

@@ -1,7 +1,7 @@
 #include <algorithm>
 #include <string>
 
-#include "hf_config_internal.h"
+#include "io/hf_config_internal.h"
 #include "pipewright/core/json_reader.h"
 
 namespace pipewright {

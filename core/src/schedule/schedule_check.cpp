@@ -8,7 +8,7 @@
 #include <utility>
 #include <vector>
 
-#include "schedule_internal.h"
+#include "schedule/schedule_internal.h"
 
 namespace pipewright {
 

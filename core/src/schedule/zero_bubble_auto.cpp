@@ -10,7 +10,7 @@
 #include <utility>
 
 #include "pipewright/core/schedule_generators.h"
-#include "schedule_layout.h"
+#include "schedule/schedule_layout.h"
 
 namespace pipewright {
 

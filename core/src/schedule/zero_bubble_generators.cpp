@@ -1,4 +1,4 @@
-#include "zero_bubble_generators.h"
+#include "schedule/zero_bubble_generators.h"
 
 #include <algorithm>
 #include <string>

@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <limits>
 
-#include "hf_config_internal.h"
+#include "io/hf_config_internal.h"
 #include "pipewright/core/json_reader.h"
 
 namespace pipewright {

@@ -1,5 +1,5 @@
 #include "pipewright/core/schedule_generators.h"
-#include "schedule_internal.h"
+#include "schedule/schedule_internal.h"
 
 namespace pipewright {
 

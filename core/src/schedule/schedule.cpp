@@ -3,7 +3,7 @@
 #include <cctype>
 #include <limits>
 
-#include "schedule_internal.h"
+#include "schedule/schedule_internal.h"
 
 namespace pipewright {
 
