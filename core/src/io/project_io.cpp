@@ -4,9 +4,9 @@
 #include <sstream>
 #include <stdexcept>
 
+#include "model/torchscript_layer.h"
 #include "pipewright/core/json_parse.h"
 #include "pipewright/core/output_file.h"
-#include "model/torchscript_layer.h"
 
 namespace pipewright {
 

@@ -29,9 +29,9 @@
 #include <stdexcept>
 #include <utility>
 
+#include "model/torchscript_layer.h"
 #include "pipewright/core/json_reader.h"
 #include "pipewright/core/transformer_dims.h"
-#include "model/torchscript_layer.h"
 
 namespace pipewright {
 namespace {

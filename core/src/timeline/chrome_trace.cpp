@@ -6,8 +6,8 @@
 #include <tuple>
 #include <vector>
 
-#include "timeline/json_text.h"
 #include "pipewright/core/timeline.h"
+#include "timeline/json_text.h"
 #include "timeline/timeline_sizes.h"
 
 namespace pipewright {

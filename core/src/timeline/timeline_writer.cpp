@@ -1,8 +1,8 @@
 #include <cmath>
 #include <cstdint>
 
-#include "timeline/json_text.h"
 #include "pipewright/core/timeline.h"
+#include "timeline/json_text.h"
 #include "timeline/timeline_sizes.h"
 
 namespace pipewright {
