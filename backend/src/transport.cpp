@@ -4,6 +4,7 @@
 
 #include "pipewright/backend/backend_error.h"
 
+#include <ifaddrs.h>
 #include <unistd.h>
 
 #include <array>
@@ -12,7 +13,9 @@
 #include <deque>
 #include <map>
 #include <mutex>
+#include <set>
 #include <stdexcept>
+#include <string>
 #include <tuple>
 
 #include <c10/macros/Macros.h>
@@ -124,6 +127,40 @@ bool is_loopback(const std::string& host) {
     return host == "localhost" || host.rfind("127.", 0) == 0 || host == "::1";
 }
 
+// The interfaces of this machine that have an address, by name.
+std::set<std::string> interfaces_with_address() {
+    std::set<std::string> names;
+    ifaddrs* list = nullptr;
+    if (::getifaddrs(&list) != 0) {
+        return names;
+    }
+    for (const ifaddrs* a = list; a != nullptr; a = a->ifa_next) {
+        if (a->ifa_addr != nullptr &&
+            (a->ifa_addr->sa_family == AF_INET || a->ifa_addr->sa_family == AF_INET6)) {
+            names.insert(a->ifa_name);
+        }
+    }
+    ::freeifaddrs(list);
+    return names;
+}
+
+// GLOO_SOCKET_IFNAME's interface, checked first: Gloo's own refusal is an
+// "[enforce fail at ./gloo/transport/tcp/device.cc:80]" line.
+std::shared_ptr<::gloo::transport::Device> device_for_interface(const std::string& name) {
+    const auto names = interfaces_with_address();
+    if (!names.empty() && names.count(name) == 0) {
+        std::string have;
+        for (const std::string& n : names) {
+            have += (have.empty() ? "" : ", ") + n;
+        }
+        throw BackendError("GLOO_SOCKET_IFNAME names the network interface " + name +
+                           ", which this machine does not have with an address (it has " + have +
+                           "); set it to the interface the nodes reach each other by, or unset "
+                           "it to use the one this machine's hostname resolves to");
+    }
+    return c10d::ProcessGroupGloo::createDeviceForInterface(name);
+}
+
 // The interface this rank's Gloo connections use. A loopback master means
 // every rank is on this machine; otherwise the ranks of other machines must
 // reach ours through a real interface.
@@ -132,7 +169,7 @@ std::shared_ptr<::gloo::transport::Device> device_for(const std::string& master_
         return c10d::ProcessGroupGloo::createDeviceForHostname(master_host);
     }
     if (const char* name = std::getenv("GLOO_SOCKET_IFNAME"); name != nullptr && *name != 0) {
-        return c10d::ProcessGroupGloo::createDeviceForInterface(name);
+        return device_for_interface(name);
     }
     std::array<char, 256> hostname{};
     if (::gethostname(hostname.data(), hostname.size() - 1) != 0) {
