@@ -21,10 +21,6 @@ int default_threads_per_rank(int ranks_on_this_machine) {
     return std::max(1, static_cast<int>(cores) / std::max(1, ranks_on_this_machine));
 }
 
-int run_world_size(const AnalyzedProject& project) {
-    return project.world_size() * std::max(1, project.project.tensor_parallel.size);
-}
-
 std::optional<AnalyzedProject> load_for_run(const RunSettings& s, std::ostream& err,
                                             LoadPurpose purpose) {
     LoadedProject loaded = load_project_file(s.project);

@@ -15,6 +15,7 @@
 #include "pipewright/backend/modules.h"
 #include "pipewright/backend/tensor_data.h"
 #include "pipewright/backend/worker_command_line.h"
+#include "pipewright/core/launch_files.h"
 #include "pipewright/core/printable_name.h"
 #include "pipewright/core/quantity_format.h"
 #include "pipewright/core/run_records.h"
@@ -136,7 +137,7 @@ bool RunSupervisor::load_and_check() {
     }
     // One worker per device of every replica (world rank = replica × ranks
     // of the pipeline + rank), each running the replica's schedule.
-    world_ = run_world_size(*project_);
+    world_ = run_process_count(*project_);
     if (o_.environment && o_.environment->world_size != world_) {
         err_ << "pipewright: " << o_.environment->world_variable << " is "
              << o_.environment->world_size << ", but " << o_.settings.project << " runs on "

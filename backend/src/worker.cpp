@@ -24,6 +24,7 @@
 #include "pipewright/backend/launcher.h"
 #include "pipewright/backend/modules.h"
 #include "pipewright/backend/tensor_data.h"
+#include "pipewright/core/launch_files.h"
 #include "pipewright/core/project_io.h"
 #include "pipewright/core/quantity_format.h"
 #include "pipewright/core/run_folder_names.h"
@@ -222,9 +223,9 @@ void wait_for_run(c10d::Store& store, const WorkerOptions& o, const AnalyzedProj
         torch::set_num_threads(
             default_threads_per_rank(ranks_on_machine(store, o.world_size, machine)));
     }
-    if (o.world_size != run_world_size(project)) {
+    if (o.world_size != run_process_count(project)) {
         throw BackendError("started as one of " + std::to_string(o.world_size) +
-                           " ranks, but the run has " + std::to_string(run_world_size(project)) +
+                           " ranks, but the run has " + std::to_string(run_process_count(project)) +
                            " (a launcher of another configuration?)");
     }
 }

@@ -9,8 +9,8 @@
 
 #include <nlohmann/json.hpp>
 
-#include "pipewright/core/launch_environment.h"
 #include "pipewright/core/analysis.h"
+#include "pipewright/core/launch_environment.h"
 #include "pipewright/core/run_records.h"
 
 namespace pipewright::backend {
@@ -89,11 +89,6 @@ enum class LoadPurpose { train, profile };
 [[nodiscard]] std::optional<AnalyzedProject> load_for_run(const RunSettings& settings,
                                                           std::ostream& err,
                                                           LoadPurpose purpose = LoadPurpose::train);
-
-// Worker processes of a run: one per device of every replica's pipeline,
-// times the devices of each stage's tensor-parallel group (world ranks from
-// project.world_size() on are the groups' other members).
-[[nodiscard]] int run_world_size(const AnalyzedProject& project);
 
 // The ranks one node of a multi-node run starts: `count` ranks from `first`,
 // in rank order. Throws std::invalid_argument naming the problem (ranks that
