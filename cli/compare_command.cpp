@@ -188,10 +188,6 @@ std::optional<Measured> measure(const Timeline& sim, const std::string& path, bo
     return m;
 }
 
-std::string signed_percent(double fraction) {
-    return (fraction >= 0 ? "+" : "-") + format_percent(std::abs(fraction));
-}
-
 int print_one(const CompareArgs& a, const Timeline& sim, const Measured& m, std::ostream& out) {
     const Timeline& real = m.timeline;
     if (a.json) {
@@ -219,7 +215,7 @@ int print_one(const CompareArgs& a, const Timeline& sim, const Measured& m, std:
     TextTable table({"", "simulated", "measured", "error"});
     for (const auto& r : m.rows) {
         table.add_row({r.what, format_duration(r.simulated), format_duration(r.measured),
-                       signed_percent(r.error())});
+                       format_signed_percent(r.error())});
     }
     table.right_align(1);
     table.right_align(2);
@@ -307,7 +303,7 @@ int print_several(const CompareArgs& a, const Timeline& sim, const std::vector<M
                                        : "-";
         inside += s.inside() ? 1 : 0;
         table.add_row({s.what, format_duration(s.simulated), format_duration(m), spread,
-                       signed_percent(s.error()), s.inside() ? "yes" : "no"});
+                       format_signed_percent(s.error()), s.inside() ? "yes" : "no"});
     }
     for (std::size_t c = 1; c <= 4; ++c) {
         table.right_align(c);

@@ -3,17 +3,10 @@
 #include <cmath>
 #include <utility>
 
+#include "pipewright/core/quantity_format.h"
 #include "studio_core/format.h"
 
 namespace pipewright::gui {
-namespace {
-
-QString signed_percent(double fraction) {
-    return (fraction > 0 ? QStringLiteral("+") : QString()) + format_percent(fraction);
-}
-
-}  // namespace
-
 RunComparisonModel::RunComparisonModel(QObject* parent) : QAbstractTableModel(parent) {}
 
 void RunComparisonModel::setRows(std::vector<RunComparisonRow> rows) {
@@ -55,7 +48,7 @@ QString RunComparisonModel::text(const RunComparisonRow& row, int column) {
             return row.measured_s ? format_duration(*row.measured_s) : none;
         default: {
             const auto e = row.error();
-            return e ? signed_percent(*e) : none;
+            return e ? QString::fromStdString(format_signed_percent(*e)) : none;
         }
     }
 }

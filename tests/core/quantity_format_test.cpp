@@ -34,3 +34,17 @@ TEST(QuantityFormat, PercentRatesAndCounts) {
 
 }  // namespace
 }  // namespace pipewright
+
+namespace pipewright {
+namespace {
+
+// One signed form for errors, in the command line's compare and the
+// studio's run table alike.
+TEST(QuantityFormat, SignedPercentAlwaysWritesTheSign) {
+    EXPECT_EQ(format_signed_percent(0.2), "+20.0 %");
+    EXPECT_EQ(format_signed_percent(-0.6), "-60.0 %");
+    EXPECT_EQ(format_signed_percent(0.0), "+0.0 %");
+}
+
+}  // namespace
+}  // namespace pipewright

@@ -73,6 +73,10 @@ std::string format_percent(double fraction) {
     return format_fixed(fraction * 100, 1) + " %";
 }
 
+std::string format_signed_percent(double fraction) {
+    return (fraction >= 0 ? "+" : "-") + format_percent(std::abs(fraction));
+}
+
 std::string format_rate(double per_second) {
     if (!std::isfinite(per_second)) {
         return not_finite(per_second);

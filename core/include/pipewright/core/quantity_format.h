@@ -10,6 +10,8 @@ namespace pipewright {
 [[nodiscard]] std::string format_duration(double seconds);
 [[nodiscard]] std::string format_bytes(double bytes);
 [[nodiscard]] std::string format_percent(double fraction);
+// With its sign always written: "+20.0 %", "-60.0 %" (an error, a change).
+[[nodiscard]] std::string format_signed_percent(double fraction);
 [[nodiscard]] std::string format_rate(double per_second);
 // A plain number with `decimals` digits after the point: "1.07", "0.869".
 [[nodiscard]] std::string format_fixed(double value, int decimals);
