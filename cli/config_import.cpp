@@ -46,6 +46,34 @@ std::string grouped(double value) {
 }
 
 // "8.03B" for the default file name.
+// "MLP 14336 " or "8 experts of 14336, top 2, " (with how many blocks
+// stay dense when some do).
+std::string mlp_words(const Model& model, std::size_t blocks) {
+    std::size_t dense = 0;
+    const LayerSpec* routed = nullptr;
+    for (std::size_t i = 1; i <= blocks && i < model.layers.size(); ++i) {
+        if (transformer_dims(model.layers[i]).moe()) {
+            routed = routed != nullptr ? routed : &model.layers[i];
+        } else {
+            ++dense;
+        }
+    }
+    const auto width = [](double v) { return std::to_string(static_cast<std::int64_t>(v)); };
+    if (routed == nullptr) {
+        return "MLP " + width(transformer_dims(model.layers.at(1)).ffn) + " ";
+    }
+    const TransformerDims d = transformer_dims(*routed);
+    std::string words =
+        width(d.experts) + " experts of " + width(d.expert_ffn) + ", top " + width(d.top_k);
+    if (d.shared_experts > 0) {
+        words += " and " + width(d.shared_experts) + " shared";
+    }
+    if (dense > 0) {
+        words += " (" + std::to_string(dense) + " dense block" + (dense == 1 ? "" : "s") + ")";
+    }
+    return words + ", ";
+}
+
 std::string billions(double parameters) {
     std::ostringstream s;
     s.precision(parameters >= 1e10 ? 4 : 3);
@@ -111,6 +139,7 @@ int run_config_import(const ImportArgs& a, std::ostream& out, std::ostream& err)
         return kInvalidInput;
     }
     const auto parameters = static_cast<double>(model_parameters(*analyzed));
+    const auto active = static_cast<double>(model_active_parameters(*analyzed));
     const SimulationReport simulated = simulate_project(*analyzed, {}, Recording::summary);
 
     std::string target = a.out;
@@ -145,6 +174,7 @@ int run_config_import(const ImportArgs& a, std::ostream& out, std::ostream& err)
     if (a.json) {
         out << nlohmann::json{{"architecture", imported->architecture},
                               {"parameters", parameters},
+                              {"active_parameters", active},
                               {"iteration_s", simulated.iteration_time_s},
                               {"fits", simulated.all_fit},
                               {"blocks", blocks},
@@ -158,11 +188,17 @@ int run_config_import(const ImportArgs& a, std::ostream& out, std::ostream& err)
     }
     out << printable_name(a.module) << ": " << imported->architecture << ", " << blocks
         << " blocks of hidden " << width(dims.hidden) << ", " << width(dims.heads) << " heads ("
-        << width(dims.kv_heads) << " key/value), MLP " << width(dims.ffn) << " "
+        << (dims.latent() ? "latent attention of rank " + std::to_string(width(dims.kv_lora_rank))
+                          : std::to_string(width(dims.kv_heads)) + " key/value")
+        << "), " << mlp_words(p.model, static_cast<std::size_t>(blocks))
         << layer_choice(block, "activation") << "; sequence "
         << format_count(static_cast<double>(p.model.input.shape.front()))
         << (p.model.tie_word_embeddings ? "; head tied to the embedding" : "") << "\n";
-    out << "Parameters  " << grouped(parameters) << '\n';
+    out << "Parameters  " << grouped(parameters);
+    if (active < parameters) {
+        out << " (" << grouped(active) << " active per token)";
+    }
+    out << '\n';
     out << "Simulated   " << format_duration(simulated.iteration_time_s) << " an iteration; ";
     if (simulated.all_fit) {
         out << "every device fits\n";

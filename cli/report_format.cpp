@@ -157,6 +157,10 @@ void print_report(std::ostream& out, const SimulationReport& r, const std::strin
         print_tensor_parallel(out, r);
         out << '\n';
     }
+    if (r.expert_parallel.size > 1) {
+        print_expert_parallel(out, r);
+        out << '\n';
+    }
 
     TextTable table({"rank", "device", "spec", "busy", "start", "end", "bubble", "peak memory",
                      "capacity", "fits"});
@@ -247,6 +251,7 @@ nlohmann::json report_to_json(const SimulationReport& r) {
             {"links", links},
             {"data_parallel", data_parallel_json(r)},
             {"tensor_parallel", tensor_parallel_json(r)},
+            {"expert_parallel", expert_parallel_json(r)},
             {"tied_embeddings", tied_embeddings_json(r)}};
 }
 

@@ -8,6 +8,7 @@
 #include "commands.h"
 #include "kernel_report.h"
 #include "option_checks.h"
+#include "pipewright/core/expert_parallel.h"
 #include "pipewright/core/printable_name.h"
 #include "pipewright/core/profile.h"
 #include "pipewright/core/project_io.h"
@@ -42,6 +43,10 @@ void add_simulate_command(CLI::App& app, SimulateArgs& args) {
                     "Devices of each stage's tensor-parallel group: its device and the ones "
                     "after it in its container (default: the project's tensor_parallel.size)")
         ->check(whole_number(1, kMaxTensorParallel));
+    cmd->add_option("--expert-parallel", args.expert_parallel,
+                    "Replicas each mixture-of-experts block's routed experts are split over, "
+                    "dividing --data-parallel (default: the project's expert_parallel.size)")
+        ->check(whole_number(1, kMaxExpertParallel));
     cmd->add_flag("--sequence-parallel", args.sequence_parallel,
                   "Split the layer norms and activations along the sequence too (Megatron's "
                   "sequence parallelism)");
@@ -137,6 +142,7 @@ int run_simulate(const SimulateArgs& args, std::ostream& out, std::ostream& err)
     options.batch_size = args.batch_size;
     options.data_parallel = args.data_parallel;
     options.tensor_parallel = args.tensor_parallel;
+    options.expert_parallel = args.expert_parallel;
     if (args.sequence_parallel) {
         options.sequence_parallel = true;
     }

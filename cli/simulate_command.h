@@ -19,6 +19,7 @@ struct SimulateArgs {
     std::optional<int> batch_size;
     std::optional<int> data_parallel;
     std::optional<int> tensor_parallel;
+    std::optional<int> expert_parallel;
     bool sequence_parallel = false;
     CostArgs costs;  // --profile, --efficiency
     bool json = false;

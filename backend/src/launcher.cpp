@@ -64,6 +64,28 @@ std::optional<AnalyzedProject> load_for_run(const RunSettings& s, std::ostream& 
                              std::to_string(zero));
             analyzed.reset();
         }
+        // Mixture-of-experts MLPs and multi-head latent attention are
+        // priced by the simulator; the backend's module builds dense,
+        // ordinary-attention blocks only, so such a block is refused rather
+        // than trained as something else.
+        for (std::size_t i = 0;
+             purpose == LoadPurpose::train && analyzed && i < analyzed->project.model.layers.size();
+             ++i) {
+            const LayerSpec& layer = analyzed->project.model.layers[i];
+            if (layer.type != "transformer_block") {
+                continue;
+            }
+            const TransformerDims dims = transformer_dims(layer);
+            if (dims.moe() || dims.latent()) {
+                problems.add("model.layers[" + std::to_string(i) + "]" +
+                                 (dims.moe() ? ".experts" : ".kv_lora_rank"),
+                             std::string(dims.moe() ? "a mixture of experts"
+                                                    : "multi-head latent attention") +
+                                 " is simulation-only for now: real runs build dense blocks "
+                                 "with ordinary attention. `simulate` and `plan` price it");
+                analyzed.reset();
+            }
+        }
         // Tensor parallelism: each stage's layers cut over its group
         // (tensor_parallel_layers.h). Sequence parallelism needs a token
         // sequence that splits evenly, and dropout the group's random

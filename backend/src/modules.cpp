@@ -37,7 +37,7 @@ struct TransformerBlockImpl : torch::nn::Module {
         norm1 = make_norm(d.rms_norm, h);
         register_module("ln1", norm1.ptr());
         qkv = register_module("qkv", linear(h, width(d.qkv_width()), d.qkv_bias));
-        proj = register_module("proj", linear(width(d.query_width()), h, d.bias));
+        proj = register_module("proj", linear(width(d.value_width()), h, d.bias));
         norm2 = make_norm(d.rms_norm, h);
         register_module("ln2", norm2.ptr());
         fc1 = register_module("fc1", linear(h, width(d.mlp_in_width()), d.bias));

@@ -17,6 +17,8 @@ std::string_view to_string(CollectiveKind k) {
             return "reduce-scatter";
         case CollectiveKind::all_gather:
             return "all-gather";
+        case CollectiveKind::all_to_all:
+            return "all-to-all";
     }
     return "?";
 }
@@ -176,10 +178,38 @@ TensorCollectives tensor_collectives(const TensorShare& share, double element_by
             share.backward_reductions * all_reduce_s(share.backward_elements)};
 }
 
+namespace {
+
+// Every member sends its (d − 1)/d of `bytes` to the others at once, as
+// point-to-point transfers (NCCL's grouped send/receive: its Simple
+// protocol). Within one node, over the slowest hop; over several nodes of g
+// members each, the part that leaves a node, (d − g)/d, shares the node's
+// link among its g members while the rest crosses the node's own links.
+CollectiveTime all_to_all_time(double bytes, const CollectiveGroup& group) {
+    const int d = group.members;
+    const bool nccl = group.library == CollectiveLibrary::nccl && !group.ring_only;
+    const Protocol& p = nccl ? kNcclRing.back() : kGloo.front();
+    double seconds = ring(group.ring, p, d, 1, bytes);
+    CollectiveAlgorithm algorithm = CollectiveAlgorithm::ring;
+    if (!group.ring_only && group.per_node >= 2 && group.nodes >= 2) {
+        const int g = group.per_node;
+        const double within = cost(group.intra, p, g - 1, bytes * (g - 1) / d);
+        const double across = cost(group.inter, p, group.nodes - 1, bytes * g * (d - g) / d);
+        seconds = std::max(within, across);
+        algorithm = CollectiveAlgorithm::hierarchical;
+    }
+    return {algorithm, p.name, seconds + p.launch_us * 1e-6};
+}
+
+}  // namespace
+
 CollectiveTime collective_time(CollectiveKind kind, double bytes, const CollectiveGroup& group) {
     const int d = group.members;
     if (d <= 1 || bytes <= 0) {
         return {};
+    }
+    if (kind == CollectiveKind::all_to_all) {
+        return all_to_all_time(bytes, group);
     }
     const int phases = kind == CollectiveKind::all_reduce ? 2 : 1;
     // A measured ring link was fitted to the plain ring formula: Gloo's.

@@ -8,6 +8,7 @@
 #include "pipewright/core/diagnostics.h"
 #include "pipewright/core/profile.h"
 #include "pipewright/core/quantity_format.h"
+#include "pipewright/core/transformer_dims.h"
 #include "pipewright/sim/collective_cost.h"
 #include "pipewright/sim/kernel_cost.h"
 
@@ -81,6 +82,19 @@ double gradient_bytes(std::int64_t parameters, const Training& training) {
     return static_cast<double>(parameters) * static_cast<double>(dtype_bytes(training.dtype));
 }
 
+DataParallel expert_data_parallel(const DataParallel& dp, int expert_parallel) {
+    DataParallel experts = dp;
+    experts.size = std::max(1, dp.size / std::max(1, expert_parallel));
+    return experts;
+}
+
+std::int64_t stage_static_bytes(const StageCost& stage, const Training& training,
+                                const DataParallel& dp, int expert_parallel) {
+    return static_memory_bytes(stage.parameters - stage.expert_parameters, training, dp) +
+           static_memory_bytes(stage.expert_parameters, training,
+                               expert_data_parallel(dp, expert_parallel));
+}
+
 LayerKernels project_layer_kernels(const AnalyzedProject& project, int layer) {
     const auto i = static_cast<std::size_t>(layer);
     const Project& p = project.project;
@@ -92,6 +106,7 @@ LayerKernels project_layer_kernels(const AnalyzedProject& project, int layer) {
     context.dtype = p.training.dtype;
     context.tensor_parallel = p.tensor_parallel.size;
     context.sequence_parallel = p.tensor_parallel.sequence_parallel;
+    context.expert_parallel = p.expert_parallel.size;
     return layer_kernels(p.model.layers.at(i), project.layers.at(i), input, share, context);
 }
 
@@ -287,6 +302,47 @@ std::pair<double, double> tensor_collectives_s(const AnalyzedProject& project,
     return {forward_s, backward_s};
 }
 
+// A mixture of experts' block as expert parallelism sees it: its routed
+// experts on each device of the tensor-parallel group (0 when the layer
+// has none), and the bytes of token copies each all-to-all moves.
+struct ExpertLayer {
+    double routed_parameters = 0;
+    double dispatch_bytes = 0;
+};
+
+ExpertLayer expert_layer(const AnalyzedProject& project, int layer) {
+    const LayerSpec& spec = project.project.model.layers.at(static_cast<std::size_t>(layer));
+    // Checked first: reading a block's dimensions is not free, and the
+    // planner prices many layouts.
+    if (spec.type != "transformer_block" || !spec.params.contains("experts")) {
+        return {};
+    }
+    const TransformerDims d = transformer_dims(spec);
+    if (!d.moe()) {
+        return {};
+    }
+    const TensorParallel& tp = project.project.tensor_parallel;
+    const int t = project.tensor_shares.empty() ? 1 : tp.size;
+    const double sequence = static_cast<double>(layer_input_shape(project, layer).front());
+    const double tokens =
+        project.microbatch_size * sequence / (t > 1 && tp.sequence_parallel ? t : 1);
+    return {routed_expert_parameters_on(d, t),
+            tokens * d.routed_rows() * d.hidden * dtype_bytes(project.project.training.dtype)};
+}
+
+// The expert-parallel group of `stage`: its device in each of the first E
+// replicas (Megatron-LM takes consecutive data-parallel ranks).
+CollectiveGroup expert_group(const AnalyzedProject& project, const PipelineStage& stage,
+                             const LinkResolver& links) {
+    const int ep = project.project.expert_parallel.size;
+    const auto rank = static_cast<std::size_t>(stage.rank);
+    std::vector<DeviceLocation> members;
+    for (int r = 0; r < ep && r < project.data_parallel(); ++r) {
+        members.push_back(project.replicas.at(static_cast<std::size_t>(r)).at(rank));
+    }
+    return collective_group(members, links, collective_library(project.rank_specs.at(rank)));
+}
+
 }  // namespace
 
 std::vector<StageCost> stage_costs(const AnalyzedProject& project,
@@ -301,16 +357,35 @@ std::vector<StageCost> stage_costs(const AnalyzedProject& project,
     if (!project.tensor_shares.empty() && !project.tensor_groups.empty()) {
         tensor_links.emplace(project.project.topology);
     }
+    const int ep = project.project.expert_parallel.size;
+    std::optional<LinkResolver> expert_links;
+    if (ep > 1) {
+        expert_links.emplace(project.project.topology);
+    }
     for (const auto& stage : project.stages) {
         const DeviceSpec& device = project.rank_specs.at(static_cast<std::size_t>(stage.rank));
         StageCost s;
         bool measured_full = false;
         double full_s = 0;
         LayerCost c;
+        ExpertLayer moe;
+        std::optional<CollectiveGroup> experts;
+        double all_to_all_s = 0;
         for (int l = stage.first_layer; l <= stage.last_layer; ++l) {
             // A run of identical blocks is priced once.
             if (l == stage.first_layer || !same_layer_cost(project, l - 1, l, options)) {
                 c = layer_cost(project, l, device, options);
+                moe = expert_layer(project, l);
+                if (moe.routed_parameters > 0 && expert_links) {
+                    if (!experts) {
+                        experts = expert_group(project, stage, *expert_links);
+                    }
+                    all_to_all_s =
+                        collective_time(CollectiveKind::all_to_all, moe.dispatch_bytes, *experts)
+                            .seconds;
+                } else {
+                    all_to_all_s = 0;
+                }
             }
             s.forward_s += c.forward_s;
             s.backward_input_s += c.backward_input_s;
@@ -319,16 +394,24 @@ std::vector<StageCost> stage_costs(const AnalyzedProject& project,
             measured_full = measured_full || c.backward_full_s > 0;
             full_s += c.backward_full_s > 0 ? c.backward_full_s
                                             : c.backward_input_s + c.backward_weight_s;
-            s.optimizer_s += c.optimizer_s;
+            const double whole =
+                static_cast<double>(project.layers[static_cast<std::size_t>(l)].parameters);
+            const double held =
+                project.tensor_shares.empty()
+                    ? whole
+                    : whole * project.tensor_shares[static_cast<std::size_t>(l)].parameters;
+            // Expert parallelism leaves 1/E of the routed experts here.
+            const double elsewhere = moe.routed_parameters * (1 - 1.0 / ep);
+            s.parameters += static_cast<std::int64_t>(std::llround(held - elsewhere));
+            s.expert_parameters +=
+                static_cast<std::int64_t>(std::llround(moe.routed_parameters / ep));
+            s.optimizer_s += held > 0 ? c.optimizer_s * (held - elsewhere) / held : c.optimizer_s;
+            // Dispatch and combine, forward; their gradients, backward.
+            s.expert_forward_s += 2 * all_to_all_s;
+            s.expert_backward_s += 2 * all_to_all_s;
             s.stash_bytes += c.stash_bytes;
             s.weight_stash_bytes += c.weight_stash_bytes;
             s.output_bytes = c.output_bytes;
-            const auto whole =
-                static_cast<double>(project.layers[static_cast<std::size_t>(l)].parameters);
-            s.parameters += static_cast<std::int64_t>(std::llround(
-                project.tensor_shares.empty()
-                    ? whole
-                    : whole * project.tensor_shares[static_cast<std::size_t>(l)].parameters));
         }
         if (stage_shares_tied_weight(project.tied, stage.first_layer, stage.last_layer)) {
             // The head (the stage's last layer, `c`, all weight) reuses the
@@ -344,10 +427,10 @@ std::vector<StageCost> stage_costs(const AnalyzedProject& project,
                          : std::pair<double, double>{0, 0};
         s.tensor_forward_s = tensor_forward_s;
         s.tensor_backward_s = tensor_backward_s;
-        s.forward_s += tensor_forward_s;
-        s.backward_input_s += tensor_backward_s;
+        s.forward_s += tensor_forward_s + s.expert_forward_s;
+        s.backward_input_s += tensor_backward_s + s.expert_backward_s;
         if (measured_full) {
-            s.backward_full_s = full_s + tensor_backward_s;
+            s.backward_full_s = full_s + tensor_backward_s + s.expert_backward_s;
         }
         if (stage.first_layer > 0) {
             s.input_bytes =

@@ -25,9 +25,13 @@
 #include <cmath>
 #include <utility>
 
+#include "kernel_lowering.h"
 #include "pipewright/core/transformer_dims.h"
 
 namespace pipewright {
+
+using lowering::kIndexBytes;
+using lowering::Lowering;
 
 std::string_view to_string(KernelKind k) {
     switch (k) {
@@ -42,261 +46,6 @@ std::string_view to_string(KernelKind k) {
     }
     return "?";
 }
-
-namespace {
-
-constexpr double kMaskBytes = 1;   // a bool dropout mask element
-constexpr double kIndexBytes = 8;  // an int64 index (max-pool argmax, token id)
-
-// Builds the three kernel lists of one layer.
-class Lowering {
-  public:
-    explicit Lowering(double element_bytes) : e_(element_bytes) {}
-
-    Kernel gemm(std::string_view name, double m, double n, double k, double extra_flops = 0,
-                double batch = 1) const {
-        Kernel g = gemm_kernel(name, batch, m, n, k, e_);
-        g.flops += extra_flops;
-        return g;
-    }
-    [[nodiscard]] double bytes(double elements) const { return elements * e_; }
-    // A memory-bound kernel over `elements` read and written in all (plus
-    // `other_bytes` of masks or indices).
-    Kernel memory(std::string_view name, double elements, double flops = 0,
-                  double other_bytes = 0) const {
-        Kernel k;
-        k.name = name;
-        k.kind = KernelKind::memory;
-        k.flops = flops;
-        k.bytes = bytes(elements) + other_bytes;
-        return k;
-    }
-
-    void forward(Kernel k) { add(out_.forward, std::move(k)); }
-    void input_grad(Kernel k) { add(out_.backward_input, std::move(k)); }
-    void weight_grad(Kernel k) { add(out_.backward_weight, std::move(k)); }
-
-    // ---- the parts layers are made of -------------------------------------
-
-    // `rows` rows of `in` features times [in, out] (already sliced).
-    void linear(double rows, double in, double out, bool bias) {
-        const double bias_flops = bias ? rows * out : 0;
-        forward(gemm("linear", rows, out, in, bias_flops));
-        input_grad(gemm("linear input grad", rows, in, out));
-        weight_grad(gemm("linear weight grad", in, out, rows));
-        if (bias) {
-            weight_grad(memory("bias grad", rows * out + out, bias_flops));
-        }
-    }
-    // An implicit-GEMM convolution over `rows` output pixels (all samples).
-    void conv(double rows, double in_c, double out_c, double k, double input_elements, bool bias) {
-        const double patch = in_c * k * k;
-        const double weights = patch * out_c;
-        const double output = rows * out_c;
-        const double bias_flops = bias ? output : 0;
-        Kernel f = gemm("conv", rows, out_c, patch, bias_flops);
-        f.bytes = (input_elements + weights + output) * e_;
-        f.tf32 = true;
-        forward(std::move(f));
-        Kernel in = gemm("conv input grad", rows, patch, out_c);
-        in.bytes = (output + weights + input_elements) * e_;
-        in.tf32 = true;
-        input_grad(std::move(in));
-        Kernel w = gemm("conv weight grad", out_c, patch, rows);
-        w.bytes = (output + input_elements + weights) * e_;
-        w.tf32 = true;
-        weight_grad(std::move(w));
-        if (bias) {
-            weight_grad(memory("bias grad", output + out_c, bias_flops));
-        }
-    }
-    // batch norm (two passes forward: statistics, then normalise) or layer
-    // norm (one), with the catalog's 8, 8 and 2 FLOPs an element.
-    void norm(double n, bool batch_norm) {
-        forward(memory(batch_norm ? "batchnorm" : "layernorm", (batch_norm ? 3 : 2) * n, 8 * n));
-        input_grad(
-            memory(batch_norm ? "batchnorm input grad" : "layernorm input grad", 3 * n, 8 * n));
-        weight_grad(
-            memory(batch_norm ? "batchnorm weight grad" : "layernorm weight grad", 2 * n, 2 * n));
-    }
-    // RMSNorm: the catalog's 4, 6 and 1 FLOPs an element; one pass each way.
-    void rms_norm(double n) {
-        forward(memory("rmsnorm", 2 * n, 4 * n));
-        input_grad(memory("rmsnorm input grad", 3 * n, 6 * n));
-        weight_grad(memory("rmsnorm weight grad", 2 * n, n));
-    }
-    // relu, gelu: `flops` an element each way; the backward reads the
-    // gradient and the input.
-    void activation(std::string_view name, std::string_view backward, double n, double flops) {
-        forward(memory(name, 2 * n, flops * n));
-        input_grad(memory(backward, 3 * n, flops * n));
-    }
-    void dropout(double n) {
-        forward(memory("dropout", 2 * n, n, n * kMaskBytes));
-        input_grad(memory("dropout backward", 2 * n, n, n * kMaskBytes));
-    }
-
-    LayerKernels take() { return std::move(out_); }
-
-  private:
-    static void add(std::vector<Kernel>& list, Kernel k) {
-        if (k.flops > 0 || k.bytes > 0) {
-            list.push_back(std::move(k));
-        }
-    }
-
-    double e_;
-    LayerKernels out_;
-};
-
-struct Block {
-    TransformerDims dims;
-    double tokens;  // micro-batch × sequence
-    double sequence;
-    double sequences;  // micro-batch
-    double t;          // tensor-parallel size
-    bool sequence_parallel;
-
-    // What each member holds of the heads and the widths.
-    [[nodiscard]] double heads() const { return dims.heads / t; }
-    [[nodiscard]] double query() const { return dims.query_width() / t; }
-    [[nodiscard]] double key_value() const { return tensor_kv_width(dims, static_cast<int>(t)); }
-    [[nodiscard]] double qkv() const { return query() + 2 * key_value(); }
-    [[nodiscard]] double mlp_in() const { return dims.mlp_in_width() / t; }
-    [[nodiscard]] double ffn() const { return dims.ffn / t; }
-};
-
-void attention_unfused(Lowering& k, const Block& b) {
-    const double d = b.dims.head_dim;
-    const double L = b.sequence;
-    const double batch = b.sequences * b.heads();
-    const double scores = batch * L * L;
-    // Scores = Q·Kᵀ and context = P·V; their backward: dP = dO·Vᵀ, dV = Pᵀ·dO,
-    // dQ = dS·K, dK = dSᵀ·Q. Grouped heads read a shared K and V.
-    const auto core = [&k](Kernel kernel) {
-        kernel.attention_core = true;
-        k.forward(std::move(kernel));
-    };
-    core(k.gemm("attention scores", L, L, d, 0, batch));
-    core(k.memory("scale mask softmax", 2 * scores));
-    core(k.memory("attention dropout", 2 * scores, 0, scores * kMaskBytes));
-    core(k.gemm("attention context", L, d, L, 0, batch));
-    k.input_grad(k.gemm("attention context grad", L, L, d, 0, batch));
-    k.input_grad(k.gemm("attention value grad", L, d, L, 0, batch));
-    k.input_grad(k.memory("attention dropout backward", 2 * scores, 0, scores * kMaskBytes));
-    k.input_grad(k.memory("softmax backward", 3 * scores));
-    k.input_grad(k.gemm("attention query grad", L, d, L, 0, batch));
-    k.input_grad(k.gemm("attention key grad", L, d, L, 0, batch));
-}
-
-void attention_flash(Lowering& k, const Block& b) {
-    const double d = b.dims.head_dim;
-    const double L = b.sequence;
-    const double batch = b.sequences * b.heads();
-    const double qkv = b.tokens * b.qkv();
-    const double out = b.tokens * b.query();
-    const double lse = batch * L * 2;  // fp32 row statistics, in 2-byte elements
-    Kernel f = k.gemm("flash attention", L, L, d, 0, batch);
-    f.kind = KernelKind::attention;
-    f.flops = 4 * batch * L * L * d;  // Q·Kᵀ and P·V, as the catalog counts them
-    f.executed_flops = f.flops / 2;   // causal: half of the score blocks run
-    f.bytes = k.bytes(qkv + out + lse);
-    k.forward(std::move(f));
-    Kernel g = k.gemm("flash attention backward", L, L, d, 0, batch);
-    g.kind = KernelKind::attention_backward;
-    g.flops = 8 * batch * L * L * d;
-    g.executed_flops = 10 * batch * L * L * d / 2;  // recomputes Q·Kᵀ; causal
-    g.bytes = k.bytes(2 * qkv + 3 * out + lse);
-    k.input_grad(std::move(g));
-}
-
-// Megatron-LM's block with a pre-norm: norm, QKV (with rotary embedding),
-// attention, projection, bias + dropout + residual add, norm, fc1 (gate
-// and up when gated), bias + activation (times the up projection), fc2,
-// bias + dropout + add.
-void transformer(Lowering& k, const Block& b) {
-    const TransformerDims& dims = b.dims;
-    const double T = b.tokens;
-    const double h = dims.hidden;
-    // Norms and residual kernels see 1/t of the tokens under sequence parallelism.
-    const double local = b.sequence_parallel ? T / b.t : T;
-    const double dropout_add = 3 * local * h;  // read the branch and the residual, write
-    // Kernel names are static strings (layer_kernels.h).
-    const bool rms = dims.rms_norm;
-    const std::string_view norm = rms ? "rmsnorm" : "layernorm";
-    const std::string_view norm_input_grad = rms ? "rmsnorm input grad" : "layernorm input grad";
-    const std::string_view norm_weight_grad = rms ? "rmsnorm weight grad" : "layernorm weight grad";
-    std::string_view act = "bias gelu";
-    std::string_view act_grad = "gelu backward";
-    if (dims.activation == MlpActivation::swiglu) {
-        act = "silu mul";
-        act_grad = "silu mul backward";
-    } else if (dims.activation == MlpActivation::geglu) {
-        act = "gelu mul";
-        act_grad = "gelu mul backward";
-    } else if (dims.activation == MlpActivation::relu) {
-        act = "bias relu";
-        act_grad = "relu backward";
-    }
-    // A gated activation reads the gate and the up projection and writes
-    // their product; its backward reads both and the gradient, and writes two.
-    const double act_elements = (dims.gated() ? 3 : 2) * T * b.ffn();
-    const double act_backward = (dims.gated() ? 5 : 3) * T * b.ffn();
-    const double rope = 2 * T * (b.query() + b.key_value());  // Q and K, read and written
-
-    k.forward(k.memory(norm, 2 * local * h));
-    k.forward(k.gemm("qkv", T, b.qkv(), h));
-    if (dims.rotary) {
-        k.forward(k.memory("rotary embedding", rope));
-    }
-    if (dims.flash) {
-        attention_flash(k, b);
-    } else {
-        attention_unfused(k, b);
-    }
-    k.forward(k.gemm("attention projection", T, h, b.query()));
-    k.forward(k.memory("bias dropout add", dropout_add, 0, local * h * kMaskBytes));
-    k.forward(k.memory(norm, 2 * local * h));
-    k.forward(k.gemm("fc1", T, b.mlp_in(), h));
-    k.forward(k.memory(act, act_elements));
-    k.forward(k.gemm("fc2", T, h, b.ffn()));
-    k.forward(k.memory("bias dropout add", dropout_add, 0, local * h * kMaskBytes));
-
-    // The backward runs in reverse; attention's kernels were added above.
-    k.input_grad(k.memory("dropout add backward", 2 * local * h, 0, local * h * kMaskBytes));
-    k.input_grad(k.gemm("fc2 input grad", T, b.ffn(), h));
-    k.input_grad(k.memory(act_grad, act_backward));
-    k.input_grad(k.gemm("fc1 input grad", T, h, b.mlp_in()));
-    k.input_grad(k.memory(norm_input_grad, 3 * local * h));
-    k.input_grad(k.memory("dropout add backward", 2 * local * h, 0, local * h * kMaskBytes));
-    k.input_grad(k.gemm("attention projection input grad", T, b.query(), h));
-    if (dims.rotary) {
-        k.input_grad(k.memory("rotary embedding backward", rope));
-    }
-    k.input_grad(k.gemm("qkv input grad", T, h, b.qkv()));
-    k.input_grad(k.memory(norm_input_grad, 3 * local * h));
-
-    k.weight_grad(k.gemm("fc2 weight grad", b.ffn(), h, T));
-    if (dims.bias) {
-        k.weight_grad(k.memory("fc2 bias grad", T * h));
-    }
-    k.weight_grad(k.gemm("fc1 weight grad", h, b.mlp_in(), T));
-    if (dims.bias) {
-        k.weight_grad(k.memory("fc1 bias grad", T * b.mlp_in()));
-    }
-    k.weight_grad(k.gemm("attention projection weight grad", b.query(), h, T));
-    if (dims.bias) {
-        k.weight_grad(k.memory("attention projection bias grad", T * h));
-    }
-    k.weight_grad(k.gemm("qkv weight grad", h, b.qkv(), T));
-    if (dims.qkv_bias) {
-        k.weight_grad(k.memory("qkv bias grad", T * b.qkv()));
-    }
-    k.weight_grad(k.memory(norm_weight_grad, 2 * local * h));
-    k.weight_grad(k.memory(norm_weight_grad, 2 * local * h));
-}
-
-}  // namespace
 
 Kernel gemm_kernel(std::string_view name, double batch, double m, double n, double k,
                    double element_bytes) {
@@ -399,13 +148,14 @@ LayerKernels layer_kernels(const LayerSpec& layer, const LayerAnalysis& analysis
     } else if (type == "transformer_block") {
         const double L = static_cast<double>(input_shape.front());
         const bool split_block = split == TensorSplit::block;
-        const Block b{transformer_dims(layer),
-                      mb * L,
-                      L,
-                      mb,
-                      split_block ? t : 1,
-                      split_block && context.sequence_parallel};
-        transformer(k, b);
+        lowering::BlockShape shape;
+        shape.tokens = mb * L;
+        shape.sequence = L;
+        shape.sequences = mb;
+        shape.t = split_block ? t : 1;
+        shape.sequence_parallel = split_block && context.sequence_parallel;
+        shape.expert_parallel = std::max(1, context.expert_parallel);
+        lowering::transformer_block(k, transformer_dims(layer), shape);
     } else if (type == "flatten") {
         // A view: no kernel.
     } else {

@@ -95,8 +95,9 @@ std::vector<std::int64_t> static_bytes_per_rank(const AnalyzedProject& project,
                                                 const std::vector<StageCost>& stages) {
     std::vector<std::int64_t> bytes(project.ranks.size(), 0);
     for (std::size_t s = 0; s < project.stages.size(); ++s) {
-        bytes[static_cast<std::size_t>(project.stages[s].rank)] += static_memory_bytes(
-            stages[s].parameters, project.project.training, project.project.data_parallel);
+        bytes[static_cast<std::size_t>(project.stages[s].rank)] +=
+            stage_static_bytes(stages[s], project.project.training, project.project.data_parallel,
+                               project.project.expert_parallel.size);
     }
     return bytes;
 }
@@ -237,9 +238,35 @@ void describe_collectives(const AnalyzedProject& project, const CostModelOptions
                 links.push_back(it->second);
             }
         }
-        const CollectiveGroup group =
-            collective_group(members, resolver, collective_library(project.rank_specs[rank]));
+        const CollectiveLibrary library = collective_library(project.rank_specs[rank]);
+        const CollectiveGroup group = collective_group(members, resolver, library);
         const double bytes = gradient_bytes(input.stages[s].parameters, training);
+        // Expert parallelism: the routed experts' gradients average over the
+        // replicas that hold the same experts (every E-th), apart from the
+        // rest, which average over all of them.
+        const int ep = project.project.expert_parallel.size;
+        const double expert_bytes =
+            ep > 1 ? gradient_bytes(input.stages[s].expert_parameters, training) : 0;
+        std::optional<CollectiveGroup> holders;
+        if (expert_bytes > 0) {
+            std::vector<DeviceLocation> same_experts;
+            for (std::size_t r = 0; r < project.replicas.size();
+                 r += static_cast<std::size_t>(ep)) {
+                same_experts.push_back(project.replicas[r][rank]);
+            }
+            holders = collective_group(same_experts, resolver, library);
+        }
+        // One collective of the stage's gradients or weights: the experts'
+        // part over their holders after the rest.
+        const double expert_fraction = bytes > 0 ? expert_bytes / bytes : 0;
+        const auto split_time = [&](CollectiveKind kind, double all_bytes,
+                                    const CollectiveGroup& over) {
+            CollectiveTime t = collective_time(kind, all_bytes * (1 - expert_fraction), over);
+            if (holders) {
+                t.seconds += collective_time(kind, all_bytes * expert_fraction, *holders).seconds;
+            }
+            return t;
+        };
         StageCollectiveCost& cost = costs[s];
         // A sharded optimizer needs only its shard of the averaged gradients.
         cost.kind =
@@ -257,7 +284,7 @@ void describe_collectives(const AnalyzedProject& project, const CostModelOptions
                 ? with_measured_ring(group, profile->all_gather->link)
                 : group;
         cost.gradient_bytes = bytes;
-        const CollectiveTime whole = collective_time(cost.kind, bytes, reduce_group);
+        const CollectiveTime whole = split_time(cost.kind, bytes, reduce_group);
         cost.algorithm = whole.algorithm;
         cost.library = group.library;
         cost.protocol = whole.protocol;
@@ -269,11 +296,9 @@ void describe_collectives(const AnalyzedProject& project, const CostModelOptions
         reduce.bytes = bytes;
         reduce.seconds = whole.seconds;
         reduce.buckets = cost.buckets;
-        reduce.bucket_seconds =
-            collective_time(cost.kind, bytes / cost.buckets, reduce_group).seconds;
+        reduce.bucket_seconds = split_time(cost.kind, bytes / cost.buckets, reduce_group).seconds;
         reduce.links = links;
-        const CollectiveTime gather =
-            collective_time(CollectiveKind::all_gather, bytes, gather_group);
+        const CollectiveTime gather = split_time(CollectiveKind::all_gather, bytes, gather_group);
         if (dp.zero_stage == 1 || dp.zero_stage == 2) {
             cost.gather_algorithm = gather.algorithm;
             cost.gather_s = gather.seconds;
@@ -522,6 +547,7 @@ SimulationReport simulate_project(const AnalyzedProject& project, const CostMode
     report.data_parallel = project.data_parallel();
     report.zero_stage = project.project.data_parallel.zero_stage;
     report.tensor_parallel = project.project.tensor_parallel;
+    report.expert_parallel = project.project.expert_parallel;
     report.stage_ranks = project.stage_ranks();
     if (!project.tensor_groups.empty()) {
         for (const auto& group : project.tensor_groups.front()) {

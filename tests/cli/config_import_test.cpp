@@ -87,8 +87,9 @@ TEST(ConfigImport, WhatCannotBeDescribedIsRefusedWithItsField) {
     auto r = run_cli({"import", write(dir, config), "--dry-run"});
     EXPECT_EQ(r.code, 1);
     EXPECT_NE(r.err.find("architectures: no supported architecture in [\"Gemma2ForCausalLM\"] "
-                         "(supported: LlamaForCausalLM, MistralForCausalLM, Qwen2ForCausalLM, "
-                         "Qwen3ForCausalLM, GPT2LMHeadModel)"),
+                         "(supported: LlamaForCausalLM, MistralForCausalLM, MixtralForCausalLM, "
+                         "Qwen2ForCausalLM, Qwen3ForCausalLM, Qwen3MoeForCausalLM, "
+                         "DeepseekV2ForCausalLM, DeepseekV3ForCausalLM, GPT2LMHeadModel)"),
               std::string::npos)
         << r.err;
 
@@ -152,6 +153,78 @@ TEST(ConfigImport, ATiedConfigTiesItsHeadAndUntyingItCountsTheHead) {
     r = run_cli({"import", write(dir, config), "--devices", "2", "--dry-run", "--json"});
     ASSERT_EQ(r.code, 0) << r.err;
     EXPECT_EQ(json::parse(r.out).at("parameters").get<double>(), 124'439'808 + 50257.0 * 768);
+}
+
+// Mixtures of experts: the whole count as published, and what a token uses.
+TEST(ConfigImport, MixtureOfExpertsPresetsHaveTheirPublishedParameters) {
+    struct Published {
+        std::string name;
+        double total;
+        double active_low, active_high;  // as published, rounded
+        std::size_t notes;
+    };
+    const std::vector<Published> published = {
+        // 46.7 B, 12.9 B active (Mistral AI).
+        {"mixtral-8x7b-v0.1", 46'702'792'704, 12.8e9, 13.0e9, 1},
+        // 30.5 B, 3.3 B active; less its 48 blocks' query and key norms (2 × 128).
+        {"qwen3-30b-a3b", 30'532'122'624 - 48 * 256, 3.2e9, 3.4e9, 2},
+    };
+    for (const Published& p : published) {
+        SCOPED_TRACE(p.name);
+        const auto r = run_cli({"import", preset(p.name), "--devices", "8", "--dry-run", "--json"});
+        ASSERT_EQ(r.code, 0) << r.err;
+        const json summary = json::parse(r.out);
+        EXPECT_EQ(summary.at("parameters").get<double>(), p.total);
+        EXPECT_GT(summary.at("active_parameters").get<double>(), p.active_low);
+        EXPECT_LT(summary.at("active_parameters").get<double>(), p.active_high);
+        EXPECT_EQ(summary.at("notes").size(), p.notes) << summary.at("notes").dump();
+    }
+}
+
+// DeepSeek-V3: "671B total parameters with 37B activated for each token"
+// (its report), the multi-token prediction module left out as there. Its
+// three dense blocks come first; every block has latent attention.
+TEST(ConfigImport, DeepSeekV3Has671BillionParametersAnd37BillionActive) {
+    TempDir dir;
+    const auto out = (dir / "v3.json").string();
+    auto r = run_cli({"import", preset("deepseek-v3"), "--devices", "8", "--nodes", "2", "-b", "64",
+                      "--dry-run", "--json"});
+    ASSERT_EQ(r.code, 0) << r.err;
+    const json summary = json::parse(r.out);
+    EXPECT_EQ(summary.at("parameters").get<double>(), 671'026'404'352);
+    // 37.6 B: the report's 37 B, its embedding included.
+    EXPECT_NEAR(summary.at("active_parameters").get<double>(), 37.5e9, 0.1e9);
+    const std::string notes = summary.at("notes").dump();
+    EXPECT_NE(notes.find("multi-token prediction"), std::string::npos) << notes;
+    EXPECT_NE(notes.find("sigmoid"), std::string::npos) << notes;
+
+    r = run_cli({"import", preset("deepseek-v3"), "--devices", "8", "--nodes", "2", "-b", "64",
+                 "--out", out});
+    ASSERT_EQ(r.code, 0) << r.err;
+    EXPECT_NE(r.out.find("256 experts of 2048, top 8 and 1 shared (3 dense blocks)"),
+              std::string::npos)
+        << r.out;
+    EXPECT_NE(r.out.find("active per token"), std::string::npos) << r.out;
+    const LoadedProject loaded = load_project_file(out);
+    ASSERT_TRUE(loaded.project) << loaded.diagnostics.format();
+    const auto& layers = loaded.project->model.layers;
+    EXPECT_FALSE(layers[3].params.contains("experts"));
+    EXPECT_EQ(layers[4].params.at("experts"), 256);
+    EXPECT_EQ(layers[1].params.at("kv_lora_rank"), 512);
+    EXPECT_EQ(layers[4].params.at("kv_lora_rank"), 512);
+}
+
+TEST(ConfigImport, AMixtureOfExpertsConfigMissingItsRoutingSaysWhichField) {
+    TempDir dir;
+    json config = read_preset("mixtral-8x7b-v0.1");
+    config.erase("num_experts_per_tok");
+    auto r = run_cli({"import", write(dir, config), "--dry-run"});
+    EXPECT_EQ(r.code, 1);
+    EXPECT_NE(r.err.find("num_experts_per_tok"), std::string::npos) << r.err;
+    config = read_preset("qwen3-30b-a3b");
+    config["num_experts_per_tok"] = 200;
+    r = run_cli({"import", write(dir, config), "--dry-run"});
+    EXPECT_NE(r.err.find("must be at most num_experts = 128"), std::string::npos) << r.err;
 }
 
 TEST(ConfigImport, ItsOwnInputIsNeverOverwritten) {

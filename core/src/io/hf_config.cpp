@@ -27,9 +27,10 @@ std::optional<std::string> gated_activation(const std::string& act) {
 }  // namespace
 
 const std::vector<std::string>& supported_hf_architectures() {
-    static const std::vector<std::string> all = {"LlamaForCausalLM", "MistralForCausalLM",
-                                                 "Qwen2ForCausalLM", "Qwen3ForCausalLM",
-                                                 "GPT2LMHeadModel"};
+    static const std::vector<std::string> all = {
+        "LlamaForCausalLM",      "MistralForCausalLM",    "MixtralForCausalLM",
+        "Qwen2ForCausalLM",      "Qwen3ForCausalLM",      "Qwen3MoeForCausalLM",
+        "DeepseekV2ForCausalLM", "DeepseekV3ForCausalLM", "GPT2LMHeadModel"};
     return all;
 }
 
@@ -124,6 +125,10 @@ std::optional<HfModel> model_from_hf_config(const nlohmann::json& config, std::i
     DecoderLayout layout;
     layout.block = block;
     layout.blocks = *layers;
+    if (!read_experts(config, out, *layers, layout, d) ||
+        !read_latent_attention(config, out, layout, d)) {
+        return std::nullopt;
+    }
     layout.hidden = *hidden;
     layout.vocabulary = *vocabulary;
     append_decoder(m, layout);
@@ -136,7 +141,7 @@ std::optional<HfModel> model_from_hf_config(const nlohmann::json& config, std::i
                             " tokens is priced as full causal attention over " +
                             std::to_string(length));
     }
-    if (out.architecture == "Qwen3ForCausalLM") {
+    if (out.architecture == "Qwen3ForCausalLM" || out.architecture == "Qwen3MoeForCausalLM") {
         out.notes.push_back("Qwen3's per-head query and key norms (" +
                             std::to_string(2 * block.value("head_dim", *hidden / *heads)) +
                             " parameters a block) are left out");
@@ -157,7 +162,8 @@ void append_decoder(Model& model, const DecoderLayout& layout) {
         LayerSpec l;
         l.name = layout.block_prefix + std::to_string(i);
         l.type = "transformer_block";
-        l.params = layout.block;
+        const auto at = static_cast<std::size_t>(i);
+        l.params = at < layout.dense.size() && layout.dense[at] ? layout.dense_block : layout.block;
         model.layers.push_back(std::move(l));
     }
     LayerSpec norm;

@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <limits>
 #include <optional>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -29,6 +30,10 @@ struct DecoderLayout {
     const char* norm_type = "rmsnorm";
     nlohmann::json embedding_params;  // besides num_embeddings and embedding_dim
     nlohmann::json block;             // every transformer block's parameters
+    // A mixture of experts' blocks that keep a dense MLP (true at their
+    // index), with these parameters instead; empty when all are alike.
+    nlohmann::json dense_block;
+    std::vector<bool> dense;
     std::int64_t blocks = 0;
     std::int64_t hidden = 0;
     std::int64_t vocabulary = 0;
@@ -37,6 +42,16 @@ struct DecoderLayout {
 // Appends the decoder every family is: the token embedding, the blocks, the
 // final norm and the output head (a bias-free linear to the vocabulary).
 void append_decoder(Model& model, const DecoderLayout& layout);
+
+// Mixtral's, Qwen3-MoE's and DeepSeek's experts: the routed blocks'
+// parameters in layout.block, the dense ones' in layout.dense_block; false
+// (reported to `d`) when a field is missing or malformed. Other families
+// are left as they are.
+[[nodiscard]] bool read_experts(const nlohmann::json& config, HfModel& out, std::int64_t layers,
+                                DecoderLayout& layout, Diagnostics& d);
+// DeepSeek's multi-head latent attention, in every block's parameters.
+[[nodiscard]] bool read_latent_attention(const nlohmann::json& config, const HfModel& out,
+                                         DecoderLayout& layout, Diagnostics& d);
 
 // A GPT2LMHeadModel config (`out` carries its architecture): learned
 // positions, layer norms, biases, a GELU MLP and, by default, the head tied

@@ -411,6 +411,17 @@ DataParallel parse_data_parallel(const JsonValue& v) {
     return dp;
 }
 
+ExpertParallel parse_expert_parallel(const JsonValue& v) {
+    ExpertParallel ep;
+    const JsonObject r(v);
+    if (!r.ok()) {
+        return ep;
+    }
+    r.reject_unknown({"size"});
+    ep.size = static_cast<int>(r.integer("size", kRequired, 1, kMaxExpertParallel).value_or(1));
+    return ep;
+}
+
 TensorParallel parse_tensor_parallel(const JsonValue& v) {
     TensorParallel tp;
     const JsonObject r(v);
@@ -437,7 +448,7 @@ std::optional<Project> project_from_json(const json& j, Diagnostics& d) {
         return std::nullopt;
     }
     r.reject_unknown({"format", "version", "model", "topology", "placement", "training",
-                      "data_parallel", "tensor_parallel"});
+                      "data_parallel", "tensor_parallel", "expert_parallel"});
     Project p;
     if (auto model = r.field("model", kRequired)) {
         p.model = parse_model(*model);
@@ -453,6 +464,9 @@ std::optional<Project> project_from_json(const json& j, Diagnostics& d) {
     }
     if (auto tensor_parallel = r.field("tensor_parallel", kOptional)) {
         p.tensor_parallel = parse_tensor_parallel(*tensor_parallel);
+    }
+    if (auto expert_parallel = r.field("expert_parallel", kOptional)) {
+        p.expert_parallel = parse_expert_parallel(*expert_parallel);
     }
     if (auto data_parallel = r.field("data_parallel", kOptional)) {
         p.data_parallel = parse_data_parallel(*data_parallel);
@@ -577,6 +591,9 @@ json project_to_json(const Project& p) {
     if (p.tensor_parallel != TensorParallel{}) {
         out["tensor_parallel"] = {{"size", p.tensor_parallel.size},
                                   {"sequence_parallel", p.tensor_parallel.sequence_parallel}};
+    }
+    if (p.expert_parallel != ExpertParallel{}) {
+        out["expert_parallel"] = {{"size", p.expert_parallel.size}};
     }
     return out;
 }

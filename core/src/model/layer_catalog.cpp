@@ -29,6 +29,7 @@
 #include <stdexcept>
 #include <utility>
 
+#include "model/catalog_parts.h"
 #include "model/torchscript_layer.h"
 #include "pipewright/core/json_reader.h"
 #include "pipewright/core/transformer_dims.h"
@@ -36,97 +37,9 @@
 namespace pipewright {
 namespace {
 
-constexpr double kMaxInteger = 2147483647.0;      // largest accepted integer hyper-parameter
-constexpr double kMaxExact = 9007199254740992.0;  // 2^53: counts stay exact in a double
-const char* const kPrevious = "the previous layer produces ";
-
-struct ParamDef {
-    ParamSpec spec;
-    double min = 1;            // smallest accepted value (integers and numbers)
-    double max = kMaxInteger;  // largest accepted value
-    bool max_open = false;     // max itself is excluded
-};
-
-ParamDef param(std::string name, ParamKind kind, bool required, double def, std::string desc,
-               double min = 1, std::string zero_means = {}) {
-    const bool fraction = kind == ParamKind::number;  // the only number is a probability
-    return {{std::move(name), kind, required, def, std::move(desc), {}, std::move(zero_means)},
-            min,
-            fraction ? 1 : kMaxInteger,
-            fraction};
-}
-ParamDef req_int(std::string name, std::string desc) {
-    return param(std::move(name), ParamKind::integer, true, 0, std::move(desc));
-}
-ParamDef opt_int(std::string name, double def, std::string desc, double min = 1,
-                 std::string zero_means = {}) {
-    return param(std::move(name), ParamKind::integer, false, def, std::move(desc), min,
-                 std::move(zero_means));
-}
-ParamDef opt_bool(std::string name, bool def, std::string desc) {
-    return param(std::move(name), ParamKind::boolean, false, def ? 1 : 0, std::move(desc));
-}
-// One of `choices`, the first being the default.
-ParamDef opt_choice(std::string name, std::vector<std::string> choices, std::string desc) {
-    ParamDef d = param(std::move(name), ParamKind::choice, false, 0, std::move(desc));
-    d.spec.choices = std::move(choices);
-    return d;
-}
-
-// Hyper-parameter values after validation, defaults applied.
-struct Params {
-    std::map<std::string, double, std::less<>> values;
-    std::set<std::string, std::less<>> given;
-
-    [[nodiscard]] double get(std::string_view name) const {
-        auto it = values.find(name);
-        return it == values.end() ? 0.0 : it->second;
-    }
-    [[nodiscard]] bool flag(std::string_view name) const { return get(name) != 0.0; }
-};
-
-// Where problems go while one layer is analysed.
-struct Ctx {
-    Diagnostics& diagnostics;
-    const std::string& path;
-    std::string_view type;
-
-    void input_error(const std::string& message) const { diagnostics.add(path, message); }
-    void param_error(std::string_view param, const std::string& message) const {
-        diagnostics.add(path + "." + std::string(param), message);
-    }
-};
-
-// Per-sample costs of one layer or one part of a block.
-struct Cost {
-    double params = 0, fwd = 0, bwd_input = 0, bwd_weight = 0, stash = 0, weight_stash = 0;
-    double recomputable = 0;  // of `stash`, what selective recomputation frees
-
-    Cost& operator+=(const Cost& o) {
-        params += o.params;
-        fwd += o.fwd;
-        bwd_input += o.bwd_input;
-        bwd_weight += o.bwd_weight;
-        stash += o.stash;
-        weight_stash += o.weight_stash;
-        recomputable += o.recomputable;
-        return *this;
-    }
-};
+using namespace catalog;
 
 // ---- shared per-part formulas ---------------------------------------------
-
-// `tokens` rows of `in` features times an [in, out] weight.
-Cost matmul_cost(double tokens, double in, double out, bool bias) {
-    const double mm = 2 * tokens * in * out;
-    const double bias_flops = bias ? tokens * out : 0;
-    return {in * out + (bias ? out : 0),
-            mm + bias_flops,
-            mm,
-            mm + bias_flops,
-            tokens * in,
-            tokens * in};
-}
 
 // A convolution is a matmul over output pixels (im2col); it stashes its input.
 Cost conv_cost(double in_c, double out_c, double k, double out_pixels, double input_numel,
@@ -153,18 +66,6 @@ std::int64_t window_out(std::int64_t size, std::int64_t k, std::int64_t s, std::
     return span < 0 ? 0 : span / s + 1;
 }
 
-double dnumel(const Shape& s) {
-    double n = 1;
-    for (auto d : s) {
-        n *= static_cast<double>(d);
-    }
-    return n;
-}
-
-std::int64_t as_int(double v) {
-    return static_cast<std::int64_t>(v);
-}
-
 // ---- input checks -----------------------------------------------------------
 
 // A [C, H, W] input; with a channels_param, C must equal `channels`.
@@ -179,16 +80,6 @@ bool expect_image(const Ctx& ctx, const Shape& in, std::string_view channels_par
         ctx.input_error(std::string(ctx.type) + " expects an input with " +
                         std::string(channels_param) + " = " + std::to_string(as_int(channels)) +
                         " channels, but " + kPrevious + to_string(in));
-        return false;
-    }
-    return true;
-}
-
-bool expect_last_dim(const Ctx& ctx, const Shape& in, std::string_view param, double value) {
-    if (static_cast<double>(in.back()) != value) {
-        ctx.input_error(std::string(ctx.type) + " expects an input whose last dimension is " +
-                        std::string(param) + " = " + std::to_string(as_int(value)) + ", but " +
-                        kPrevious + to_string(in));
         return false;
     }
     return true;
@@ -211,13 +102,6 @@ std::optional<Shape> window_shape(const Ctx& ctx, const Shape& in, double channe
 }
 
 // ---- per-type analysers ---------------------------------------------------
-
-struct Result {
-    Cost cost;
-    Shape shape;
-    std::optional<DType> dtype;  // unset: same as the input
-};
-using Analyzer = std::optional<Result> (*)(const Params&, const Shape&, const Ctx&);
 
 std::optional<Result> analyze_linear(const Params& p, const Shape& in, const Ctx& ctx) {
     const double fin = p.get("in_features"), fout = p.get("out_features");
@@ -359,65 +243,6 @@ std::optional<Result> analyze_embedding(const Params& p, const Shape& in, const 
     return Result{c, out, DType::float32};
 }
 
-std::optional<Result> analyze_transformer(const Params& p, const Shape& in, const Ctx& ctx) {
-    const TransformerDims b =
-        transformer_dims_from([&p](std::string_view name) { return p.get(name); });
-    const double h = b.hidden;
-    if (p.get("head_dim") == 0 && std::fmod(h, b.heads) != 0) {
-        ctx.param_error("heads", "\"heads\" must divide hidden = " + std::to_string(as_int(h)) +
-                                     ", got " + std::to_string(as_int(b.heads)) +
-                                     " (or give head_dim)");
-        return std::nullopt;
-    }
-    if (std::fmod(b.heads, b.kv_heads) != 0) {
-        ctx.param_error("kv_heads",
-                        "\"kv_heads\" must divide heads = " + std::to_string(as_int(b.heads)) +
-                            ", got " + std::to_string(as_int(b.kv_heads)));
-        return std::nullopt;
-    }
-    if (b.rotary && std::fmod(b.head_dim, 2) != 0) {
-        ctx.param_error("rotary",
-                        "rotary position embedding turns pairs of features, so "
-                        "head_dim must be even, but it is " +
-                            std::to_string(as_int(b.head_dim)));
-        return std::nullopt;
-    }
-    if (in.size() != 2) {
-        ctx.input_error("transformer_block expects a [sequence_length, hidden] input, but " +
-                        std::string(kPrevious) + to_string(in));
-        return std::nullopt;
-    }
-    if (!expect_last_dim(ctx, in, "hidden", h)) {
-        return std::nullopt;
-    }
-    const double L = static_cast<double>(in[0]);
-    const double q = b.query_width();
-    const double kv = b.key_value_width();
-    const double f = b.ffn;
-    // QKV, projection, the MLP's two (or, gated, three) matrices.
-    const double gemm = 2 * L * (h * b.qkv_width() + q * h + h * b.mlp_in_width() + f * h);
-    const double fwd = gemm + 4 * L * L * q;  // + QK^T and attention x V over the query heads
-    // Korthikanti et al.: 34 s h + 5 a s^2 bytes at 2 bytes per element for
-    // a GPT block, generalised part by part: the norms' inputs (2h), QKV's
-    // input and the projection's dropout mask (1.5h), Q and K (q + kv), V
-    // (kv), the projection's input (q), the MLP's input and dropout mask
-    // (1.5h), and its activation's inputs and fc2's input (2f, or 3f when
-    // gated: the gate, the up projection and their product). A flash kernel
-    // keeps a row statistic instead of the scores.
-    const double stash = L * (5 * h + 2 * q + 2 * kv + (b.gated() ? 3 : 2) * f) +
-                         attention_stash_elements(b.heads, L, b.flash);
-    // The backward of QK^T and of attention x V has no weight: it computes
-    // the gradients of both operands, twice their forward (Narayanan et
-    // al.'s 3x forward per layer counts it so).
-    const double bwd_input = gemm + 8 * L * L * q;
-    // W needs the inputs of QKV (h), the projection (q), fc1 (h) and fc2 (f).
-    // Selective recomputation drops the attention core's scores (a flash
-    // kernel keeps none: it recomputes them anyway).
-    const double recomputable = b.flash ? 0 : attention_stash_elements(b.heads, L, false);
-    const Cost c{b.parameters(), fwd, bwd_input, gemm, stash, L * (2 * h + q + f), recomputable};
-    return Result{c, in, {}};
-}
-
 std::optional<Result> analyze_rmsnorm(const Params& p, const Shape& in, const Ctx& ctx) {
     const double f = p.get("features");
     if (!expect_last_dim(ctx, in, "features", f)) {
@@ -505,28 +330,10 @@ std::vector<Entry> build_entries() {
          InputKind::token_ids},
         {{"transformer_block",
           "Pre-norm decoder block on [seq_len, hidden]: causal self-attention (multi-head, "
-          "grouped-query or multi-query) and an MLP, GPT-, Llama-, Qwen- or Mistral-style",
+          "grouped-query, multi-query or multi-head latent) and an MLP or a mixture of "
+          "experts, GPT-, Llama-, Qwen-, Mistral-, Mixtral- or DeepSeek-style",
           {}},
-         {req_int("hidden", "Model width; the input's last dimension"),
-          req_int("heads", "Query heads; must divide hidden unless head_dim is given"),
-          opt_int("kv_heads", 0,
-                  "Key/value heads, dividing heads (0: heads): fewer is grouped-query "
-                  "attention, 1 multi-query",
-                  0, "heads"),
-          opt_int("head_dim", 0, "Width of each head (0: hidden / heads)", 0, "hidden / heads"),
-          opt_int("mlp_ratio", 4, "MLP width as a multiple of hidden (when ffn_hidden is 0)"),
-          opt_int("ffn_hidden", 0, "MLP inner width (0: mlp_ratio x hidden)", 0,
-                  "mlp_ratio x hidden"),
-          opt_choice("activation", {"gelu", "swiglu", "geglu", "relu"},
-                     "MLP activation; swiglu and geglu are gated: three matrices"),
-          opt_choice("norm", {"layernorm", "rmsnorm"}, "The two pre-norms"),
-          opt_bool("bias", true, "Biases on the attention projection and the MLP"),
-          opt_bool("qkv_bias", true, "Biases on the query, key and value projection"),
-          opt_bool("rotary", false, "Rotary position embedding of queries and keys"),
-          opt_bool("flash_attention", false,
-                   "Attention as one fused (flash) kernel that keeps no scores for the "
-                   "backward; false: the unfused scores, softmax, dropout and context "
-                   "kernels of Megatron-LM")},
+         transformer_block_params(),
          analyze_transformer},
     };
 }
@@ -771,6 +578,7 @@ std::optional<LayerAnalysis> analyze(const LayerSpec& layer, const Shape& in, DT
     a.stashed_elements = c.stash;
     a.weight_stashed_elements = c.weight_stash;
     a.recomputable_elements = c.recomputable;
+    a.inactive_parameters = static_cast<std::int64_t>(c.inactive_params);
     return a;
 }
 

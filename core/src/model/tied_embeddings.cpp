@@ -76,6 +76,14 @@ std::int64_t model_parameters(const AnalyzedProject& project) {
     return project.tied ? total - project.tied->parameters : total;
 }
 
+std::int64_t model_active_parameters(const AnalyzedProject& project) {
+    std::int64_t inactive = 0;
+    for (const LayerAnalysis& l : project.layers) {
+        inactive += l.inactive_parameters;
+    }
+    return model_parameters(project) - inactive;
+}
+
 std::optional<TiedStages> tied_stages(const AnalyzedProject& project) {
     if (!project.tied) {
         return std::nullopt;

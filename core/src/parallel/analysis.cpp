@@ -549,6 +549,13 @@ std::optional<AnalyzedProject> analyze_project(const Project& project,
     if (d.empty()) {
         resolve_tensor_parallel(project, options, lookup, out, d);
     }
+    if (d.empty()) {
+        out.project.expert_parallel.size =
+            options.expert_parallel.value_or(project.expert_parallel.size);
+        check_expert_parallel(
+            project.model, out.project.expert_parallel.size, std::max(1, out.data_parallel()),
+            options.expert_parallel ? "--expert-parallel" : "expert_parallel.size", d);
+    }
 
     std::string schedule_name = options.schedule.value_or(project.training.schedule.name);
     const bool from_csv =

@@ -170,18 +170,21 @@ class Splitter {
         return s;
     }
 
-    // Korthikanti et al. 2022, per layer and sample at 2 bytes an element:
-    // s·h·(34 + 5·a·s/h) whole; s·h·(10 + 24/t + 5·a·s/(h·t)) with tensor
-    // parallelism; s·h·(34/t + 5·a·s/(h·t)) with sequence parallelism too
-    // (for an MLP ratio r, 34 = 18 + 4r and 24 = 8 + 4r).
+    // Megatron-LM's split: the heads and every MLP's (or expert's) width,
+    // with two all-reduces forward and two backward; what each member holds
+    // and keeps is block_parameters_on and block_stash (transformer_dims.h).
     TensorShare transformer(std::size_t i) {
         TensorShare s;
         s.split = TensorSplit::block;
         const TransformerDims b = transformer_dims(model_.layers[i]);
         bool ok = divides(i, b.heads, "heads");
-        ok = divides(i, b.ffn, "the MLP width (ffn_hidden, or mlp_ratio × hidden)") && ok;
+        if (b.moe()) {
+            ok = divides(i, b.expert_ffn, "each expert's width (expert_ffn_hidden)") && ok;
+        } else {
+            ok = divides(i, b.ffn, "the MLP width (ffn_hidden, or mlp_ratio × hidden)") && ok;
+        }
         const auto g = static_cast<std::int64_t>(b.kv_heads);
-        if (g % t_ != 0 && t_ % g != 0) {
+        if (!b.latent() && g % t_ != 0 && t_ % g != 0) {
             d_.add(path(i), "tensor_parallel.size " + std::to_string(t_) +
                                 " neither divides kv_heads = " + std::to_string(g) + " of " +
                                 printable(model_.layers[i].name) +
@@ -195,37 +198,17 @@ class Splitter {
         }
         const double h = b.hidden;
         const double L = input_elements(i) / h;
-        const double t = t_;
-        const double q = b.query_width();
-        const double kv = b.key_value_width();
-        const double f = b.ffn;
-        // Each member's key/value width: its share of the heads, or one head
-        // when there are fewer heads than members (Megatron-LM replicates).
-        const double kv_local = tensor_kv_width(b, t_);
-        const double gated = b.gated() ? 3 : 2;
-        const double attention = attention_stash_elements(b.heads, L, b.flash);
-        // The catalog's stash, part by part (layer_catalog.cpp): the norms'
-        // inputs, QKV's and the MLP's inputs and dropout masks (5h) stay
-        // whole, or split along the sequence under sequence parallelism.
-        const double whole_stash = L * (5 * h + 2 * q + 2 * kv + gated * f) + attention;
-        const double whole_part = tp_.sequence_parallel ? 5 * L * h / t : 5 * L * h;
-        const double split_stash =
-            whole_part + L * (2 * q + gated * f) / t + 2 * L * kv_local + attention / t;
-        s.stash = split_stash / whole_stash;
-        // W needs the inputs of QKV and fc1 (whole, split along the sequence
-        // under sequence parallelism) and of the projection and fc2 (split).
-        const double whole_w = L * (2 * h + q + f);
-        const double kept_whole = tp_.sequence_parallel ? 2 * L * h / t : 2 * L * h;
-        s.weight_stash = (kept_whole + L * (q + f) / t) / whole_w;
-        // The matrices and the biases of QKV and fc1 split (key/value rows
-        // replicated when heads are), the projection's and fc2's biases and
-        // the norms whole.
-        const double qkv_local = q / t + 2 * kv_local;
-        const double local = h * qkv_local + (b.qkv_bias ? qkv_local : 0) + q * h / t +
-                             (h * b.mlp_in_width() + (b.bias ? b.mlp_in_width() : 0)) / t +
-                             f * h / t + (b.bias ? 2 * h : 0) + 2 * b.norm_parameters();
-        s.parameters = local / b.parameters();
-        s.compute = 1.0 / t;
+        const BlockStash whole = block_stash(b, L, 1, false);
+        const BlockStash local = block_stash(b, L, t_, tp_.sequence_parallel);
+        s.stash = local.total / whole.total;
+        s.weight_stash = local.weight / whole.weight;
+        s.parameters = block_parameters_on(b, t_) / b.parameters();
+        // The router and MLA's down projections run whole on every member;
+        // the rest of the forward splits.
+        const double core = 2 * L * b.heads * (b.qk_head_dim() + b.v_head_dim);
+        const double whole_macs = b.matrix_macs_per_token() + core / 2;
+        const double replicated = b.replicated_macs_per_token();
+        s.compute = ((whole_macs - replicated) / t_ + replicated) / whole_macs;
         s.forward_reductions = 2;
         s.forward_elements = L * h;
         s.backward_reductions = 2;

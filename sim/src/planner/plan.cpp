@@ -294,6 +294,16 @@ SplitResult best_split(const Project& project, const PlanOptions& options, int m
 }
 
 PlanResult plan_pipeline(const Project& project, const PlanOptions& options) {
+    // The planner lays out one replica's pipeline and prices it alone; the
+    // all-to-alls and the expert shards of expert parallelism depend on the
+    // other replicas, which it does not see yet.
+    if (project.expert_parallel.size > 1) {
+        throw InputError("expert_parallel.size",
+                         std::to_string(project.expert_parallel.size) +
+                             ": plan does not search expert-parallel layouts yet; plan the "
+                             "layout with expert_parallel.size 1, then compare expert-parallel "
+                             "sizes with `simulate --expert-parallel E`");
+    }
     const int tensor = options.tensor_parallel.value_or(project.tensor_parallel.size);
     if (tensor == 0 || options.data_parallel.value_or(project.data_parallel.size) != 1) {
         return plan_data_parallel(project, options);

@@ -75,6 +75,7 @@ struct AnalysisOptions {
     std::optional<int> data_parallel;        // --data-parallel: replicas of the pipeline
     std::optional<int> tensor_parallel;      // --tensor-parallel: devices of each stage
     std::optional<bool> sequence_parallel;   // --sequence-parallel
+    std::optional<int> expert_parallel;      // --expert-parallel: ranks the experts split over
     const DeviceCatalog* catalog = nullptr;  // builtin when null
     // Folder that relative paths in the project (training.schedule.csv) start
     // from. Not `schedule_csv` above: a command-line path is taken as given,

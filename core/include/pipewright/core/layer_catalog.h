@@ -41,6 +41,10 @@ struct LayerAnalysis {
     Shape output_shape;
     DType output_dtype = DType::float32;
     std::int64_t parameters = 0;
+    // Of the parameters, those one token does not use: the routed experts of
+    // a mixture of experts that it is not sent to. Active parameters are
+    // parameters − inactive_parameters.
+    std::int64_t inactive_parameters = 0;
     double forward_flops = 0;
     double backward_input_flops = 0;   // gradient w.r.t. the layer input
     double backward_weight_flops = 0;  // gradient w.r.t. the parameters

@@ -4,6 +4,7 @@
 #include <vector>
 
 #include "pipewright/core/data_parallel.h"
+#include "pipewright/core/expert_parallel.h"
 #include "pipewright/core/model.h"
 #include "pipewright/core/tensor_parallel.h"
 #include "pipewright/core/topology.h"
@@ -30,6 +31,7 @@ struct Project {
     Training training;
     DataParallel data_parallel;
     TensorParallel tensor_parallel;
+    ExpertParallel expert_parallel;
 
     bool operator==(const Project&) const = default;
 };

@@ -33,6 +33,9 @@ struct TiedEmbeddings {
 
 // The model's parameters, a tied matrix counted once.
 [[nodiscard]] std::int64_t model_parameters(const AnalyzedProject& project);
+// Those one token uses: a mixture of experts' routed experts it is not
+// sent to left out (model_parameters for a dense model).
+[[nodiscard]] std::int64_t model_active_parameters(const AnalyzedProject& project);
 
 // The embedding's and the head's stages when they differ (each then keeps a
 // copy, and the copies' gradients are summed), or nullopt.

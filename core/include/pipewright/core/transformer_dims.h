@@ -18,8 +18,8 @@ struct TransformerDims {
     double hidden = 0;
     double heads = 0;     // query heads
     double kv_heads = 0;  // key/value heads: grouped-query attention when fewer
-    double head_dim = 0;
-    double ffn = 0;  // the MLP's inner width
+    double head_dim = 0;  // of queries and keys (without the rotary part under MLA)
+    double ffn = 0;       // the dense MLP's inner width
     MlpActivation activation = MlpActivation::gelu;
     bool rms_norm = false;  // RMSNorm (a scale) instead of LayerNorm (scale and shift)
     bool bias = true;       // biases of the projection and the MLP
@@ -27,31 +27,116 @@ struct TransformerDims {
     bool rotary = false;  // rotary position embedding of queries and keys
     bool flash = false;
 
+    // Multi-head latent attention (DeepSeek-V2 and V3) when kv_lora_rank > 0:
+    // keys and values are projected up from a shared latent of that rank,
+    // queries from one of q_lora_rank (0: straight from the hidden state).
+    // A head's query and key carry head_dim features without the rotary
+    // embedding and rope_head_dim with it (the latter shared by all heads'
+    // keys); its value has v_head_dim.
+    double q_lora_rank = 0;
+    double kv_lora_rank = 0;
+    double rope_head_dim = 0;
+    double v_head_dim = 0;  // resolved: head_dim when not given
+
+    // A mixture of experts in place of the MLP when experts > 0: a router
+    // (a [hidden, experts] matrix) sends each token to top_k of the routed
+    // experts, MLPs of width expert_ffn, and every token also passes
+    // through the shared experts (DeepSeek). The busiest expert takes
+    // capacity_factor times an even share of the tokens: the capacity of a
+    // token-dropping router, or the imbalance of a dropless one.
+    double experts = 0;
+    double top_k = 0;
+    double expert_ffn = 0;  // resolved: ffn when not given
+    double shared_experts = 0;
+    double capacity_factor = 1;
+
     [[nodiscard]] bool gated() const {
         return activation == MlpActivation::swiglu || activation == MlpActivation::geglu;
     }
-    [[nodiscard]] double query_width() const { return heads * head_dim; }
+    [[nodiscard]] bool latent() const { return kv_lora_rank > 0; }
+    [[nodiscard]] bool moe() const { return experts > 0; }
+
+    // ---- attention -------------------------------------------------------
+    [[nodiscard]] double qk_head_dim() const { return head_dim + rope_head_dim; }
+    // Queries (and, under MLA, keys) of all heads.
+    [[nodiscard]] double query_width() const { return heads * qk_head_dim(); }
+    // The attention's output: the values of all heads, the projection's input.
+    [[nodiscard]] double value_width() const { return heads * v_head_dim; }
     [[nodiscard]] double key_value_width() const { return kv_heads * head_dim; }
     [[nodiscard]] double qkv_width() const { return query_width() + 2 * key_value_width(); }
+    // MLA's up projection of the key/value latent: each head's key without
+    // the rotary part, and its value.
+    [[nodiscard]] double kv_up_width() const { return heads * (head_dim + v_head_dim); }
+    // MLA's down projection of the hidden state: the latent and the shared
+    // rotary key.
+    [[nodiscard]] double kv_down_width() const { return kv_lora_rank + rope_head_dim; }
+
+    // ---- MLP -------------------------------------------------------------
     // Outputs of the MLP's first projection: the gate and the up projection
     // side by side when gated.
     [[nodiscard]] double mlp_in_width() const { return gated() ? 2 * ffn : ffn; }
+    [[nodiscard]] double expert_in_width() const { return gated() ? 2 * expert_ffn : expert_ffn; }
+    // Routed copies of a token the busiest expert's rank computes, on
+    // average per token.
+    [[nodiscard]] double routed_rows() const { return top_k * capacity_factor; }
+
+    // ---- parameters ------------------------------------------------------
     // Parameters of one norm.
     [[nodiscard]] double norm_parameters() const { return rms_norm ? hidden : 2 * hidden; }
+    [[nodiscard]] double attention_parameters() const;
+    // One MLP of `in` first-projection outputs and `width` inner features.
+    [[nodiscard]] double one_mlp_parameters(double in, double width) const {
+        return hidden * in + width * hidden + (bias ? in + hidden : 0);
+    }
+    [[nodiscard]] double expert_parameters() const {
+        return one_mlp_parameters(expert_in_width(), expert_ffn);
+    }
+    [[nodiscard]] double router_parameters() const { return hidden * experts; }
+    // The routed experts' parameters: what expert parallelism divides.
+    [[nodiscard]] double routed_expert_parameters() const { return experts * expert_parameters(); }
+    [[nodiscard]] double mlp_parameters() const;
     [[nodiscard]] double parameters() const;
+    // What one token uses: the routed experts it is sent to, not all.
+    [[nodiscard]] double active_parameters() const;
+    // Multiply-adds of the block's matrices per token (forward), which is
+    // also the FLOPs of each backward pass over them, halved.
+    [[nodiscard]] double matrix_macs_per_token() const;
+    // Of those, the ones every tensor-parallel member computes whole: the
+    // router, and MLA's down projections.
+    [[nodiscard]] double replicated_macs_per_token() const;
 };
+
+// The parameters each member of a tensor-parallel group of t holds: the
+// heads and the MLP (each expert's) split, the norms, the router, MLA's
+// down projections and the row-parallel biases whole.
+[[nodiscard]] double block_parameters_on(const TransformerDims& d, int t);
+// Of those, the routed experts' (what expert parallelism divides further).
+[[nodiscard]] double routed_expert_parameters_on(const TransformerDims& d, int t);
+
+// What a block keeps per sample of `sequence` tokens for its backward, on
+// each member of a tensor-parallel group of t (1: the whole block), in
+// elements: all of it, and what the weight-gradient pass (W) still needs
+// after the input-gradient pass.
+struct BlockStash {
+    double total = 0;
+    double weight = 0;
+};
+[[nodiscard]] BlockStash block_stash(const TransformerDims& d, double sequence, int t,
+                                     bool sequence_parallel);
 
 // The key/value width each of `t` tensor-parallel members holds: its share
 // of the key/value heads, or one head when there are fewer heads than
 // members (replicated, as Megatron-LM does). The caller has checked that
-// one of t and kv_heads divides the other.
+// one of t and kv_heads divides the other. (Under MLA every head has its
+// own key and value, split with the heads.)
 [[nodiscard]] inline double tensor_kv_width(const TransformerDims& d, int t) {
     return d.kv_heads >= t ? d.key_value_width() / t : d.head_dim;
 }
 
 // From the block's parameter values by name (choices as their index), as
-// the catalog reads them; 0 for kv_heads, head_dim or ffn_hidden means the
-// default (heads, hidden / heads, mlp_ratio × hidden).
+// the catalog reads them; 0 for kv_heads, head_dim, ffn_hidden, v_head_dim
+// or expert_ffn_hidden means the default (heads, hidden / heads,
+// mlp_ratio × hidden, head_dim, ffn).
 [[nodiscard]] TransformerDims transformer_dims_from(
     const std::function<double(std::string_view)>& param);
 // A catalog transformer_block's dimensions.

@@ -8,7 +8,8 @@
 
 namespace pipewright {
 
-enum class CollectiveKind { all_reduce, reduce_scatter, all_gather };
+// An all-to-all is a mixture of experts' dispatch and combine of tokens.
+enum class CollectiveKind { all_reduce, reduce_scatter, all_gather, all_to_all };
 enum class CollectiveAlgorithm { ring, tree, hierarchical };
 // What carries a group's collectives: NCCL between GPUs, Gloo otherwise.
 enum class CollectiveLibrary { gloo, nccl };
@@ -61,6 +62,10 @@ struct CollectiveTime {
 // members, an achieved bandwidth B and a latency α (docs/simulator.md):
 //   ring all-reduce         2(D−1)·α + 2(D−1)/D · bytes/B
 //   ring reduce-scatter     (D−1)·α + (D−1)/D · bytes/B   (all-gather alike)
+//   all-to-all              as a reduce-scatter within a node; over N nodes
+//                           of g members, the (D−g)/D of each member's
+//                           bytes that leave its node share the node's
+//                           link (g of them), beside the traffic within.
 //   tree all-reduce         2⌈log₂D⌉·α + 2 · bytes/B
 //   hierarchical            the ring formula within each node (g members),
 //                           then across the N nodes over the node's link

@@ -52,10 +52,19 @@ struct StageCost {
     // until RESHARD.
     double gathered_bytes = 0;
     std::int64_t parameters = 0;  // on each device of its tensor-parallel group
+    // Of `parameters`, the routed experts' share this device holds under
+    // expert parallelism: their gradients average over the replicas that
+    // hold the same experts.
+    std::int64_t expert_parameters = 0;
     // Tensor parallelism: the group's all-reduces in one micro-batch's
     // forward and backward, included in forward_s and backward_input_s.
     double tensor_forward_s = 0;
     double tensor_backward_s = 0;
+    // Expert parallelism: the all-to-alls that dispatch the tokens to their
+    // experts and combine them again, in one micro-batch's forward and
+    // backward, included in forward_s and backward_input_s.
+    double expert_forward_s = 0;
+    double expert_backward_s = 0;
 
     [[nodiscard]] double backward_s() const {
         return backward_full_s > 0 ? backward_full_s : backward_input_s + backward_weight_s;
@@ -91,5 +100,12 @@ struct StageCost {
 // Bytes of the stage's gradients (REDUCE_GRAD) and of its weights (UNSHARD),
 // in the compute dtype, as each replica holds them.
 [[nodiscard]] double gradient_bytes(std::int64_t parameters, const Training& training);
+// A stage's weights, gradients and optimizer state on one device: the
+// routed experts' sharded (ZeRO) over the replicas that hold the same
+// experts, the rest over all of them.
+[[nodiscard]] std::int64_t stage_static_bytes(const StageCost& stage, const Training& training,
+                                              const DataParallel& dp, int expert_parallel);
+// The replicas that hold the same experts: data-parallel ÷ expert-parallel.
+[[nodiscard]] DataParallel expert_data_parallel(const DataParallel& dp, int expert_parallel);
 
 }  // namespace pipewright

@@ -64,6 +64,7 @@ struct KernelContext {
     DType dtype = DType::float32;
     int tensor_parallel = 1;  // the group's size; `share` says how the layer splits
     bool sequence_parallel = false;
+    int expert_parallel = 1;  // ranks a mixture of experts' routed experts are split over
 };
 
 // The kernels of `layer` (analysed as `analysis`, fed `input_shape` per

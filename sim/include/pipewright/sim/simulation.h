@@ -61,6 +61,9 @@ struct SimulationReport {
     // first; empty with tensor_parallel.size 1. What each stage's group
     // reduces is in stages[s].tensor_forward_s and tensor_backward_s.
     TensorParallel tensor_parallel;
+    // Expert parallelism (project.expert_parallel, resolved); what each
+    // stage's all-to-alls take and which experts it holds is in `stages`.
+    ExpertParallel expert_parallel;
     std::vector<std::vector<std::string>> tensor_groups;
     std::vector<int> stage_ranks;  // stage -> pipeline rank
     // Per lane of the timeline, the devices it stands for: its rank's
