@@ -83,6 +83,16 @@ void print_reductions(std::ostream& out, const SimulationReport& r) {
     }
     flush(r.collectives.empty() ? 0 : r.collectives.size() - 1);
     table.print(out);
+    for (std::size_t s = 0; s < r.collectives.size(); ++s) {
+        const StageCollectiveCost& c = r.collectives[s];
+        if (c.expert_gradient_bytes > 0) {
+            out << "Experts'    gradients (stage " << s << ": "
+                << format_bytes(c.expert_gradient_bytes) << " of them) average over the "
+                << c.expert_holders << " replica" << (c.expert_holders == 1 ? "" : "s")
+                << " holding the same experts, the rest over all " << r.data_parallel << '\n';
+            break;
+        }
+    }
 }
 
 }  // namespace
@@ -146,6 +156,8 @@ nlohmann::json data_parallel_json(const SimulationReport& r) {
                                {"library", c.library == CollectiveLibrary::nccl ? "nccl" : "gloo"},
                                {"protocol", to_string(c.protocol)},
                                {"gradient_bytes", c.gradient_bytes},
+                               {"expert_gradient_bytes", c.expert_gradient_bytes},
+                               {"expert_holders", c.expert_holders},
                                {"reduce_s", c.reduce_s},
                                {"buckets", c.buckets},
                                {"gather_s", c.gather_s}});

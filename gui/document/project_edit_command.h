@@ -42,6 +42,7 @@ enum MergeId : int {
     kMergeBatchSize,
     kMergeReplicas,
     kMergeTensorParallel,
+    kMergeExpertParallel,
     kMergeInspector,
 };
 

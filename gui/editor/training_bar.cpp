@@ -10,11 +10,23 @@
 #include "document/project_document.h"
 #include "document/project_edit_command.h"
 #include "document/undo_keys.h"
+#include "pipewright/core/expert_parallel.h"
 #include "pipewright/core/schedule_generators.h"
 
 namespace pipewright::gui {
 
 namespace {
+
+bool has_mixture_of_experts(const Model& model) {
+    return std::any_of(model.layers.begin(), model.layers.end(), [](const LayerSpec& l) {
+        if (l.type != "transformer_block" || !l.params.is_object()) {
+            return false;
+        }
+        // The file may give anything here; the Problems list says what.
+        const auto experts = l.params.find("experts");
+        return experts != l.params.end() && experts->is_number() && experts->get<double>() > 0;
+    });
+}
 
 QLabel* caption(const QString& text) {
     auto* label = new QLabel(text);
@@ -86,6 +98,15 @@ TrainingBar::TrainingBar(ProjectDocument* document, QWidget* parent)
     sequence_->setToolTip(
         tr("Split the layer norms and dropouts along the sequence too: less activation memory "
            "for the same traffic"));
+    experts_ = new QSpinBox(parallelism_);
+    experts_->setObjectName(QStringLiteral("expertParallel"));
+    experts_->setRange(1, kMaxExpertParallel);
+    experts_->setKeyboardTracking(false);
+    experts_->setToolTip(
+        tr("Expert parallelism: each mixture-of-experts block's routed experts are split over "
+           "this many of the replicas, each holding its share; every block dispatches its "
+           "tokens to their experts and combines them with an all-to-all, forward and "
+           "backward. It must divide the replicas and each block's experts"));
     microbatches_ = new QSpinBox(this);
     microbatches_->setRange(1, 4096);
     microbatches_->setKeyboardTracking(false);
@@ -130,6 +151,8 @@ TrainingBar::TrainingBar(ProjectDocument* document, QWidget* parent)
     parallelism_->addWidget(caption(tr("Tensor")));
     parallelism_->addWidget(tensor_);
     parallelism_->addWidget(sequence_);
+    experts_caption_action_ = parallelism_->addWidget(caption(tr("Experts")));
+    experts_action_ = parallelism_->addWidget(experts_);
 
     connect(schedule_, &QComboBox::currentIndexChanged, this, [this](int i) {
         const QString name = schedule_->itemData(i).toString();
@@ -177,6 +200,10 @@ TrainingBar::TrainingBar(ProjectDocument* document, QWidget* parent)
         applyToProject(tr("Change tensor parallelism"), kMergeTensorParallel,
                        [v](Project& p) { p.tensor_parallel.size = v; });
     });
+    connect(experts_, &QSpinBox::valueChanged, this, [this](int v) {
+        applyToProject(tr("Change expert parallelism"), kMergeExpertParallel,
+                       [v](Project& p) { p.expert_parallel.size = v; });
+    });
     connect(sequence_, &QCheckBox::toggled, this, [this](bool on) {
         applyToProject(tr("Toggle sequence parallelism"), -1,
                        [on](Project& p) { p.tensor_parallel.sequence_parallel = on; });
@@ -201,7 +228,7 @@ TrainingBar::TrainingBar(ProjectDocument* document, QWidget* parent)
         const auto r = static_cast<Recompute>(recompute_->itemData(index).toInt());
         apply(tr("Change recomputation"), -1, [r](Training& t) { t.recompute = r; });
     });
-    for (QSpinBox* box : {batch_, microbatches_, replicas_, tensor_}) {
+    for (QSpinBox* box : {batch_, microbatches_, replicas_, tensor_, experts_}) {
         box->installEventFilter(this);
     }
     connect(document_, &ProjectDocument::projectChanged, this, &TrainingBar::refresh);
@@ -305,6 +332,10 @@ void TrainingBar::refresh() {
     tensor_->setValue(tp.size);
     sequence_->setChecked(tp.sequence_parallel);
     sequence_->setEnabled(tp.size > 1);
+    experts_->setValue(document_->project().expert_parallel.size);
+    const bool moe = has_mixture_of_experts(document_->project().model);
+    experts_caption_action_->setVisible(moe || document_->project().expert_parallel.size > 1);
+    experts_action_->setVisible(moe || document_->project().expert_parallel.size > 1);
     // Each replica splits its share of the batch: a micro-batch size in the
     // file gives a count per replica.
     microbatches_->setValue(shown_microbatches(document_->project()));

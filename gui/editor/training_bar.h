@@ -5,6 +5,7 @@
 
 #include "pipewright/core/project.h"
 
+class QAction;
 class QCheckBox;
 class QComboBox;
 class QSpinBox;
@@ -33,6 +34,9 @@ class TrainingBar : public QToolBar {
     // Tensor parallelism: devices of each stage's group, and sequence parallelism.
     [[nodiscard]] QSpinBox* tensorParallelBox() const { return tensor_; }
     [[nodiscard]] QCheckBox* sequenceParallelBox() const { return sequence_; }
+    // Expert parallelism: replicas each block's experts are split over;
+    // shown only for a model with a mixture of experts.
+    [[nodiscard]] QSpinBox* expertParallelBox() const { return experts_; }
 
   signals:
     // An edit here changed a setting the user did not touch (the file fixes
@@ -64,6 +68,10 @@ class TrainingBar : public QToolBar {
     QComboBox* zero_ = nullptr;
     QSpinBox* tensor_ = nullptr;
     QCheckBox* sequence_ = nullptr;
+    QSpinBox* experts_ = nullptr;
+    // The toolbar shows and hides its widgets through their actions.
+    QAction* experts_caption_action_ = nullptr;
+    QAction* experts_action_ = nullptr;
     QSpinBox* microbatches_ = nullptr;
     QComboBox* dtype_ = nullptr;
     QComboBox* optimizer_ = nullptr;

@@ -284,6 +284,8 @@ void describe_collectives(const AnalyzedProject& project, const CostModelOptions
                 ? with_measured_ring(group, profile->all_gather->link)
                 : group;
         cost.gradient_bytes = bytes;
+        cost.expert_gradient_bytes = expert_bytes;
+        cost.expert_holders = holders ? holders->members : 0;
         const CollectiveTime whole = split_time(cost.kind, bytes, reduce_group);
         cost.algorithm = whole.algorithm;
         cost.library = group.library;

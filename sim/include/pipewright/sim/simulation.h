@@ -19,6 +19,10 @@ struct StageCollectiveCost {
     CollectiveLibrary library = CollectiveLibrary::gloo;
     CollectiveProtocol protocol = CollectiveProtocol::simple;  // NCCL's choice
     double gradient_bytes = 0;
+    // Of them, the routed experts' under expert parallelism, which average
+    // over the `expert_holders` replicas that hold the same experts.
+    double expert_gradient_bytes = 0;
+    int expert_holders = 0;
     double reduce_s = 0;
     int buckets = 1;  // overlapped with the last backward when > 1
     // The all-gather of the weights: before the stage computes under ZeRO-3
