@@ -1,5 +1,7 @@
-// View and Help: the tabs, the docks and the theme; the guide, the keys and
-// the about box.
+// The window's own menus: View (the tabs, the docks and the theme),
+// Simulate (comparisons here, the rest from the features' controllers) and
+// Help (the guide, the keys and the about box). File and Edit are beside
+// what they drive.
 #include <QAction>
 #include <QApplication>
 #include <QDockWidget>
@@ -11,13 +13,29 @@
 #include <QStyleFactory>
 #include <QTabWidget>
 
+#include "document/project_document.h"
+#include "metrics/comparison_panel.h"
+#include "run/profile_controller.h"
+#include "run/run_controller.h"
 #include "studio_core/asset_paths.h"
+#include "studio_core/simulation_runner.h"
 #include "timeline/timeline_plot.h"
 #include "topology/topology_view.h"
+#include "window/export_controller.h"
+#include "window/file_controller.h"
 #include "window/help_window.h"
 #include "window/main_window.h"
+#include "window/plan_controller.h"
 
 namespace pipewright::gui {
+
+void MainWindow::buildActions() {
+    exports_->buildMenu(files_->buildMenu(menuBar()));
+    buildEditMenu();
+    buildViewMenu();
+    buildSimulateMenu();
+    buildHelpMenu();
+}
 
 void MainWindow::buildViewMenu() {
     QMenu* view = menuBar()->addMenu(tr("&View"));
@@ -39,6 +57,24 @@ void MainWindow::buildViewMenu() {
     for (QDockWidget* dock : findChildren<QDockWidget*>()) {
         view->addAction(dock->toggleViewAction());
     }
+}
+
+void MainWindow::buildSimulateMenu() {
+    QMenu* simulate = menuBar()->addMenu(tr("&Simulate"));
+    simulate->addAction(tr("&Compare Schedules"), QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_C),
+                        this, [this] {
+                            tabs_->setCurrentIndex(2);
+                            comparison_->compare(document_->project(), baseDir(), runner_->costs());
+                        });
+    simulate->addAction(tr("Compare &Data × Pipeline Layouts"), this, [this] {
+        tabs_->setCurrentIndex(2);
+        comparison_->compareLayouts(document_->project(), baseDir(), runner_->costs());
+    });
+    plan_->addPlanAction(simulate);
+    simulate->addSeparator();
+    profile_->addCalibrationActions(simulate);
+    simulate->addSeparator();
+    run_->addRunAction(simulate, run_bar_);
 }
 
 void MainWindow::buildHelpMenu() {

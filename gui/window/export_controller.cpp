@@ -1,5 +1,5 @@
-// File ▸ Export: pictures of the views, the timeline as a Chrome trace, the
-// schedule as CSV (ours or PyTorch's).
+#include "window/export_controller.h"
+
 #include <QAction>
 #include <QDir>
 #include <QFileDialog>
@@ -7,6 +7,7 @@
 #include <QMenu>
 #include <QMessageBox>
 #include <QStandardPaths>
+#include <QStatusBar>
 #include <QTabWidget>
 
 #include "document/project_document.h"
@@ -20,49 +21,49 @@
 #include "pipewright/core/timeline.h"
 #include "pipewright/core/torch_csv.h"
 #include "studio_core/asset_paths.h"
-#include "studio_core/export_path.h"
 #include "studio_core/simulation_runner.h"
 #include "timeline/timeline_plot.h"
+#include "window/file_controller.h"
 #include "window/file_dialogs.h"
 #include "window/image_export.h"
-#include "window/main_window.h"
 #include "window/message_bar.h"
 
 namespace pipewright::gui {
 
-void MainWindow::buildExportMenu(QMenu* exports) {
+ExportController::ExportController(const ControllerContext& context, const Views& views,
+                                   FileController* files, QObject* parent)
+    : QObject(parent), context_(context), views_(views), files_(files) {}
+
+void ExportController::buildMenu(QMenu* exports) {
     struct ExportItem {
         const char* text;
-        ExportView view;
+        View view;
         ExportFormat format;
         const char* name;  // object name, for tests and scripts
     };
     // The charts of the Metrics and Comparison tabs, as pictures too: PNG to
     // paste, SVG and PDF to print or put in a paper at any size.
     static const ExportItem items[] = {
-        {QT_TR_NOOP("Timeline as &PNG…"), ExportView::timeline, ExportFormat::png, "Timeline.png"},
-        {QT_TR_NOOP("Timeline as &SVG…"), ExportView::timeline, ExportFormat::svg, "Timeline.svg"},
-        {QT_TR_NOOP("Timeline as P&DF…"), ExportView::timeline, ExportFormat::pdf, "Timeline.pdf"},
-        {QT_TR_NOOP("Timeline as &Chrome Trace…"), ExportView::timeline, ExportFormat::chrome_trace,
+        {QT_TR_NOOP("Timeline as &PNG…"), View::timeline, ExportFormat::png, "Timeline.png"},
+        {QT_TR_NOOP("Timeline as &SVG…"), View::timeline, ExportFormat::svg, "Timeline.svg"},
+        {QT_TR_NOOP("Timeline as P&DF…"), View::timeline, ExportFormat::pdf, "Timeline.pdf"},
+        {QT_TR_NOOP("Timeline as &Chrome Trace…"), View::timeline, ExportFormat::chrome_trace,
          "Timeline.json"},
-        {nullptr, ExportView::timeline, ExportFormat::png, nullptr},
-        {QT_TR_NOOP("&Metrics Charts as PNG…"), ExportView::metrics, ExportFormat::png,
-         "Metrics.png"},
-        {QT_TR_NOOP("Metrics Charts as SVG…"), ExportView::metrics, ExportFormat::svg,
-         "Metrics.svg"},
-        {QT_TR_NOOP("Metrics Charts as PDF…"), ExportView::metrics, ExportFormat::pdf,
-         "Metrics.pdf"},
-        {QT_TR_NOOP("C&omparison Charts as PNG…"), ExportView::comparison, ExportFormat::png,
+        {nullptr, View::timeline, ExportFormat::png, nullptr},
+        {QT_TR_NOOP("&Metrics Charts as PNG…"), View::metrics, ExportFormat::png, "Metrics.png"},
+        {QT_TR_NOOP("Metrics Charts as SVG…"), View::metrics, ExportFormat::svg, "Metrics.svg"},
+        {QT_TR_NOOP("Metrics Charts as PDF…"), View::metrics, ExportFormat::pdf, "Metrics.pdf"},
+        {QT_TR_NOOP("C&omparison Charts as PNG…"), View::comparison, ExportFormat::png,
          "Comparison.png"},
-        {QT_TR_NOOP("Comparison Charts as SVG…"), ExportView::comparison, ExportFormat::svg,
+        {QT_TR_NOOP("Comparison Charts as SVG…"), View::comparison, ExportFormat::svg,
          "Comparison.svg"},
-        {QT_TR_NOOP("Comparison Charts as PDF…"), ExportView::comparison, ExportFormat::pdf,
+        {QT_TR_NOOP("Comparison Charts as PDF…"), View::comparison, ExportFormat::pdf,
          "Comparison.pdf"},
-        {nullptr, ExportView::timeline, ExportFormat::png, nullptr},
-        {QT_TR_NOOP("Schedule as C&SV…"), ExportView::schedule, ExportFormat::csv, "Schedule.csv"},
-        {QT_TR_NOOP("Schedule for PyTorch, Compute &Only…"), ExportView::schedule,
+        {nullptr, View::timeline, ExportFormat::png, nullptr},
+        {QT_TR_NOOP("Schedule as C&SV…"), View::schedule, ExportFormat::csv, "Schedule.csv"},
+        {QT_TR_NOOP("Schedule for PyTorch, Compute &Only…"), View::schedule,
          ExportFormat::torch_compute_only, "ScheduleTorchComputeOnly.csv"},
-        {QT_TR_NOOP("Schedule for PyTorch, &Lowered…"), ExportView::schedule,
+        {QT_TR_NOOP("Schedule for PyTorch, &Lowered…"), View::schedule,
          ExportFormat::torch_compute_comms, "ScheduleTorchComputeComms.csv"},
     };
     // Before the loop's items: the cluster's files come first for a run.
@@ -84,34 +85,34 @@ void MainWindow::buildExportMenu(QMenu* exports) {
     }
 }
 
-bool MainWindow::exportTo(ExportView view, ExportFormat format, const QString& path,
-                          QString* error) {
-    const auto result = runner_->latest();
+bool ExportController::exportTo(View view, ExportFormat format, const QString& path,
+                                QString* error) {
+    const auto result = context_.runner->latest();
     if (const QString nothing = nothingToExport(view); !nothing.isEmpty()) {
         *error = nothing;
         return false;
     }
     QByteArray bytes;
     switch (view) {
-        case ExportView::timeline:
+        case View::timeline:
             if (format == ExportFormat::chrome_trace) {
                 bytes = QByteArray::fromStdString(
                     timeline_to_chrome_trace(result->report->timeline).dump(1));
             } else {
-                bytes = render_plot(timeline_, format);
+                bytes = render_plot(views_.timeline, format);
             }
             break;
-        case ExportView::metrics:
-        case ExportView::comparison: {
+        case View::metrics:
+        case View::comparison: {
             // Shown first, so that a tab never opened has its charts laid out.
             QWidget* page =
-                view == ExportView::metrics ? static_cast<QWidget*>(metrics_) : comparison_;
-            tabs_->setCurrentWidget(page);
-            bytes = render_widgets(view == ExportView::metrics ? page : comparison_->chartArea(),
+                view == View::metrics ? static_cast<QWidget*>(views_.metrics) : views_.comparison;
+            views_.tabs->setCurrentWidget(page);
+            bytes = render_widgets(view == View::metrics ? page : views_.comparison->chartArea(),
                                    format);
             break;
         }
-        case ExportView::schedule:
+        case View::schedule:
             try {
                 bytes = QByteArray::fromStdString(
                     format == ExportFormat::torch_compute_only
@@ -129,38 +130,47 @@ bool MainWindow::exportTo(ExportView view, ExportFormat format, const QString& p
     return write_export(path, bytes, error);
 }
 
-QString MainWindow::nothingToExport(ExportView view) const {
-    if (view == ExportView::comparison) {
-        return comparison_->rows().empty()
+QString ExportController::nothingToExport(View view) const {
+    if (view == View::comparison) {
+        return views_.comparison->rows().empty()
                    ? tr("Nothing to export: compare the schedules first (Simulate ▸ Compare "
                         "Schedules)")
                    : QString();
     }
-    const auto result = runner_->latest();
+    const auto result = context_.runner->latest();
     return result && result->report ? QString()
                                     : tr("Nothing to export: the project does not simulate");
 }
 
-void MainWindow::exportWithDialog(ExportView view, ExportFormat format) {
-    if (const QString nothing = nothingToExport(view); !nothing.isEmpty()) {
-        statusBar()->showMessage(nothing, 6000);
-        return;
-    }
-    static const char* const what[] = {"timeline", "metrics", "comparison", "schedule"};
-    const QString kind = QString::fromLatin1(what[static_cast<int>(view)]);
-    // Beside a saved project, else in the user's documents; named after the model.
-    QString folder = document_->filePath().isEmpty() || is_shipped_asset(document_->filePath())
+namespace {
+const char* const kViewWords[] = {"timeline", "metrics", "comparison", "schedule"};
+}  // namespace
+
+QString ExportController::suggestedPath(View view, ExportFormat format) const {
+    const QString file = context_.document->filePath();
+    QString folder = file.isEmpty() || is_shipped_asset(file)
                          ? QStandardPaths::writableLocation(QStandardPaths::DocumentsLocation)
-                         : QFileInfo(document_->filePath()).absolutePath();
+                         : QFileInfo(file).absolutePath();
     if (folder.isEmpty()) {
         folder = QDir::homePath();
     }
-    QString suggestion = QDir(folder).filePath(
-        QString::fromStdString(safe_file_stem(document_->project().model.name)) + QLatin1Char('-') +
-        kind + QLatin1Char('.') + export_extension(format));
+    return QDir(folder).filePath(
+        QString::fromStdString(safe_file_stem(context_.document->project().model.name)) +
+        QLatin1Char('-') + QString::fromLatin1(kViewWords[static_cast<int>(view)]) +
+        QLatin1Char('.') + export_extension(format));
+}
+
+void ExportController::exportWithDialog(View view, ExportFormat format) {
+    if (const QString nothing = nothingToExport(view); !nothing.isEmpty()) {
+        context_.status->showMessage(nothing, 6000);
+        return;
+    }
+    QWidget* window = context_.window;
+    const QString kind = QString::fromLatin1(kViewWords[static_cast<int>(view)]);
+    QString suggestion = suggestedPath(view, format);
     for (;;) {
         const QString chosen =
-            save_file_name(this, tr("Export %1 as %2").arg(kind, export_format_name(format)),
+            save_file_name(window, tr("Export %1 as %2").arg(kind, export_format_name(format)),
                            suggestion, export_filter(format));
         if (chosen.isEmpty()) {
             return;
@@ -168,7 +178,7 @@ void MainWindow::exportWithDialog(ExportView view, ExportFormat format) {
         const ExportPath resolved = resolve_export_path(chosen, format);
         if (resolved.path.isEmpty()) {
             // Asked again with the right name filled in: one click to accept it.
-            QMessageBox::warning(this, tr("Not a %1 name").arg(export_format_name(format)),
+            QMessageBox::warning(window, tr("Not a %1 name").arg(export_format_name(format)),
                                  resolved.refusal);
             suggestion = resolved.suggestion.isEmpty() ? chosen : resolved.suggestion;
             continue;
@@ -177,7 +187,7 @@ void MainWindow::exportWithDialog(ExportView view, ExportFormat format) {
         // with the extension added.
         if (resolved.path != chosen && QFileInfo::exists(resolved.path) &&
             QMessageBox::question(
-                this, tr("Replace file"),
+                window, tr("Replace file"),
                 tr("%1 already exists. Replace it?").arg(QFileInfo(resolved.path).fileName())) !=
                 QMessageBox::Yes) {
             suggestion = resolved.path;
@@ -185,25 +195,26 @@ void MainWindow::exportWithDialog(ExportView view, ExportFormat format) {
         }
         QString error;
         if (exportTo(view, format, resolved.path, &error)) {
-            statusBar()->showMessage(tr("Exported %1").arg(resolved.path), 6000);
+            context_.status->showMessage(tr("Exported %1").arg(resolved.path), 6000);
         } else {
-            statusBar()->showMessage(tr("Export failed: %1").arg(error), 8000);
-            QMessageBox::warning(this, tr("Export failed"), tr("Export failed: %1").arg(error));
+            context_.status->showMessage(tr("Export failed: %1").arg(error), 8000);
+            QMessageBox::warning(window, tr("Export failed"), tr("Export failed: %1").arg(error));
         }
         return;
     }
 }
 
-bool MainWindow::exportLaunchFiles(const QString& folder, QString* error) {
-    const QString path = document_->filePath();
-    if (path.isEmpty() || document_->isModified()) {
+bool ExportController::exportLaunchFiles(const QString& folder, QString* error) {
+    const ProjectDocument& document = *context_.document;
+    const QString path = document.filePath();
+    if (path.isEmpty() || document.isModified()) {
         *error = tr("Save the project first: every launch file runs the project file by its path");
         return false;
     }
     AnalysisOptions options;
-    options.base_dir = baseDir().toStdString();
+    options.base_dir = document.baseDir().toStdString();
     Diagnostics problems;
-    const auto project = analyze_project(document_->project(), options, problems);
+    const auto project = analyze_project(document.project(), options, problems);
     if (!project) {
         *error = tr("The project has problems to fix first (see Problems)");
         return false;
@@ -217,7 +228,7 @@ bool MainWindow::exportLaunchFiles(const QString& folder, QString* error) {
         for (const LaunchFile& f : files) {
             names << QString::fromStdString(f.name);
         }
-        message_bar_->showMessage(
+        context_.messages->showMessage(
             tr("Wrote %1 into %2 for %3. Each file starts with the assumptions it makes (the "
                "project at this path on every node, the image, the network interface).")
                 .arg(names.join(QStringLiteral(", ")), folder,
@@ -230,27 +241,29 @@ bool MainWindow::exportLaunchFiles(const QString& folder, QString* error) {
     }
 }
 
-void MainWindow::exportLaunchFilesWithDialog() {
-    if (document_->filePath().isEmpty() || document_->isModified()) {
+void ExportController::exportLaunchFilesWithDialog() {
+    ProjectDocument* document = context_.document;
+    QWidget* window = context_.window;
+    if (document->filePath().isEmpty() || document->isModified()) {
         const auto answer = QMessageBox::question(
-            this, tr("Export launch files"),
+            window, tr("Export launch files"),
             tr("The launch files run the project file by its path, so it must be saved first. "
                "Save it now?"),
             QMessageBox::Save | QMessageBox::Cancel, QMessageBox::Save);
-        if (answer != QMessageBox::Save || !save() || document_->isModified()) {
+        if (answer != QMessageBox::Save || !files_->save() || document->isModified()) {
             return;
         }
     }
-    const QFileInfo project(document_->filePath());
+    const QFileInfo project(document->filePath());
     const QString name = project.completeBaseName() + QStringLiteral("-launch");
     const QString parent = QFileDialog::getExistingDirectory(
-        this, tr("Where to put the folder %1").arg(name), project.absolutePath());
+        window, tr("Where to put the folder %1").arg(name), project.absolutePath());
     if (parent.isEmpty()) {
         return;
     }
     QString error;
     if (!exportLaunchFiles(QDir(parent).filePath(name), &error)) {
-        QMessageBox::warning(this, tr("Export launch files"), error);
+        QMessageBox::warning(window, tr("Export launch files"), error);
     }
 }
 
