@@ -32,21 +32,22 @@ if [ ! -f /usr/include/c10/cuda/impl/cuda_cmake_macros.h ]; then
     echo '#define C10_CUDA_BUILD_SHARED_LIBS' >"$shim/c10/cuda/impl/cuda_cmake_macros.h"
 fi
 
-# Every translation unit that has CUDA- or NCCL-only code.
-sources=(action_clock.cpp compute_device.cpp transport_nccl.cpp worker.cpp profiler_layers.cpp
-         gradient_sync.cpp
-         profiler.cpp launcher.cpp executor.cpp)
+# Every translation unit that has CUDA- or NCCL-only code (under backend/src/).
+sources=(execution/action_clock.cpp execution/compute_device.cpp transport/transport_nccl.cpp
+         run/worker.cpp profile/profiler_layers.cpp execution/gradient_sync.cpp
+         layers/tensor_parallel_collectives.cpp
+         profile/profiler.cpp run/launcher.cpp execution/executor.cpp)
 # transport_nccl.cpp is not in a CPU build's database: it borrows transport.cpp's flags.
 flags_of() {
     jq -r --arg f "backend/src/$1" '.[] | select(.file | endswith($f)) | .command' "$db"
 }
 status=0
 for src in "${sources[@]}"; do
-    if [ "$src" = transport_nccl.cpp ] && [ ${#nccl_flags[@]} -eq 0 ]; then
+    if [ "$src" = transport/transport_nccl.cpp ] && [ ${#nccl_flags[@]} -eq 0 ]; then
         continue
     fi
     from=$src
-    [ "$src" = transport_nccl.cpp ] && from=transport.cpp
+    [ "$src" = transport/transport_nccl.cpp ] && from=transport/transport.cpp
     cmd=$(flags_of "$from")
     [ -n "$cmd" ] || { echo "check-cuda-sources: $from is not in $db" >&2; exit 2; }
     # Drop the output, the precompiled header (built without these macros)

@@ -16,8 +16,8 @@ namespace pipewright::gui {
 // Where the simulation's costs come from, on the Run tab: the analytic
 // estimate or the profile measured on this machine, and "Profile this
 // machine", which measures one with `pipewright profile` (Cancel stops it).
-// The main window keeps the profile with the project and re-simulates; this
-// widget shows and asks.
+// ProfileController (profile_controller.h) keeps the profile with the
+// project and re-prices the simulation; this widget shows and asks.
 class CostsBar : public QWidget {
     Q_OBJECT
 

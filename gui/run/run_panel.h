@@ -29,9 +29,10 @@ class CostsBar;
 // The Run tab: start a real run of the layout on screen on the local
 // devices, follow it (progress bar, live log, Cancel), read the simulated vs
 // measured table, and reopen past runs; above them, the costs the simulation
-// uses and Profile this machine (sharing the progress bar and the log). The main window prepares
-// each run (writes the project into a fresh run folder) and draws the measured timeline; this
-// widget only shows and asks.
+// uses and Profile this machine (sharing the progress bar and the log).
+// RunController (run_controller.h) prepares each run (writes the project
+// into a fresh run folder) and draws the measured timeline; this widget only
+// shows and asks.
 class RunPanel : public QWidget {
     Q_OBJECT
 

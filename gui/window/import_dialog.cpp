@@ -23,6 +23,32 @@ ImportDialog::ImportDialog(QString cli, QString start_folder, QWidget* parent)
     : QDialog(parent), cli_(std::move(cli)), start_folder_(std::move(start_folder)) {
     setWindowTitle(tr("Import"));
     auto* form = new QFormLayout;
+    QPushButton* browse = addModuleFields(form);
+    addDeviceFields(form);
+    addTrainingFields(form);
+    addPreview();
+    auto* buttons = new QDialogButtonBox(QDialogButtonBox::Cancel);
+    QPushButton* preview_button = addButtons(buttons);
+
+    auto* layout = new QVBoxLayout(this);
+    layout->addLayout(form);
+    layout->addWidget(table_, 1);
+    layout->addWidget(status_);
+    layout->addWidget(buttons);
+    // Module, then its shape (the widgets are the dialog's only now): the
+    // Browse button comes after the project file in the tab order.
+    setTabOrder(module_, shape_);
+    setTabOrder(out_, browse);
+    import_->setDefault(false);
+    preview_button->setDefault(true);  // Enter previews; Import is a click
+    resize(720, 600);
+
+    process_ = new QProcess(this);
+    connect(process_, &QProcess::finished, this, &ImportDialog::finished);
+    moduleKindChanged();
+}
+
+QPushButton* ImportDialog::addModuleFields(QFormLayout* form) {
     module_ = new QLineEdit;
     module_->setObjectName(QStringLiteral("importModule"));
     module_->setPlaceholderText(
@@ -66,6 +92,10 @@ ImportDialog::ImportDialog(QString cli, QString start_folder, QWidget* parent)
         tr("Levels to split below the module's children: a child whose forward "
            "calls its own children in sequence is split into them"));
     form->addRow(tr("Depth"), depth_);
+    return browse;
+}
+
+void ImportDialog::addDeviceFields(QFormLayout* form) {
     devices_ = new QSpinBox;
     devices_->setObjectName(QStringLiteral("importDevices"));
     devices_->setRange(1, 4096);
@@ -90,6 +120,9 @@ ImportDialog::ImportDialog(QString cli, QString start_folder, QWidget* parent)
     devices_row->addWidget(new QLabel(tr("×")));
     devices_row->addWidget(spec_, 1);
     form->addRow(tr("Devices"), devices_row);
+}
+
+void ImportDialog::addTrainingFields(QFormLayout* form) {
     batch_ = new QSpinBox;
     batch_->setRange(1, 1 << 20);
     batch_->setValue(32);
@@ -126,7 +159,9 @@ ImportDialog::ImportDialog(QString cli, QString start_folder, QWidget* parent)
         out_->setText(suggested_project_file(text));
         moduleKindChanged();
     });
+}
 
+void ImportDialog::addPreview() {
     table_ = new QTableWidget(0, 6);
     table_->setObjectName(QStringLiteral("importPreview"));
     table_->setHorizontalHeaderLabels({tr("Layer"), tr("Module"), tr("Output"), tr("Parameters"),
@@ -139,8 +174,9 @@ ImportDialog::ImportDialog(QString cli, QString start_folder, QWidget* parent)
     status_->setObjectName(QStringLiteral("importStatus"));
     status_->setWordWrap(true);
     status_->setTextInteractionFlags(Qt::TextSelectableByMouse);
+}
 
-    auto* buttons = new QDialogButtonBox(QDialogButtonBox::Cancel);
+QPushButton* ImportDialog::addButtons(QDialogButtonBox* buttons) {
     auto* preview_button = buttons->addButton(tr("Preview"), QDialogButtonBox::ActionRole);
     preview_button->setObjectName(QStringLiteral("importPreviewButton"));
     import_ = buttons->addButton(tr("Import"), QDialogButtonBox::AcceptRole);
@@ -148,23 +184,7 @@ ImportDialog::ImportDialog(QString cli, QString start_folder, QWidget* parent)
     connect(preview_button, &QPushButton::clicked, this, &ImportDialog::preview);
     connect(import_, &QPushButton::clicked, this, &ImportDialog::runImport);
     connect(buttons, &QDialogButtonBox::rejected, this, &QDialog::reject);
-
-    auto* layout = new QVBoxLayout(this);
-    layout->addLayout(form);
-    layout->addWidget(table_, 1);
-    layout->addWidget(status_);
-    layout->addWidget(buttons);
-    // Module, then its shape (the widgets are the dialog's only now): the
-    // Browse button comes after the project file in the tab order.
-    setTabOrder(module_, shape_);
-    setTabOrder(out_, browse);
-    import_->setDefault(false);
-    preview_button->setDefault(true);  // Enter previews; Import is a click
-    resize(720, 600);
-
-    process_ = new QProcess(this);
-    connect(process_, &QProcess::finished, this, &ImportDialog::finished);
-    moduleKindChanged();
+    return preview_button;
 }
 
 void ImportDialog::moduleKindChanged() {
@@ -276,6 +296,10 @@ void ImportDialog::finished(int code, QProcess::ExitStatus status) {
         emit previewShown(0);
         return;
     }
+    showLayers(p);
+}
+
+void ImportDialog::showLayers(const ImportPreview& p) {
     table_->setRowCount(static_cast<int>(p.layers.size()));
     for (int row = 0; row < table_->rowCount(); ++row) {
         const auto& l = p.layers[static_cast<std::size_t>(row)];

@@ -7,6 +7,8 @@
 
 class QCheckBox;
 class QComboBox;
+class QDialogButtonBox;
+class QFormLayout;
 class QLabel;
 class QLineEdit;
 class QPushButton;
@@ -38,8 +40,17 @@ class ImportDialog : public QDialog {
     void failed(const QString& message);
 
   private:
+    // The dialog's parts, each a few rows of the form; the module's returns
+    // its Browse button (last in the tab order), the buttons' Preview.
+    QPushButton* addModuleFields(QFormLayout* form);
+    void addDeviceFields(QFormLayout* form);
+    void addTrainingFields(QFormLayout* form);
+    void addPreview();
+    QPushButton* addButtons(QDialogButtonBox* buttons);
     void start(bool preview);
     void finished(int code, QProcess::ExitStatus status);
+    // A module's layers in the table, with how evenly the stages share them.
+    void showLayers(const ImportPreview& preview);
     void showError(const QString& message);
     // A config (.json) or a module: the fields only one of them takes.
     void moduleKindChanged();

@@ -1,21 +1,17 @@
 #include "window/main_window.h"
 
 #include <QAction>
-#include <QApplication>
+#include <QCloseEvent>
 #include <QDockWidget>
-#include <QFileInfo>
 #include <QHBoxLayout>
 #include <QHeaderView>
 #include <QItemSelectionModel>
 #include <QLabel>
 #include <QMenu>
-#include <QMenuBar>
-#include <QRegularExpression>
 #include <QScrollArea>
 #include <QSettings>
 #include <QSplitter>
 #include <QStatusBar>
-#include <QStyleFactory>
 #include <QTabWidget>
 #include <QTableView>
 #include <QToolButton>
@@ -30,21 +26,21 @@
 #include "editor/training_bar.h"
 #include "metrics/comparison_panel.h"
 #include "metrics/metrics_panel.h"
+#include "run/profile_controller.h"
+#include "run/run_controller.h"
 #include "run/run_panel.h"
-#include "studio_core/format.h"
-#include "studio_core/layer_blocks.h"
-#include "studio_core/project_edit.h"
-#include "studio_core/replica_view.h"
-#include "studio_core/run_folder.h"
 #include "studio_core/simulation_runner.h"
-#include "style/colors.h"
 #include "timeline/timeline_plot.h"
 #include "timeline/timeline_view.h"
 #include "topology/topology_canvas.h"
 #include "topology/topology_scene.h"
 #include "topology/topology_view.h"
 #include "window/adaptive_layout.h"
+#include "window/controller_context.h"
+#include "window/export_controller.h"
+#include "window/file_controller.h"
 #include "window/message_bar.h"
+#include "window/plan_controller.h"
 
 namespace pipewright::gui {
 
@@ -55,9 +51,11 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
     model_ = new ModelTableModel(document_, this);
     scene_ = new TopologyScene(this);
     buildLayout();
+    buildControllers();
     buildActions();
     connectViews();
-    connectPlan();
+    // Only now, since other costs re-simulate: every view must listen.
+    profile_->restoreCosts();
     statusBar()->showMessage(tr("Ready"), 2000);
     updateTitle();
 }
@@ -219,6 +217,23 @@ void MainWindow::buildDocksAndBars() {
     adaptive_->keepWidths({palette_dock, inspector_dock}, {170, 340});
 }
 
+void MainWindow::buildControllers() {
+    const ControllerContext context{this, document_, runner_, message_bar_, statusBar()};
+    files_ = new FileController(context, this);
+    exports_ =
+        new ExportController(context, {timeline_, metrics_, comparison_, tabs_}, files_, this);
+    run_ = new RunController(context, run_panel_, timeline_, tabs_, this);
+    profile_ = new ProfileController(context, run_panel_, tabs_, this);
+    plan_ = new PlanController(context, this);
+    // Opened or recovered: simulated on this thread, so that the views are
+    // current before the next event.
+    connect(files_, &FileController::projectOpened, this, &MainWindow::simulateNow);
+    connect(profile_, &ProfileController::costsChanged, this, &MainWindow::projectChanged);
+    connect(plan_, &PlanController::refused, this, &MainWindow::refuse);
+    connect(run_panel_, &RunPanel::launchFilesRequested, exports_,
+            &ExportController::exportLaunchFilesWithDialog);
+}
+
 void MainWindow::connectViews() {
     connect(document_, &ProjectDocument::projectChanged, this, &MainWindow::projectChanged);
     connect(document_, &ProjectDocument::fileChanged, this, &MainWindow::updateTitle);
@@ -254,7 +269,6 @@ void MainWindow::connectViews() {
     });
     connect(view_, &TopologyView::backgroundClicked, this, &MainWindow::selectCanvasBackground);
     connectTopology();
-    connectRun();
 
     connect(table_->selectionModel(), &QItemSelectionModel::selectionChanged, this, [this] {
         const QModelIndexList rows = table_->selectionModel()->selectedRows();
@@ -293,288 +307,6 @@ QString MainWindow::baseDir() const {
     return document_->baseDir();
 }
 
-void MainWindow::projectChanged() {
-    comparison_->markStale();
-    runner_->request(document_->project(), baseDir(), document_->loadDiagnostics());
-    const auto latest = runner_->latest();
-    rebuildCanvas(document_->project(), latest && latest->report ? &*latest->report : nullptr);
-}
-
-void MainWindow::rebuildCanvas(const Project& project, const SimulationReport* report) {
-    if (report == nullptr) {
-        scene_->rebuild(project, {}, problem_devices_);
-        return;
-    }
-    scene_->rebuild(project, with_tensor_group_members(every_replica_device(*report), project),
-                    problem_devices_, replica_roles(*report));
-}
-
-QString MainWindow::replicasSummary(const SimulationReport& r) const {
-    if (r.data_parallel <= 1) {
-        return {};
-    }
-    // The timeline draws the replicas simulated; say what the others do.
-    QString text = tr(" · %n replica(s)", nullptr, r.data_parallel);
-    if (r.zero_stage > 0) {
-        text += tr(", ZeRO-%1").arg(r.zero_stage);
-    }
-    if (r.replicas.size() == 1) {
-        text += tr(", drawn once (all alike)");
-    } else {
-        text += tr(", %n kind(s) drawn", nullptr, static_cast<int>(r.replicas.size()));
-    }
-    return text;
-}
-
-void MainWindow::setLegend(bool tensor_parallel) {
-    legend_tensor_ = tensor_parallel;
-    // A collapsed group's lane is its busy share, which has its own key.
-    const auto& rows = timeline_->lanes().rows();
-    const bool groups = std::any_of(rows.begin(), rows.end(), [](const LaneRow& row) {
-        return row.kind == LaneRowKind::summary;
-    });
-    QStringList keys;
-    // A key never breaks inside: not at its spaces, nor at a hyphen ("Tensor
-    // all-/reduce" wrapped over two lines); U+2011 is the non-breaking hyphen.
-    const auto key = [](const QColor& colour, QString name) {
-        return QStringLiteral("<span style='color:%1;font-size:large'>■</span>&nbsp;%2")
-            .arg(colour.name(), name.replace(QLatin1Char(' '), QStringLiteral("&nbsp;"))
-                                    .replace(QLatin1Char('-'), QChar(0x2011)));
-    };
-    for (BlockKind k :
-         {BlockKind::forward, BlockKind::backward, BlockKind::backward_input,
-          BlockKind::backward_weight, BlockKind::send, BlockKind::recv, BlockKind::collective}) {
-        keys << key(block_color(k), block_name(k));
-    }
-    const bool dark = palette().color(QPalette::Window).lightness() < 128;
-    if (tensor_parallel) {
-        keys << key(tensor_collective_color(dark), tr("Tensor all-reduce (within F and B)"));
-    }
-    if (groups) {
-        keys << key(busy_share_color(dark), tr("busy share of a collapsed group"));
-    }
-    keys << tr("<span style='font-size:large'>▨</span>&nbsp;bubble&nbsp;(idle)");
-    // A non-breaking hyphen (U+2011): the key wraps whole, never "micro-/batch".
-    keys << tr("labels:&nbsp;stage·micro\u2011batch");
-    // Plain spaces between the keys let the legend wrap in a narrow window
-    // instead of setting the window's minimum width.
-    legend_->setText(keys.join(QStringLiteral(" &nbsp; ")));
-}
-
-void MainWindow::simulateNow() {
-    runner_->runSynchronously(document_->project(), baseDir(), document_->loadDiagnostics());
-}
-
-void MainWindow::simulationDone() {
-    const auto result = runner_->latest();
-    if (!result) {
-        return;
-    }
-    if (result->report) {
-        const SimulationReport& r = *result->report;
-        // A failure's message would otherwise cover the new summary for seconds.
-        statusBar()->clearMessage();
-        // Shared with the result, not copied.
-        timeline_->setTimeline(std::shared_ptr<const Timeline>(result, &r.timeline), r.lane_devices,
-                               result->layout);
-        std::vector<std::array<double, 2>> tensor;
-        if (r.tensor_parallel.size > 1) {
-            for (const StageCost& stage : r.stages) {
-                tensor.push_back({stage.tensor_forward_s, stage.tensor_backward_s});
-            }
-        }
-        setLegend(!tensor.empty());
-        timeline_->setTensorCollectives(std::move(tensor));
-        timeline_->setTensorGroups(r.tensor_groups);
-        std::vector<std::array<QString, 3>> kernels;
-        for (const StageKernels& stage : result->kernels) {
-            kernels.push_back({QString::fromStdString(describe_pass(stage.forward)),
-                               QString::fromStdString(describe_pass(stage.backward_input)),
-                               QString::fromStdString(describe_pass(stage.backward_weight))});
-        }
-        timeline_->setStageKernels(std::move(kernels));
-        metrics_->setReport(r);
-        summary_->setText(
-            tr("%1 · %n micro-batch(es) · %2 · %3 samples/s · bubble %4", nullptr, r.microbatches)
-                .arg(QString::fromStdString(r.schedule), format_duration(r.iteration_time_s),
-                     format_rate(r.throughput_samples_per_s), format_percent(r.bubble_fraction)) +
-            replicasSummary(r) +
-            (r.tensor_parallel.size > 1
-                 ? tr(" · %1 devices a stage (tensor%2 parallel)")
-                       .arg(r.tensor_parallel.size)
-                       .arg(r.tensor_parallel.sequence_parallel ? tr(" and sequence") : QString())
-                 : QString()) +
-            (result->profile ? tr(" · measured costs") : QString()) +
-            (result->catalog ? tr(" · calibrated devices") : QString()));
-        QString priced = result->profile
-                             ? tr("Priced with the profile measured on this machine (Run tab)")
-                             : tr("Priced with the analytic estimate (Run tab: Costs)");
-        if (result->catalog) {
-            priced += QLatin1Char('\n') + describe_device_calibrations(calibrations_);
-        }
-        summary_->setToolTip(priced);
-    } else {
-        const QString why = result->error.empty() ? tr("fix the problems listed to simulate")
-                                                  : QString::fromStdString(result->error);
-        timeline_->clearTimeline(tr("No timeline: %1").arg(why));
-        metrics_->clear(tr("not simulated"));
-        summary_->setText(tr("Not simulated"));
-    }
-    showProblems();
-    updateRunComparison();
-}
-
-void MainWindow::showProblems() {
-    Diagnostics all = document_->loadDiagnostics();
-    const auto result = runner_->latest();
-    if (result) {
-        all.append(result->diagnostics);
-        if (!result->error.empty()) {
-            all.add("", result->error);
-        }
-    }
-    problems_->setProblems(all);
-    const bool appearing = !all.empty() && problems_dock_->isHidden();
-    problems_dock_->setVisible(!all.empty());
-    if (appearing) {
-        // As tall as its lines (up to a quarter of the window), not the
-        // dock's default that left the canvas blank for one line.
-        const int rows = std::min(problems_->count(), 6);
-        const int line = std::max(problems_->sizeHintForRow(0), fontMetrics().height() + 4);
-        const int wanted = std::min(rows * line + 2 * problems_->frameWidth() + 6, height() / 4);
-        resizeDocks({problems_dock_}, {wanted}, Qt::Vertical);
-    }
-
-    // Highlight what the problems name: layer rows and device boxes.
-    static const QRegularExpression layer_re(QStringLiteral("^model\\.layers\\[(\\d+)\\]"));
-    static const QRegularExpression stage_re(QStringLiteral("^placement\\[(\\d+)\\]"));
-    static const QRegularExpression device_re(
-        QStringLiteral("^topology\\.([^\\s.]+/[^\\s.]+/[^\\s.]+)"));
-    const Project& p = document_->project();
-    QSet<int> rows;
-    QSet<QString> devices;
-    for (const Diagnostic& d : all.items()) {
-        const QString path = QString::fromStdString(d.path);
-        if (auto m = layer_re.match(path); m.hasMatch()) {
-            rows.insert(m.captured(1).toInt());
-        } else if (auto s = stage_re.match(path); s.hasMatch()) {
-            const auto stage = static_cast<std::size_t>(s.captured(1).toInt());
-            if (stage < p.placement.size()) {
-                devices.insert(QString::fromStdString(p.placement[stage].device));
-            }
-        } else if (auto dm = device_re.match(path); dm.hasMatch()) {
-            devices.insert(dm.captured(1));
-        }
-    }
-    model_->setProblemRows(rows);
-    problem_devices_ = devices;
-    rebuildCanvas(p, result && result->report ? &*result->report : nullptr);
-}
-
-void MainWindow::selectProblem(const QString& path) {
-    static const QRegularExpression layer_re(QStringLiteral("^model\\.layers\\[(\\d+)\\]"));
-    static const QRegularExpression stage_re(QStringLiteral("^placement\\[(\\d+)\\]"));
-    static const QRegularExpression device_re(
-        QStringLiteral("^topology\\.([^\\s.]+/[^\\s.]+/[^\\s.]+)"));
-    const Project& p = document_->project();
-    if (auto m = layer_re.match(path); m.hasMatch()) {
-        const int row = m.captured(1).toInt();
-        selectLayers(row, row);
-    } else if (auto s = stage_re.match(path); s.hasMatch()) {
-        const auto stage = static_cast<std::size_t>(s.captured(1).toInt());
-        if (stage < p.placement.size()) {
-            inspector_->setSelection(
-                {Selection::Kind::device, -1, QString::fromStdString(p.placement[stage].device)});
-            if (!p.placement[stage].layers.empty()) {
-                const int first = p.model.layer_index(p.placement[stage].layers.front());
-                const int last = p.model.layer_index(p.placement[stage].layers.back());
-                if (first >= 0 && last >= first) {
-                    selectLayers(first, last);
-                }
-            }
-        }
-    } else if (auto d = device_re.match(path); d.hasMatch()) {
-        inspector_->setSelection({Selection::Kind::device, -1, d.captured(1)});
-        view_->revealDevice(d.captured(1));
-    } else if (path.startsWith(QLatin1String("training"))) {
-        training_->scheduleBox()->setFocus();
-    }
-}
-
-void MainWindow::selectLayers(int first, int last) {
-    if (first < 0 || first >= model_->rowCount()) {
-        return;
-    }
-    last = std::min(last, model_->rowCount() - 1);
-    table_->selectionModel()->select(
-        QItemSelection(model_->index(first, 0),
-                       model_->index(last, ModelTableModel::ColumnCount - 1)),
-        QItemSelectionModel::ClearAndSelect);
-    table_->scrollTo(model_->index(first, 0));
-    inspector_->setSelection({Selection::Kind::layer, first, {}});
-}
-
-bool MainWindow::placeLayers(int first, int last, const QString& device) {
-    const EditResult result = place_layers(document_->project(), first, last, device.toStdString());
-    if (!result.project) {
-        refuse(QString::fromStdString(result.refusal));
-        return false;
-    }
-    const QString what =
-        first == last
-            ? tr("Place %1 on %2")
-                  .arg(QString::fromStdString(
-                           document_->project().model.layers[static_cast<std::size_t>(first)].name),
-                       device)
-            : tr("Place %n layer(s) on %1", nullptr, last - first + 1).arg(device);
-    document_->edit(what, *result.project);
-    statusBar()->showMessage(what, 4000);
-    if (!result.note.empty()) {
-        message_bar_->showMessage(what + QStringLiteral(": ") + QString::fromStdString(result.note),
-                                  MessageBar::Kind::note);
-    }
-    return true;
-}
-
-bool MainWindow::insertPaletteEntry(const QString& entry, int row, const QString& device) {
-    Project p = document_->project();
-    const auto devices = layer_devices(p);
-    int at = row < 0 ? static_cast<int>(p.model.layers.size()) : row;
-    if (!device.isEmpty()) {
-        // On a device: after its last layer, so its stage stays contiguous.
-        for (std::size_t i = 0; i < devices.size(); ++i) {
-            if (devices[i] == device.toStdString()) {
-                at = static_cast<int>(i) + 1;
-            }
-        }
-    }
-    const auto figures = analyze_model_layers(p);
-    Shape input = p.model.input.shape;
-    if (at > 0 && at - 1 < static_cast<int>(figures.size()) &&
-        figures[static_cast<std::size_t>(at - 1)].analysis) {
-        input = figures[static_cast<std::size_t>(at - 1)].analysis->output_shape;
-    }
-    const auto layers = make_palette_entry(entry.toStdString(), input);
-    if (layers.empty()) {
-        return false;
-    }
-    for (std::size_t i = 0; i < layers.size(); ++i) {
-        p = insert_layer(p, at + static_cast<int>(i), layers[i]);
-    }
-    if (!device.isEmpty()) {
-        EditResult placed =
-            place_layers(p, at, at + static_cast<int>(layers.size()) - 1, device.toStdString());
-        if (!placed.project) {
-            refuse(QString::fromStdString(placed.refusal));
-            return false;
-        }
-        p = *placed.project;
-    }
-    document_->edit(tr("Add %1").arg(entry.section(QLatin1Char(':'), 1)), p);
-    selectLayers(at, at + static_cast<int>(layers.size()) - 1);
-    return true;
-}
-
 void MainWindow::refuse(const QString& message) {
     last_refusal_ = message;
     // Whole in the message bar; the status bar only points at it.
@@ -586,6 +318,47 @@ void MainWindow::refuse(const QString& message) {
 void MainWindow::updateTitle() {
     setWindowTitle(QStringLiteral("%1[*] — Pipewright Studio").arg(document_->displayName()));
     setWindowModified(document_->isModified());
+}
+
+bool MainWindow::openFile(const QString& path) {
+    return files_->openFile(path);
+}
+
+void MainWindow::restoreRecovered(const Project& project, const QString& path,
+                                  const QString& baseDir) {
+    files_->restoreRecovered(project, path, baseDir);
+}
+
+void MainWindow::closeEvent(QCloseEvent* event) {
+    if (!run_->mayClose() || !files_->maybeSave()) {
+        event->ignore();
+        return;
+    }
+    saveLayout();
+    event->accept();
+}
+
+namespace {
+// Bumped when the docks or toolbars change, so that an older saved layout
+// is not applied to widgets it did not know.
+constexpr int kLayoutVersion = 1;
+}  // namespace
+
+void MainWindow::saveLayout() const {
+    QSettings settings;
+    settings.setValue(QStringLiteral("window/geometry"), saveGeometry());
+    settings.setValue(QStringLiteral("window/state"), saveState(kLayoutVersion));
+}
+
+bool MainWindow::restoreLayout() {
+    const QSettings settings;
+    const QByteArray geometry = settings.value(QStringLiteral("window/geometry")).toByteArray();
+    if (geometry.isEmpty() || !restoreGeometry(geometry)) {
+        return false;
+    }
+    (void)restoreState(settings.value(QStringLiteral("window/state")).toByteArray(),
+                       kLayoutVersion);
+    return true;
 }
 
 }  // namespace pipewright::gui

@@ -6,10 +6,14 @@
 #include <QRegularExpression>
 #include <QTabWidget>
 #include <QTimer>
+#include <functional>
+#include <optional>
 
 #include "document/project_document.h"
 #include "metrics/comparison_panel.h"
 #include "run/costs_bar.h"
+#include "run/profile_controller.h"
+#include "run/run_controller.h"
 #include "run/run_panel.h"
 #include "studio_core/simulation_runner.h"
 #include "window/main_window.h"
@@ -28,91 +32,102 @@ bool parse_size(const QString& text, QSize* size, QString* error) {
     return true;
 }
 
-bool take_screenshot(const ScreenshotRequest& request, QString* error) {
-    if (request.project.isEmpty()) {
-        *error = QStringLiteral("no project given and no example found (assets folder missing)");
+namespace {
+
+// The tab that `view` names (--tab).
+int tab_of(const QString& view) {
+    return view == QLatin1String("metrics")      ? 1
+           : view == QLatin1String("comparison") ? 2
+           : view == QLatin1String("layouts")    ? 2
+           : view == QLatin1String("run")        ? 3
+                                                 : 0;
+}
+
+// Begins a job with `start` and waits for its `succeeded` or `failed`
+// signal; ten minutes bound a stuck one, which `stop` ends. The failure's
+// words (empty when it succeeded), or nothing when it did not start.
+template <typename Sender, typename Succeeded, typename Failed>
+std::optional<QString> wait_for_job(Sender* sender, Succeeded succeeded, Failed failed,
+                                    const std::function<bool()>& start,
+                                    const std::function<void()>& stop, const QString& too_long) {
+    QEventLoop loop;
+    QString failure;
+    QObject::connect(sender, succeeded, &loop, &QEventLoop::quit);
+    QObject::connect(sender, failed, &loop, [&](const QString& message) {
+        failure = message;
+        loop.quit();
+    });
+    if (!start()) {
+        return std::nullopt;
+    }
+    QTimer::singleShot(10 * 60 * 1000, &loop, [&] {
+        failure = too_long;
+        stop();
+        loop.quit();
+    });
+    loop.exec();
+    return failure;
+}
+
+// --profile: the simulation is then priced with this machine's costs.
+bool profile_first(MainWindow& window, QString* error) {
+    RunPanel* panel = window.runPanel();
+    CostsBar* costs = panel->costsBar();
+    const auto failure = wait_for_job(
+        costs, &CostsBar::profileSucceeded, &CostsBar::profileFailed,
+        [&window] { return window.profileController()->startProfile(); },
+        [costs] { costs->cancelProfile(); },
+        QStringLiteral("the profile took more than ten minutes"));
+    if (!failure) {
+        *error = QStringLiteral("cannot profile: %1").arg(panel->errorText());
         return false;
     }
-    MainWindow window;
-    window.setDarkTheme(request.dark);
-    window.setMinimumSize(0, 0);
-    window.resize(request.size);
-    if (!window.openFile(request.project)) {
-        *error = QStringLiteral("cannot open %1").arg(request.project);
+    if (!failure->isEmpty()) {
+        *error = QStringLiteral("the profile failed: %1").arg(*failure);
         return false;
     }
-    const int tab = request.view == QLatin1String("metrics")      ? 1
-                    : request.view == QLatin1String("comparison") ? 2
-                    : request.view == QLatin1String("layouts")    ? 2
-                    : request.view == QLatin1String("run")        ? 3
-                                                                  : 0;
-    window.show();
-    if (request.profile) {
-        CostsBar* costs = window.runPanel()->costsBar();
-        QEventLoop loop;
-        QString failure;
-        QObject::connect(costs, &CostsBar::profileSucceeded, &loop, &QEventLoop::quit);
-        QObject::connect(costs, &CostsBar::profileFailed, &loop, [&](const QString& message) {
-            failure = message;
-            loop.quit();
-        });
-        if (!window.startProfile()) {
-            *error = QStringLiteral("cannot profile: %1").arg(window.runPanel()->errorText());
-            return false;
-        }
-        QTimer::singleShot(10 * 60 * 1000, &loop, [&] {
-            failure = QStringLiteral("the profile took more than ten minutes");
-            costs->cancelProfile();
-            loop.quit();
-        });
-        loop.exec();
-        if (!failure.isEmpty()) {
-            *error = QStringLiteral("the profile failed: %1").arg(failure);
-            return false;
-        }
+    return true;
+}
+
+// --run: a short real run, so that the picture shows its measured timeline
+// and the Run panel's table.
+bool run_first(MainWindow& window, QString* error) {
+    RunPanel* panel = window.runPanel();
+    panel->setDefaultSteps(ScreenshotRequest::kRunSteps);
+    // A short run takes seconds; the bound is for a stuck one.
+    const auto failure = wait_for_job(
+        panel, &RunPanel::runSucceeded, &RunPanel::runFailed,
+        [&window] { return window.runController()->startRun(); }, [panel] { panel->cancel(); },
+        QStringLiteral("the run took more than ten minutes"));
+    if (!failure) {
+        *error = QStringLiteral("cannot start the run: %1").arg(panel->errorText());
+        return false;
     }
-    if (request.run) {
-        RunPanel* panel = window.runPanel();
-        panel->setDefaultSteps(ScreenshotRequest::kRunSteps);
-        QEventLoop loop;
-        QString failure;
-        QObject::connect(panel, &RunPanel::runSucceeded, &loop, &QEventLoop::quit);
-        QObject::connect(panel, &RunPanel::runFailed, &loop, [&](const QString& message) {
-            failure = message;
-            loop.quit();
-        });
-        if (!window.startRun()) {
-            *error = QStringLiteral("cannot start the run: %1").arg(panel->errorText());
-            return false;
-        }
-        // A short run takes seconds; this bounds a stuck one.
-        QTimer::singleShot(10 * 60 * 1000, &loop, [&] {
-            failure = QStringLiteral("the run took more than ten minutes");
-            panel->cancel();
-            loop.quit();
-        });
-        loop.exec();
-        if (!failure.isEmpty()) {
-            *error = QStringLiteral("the run failed: %1").arg(failure);
-            return false;
-        }
+    if (!failure->isEmpty()) {
+        *error = QStringLiteral("the run failed: %1").arg(*failure);
+        return false;
     }
-    window.views()->setCurrentIndex(tab);
-    if (tab == 2) {
-        QEventLoop loop;
-        QObject::connect(window.comparisonPanel(), &ComparisonPanel::compared, &loop,
-                         &QEventLoop::quit);
-        if (request.view == QLatin1String("layouts")) {
-            window.comparisonPanel()->compareLayouts(window.document()->project(),
-                                                     window.document()->baseDir(),
-                                                     window.runner()->costs());
-        } else {
-            window.comparisonPanel()->compare(window.document()->project(),
-                                              window.document()->baseDir(),
-                                              window.runner()->costs());
-        }
-        loop.exec();
+    return true;
+}
+
+// The Comparison tab has nothing to show until asked: its schedules, or
+// with `layouts` its data × pipeline layouts.
+void compare_first(MainWindow& window, bool layouts) {
+    QEventLoop loop;
+    ComparisonPanel* panel = window.comparisonPanel();
+    QObject::connect(panel, &ComparisonPanel::compared, &loop, &QEventLoop::quit);
+    const Project& project = window.document()->project();
+    const QString base_dir = window.document()->baseDir();
+    if (layouts) {
+        panel->compareLayouts(project, base_dir, window.runner()->costs());
+    } else {
+        panel->compare(project, base_dir, window.runner()->costs());
     }
+    loop.exec();
+}
+
+// The window as the user would see it, settled, into the PNG file.
+bool save_picture(MainWindow& window, const ScreenshotRequest& request, QString* error) {
     // Let layouts settle and the plots repaint at their final sizes.
     for (int i = 0; i < 3; ++i) {
         QApplication::processEvents();
@@ -139,6 +154,36 @@ bool take_screenshot(const ScreenshotRequest& request, QString* error) {
         return false;
     }
     return true;
+}
+
+}  // namespace
+
+bool take_screenshot(const ScreenshotRequest& request, QString* error) {
+    if (request.project.isEmpty()) {
+        *error = QStringLiteral("no project given and no example found (assets folder missing)");
+        return false;
+    }
+    MainWindow window;
+    window.setDarkTheme(request.dark);
+    window.setMinimumSize(0, 0);
+    window.resize(request.size);
+    if (!window.openFile(request.project)) {
+        *error = QStringLiteral("cannot open %1").arg(request.project);
+        return false;
+    }
+    window.show();
+    if (request.profile && !profile_first(window, error)) {
+        return false;
+    }
+    if (request.run && !run_first(window, error)) {
+        return false;
+    }
+    const int tab = tab_of(request.view);
+    window.views()->setCurrentIndex(tab);
+    if (tab == 2) {
+        compare_first(window, request.view == QLatin1String("layouts"));
+    }
+    return save_picture(window, request, error);
 }
 
 }  // namespace pipewright::gui

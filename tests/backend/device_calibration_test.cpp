@@ -6,7 +6,7 @@
 #include <fstream>
 
 #include "cli_runner.h"
-#include "compute_device.h"
+#include "execution/compute_device.h"
 #include "pipewright/backend/backend_error.h"
 #include "pipewright/backend/device_calibration.h"
 #include "pipewright/core/device_catalog.h"

@@ -5,7 +5,7 @@
 
 #include <csignal>
 
-#include "failure_cause.h"
+#include "run/failure_cause.h"
 
 namespace pipewright::backend {
 namespace {

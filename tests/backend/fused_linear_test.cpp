@@ -3,7 +3,7 @@
 // way the executor and the profiler drive backward.
 #include <gtest/gtest.h>
 
-#include "fused_linear.h"
+#include "layers/fused_linear.h"
 
 namespace pipewright::backend {
 namespace {

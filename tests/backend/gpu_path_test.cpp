@@ -3,11 +3,11 @@
 // and the action clock the executor times with.
 #include <gtest/gtest.h>
 
-#include "action_clock.h"
-#include "compute_device.h"
+#include "execution/action_clock.h"
+#include "execution/compute_device.h"
 #include "pipewright/backend/modules.h"
 #include "pipewright/core/schedule_generators.h"
-#include "transfer_channels.h"
+#include "transport/transfer_channels.h"
 
 namespace pipewright::backend {
 namespace {

@@ -9,9 +9,9 @@
 #include <ATen/CPUGeneratorImpl.h>
 #include <torch/csrc/distributed/c10d/HashStore.hpp>
 
-#include "gradient_sync.h"
+#include "execution/gradient_sync.h"
+#include "execution/sharded_optimizer.h"
 #include "pipewright/backend/executor.h"
-#include "sharded_optimizer.h"
 
 namespace pipewright {
 namespace {

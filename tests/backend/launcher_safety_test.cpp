@@ -24,8 +24,8 @@
 #include "cli_runner.h"
 #include "pipewright/backend/launcher.h"
 #include "pipewright/core/project_io.h"
-#include "rendezvous.h"
-#include "stderr_capture.h"
+#include "run/rendezvous.h"
+#include "run/stderr_capture.h"
 
 namespace pipewright {
 namespace {

@@ -16,7 +16,7 @@
 
 #include "backend_test_util.h"
 #include "cli_runner.h"
-#include "compute_device.h"
+#include "execution/compute_device.h"
 #include "pipewright/core/project_io.h"
 #include "pipewright/core/timeline.h"
 

@@ -6,7 +6,7 @@
 
 #include <torch/torch.h>
 
-#include "causal_attention.h"
+#include "layers/causal_attention.h"
 
 namespace pipewright {
 namespace {

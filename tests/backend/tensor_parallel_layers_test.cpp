@@ -12,10 +12,10 @@
 #include <nlohmann/json.hpp>
 #include <torch/csrc/distributed/c10d/HashStore.hpp>
 
+#include "layers/tensor_parallel_layers.h"
 #include "pipewright/backend/modules.h"
 #include "pipewright/core/analysis.h"
 #include "pipewright/core/project_io.h"
-#include "tensor_parallel_layers.h"
 
 namespace pipewright {
 namespace {

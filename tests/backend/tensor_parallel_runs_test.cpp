@@ -10,10 +10,10 @@
 
 #include "backend_test_util.h"
 #include "cli_runner.h"
+#include "layers/tensor_parallel_layers.h"
 #include "pipewright/backend/modules.h"
 #include "pipewright/core/project_io.h"
 #include "pipewright/core/timeline.h"
-#include "tensor_parallel_layers.h"
 
 namespace pipewright {
 namespace {

@@ -8,8 +8,8 @@
 
 #include <torch/torch.h>
 
+#include "data/zip_contents.h"
 #include "pipewright/backend/backend_error.h"
-#include "zip_contents.h"
 
 namespace pipewright {
 namespace {

@@ -19,6 +19,7 @@
 #include "editor/training_bar.h"
 #include "modal_script.h"
 #include "pipewright/core/input_file.h"
+#include "window/file_controller.h"
 #include "window/main_window.h"
 #include "window/recovery_prompt.h"
 
@@ -76,7 +77,7 @@ TEST(Autosave, AnEditReachesTheRecoveryFileAndNeverTheUsersFile) {
     EXPECT_EQ(contents(path), before);
 
     // Saved: nothing left to recover.
-    ASSERT_TRUE(window.saveTo(path));
+    ASSERT_TRUE(window.fileController()->saveTo(path));
     EXPECT_FALSE(QFile::exists(autosave.recoveryFile()));
 }
 

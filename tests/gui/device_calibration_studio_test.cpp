@@ -13,6 +13,7 @@
 #include <nlohmann/json.hpp>
 
 #include "pipewright/core/device_calibration.h"
+#include "run/profile_controller.h"
 #include "studio_core/simulation_runner.h"
 #include "window/main_window.h"
 
@@ -67,7 +68,8 @@ TEST_F(DeviceCalibrationStudio, ACalibrationPricesTheDevicesAndIsNamed) {
     EXPECT_FALSE(forget->isEnabled());
 
     QString error;
-    ASSERT_TRUE(window.useDeviceCalibrations({write_calibration(dir, "a100.json")}, &error))
+    ASSERT_TRUE(window.profileController()->useDeviceCalibrations(
+        {write_calibration(dir, "a100.json")}, &error))
         << error.toStdString();
     ASSERT_TRUE(wait_simulation());
     EXPECT_NE(window.runner()->costs().catalog, nullptr);
@@ -90,16 +92,18 @@ TEST_F(DeviceCalibrationStudio, ACalibrationPricesTheDevicesAndIsNamed) {
 
 TEST_F(DeviceCalibrationStudio, TheChoiceIsKeptForTheNextSession) {
     QString error;
-    ASSERT_TRUE(window.useDeviceCalibrations({write_calibration(dir, "a100.json")}, &error));
+    ASSERT_TRUE(window.profileController()->useDeviceCalibrations(
+        {write_calibration(dir, "a100.json")}, &error));
     MainWindow next;
-    EXPECT_EQ(next.deviceCalibrations().paths,
+    EXPECT_EQ(next.profileController()->deviceCalibrations().paths,
               QStringList{QFileInfo(dir.filePath("a100.json")).absoluteFilePath()});
     EXPECT_NE(next.runner()->costs().catalog, nullptr);
 }
 
 TEST_F(DeviceCalibrationStudio, ABrokenFileIsRefusedAndTheOneInUseStays) {
     QString error;
-    ASSERT_TRUE(window.useDeviceCalibrations({write_calibration(dir, "a100.json")}, &error));
+    ASSERT_TRUE(window.profileController()->useDeviceCalibrations(
+        {write_calibration(dir, "a100.json")}, &error));
     const auto in_use = window.runner()->costs().catalog;
 
     const QString broken = write_calibration(dir, "broken.json");
@@ -108,13 +112,13 @@ TEST_F(DeviceCalibrationStudio, ABrokenFileIsRefusedAndTheOneInUseStays) {
         j["gemms"].erase(0);
         std::ofstream(broken.toStdString()) << j.dump();
     }
-    EXPECT_FALSE(window.useDeviceCalibrations({broken}, &error));
+    EXPECT_FALSE(window.profileController()->useDeviceCalibrations({broken}, &error));
     EXPECT_TRUE(error.contains(QStringLiteral("broken.json: gemms: the shapes must form a grid")))
         << error.toStdString();
     EXPECT_EQ(window.runner()->costs().catalog, in_use);
 
     // Two calibrations of one device: which one is meant?
-    EXPECT_FALSE(window.useDeviceCalibrations(
+    EXPECT_FALSE(window.profileController()->useDeviceCalibrations(
         {write_calibration(dir, "x.json"), write_calibration(dir, "y.json")}, &error));
     EXPECT_TRUE(error.contains(QStringLiteral("both calibrate A100-80GB; give one")))
         << error.toStdString();

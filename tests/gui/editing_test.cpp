@@ -32,6 +32,7 @@
 #include "topology/topology_view.h"
 #include "window/main_window.h"
 #include "window/message_bar.h"
+#include "window/plan_controller.h"
 
 namespace pipewright::gui {
 namespace {
@@ -379,14 +380,15 @@ namespace {
 class AutoPlanTest : public EditingTest {
   protected:
     bool wait_plan() {
-        QSignalSpy spy(window.planRunner(), &PlanRunner::finished);
+        QSignalSpy spy(window.planController()->planRunner(), &PlanRunner::finished);
         return spy.wait(60000);
     }
 
     // Lets the plans still running end and deliver what they have (dropped
     // when cancelled), as the event loop would later.
     void settle_plans() {
-        for (auto* job : window.planRunner()->findChildren<QFutureWatcherBase*>()) {
+        for (auto* job :
+             window.planController()->planRunner()->findChildren<QFutureWatcherBase*>()) {
             job->waitForFinished();
         }
         QCoreApplication::processEvents();
@@ -399,7 +401,7 @@ class AutoPlanTest : public EditingTest {
 TEST_F(AutoPlanTest, AutoPlanMakesTheLayoutFasterAndUndoRestoresIt) {
     ASSERT_NE(window.runner()->latest(), nullptr);
     const double before_time = iteration_time();
-    ASSERT_TRUE(window.autoPlan());
+    ASSERT_TRUE(window.planController()->autoPlan());
     // The planner runs in the background, behind a busy indicator.
     EXPECT_TRUE(plan_status()->isVisible());
     EXPECT_FALSE(plan_action()->isEnabled());
@@ -435,12 +437,12 @@ TEST_F(AutoPlanTest, AutoPlanMakesTheLayoutFasterAndUndoRestoresIt) {
 TEST_F(AutoPlanTest, CancelLeavesTheLayoutAloneAndTheWindowUsable) {
     const int undo_steps = window.document()->undoStack()->count();
     plan_action()->trigger();
-    ASSERT_TRUE(window.planRunner()->isRunning());
+    ASSERT_TRUE(window.planController()->planRunner()->isRunning());
     auto* cancel = window.findChild<QPushButton*>(QStringLiteral("cancelPlanButton"));
     ASSERT_NE(cancel, nullptr);
     ASSERT_TRUE(cancel->isVisible());
     cancel->click();
-    EXPECT_FALSE(window.planRunner()->isRunning());
+    EXPECT_FALSE(window.planController()->planRunner()->isRunning());
     EXPECT_FALSE(plan_status()->isVisible());
     EXPECT_TRUE(plan_action()->isEnabled());
     settle_plans();
@@ -466,7 +468,7 @@ TEST_F(AutoPlanTest, APlanAtSizesTheProfileDidNotMeasureSaysSo) {
         profile->layers.push_back({layer.name, 100.0, 100.0, 100.0, std::nullopt});
     }
     window.runner()->setCosts(StudioCosts(profile));
-    ASSERT_TRUE(window.autoPlan());
+    ASSERT_TRUE(window.planController()->autoPlan());
     ASSERT_TRUE(wait_plan());
     const QString said = window.messageBar()->text();
     EXPECT_TRUE(
@@ -477,11 +479,11 @@ TEST_F(AutoPlanTest, APlanAtSizesTheProfileDidNotMeasureSaysSo) {
 }
 
 TEST_F(AutoPlanTest, AnEditWhilePlanningStopsThePlan) {
-    ASSERT_TRUE(window.autoPlan());
+    ASSERT_TRUE(window.planController()->autoPlan());
     ASSERT_TRUE(window.renameTopologyItem(QString::fromLatin1(kGpu1), QStringLiteral("gpuB")));
     const Project edited = window.document()->project();
     EXPECT_NE(edited, before);
-    EXPECT_FALSE(window.planRunner()->isRunning());
+    EXPECT_FALSE(window.planController()->planRunner()->isRunning());
     EXPECT_FALSE(plan_status()->isVisible());
     settle_plans();
     EXPECT_EQ(window.document()->project(), edited);
@@ -491,8 +493,8 @@ TEST(AutoPlanWindow, ClosingTheWindowWhilePlanningIsSafe) {
     auto window = std::make_unique<MainWindow>();
     ASSERT_TRUE(
         window->openFile(QStringLiteral(PIPEWRIGHT_ASSETS_DIR "/examples/gpt3-175b-p4d.json")));
-    ASSERT_TRUE(window->autoPlan());
-    QPointer<PlanRunner> planner = window->planRunner();
+    ASSERT_TRUE(window->planController()->autoPlan());
+    QPointer<PlanRunner> planner = window->planController()->planRunner();
     window.reset();
     EXPECT_TRUE(planner.isNull());
     QCoreApplication::processEvents();

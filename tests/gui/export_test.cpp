@@ -10,13 +10,14 @@
 #include "metrics/comparison_panel.h"
 #include "modal_script.h"
 #include "studio_core/simulation_runner.h"
+#include "window/export_controller.h"
 #include "window/main_window.h"
 #include "window/message_bar.h"
 
 namespace pipewright::gui {
 namespace {
 
-using ExportView = MainWindow::ExportView;
+using ExportView = ExportController::View;
 
 QByteArray read(const QString& path) {
     QFile file(path);
@@ -78,7 +79,7 @@ TEST_F(ExportTest, EveryViewIsWrittenInTheFormatItsNameSays) {
     };
     for (const Case& c : cases) {
         QString error;
-        ASSERT_TRUE(window.exportTo(c.view, c.format, path(c.name), &error))
+        ASSERT_TRUE(window.exportController()->exportTo(c.view, c.format, path(c.name), &error))
             << c.name << ": " << error.toStdString();
         const QByteArray data = read(path(c.name));
         EXPECT_TRUE(c.check(data)) << c.name << " starts " << data.left(16).toStdString();
@@ -98,13 +99,14 @@ TEST_F(ExportTest, EveryViewIsWrittenInTheFormatItsNameSays) {
 // PyTorch's _load_csv reads.
 TEST_F(ExportTest, TheScheduleIsWrittenForPyTorchInBothForms) {
     QString error;
-    ASSERT_TRUE(window.exportTo(ExportView::schedule, ExportFormat::csv, path("s.csv"), &error))
+    ASSERT_TRUE(window.exportController()->exportTo(ExportView::schedule, ExportFormat::csv,
+                                                    path("s.csv"), &error))
         << error.toStdString();
-    ASSERT_TRUE(window.exportTo(ExportView::schedule, ExportFormat::torch_compute_only,
-                                path("only.csv"), &error))
+    ASSERT_TRUE(window.exportController()->exportTo(
+        ExportView::schedule, ExportFormat::torch_compute_only, path("only.csv"), &error))
         << error.toStdString();
-    ASSERT_TRUE(window.exportTo(ExportView::schedule, ExportFormat::torch_compute_comms,
-                                path("comms.csv"), &error))
+    ASSERT_TRUE(window.exportController()->exportTo(
+        ExportView::schedule, ExportFormat::torch_compute_comms, path("comms.csv"), &error))
         << error.toStdString();
     const QByteArray ours = read(path("s.csv"));
     const QByteArray only = read(path("only.csv"));
@@ -122,7 +124,8 @@ TEST_F(ExportTest, TheScheduleIsWrittenForPyTorchInBothForms) {
 
 TEST_F(ExportTest, TheComparisonNeedsAComparisonFirst) {
     QString error;
-    EXPECT_FALSE(window.exportTo(ExportView::comparison, ExportFormat::png, path("c.png"), &error));
+    EXPECT_FALSE(window.exportController()->exportTo(ExportView::comparison, ExportFormat::png,
+                                                     path("c.png"), &error));
     EXPECT_TRUE(error.contains(QStringLiteral("compare the schedules first")))
         << error.toStdString();
     EXPECT_FALSE(QFile::exists(path("c.png")));
@@ -183,7 +186,8 @@ TEST(LaunchFilesExport, WritesTheClusterFilesOfTheSavedProject) {
 
     const QString folder = dir.filePath(QStringLiteral("resnet-launch"));
     QString error;
-    ASSERT_TRUE(window.exportLaunchFiles(folder, &error)) << error.toStdString();
+    ASSERT_TRUE(window.exportController()->exportLaunchFiles(folder, &error))
+        << error.toStdString();
     for (const char* name : {"slurm.sbatch", "pytorchjob.yaml", "trainjob.yaml", "torchrun.sh"}) {
         const QByteArray text = read(QDir(folder).filePath(QString::fromLatin1(name)));
         EXPECT_TRUE(text.contains(QFileInfo(project).absoluteFilePath().toUtf8())) << name;
@@ -198,7 +202,8 @@ TEST(LaunchFilesExport, WritesTheClusterFilesOfTheSavedProject) {
     Project edited = window.document()->project();
     edited.training.batch_size = 2 * edited.training.batch_size;
     window.document()->edit(QStringLiteral("micro-batches"), edited);
-    EXPECT_FALSE(window.exportLaunchFiles(dir.filePath(QStringLiteral("again")), &error));
+    EXPECT_FALSE(window.exportController()->exportLaunchFiles(dir.filePath(QStringLiteral("again")),
+                                                              &error));
     EXPECT_TRUE(error.contains(QStringLiteral("Save the project first"))) << error.toStdString();
     EXPECT_FALSE(QDir(dir.filePath(QStringLiteral("again"))).exists());
 }

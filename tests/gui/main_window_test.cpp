@@ -22,6 +22,7 @@
 #include "timeline/timeline_plot.h"
 #include "topology/topology_scene.h"
 #include "topology/topology_view.h"
+#include "window/file_controller.h"
 #include "window/main_window.h"
 #include "window/message_bar.h"
 #include "window/screenshot.h"
@@ -217,7 +218,7 @@ TEST_F(MainWindowTest, SaveThenOpenRoundTrips) {
     const QString path = dir.filePath(QStringLiteral("copy.json"));
     window.trainingBar()->microbatchesBox()->setValue(4);
     const Project edited = window.document()->project();
-    ASSERT_TRUE(window.saveTo(path));
+    ASSERT_TRUE(window.fileController()->saveTo(path));
     EXPECT_FALSE(window.document()->isModified());
     MainWindow other;
     ASSERT_TRUE(other.openFile(path));

@@ -21,10 +21,13 @@
 #include "pipewright/core/project_io.h"
 #include "real_cli.h"
 #include "run/costs_bar.h"
+#include "run/profile_controller.h"
+#include "run/run_controller.h"
 #include "run/run_panel.h"
 #include "studio_core/measured_costs.h"
 #include "studio_core/simulation_runner.h"
 #include "timeline/timeline_plot.h"
+#include "window/file_controller.h"
 #include "window/main_window.h"
 #include "window/screenshot.h"
 
@@ -100,7 +103,7 @@ TEST_F(ProfilePanelTest, ProfileThisMachineMeasuresKeepsAndUsesTheCosts) {
     // No run while the profiler times the layers.
     EXPECT_FALSE(panel->runButton()->isEnabled());
     EXPECT_FALSE(bar->profileButton()->isEnabled());
-    EXPECT_FALSE(window.startRun());
+    EXPECT_FALSE(window.runController()->startRun());
     QElapsedTimer clock;
     clock.start();
     while (ok.isEmpty() && failed.isEmpty() && clock.elapsed() < 120000) {
@@ -154,7 +157,7 @@ TEST_F(ProfilePanelTest, CancelStopsTheProfilerAndKeepsTheCostsAsTheyWere) {
     CostsBar* bar = window.runPanel()->costsBar();
     QSignalSpy progress(bar, &CostsBar::profileProgress);
     QSignalSpy cancelled(bar, &CostsBar::profileCancelled);
-    ASSERT_TRUE(window.startProfile());
+    ASSERT_TRUE(window.profileController()->startProfile());
     ASSERT_TRUE(progress.wait(60000));
     EXPECT_FALSE(bar->cancelButton()->isHidden());
     QTest::mouseClick(bar->cancelButton(), Qt::LeftButton);
@@ -194,14 +197,14 @@ TEST_F(ProfilePanelTest, AProjectsProfileIsUsedWhenItOpensAndFollowsItOnSaveAs) 
     // Save As elsewhere: the profile goes with the project's runs.
     QTemporaryDir other;
     const QString moved = QDir(other.path()).filePath("moved.json");
-    ASSERT_TRUE(window.saveTo(moved));
+    ASSERT_TRUE(window.fileController()->saveTo(moved));
     EXPECT_TRUE(QFile::exists(QDir(other.path()).filePath("runs/mlp.profile.json")));
     EXPECT_TRUE(bar->useMeasured());
     EXPECT_EQ(bar->measuredCosts()->path, QDir(other.path()).filePath("runs/mlp.profile.json"));
 
     // The analytic choice survives a save; another project starts from its own.
     bar->setUseMeasured(false);
-    ASSERT_TRUE(window.saveTo(moved));
+    ASSERT_TRUE(window.fileController()->saveTo(moved));
     EXPECT_FALSE(bar->useMeasured());
     ASSERT_TRUE(window.openFile(QStringLiteral(PIPEWRIGHT_ASSETS_DIR "/examples/dummy-2gpu.json")));
     EXPECT_FALSE(bar->measuredCosts().has_value());

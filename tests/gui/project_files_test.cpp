@@ -14,6 +14,7 @@
 #include "document/project_document.h"
 #include "editor/training_bar.h"
 #include "studio_core/asset_paths.h"
+#include "window/file_controller.h"
 #include "window/main_window.h"
 
 namespace pipewright::gui {
@@ -44,7 +45,7 @@ TEST(ProjectFiles, AShippedExampleOpensAsAnUntitledCopyThatSaveNeverOverwrites) 
     EXPECT_TRUE(window.document()->isModified());
     QTemporaryDir dir;
     const QString saved = dir.filePath(QStringLiteral("mine.json"));
-    ASSERT_TRUE(window.saveTo(saved));
+    ASSERT_TRUE(window.fileController()->saveTo(saved));
     EXPECT_EQ(window.document()->filePath(), QFileInfo(saved).absoluteFilePath());
     EXPECT_EQ(contents(example()), shipped);
 }

@@ -22,6 +22,7 @@
 #include "pipewright/core/project_io.h"
 #include "pipewright/core/timeline_metrics.h"
 #include "real_cli.h"
+#include "run/run_controller.h"
 #include "run/run_panel.h"
 #include "studio_core/run_process.h"
 #include "studio_core/simulation_runner.h"
@@ -186,7 +187,7 @@ TEST_F(RealRunTest, AShortCpuRunDrawsItsMeasuredTimelineAndTheComparison) {
     window.simulateNow();
     panel->setDefaultSteps(3);
 
-    ASSERT_TRUE(window.startRun());
+    ASSERT_TRUE(window.runController()->startRun());
     EXPECT_FALSE(panel->runButton()->isEnabled());
     EXPECT_TRUE(panel->cancelButton()->isEnabled());
     ASSERT_TRUE(wait_run()) << panel->errorText().toStdString() << "\n"
@@ -252,7 +253,7 @@ TEST_F(RealRunTest, AFailedRunShowsTheReasonAndTheStudioKeepsWorking) {
     edited.training.dtype = DType::float16;
     window.document()->edit(QStringLiteral("half precision"), edited);
     window.runPanel()->setDefaultSteps(2);
-    ASSERT_TRUE(window.startRun());
+    ASSERT_TRUE(window.runController()->startRun());
     EXPECT_FALSE(wait_run());
     const QString error = window.runPanel()->errorText();
     const QString expected = PIPEWRIGHT_TEST_HAVE_BACKEND ? QStringLiteral("float16")
@@ -293,7 +294,7 @@ TEST_F(RealRunTest, GpusChosenWhereThereAreNoneAreRefusedInWords) {
     devices->setCurrentIndex(devices->findData(QStringLiteral("cuda")));
     EXPECT_EQ(window.runPanel()->device(), QStringLiteral("cuda"));
     window.runPanel()->setDefaultSteps(2);
-    ASSERT_TRUE(window.startRun());
+    ASSERT_TRUE(window.runController()->startRun());
     const bool succeeded = wait_run();
     if (succeeded) {
         GTEST_SKIP() << "this machine has GPUs and a CUDA build";
@@ -381,7 +382,7 @@ TEST_F(RealRunTest, CancelStopsTheLauncherAndEveryRank) {
     RunPanel* panel = window.runPanel();
     panel->setDefaultSteps(100000);
     QSignalSpy progress(panel->process(), &RunProcess::progress);
-    ASSERT_TRUE(window.startRun());
+    ASSERT_TRUE(window.runController()->startRun());
     ASSERT_TRUE(progress.wait(180000)) << panel->logText().toStdString();
     const qint64 launcher = panel->process()->processId();
     const QString out_dir = panel->process()->request().out_dir;

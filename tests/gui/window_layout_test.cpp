@@ -11,6 +11,7 @@
 #include <QTreeWidgetItemIterator>
 
 #include "editor/training_bar.h"
+#include "run/run_controller.h"
 #include "run/run_panel.h"
 #include "window/main_window.h"
 
@@ -90,7 +91,7 @@ TEST_F(WindowLayoutTest, At900PixelsNothingIsCutOrHidden) {
     EXPECT_TRUE(window.toolBarBreak(window.trainingBar()->parallelismBar()));
     EXPECT_GT(run_bar->y(), window.trainingBar()->y());
     EXPECT_GT(window.trainingBar()->parallelismBar()->y(), window.trainingBar()->y());
-    EXPECT_TRUE(run_bar->actions().contains(window.runAction()));
+    EXPECT_TRUE(run_bar->actions().contains(window.runController()->runAction()));
 }
 
 TEST_F(WindowLayoutTest, WideningAgainGivesThePaletteAndInspectorTheirWidthBack) {

@@ -1,0 +1,660 @@
+// The stage runtime. One RankExecutor runs the action list the simulator
+// times, in the same order, so measured and simulated timelines compare
+// action by action.
+#include "pipewright/backend/executor.h"
+
+#include <algorithm>
+#include <chrono>
+#include <map>
+#include <stdexcept>
+
+#include "execution/action_clock.h"
+#include "execution/gradient_sync.h"
+#include "execution/random_replay.h"
+#include "execution/sharded_optimizer.h"
+#include "layers/tensor_parallel_layers.h"
+#include "layers/tied_head.h"
+#include "pipewright/backend/backend_error.h"
+#include "pipewright/backend/modules.h"
+#include "transport/send_completions.h"
+#include "transport/transfer_channels.h"
+
+namespace pipewright::backend {
+
+double steady_seconds() {
+    return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch())
+        .count();
+}
+
+std::unique_ptr<torch::optim::Optimizer> make_optimizer(const OptimizerConfig& c,
+                                                        const std::vector<torch::Tensor>& params) {
+    switch (c.type) {
+        case OptimizerKind::sgd:
+            return std::make_unique<torch::optim::SGD>(
+                params,
+                torch::optim::SGDOptions(c.lr).momentum(c.momentum).weight_decay(c.weight_decay));
+        case OptimizerKind::adam:
+            return std::make_unique<torch::optim::Adam>(
+                params, torch::optim::AdamOptions(c.lr).weight_decay(c.weight_decay));
+        case OptimizerKind::adamw:
+            return std::make_unique<torch::optim::AdamW>(
+                params, torch::optim::AdamWOptions(c.lr).weight_decay(c.weight_decay));
+    }
+    throw BackendError("unknown optimizer");
+}
+
+namespace {
+
+// What one stage keeps for one micro-batch between its actions.
+struct Slot {
+    torch::Tensor received_input;  // RECV_F result, consumed by F
+    torch::Tensor input;           // F's input (requires grad past stage 0)
+    torch::Tensor output;          // F's output, the root of backward
+    torch::Tensor received_grad;   // RECV_B result
+    torch::Tensor output_grad;     // gradient of output kept from I for W
+    torch::Tensor loss;            // last stage: this micro-batch's share of the loss
+    torch::Tensor input_grad;      // produced by B or I, consumed by SEND_B
+    // Activation checkpointing: the random state F drew its dropout masks
+    // from (stages with dropout only), and whether backward has recomputed
+    // the forward with its graph yet.
+    torch::Tensor rng_state;
+    bool recomputed = false;
+};
+
+struct Stage {
+    int index = 0;
+    torch::nn::Sequential module{nullptr};
+    std::vector<torch::Tensor> params;
+    std::vector<Slot> slots;
+    bool random = false;  // draws random numbers in training (dropout)
+};
+
+double tensor_bytes(const torch::Tensor& t) {
+    return static_cast<double>(t.numel()) * static_cast<double>(t.element_size());
+}
+
+}  // namespace
+
+struct RankExecutor::Impl {
+    const AnalyzedProject& project;
+    int rank;
+    Transport& transport;
+    torch::Dtype dtype;
+    torch::Device device;
+    bool checkpointing;
+    int microbatches;
+    int last_stage;
+    std::vector<int> stage_indices;
+    std::map<int, Stage> stages;  // by stage index
+    // One of the two: the whole optimizer, or (ZeRO-1) this replica's shard.
+    std::unique_ptr<torch::optim::Optimizer> optimizer;
+    std::unique_ptr<ShardedOptimizer> sharded;
+    // Data parallelism (null with one replica).
+    ReplicaGroup replicas;
+    std::unique_ptr<GradientSync> gradient_sync;
+    bool overlap_gradient_sync = true;
+    // Tensor parallelism: the group, and the parameters whose gradients its
+    // members compute from their slice of the sequence (summed before the
+    // step; none without sequence parallelism).
+    TensorGroup tensor;
+    std::vector<torch::Tensor> sequence_partials;
+    // Tied embeddings in two stages: each holds a copy (tied_head.h).
+    std::optional<TiedStages> tied;
+
+    // Per iteration.
+    const Batch* batch = nullptr;
+    StepRecord record;
+    torch::Tensor loss_sum;  // on the device: reading it would wait for the GPU
+    std::function<std::int64_t()> memory_probe;
+    // Action times are stamps of the clock until the iteration ends (a GPU
+    // runs behind the thread that issues its work; see ActionClock).
+    std::unique_ptr<ActionClock> clock;
+    struct Stamps {
+        std::size_t start = 0, end = 0;
+    };
+    std::vector<Stamps> event_stamps;  // parallel to record.events
+    std::vector<std::pair<std::size_t, std::int64_t>> memory_stamps;
+    // Receives posted ahead of their action, by tag (see take_receive).
+    std::map<int, std::unique_ptr<PendingRecv>> receives_ahead;
+    std::vector<int> next_on_channel;
+    // Declared last: destroyed first, so that its threads stop before the
+    // state they stamp goes away.
+    SendCompletions sends;
+
+    Impl(const AnalyzedProject& p, int r, Transport& t, torch::Dtype d, torch::Device dev,
+         ReplicaGroup rg, const TensorGroup& tp)
+        : project(p),
+          rank(r),
+          transport(t),
+          dtype(d),
+          device(dev),
+          checkpointing(p.project.training.full_recompute()),
+          microbatches(p.schedule.num_microbatches),
+          last_stage(p.schedule.num_stages - 1),
+          replicas(std::move(rg)),
+          tensor(tp) {
+        std::vector<torch::Tensor> all;
+        std::vector<std::vector<torch::Tensor>> per_stage;
+        for (int s = 0; s < p.schedule.num_stages; ++s) {
+            if (p.schedule.stage_rank[static_cast<std::size_t>(s)] != rank) {
+                continue;
+            }
+            Stage st;
+            st.index = s;
+            const auto& range = p.stages[static_cast<std::size_t>(s)];
+            st.module = tp.size > 1
+                            ? build_tensor_parallel_layers(
+                                  p, range.first_layer, range.last_layer,
+                                  static_cast<std::uint64_t>(p.project.training.seed), dtype, tp)
+                            : build_stage(p, s, dtype);
+            st.module->to(device);
+            st.module->train();
+            st.params = st.module->parameters();
+            if (tp.size > 1) {
+                for (const torch::Tensor& partial : sequence_partial_parameters(
+                         p, range.first_layer, range.last_layer, st.module)) {
+                    sequence_partials.push_back(partial);
+                }
+            }
+            const auto& stage_info = p.stages[static_cast<std::size_t>(s)];
+            for (int l = stage_info.first_layer; l <= stage_info.last_layer; ++l) {
+                st.random = st.random ||
+                            p.project.model.layers[static_cast<std::size_t>(l)].type == "dropout";
+            }
+            all.insert(all.end(), st.params.begin(), st.params.end());
+            per_stage.push_back(st.params);
+            st.slots.resize(static_cast<std::size_t>(microbatches));
+            stages.emplace(s, std::move(st));
+            stage_indices.push_back(s);
+        }
+        const DataParallel& dp = p.project.data_parallel;
+        if (replicas.replicas > 1) {
+            if (!replicas.collectives || !replicas.control) {
+                throw BackendError("a data-parallel rank needs the process group of its replicas");
+            }
+            constexpr double kMiB = 1024.0 * 1024.0;
+            gradient_sync = std::make_unique<GradientSync>(replicas.collectives, replicas.replicas,
+                                                           dp.bucket_MiB * kMiB, replicas.timeout);
+            overlap_gradient_sync = dp.overlap_gradient_sync;
+        }
+        if (replicas.replicas > 1 && dp.zero_stage == 1) {
+            sharded = std::make_unique<ShardedOptimizer>(p.project.training.optimizer, per_stage,
+                                                         replicas.collectives, replicas.replica,
+                                                         replicas.replicas, replicas.timeout);
+        } else {
+            optimizer = make_optimizer(p.project.training.optimizer, all);
+        }
+        clock = make_action_clock(device);
+        next_on_channel = next_receive_on_channel(my_actions());
+        tied = tied_stages(p);
+    }
+
+    // The weight of layer `layer` in local stage `stage`, or undefined.
+    torch::Tensor local_weight(int stage, int layer) const {
+        if (!local(stage)) {
+            return {};
+        }
+        std::string name = project.project.model.layers.at(static_cast<std::size_t>(layer)).name;
+        std::replace(name.begin(), name.end(), '.', '_');
+        const torch::Tensor* w = stages.at(stage).module->named_parameters().find(name + ".weight");
+        return w == nullptr ? torch::Tensor() : *w;
+    }
+
+    // Both tied copies take the step of their summed gradients. The tags lie
+    // past every stage boundary's (transfer_tag), one per direction.
+    void sum_tied_gradients_if_split() {
+        if (!tied || (!local(tied->embedding) && !local(tied->head))) {
+            return;
+        }
+        const int beyond = project.schedule.num_stages;
+        backend::sum_tied_gradients(local_weight(tied->embedding, project.tied->embedding),
+                                    local_weight(tied->head, project.tied->head),
+                                    rank_of(local(tied->embedding) ? tied->head : tied->embedding),
+                                    tag(beyond, 0, false), tag(beyond, 0, true), transport);
+    }
+
+    int rank_of(int stage) const {
+        return project.schedule.stage_rank[static_cast<std::size_t>(stage)];
+    }
+    bool local(int stage) const { return stages.contains(stage); }
+    Slot& slot(int stage, int mb) {
+        return stages.at(stage).slots.at(static_cast<std::size_t>(mb));
+    }
+
+    // Tags are unique per stage boundary, micro-batch and direction; pairs of
+    // ranks keep them in order across iterations.
+    int tag(int boundary, int mb, bool backward) const {
+        return transfer_tag(boundary, mb, backward, microbatches);
+    }
+
+    // An empty tensor shaped like stage `stage`'s output for one micro-batch.
+    torch::Tensor boundary_like(int stage) const {
+        const auto& st = project.stages[static_cast<std::size_t>(stage)];
+        const Shape& shape = project.layers[static_cast<std::size_t>(st.last_layer)].output_shape;
+        std::vector<std::int64_t> sizes{project.microbatch_size};
+        sizes.insert(sizes.end(), shape.begin(), shape.end());
+        return torch::empty(sizes, torch::TensorOptions(dtype).device(device));
+    }
+
+    // An event from the stamp `start` to now; times are filled in at the
+    // end of the iteration.
+    void add_event(const Action& a, std::size_t start, int peer = -1, double bytes = 0) {
+        TimelineEvent e;
+        e.rank = rank;
+        e.action = a;
+        e.peer_rank = peer;
+        e.bytes = bytes;
+        record.events.push_back(e);
+        event_stamps.push_back({start, clock->stamp()});
+    }
+
+    // Posts the send and goes on at once; the send's event ends when a
+    // watcher thread sees the transfer complete (see SendCompletions).
+    void send(const Action& a, torch::Tensor t, int peer, int boundary, bool backward) {
+        const std::size_t start = clock->stamp();
+        const double posted = steady_seconds();
+        auto pending = transport.send(t, peer, tag(boundary, a.microbatch, backward));
+        add_event(a, start, peer, tensor_bytes(t));
+        sends.watch(std::move(pending), std::move(t), peer, record.events.size() - 1, posted);
+    }
+
+    // Turns the iteration's stamps into times; a send ends when its
+    // transfer completed (`send_ends`, from SendCompletions::collect).
+    std::vector<double> resolve_times(
+        const std::vector<std::pair<std::size_t, double>>& send_ends) {
+        std::vector<double> times = clock->resolve();
+        for (std::size_t i = 0; i < record.events.size(); ++i) {
+            record.events[i].start_s = times.at(event_stamps[i].start);
+            record.events[i].end_s = times.at(event_stamps[i].end);
+        }
+        for (const auto& [at, bytes] : memory_stamps) {
+            record.memory.push_back({times.at(at), bytes});
+        }
+        for (const auto& [event, end] : send_ends) {
+            TimelineEvent& e = record.events.at(event);
+            e.end_s = std::max(end, e.start_s);
+        }
+        return times;
+    }
+
+    void sample_memory() {
+        if (memory_probe) {
+            memory_stamps.emplace_back(clock->stamp(), memory_probe());
+        }
+    }
+
+    // Activation checkpointing: the forward again, this time with its graph,
+    // from the input F kept (once per micro-batch: W reuses what I rebuilt).
+    void recompute(int stage, int mb) {
+        Slot& sl = slot(stage, mb);
+        if (!checkpointing || sl.recomputed) {
+            return;
+        }
+        const ReplayRandomState replay(device, sl.rng_state);
+        sl.output = stages.at(stage).module->forward(sl.input);
+        sl.recomputed = true;
+    }
+
+    // The roots of backward for (stage, mb) and the gradients flowing into them.
+    std::pair<torch::Tensor, torch::Tensor> backward_roots(int stage, int mb) {
+        recompute(stage, mb);
+        Slot& sl = slot(stage, mb);
+        if (stage == last_stage) {
+            if (!sl.loss.defined()) {
+                const torch::Tensor target =
+                    batch->targets.at(static_cast<std::size_t>(mb)).to(device);
+                // Scaled so that accumulating m micro-batches gives the
+                // gradient of the batch mean.
+                sl.loss = compute_loss(project.project.model.loss, sl.output, target) /
+                          static_cast<double>(microbatches);
+                const torch::Tensor value = sl.loss.detach();
+                loss_sum = loss_sum.defined() ? loss_sum + value : value;
+            }
+            return {sl.loss, torch::Tensor()};
+        }
+        if (sl.output_grad.defined()) {
+            return {sl.output, sl.output_grad};
+        }
+        torch::Tensor g;
+        if (local(stage + 1)) {
+            g = std::exchange(slot(stage + 1, mb).input_grad, torch::Tensor());
+        } else {
+            g = std::exchange(sl.received_grad, torch::Tensor());
+        }
+        if (!g.defined()) {
+            throw BackendError("stage " + std::to_string(stage) +
+                               ": backward before its output gradient arrived (micro-batch " +
+                               std::to_string(mb) + ")");
+        }
+        sl.output_grad = g;
+        return {sl.output, g};
+    }
+
+    // Frees the graph and activations of a finished micro-batch; the input
+    // gradient stays until SEND_B (or the local previous stage) takes it.
+    static void forget(Slot& sl) {
+        torch::Tensor keep = std::move(sl.input_grad);
+        sl = Slot{};
+        sl.input_grad = std::move(keep);
+    }
+
+    void forward(int s, int mb) {
+        Slot& sl = slot(s, mb);
+        torch::Tensor x;
+        if (s == 0) {
+            x = batch->inputs.at(static_cast<std::size_t>(mb)).to(device);
+        } else {
+            x = local(s - 1) ? consume_output(s - 1, mb)
+                             : std::exchange(sl.received_input, torch::Tensor());
+            if (!x.defined()) {
+                throw BackendError("stage " + std::to_string(s) +
+                                   ": forward before its input arrived");
+            }
+            // The input crossed detached; make it a leaf whose gradient is
+            // what goes back to the previous stage.
+            x = x.detach().requires_grad_(true);
+        }
+        sl.input = x;
+        if (!checkpointing) {
+            sl.output = stages.at(s).module->forward(x);
+            return;
+        }
+        // Checkpointing: no graph, so the activations inside the stage go at
+        // once; only the input stays, and the output until it is passed on.
+        if (stages.at(s).random) {
+            sl.rng_state = random_state(device);
+        }
+        const torch::NoGradGuard no_graph;
+        sl.output = stages.at(s).module->forward(x);
+        if (s == last_stage) {
+            sl.output = torch::Tensor();  // backward recomputes it for the loss
+        }
+    }
+
+    // The output of stage `s` for the next stage: detached; under
+    // checkpointing nothing else needs it, so the slot lets it go.
+    torch::Tensor consume_output(int s, int mb) {
+        Slot& sl = slot(s, mb);
+        torch::Tensor out = sl.output.detach();
+        if (checkpointing) {
+            sl.output = torch::Tensor();
+        }
+        return out;
+    }
+
+    void backward_full(int s, int mb) {
+        auto [root, grad] = backward_roots(s, mb);
+        if (!root.requires_grad()) {
+            // A first stage without parameters (a ReLU alone): nothing in it
+            // asks for a gradient, so its backward has nothing to do.
+            forget(slot(s, mb));
+            return;
+        }
+        if (grad.defined()) {
+            torch::autograd::backward({root}, {grad});
+        } else {
+            torch::autograd::backward({root});
+        }
+        Slot& sl = slot(s, mb);
+        if (s > 0) {
+            sl.input_grad = sl.input.grad();
+        }
+        forget(sl);  // frees the graph and activations
+    }
+
+    // Zero-bubble I: the input gradient only, keeping the graph for W.
+    void backward_input(int s, int mb) {
+        auto [root, grad] = backward_roots(s, mb);
+        if (s == 0) {
+            return;  // stage 0 has no input gradient; W does the whole pass
+        }
+        Slot& sl = slot(s, mb);
+        std::vector<torch::Tensor> grads;
+        if (grad.defined()) {
+            grads.push_back(grad);
+        }
+        sl.input_grad = torch::autograd::grad({root}, {sl.input}, grads, /*retain_graph=*/true)[0];
+    }
+
+    // Zero-bubble W: parameter gradients, accumulated like backward() does.
+    void backward_weight(int s, int mb) {
+        auto [root, grad] = backward_roots(s, mb);
+        Stage& st = stages.at(s);
+        if (st.params.empty() || !root.requires_grad()) {
+            // A stage without parameters: its W is a no-op (still timed and
+            // recorded like any action); it only lets the graph go.
+            forget(slot(s, mb));
+            return;
+        }
+        std::vector<torch::Tensor> grads;
+        if (grad.defined()) {
+            grads.push_back(grad);
+        }
+        auto pg = torch::autograd::grad({root}, st.params, grads, /*retain_graph=*/false,
+                                        /*create_graph=*/false, /*allow_unused=*/true);
+        const torch::NoGradGuard no_grad;
+        for (std::size_t i = 0; i < pg.size(); ++i) {
+            if (!pg[i].defined()) {
+                continue;
+            }
+            auto& g = st.params[i].mutable_grad();
+            if (g.defined()) {
+                g.add_(pg[i]);
+            } else {
+                g = pg[i].clone();
+            }
+        }
+        Slot& sl = slot(s, mb);
+        forget(sl);
+    }
+
+    // RECV action `a`: the stage whose output crosses (activations of the
+    // previous stage, or this stage's own output's gradient), the rank that
+    // sends it, and the message's tag.
+    static int recv_boundary(const Action& a) {
+        return a.type == ActionType::recv_forward ? a.stage - 1 : a.stage;
+    }
+    int recv_peer(const Action& a) const { return rank_of(peer_stage(a)); }
+    int recv_tag(const Action& a) const {
+        return tag(recv_boundary(a), a.microbatch, a.type == ActionType::recv_backward);
+    }
+
+    // Posts the receive of RECV action `a` (a transfer from another rank).
+    std::unique_ptr<PendingRecv> post_receive(const Action& a) {
+        return transport.post_recv(boundary_like(recv_boundary(a)), recv_peer(a), recv_tag(a));
+    }
+
+    // The tensor of the RECV action at `index`. The next receive on the same
+    // channel is posted before waiting, so that its data can move while this
+    // rank computes, as the simulator's links deliver a message as soon as it
+    // is sent. One buffer per channel is in flight ahead.
+    torch::Tensor take_receive(std::size_t index) {
+        const auto& actions = my_actions();
+        const Action& a = actions[index];
+        std::unique_ptr<PendingRecv> mine;
+        if (auto node = receives_ahead.extract(recv_tag(a)); !node.empty()) {
+            mine = std::move(node.mapped());
+        } else {
+            mine = post_receive(a);
+        }
+        if (const int next = next_on_channel[index]; next >= 0) {
+            const Action& n = actions[static_cast<std::size_t>(next)];
+            receives_ahead.emplace(recv_tag(n), post_receive(n));
+        }
+        return mine->wait();
+    }
+
+    // REDUCE_GRAD: the sum of the stage's gradients over the replicas. With
+    // overlap (DDP) the buckets go out and the rank computes on while they
+    // travel; a watcher thread stamps the end of the event when the last
+    // bucket is summed (as for a send). Without, the rank waits here. Either
+    // way the averages are written back before the optimizer step (finish).
+    void reduce_gradients(const Action& a, std::size_t start) {
+        const double posted = steady_seconds();
+        GradientSync::Started started = gradient_sync->start(stages.at(a.stage).params);
+        if (!overlap_gradient_sync) {
+            started.work->wait();
+            add_event(a, start, -1, started.bytes);
+            return;
+        }
+        add_event(a, start, -1, started.bytes);
+        sends.watch(std::move(started.work), torch::Tensor(), kReductionWatcher,
+                    record.events.size() - 1, posted);
+    }
+    // The watcher of the reductions, apart from the peers' (ranks >= 0).
+    static constexpr int kReductionWatcher = -1;
+
+    // The loss of the global batch: the mean of the replicas' (each the mean
+    // over its share). Only the last stage's ranks hold one, and they form
+    // one group.
+    void average_loss_over_replicas() {
+        torch::Tensor value = loss_sum.detach().reshape({1}).clone();
+        std::vector<torch::Tensor> tensors{value};
+        replicas.collectives->allreduce(tensors)->wait(replicas.timeout);
+        loss_sum = value[0] / static_cast<double>(replicas.replicas);
+    }
+
+    const std::vector<Action>& my_actions() const {
+        return project.schedule.ranks.at(static_cast<std::size_t>(rank));
+    }
+
+    void execute(std::size_t index) {
+        const Action& a = my_actions()[index];
+        const int s = a.stage, mb = a.microbatch;
+        const std::size_t start = clock->stamp();
+        switch (a.type) {
+            case ActionType::forward:
+                forward(s, mb);
+                add_event(a, start);
+                break;
+            case ActionType::backward:
+                backward_full(s, mb);
+                add_event(a, start);
+                break;
+            case ActionType::backward_input:
+                backward_input(s, mb);
+                add_event(a, start);
+                break;
+            case ActionType::backward_weight:
+                backward_weight(s, mb);
+                add_event(a, start);
+                break;
+            case ActionType::send_forward:
+                if (!local(s + 1)) {
+                    send(a, consume_output(s, mb), rank_of(s + 1), s, false);
+                }
+                break;
+            case ActionType::send_backward:
+                if (!local(s - 1)) {
+                    send(a, std::exchange(slot(s, mb).input_grad, torch::Tensor()), rank_of(s - 1),
+                         s - 1, true);
+                }
+                break;
+            case ActionType::recv_forward:
+                if (!local(s - 1)) {
+                    auto t = take_receive(index);
+                    add_event(a, start, recv_peer(a), tensor_bytes(t));
+                    slot(s, mb).received_input = std::move(t);
+                }
+                break;
+            case ActionType::recv_backward:
+                if (!local(s + 1)) {
+                    auto t = take_receive(index);
+                    add_event(a, start, recv_peer(a), tensor_bytes(t));
+                    slot(s, mb).received_grad = std::move(t);
+                }
+                break;
+            case ActionType::reduce_grad:
+                if (gradient_sync) {
+                    reduce_gradients(a, start);
+                }
+                break;
+            case ActionType::unshard:
+            case ActionType::reshard:
+                // ZeRO-3 only, which real runs refuse (load_for_run): every
+                // replica holds its stages' whole parameters.
+                break;
+        }
+        sample_memory();
+    }
+};
+
+RankExecutor::RankExecutor(const AnalyzedProject& project, int rank, Transport& transport,
+                           torch::Dtype dtype, torch::Device device, ReplicaGroup replicas,
+                           TensorGroup tensor)
+    : impl_(std::make_unique<Impl>(project, rank, transport, dtype, device, std::move(replicas),
+                                   tensor)) {}
+
+RankExecutor::~RankExecutor() = default;
+
+StepRecord RankExecutor::run_step(int step, const Batch& batch) {
+    Impl& m = *impl_;
+    m.batch = &batch;
+    m.record = StepRecord{};
+    m.record.step = step;
+    m.loss_sum = torch::Tensor();
+    m.event_stamps.clear();
+    m.memory_stamps.clear();
+    // Iterations start together so that each one's time is its own, as in
+    // the simulated timeline.
+    m.transport.barrier();
+    if (m.replicas.control) {
+        // After the replica's own barrier: once this one opens, every rank
+        // of every replica has entered its replica's barrier.
+        m.replicas.control->barrier()->wait(m.replicas.timeout);
+    }
+    m.clock->begin_iteration();
+    const std::size_t start = m.clock->stamp();
+    m.sample_memory();
+    if (m.sharded) {
+        m.sharded->zero_grad();
+    } else {
+        m.optimizer->zero_grad();
+    }
+    for (std::size_t i = 0; i < m.my_actions().size(); ++i) {
+        m.execute(i);
+    }
+    const auto send_ends = m.sends.collect();
+    if (m.gradient_sync) {
+        m.gradient_sync->finish();
+    }
+    m.sum_tied_gradients_if_split();
+    sum_gradients_over_group(m.sequence_partials, m.tensor);
+    if (m.sharded) {
+        m.sharded->step();  // includes gathering the replicas' updated shards
+    } else {
+        m.optimizer->step();
+    }
+    const std::size_t end = m.clock->stamp();
+    m.sample_memory();
+    const std::vector<double> times = m.resolve_times(send_ends);
+    m.record.start_s = times.at(start);
+    m.record.end_s = times.at(end);
+    if (has_last_stage() && m.loss_sum.defined() && m.replicas.replicas > 1) {
+        m.average_loss_over_replicas();
+    }
+    if (has_last_stage() && m.loss_sum.defined()) {
+        m.record.loss = m.loss_sum.item<double>();
+    }
+    m.batch = nullptr;
+    return std::move(m.record);
+}
+
+void RankExecutor::set_memory_probe(std::function<std::int64_t()> probe) {
+    impl_->memory_probe = std::move(probe);
+}
+
+bool RankExecutor::has_first_stage() const {
+    return impl_->local(0);
+}
+bool RankExecutor::has_last_stage() const {
+    return impl_->local(impl_->last_stage);
+}
+const std::vector<int>& RankExecutor::stages() const {
+    return impl_->stage_indices;
+}
+torch::nn::Sequential RankExecutor::module(int stage) const {
+    return impl_->stages.at(stage).module;
+}
+
+}  // namespace pipewright::backend

@@ -1,0 +1,96 @@
+#include "layers/causal_attention.h"
+
+#include <cmath>
+#include <limits>
+
+namespace pipewright::backend {
+namespace {
+
+// [batch, len, n · head_dim] -> [batch, n, len, head_dim]
+torch::Tensor heads_first(const torch::Tensor& t, std::int64_t n, std::int64_t head_dim) {
+    return t.reshape({t.size(0), t.size(1), n, head_dim}).transpose(1, 2);
+}
+
+// x · cos + rotate_half(x) · sin over [batch, heads, len, head_dim].
+torch::Tensor rotate(const torch::Tensor& x) {
+    const auto len = x.size(2), dim = x.size(3);
+    // Angles in float32 as frameworks compute them (float64 in float64 runs).
+    const auto options = torch::TensorOptions().dtype(
+        x.scalar_type() == torch::kFloat64 ? torch::kFloat64 : torch::kFloat32);
+    const auto inverse =
+        torch::pow(10000.0, -torch::arange(0, dim, 2, options) / static_cast<double>(dim));
+    const auto angles = torch::outer(torch::arange(len, options), inverse);  // [len, dim / 2]
+    const auto both = torch::cat({angles, angles}, -1).to(x.dtype());
+    const auto halves = x.chunk(2, -1);
+    const auto rotated = torch::cat({-halves[1], halves[0]}, -1);
+    return x * both.cos() + rotated * both.sin();
+}
+
+}  // namespace
+
+torch::Tensor causal_attention(const torch::Tensor& qkv, std::int64_t heads, std::int64_t kv_heads,
+                               std::int64_t head_dim, bool rotary) {
+    const auto b = qkv.size(0), len = qkv.size(1);
+    const auto q_width = heads * head_dim, kv_width = kv_heads * head_dim;
+    auto q = heads_first(qkv.narrow(-1, 0, q_width), heads, head_dim);
+    auto k = heads_first(qkv.narrow(-1, q_width, kv_width), kv_heads, head_dim);
+    auto v = heads_first(qkv.narrow(-1, q_width + kv_width, kv_width), kv_heads, head_dim);
+    if (rotary) {
+        q = rotate(q);
+        k = rotate(k);
+    }
+    if (kv_heads != heads) {
+        k = k.repeat_interleave(heads / kv_heads, 1);
+        v = v.repeat_interleave(heads / kv_heads, 1);
+    }
+    auto scores = torch::matmul(q, k.transpose(-2, -1)) / std::sqrt(static_cast<double>(head_dim));
+    auto future = torch::ones({len, len}, torch::TensorOptions().dtype(torch::kBool)).triu(1);
+    scores = scores.masked_fill(future, -std::numeric_limits<double>::infinity());
+    auto attended = torch::matmul(torch::softmax(scores, -1), v);
+    return attended.transpose(1, 2).reshape({b, len, q_width});
+}
+
+namespace {
+
+// Keeps qkv; its backward runs the attention again with grad enabled and
+// differentiates that. The attention has no dropout, so no random state
+// needs replaying.
+struct RecomputedAttention : torch::autograd::Function<RecomputedAttention> {
+    static torch::Tensor forward(torch::autograd::AutogradContext* ctx, const torch::Tensor& qkv,
+                                 std::int64_t heads, std::int64_t kv_heads, std::int64_t head_dim,
+                                 bool rotary) {
+        ctx->save_for_backward({qkv});
+        ctx->saved_data["heads"] = heads;
+        ctx->saved_data["kv_heads"] = kv_heads;
+        ctx->saved_data["head_dim"] = head_dim;
+        ctx->saved_data["rotary"] = rotary;
+        return causal_attention(qkv, heads, kv_heads, head_dim, rotary);
+    }
+
+    static torch::autograd::variable_list backward(torch::autograd::AutogradContext* ctx,
+                                                   torch::autograd::variable_list grad_output) {
+        const torch::Tensor qkv = ctx->get_saved_variables().at(0).detach().requires_grad_(true);
+        torch::Tensor out;
+        {
+            const torch::AutoGradMode enable(true);
+            out = causal_attention(
+                qkv, ctx->saved_data["heads"].toInt(), ctx->saved_data["kv_heads"].toInt(),
+                ctx->saved_data["head_dim"].toInt(), ctx->saved_data["rotary"].toBool());
+        }
+        const auto grads = torch::autograd::grad({out}, {qkv}, {grad_output.at(0)});
+        return {grads.at(0), torch::Tensor(), torch::Tensor(), torch::Tensor(), torch::Tensor()};
+    }
+};
+
+}  // namespace
+
+torch::Tensor recomputed_causal_attention(const torch::Tensor& qkv, std::int64_t heads,
+                                          std::int64_t kv_heads, std::int64_t head_dim,
+                                          bool rotary) {
+    if (!torch::GradMode::is_enabled() || !qkv.requires_grad()) {
+        return causal_attention(qkv, heads, kv_heads, head_dim, rotary);
+    }
+    return RecomputedAttention::apply(qkv, heads, kv_heads, head_dim, rotary);
+}
+
+}  // namespace pipewright::backend

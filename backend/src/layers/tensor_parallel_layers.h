@@ -1,0 +1,61 @@
+#pragma once
+// Megatron-LM's tensor-parallel layers over a c10d group: each member holds a
+// slice of a layer's matrices and the group exchanges partial results with
+// all-reduces (docs/concepts.md#tensor-parallelism). The split of each
+// layer is the analysis's (core/src/parallel/tensor_parallel.cpp, in
+// AnalyzedProject::tensor_shares): a linear is column-parallel (its output
+// features split, the input's gradient all-reduced), row-parallel (its
+// input features split, its output all-reduced) or column-parallel with its
+// output gathered; a transformer block splits its heads and its MLP; an
+// embedding its vocabulary; other layers run whole on every member (or on
+// the member's slice, between a column- and a row-parallel linear).
+//
+// Each layer is built whole from its seed, as a single process builds it,
+// and then cut: a member's parameters are exactly the slices of the whole
+// layer's, so that a tensor-parallel run trains the same model.
+
+#include <cstdint>
+
+#include <torch/torch.h>
+
+#include "layers/tensor_parallel_collectives.h"
+#include "pipewright/backend/transport.h"
+#include "pipewright/core/analysis.h"
+
+namespace pipewright::backend {
+
+// Layers [first, last] of `project` as member `group.rank` runs them, each
+// built whole with layer_seed(seed, i) and cut to the member's slice, in
+// `dtype`. What crosses a stage boundary is whole (each member sends its
+// copy to its counterpart of the next stage): where the last layer leaves
+// its output split (a column-parallel linear whose row-parallel partner is
+// in the next stage, or the sequence under sequence parallelism) the stage
+// gathers it, and the next stage takes its slice again. With sequence
+// parallelism (project.tensor_parallel.sequence_parallel) the layers
+// between the split ones run on the member's slice of the sequence:
+// column-parallel layers gather the sequence first, row-parallel ones and
+// the embedding reduce-scatter their output. Throws BackendError for a layer
+// the analysis split in a way no module here implements.
+[[nodiscard]] torch::nn::Sequential build_tensor_parallel_layers(const AnalyzedProject& project,
+                                                                 int first, int last,
+                                                                 std::uint64_t seed,
+                                                                 torch::Dtype dtype,
+                                                                 const TensorGroup& group);
+
+// The parameters of `stage` (built by build_tensor_parallel_layers for
+// layers [first, last]) whose gradients each member computes from its slice
+// of the sequence only: under sequence parallelism, the layer norms' and the
+// row-parallel layers' biases, which every member holds whole. Their
+// gradients are summed over the group before the optimizer step
+// (sum_gradients_over_group). Empty without sequence parallelism.
+[[nodiscard]] std::vector<torch::Tensor> sequence_partial_parameters(
+    const AnalyzedProject& project, int first, int last, const torch::nn::Sequential& stage);
+
+// The slice of a whole layer's parameter `name` that member `rank` of
+// `size` holds (the same tensor when the parameter is whole on every
+// member). For tests: a member's parameters against the whole model's.
+[[nodiscard]] torch::Tensor tensor_parallel_slice(const AnalyzedProject& project, int layer,
+                                                  const std::string& name,
+                                                  const torch::Tensor& whole, int rank, int size);
+
+}  // namespace pipewright::backend

@@ -1,0 +1,191 @@
+#include "run/profile_controller.h"
+
+#include <QAction>
+#include <QDir>
+#include <QFile>
+#include <QFileInfo>
+#include <QMenu>
+#include <QSettings>
+#include <QStatusBar>
+
+#include "document/project_document.h"
+#include "run/costs_bar.h"
+#include "run/run_controller.h"
+#include "run/run_panel.h"
+#include "studio_core/measured_costs.h"
+#include "studio_core/run_folder.h"
+#include "studio_core/simulation_runner.h"
+#include "window/file_dialogs.h"
+#include "window/message_bar.h"
+
+namespace pipewright::gui {
+
+namespace {
+const QString kCalibrationsKey = QStringLiteral("deviceCalibrations");
+}  // namespace
+
+ProfileController::ProfileController(const ControllerContext& context, RunPanel* panel,
+                                     QTabWidget* views, QObject* parent)
+    : QObject(parent), context_(context), panel_(panel), views_(views) {
+    connectCostsBar();
+    connect(context_.document, &ProjectDocument::fileChanged, this,
+            &ProfileController::projectFileChanged);
+    connect(context_.document, &ProjectDocument::projectReplaced, this,
+            [this] { project_replaced_ = true; });
+}
+
+void ProfileController::connectCostsBar() {
+    CostsBar* costs = panel_->costsBar();
+    connect(costs, &CostsBar::profileRequested, this, [this] { startProfile(); });
+    connect(costs, &CostsBar::useMeasuredChanged, this, &ProfileController::applyCosts);
+    connect(costs, &CostsBar::profileSucceeded, this, [this] {
+        loadMeasuredCosts(true);
+        context_.status->showMessage(
+            tr("Profiled: the simulation now uses the costs measured on this machine"), 8000);
+    });
+    connect(costs, &CostsBar::profileFailed, this, [this](const QString& message) {
+        context_.status->showMessage(
+            tr("Profile failed: %1").arg(message.section(QLatin1Char('\n'), 0, 0)), 10000);
+    });
+}
+
+void ProfileController::restoreCosts() {
+    projectFileChanged();
+    restoreDeviceCalibrations();
+}
+
+void ProfileController::loadMeasuredCosts(bool preferMeasured) {
+    const Project& project = context_.document->project();
+    const QString path = profile_path_for(runs_dir_of(*context_.document),
+                                          QString::fromStdString(project.model.name));
+    QString problem;
+    const auto costs = load_measured_costs(path, &problem);
+    CostsBar* bar = panel_->costsBar();
+    const bool was_measured = bar->useMeasured();
+    bar->setMeasuredCosts(costs, costs ? describe_measured_costs(*costs, project.model) : QString(),
+                          problem);
+    // A profile of another model would only replace the links: not by default.
+    bar->setUseMeasured(
+        costs && (preferMeasured ? measured_costs_fit(*costs, project.model) : was_measured));
+    applyCosts();
+}
+
+void ProfileController::applyCosts() {
+    const CostsBar* bar = panel_->costsBar();
+    StudioCosts costs(bar->useMeasured() ? bar->measuredCosts()->profile : nullptr,
+                      calibrations_.catalog);
+    if (!(costs == context_.runner->costs())) {
+        context_.runner->setCosts(std::move(costs));
+        emit costsChanged();
+    }
+}
+
+void ProfileController::projectFileChanged() {
+    // Save As moves the project's runs folder: its profile goes along.
+    const auto& costs = panel_->costsBar()->measuredCosts();
+    const QString runs = runs_dir_of(*context_.document);
+    const QString profile =
+        profile_path_for(runs, QString::fromStdString(context_.document->project().model.name));
+    if (!project_replaced_ && costs && QFileInfo(profile).absoluteFilePath() != costs->path &&
+        !QFileInfo::exists(profile) && QDir().mkpath(runs)) {
+        QFile::copy(costs->path, profile);
+    }
+    loadMeasuredCosts(project_replaced_);
+    project_replaced_ = false;
+}
+
+bool ProfileController::startProfile() {
+    if (!ready_to_launch(*panel_, *views_)) {
+        return false;
+    }
+    const Project& project = context_.document->project();
+    const QString model = QString::fromStdString(project.model.name);
+    const QString dir = runs_dir_of(*context_.document);
+    if (!QDir().mkpath(dir)) {
+        panel_->showError(tr("Cannot create the folder %1 for the profile").arg(dir));
+        return false;
+    }
+    // The layout profiled stays beside its profile, as a run folder keeps
+    // the project it ran.
+    ProfileRequest request;
+    request.cli = panel_->cli().path;
+    request.out_file = profile_path_for(dir, model);
+    request.project_file = request.out_file.chopped(5) + QStringLiteral(".project.json");
+    request.device = panel_->device();
+    QString error;
+    if (!write_run_project(project, context_.document->baseDir(), request.project_file, &error)) {
+        panel_->showError(tr("Cannot write %1: %2").arg(request.project_file, error));
+        return false;
+    }
+    panel_->costsBar()->startProfile(request);
+    return true;
+}
+
+bool ProfileController::useDeviceCalibrations(const QStringList& paths, QString* error) {
+    QStringList absolute;
+    for (const QString& path : paths) {
+        absolute << QFileInfo(path).absoluteFilePath();
+    }
+    auto loaded = load_device_calibrations(absolute, error);
+    if (!loaded) {
+        return false;
+    }
+    calibrations_ = std::move(*loaded);
+    QSettings().setValue(kCalibrationsKey, calibrations_.paths);
+    if (forget_calibrations_ != nullptr) {
+        forget_calibrations_->setEnabled(!calibrations_.empty());
+    }
+    applyCosts();
+    return true;
+}
+
+void ProfileController::restoreDeviceCalibrations() {
+    const QStringList paths = QSettings().value(kCalibrationsKey).toStringList();
+    if (paths.isEmpty()) {
+        return;
+    }
+    QString error;
+    if (!useDeviceCalibrations(paths, &error)) {
+        // A file moved or broken since: said once, and no longer used.
+        QSettings().remove(kCalibrationsKey);
+        context_.messages->showMessage(
+            tr("The device calibration of the last session is not used: %1").arg(error),
+            MessageBar::Kind::problem);
+    }
+}
+
+void ProfileController::chooseDeviceCalibrations() {
+    const QStringList paths =
+        open_file_names(context_.window, tr("Use Device Calibrations"),
+                        QFileInfo(context_.document->filePath()).absolutePath(),
+                        tr("Device calibrations (*.json);;All files (*)"));
+    if (paths.isEmpty()) {
+        return;
+    }
+    QString error;
+    if (!useDeviceCalibrations(paths, &error)) {
+        context_.messages->showMessage(error, MessageBar::Kind::problem);
+        return;
+    }
+    context_.status->showMessage(
+        tr("Devices priced as calibrated: %1")
+            .arg(describe_device_calibrations(calibrations_).section(QLatin1Char('\n'), 0, 0)),
+        10000);
+}
+
+void ProfileController::addCalibrationActions(QMenu* simulate) {
+    QAction* calibrate = simulate->addAction(tr("&Use Device Calibration…"), this,
+                                             [this] { chooseDeviceCalibrations(); });
+    calibrate->setObjectName(QStringLiteral("useCalibrationAction"));
+    calibrate->setStatusTip(
+        tr("Price the devices with kernels measured by `pipewright calibrate` (for every "
+           "project, until forgotten)"));
+    forget_calibrations_ = simulate->addAction(tr("&Forget Device Calibrations"), this, [this] {
+        (void)useDeviceCalibrations({}, nullptr);
+        context_.status->showMessage(tr("Devices priced with the built-in catalog"), 8000);
+    });
+    forget_calibrations_->setObjectName(QStringLiteral("forgetCalibrationsAction"));
+    forget_calibrations_->setEnabled(!calibrations_.empty());
+}
+
+}  // namespace pipewright::gui
