@@ -11,6 +11,7 @@
 #include <fstream>
 #include <regex>
 #include <thread>
+#include <tuple>
 
 #include <torch/csrc/distributed/c10d/TCPStore.hpp>
 
@@ -267,6 +268,46 @@ TEST(Launcher, DataParallelRunsRefuseZeroTwoAndThreeInWords) {
         EXPECT_EQ(r.code, 1) << r.output;
         EXPECT_NE(r.output.find("data_parallel.zero_stage: ZeRO stage " + std::to_string(zero) +
                                 " is simulation-only"),
+                  std::string::npos)
+            << r.output;
+        EXPECT_FALSE(fs::exists(out / "rank-0.log")) << "a worker was started";
+    }
+    fs::remove_all(dir);
+}
+
+// Mixtures of experts and latent attention are priced by the simulator
+// only: a run refuses them, naming the field, before any worker starts.
+TEST(Launcher, MixtureOfExpertsAndLatentAttentionBlocksAreRefusedInWords) {
+    const auto dir = temp_dir("moe-blocks");
+    const nlohmann::json moe = {{"experts", 4}, {"top_k", 2}};
+    const nlohmann::json latent = {{"kv_lora_rank", 16}, {"qkv_bias", false}};
+    for (const auto& [extra, field, words] :
+         {std::tuple{moe, "model.layers[0].experts", "a mixture of experts"},
+          std::tuple{latent, "model.layers[0].kv_lora_rank", "multi-head latent attention"}}) {
+        nlohmann::json block = {
+            {"name", "block"}, {"type", "transformer_block"}, {"hidden", 64}, {"heads", 4}};
+        block.update(extra);
+        const nlohmann::json project = {
+            {"format", "pipewright-project"},
+            {"version", 1},
+            {"model",
+             {{"name", "moe"},
+              {"input", {{"shape", {8, 64}}, {"dtype", "float32"}}},
+              {"loss", "mse"},
+              {"layers", {block}}}},
+            {"topology",
+             {{"nodes",
+               {{{"name", "node0"},
+                 {"containers",
+                  {{{"name", "c0"}, {"devices", {{{"name", "cpu0"}, {"spec", "cpu"}}}}}}}}}}}},
+            {"placement", {{{"device", "node0/c0/cpu0"}, {"layers", {"block"}}}}},
+            {"training", {{"batch_size", 4}, {"microbatches", 1}, {"schedule", "gpipe"}}}};
+        const auto path = dir / (std::string(field).substr(16) + ".json");
+        std::ofstream(path) << project.dump(2);
+        const auto out = dir / (std::string(field).substr(16) + "-run");
+        const auto r = run_cli("run " + path.string() + " --out " + out.string(), dir);
+        EXPECT_EQ(r.code, 1) << r.output;
+        EXPECT_NE(r.output.find(std::string(field) + ": " + words + " is simulation-only for now"),
                   std::string::npos)
             << r.output;
         EXPECT_FALSE(fs::exists(out / "rank-0.log")) << "a worker was started";
