@@ -101,13 +101,15 @@ class Project:
     def simulate(self, schedule: Optional[str] = ..., microbatches: Optional[int] = ..., *,
                  schedule_csv: Optional[PathLike] = ..., batch_size: Optional[int] = ...,
                  data_parallel: Optional[int] = ..., tensor_parallel: Optional[int] = ...,
-                 sequence_parallel: Optional[bool] = ..., profile: Optional[PathLike] = ...,
+                 sequence_parallel: Optional[bool] = ..., expert_parallel: Optional[int] = ...,
+                 profile: Optional[PathLike] = ...,
                  calibration: Calibrations = ..., efficiency: Optional[float] = ...,
                  strict: bool = ...) -> SimulationResult: ...
     def compare_schedules(self, *, microbatches: Optional[int] = ...,
                           batch_size: Optional[int] = ..., data_parallel: Optional[int] = ...,
                           tensor_parallel: Optional[int] = ...,
                           sequence_parallel: Optional[bool] = ...,
+                          expert_parallel: Optional[int] = ...,
                           profile: Optional[PathLike] = ..., calibration: Calibrations = ...,
                           efficiency: Optional[float] = ...,
                           strict: bool = ...) -> ScheduleComparison: ...

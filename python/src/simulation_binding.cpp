@@ -37,6 +37,7 @@ struct SimulateOptions {
     std::optional<int> data_parallel;
     std::optional<int> tensor_parallel;
     std::optional<bool> sequence_parallel;
+    std::optional<int> expert_parallel;
     std::optional<std::string> profile;
     std::vector<std::string> calibrations;
     std::optional<double> efficiency;
@@ -58,6 +59,7 @@ AnalysisOptions analysis_options(const SimulateOptions& o) {
     require_positive("batch_size", o.batch_size);
     require_positive("data_parallel", o.data_parallel);
     require_positive("tensor_parallel", o.tensor_parallel);
+    require_positive("expert_parallel", o.expert_parallel);
     AnalysisOptions options;
     options.schedule = o.schedule;
     options.schedule_csv = o.schedule_csv;
@@ -66,6 +68,7 @@ AnalysisOptions analysis_options(const SimulateOptions& o) {
     options.data_parallel = o.data_parallel;
     options.tensor_parallel = o.tensor_parallel;
     options.sequence_parallel = o.sequence_parallel;
+    options.expert_parallel = o.expert_parallel;
     return options;
 }
 
@@ -231,20 +234,13 @@ SimulateOptions options_from(std::optional<std::string> schedule,
                              std::optional<int> microbatches, std::optional<int> batch_size,
                              std::optional<int> data_parallel, std::optional<int> tensor_parallel,
                              std::optional<bool> sequence_parallel,
-                             std::optional<std::string> profile,
+                             std::optional<int> expert_parallel, std::optional<std::string> profile,
                              std::vector<std::string> calibrations,
                              std::optional<double> efficiency, bool strict) {
-    return SimulateOptions{std::move(schedule),
-                           std::move(schedule_csv),
-                           microbatches,
-                           batch_size,
-                           data_parallel,
-                           tensor_parallel,
-                           sequence_parallel,
-                           std::move(profile),
-                           std::move(calibrations),
-                           efficiency,
-                           strict};
+    return SimulateOptions{
+        std::move(schedule), std::move(schedule_csv), microbatches,      batch_size,
+        data_parallel,       tensor_parallel,         sequence_parallel, expert_parallel,
+        std::move(profile),  std::move(calibrations), efficiency,        strict};
 }
 
 }  // namespace
@@ -267,18 +263,19 @@ void bind_simulation(py::module_& m) {
                    std::optional<std::string> schedule_csv, std::optional<int> microbatches,
                    std::optional<int> batch_size, std::optional<int> data_parallel,
                    std::optional<int> tensor_parallel, std::optional<bool> sequence_parallel,
-                   std::optional<std::string> profile, std::vector<std::string> calibrations,
-                   std::optional<double> efficiency, bool strict) {
-                return call(
-                    handle,
-                    options_from(std::move(schedule), std::move(schedule_csv), microbatches,
-                                 batch_size, data_parallel, tensor_parallel, sequence_parallel,
-                                 std::move(profile), std::move(calibrations), efficiency, strict));
+                   std::optional<int> expert_parallel, std::optional<std::string> profile,
+                   std::vector<std::string> calibrations, std::optional<double> efficiency,
+                   bool strict) {
+                return call(handle,
+                            options_from(std::move(schedule), std::move(schedule_csv), microbatches,
+                                         batch_size, data_parallel, tensor_parallel,
+                                         sequence_parallel, expert_parallel, std::move(profile),
+                                         std::move(calibrations), efficiency, strict));
             },
             py::arg("project"), py::arg("schedule"), py::arg("schedule_csv"),
             py::arg("microbatches"), py::arg("batch_size"), py::arg("data_parallel"),
-            py::arg("tensor_parallel"), py::arg("sequence_parallel"), py::arg("profile"),
-            py::arg("calibration"), py::arg("efficiency"), py::arg("strict"));
+            py::arg("tensor_parallel"), py::arg("sequence_parallel"), py::arg("expert_parallel"),
+            py::arg("profile"), py::arg("calibration"), py::arg("efficiency"), py::arg("strict"));
     };
     with_options("simulate", &simulate);
     with_options("compare_schedules", &compare);

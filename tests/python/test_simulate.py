@@ -30,6 +30,7 @@ def test_options_are_those_of_the_command_line(options, arguments):
     ("resnet50-4gpu-2x2", {"data_parallel": 1}, ["--data-parallel", "1"]),
     ("llama-tiny-t2p2-cpu", {"tensor_parallel": 1}, ["--tensor-parallel", "1"]),
     ("gpt-tiny-t2p2-cpu", {"sequence_parallel": True}, ["--sequence-parallel"]),
+    ("mixtral-8x7b-h100", {"expert_parallel": 4}, ["--expert-parallel", "4"]),
 ])
 def test_parallel_options_are_those_of_the_command_line(name, options, arguments):
     path = ASSETS / "examples" / f"{name}.json"
