@@ -66,6 +66,8 @@ nlohmann::json stages_json(const AnalyzedProject& project, const SimulationRepor
             j["backward_weight_s"] = c.backward_weight_s;
             j["tensor_forward_s"] = c.tensor_forward_s;
             j["tensor_backward_s"] = c.tensor_backward_s;
+            j["expert_forward_s"] = c.expert_forward_s;
+            j["expert_backward_s"] = c.expert_backward_s;
         }
         const StageKernels& k = kernels[s];
         j["kernels"] = {{"forward", pass_json(k.forward)},
@@ -112,18 +114,21 @@ void print_kernels(std::ostream& out, const AnalyzedProject& project,
     const double recompute_s =
         recompute == Recompute::full ? c.forward_s
         : recompute == Recompute::selective
-            ? std::max(0.0, c.backward_input_s - k.backward_input.seconds - c.tensor_backward_s)
+            ? std::max(0.0, c.backward_input_s - k.backward_input.seconds - c.tensor_backward_s -
+                                c.expert_backward_s)
             : 0;
     const struct {
         const char* name;
         const PassKernels* pass;
         double total_s;
         double collectives_s;
+        double all_to_all_s;
         double recompute_s;
     } passes[] = {
-        {"forward", &k.forward, c.forward_s, c.tensor_forward_s, 0},
-        {"input gradient", &k.backward_input, c.backward_input_s, c.tensor_backward_s, recompute_s},
-        {"weight gradient", &k.backward_weight, c.backward_weight_s, 0, 0}};
+        {"forward", &k.forward, c.forward_s, c.tensor_forward_s, c.expert_forward_s, 0},
+        {"input gradient", &k.backward_input, c.backward_input_s, c.tensor_backward_s,
+         c.expert_backward_s, recompute_s},
+        {"weight gradient", &k.backward_weight, c.backward_weight_s, 0, 0, 0}};
     for (const auto& p : passes) {
         if (p.pass->kernels.empty()) {
             continue;
@@ -133,6 +138,10 @@ void print_kernels(std::ostream& out, const AnalyzedProject& project,
         if (p.collectives_s > 0) {
             parts.push_back(format_duration(p.collectives_s) +
                             " in the tensor-parallel all-reduces");
+        }
+        if (p.all_to_all_s > 0) {
+            parts.push_back(format_duration(p.all_to_all_s) +
+                            " in the experts' all-to-alls (expert parallelism)");
         }
         if (p.recompute_s > 0) {
             parts.push_back(format_duration(p.recompute_s) +

@@ -50,6 +50,12 @@ TEST(ExpertParallelCli, SimulateSplitsTheExpertsOverTheReplicas) {
     auto r = run_cli({"simulate", project, "--expert-parallel", "2"});
     ASSERT_EQ(r.code, 0) << r.err;
     EXPECT_NE(r.out.find("Experts     split over 2 replicas"), std::string::npos) << r.out;
+    // Where the time goes names the all-to-alls beside the kernels.
+    r = run_cli({"simulate", project, "--expert-parallel", "2", "--kernels"});
+    ASSERT_EQ(r.code, 0) << r.err;
+    EXPECT_NE(r.out.find("in the experts' all-to-alls (expert parallelism)"), std::string::npos)
+        << r.out;
+    EXPECT_NE(r.out.find("expert fc1"), std::string::npos) << r.out;
 
     r = run_cli({"simulate", project, "--expert-parallel", "2", "--json"});
     ASSERT_EQ(r.code, 0) << r.err;
