@@ -160,6 +160,11 @@ int run_simulate(const SimulateArgs& args, std::ostream& out, std::ostream& err)
             << (args.data_parallel ? "--data-parallel" : "--schedule-csv") << '\n';
         return kUsage;
     }
+    if (args.compare_layouts && args.expert_parallel) {
+        err << "pipewright: --compare-layouts plans every count of replicas, and the planner "
+               "does not search expert-parallel layouts yet; drop --expert-parallel\n";
+        return kUsage;
+    }
 
     const auto path_or_none = [](const std::optional<std::string>& p) {
         return p.value_or(std::string());

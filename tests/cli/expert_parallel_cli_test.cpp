@@ -93,6 +93,13 @@ TEST(ExpertParallelCli, WhatCannotBeDoneYetIsSaidInWords) {
     j["expert_parallel"] = {{"size", 2}};
     const auto with_experts = (dir / "ep2.json").string();
     std::ofstream(with_experts) << j.dump(2);
+    r = run_cli({"simulate", project, "--expert-parallel", "2", "--compare-layouts"});
+    EXPECT_EQ(r.code, 2);
+    EXPECT_NE(r.err.find("drop --expert-parallel"), std::string::npos) << r.err;
+    r = run_cli({"simulate", with_experts, "--compare-layouts"});
+    EXPECT_EQ(r.code, 1);
+    EXPECT_NE(r.err.find("plan does not search expert-parallel layouts yet"), std::string::npos)
+        << r.err;
     r = run_cli({"plan", with_experts});
     EXPECT_EQ(r.code, 1);
     EXPECT_NE(r.err.find("plan does not search expert-parallel layouts yet"), std::string::npos)
