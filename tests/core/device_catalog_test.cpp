@@ -63,8 +63,8 @@ Diagnostics rejection(const json& j) {
 TEST(DeviceCatalog, BuiltinHasTheDocumentedDevices) {
     const DeviceCatalog& c = DeviceCatalog::builtin();
     for (const char* name :
-         {"A100-40GB", "A100-80GB", "H100-SXM", "H100-PCIe", "H200", "B200", "GB200", "MI300X",
-          "V100-32GB", "L4", "L40S", "T4", "RTX-4090", "cpu"}) {
+         {"A100-40GB", "A100-80GB", "H100-SXM", "H100-PCIe", "H800", "H200", "B200", "GB200",
+          "MI300X", "V100-32GB", "L4", "L40S", "T4", "RTX-4090", "cpu"}) {
         EXPECT_NE(c.find(name), nullptr) << name;
     }
     EXPECT_EQ(c.find("A100"), nullptr);
@@ -97,6 +97,7 @@ TEST(DeviceCatalog, BuiltinMatchesTheDocumentedTable) {
          {Row{"A100-40GB", 40, 19.5, 312}, Row{"H100-SXM", 80, 67, 989}, Row{"H200", 140, 67, 989},
           Row{"V100-32GB", 32, 15.7, 125}, Row{"L4", 24, 30.3, 121}, Row{"T4", 16, 8.1, 65},
           Row{"RTX-4090", 24, 82.6, 165.2}, Row{"H100-PCIe", 80, 51, 756},
+          Row{"H800", 80, 67, 989},
           Row{"B200", 179, 80, 2250}, Row{"GB200", 185, 80, 2500},
           Row{"MI300X", 192, 163.4, 1307.4}, Row{"L40S", 45, 91.6, 362}, Row{"cpu", 64, 2, 2}}) {
         SCOPED_TRACE(r.name);
