@@ -97,7 +97,8 @@ class Simulator {
           link_free_(input.links.size(), 0.0),
           collective_free_(s_.ranks.size(), 0.0),
           gathered_at_(stages_, 0.0),
-          last_backward_(stages_, {0.0, 0.0}) {
+          last_backward_(stages_, {0.0, 0.0}),
+          last_compute_(s_.ranks.size()) {
         if (s_.stage_rank.size() != stages_) {
             throw SimulationError("the schedule places " + std::to_string(s_.stage_rank.size()) +
                                   " stages on ranks but has " + std::to_string(stages_));
@@ -266,26 +267,47 @@ class Simulator {
         }
     }
 
+    // An overlapped pair (PyTorch's OVERLAP_F_B, DualPipe's F&B chunk) runs
+    // each half's all-to-alls (StageCost::expert_*_s) under the other's
+    // compute: max(F compute, B all-to-all) + max(B compute, F all-to-all)
+    // instead of the sum. What that saves, taken off the pair's backward
+    // (`a`); 0 when `a` does not close such a pair.
+    double paired_saving(std::size_t r, const Action& a) const {
+        const LastCompute& last = last_compute_[r];
+        if (!last.overlaps_next || last.stage < 0 ||
+            (a.type != ActionType::backward && a.type != ActionType::backward_input)) {
+            return 0;
+        }
+        const StageCost& f = in_.stages[static_cast<std::size_t>(last.stage)];
+        const StageCost& b = in_.stages[static_cast<std::size_t>(a.stage)];
+        const double b_total = a.type == ActionType::backward ? b.backward_s() : b.backward_input_s;
+        const double f_compute = f.forward_s - f.expert_forward_s;
+        const double b_compute = b_total - b.expert_backward_s;
+        return std::min(b.expert_backward_s, f_compute) + std::min(f.expert_forward_s, b_compute);
+    }
+
     void execute(int rank, const Action& a, double start, double arrival, int link) {
         const auto r = static_cast<std::size_t>(rank);
         const StageCost& cost = in_.stages[static_cast<std::size_t>(a.stage)];
+        double saved = 0;
         if (is_compute(a.type)) {
             // Under ZeRO-3 the stage computes once its weights are gathered.
             start = std::max(start, gathered_at_[static_cast<std::size_t>(a.stage)]);
+            saved = paired_saving(r, a);
         }
         TimelineEvent e{rank, a, start, start, 0, -1};
         switch (a.type) {
             case ActionType::forward:
-                e.end_s = start + cost.forward_s;
+                e.end_s = start + std::max(0.0, cost.forward_s - saved);
                 time_[r] = e.end_s;
                 break;
             case ActionType::backward:
-                e.end_s = start + cost.backward_s();
+                e.end_s = start + std::max(0.0, cost.backward_s() - saved);
                 time_[r] = e.end_s;
                 last_backward_[static_cast<std::size_t>(a.stage)] = {start, e.end_s};
                 break;
             case ActionType::backward_input:
-                e.end_s = start + cost.backward_input_s;
+                e.end_s = start + std::max(0.0, cost.backward_input_s - saved);
                 time_[r] = e.end_s;
                 break;
             case ActionType::backward_weight:
@@ -315,6 +337,9 @@ class Simulator {
                 time_[r] = e.end_s;
                 break;
             }
+        }
+        if (is_compute(a.type)) {
+            last_compute_[r] = {a.stage, a.overlaps_next};
         }
         complete(a, e.end_s);
         out_.totals.add(e);
@@ -460,6 +485,12 @@ class Simulator {
     std::vector<double> collective_free_;  // per rank: when its collective stream is free
     std::vector<double> gathered_at_;      // per stage: when its UNSHARD ends (0 without)
     std::vector<std::pair<double, double>> last_backward_;  // per stage: its latest B or W
+    // Per rank: its latest compute action, and whether it overlaps the next.
+    struct LastCompute {
+        int stage = -1;
+        bool overlaps_next = false;
+    };
+    std::vector<LastCompute> last_compute_;
     std::vector<int> send_link_;     // [2 * stage + (0 forward, 1 backward)] -> link, -1 none
     std::vector<bool> shared_link_;  // sent on by more than one rank
     std::priority_queue<Entry, std::vector<Entry>, Later> ready_;
