@@ -22,7 +22,7 @@
 
 #include "frame_figures.h"
 #include "pipewright/core/project_io.h"
-#include "studio_core/simulation_runner.h"
+#include "studio_core/simulation/simulation_runner.h"
 #include "topology/topology_canvas.h"
 #include "topology/topology_scene.h"
 #include "topology/topology_view.h"

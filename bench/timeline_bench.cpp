@@ -20,7 +20,7 @@
 
 #include "frame_figures.h"
 #include "pipewright/core/project_io.h"
-#include "studio_core/simulation_runner.h"
+#include "studio_core/simulation/simulation_runner.h"
 #include "timeline/timeline_plot.h"
 #if __has_include("timeline/timeline_view.h")
 #include "timeline/timeline_view.h"

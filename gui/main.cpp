@@ -7,8 +7,8 @@
 #include <cstdio>
 
 #include "document/document_autosave.h"
-#include "studio_core/asset_paths.h"
-#include "studio_core/english_plurals.h"
+#include "studio_core/format/english_plurals.h"
+#include "studio_core/project/asset_paths.h"
 #include "window/main_window.h"
 #include "window/recovery_prompt.h"
 #include "window/screenshot.h"

@@ -18,8 +18,8 @@
 #include "editor/exact_spin_box.h"
 #include "pipewright/core/device_catalog.h"
 #include "pipewright/core/layer_catalog.h"
-#include "studio_core/project_edit.h"
-#include "studio_core/topology_edit.h"
+#include "studio_core/project/project_edit.h"
+#include "studio_core/project/topology_edit.h"
 
 namespace pipewright::gui {
 

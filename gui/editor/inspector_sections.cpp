@@ -14,7 +14,7 @@
 #include "document/project_document.h"
 #include "editor/exact_spin_box.h"
 #include "editor/inspector.h"
-#include "studio_core/topology_edit.h"
+#include "studio_core/project/topology_edit.h"
 
 namespace pipewright::gui {
 

@@ -6,9 +6,9 @@
 
 #include "document/project_document.h"
 #include "editor/inspector.h"
-#include "studio_core/format.h"
-#include "studio_core/topology_edit.h"
-#include "studio_core/topology_summary.h"
+#include "studio_core/format/format.h"
+#include "studio_core/project/topology_edit.h"
+#include "studio_core/project/topology_summary.h"
 
 namespace pipewright::gui {
 

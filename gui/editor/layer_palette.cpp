@@ -8,7 +8,7 @@
 
 #include "editor/model_table_model.h"
 #include "pipewright/core/layer_catalog.h"
-#include "studio_core/layer_blocks.h"
+#include "studio_core/project/layer_blocks.h"
 
 namespace pipewright::gui {
 

@@ -4,8 +4,8 @@
 #include <QMimeData>
 
 #include "document/project_document.h"
-#include "studio_core/format.h"
-#include "studio_core/project_edit.h"
+#include "studio_core/format/format.h"
+#include "studio_core/project/project_edit.h"
 #include "style/colors.h"
 
 namespace pipewright::gui {

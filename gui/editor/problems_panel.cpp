@@ -2,7 +2,7 @@
 
 #include <QStyle>
 
-#include "studio_core/problem_list_model.h"
+#include "studio_core/models/problem_list_model.h"
 
 namespace pipewright::gui {
 

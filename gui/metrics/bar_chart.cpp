@@ -5,7 +5,7 @@
 #include <algorithm>
 #include <cmath>
 
-#include "studio_core/chart_scale.h"
+#include "studio_core/format/chart_scale.h"
 #include "style/colors.h"
 #include "style/plot_style.h"
 

@@ -11,9 +11,9 @@
 
 #include "metrics/bar_chart.h"
 #include "pipewright/sim/layout_comparison.h"
-#include "studio_core/chart_scale.h"
-#include "studio_core/format.h"
-#include "studio_core/memory_fit.h"
+#include "studio_core/format/chart_scale.h"
+#include "studio_core/format/format.h"
+#include "studio_core/simulation/memory_fit.h"
 #include "style/colors.h"
 
 namespace pipewright::gui {

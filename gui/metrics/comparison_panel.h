@@ -10,7 +10,7 @@
 #include "pipewright/core/profile.h"
 #include "pipewright/core/project.h"
 #include "pipewright/sim/schedule_comparison.h"
-#include "studio_core/studio_costs.h"
+#include "studio_core/simulation/studio_costs.h"
 
 class QComboBox;
 class QLabel;

@@ -4,9 +4,9 @@
 #include <QLabel>
 
 #include "qcustomplot.h"
-#include "studio_core/chart_scale.h"
-#include "studio_core/format.h"
-#include "studio_core/metrics_rows.h"
+#include "studio_core/format/chart_scale.h"
+#include "studio_core/format/format.h"
+#include "studio_core/models/metrics_rows.h"
 #include "style/colors.h"
 #include "style/plot_style.h"
 

@@ -3,9 +3,9 @@
 #include <QWidget>
 #include <optional>
 
-#include "studio_core/cli_locator.h"
-#include "studio_core/measured_costs.h"
-#include "studio_core/profile_process.h"
+#include "studio_core/processes/cli_locator.h"
+#include "studio_core/processes/profile_process.h"
+#include "studio_core/simulation/measured_costs.h"
 
 class QComboBox;
 class QLabel;

@@ -12,9 +12,9 @@
 #include "run/costs_bar.h"
 #include "run/run_controller.h"
 #include "run/run_panel.h"
-#include "studio_core/measured_costs.h"
-#include "studio_core/run_folder.h"
-#include "studio_core/simulation_runner.h"
+#include "studio_core/processes/run_folder.h"
+#include "studio_core/simulation/measured_costs.h"
+#include "studio_core/simulation/simulation_runner.h"
 #include "window/file_dialogs.h"
 #include "window/message_bar.h"
 

@@ -3,7 +3,7 @@
 #include <QObject>
 #include <QStringList>
 
-#include "studio_core/device_calibrations.h"
+#include "studio_core/simulation/device_calibrations.h"
 #include "window/controller_context.h"
 
 class QAction;

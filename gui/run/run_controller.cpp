@@ -13,10 +13,10 @@
 #include "document/project_document.h"
 #include "run/costs_bar.h"
 #include "run/run_panel.h"
-#include "studio_core/cli_locator.h"
-#include "studio_core/run_comparison.h"
-#include "studio_core/run_folder.h"
-#include "studio_core/simulation_runner.h"
+#include "studio_core/processes/cli_locator.h"
+#include "studio_core/processes/run_folder.h"
+#include "studio_core/simulation/run_comparison.h"
+#include "studio_core/simulation/simulation_runner.h"
 #include "timeline/timeline_plot.h"
 
 namespace pipewright::gui {

@@ -17,9 +17,9 @@
 #include <algorithm>
 
 #include "run/costs_bar.h"
-#include "studio_core/format.h"
-#include "studio_core/past_runs_model.h"
-#include "studio_core/run_comparison_model.h"
+#include "studio_core/format/format.h"
+#include "studio_core/models/past_runs_model.h"
+#include "studio_core/models/run_comparison_model.h"
 #include "style/colors.h"
 
 namespace pipewright::gui {

@@ -4,10 +4,10 @@
 #include <optional>
 #include <vector>
 
-#include "studio_core/cli_locator.h"
-#include "studio_core/run_comparison.h"
-#include "studio_core/run_folder.h"
-#include "studio_core/run_process.h"
+#include "studio_core/processes/cli_locator.h"
+#include "studio_core/processes/run_folder.h"
+#include "studio_core/processes/run_process.h"
+#include "studio_core/simulation/run_comparison.h"
 
 class QLabel;
 class QListView;

@@ -2,7 +2,7 @@
 
 #include <QColor>
 
-#include "studio_core/timeline_layout.h"
+#include "studio_core/timeline/timeline_layout.h"
 
 namespace pipewright::gui {
 

@@ -3,7 +3,7 @@
 #include <QImage>
 #include <cmath>
 
-#include "studio_core/label_fit.h"
+#include "studio_core/timeline/label_fit.h"
 #include "style/colors.h"
 
 namespace pipewright::gui {

@@ -6,8 +6,8 @@
 #include <vector>
 
 #include "qcustomplot.h"
-#include "studio_core/lane_density.h"
-#include "studio_core/timeline_lanes.h"
+#include "studio_core/timeline/lane_density.h"
+#include "studio_core/timeline/timeline_lanes.h"
 
 namespace pipewright::gui {
 

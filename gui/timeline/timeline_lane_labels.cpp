@@ -1,6 +1,6 @@
 #include "timeline/timeline_lane_labels.h"
 
-#include "studio_core/label_fit.h"
+#include "studio_core/timeline/label_fit.h"
 #include "timeline/timeline_blocks.h"
 
 namespace pipewright::gui {

@@ -4,7 +4,7 @@
 #include <vector>
 
 #include "qcustomplot.h"
-#include "studio_core/timeline_lanes.h"
+#include "studio_core/timeline/timeline_lanes.h"
 
 namespace pipewright::gui {
 

@@ -5,7 +5,7 @@
 #include <algorithm>
 #include <cmath>
 
-#include "studio_core/lane_density.h"
+#include "studio_core/timeline/lane_density.h"
 #include "timeline/timeline_plot.h"
 
 namespace pipewright::gui {

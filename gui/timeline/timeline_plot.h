@@ -5,8 +5,8 @@
 #include <vector>
 
 #include "qcustomplot.h"
-#include "studio_core/timeline_lanes.h"
-#include "studio_core/timeline_layout.h"
+#include "studio_core/timeline/timeline_lanes.h"
+#include "studio_core/timeline/timeline_layout.h"
 
 namespace pipewright::gui {
 

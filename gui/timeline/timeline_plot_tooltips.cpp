@@ -4,8 +4,8 @@
 #include <QObject>
 #include <algorithm>
 
-#include "studio_core/action_words.h"
-#include "studio_core/format.h"
+#include "studio_core/format/format.h"
+#include "studio_core/timeline/action_words.h"
 #include "timeline/timeline_blocks.h"
 #include "timeline/timeline_plot.h"
 

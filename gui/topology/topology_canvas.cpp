@@ -11,7 +11,7 @@
 #include <array>
 #include <functional>
 
-#include "studio_core/device_search.h"
+#include "studio_core/canvas/device_search.h"
 #include "style/colors.h"
 #include "topology/topology_scene.h"
 #include "topology/topology_view.h"

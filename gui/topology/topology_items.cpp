@@ -9,8 +9,8 @@
 #include <algorithm>
 #include <cmath>
 
-#include "studio_core/canvas_detail.h"
-#include "studio_core/format.h"
+#include "studio_core/canvas/canvas_detail.h"
+#include "studio_core/format/format.h"
 #include "style/colors.h"
 
 namespace pipewright::gui {

@@ -5,7 +5,7 @@
 #include <QGraphicsRectItem>
 #include <QGraphicsSimpleTextItem>
 
-#include "studio_core/node_load.h"
+#include "studio_core/canvas/node_load.h"
 
 namespace pipewright::gui {
 

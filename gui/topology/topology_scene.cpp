@@ -4,10 +4,10 @@
 #include <QPen>
 #include <QVariant>
 
-#include "studio_core/canvas_detail.h"
-#include "studio_core/canvas_flow.h"
-#include "studio_core/node_load.h"
-#include "studio_core/project_edit.h"
+#include "studio_core/canvas/canvas_detail.h"
+#include "studio_core/canvas/canvas_flow.h"
+#include "studio_core/canvas/node_load.h"
+#include "studio_core/project/project_edit.h"
 #include "style/colors.h"
 #include "topology/topology_items.h"
 

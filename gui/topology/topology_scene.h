@@ -7,8 +7,8 @@
 
 #include "pipewright/core/project.h"
 #include "pipewright/core/timeline_metrics.h"
-#include "studio_core/node_load.h"
-#include "studio_core/replica_view.h"
+#include "studio_core/canvas/node_load.h"
+#include "studio_core/canvas/replica_view.h"
 
 class QGraphicsRectItem;
 

@@ -3,8 +3,8 @@
 #include <QFontMetrics>
 #include <QPen>
 
-#include "studio_core/format.h"
-#include "studio_core/node_load.h"
+#include "studio_core/canvas/node_load.h"
+#include "studio_core/format/format.h"
 #include "style/colors.h"
 #include "topology/topology_items.h"
 #include "topology/topology_scene.h"

@@ -12,7 +12,7 @@
 
 #include "editor/model_table_model.h"
 #include "pipewright/core/device_catalog.h"
-#include "studio_core/canvas_detail.h"
+#include "studio_core/canvas/canvas_detail.h"
 #include "topology/topology_scene.h"
 
 namespace pipewright::gui {

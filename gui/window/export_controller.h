@@ -2,7 +2,7 @@
 
 #include <QObject>
 
-#include "studio_core/export_path.h"
+#include "studio_core/format/export_path.h"
 #include "window/controller_context.h"
 
 class QMenu;

@@ -12,8 +12,8 @@
 
 #include "document/project_document.h"
 #include "pipewright/core/file_names.h"
-#include "studio_core/asset_paths.h"
-#include "studio_core/cli_locator.h"
+#include "studio_core/processes/cli_locator.h"
+#include "studio_core/project/asset_paths.h"
 #include "window/file_dialogs.h"
 #include "window/import_dialog.h"
 #include "window/message_bar.h"

@@ -10,7 +10,7 @@
 #include <QUrl>
 #include <QVBoxLayout>
 
-#include "studio_core/asset_paths.h"
+#include "studio_core/project/asset_paths.h"
 #include "window/fitted_image_browser.h"
 
 namespace pipewright::gui {

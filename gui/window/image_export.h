@@ -3,7 +3,7 @@
 #include <QByteArray>
 #include <QString>
 
-#include "studio_core/export_path.h"
+#include "studio_core/format/export_path.h"
 
 class QCustomPlot;
 class QWidget;

@@ -3,7 +3,7 @@
 #include <QDialog>
 #include <QProcess>
 
-#include "studio_core/import_request.h"
+#include "studio_core/processes/import_request.h"
 
 class QCheckBox;
 class QComboBox;

@@ -29,7 +29,7 @@
 #include "run/profile_controller.h"
 #include "run/run_controller.h"
 #include "run/run_panel.h"
-#include "studio_core/simulation_runner.h"
+#include "studio_core/simulation/simulation_runner.h"
 #include "timeline/timeline_plot.h"
 #include "timeline/timeline_view.h"
 #include "topology/topology_canvas.h"

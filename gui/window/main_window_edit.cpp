@@ -12,8 +12,8 @@
 #include "document/project_document.h"
 #include "document/undo_keys.h"
 #include "editor/model_table_model.h"
-#include "studio_core/layer_blocks.h"
-#include "studio_core/project_edit.h"
+#include "studio_core/project/layer_blocks.h"
+#include "studio_core/project/project_edit.h"
 #include "window/main_window.h"
 #include "window/message_bar.h"
 

@@ -9,7 +9,7 @@
 #include <QStatusBar>
 
 #include "document/project_document.h"
-#include "studio_core/topology_edit.h"
+#include "studio_core/project/topology_edit.h"
 #include "topology/topology_canvas.h"
 #include "topology/topology_scene.h"
 #include "topology/topology_view.h"

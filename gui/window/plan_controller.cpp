@@ -12,9 +12,9 @@
 
 #include "document/project_document.h"
 #include "pipewright/sim/profile_coverage.h"
-#include "studio_core/format.h"
-#include "studio_core/plan_runner.h"
-#include "studio_core/simulation_runner.h"
+#include "studio_core/format/format.h"
+#include "studio_core/simulation/plan_runner.h"
+#include "studio_core/simulation/simulation_runner.h"
 #include "window/message_bar.h"
 
 namespace pipewright::gui {

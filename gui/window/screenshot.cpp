@@ -15,7 +15,7 @@
 #include "run/profile_controller.h"
 #include "run/run_controller.h"
 #include "run/run_panel.h"
-#include "studio_core/simulation_runner.h"
+#include "studio_core/simulation/simulation_runner.h"
 #include "window/main_window.h"
 
 namespace pipewright::gui {

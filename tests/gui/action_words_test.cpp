@@ -1,7 +1,7 @@
 #include <gtest/gtest.h>
 
 #include "pipewright/core/schedule.h"
-#include "studio_core/action_words.h"
+#include "studio_core/timeline/action_words.h"
 
 namespace pipewright::gui {
 namespace {

@@ -1,8 +1,8 @@
-#include "studio_core/canvas_flow.h"
+#include "studio_core/canvas/canvas_flow.h"
 
 #include <gtest/gtest.h>
 
-#include "studio_core/canvas_detail.h"
+#include "studio_core/canvas/canvas_detail.h"
 
 namespace pipewright::gui {
 namespace {

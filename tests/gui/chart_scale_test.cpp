@@ -1,6 +1,6 @@
 #include <gtest/gtest.h>
 
-#include "studio_core/chart_scale.h"
+#include "studio_core/format/chart_scale.h"
 
 namespace pipewright::gui {
 namespace {

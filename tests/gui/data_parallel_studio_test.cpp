@@ -15,7 +15,7 @@
 #include "editor/training_bar.h"
 #include "metrics/bar_chart.h"
 #include "metrics/comparison_panel.h"
-#include "studio_core/simulation_runner.h"
+#include "studio_core/simulation/simulation_runner.h"
 #include "timeline/timeline_plot.h"
 #include "topology/topology_scene.h"
 #include "wide_project.h"

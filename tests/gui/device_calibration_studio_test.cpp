@@ -14,7 +14,7 @@
 
 #include "pipewright/core/device_calibration.h"
 #include "run/profile_controller.h"
-#include "studio_core/simulation_runner.h"
+#include "studio_core/simulation/simulation_runner.h"
 #include "window/main_window.h"
 
 namespace pipewright::gui {

@@ -1,4 +1,4 @@
-#include "studio_core/device_search.h"
+#include "studio_core/canvas/device_search.h"
 
 #include <gtest/gtest.h>
 

@@ -1,6 +1,6 @@
 // The plural endings the studio's messages choose for their count (the test
 // programs install EnglishPlurals as the studio does).
-#include "studio_core/english_plurals.h"
+#include "studio_core/format/english_plurals.h"
 
 #include <gtest/gtest.h>
 #include <QCoreApplication>

@@ -10,7 +10,7 @@
 #include "document/project_document.h"
 #include "editor/training_bar.h"
 #include "pipewright/core/project_io.h"
-#include "studio_core/simulation_runner.h"
+#include "studio_core/simulation/simulation_runner.h"
 #include "window/main_window.h"
 
 namespace pipewright::gui {

@@ -1,6 +1,6 @@
 #include <gtest/gtest.h>
 
-#include "studio_core/export_path.h"
+#include "studio_core/format/export_path.h"
 
 namespace pipewright::gui {
 namespace {

@@ -9,7 +9,7 @@
 #include "document/project_document.h"
 #include "metrics/comparison_panel.h"
 #include "modal_script.h"
-#include "studio_core/simulation_runner.h"
+#include "studio_core/simulation/simulation_runner.h"
 #include "window/export_controller.h"
 #include "window/main_window.h"
 #include "window/message_bar.h"

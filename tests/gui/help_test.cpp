@@ -11,7 +11,7 @@
 #include <QTextBrowser>
 #include <map>
 
-#include "studio_core/asset_paths.h"
+#include "studio_core/project/asset_paths.h"
 #include "window/fitted_image_browser.h"
 #include "window/help_window.h"
 #include "window/main_window.h"

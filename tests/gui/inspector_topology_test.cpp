@@ -9,8 +9,8 @@
 #include <QTest>
 
 #include "document/project_document.h"
-#include "studio_core/project_edit.h"
-#include "studio_core/topology_summary.h"
+#include "studio_core/project/project_edit.h"
+#include "studio_core/project/topology_summary.h"
 #include "topology/topology_scene.h"
 #include "topology/topology_view.h"
 #include "window/main_window.h"

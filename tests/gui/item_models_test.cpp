@@ -6,9 +6,9 @@
 #include <QAbstractItemModelTester>
 #include <QSignalSpy>
 
-#include "studio_core/past_runs_model.h"
-#include "studio_core/problem_list_model.h"
-#include "studio_core/run_comparison_model.h"
+#include "studio_core/models/past_runs_model.h"
+#include "studio_core/models/problem_list_model.h"
+#include "studio_core/models/run_comparison_model.h"
 
 namespace pipewright::gui {
 namespace {

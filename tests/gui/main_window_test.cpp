@@ -18,7 +18,7 @@
 #include "metrics/metrics_panel.h"
 #include "pipewright/core/project_io.h"
 #include "qcustomplot.h"
-#include "studio_core/simulation_runner.h"
+#include "studio_core/simulation/simulation_runner.h"
 #include "timeline/timeline_plot.h"
 #include "topology/topology_scene.h"
 #include "topology/topology_view.h"

@@ -1,7 +1,7 @@
 // The studio's measured costs: where a project's profile is kept, how it is
 // read and described, how the profiler's progress is read, and that a
 // simulation priced with it uses the measured times.
-#include "studio_core/measured_costs.h"
+#include "studio_core/simulation/measured_costs.h"
 
 #include <gtest/gtest.h>
 #include <QDir>
@@ -12,8 +12,8 @@
 
 #include "pipewright/core/profile.h"
 #include "pipewright/core/project_io.h"
-#include "studio_core/profile_process.h"
-#include "studio_core/simulation_runner.h"
+#include "studio_core/processes/profile_process.h"
+#include "studio_core/simulation/simulation_runner.h"
 
 namespace pipewright::gui {
 namespace {

@@ -1,6 +1,6 @@
 #include <gtest/gtest.h>
 
-#include "studio_core/memory_fit.h"
+#include "studio_core/simulation/memory_fit.h"
 
 namespace pipewright::gui {
 namespace {

@@ -1,6 +1,6 @@
 // The bars of the Metrics tab at cluster scale: a bar per device while they
 // fit, else per node, else per run of nodes.
-#include "studio_core/metrics_rows.h"
+#include "studio_core/models/metrics_rows.h"
 
 #include <gtest/gtest.h>
 

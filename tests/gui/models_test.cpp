@@ -5,7 +5,7 @@
 #include "document/project_document.h"
 #include "editor/model_table_model.h"
 #include "pipewright/core/project_io.h"
-#include "studio_core/project_edit.h"
+#include "studio_core/project/project_edit.h"
 
 namespace pipewright::gui {
 namespace {

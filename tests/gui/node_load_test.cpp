@@ -1,9 +1,9 @@
-#include "studio_core/node_load.h"
+#include "studio_core/canvas/node_load.h"
 
 #include <gtest/gtest.h>
 
 #include "pipewright/core/project_io.h"
-#include "studio_core/simulation_runner.h"
+#include "studio_core/simulation/simulation_runner.h"
 
 namespace pipewright::gui {
 namespace {

@@ -1,4 +1,4 @@
-#include "studio_core/plan_runner.h"
+#include "studio_core/simulation/plan_runner.h"
 
 #include <gtest/gtest.h>
 #include <QCoreApplication>

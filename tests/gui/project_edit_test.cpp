@@ -1,9 +1,9 @@
-#include "studio_core/project_edit.h"
+#include "studio_core/project/project_edit.h"
 
 #include <gtest/gtest.h>
 
 #include "pipewright/core/project_io.h"
-#include "studio_core/layer_blocks.h"
+#include "studio_core/project/layer_blocks.h"
 
 namespace pipewright::gui {
 namespace {

@@ -13,7 +13,7 @@
 
 #include "document/project_document.h"
 #include "editor/training_bar.h"
-#include "studio_core/asset_paths.h"
+#include "studio_core/project/asset_paths.h"
 #include "window/file_controller.h"
 #include "window/main_window.h"
 

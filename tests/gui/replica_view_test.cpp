@@ -1,4 +1,4 @@
-#include "studio_core/replica_view.h"
+#include "studio_core/canvas/replica_view.h"
 
 #include <gtest/gtest.h>
 

@@ -11,11 +11,11 @@
 
 #include "pipewright/core/project_io.h"
 #include "pipewright/core/run_records.h"
-#include "studio_core/cli_locator.h"
-#include "studio_core/run_comparison.h"
-#include "studio_core/run_folder.h"
-#include "studio_core/run_process.h"
-#include "studio_core/run_progress.h"
+#include "studio_core/processes/cli_locator.h"
+#include "studio_core/processes/run_folder.h"
+#include "studio_core/processes/run_process.h"
+#include "studio_core/processes/run_progress.h"
+#include "studio_core/simulation/run_comparison.h"
 
 namespace pipewright::gui {
 namespace {

@@ -24,8 +24,8 @@
 #include "real_cli.h"
 #include "run/run_controller.h"
 #include "run/run_panel.h"
-#include "studio_core/run_process.h"
-#include "studio_core/simulation_runner.h"
+#include "studio_core/processes/run_process.h"
+#include "studio_core/simulation/simulation_runner.h"
 #include "timeline/timeline_plot.h"
 #include "window/main_window.h"
 

@@ -1,4 +1,4 @@
-#include "studio_core/simulation_runner.h"
+#include "studio_core/simulation/simulation_runner.h"
 
 #include <gtest/gtest.h>
 #include <QCoreApplication>

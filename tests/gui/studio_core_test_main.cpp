@@ -2,7 +2,7 @@
 #include <QCoreApplication>
 #include <QStandardPaths>
 
-#include "studio_core/english_plurals.h"
+#include "studio_core/format/english_plurals.h"
 
 // The studio's logic library needs an event loop (signals, the thread pool's
 // results, child processes) but no widgets, so no display either.

@@ -6,11 +6,11 @@
 #include <string>
 #include <tuple>
 
-#include "studio_core/label_fit.h"
-#include "studio_core/lane_density.h"
-#include "studio_core/lane_filter.h"
-#include "studio_core/lane_groups.h"
-#include "studio_core/timeline_lanes.h"
+#include "studio_core/timeline/label_fit.h"
+#include "studio_core/timeline/lane_density.h"
+#include "studio_core/timeline/lane_filter.h"
+#include "studio_core/timeline/lane_groups.h"
+#include "studio_core/timeline/timeline_lanes.h"
 
 namespace pipewright::gui {
 namespace {

@@ -1,4 +1,4 @@
-#include "studio_core/timeline_layout.h"
+#include "studio_core/timeline/timeline_layout.h"
 
 #include <gtest/gtest.h>
 

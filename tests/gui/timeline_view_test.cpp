@@ -12,8 +12,8 @@
 #include <QWheelEvent>
 
 #include "pipewright/core/project_io.h"
-#include "studio_core/label_fit.h"
-#include "studio_core/simulation_runner.h"
+#include "studio_core/simulation/simulation_runner.h"
+#include "studio_core/timeline/label_fit.h"
 #include "timeline/timeline_overview.h"
 #include "timeline/timeline_plot.h"
 #include "timeline/timeline_view.h"

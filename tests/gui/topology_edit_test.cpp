@@ -1,4 +1,4 @@
-#include "studio_core/topology_edit.h"
+#include "studio_core/project/topology_edit.h"
 
 #include <gtest/gtest.h>
 

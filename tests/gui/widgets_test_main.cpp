@@ -2,7 +2,7 @@
 #include <QApplication>
 #include <QStandardPaths>
 
-#include "studio_core/english_plurals.h"
+#include "studio_core/format/english_plurals.h"
 
 int main(int argc, char** argv) {
     // Test discovery runs the program outside ctest's environment too.

@@ -2,7 +2,7 @@
 
 // The folder a run writes into. A run never mixes its outputs with an earlier
 // run's (compare would read the old timeline after a failed run), and never
-// deletes what it did not write. (The studio's own studio_core/run_folder.h
+// deletes what it did not write. (The studio's own studio_core/processes/run_folder.h
 // finds the folders that runs leave behind.)
 
 #include <string>
