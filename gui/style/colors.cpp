@@ -61,6 +61,10 @@ QColor tensor_collective_color(bool dark) {
     return dark ? QColor(0x4F, 0xC3, 0xC9) : QColor(0x1B, 0x8A, 0x90);  // teal
 }
 
+QColor expert_all_to_all_color(bool dark) {
+    return dark ? QColor(0xC3, 0x9B, 0xD3) : QColor(0x7D, 0x3C, 0x98);  // purple
+}
+
 QColor busy_share_color(bool dark) {
     return dark ? QColor(0xD2, 0xC3, 0xAF) : QColor(0x6E, 0x5F, 0x50);
 }

@@ -90,6 +90,7 @@ void TimelineBlocks::draw(QCPPainter* painter) {
     drawn_transfers_ = 0;
     drawn_pairs_ = 0;
     drawn_tensor_ = 0;
+    drawn_experts_ = 0;
     drawn_labels_.clear();
     if (lanes_->rows().empty()) {
         return;
@@ -192,7 +193,7 @@ void TimelineBlocks::drawLane(QCPPainter* painter, const Window& w, const LaneRo
     }
     const Timeline* timeline = timelines_[static_cast<std::size_t>(row.section)];
     drawRow(painter, w, *layout, timeline, 2 * row.rank, compute_top, compute_bottom, true);
-    if (two_rows && !measured && timeline != nullptr && !tensor_.empty()) {
+    if (two_rows && !measured && timeline != nullptr && (!tensor_.empty() || !experts_.empty())) {
         // From the compute row's blocks, which paint_ still holds.
         drawTensorCollectives(painter, w, *timeline, y0 + kCommTop * h, y0 + kCommBottom * h);
     }
@@ -273,11 +274,15 @@ void TimelineBlocks::drawRow(QCPPainter* painter, const Window& w, const Timelin
     painter->drawImage(QRectF(w.left, top, w.columns, height), line);
 }
 
-double TimelineBlocks::tensorSeconds(const Action& action) const {
-    if (action.stage < 0 || static_cast<std::size_t>(action.stage) >= tensor_.size()) {
+namespace {
+
+// A forward's or a backward's seconds of a per-stage [forward, backward]
+// table (0 for other actions and stages past it).
+double pass_seconds(const std::vector<std::array<double, 2>>& table, const Action& action) {
+    if (action.stage < 0 || static_cast<std::size_t>(action.stage) >= table.size()) {
         return 0;
     }
-    const auto& seconds = tensor_[static_cast<std::size_t>(action.stage)];
+    const auto& seconds = table[static_cast<std::size_t>(action.stage)];
     switch (action.type) {
         case ActionType::forward:
             return seconds[0];
@@ -289,22 +294,42 @@ double TimelineBlocks::tensorSeconds(const Action& action) const {
     }
 }
 
+}  // namespace
+
+double TimelineBlocks::tensorSeconds(const Action& action) const {
+    return pass_seconds(tensor_, action);
+}
+
+double TimelineBlocks::expertSeconds(const Action& action) const {
+    return pass_seconds(experts_, action);
+}
+
 void TimelineBlocks::drawTensorCollectives(QCPPainter* painter, const Window& w,
                                            const Timeline& timeline, double top, double bottom) {
-    painter->setBrush(tensor_collective_color(w.dark));
     painter->setPen(Qt::NoPen);
-    for (const Block* b : paint_.boxes) {
-        const double s = tensorSeconds(timeline.events[static_cast<std::size_t>(b->event)].action);
-        if (s <= 0) {
-            continue;
-        }
-        const double x0 = std::max(w.x(std::max(b->start, b->end - s)), w.left - 1);
-        const double x1 = std::min(w.x(b->end), w.right + 1);
+    const QBrush tensor = tensor_collective_color(w.dark);
+    const QBrush experts = expert_all_to_all_color(w.dark);
+    // [from, to] seconds before the block's end, clipped to the block.
+    const auto draw = [&](const Block* b, double from, double to, const QBrush& brush) {
+        const double x0 = std::max(w.x(std::max(b->start, b->end - from)), w.left - 1);
+        const double x1 = std::min(w.x(std::max(b->start, b->end - to)), w.right + 1);
         if (x1 - x0 < 1) {
-            continue;
+            return false;
         }
+        painter->setBrush(brush);
         painter->drawRect(QRectF(QPointF(x0, top), QPointF(x1, bottom)));
-        ++drawn_tensor_;
+        return true;
+    };
+    for (const Block* b : paint_.boxes) {
+        const Action& action = timeline.events[static_cast<std::size_t>(b->event)].action;
+        const double t = tensorSeconds(action);
+        const double e = expertSeconds(action);
+        if (t > 0 && draw(b, t, 0, tensor)) {
+            ++drawn_tensor_;
+        }
+        if (e > 0 && draw(b, t + e, t, experts)) {
+            ++drawn_experts_;
+        }
     }
 }
 

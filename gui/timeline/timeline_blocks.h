@@ -43,6 +43,14 @@ class TimelineBlocks : public QCPAbstractPlottable {
         tensor_ = std::move(per_stage);
     }
     [[nodiscard]] int drawnTensorBlocks() const { return drawn_tensor_; }
+    // Expert parallelism: per stage, the seconds of each forward and each
+    // backward spent in the experts' all-to-alls, drawn on the
+    // communication row just before the tensor-parallel sub-block.
+    void setExpertAllToAlls(std::vector<std::array<double, 2>> per_stage) {
+        experts_ = std::move(per_stage);
+    }
+    [[nodiscard]] int drawnExpertBlocks() const { return drawn_experts_; }
+    [[nodiscard]] double expertSeconds(const Action& action) const;
     // Seconds of a simulated action spent in its group's all-reduces (0 for
     // anything but a forward or a backward, and without tensor parallelism).
     [[nodiscard]] double tensorSeconds(const Action& action) const;
@@ -94,6 +102,8 @@ class TimelineBlocks : public QCPAbstractPlottable {
     int drawn_pairs_ = 0;
     int drawn_tensor_ = 0;
     std::vector<std::array<double, 2>> tensor_;
+    int drawn_experts_ = 0;
+    std::vector<std::array<double, 2>> experts_;
     std::vector<QRectF> drawn_labels_;
     RowPaint paint_;  // reused between rows: no allocation per row
     QHash<quint64, std::array<QStaticText, 2>> label_cache_;

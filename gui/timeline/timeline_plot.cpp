@@ -139,6 +139,15 @@ int TimelinePlot::drawnTensorBlocks() const {
     return blocks_->drawnTensorBlocks();
 }
 
+void TimelinePlot::setExpertAllToAlls(std::vector<std::array<double, 2>> per_stage) {
+    blocks_->setExpertAllToAlls(std::move(per_stage));
+    replot(QCustomPlot::rpQueuedReplot);
+}
+
+int TimelinePlot::drawnExpertBlocks() const {
+    return blocks_->drawnExpertBlocks();
+}
+
 void TimelinePlot::setTimeline(const Timeline& timeline,
                                std::vector<std::vector<std::string>> lane_devices) {
     setTimeline(std::make_shared<const Timeline>(timeline), std::move(lane_devices), nullptr);

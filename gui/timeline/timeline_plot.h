@@ -46,6 +46,9 @@ class TimelinePlot : public QCustomPlot {
     // Per stage, the seconds of a forward and of a backward spent in the
     // tensor-parallel group's all-reduces (TimelineBlocks); empty for none.
     void setTensorCollectives(std::vector<std::array<double, 2>> per_stage);
+    // The same for the experts' all-to-alls (expert parallelism).
+    void setExpertAllToAlls(std::vector<std::array<double, 2>> per_stage);
+    [[nodiscard]] int drawnExpertBlocks() const;
     // Per rank of the simulated lanes, its tensor-parallel group (the lane's
     // device first): what a lane's name says it stands for.
     // Per stage, where one micro-batch's forward, input gradient and weight

@@ -147,6 +147,13 @@ QString TimelinePlot::tooltipFor(const Timeline& timeline, int index) const {
         text += tr("<br>of which %1 in its tensor-parallel group's all-reduces")
                     .arg(format_duration(s));
     }
+    if (const double s = &timeline == timeline_.get() ? blocks_->expertSeconds(e.action) : 0;
+        s > 0) {
+        text += tr("<br>of which %1 in the experts' all-to-alls (dispatching the tokens to "
+                   "their experts' replicas, and combining the results), unless an overlapped "
+                   "pair hid them under its other half's compute")
+                    .arg(format_duration(s));
+    }
     if (&timeline == timeline_.get()) {
         text += kernelsLine(e.action);
     }

@@ -59,8 +59,9 @@ QString MainWindow::replicasSummary(const SimulationReport& r) const {
     return text;
 }
 
-void MainWindow::setLegend(bool tensor_parallel) {
+void MainWindow::setLegend(bool tensor_parallel, bool expert_parallel) {
     legend_tensor_ = tensor_parallel;
+    legend_experts_ = expert_parallel;
     // A collapsed group's lane is its busy share, which has its own key.
     const auto& rows = timeline_->lanes().rows();
     const bool groups = std::any_of(rows.begin(), rows.end(), [](const LaneRow& row) {
@@ -82,6 +83,9 @@ void MainWindow::setLegend(bool tensor_parallel) {
     const bool dark = palette().color(QPalette::Window).lightness() < 128;
     if (tensor_parallel) {
         keys << key(tensor_collective_color(dark), tr("Tensor all-reduce (within F and B)"));
+    }
+    if (expert_parallel) {
+        keys << key(expert_all_to_all_color(dark), tr("Experts' all-to-all (within F and B)"));
     }
     if (groups) {
         keys << key(busy_share_color(dark), tr("busy share of a collapsed group"));
@@ -116,8 +120,15 @@ void MainWindow::simulationDone() {
                 tensor.push_back({stage.tensor_forward_s, stage.tensor_backward_s});
             }
         }
-        setLegend(!tensor.empty());
+        std::vector<std::array<double, 2>> experts;
+        if (r.expert_parallel.size > 1) {
+            for (const StageCost& stage : r.stages) {
+                experts.push_back({stage.expert_forward_s, stage.expert_backward_s});
+            }
+        }
+        setLegend(!tensor.empty(), !experts.empty());
         timeline_->setTensorCollectives(std::move(tensor));
+        timeline_->setExpertAllToAlls(std::move(experts));
         timeline_->setTensorGroups(r.tensor_groups);
         std::vector<std::array<QString, 3>> kernels;
         for (const StageKernels& stage : result->kernels) {

@@ -3,6 +3,7 @@
 // simulation follows.
 
 #include <gtest/gtest.h>
+#include <QLabel>
 #include <QSignalSpy>
 #include <QSpinBox>
 #include <QUndoStack>
@@ -11,6 +12,7 @@
 #include "editor/training_bar.h"
 #include "pipewright/core/project_io.h"
 #include "studio_core/simulation/simulation_runner.h"
+#include "timeline/timeline_plot.h"
 #include "window/main_window.h"
 
 namespace pipewright::gui {
@@ -88,6 +90,16 @@ TEST(ExpertParallelStudio, TheExpertsBoxSplitsTheExpertsOfAMixtureOfExperts) {
     EXPECT_EQ(report.expert_parallel.size, 2);
     EXPECT_EQ(static_cast<double>(report.stages[0].expert_parameters), held_before / 2);
     EXPECT_GT(report.stages[0].expert_forward_s, 0);
+    // The timeline draws them inside the blocks, and its key says what they are.
+    window.timelinePlot()->fitToWindow();
+    window.timelinePlot()->replot(QCustomPlot::rpImmediateRefresh);
+    EXPECT_GT(window.timelinePlot()->drawnExpertBlocks(), 0);
+    auto* legend = window.findChild<QLabel*>(QStringLiteral("timelineLegend"));
+    ASSERT_NE(legend, nullptr);
+    EXPECT_TRUE(legend->text().contains(QStringLiteral("Experts'&nbsp;all") + QChar(0x2011) +
+                                        QStringLiteral("to") + QChar(0x2011) +
+                                        QStringLiteral("all")))
+        << legend->text().toStdString();
     // One undo step puts it back.
     window.document()->undoStack()->undo();
     EXPECT_EQ(window.document()->project().expert_parallel.size, 1);
