@@ -223,6 +223,12 @@ int run_config_import(const ImportArgs& a, std::ostream& out, std::ostream& err)
     if (!a.dry_run) {
         out << "Next: pipewright simulate " << printable_name(target)
             << "   (or plan --tensor-parallel auto --data-parallel auto)\n";
+        if (active < parameters) {
+            // The experts are most of such a model: splitting them over the
+            // replicas of a planned layout is what makes it fit.
+            out << "      then, on a layout with data-parallel replicas, simulate "
+                   "--expert-parallel E to split the experts over E of them\n";
+        }
     }
     return kOk;
 }
