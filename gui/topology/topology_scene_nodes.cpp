@@ -18,6 +18,16 @@ constexpr double kHeader = 20;
 constexpr double kDeviceWidth = 230;
 constexpr double kChipHeight = 18;
 constexpr double kChipGap = 3;
+// A transformer block with a mixture of experts (the file may give anything
+// here; the Problems list says what).
+bool has_experts(const LayerSpec& layer) {
+    if (layer.type != "transformer_block" || !layer.params.is_object()) {
+        return false;
+    }
+    const auto experts = layer.params.find("experts");
+    return experts != layer.params.end() && experts->is_number() && experts->get<double>() > 0;
+}
+
 void tag(QGraphicsItem* item, TopologyItemKind kind, const QVariant& ref) {
     item->setData(kKindKey, static_cast<int>(kind));
     item->setData(kRefKey, ref);
@@ -115,10 +125,17 @@ QGraphicsRectItem* TopologyScene::buildExpandedNode(int index, const CanvasStyle
                 const QString name = QString::fromStdString(project_.model.layers[l].name);
                 const QColor colour = stage_color(stage_of_layer_[l]);
                 auto* chip = add_chip(name, colour, colour.darker(140), Qt::SolidLine);
-                chip->setToolTip(
-                    tr("%1 (%2) · stage %3 · drag to another device")
-                        .arg(name, QString::fromStdString(project_.model.layers[l].type))
-                        .arg(stage_of_layer_[l]));
+                QString tip = tr("%1 (%2) · stage %3 · drag to another device")
+                                  .arg(name, QString::fromStdString(project_.model.layers[l].type))
+                                  .arg(stage_of_layer_[l]);
+                if (const int experts = project_.expert_parallel.size;
+                    experts > 1 && has_experts(project_.model.layers[l])) {
+                    tip += tr("<br>Expert parallelism: share 1 of %1 of its experts is here; "
+                              "replicas 1 to %2 hold the others")
+                               .arg(experts)
+                               .arg(experts - 1);
+                }
+                chip->setToolTip(tip);
                 tag(chip, TopologyItemKind::chip, static_cast<int>(l));
                 chips_[static_cast<int>(l)] = chip;
             }
@@ -129,16 +146,29 @@ QGraphicsRectItem* TopologyScene::buildExpandedNode(int index, const CanvasStyle
                 static_cast<std::size_t>(role->second.rank) < pipeline_ranks_.size()) {
                 const ReplicaRole& r = role->second;
                 const PipelineRank& twin = pipeline_ranks_[static_cast<std::size_t>(r.rank)];
+                const int experts = project_.expert_parallel.size;
                 for (const int st : twin.stages) {
-                    auto* chip = add_chip(tr("replica %1 · stage %2").arg(r.replica).arg(st),
-                                          stage_color(st).lighter(115), stage_color(st).darker(140),
-                                          Qt::DashLine);
-                    chip->setToolTip(
+                    QString text = tr("replica %1 · stage %2").arg(r.replica).arg(st);
+                    QString tip =
                         tr("Replica %1 runs stage %2 here on its share of the batch, as %3 does "
                            "for replica 0; their gradients are averaged after each backward")
                             .arg(r.replica)
                             .arg(st)
-                            .arg(QString::fromStdString(twin.device)));
+                            .arg(QString::fromStdString(twin.device));
+                    if (experts > 1) {
+                        // Megatron-LM's expert groups: consecutive replicas.
+                        const int share = r.replica % experts + 1;
+                        text += tr(" · experts %1/%2").arg(share).arg(experts);
+                        tip += tr("<br>Expert parallelism: it holds share %1 of %2 of each "
+                                  "mixture-of-experts block's experts, computes the tokens its "
+                                  "expert group routes to them, and averages their gradients "
+                                  "with the replicas that hold the same share")
+                                   .arg(share)
+                                   .arg(experts);
+                    }
+                    auto* chip = add_chip(text, stage_color(st).lighter(115),
+                                          stage_color(st).darker(140), Qt::DashLine);
+                    chip->setToolTip(tip);
                 }
             }
             // A tensor-parallel group's other device: its slice of what the

@@ -3,6 +3,7 @@
 // simulation follows.
 
 #include <gtest/gtest.h>
+#include <QGraphicsRectItem>
 #include <QLabel>
 #include <QSignalSpy>
 #include <QSpinBox>
@@ -13,6 +14,7 @@
 #include "pipewright/core/project_io.h"
 #include "studio_core/simulation/simulation_runner.h"
 #include "timeline/timeline_plot.h"
+#include "topology/topology_scene.h"
 #include "window/main_window.h"
 
 namespace pipewright::gui {
@@ -100,6 +102,21 @@ TEST(ExpertParallelStudio, TheExpertsBoxSplitsTheExpertsOfAMixtureOfExperts) {
                                         QStringLiteral("to") + QChar(0x2011) +
                                         QStringLiteral("all")))
         << legend->text().toStdString();
+    // The canvas says which share of the experts each replica's device holds.
+    QStringList tips;
+    for (const QString& path : {QStringLiteral("node0/c0/gpu0"), QStringLiteral("node0/c0/gpu2"),
+                                QStringLiteral("node0/c0/gpu3")}) {
+        QGraphicsRectItem* box = window.topologyScene()->deviceItem(path);
+        ASSERT_NE(box, nullptr) << path.toStdString();
+        for (QGraphicsItem* child : box->childItems()) {
+            tips << child->toolTip();
+        }
+    }
+    EXPECT_EQ(tips.filter(QStringLiteral("share 1 of 2 of its experts is here")).size(), 1)
+        << tips.join(QLatin1Char('\n')).toStdString();
+    EXPECT_EQ(tips.filter(QStringLiteral("holds share 2 of 2 of each mixture-of-experts")).size(),
+              2)
+        << tips.join(QLatin1Char('\n')).toStdString();
     // One undo step puts it back.
     window.document()->undoStack()->undo();
     EXPECT_EQ(window.document()->project().expert_parallel.size, 1);
