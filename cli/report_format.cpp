@@ -5,6 +5,7 @@
 #include <cstdio>
 
 #include "data_parallel_format.h"
+#include "expert_parallel_format.h"
 #include "pipewright/core/printable_name.h"
 #include "tensor_parallel_format.h"
 

@@ -17,8 +17,5 @@ namespace pipewright::cli {
 
 void print_tensor_parallel(std::ostream& out, const SimulationReport& report);
 [[nodiscard]] nlohmann::json tensor_parallel_json(const SimulationReport& report);
-// The experts each stage holds and its all-to-alls (expert parallelism).
-void print_expert_parallel(std::ostream& out, const SimulationReport& report);
-[[nodiscard]] nlohmann::json expert_parallel_json(const SimulationReport& report);
 
 }  // namespace pipewright::cli

@@ -12,21 +12,11 @@
 #include "document/undo_keys.h"
 #include "pipewright/core/expert_parallel.h"
 #include "pipewright/core/schedule_generators.h"
+#include "pipewright/core/transformer_dims.h"
 
 namespace pipewright::gui {
 
 namespace {
-
-bool has_mixture_of_experts(const Model& model) {
-    return std::any_of(model.layers.begin(), model.layers.end(), [](const LayerSpec& l) {
-        if (l.type != "transformer_block" || !l.params.is_object()) {
-            return false;
-        }
-        // The file may give anything here; the Problems list says what.
-        const auto experts = l.params.find("experts");
-        return experts != l.params.end() && experts->is_number() && experts->get<double>() > 0;
-    });
-}
 
 QLabel* caption(const QString& text) {
     auto* label = new QLabel(text);
@@ -333,7 +323,9 @@ void TrainingBar::refresh() {
     sequence_->setChecked(tp.sequence_parallel);
     sequence_->setEnabled(tp.size > 1);
     experts_->setValue(document_->project().expert_parallel.size);
-    const bool moe = has_mixture_of_experts(document_->project().model);
+    const auto& layers = document_->project().model.layers;
+    const bool moe = std::any_of(layers.begin(), layers.end(),
+                                 [](const LayerSpec& l) { return has_experts(l); });
     experts_caption_action_->setVisible(moe || document_->project().expert_parallel.size > 1);
     experts_action_->setVisible(moe || document_->project().expert_parallel.size > 1);
     // Each replica splits its share of the batch: a micro-batch size in the

@@ -3,6 +3,7 @@
 #include <QFontMetrics>
 #include <QPen>
 
+#include "pipewright/core/transformer_dims.h"
 #include "studio_core/canvas/node_load.h"
 #include "studio_core/format/format.h"
 #include "style/colors.h"
@@ -18,16 +19,6 @@ constexpr double kHeader = 20;
 constexpr double kDeviceWidth = 230;
 constexpr double kChipHeight = 18;
 constexpr double kChipGap = 3;
-// A transformer block with a mixture of experts (the file may give anything
-// here; the Problems list says what).
-bool has_experts(const LayerSpec& layer) {
-    if (layer.type != "transformer_block" || !layer.params.is_object()) {
-        return false;
-    }
-    const auto experts = layer.params.find("experts");
-    return experts != layer.params.end() && experts->is_number() && experts->get<double>() > 0;
-}
-
 void tag(QGraphicsItem* item, TopologyItemKind kind, const QVariant& ref) {
     item->setData(kKindKey, static_cast<int>(kind));
     item->setData(kRefKey, ref);

@@ -82,17 +82,14 @@ double gradient_bytes(std::int64_t parameters, const Training& training) {
     return static_cast<double>(parameters) * static_cast<double>(dtype_bytes(training.dtype));
 }
 
-DataParallel expert_data_parallel(const DataParallel& dp, int expert_parallel) {
-    DataParallel experts = dp;
-    experts.size = std::max(1, dp.size / std::max(1, expert_parallel));
-    return experts;
-}
-
 std::int64_t stage_static_bytes(const StageCost& stage, const Training& training,
                                 const DataParallel& dp, int expert_parallel) {
+    // The experts' weights and state shard over the replicas that hold the
+    // same experts: data-parallel ÷ expert-parallel of them.
+    DataParallel holders = dp;
+    holders.size = std::max(1, dp.size / std::max(1, expert_parallel));
     return static_memory_bytes(stage.parameters - stage.expert_parameters, training, dp) +
-           static_memory_bytes(stage.expert_parameters, training,
-                               expert_data_parallel(dp, expert_parallel));
+           static_memory_bytes(stage.expert_parameters, training, holders);
 }
 
 LayerKernels project_layer_kernels(const AnalyzedProject& project, int layer) {
@@ -314,13 +311,10 @@ ExpertLayer expert_layer(const AnalyzedProject& project, int layer) {
     const LayerSpec& spec = project.project.model.layers.at(static_cast<std::size_t>(layer));
     // Checked first: reading a block's dimensions is not free, and the
     // planner prices many layouts.
-    if (spec.type != "transformer_block" || !spec.params.contains("experts")) {
+    if (!has_experts(spec)) {
         return {};
     }
     const TransformerDims d = transformer_dims(spec);
-    if (!d.moe()) {
-        return {};
-    }
     const TensorParallel& tp = project.project.tensor_parallel;
     const int t = project.tensor_shares.empty() ? 1 : tp.size;
     const double sequence = static_cast<double>(layer_input_shape(project, layer).front());

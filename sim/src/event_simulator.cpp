@@ -298,7 +298,7 @@ class Simulator {
         TimelineEvent e{rank, a, start, start, 0, -1};
         switch (a.type) {
             case ActionType::forward:
-                e.end_s = start + std::max(0.0, cost.forward_s - saved);
+                e.end_s = start + cost.forward_s;
                 time_[r] = e.end_s;
                 break;
             case ActionType::backward:

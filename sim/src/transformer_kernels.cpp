@@ -41,6 +41,11 @@ struct Block {
     [[nodiscard]] double ffn() const { return dims.ffn / t(); }
     [[nodiscard]] double expert_in() const { return dims.expert_in_width() / t(); }
     [[nodiscard]] double expert_ffn() const { return dims.expert_ffn / t(); }
+    // The token copies the busiest rank's experts compute (top_k of each
+    // token, capacity_factor more), over the experts it holds.
+    [[nodiscard]] double routed() const { return shape.tokens * dims.routed_rows(); }
+    [[nodiscard]] double local_experts() const { return dims.experts / shape.expert_parallel; }
+    [[nodiscard]] double rows_per_expert() const { return routed() / local_experts(); }
 };
 
 // Kernel names are static strings (layer_kernels.h).
@@ -183,14 +188,6 @@ double rotary_elements(const Block& b) {
     return 2 * T * (b.query() + b.key_value());
 }
 
-// One MLP (or the shared experts, side by side as one) over `rows` rows.
-struct MlpWidths {
-    std::string_view fc1, fc2, fc1_input_grad, fc2_input_grad, fc1_weight_grad, fc2_weight_grad,
-        fc1_bias_grad, fc2_bias_grad;
-    double in = 0;
-    double width = 0;
-};
-
 // A gated activation reads the gate and the up projection and writes
 // their product; its backward reads both and the gradient, and writes two.
 double activation_elements(const TransformerDims& d, double rows, double width) {
@@ -200,15 +197,12 @@ double activation_backward_elements(const TransformerDims& d, double rows, doubl
     return (d.gated() ? 5 : 3) * rows * width;
 }
 
-// Megatron's grouped GEMM over the local experts, `rows` token copies in
-// all (the busiest rank's): the analysis counts the top_k copies of each
-// token, the kernel runs the capacity factor's more.
-Kernel grouped(Lowering& k, std::string_view name, const Block& b, double rows, double m_rows,
-               double n, double kk, bool rows_are_m) {
-    const double local_experts = b.dims.experts / b.shape.expert_parallel;
-    const double per_expert = rows / local_experts;
-    Kernel g = rows_are_m ? k.gemm(name, per_expert, n, kk, 0, local_experts)
-                          : k.gemm(name, m_rows, n, per_expert, 0, local_experts);
+// Megatron's grouped GEMM: one [m, depth]·[depth, n] per local expert, one
+// of whose sides is its rows (Block::rows_per_expert). The analysis counts
+// the top_k copies of each token, the kernel runs the capacity factor's more.
+Kernel grouped(Lowering& k, std::string_view name, const Block& b, double m, double n,
+               double depth) {
+    Kernel g = k.gemm(name, m, n, depth, 0, b.local_experts());
     g.executed_flops = g.flops;
     g.flops /= b.dims.capacity_factor;
     return g;
@@ -218,13 +212,14 @@ void moe_forward(Lowering& k, const Block& b, const Activation& act) {
     const TransformerDims& d = b.dims;
     const double T = b.shape.tokens;
     const double h = d.hidden;
-    const double rows = T * d.routed_rows();
+    const double rows = b.routed();
+    const double per_expert = b.rows_per_expert();
     k.forward(k.gemm("router", T, d.experts, h));
     k.forward(k.memory("router softmax top-k", 2 * T * d.experts));
     k.forward(k.memory("token permute", T * h + rows * h));
-    k.forward(grouped(k, "expert fc1", b, rows, 0, b.expert_in(), h, true));
+    k.forward(grouped(k, "expert fc1", b, per_expert, b.expert_in(), h));
     k.forward(k.memory(act.forward, activation_elements(d, rows, b.expert_ffn())));
-    k.forward(grouped(k, "expert fc2", b, rows, 0, h, b.expert_ffn(), true));
+    k.forward(grouped(k, "expert fc2", b, per_expert, h, b.expert_ffn()));
     k.forward(k.memory("token unpermute", rows * h + T * h));
     if (d.shared_experts > 0) {
         const double s = d.shared_experts;
@@ -238,7 +233,8 @@ void moe_input_grad(Lowering& k, const Block& b, const Activation& act) {
     const TransformerDims& d = b.dims;
     const double T = b.shape.tokens;
     const double h = d.hidden;
-    const double rows = T * d.routed_rows();
+    const double rows = b.routed();
+    const double per_expert = b.rows_per_expert();
     if (d.shared_experts > 0) {
         const double s = d.shared_experts;
         k.input_grad(k.gemm("shared expert fc2 input grad", T, s * b.expert_ffn(), h));
@@ -247,9 +243,9 @@ void moe_input_grad(Lowering& k, const Block& b, const Activation& act) {
         k.input_grad(k.gemm("shared expert fc1 input grad", T, h, s * b.expert_in()));
     }
     k.input_grad(k.memory("token unpermute backward", rows * h + T * h + rows));
-    k.input_grad(grouped(k, "expert fc2 input grad", b, rows, 0, b.expert_ffn(), h, true));
+    k.input_grad(grouped(k, "expert fc2 input grad", b, per_expert, b.expert_ffn(), h));
     k.input_grad(k.memory(act.backward, activation_backward_elements(d, rows, b.expert_ffn())));
-    k.input_grad(grouped(k, "expert fc1 input grad", b, rows, 0, h, b.expert_in(), true));
+    k.input_grad(grouped(k, "expert fc1 input grad", b, per_expert, h, b.expert_in()));
     k.input_grad(k.memory("token permute backward", rows * h + T * h));
     k.input_grad(k.memory("router softmax backward", 3 * T * d.experts));
     k.input_grad(k.gemm("router input grad", T, h, d.experts));
@@ -259,12 +255,13 @@ void moe_weight_grad(Lowering& k, const Block& b) {
     const TransformerDims& d = b.dims;
     const double T = b.shape.tokens;
     const double h = d.hidden;
-    const double rows = T * d.routed_rows();
-    k.weight_grad(grouped(k, "expert fc2 weight grad", b, rows, b.expert_ffn(), h, 0, false));
+    const double rows = b.routed();
+    const double per_expert = b.rows_per_expert();
+    k.weight_grad(grouped(k, "expert fc2 weight grad", b, b.expert_ffn(), h, per_expert));
     if (d.bias) {
         k.weight_grad(k.memory("expert fc2 bias grad", rows * h));
     }
-    k.weight_grad(grouped(k, "expert fc1 weight grad", b, rows, h, b.expert_in(), 0, false));
+    k.weight_grad(grouped(k, "expert fc1 weight grad", b, h, b.expert_in(), per_expert));
     if (d.bias) {
         k.weight_grad(k.memory("expert fc1 bias grad", rows * b.expert_in()));
     }

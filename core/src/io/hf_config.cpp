@@ -66,11 +66,8 @@ std::optional<HfModel> model_from_hf_config(const nlohmann::json& config, std::i
         return gpt2_from_hf_config(config, sequence, std::move(out), d);
     }
     // Configs write null for an unset optional field.
-    const auto given = [&config](const char* key) {
-        return config.contains(key) && !config.at(key).is_null();
-    };
-    const auto integer = [&r, &given](const char* key, Need need = kRequired) {
-        return need == kOptional && !given(key) ? std::nullopt : r.integer(key, need, 1, kMaxWidth);
+    const auto integer = [&r, &config](const char* key, Need need = kRequired) {
+        return config_integer(r, config, key, need);
     };
     const auto hidden = integer("hidden_size");
     const auto heads = integer("num_attention_heads");
@@ -80,7 +77,9 @@ std::optional<HfModel> model_from_hf_config(const nlohmann::json& config, std::i
     const auto vocabulary = integer("vocab_size");
     const auto head_dim = integer("head_dim", kOptional);
     const auto positions = integer("max_position_embeddings", kOptional);
-    const auto act = given("hidden_act") ? r.string("hidden_act", kOptional).value_or("") : "silu";
+    const auto act = config_gives(config, "hidden_act")
+                         ? r.string("hidden_act", kOptional).value_or("")
+                         : "silu";
     const bool qwen2 = out.architecture == "Qwen2ForCausalLM";
     // Qwen2 puts biases on q, k and v always; the others when attention_bias.
     const bool attention_bias = r.boolean("attention_bias", kOptional).value_or(false);

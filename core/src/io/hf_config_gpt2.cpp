@@ -28,11 +28,9 @@ std::optional<HfModel> gpt2_from_hf_config(const nlohmann::json& config, std::in
                                            HfModel out, Diagnostics& d) {
     const std::size_t before = d.size();
     const JsonObject r(config, d);
-    const auto given = [&config](const char* key) {
-        return config.contains(key) && !config.at(key).is_null();
-    };
-    const auto integer = [&r, &given](const char* key, Need need = kRequired) {
-        return need == kOptional && !given(key) ? std::nullopt : r.integer(key, need, 1, kMaxWidth);
+    const auto given = [&config](const char* key) { return config_gives(config, key); };
+    const auto integer = [&r, &config](const char* key, Need need = kRequired) {
+        return config_integer(r, config, key, need);
     };
     const auto hidden = integer("n_embd");
     const auto heads = integer("n_head");

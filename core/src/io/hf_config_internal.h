@@ -10,6 +10,7 @@
 
 #include "pipewright/core/diagnostics.h"
 #include "pipewright/core/hf_config.h"
+#include "pipewright/core/json_reader.h"
 #include "pipewright/core/model.h"
 
 namespace pipewright {
@@ -21,6 +22,31 @@ inline constexpr std::int64_t kMaxConfigBlocks = 10'000;
 // The sequence a config is read at when none is asked for: its positions,
 // at most this many.
 inline constexpr std::int64_t kDefaultSequence = 4096;
+
+// Whether a config gives `key`: configs write null for an unset optional field.
+[[nodiscard]] inline bool config_gives(const nlohmann::json& config, const char* key) {
+    return config.contains(key) && !config.at(key).is_null();
+}
+
+// An optional whole-number field of at least `min` (at most kMaxWidth),
+// absent when the config does not give it; a bad value is reported to `r`'s
+// diagnostics.
+[[nodiscard]] inline std::optional<std::int64_t> optional_integer(const JsonObject& r,
+                                                                  const nlohmann::json& config,
+                                                                  const char* key,
+                                                                  std::int64_t min) {
+    return config_gives(config, key) ? r.integer(key, Need::optional, min, kMaxWidth)
+                                     : std::nullopt;
+}
+
+// A whole-number field of 1 to kMaxWidth: a required one is reported when
+// missing, an optional one is absent when the config does not give it.
+[[nodiscard]] inline std::optional<std::int64_t> config_integer(const JsonObject& r,
+                                                                const nlohmann::json& config,
+                                                                const char* key, Need need) {
+    return need == Need::optional ? optional_integer(r, config, key, 1)
+                                  : r.integer(key, need, 1, kMaxWidth);
+}
 
 // How a family names and builds the parts of its decoder.
 struct DecoderLayout {

@@ -6,7 +6,6 @@
 #include <string>
 
 #include "io/hf_config_internal.h"
-#include "pipewright/core/json_reader.h"
 
 namespace pipewright {
 
@@ -15,15 +14,6 @@ namespace {
 bool deepseek(const HfModel& out) {
     return out.architecture == "DeepseekV2ForCausalLM" ||
            out.architecture == "DeepseekV3ForCausalLM";
-}
-
-// Configs write null for an unset optional field.
-std::optional<std::int64_t> optional_integer(const JsonObject& r, const nlohmann::json& config,
-                                             const char* key, std::int64_t min) {
-    if (!config.contains(key) || config.at(key).is_null()) {
-        return std::nullopt;
-    }
-    return r.integer(key, Need::optional, min, kMaxWidth);
 }
 
 }  // namespace

@@ -45,12 +45,16 @@ double TransformerDims::attention_parameters() const {
     return attention_parameters_on(*this, 1);
 }
 
+double TransformerDims::expert_parameters() const {
+    return mlp_on(*this, expert_in_width(), expert_ffn, 1);
+}
+
 double TransformerDims::mlp_parameters() const {
     return mlp_parameters_on(*this, 1);
 }
 
 double TransformerDims::parameters() const {
-    return attention_parameters() + mlp_parameters() + 2 * norm_parameters();
+    return block_parameters_on(*this, 1);
 }
 
 double TransformerDims::active_parameters() const {
@@ -167,6 +171,14 @@ TransformerDims transformer_dims_from(const std::function<double(std::string_vie
     d.shared_experts = d.moe() ? param("shared_experts") : 0;
     d.capacity_factor = d.moe() ? param("capacity_factor") : 1;
     return d;
+}
+
+bool has_experts(const LayerSpec& layer) {
+    if (layer.type != "transformer_block" || !layer.params.is_object()) {
+        return false;
+    }
+    const auto experts = layer.params.find("experts");
+    return experts != layer.params.end() && experts->is_number() && experts->get<double>() > 0;
 }
 
 TransformerDims transformer_dims(const LayerSpec& layer) {

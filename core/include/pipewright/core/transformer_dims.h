@@ -84,16 +84,9 @@ struct TransformerDims {
     // Parameters of one norm.
     [[nodiscard]] double norm_parameters() const { return rms_norm ? hidden : 2 * hidden; }
     [[nodiscard]] double attention_parameters() const;
-    // One MLP of `in` first-projection outputs and `width` inner features.
-    [[nodiscard]] double one_mlp_parameters(double in, double width) const {
-        return hidden * in + width * hidden + (bias ? in + hidden : 0);
-    }
-    [[nodiscard]] double expert_parameters() const {
-        return one_mlp_parameters(expert_in_width(), expert_ffn);
-    }
+    // One expert's MLP (a shared expert's too).
+    [[nodiscard]] double expert_parameters() const;
     [[nodiscard]] double router_parameters() const { return hidden * experts; }
-    // The routed experts' parameters: what expert parallelism divides.
-    [[nodiscard]] double routed_expert_parameters() const { return experts * expert_parameters(); }
     [[nodiscard]] double mlp_parameters() const;
     [[nodiscard]] double parameters() const;
     // What one token uses: the routed experts it is sent to, not all.
@@ -139,6 +132,10 @@ struct BlockStash {
 // mlp_ratio × hidden, head_dim, ffn).
 [[nodiscard]] TransformerDims transformer_dims_from(
     const std::function<double(std::string_view)>& param);
+// Whether `layer` is a transformer block with a mixture of experts, read
+// from its file as given: a malformed value reads as none (the analysis
+// says what is wrong with it). Cheap: no dimensions are resolved.
+[[nodiscard]] bool has_experts(const LayerSpec& layer);
 // A catalog transformer_block's dimensions.
 [[nodiscard]] TransformerDims transformer_dims(const LayerSpec& layer);
 

@@ -105,7 +105,5 @@ struct StageCost {
 // experts, the rest over all of them.
 [[nodiscard]] std::int64_t stage_static_bytes(const StageCost& stage, const Training& training,
                                               const DataParallel& dp, int expert_parallel);
-// The replicas that hold the same experts: data-parallel ÷ expert-parallel.
-[[nodiscard]] DataParallel expert_data_parallel(const DataParallel& dp, int expert_parallel);
 
 }  // namespace pipewright
