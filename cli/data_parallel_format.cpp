@@ -102,8 +102,11 @@ void print_data_parallel(std::ostream& out, const SimulationReport& r) {
         return;
     }
     const std::size_t lanes = r.replicas.empty() ? 0 : r.devices.size() / r.replicas.size();
-    out << "Replicas    " << r.data_parallel << " × this pipeline · " << zero_words(r.zero_stage)
-        << " · "
+    out << "Replicas    " << r.data_parallel << " × this pipeline";
+    if (r.context_parallel.size > 1) {
+        out << ", " << r.context_parallel.size << " to a sequence (context parallelism)";
+    }
+    out << " · " << zero_words(r.zero_stage) << " · "
         << (r.overlap_gradient_sync ? "reduced while the last backward runs"
                                     : "reduced after the last action")
         << '\n';

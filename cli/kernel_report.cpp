@@ -68,6 +68,8 @@ nlohmann::json stages_json(const AnalyzedProject& project, const SimulationRepor
             j["tensor_backward_s"] = c.tensor_backward_s;
             j["expert_forward_s"] = c.expert_forward_s;
             j["expert_backward_s"] = c.expert_backward_s;
+            j["context_forward_s"] = c.context_forward_s;
+            j["context_backward_s"] = c.context_backward_s;
         }
         const StageKernels& k = kernels[s];
         j["kernels"] = {{"forward", pass_json(k.forward)},
@@ -115,7 +117,7 @@ void print_kernels(std::ostream& out, const AnalyzedProject& project,
         recompute == Recompute::full ? c.forward_s
         : recompute == Recompute::selective
             ? std::max(0.0, c.backward_input_s - k.backward_input.seconds - c.tensor_backward_s -
-                                c.expert_backward_s)
+                                c.expert_backward_s - c.context_backward_s)
             : 0;
     const struct {
         const char* name;
@@ -123,12 +125,13 @@ void print_kernels(std::ostream& out, const AnalyzedProject& project,
         double total_s;
         double collectives_s;
         double all_to_all_s;
+        double context_s;
         double recompute_s;
-    } passes[] = {
-        {"forward", &k.forward, c.forward_s, c.tensor_forward_s, c.expert_forward_s, 0},
-        {"input gradient", &k.backward_input, c.backward_input_s, c.tensor_backward_s,
-         c.expert_backward_s, recompute_s},
-        {"weight gradient", &k.backward_weight, c.backward_weight_s, 0, 0, 0}};
+    } passes[] = {{"forward", &k.forward, c.forward_s, c.tensor_forward_s, c.expert_forward_s,
+                   c.context_forward_s, 0},
+                  {"input gradient", &k.backward_input, c.backward_input_s, c.tensor_backward_s,
+                   c.expert_backward_s, c.context_backward_s, recompute_s},
+                  {"weight gradient", &k.backward_weight, c.backward_weight_s, 0, 0, 0, 0}};
     for (const auto& p : passes) {
         if (p.pass->kernels.empty()) {
             continue;
@@ -142,6 +145,10 @@ void print_kernels(std::ostream& out, const AnalyzedProject& project,
         if (p.all_to_all_s > 0) {
             parts.push_back(format_duration(p.all_to_all_s) +
                             " in the experts' all-to-alls (expert parallelism)");
+        }
+        if (p.context_s > 0) {
+            parts.push_back(format_duration(p.context_s) +
+                            " waiting for keys and values (context parallelism)");
         }
         if (p.recompute_s > 0) {
             parts.push_back(format_duration(p.recompute_s) +

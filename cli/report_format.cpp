@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstdio>
 
+#include "context_parallel_format.h"
 #include "data_parallel_format.h"
 #include "expert_parallel_format.h"
 #include "pipewright/core/printable_name.h"
@@ -110,8 +111,11 @@ void print_report(std::ostream& out, const SimulationReport& r, const std::strin
     out << "Schedule    " << printable_name(r.schedule) << " · " << r.microbatches << " micro-batch"
         << (r.microbatches == 1 ? "" : "es") << " of " << r.microbatch_size << " · batch "
         << r.batch_size;
-    if (r.data_parallel > 1) {
-        out << " (" << r.batch_size / r.data_parallel << " per replica)";
+    // The replicas of a context-parallel group share their samples.
+    const int context = std::max(1, r.context_parallel.size);
+    if (r.data_parallel > context) {
+        out << " (" << r.batch_size / (r.data_parallel / context) << " per "
+            << (context > 1 ? "context-parallel group" : "replica") << ")";
     }
     out << '\n';
     out << "Iteration   " << format_duration(r.iteration_time_s) << " · "
@@ -160,6 +164,10 @@ void print_report(std::ostream& out, const SimulationReport& r, const std::strin
     }
     if (r.expert_parallel.size > 1) {
         print_expert_parallel(out, r);
+        out << '\n';
+    }
+    if (r.context_parallel.size > 1) {
+        print_context_parallel(out, r);
         out << '\n';
     }
 
@@ -253,6 +261,7 @@ nlohmann::json report_to_json(const SimulationReport& r) {
             {"data_parallel", data_parallel_json(r)},
             {"tensor_parallel", tensor_parallel_json(r)},
             {"expert_parallel", expert_parallel_json(r)},
+            {"context_parallel", context_parallel_json(r)},
             {"tied_embeddings", tied_embeddings_json(r)}};
 }
 

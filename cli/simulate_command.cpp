@@ -8,6 +8,7 @@
 #include "commands.h"
 #include "kernel_report.h"
 #include "option_checks.h"
+#include "pipewright/core/context_parallel.h"
 #include "pipewright/core/expert_parallel.h"
 #include "pipewright/core/printable_name.h"
 #include "pipewright/core/profile.h"
@@ -47,6 +48,16 @@ void add_simulate_command(CLI::App& app, SimulateArgs& args) {
                     "Replicas each mixture-of-experts block's routed experts are split over, "
                     "dividing --data-parallel (default: the project's expert_parallel.size)")
         ->check(whole_number(1, kMaxExpertParallel));
+    cmd->add_option("--context-parallel", args.context_parallel,
+                    "Replicas each sequence is split over, dividing --data-parallel: each runs "
+                    "1/C of its tokens and they exchange attention's keys and values (default: "
+                    "the project's context_parallel.size)")
+        ->check(whole_number(1, kMaxContextParallel));
+    cmd->add_option("--context-exchange", args.context_exchange,
+                    "How context-parallel ranks exchange keys and values: ring (beside the "
+                    "attention) or all-gather (before it) (default: the project's "
+                    "context_parallel.exchange, else ring)")
+        ->check(CLI::IsMember({"ring", "all-gather", "all_gather"}));
     cmd->add_flag("--sequence-parallel", args.sequence_parallel,
                   "Split the layer norms and activations along the sequence too (Megatron's "
                   "sequence parallelism)");
@@ -143,6 +154,10 @@ int run_simulate(const SimulateArgs& args, std::ostream& out, std::ostream& err)
     options.data_parallel = args.data_parallel;
     options.tensor_parallel = args.tensor_parallel;
     options.expert_parallel = args.expert_parallel;
+    options.context_parallel = args.context_parallel;
+    if (args.context_exchange) {
+        options.context_exchange = parse_context_exchange(*args.context_exchange);
+    }
     if (args.sequence_parallel) {
         options.sequence_parallel = true;
     }
@@ -160,9 +175,11 @@ int run_simulate(const SimulateArgs& args, std::ostream& out, std::ostream& err)
             << (args.data_parallel ? "--data-parallel" : "--schedule-csv") << '\n';
         return kUsage;
     }
-    if (args.compare_layouts && args.expert_parallel) {
+    if (args.compare_layouts && (args.expert_parallel || args.context_parallel)) {
         err << "pipewright: --compare-layouts plans every count of replicas, and the planner "
-               "does not search expert-parallel layouts yet; drop --expert-parallel\n";
+               "does not search "
+            << (args.expert_parallel ? "expert" : "context") << "-parallel layouts yet; drop "
+            << (args.expert_parallel ? "--expert-parallel" : "--context-parallel") << '\n';
         return kUsage;
     }
 

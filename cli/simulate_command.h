@@ -20,6 +20,8 @@ struct SimulateArgs {
     std::optional<int> data_parallel;
     std::optional<int> tensor_parallel;
     std::optional<int> expert_parallel;
+    std::optional<int> context_parallel;
+    std::optional<std::string> context_exchange;
     bool sequence_parallel = false;
     CostArgs costs;  // --profile, --efficiency
     bool json = false;

@@ -102,6 +102,7 @@ class Project:
                  schedule_csv: Optional[PathLike] = ..., batch_size: Optional[int] = ...,
                  data_parallel: Optional[int] = ..., tensor_parallel: Optional[int] = ...,
                  sequence_parallel: Optional[bool] = ..., expert_parallel: Optional[int] = ...,
+                 context_parallel: Optional[int] = ..., context_exchange: Optional[str] = ...,
                  profile: Optional[PathLike] = ...,
                  calibration: Calibrations = ..., efficiency: Optional[float] = ...,
                  strict: bool = ...) -> SimulationResult: ...
@@ -110,6 +111,8 @@ class Project:
                           tensor_parallel: Optional[int] = ...,
                           sequence_parallel: Optional[bool] = ...,
                           expert_parallel: Optional[int] = ...,
+                          context_parallel: Optional[int] = ...,
+                          context_exchange: Optional[str] = ...,
                           profile: Optional[PathLike] = ..., calibration: Calibrations = ...,
                           efficiency: Optional[float] = ...,
                           strict: bool = ...) -> ScheduleComparison: ...

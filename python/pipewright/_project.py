@@ -133,6 +133,7 @@ class Project:
                  schedule_csv: Optional[PathLike] = None, batch_size: Optional[int] = None,
                  data_parallel: Optional[int] = None, tensor_parallel: Optional[int] = None,
                  sequence_parallel: Optional[bool] = None, expert_parallel: Optional[int] = None,
+                 context_parallel: Optional[int] = None, context_exchange: Optional[str] = None,
                  profile: Optional[PathLike] = None, calibration: Calibrations = None,
                  efficiency: Optional[float] = None, strict: bool = False) -> SimulationResult:
         """One training iteration simulated: ``pipewright simulate`` with these options.
@@ -147,8 +148,8 @@ class Project:
         """
         run = _core.simulate(self._handle, schedule, _path(schedule_csv), microbatches,
                              batch_size, data_parallel, tensor_parallel, sequence_parallel,
-                             expert_parallel, _path(profile), _paths(calibration), efficiency,
-                             strict)
+                             expert_parallel, context_parallel, context_exchange, _path(profile),
+                             _paths(calibration), efficiency, strict)
         return SimulationResult(run)
 
     def compare_schedules(self, *, microbatches: Optional[int] = None,
@@ -156,14 +157,16 @@ class Project:
                           tensor_parallel: Optional[int] = None,
                           sequence_parallel: Optional[bool] = None,
                           expert_parallel: Optional[int] = None,
+                          context_parallel: Optional[int] = None,
+                          context_exchange: Optional[str] = None,
                           profile: Optional[PathLike] = None, calibration: Calibrations = None,
                           efficiency: Optional[float] = None,
                           strict: bool = False) -> ScheduleComparison:
         """Every schedule and the single-device baseline: ``simulate --compare-schedules``."""
         rows, table = _core.compare_schedules(
             self._handle, None, None, microbatches, batch_size, data_parallel, tensor_parallel,
-            sequence_parallel, expert_parallel, _path(profile), _paths(calibration), efficiency,
-            strict)
+            sequence_parallel, expert_parallel, context_parallel, context_exchange, _path(profile),
+            _paths(calibration), efficiency, strict)
         return ScheduleComparison(rows, table)
 
     def plan(self, schedule: Optional[str] = None, microbatches: Optional[int] = None, *,

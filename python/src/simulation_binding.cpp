@@ -38,6 +38,8 @@ struct SimulateOptions {
     std::optional<int> tensor_parallel;
     std::optional<bool> sequence_parallel;
     std::optional<int> expert_parallel;
+    std::optional<int> context_parallel;
+    std::optional<std::string> context_exchange;
     std::optional<std::string> profile;
     std::vector<std::string> calibrations;
     std::optional<double> efficiency;
@@ -60,6 +62,15 @@ AnalysisOptions analysis_options(const SimulateOptions& o) {
     require_positive("data_parallel", o.data_parallel);
     require_positive("tensor_parallel", o.tensor_parallel);
     require_positive("expert_parallel", o.expert_parallel);
+    require_positive("context_parallel", o.context_parallel);
+    std::optional<ContextExchange> exchange;
+    if (o.context_exchange) {
+        exchange = parse_context_exchange(*o.context_exchange);
+        if (!exchange) {
+            throw py::value_error("context_exchange must be \"ring\" or \"all_gather\", not \"" +
+                                  *o.context_exchange + "\"");
+        }
+    }
     AnalysisOptions options;
     options.schedule = o.schedule;
     options.schedule_csv = o.schedule_csv;
@@ -69,6 +80,8 @@ AnalysisOptions analysis_options(const SimulateOptions& o) {
     options.tensor_parallel = o.tensor_parallel;
     options.sequence_parallel = o.sequence_parallel;
     options.expert_parallel = o.expert_parallel;
+    options.context_parallel = o.context_parallel;
+    options.context_exchange = exchange;
     return options;
 }
 
@@ -229,18 +242,21 @@ py::tuple compare(const ProjectHandle& handle, const SimulateOptions& o) {
     return py::make_tuple(to_python(cli::comparison_to_json(rows)), table.str());
 }
 
-SimulateOptions options_from(std::optional<std::string> schedule,
-                             std::optional<std::string> schedule_csv,
-                             std::optional<int> microbatches, std::optional<int> batch_size,
-                             std::optional<int> data_parallel, std::optional<int> tensor_parallel,
-                             std::optional<bool> sequence_parallel,
-                             std::optional<int> expert_parallel, std::optional<std::string> profile,
-                             std::vector<std::string> calibrations,
-                             std::optional<double> efficiency, bool strict) {
-    return SimulateOptions{
-        std::move(schedule), std::move(schedule_csv), microbatches,      batch_size,
-        data_parallel,       tensor_parallel,         sequence_parallel, expert_parallel,
-        std::move(profile),  std::move(calibrations), efficiency,        strict};
+SimulateOptions options_from(
+    std::optional<std::string> schedule, std::optional<std::string> schedule_csv,
+    std::optional<int> microbatches, std::optional<int> batch_size,
+    std::optional<int> data_parallel, std::optional<int> tensor_parallel,
+    std::optional<bool> sequence_parallel, std::optional<int> expert_parallel,
+    std::optional<int> context_parallel, std::optional<std::string> context_exchange,
+    std::optional<std::string> profile, std::vector<std::string> calibrations,
+    std::optional<double> efficiency, bool strict) {
+    return SimulateOptions{std::move(schedule), std::move(schedule_csv),
+                           microbatches,        batch_size,
+                           data_parallel,       tensor_parallel,
+                           sequence_parallel,   expert_parallel,
+                           context_parallel,    std::move(context_exchange),
+                           std::move(profile),  std::move(calibrations),
+                           efficiency,          strict};
 }
 
 }  // namespace
@@ -263,19 +279,22 @@ void bind_simulation(py::module_& m) {
                    std::optional<std::string> schedule_csv, std::optional<int> microbatches,
                    std::optional<int> batch_size, std::optional<int> data_parallel,
                    std::optional<int> tensor_parallel, std::optional<bool> sequence_parallel,
-                   std::optional<int> expert_parallel, std::optional<std::string> profile,
+                   std::optional<int> expert_parallel, std::optional<int> context_parallel,
+                   std::optional<std::string> context_exchange, std::optional<std::string> profile,
                    std::vector<std::string> calibrations, std::optional<double> efficiency,
                    bool strict) {
-                return call(handle,
-                            options_from(std::move(schedule), std::move(schedule_csv), microbatches,
-                                         batch_size, data_parallel, tensor_parallel,
-                                         sequence_parallel, expert_parallel, std::move(profile),
-                                         std::move(calibrations), efficiency, strict));
+                return call(
+                    handle,
+                    options_from(std::move(schedule), std::move(schedule_csv), microbatches,
+                                 batch_size, data_parallel, tensor_parallel, sequence_parallel,
+                                 expert_parallel, context_parallel, std::move(context_exchange),
+                                 std::move(profile), std::move(calibrations), efficiency, strict));
             },
             py::arg("project"), py::arg("schedule"), py::arg("schedule_csv"),
             py::arg("microbatches"), py::arg("batch_size"), py::arg("data_parallel"),
             py::arg("tensor_parallel"), py::arg("sequence_parallel"), py::arg("expert_parallel"),
-            py::arg("profile"), py::arg("calibration"), py::arg("efficiency"), py::arg("strict"));
+            py::arg("context_parallel"), py::arg("context_exchange"), py::arg("profile"),
+            py::arg("calibration"), py::arg("efficiency"), py::arg("strict"));
     };
     with_options("simulate", &simulate);
     with_options("compare_schedules", &compare);

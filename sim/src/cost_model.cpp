@@ -16,6 +16,12 @@ namespace pipewright {
 
 namespace {
 
+// The share of every sample's tokens one rank of a context-parallel group
+// runs (1 without context parallelism).
+double token_share(const AnalyzedProject& project) {
+    return 1.0 / std::max(1, project.project.context_parallel.size);
+}
+
 // What layer `layer` is fed per sample.
 const Shape& layer_input_shape(const AnalyzedProject& project, int layer) {
     return layer == 0 ? project.project.model.input.shape
@@ -104,6 +110,7 @@ LayerKernels project_layer_kernels(const AnalyzedProject& project, int layer) {
     context.tensor_parallel = p.tensor_parallel.size;
     context.sequence_parallel = p.tensor_parallel.sequence_parallel;
     context.expert_parallel = p.expert_parallel.size;
+    context.context_parallel = p.context_parallel.size;
     return layer_kernels(p.model.layers.at(i), project.layers.at(i), input, share, context);
 }
 
@@ -121,7 +128,7 @@ void recompute_attention_core(const AnalyzedProject& project, int layer, const D
     if (!project.project.model.layers.at(i).activation_bytes) {
         const double share = project.tensor_shares.empty() ? 1.0 : project.tensor_shares[i].stash;
         const double freed = project.layers.at(i).recomputable_elements * project.microbatch_size *
-                             dtype_bytes(training.dtype) * share;
+                             token_share(project) * dtype_bytes(training.dtype) * share;
         c.stash_bytes = std::max(0.0, c.stash_bytes - freed);
     }
     double recompute_s = 0;
@@ -248,6 +255,29 @@ LayerCost layer_cost(const AnalyzedProject& project, int layer, const DeviceSpec
         c.stash_bytes = static_cast<double>(*spec.activation_bytes);
         c.weight_stash_bytes = c.stash_bytes * ratio;
     }
+    const double tokens = token_share(project);
+    if (tokens < 1) {
+        // Each rank of a context-parallel group runs its share of every
+        // sequence. The kernels were lowered for it already; measured and
+        // given times are the whole sequence's.
+        if (c.source != LayerCost::Source::analytic || options.flat_efficiency) {
+            c.forward_s *= tokens;
+            c.backward_input_s *= tokens;
+            c.backward_weight_s *= tokens;
+            c.backward_full_s *= tokens;
+        }
+        c.stash_bytes *= tokens;
+        c.weight_stash_bytes *= tokens;
+        c.output_bytes *= tokens;
+        for (const Kernel& k : kernels().forward) {
+            c.attention_forward_s +=
+                k.attention() ? kernel_time(k, device, training.dtype).seconds : 0.0;
+        }
+        for (const Kernel& k : kernels().backward_input) {
+            c.attention_backward_s +=
+                k.attention() ? kernel_time(k, device, training.dtype).seconds : 0.0;
+        }
+    }
     if (!project.tensor_shares.empty()) {
         // Each device of the group runs its share of the whole layer's work
         // (measured, given or estimated) and keeps its share of the stash.
@@ -286,8 +316,8 @@ std::pair<double, double> tensor_collectives_s(const AnalyzedProject& project,
         options.profile != nullptr && options.profile->all_reduce
             ? &options.profile->all_reduce->link
             : nullptr);
-    const double element_bytes =
-        project.microbatch_size * dtype_bytes(project.project.training.dtype);
+    const double element_bytes = project.microbatch_size * token_share(project) *
+                                 dtype_bytes(project.project.training.dtype);
     double forward_s = 0;
     double backward_s = 0;
     for (int l = stage.first_layer; l <= stage.last_layer; ++l) {
@@ -318,8 +348,8 @@ ExpertLayer expert_layer(const AnalyzedProject& project, int layer) {
     const TensorParallel& tp = project.project.tensor_parallel;
     const int t = project.tensor_shares.empty() ? 1 : tp.size;
     const double sequence = static_cast<double>(layer_input_shape(project, layer).front());
-    const double tokens =
-        project.microbatch_size * sequence / (t > 1 && tp.sequence_parallel ? t : 1);
+    const double tokens = project.microbatch_size * sequence * token_share(project) /
+                          (t > 1 && tp.sequence_parallel ? t : 1);
     return {routed_expert_parameters_on(d, t),
             tokens * d.routed_rows() * d.hidden * dtype_bytes(project.project.training.dtype)};
 }
@@ -337,6 +367,63 @@ CollectiveGroup expert_group(const AnalyzedProject& project, const PipelineStage
     return collective_group(members, links, collective_library(project.rank_specs.at(rank)));
 }
 
+// The context-parallel group of `stage`: its device in each of the first C
+// replicas (Megatron-LM's order puts a sequence's ranks next to each other).
+CollectiveGroup context_group(const AnalyzedProject& project, const PipelineStage& stage,
+                              const LinkResolver& links) {
+    const int cp = project.project.context_parallel.size;
+    const auto rank = static_cast<std::size_t>(stage.rank);
+    std::vector<DeviceLocation> members;
+    for (int r = 0; r < cp && r < project.data_parallel(); ++r) {
+        members.push_back(project.replicas.at(static_cast<std::size_t>(r)).at(rank));
+    }
+    return collective_group(members, links, collective_library(project.rank_specs.at(rank)));
+}
+
+// The keys and values of one micro-batch that attention in `layer` holds
+// on this rank (its tokens, its heads): 0 for a layer without attention.
+double context_kv_bytes(const AnalyzedProject& project, int layer) {
+    const LayerSpec& spec = project.project.model.layers.at(static_cast<std::size_t>(layer));
+    if (spec.type != "transformer_block") {
+        return 0;
+    }
+    const TransformerDims d = transformer_dims(spec);
+    const int t = project.tensor_shares.empty() ? 1 : project.project.tensor_parallel.size;
+    // MLA's attention reads every head's key and value, not the latent.
+    const double width =
+        d.latent() ? (d.query_width() + d.value_width()) / t : 2.0 * tensor_kv_width(d, t);
+    const double sequence = static_cast<double>(layer_input_shape(project, layer).front());
+    return project.microbatch_size * sequence * token_share(project) * width *
+           dtype_bytes(project.project.training.dtype);
+}
+
+struct ContextExchangeTime {
+    double forward_s = 0;
+    double backward_s = 0;
+};
+
+// What the exchange of `kv_bytes` (this rank's keys and values) costs a
+// micro-batch beyond the attention it overlaps, through `group`. A ring of
+// C ranks passes the chunks around in C − 1 steps, each beside the
+// attention of the chunk in hand (the backward passes the gradients of
+// keys and values too); an all-gather collects them before attention, and
+// the backward gathers them again and reduce-scatters their gradients.
+ContextExchangeTime context_exchange_time(ContextExchange exchange, double kv_bytes,
+                                          const LayerCost& layer, const CollectiveGroup& group) {
+    const double c = group.members;
+    const double gathered = kv_bytes * c;
+    const double gather_s = collective_time(CollectiveKind::all_gather, gathered, group).seconds;
+    if (exchange == ContextExchange::all_gather) {
+        return {
+            gather_s,
+            gather_s + collective_time(CollectiveKind::reduce_scatter, gathered, group).seconds};
+    }
+    const double overlapped = (c - 1) / c;  // the last chunk's attention has nothing to hide
+    const double both_s = collective_time(CollectiveKind::all_gather, 2 * gathered, group).seconds;
+    return {std::max(0.0, gather_s - layer.attention_forward_s * overlapped),
+            std::max(0.0, both_s - layer.attention_backward_s * overlapped)};
+}
+
 }  // namespace
 
 std::vector<StageCost> stage_costs(const AnalyzedProject& project,
@@ -352,9 +439,10 @@ std::vector<StageCost> stage_costs(const AnalyzedProject& project,
         tensor_links.emplace(project.project.topology);
     }
     const int ep = project.project.expert_parallel.size;
-    std::optional<LinkResolver> expert_links;
-    if (ep > 1) {
-        expert_links.emplace(project.project.topology);
+    std::optional<LinkResolver> group_links;
+    const ContextParallel& cp = project.project.context_parallel;
+    if (ep > 1 || cp.size > 1) {
+        group_links.emplace(project.project.topology);
     }
     for (const auto& stage : project.stages) {
         const DeviceSpec& device = project.rank_specs.at(static_cast<std::size_t>(stage.rank));
@@ -365,20 +453,32 @@ std::vector<StageCost> stage_costs(const AnalyzedProject& project,
         ExpertLayer moe;
         std::optional<CollectiveGroup> experts;
         double all_to_all_s = 0;
+        std::optional<CollectiveGroup> context;
+        double kv_bytes = 0;
+        ContextExchangeTime exchange;
         for (int l = stage.first_layer; l <= stage.last_layer; ++l) {
             // A run of identical blocks is priced once.
             if (l == stage.first_layer || !same_layer_cost(project, l - 1, l, options)) {
                 c = layer_cost(project, l, device, options);
                 moe = expert_layer(project, l);
-                if (moe.routed_parameters > 0 && expert_links) {
+                if (moe.routed_parameters > 0 && ep > 1) {
                     if (!experts) {
-                        experts = expert_group(project, stage, *expert_links);
+                        experts = expert_group(project, stage, *group_links);
                     }
                     all_to_all_s =
                         collective_time(CollectiveKind::all_to_all, moe.dispatch_bytes, *experts)
                             .seconds;
                 } else {
                     all_to_all_s = 0;
+                }
+                kv_bytes = cp.size > 1 ? context_kv_bytes(project, l) : 0;
+                if (kv_bytes > 0) {
+                    if (!context) {
+                        context = context_group(project, stage, *group_links);
+                    }
+                    exchange = context_exchange_time(cp.exchange, kv_bytes, c, *context);
+                } else {
+                    exchange = {};
                 }
             }
             s.forward_s += c.forward_s;
@@ -403,6 +503,9 @@ std::vector<StageCost> stage_costs(const AnalyzedProject& project,
             // Dispatch and combine, forward; their gradients, backward.
             s.expert_forward_s += 2 * all_to_all_s;
             s.expert_backward_s += 2 * all_to_all_s;
+            s.context_forward_s += exchange.forward_s;
+            s.context_backward_s += exchange.backward_s;
+            s.context_kv_bytes += kv_bytes;
             s.stash_bytes += c.stash_bytes;
             s.weight_stash_bytes += c.weight_stash_bytes;
             s.output_bytes = c.output_bytes;
@@ -421,10 +524,12 @@ std::vector<StageCost> stage_costs(const AnalyzedProject& project,
                          : std::pair<double, double>{0, 0};
         s.tensor_forward_s = tensor_forward_s;
         s.tensor_backward_s = tensor_backward_s;
-        s.forward_s += tensor_forward_s + s.expert_forward_s;
-        s.backward_input_s += tensor_backward_s + s.expert_backward_s;
+        s.forward_s += tensor_forward_s + s.expert_forward_s + s.context_forward_s;
+        const double backward_exchanges_s =
+            tensor_backward_s + s.expert_backward_s + s.context_backward_s;
+        s.backward_input_s += backward_exchanges_s;
         if (measured_full) {
-            s.backward_full_s = full_s + tensor_backward_s + s.expert_backward_s;
+            s.backward_full_s = full_s + backward_exchanges_s;
         }
         if (stage.first_layer > 0) {
             s.input_bytes =
@@ -434,6 +539,7 @@ std::vector<StageCost> stage_costs(const AnalyzedProject& project,
             s.input_bytes = static_cast<double>(numel(project.project.model.input.shape)) * mb *
                             dtype_bytes(project.project.model.input.dtype);
         }
+        s.input_bytes *= token_share(project);
         if (training.full_recompute()) {
             // Only the stage input is kept; backward first recomputes the forward.
             s.stash_bytes = s.input_bytes;

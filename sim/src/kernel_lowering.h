@@ -119,10 +119,12 @@ class Lowering {
 };
 
 // A transformer block on one member of its tensor-parallel group (t = 1
-// without) and of its expert-parallel group.
+// without), of its expert-parallel group and of its context-parallel group
+// (queries < sequence: this rank's share of every sequence).
 struct BlockShape {
-    double tokens = 0;     // micro-batch × sequence
-    double sequence = 0;   // tokens of one sample
+    double tokens = 0;     // this rank's: micro-batch × queries
+    double sequence = 0;   // tokens of one sample: the keys attention reads
+    double queries = 0;    // of one sample here: sequence / context-parallel size
     double sequences = 0;  // the micro-batch
     double t = 1;          // tensor-parallel size
     bool sequence_parallel = false;

@@ -22,6 +22,7 @@
 //   matmul work).
 #include "pipewright/sim/layer_kernels.h"
 
+#include <algorithm>
 #include <cmath>
 #include <utility>
 
@@ -64,7 +65,9 @@ Kernel gemm_kernel(std::string_view name, double batch, double m, double n, doub
 LayerKernels layer_kernels(const LayerSpec& layer, const LayerAnalysis& analysis,
                            const Shape& input_shape, const TensorShare* share,
                            const KernelContext& context) {
-    const double mb = context.microbatch_size;
+    // Context parallelism leaves this rank 1/c of every sample's tokens.
+    const double c = std::max(1, context.context_parallel);
+    const double mb = context.microbatch_size / c;
     const double t = share != nullptr ? std::max(1, context.tensor_parallel) : 1;
     const TensorSplit split = share != nullptr ? share->split : TensorSplit::replicated;
     // Element-wise layers split along the sequence or the features run 1/t.
@@ -151,7 +154,8 @@ LayerKernels layer_kernels(const LayerSpec& layer, const LayerAnalysis& analysis
         lowering::BlockShape shape;
         shape.tokens = mb * L;
         shape.sequence = L;
-        shape.sequences = mb;
+        shape.queries = L / c;
+        shape.sequences = context.microbatch_size;
         shape.t = split_block ? t : 1;
         shape.sequence_parallel = split_block && context.sequence_parallel;
         shape.expert_parallel = std::max(1, context.expert_parallel);

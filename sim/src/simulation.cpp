@@ -550,6 +550,7 @@ SimulationReport simulate_project(const AnalyzedProject& project, const CostMode
     report.zero_stage = project.project.data_parallel.zero_stage;
     report.tensor_parallel = project.project.tensor_parallel;
     report.expert_parallel = project.project.expert_parallel;
+    report.context_parallel = project.project.context_parallel;
     report.stage_ranks = project.stage_ranks();
     if (!project.tensor_groups.empty()) {
         for (const auto& group : project.tensor_groups.front()) {

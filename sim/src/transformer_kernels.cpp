@@ -72,43 +72,52 @@ void attention_unfused(Lowering& k, const Block& b) {
     const double dqk = b.dims.qk_head_dim();
     const double dv = b.dims.v_head_dim;
     const double L = b.shape.sequence;
+    const double q = b.shape.queries;  // L, or this rank's share under context parallelism
     const double batch = b.shape.sequences * b.heads();
-    const double scores = batch * L * L;
+    const double scores = batch * q * L;
     // Scores = Q·Kᵀ and context = P·V; their backward: dP = dO·Vᵀ, dV = Pᵀ·dO,
     // dQ = dS·K, dK = dSᵀ·Q. Grouped heads read a shared K and V.
     const auto core = [&k](Kernel kernel) {
         kernel.attention_core = true;
         k.forward(std::move(kernel));
     };
-    core(k.gemm("attention scores", L, L, dqk, 0, batch));
+    const auto core_grad = [&k](Kernel kernel) {
+        kernel.attention_core = true;
+        k.input_grad(std::move(kernel));
+    };
+    core(k.gemm("attention scores", q, L, dqk, 0, batch));
     core(k.memory("scale mask softmax", 2 * scores));
     core(k.memory("attention dropout", 2 * scores, 0, scores * kMaskBytes));
-    core(k.gemm("attention context", L, dv, L, 0, batch));
-    k.input_grad(k.gemm("attention context grad", L, L, dv, 0, batch));
-    k.input_grad(k.gemm("attention value grad", L, dv, L, 0, batch));
-    k.input_grad(k.memory("attention dropout backward", 2 * scores, 0, scores * kMaskBytes));
-    k.input_grad(k.memory("softmax backward", 3 * scores));
-    k.input_grad(k.gemm("attention query grad", L, dqk, L, 0, batch));
-    k.input_grad(k.gemm("attention key grad", L, dqk, L, 0, batch));
+    core(k.gemm("attention context", q, dv, L, 0, batch));
+    core_grad(k.gemm("attention context grad", q, L, dv, 0, batch));
+    core_grad(k.gemm("attention value grad", L, dv, q, 0, batch));
+    core_grad(k.memory("attention dropout backward", 2 * scores, 0, scores * kMaskBytes));
+    core_grad(k.memory("softmax backward", 3 * scores));
+    core_grad(k.gemm("attention query grad", q, dqk, L, 0, batch));
+    core_grad(k.gemm("attention key grad", L, dqk, q, 0, batch));
 }
 
+// Under context parallelism the rank's queries meet every key, its two
+// chunks (one from each end of the sequence) balancing the causal mask:
+// still half of the score blocks run.
 void attention_flash(Lowering& k, const Block& b) {
     const double widths = b.dims.qk_head_dim() + b.dims.v_head_dim;  // Q·Kᵀ's and P·V's
     const double L = b.shape.sequence;
+    const double q = b.shape.queries;
     const double batch = b.shape.sequences * b.heads();
     const double inputs = b.shape.tokens * b.attention_inputs();
     const double out = b.shape.tokens * b.value();
-    const double lse = batch * L * 2;  // fp32 row statistics, in 2-byte elements
-    Kernel f = k.gemm("flash attention", L, L, b.dims.qk_head_dim(), 0, batch);
+    const double lse = batch * q * 2;  // fp32 row statistics, in 2-byte elements
+    Kernel f = k.gemm("flash attention", q, L, b.dims.qk_head_dim(), 0, batch);
     f.kind = KernelKind::attention;
-    f.flops = 2 * batch * L * L * widths;  // Q·Kᵀ and P·V, as the catalog counts them
+    f.flops = 2 * batch * q * L * widths;  // Q·Kᵀ and P·V, as the catalog counts them
     f.executed_flops = f.flops / 2;        // causal: half of the score blocks run
     f.bytes = k.bytes(inputs + out + lse);
     k.forward(std::move(f));
-    Kernel g = k.gemm("flash attention backward", L, L, b.dims.qk_head_dim(), 0, batch);
+    Kernel g = k.gemm("flash attention backward", q, L, b.dims.qk_head_dim(), 0, batch);
     g.kind = KernelKind::attention_backward;
-    g.flops = 4 * batch * L * L * widths;
-    g.executed_flops = 2.5 * batch * L * L * widths;  // recomputes Q·Kᵀ; causal
+    g.flops = 4 * batch * q * L * widths;
+    g.executed_flops = 2.5 * batch * q * L * widths;  // recomputes Q·Kᵀ; causal
     g.bytes = k.bytes(2 * inputs + 3 * out + lse);
     k.input_grad(std::move(g));
 }

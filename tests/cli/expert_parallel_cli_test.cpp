@@ -96,14 +96,22 @@ TEST(ExpertParallelCli, WhatCannotBeDoneYetIsSaidInWords) {
     r = run_cli({"simulate", project, "--expert-parallel", "2", "--compare-layouts"});
     EXPECT_EQ(r.code, 2);
     EXPECT_NE(r.err.find("drop --expert-parallel"), std::string::npos) << r.err;
+}
+
+TEST(ExpertParallelCli, PlanKeepsTheProjectsExpertParallelSize) {
+    TempDir dir;
+    json j = json::parse(std::ifstream(small_mixtral(dir)));
+    j["expert_parallel"] = {{"size", 2}};
+    const auto with_experts = (dir / "ep2.json").string();
+    std::ofstream(with_experts) << j.dump(2);
+    const auto planned = (dir / "planned.json").string();
+    auto r = run_cli({"plan", with_experts, "--apply", planned});
+    ASSERT_EQ(r.code, 0) << r.err;
+    const json out = json::parse(std::ifstream(planned));
+    EXPECT_EQ(out.at("expert_parallel").at("size"), 2);
+    EXPECT_EQ(out.at("data_parallel").at("size").get<int>() % 2, 0);
     r = run_cli({"simulate", with_experts, "--compare-layouts"});
-    EXPECT_EQ(r.code, 1);
-    EXPECT_NE(r.err.find("plan does not search expert-parallel layouts yet"), std::string::npos)
-        << r.err;
-    r = run_cli({"plan", with_experts});
-    EXPECT_EQ(r.code, 1);
-    EXPECT_NE(r.err.find("plan does not search expert-parallel layouts yet"), std::string::npos)
-        << r.err;
+    EXPECT_EQ(r.code, 0) << r.err;
 }
 
 }  // namespace

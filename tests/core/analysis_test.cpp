@@ -134,8 +134,10 @@ TEST(Analysis, EveryShippedExampleAnalysesCleanly) {
         EXPECT_EQ(a->stages.size(), loaded.project->placement.size());
         EXPECT_EQ(a->schedule.num_stages, static_cast<int>(a->stages.size()));
         EXPECT_EQ(a->schedule.num_microbatches, a->microbatches);
-        // Each replica pipelines its share of the global batch.
-        EXPECT_EQ(a->microbatches * a->microbatch_size * a->data_parallel(),
+        // Each replica pipelines its share of the global batch; the C
+        // replicas of a context-parallel group share theirs.
+        EXPECT_EQ(a->microbatches * a->microbatch_size * a->data_parallel() /
+                      a->project.context_parallel.size,
                   loaded.project->training.batch_size);
         EXPECT_EQ(a->rank_specs.size(), a->ranks.size());
         EXPECT_TRUE(a->schedule.has_communication() || a->num_ranks() == 1);

@@ -31,6 +31,9 @@ def test_options_are_those_of_the_command_line(options, arguments):
     ("llama-tiny-t2p2-cpu", {"tensor_parallel": 1}, ["--tensor-parallel", "1"]),
     ("gpt-tiny-t2p2-cpu", {"sequence_parallel": True}, ["--sequence-parallel"]),
     ("mixtral-8x7b-h100", {"expert_parallel": 4}, ["--expert-parallel", "4"]),
+    ("llama3.1-8b-h100-128k", {"context_parallel": 1}, ["--context-parallel", "1"]),
+    ("llama3.1-8b-h100-128k", {"context_exchange": "all_gather"},
+     ["--context-exchange", "all-gather"]),
 ])
 def test_parallel_options_are_those_of_the_command_line(name, options, arguments):
     path = ASSETS / "examples" / f"{name}.json"

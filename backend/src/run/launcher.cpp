@@ -64,6 +64,18 @@ std::optional<AnalyzedProject> load_for_run(const RunSettings& s, std::ostream& 
                              std::to_string(zero));
             analyzed.reset();
         }
+        // Context parallelism needs attention that exchanges keys and
+        // values between the ranks of a sequence; the backend's blocks
+        // attend within one process.
+        if (purpose == LoadPurpose::train && analyzed &&
+            analyzed->project.context_parallel.size > 1) {
+            problems.add("context_parallel.size",
+                         std::to_string(analyzed->project.context_parallel.size) +
+                             ": context parallelism is simulation-only for now: real runs "
+                             "attend over whole sequences in one process. `simulate` prices "
+                             "it; run with context_parallel.size 1");
+            analyzed.reset();
+        }
         // Mixture-of-experts MLPs and multi-head latent attention are
         // priced by the simulator; the backend's module builds dense,
         // ordinary-attention blocks only, so such a block is refused rather

@@ -422,6 +422,22 @@ ExpertParallel parse_expert_parallel(const JsonValue& v) {
     return ep;
 }
 
+ContextParallel parse_context_parallel(const JsonValue& v) {
+    ContextParallel cp;
+    const JsonObject r(v);
+    if (!r.ok()) {
+        return cp;
+    }
+    r.reject_unknown({"size", "exchange"});
+    cp.size = static_cast<int>(r.integer("size", kRequired, 1, kMaxContextParallel).value_or(1));
+    if (auto exchange = r.one_of<ContextExchange>(
+            "exchange", kOptional,
+            {{"ring", ContextExchange::ring}, {"all_gather", ContextExchange::all_gather}})) {
+        cp.exchange = *exchange;
+    }
+    return cp;
+}
+
 TensorParallel parse_tensor_parallel(const JsonValue& v) {
     TensorParallel tp;
     const JsonObject r(v);
@@ -448,7 +464,7 @@ std::optional<Project> project_from_json(const json& j, Diagnostics& d) {
         return std::nullopt;
     }
     r.reject_unknown({"format", "version", "model", "topology", "placement", "training",
-                      "data_parallel", "tensor_parallel", "expert_parallel"});
+                      "data_parallel", "tensor_parallel", "expert_parallel", "context_parallel"});
     Project p;
     if (auto model = r.field("model", kRequired)) {
         p.model = parse_model(*model);
@@ -467,6 +483,9 @@ std::optional<Project> project_from_json(const json& j, Diagnostics& d) {
     }
     if (auto expert_parallel = r.field("expert_parallel", kOptional)) {
         p.expert_parallel = parse_expert_parallel(*expert_parallel);
+    }
+    if (auto context_parallel = r.field("context_parallel", kOptional)) {
+        p.context_parallel = parse_context_parallel(*context_parallel);
     }
     if (auto data_parallel = r.field("data_parallel", kOptional)) {
         p.data_parallel = parse_data_parallel(*data_parallel);
@@ -594,6 +613,10 @@ json project_to_json(const Project& p) {
     }
     if (p.expert_parallel != ExpertParallel{}) {
         out["expert_parallel"] = {{"size", p.expert_parallel.size}};
+    }
+    if (p.context_parallel != ContextParallel{}) {
+        out["context_parallel"] = {{"size", p.context_parallel.size},
+                                   {"exchange", to_string(p.context_parallel.exchange)}};
     }
     return out;
 }

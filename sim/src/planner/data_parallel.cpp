@@ -157,7 +157,9 @@ class CountSearch {
                                                               adjacent, option.tensor_parallel, 0));
         replica.tensor_parallel = TensorParallel{option.tensor_parallel, option.sequence_parallel};
         replica.data_parallel = DataParallel{};
-        replica.training.batch_size = project_.training.batch_size / replicas;
+        // The replicas of a context-parallel group share their samples.
+        replica.training.batch_size =
+            project_.training.batch_size / (replicas / std::max(1, project_.context_parallel.size));
         // Without full recomputation the project's own choice stays (none,
         // or the selective recomputation of the attention core).
         const Recompute own = project_.training.recompute;
@@ -308,6 +310,7 @@ class LayoutSearch {
             input.tensor_parallel = request_.tensor;
         }
         input.sequence_parallel = options_.sequence_parallel;
+        input.replica_alone = false;  // the project as given, every replica with it
         planner::simulate_outcome(result_.input, project_, input, options_.costs);
         ++result_.statistics.simulations;
     }

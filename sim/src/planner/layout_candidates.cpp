@@ -5,7 +5,9 @@
 
 #include "planner/layout_candidates.h"
 
+#include <algorithm>
 #include <functional>
+#include <utility>
 
 #include "planner/internal.h"
 #include "planner/tensor_groups.h"
@@ -52,10 +54,19 @@ void tensor_sizes(const GeneratorInput& in, const DataParallelOption& partial,
 }
 
 // Why `asked` replicas of groups of `tensor` devices cannot be laid out
-// on `groups` groups with a batch of `batch` samples; empty when they can.
-std::string replica_count_problem(int asked, int groups, int tensor, int batch) {
+// on `groups` groups with a batch of `batch` samples, `context` replicas to
+// a sequence and the experts over `experts` of them; empty when they can.
+std::string replica_count_problem(int asked, int groups, int tensor, int batch, int context,
+                                  int experts) {
     if (asked < 0) {
         return "must be at least 1 (or 0 to search)";
+    }
+    for (const auto& [size, what] : {std::pair{context, "context_parallel.size"},
+                                     std::pair{experts, "expert_parallel.size"}}) {
+        if (asked % size != 0) {
+            return std::to_string(asked) + " replicas do not split into groups of " +
+                   std::to_string(size) + " (" + what + ")";
+        }
     }
     if (asked > groups) {
         return tensor > 1
@@ -65,9 +76,10 @@ std::string replica_count_problem(int asked, int groups, int tensor, int batch) 
                    : std::to_string(asked) + " replicas need at least " + std::to_string(asked) +
                          " devices; the topology has " + std::to_string(groups);
     }
-    if (batch % asked != 0) {
+    if (batch % (asked / context) != 0) {
         return "the batch of " + std::to_string(batch) + " samples does not split evenly across " +
-               std::to_string(asked) + " replicas";
+               std::to_string(asked / context) +
+               (context > 1 ? " context-parallel groups" : " replicas");
     }
     return {};
 }
@@ -87,15 +99,18 @@ void replica_counts(const GeneratorInput& in, const DataParallelOption& partial,
         layout.reason = std::move(reason);
     };
     const int asked = in.request.data;
+    const int context = std::max(1, in.project.context_parallel.size);
+    const int experts = std::max(1, in.project.expert_parallel.size);
     if (asked == 0) {
         for (int d = 1; d <= groups; ++d) {
-            if (groups % d == 0 && batch % d == 0) {
+            if (groups % d == 0 &&
+                replica_count_problem(d, groups, tensor, batch, context, experts).empty()) {
                 add(d, "");
             }
         }
         return;
     }
-    std::string problem = replica_count_problem(asked, groups, tensor, batch);
+    std::string problem = replica_count_problem(asked, groups, tensor, batch, context, experts);
     if (!problem.empty() && in.request.tensor != 0) {
         throw InputError(in.request.data_path, problem);
     }

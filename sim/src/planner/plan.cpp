@@ -134,6 +134,7 @@ AnalysisOptions analysis_options(const PlanOptions& options) {
     AnalysisOptions analysis;
     analysis.catalog = options.catalog;
     analysis.base_dir = options.base_dir;
+    analysis.replica_alone = true;
     return analysis;
 }
 
@@ -294,18 +295,11 @@ SplitResult best_split(const Project& project, const PlanOptions& options, int m
 }
 
 PlanResult plan_pipeline(const Project& project, const PlanOptions& options) {
-    // The planner lays out one replica's pipeline and prices it alone; the
-    // all-to-alls and the expert shards of expert parallelism depend on the
-    // other replicas, which it does not see yet.
-    if (project.expert_parallel.size > 1) {
-        throw InputError("expert_parallel.size",
-                         std::to_string(project.expert_parallel.size) +
-                             ": plan does not search expert-parallel layouts yet; plan the "
-                             "layout with expert_parallel.size 1, then compare expert-parallel "
-                             "sizes with `simulate --expert-parallel E`");
-    }
+    // Expert and context parallelism group replicas: the layout search
+    // keeps the project's sizes and lays out replica counts they divide.
+    const bool grouped = project.expert_parallel.size > 1 || project.context_parallel.size > 1;
     const int tensor = options.tensor_parallel.value_or(project.tensor_parallel.size);
-    if (tensor == 0 || options.data_parallel.value_or(project.data_parallel.size) != 1) {
+    if (grouped || tensor == 0 || options.data_parallel.value_or(project.data_parallel.size) != 1) {
         return plan_data_parallel(project, options);
     }
     // One pipeline: the layout options become the project's own settings.

@@ -137,6 +137,7 @@ Context::Context(const Project& project, const PlanOptions& options, const DataP
     analysis.schedule = std::string(to_string(ScheduleKind::naive));
     analysis.catalog = options.catalog;
     analysis.base_dir = options.base_dir;
+    analysis.replica_alone = true;
     Diagnostics diagnostics;
     auto analyzed = analyze_project(single, analysis, diagnostics);
     if (!analyzed) {

@@ -70,6 +70,7 @@ std::optional<std::string> tensor_split_problem(const Project& project, int size
     AnalysisOptions analysis;
     analysis.schedule = "naive";
     analysis.catalog = catalog;
+    analysis.replica_alone = true;
     Diagnostics diagnostics;
     if (analyze_project(single, analysis, diagnostics)) {
         return std::nullopt;

@@ -72,10 +72,17 @@ struct AnalysisOptions {
     std::optional<std::string> schedule_csv;
     std::optional<int> microbatches;
     std::optional<int> batch_size;
-    std::optional<int> data_parallel;        // --data-parallel: replicas of the pipeline
-    std::optional<int> tensor_parallel;      // --tensor-parallel: devices of each stage
-    std::optional<bool> sequence_parallel;   // --sequence-parallel
-    std::optional<int> expert_parallel;      // --expert-parallel: ranks the experts split over
+    std::optional<int> data_parallel;       // --data-parallel: replicas of the pipeline
+    std::optional<int> tensor_parallel;     // --tensor-parallel: devices of each stage
+    std::optional<bool> sequence_parallel;  // --sequence-parallel
+    std::optional<int> expert_parallel;     // --expert-parallel: ranks the experts split over
+    std::optional<int> context_parallel;    // --context-parallel: ranks a sequence splits over
+    std::optional<ContextExchange> context_exchange;  // --context-exchange
+    // The project is one replica of a data-parallel layout, priced alone
+    // (the planner): its context- and expert-parallel sizes are those of the
+    // whole layout, not checked against its own replicas, and the groups
+    // they form are left to the simulation of the whole.
+    bool replica_alone = false;
     const DeviceCatalog* catalog = nullptr;  // builtin when null
     // Folder that relative paths in the project (training.schedule.csv) start
     // from. Not `schedule_csv` above: a command-line path is taken as given,

@@ -3,6 +3,7 @@
 #include <string>
 #include <vector>
 
+#include "pipewright/core/context_parallel.h"
 #include "pipewright/core/data_parallel.h"
 #include "pipewright/core/expert_parallel.h"
 #include "pipewright/core/model.h"
@@ -32,6 +33,7 @@ struct Project {
     DataParallel data_parallel;
     TensorParallel tensor_parallel;
     ExpertParallel expert_parallel;
+    ContextParallel context_parallel;
 
     bool operator==(const Project&) const = default;
 };

@@ -28,6 +28,11 @@ struct LayerCost {
     double stash_bytes = 0;         // held from its forward until its backward
     double weight_stash_bytes = 0;  // of which held after I until W
     double output_bytes = 0;
+    // Of the times above, attention between queries and keys (forward, and
+    // in the input gradient): what a ring of context-parallel ranks hides
+    // its key/value exchange behind. 0 unless context-parallel.
+    double attention_forward_s = 0;
+    double attention_backward_s = 0;
     enum class Source { analytic, override_, profile } source = Source::analytic;
 };
 
@@ -65,6 +70,14 @@ struct StageCost {
     // backward, included in forward_s and backward_input_s.
     double expert_forward_s = 0;
     double expert_backward_s = 0;
+    // Context parallelism: the exchange of attention's keys and values
+    // between the ranks that share each sequence, what of it the attention
+    // does not hide in one micro-batch's forward and backward (included in
+    // forward_s and backward_input_s), and the bytes of keys and values this
+    // rank holds for one micro-batch (what each exchange step moves).
+    double context_forward_s = 0;
+    double context_backward_s = 0;
+    double context_kv_bytes = 0;
 
     [[nodiscard]] double backward_s() const {
         return backward_full_s > 0 ? backward_full_s : backward_input_s + backward_weight_s;

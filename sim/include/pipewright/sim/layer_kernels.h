@@ -42,10 +42,17 @@ struct Kernel {
     double bytes = 0;   // read and written in device memory
     bool tf32 = false;  // a float32 convolution: TF32 tensor cores where there are
     // Part of the unfused attention core (scores, softmax, dropout,
-    // context), which selective recomputation runs again before its backward.
+    // context, and their gradients): selective recomputation runs the
+    // forward ones again before the backward.
     bool attention_core = false;
 
     [[nodiscard]] double work_flops() const { return executed_flops > 0 ? executed_flops : flops; }
+    // Attention between queries and keys, fused or not: what context
+    // parallelism's exchange of keys and values overlaps.
+    [[nodiscard]] bool attention() const {
+        return attention_core || kind == KernelKind::attention ||
+               kind == KernelKind::attention_backward;
+    }
 };
 
 // A GEMM of batch × [m, k]·[k, n] that reads both operands and writes the
@@ -65,6 +72,9 @@ struct KernelContext {
     int tensor_parallel = 1;  // the group's size; `share` says how the layer splits
     bool sequence_parallel = false;
     int expert_parallel = 1;  // ranks a mixture of experts' routed experts are split over
+    // Ranks each sequence is split over: every layer runs on 1/context of
+    // the tokens, and attention's queries on 1/context against every key.
+    int context_parallel = 1;
 };
 
 // The kernels of `layer` (analysed as `analysis`, fed `input_shape` per

@@ -68,6 +68,9 @@ struct SimulationReport {
     // Expert parallelism (project.expert_parallel, resolved); what each
     // stage's all-to-alls take and which experts it holds is in `stages`.
     ExpertParallel expert_parallel;
+    // Context parallelism (project.context_parallel, resolved): each
+    // stage's exchange of keys and values is in `stages`.
+    ContextParallel context_parallel;
     std::vector<std::vector<std::string>> tensor_groups;
     std::vector<int> stage_ranks;  // stage -> pipeline rank
     // Per lane of the timeline, the devices it stands for: its rank's

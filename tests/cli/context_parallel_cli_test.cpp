@@ -1,0 +1,73 @@
+// Context parallelism from the command line: the 128K-token example
+// simulated with its sequences split over replicas (`simulate
+// --context-parallel`, `--context-exchange`), as text and as JSON.
+
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "cli_test_support.h"
+
+namespace pipewright {
+namespace {
+
+using nlohmann::json;
+using testing::example;
+using testing::run_cli;
+
+const std::string kExample = example("llama3.1-8b-h100-128k.json");
+
+TEST(ContextParallelCli, TheLongSequenceFitsOnlySplitOverReplicas) {
+    const auto split = run_cli({"simulate", kExample, "--json"});
+    ASSERT_EQ(split.code, 0) << split.err;
+    const json s = json::parse(split.out);
+    EXPECT_TRUE(s.at("all_fit").get<bool>());
+    EXPECT_EQ(s.at("context_parallel").at("size"), 2);
+    EXPECT_EQ(s.at("context_parallel").at("exchange"), "ring");
+    EXPECT_GT(s.at("context_parallel").at("stages").at(0).at("kv_bytes").get<double>(), 0);
+    const auto whole = run_cli({"simulate", kExample, "--context-parallel", "1", "--json"});
+    ASSERT_EQ(whole.code, 0) << whole.err;
+    const json w = json::parse(whole.out);
+    EXPECT_FALSE(w.at("all_fit").get<bool>());
+    // Half the tokens a rank: well under the whole sequence's activations.
+    EXPECT_LT(s.at("devices").at(0).at("peak_memory_bytes").get<double>(),
+              0.6 * w.at("devices").at(0).at("peak_memory_bytes").get<double>());
+}
+
+TEST(ContextParallelCli, TheReportSaysHowKeysAndValuesAreExchanged) {
+    const auto ring = run_cli({"simulate", kExample});
+    ASSERT_EQ(ring.code, 0) << ring.err;
+    EXPECT_NE(ring.out.find("Context     every sequence split over 2 replicas"), std::string::npos)
+        << ring.out;
+    EXPECT_NE(ring.out.find("2 to a sequence (context parallelism)"), std::string::npos);
+    const auto gathered =
+        run_cli({"simulate", kExample, "--context-exchange", "all-gather", "--kernels"});
+    ASSERT_EQ(gathered.code, 0) << gathered.err;
+    EXPECT_NE(gathered.out.find("by all-gather before attention"), std::string::npos)
+        << gathered.out;
+    EXPECT_NE(gathered.out.find("waiting for keys and values (context parallelism)"),
+              std::string::npos)
+        << gathered.out;
+}
+
+TEST(ContextParallelCli, WhatCannotBeDoneIsSaidInWords) {
+    auto r = run_cli({"simulate", kExample, "--context-parallel", "4"});
+    EXPECT_EQ(r.code, 1);
+    EXPECT_NE(r.err.find("--context-parallel: 4 must divide the 2 data-parallel replicas"),
+              std::string::npos)
+        << r.err;
+    r = run_cli({"simulate", kExample, "--context-parallel", "3"});
+    EXPECT_EQ(r.code, 1);
+    EXPECT_NE(r.err.find("131072 tokens does not cut into 6 equal chunks"), std::string::npos)
+        << r.err;
+    r = run_cli({"simulate", kExample, "--context-exchange", "broadcast"});
+    EXPECT_EQ(r.code, 2) << r.err;
+    r = run_cli({"simulate", kExample, "--context-parallel", "2", "--compare-layouts"});
+    EXPECT_EQ(r.code, 2);
+    EXPECT_NE(r.err.find("drop --context-parallel"), std::string::npos) << r.err;
+}
+
+}  // namespace
+}  // namespace pipewright
