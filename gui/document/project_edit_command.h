@@ -43,6 +43,7 @@ enum MergeId : int {
     kMergeReplicas,
     kMergeTensorParallel,
     kMergeExpertParallel,
+    kMergeContextParallel,
     kMergeInspector,
 };
 

@@ -10,6 +10,7 @@
 #include "document/project_document.h"
 #include "document/project_edit_command.h"
 #include "document/undo_keys.h"
+#include "pipewright/core/context_parallel.h"
 #include "pipewright/core/expert_parallel.h"
 #include "pipewright/core/schedule_generators.h"
 #include "pipewright/core/transformer_dims.h"
@@ -97,6 +98,15 @@ TrainingBar::TrainingBar(ProjectDocument* document, QWidget* parent)
            "this many of the replicas, each holding its share; every block dispatches its "
            "tokens to their experts and combines them with an all-to-all, forward and "
            "backward. It must divide the replicas and each block's experts"));
+    context_ = new QSpinBox(parallelism_);
+    context_->setObjectName(QStringLiteral("contextParallel"));
+    context_->setRange(1, kMaxContextParallel);
+    context_->setKeyboardTracking(false);
+    context_->setToolTip(
+        tr("Context parallelism: every sequence is split over this many of the replicas, each "
+           "running its share of the tokens and keeping its share of the activations; "
+           "attention exchanges keys and values between them. It must divide the replicas, "
+           "and twice it the sequence length"));
     microbatches_ = new QSpinBox(this);
     microbatches_->setRange(1, 4096);
     microbatches_->setKeyboardTracking(false);
@@ -143,6 +153,8 @@ TrainingBar::TrainingBar(ProjectDocument* document, QWidget* parent)
     parallelism_->addWidget(sequence_);
     experts_caption_action_ = parallelism_->addWidget(caption(tr("Experts")));
     experts_action_ = parallelism_->addWidget(experts_);
+    context_caption_action_ = parallelism_->addWidget(caption(tr("Context")));
+    context_action_ = parallelism_->addWidget(context_);
 
     connect(schedule_, &QComboBox::currentIndexChanged, this, [this](int i) {
         const QString name = schedule_->itemData(i).toString();
@@ -194,6 +206,10 @@ TrainingBar::TrainingBar(ProjectDocument* document, QWidget* parent)
         applyToProject(tr("Change expert parallelism"), kMergeExpertParallel,
                        [v](Project& p) { p.expert_parallel.size = v; });
     });
+    connect(context_, &QSpinBox::valueChanged, this, [this](int v) {
+        applyToProject(tr("Change context parallelism"), kMergeContextParallel,
+                       [v](Project& p) { p.context_parallel.size = v; });
+    });
     connect(sequence_, &QCheckBox::toggled, this, [this](bool on) {
         applyToProject(tr("Toggle sequence parallelism"), -1,
                        [on](Project& p) { p.tensor_parallel.sequence_parallel = on; });
@@ -218,7 +234,7 @@ TrainingBar::TrainingBar(ProjectDocument* document, QWidget* parent)
         const auto r = static_cast<Recompute>(recompute_->itemData(index).toInt());
         apply(tr("Change recomputation"), -1, [r](Training& t) { t.recompute = r; });
     });
-    for (QSpinBox* box : {batch_, microbatches_, replicas_, tensor_, experts_}) {
+    for (QSpinBox* box : {batch_, microbatches_, replicas_, tensor_, experts_, context_}) {
         box->installEventFilter(this);
     }
     connect(document_, &ProjectDocument::projectChanged, this, &TrainingBar::refresh);
@@ -268,13 +284,21 @@ namespace {
 
 // The micro-batches per replica the project runs: its count, or its
 // micro-batch size's share of each replica's batch.
+// The groups the batch splits over: the replicas, less those of a
+// context-parallel group, which share their samples.
+int batch_shares(const Project& p) {
+    const int replicas = std::max(1, p.data_parallel.size);
+    const int context = std::max(1, p.context_parallel.size);
+    return replicas % context == 0 ? replicas / context : replicas;
+}
+
 int shown_microbatches(const Project& p) {
     const Training& t = p.training;
     if (t.microbatches) {
         return *t.microbatches;
     }
     if (t.microbatch_size && *t.microbatch_size > 0) {
-        return std::max(1, t.batch_size / std::max(1, p.data_parallel.size) / *t.microbatch_size);
+        return std::max(1, t.batch_size / batch_shares(p) / *t.microbatch_size);
     }
     return 1;
 }
@@ -328,6 +352,18 @@ void TrainingBar::refresh() {
                                  [](const LayerSpec& l) { return has_experts(l); });
     experts_caption_action_->setVisible(moe || document_->project().expert_parallel.size > 1);
     experts_action_->setVisible(moe || document_->project().expert_parallel.size > 1);
+    const int context = document_->project().context_parallel.size;
+    context_->setValue(context);
+    // Offered where it is used: attention over long sequences (the bar
+    // keeps to one row on a 1600-pixel screen for the others).
+    constexpr std::int64_t kLongSequence = 8192;
+    const Shape& input = document_->project().model.input.shape;
+    const bool long_attention = !input.empty() && input.front() >= kLongSequence &&
+                                std::any_of(layers.begin(), layers.end(), [](const LayerSpec& l) {
+                                    return l.type == "transformer_block";
+                                });
+    context_caption_action_->setVisible(long_attention || context > 1);
+    context_action_->setVisible(long_attention || context > 1);
     // Each replica splits its share of the batch: a micro-batch size in the
     // file gives a count per replica.
     microbatches_->setValue(shown_microbatches(document_->project()));
@@ -352,7 +388,7 @@ void TrainingBar::refresh() {
     // Each micro-batch's samples, which the simulation runs: shown, so that
     // a count that does not divide the batch (or a size the file fixes) is
     // never a hidden setting.
-    const int per_replica = t.batch_size / std::max(1, dp.size);
+    const int per_replica = t.batch_size / batch_shares(document_->project());
     const int count = microbatches_->value();
     const bool divides = count > 0 && per_replica % count == 0;
     const QString samples = divides ? QString::number(per_replica / count) : QStringLiteral("?");

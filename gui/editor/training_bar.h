@@ -37,6 +37,10 @@ class TrainingBar : public QToolBar {
     // Expert parallelism: replicas each block's experts are split over;
     // shown only for a model with a mixture of experts.
     [[nodiscard]] QSpinBox* expertParallelBox() const { return experts_; }
+    // Context parallelism: replicas each sequence is split over; shown only
+    // for a model with attention over sequences of 8,192 tokens or more, or
+    // a project that already splits them.
+    [[nodiscard]] QSpinBox* contextParallelBox() const { return context_; }
 
   signals:
     // An edit here changed a setting the user did not touch (the file fixes
@@ -72,6 +76,9 @@ class TrainingBar : public QToolBar {
     // The toolbar shows and hides its widgets through their actions.
     QAction* experts_caption_action_ = nullptr;
     QAction* experts_action_ = nullptr;
+    QSpinBox* context_ = nullptr;
+    QAction* context_caption_action_ = nullptr;
+    QAction* context_action_ = nullptr;
     QSpinBox* microbatches_ = nullptr;
     QComboBox* dtype_ = nullptr;
     QComboBox* optimizer_ = nullptr;

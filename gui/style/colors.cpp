@@ -65,6 +65,10 @@ QColor expert_all_to_all_color(bool dark) {
     return dark ? QColor(0xC3, 0x9B, 0xD3) : QColor(0x7D, 0x3C, 0x98);  // purple
 }
 
+QColor context_exchange_color(bool dark) {
+    return dark ? QColor(0xE8, 0xB8, 0x4A) : QColor(0x9A, 0x6A, 0x00);  // ochre
+}
+
 QColor busy_share_color(bool dark) {
     return dark ? QColor(0xD2, 0xC3, 0xAF) : QColor(0x6E, 0x5F, 0x50);
 }

@@ -16,6 +16,8 @@ namespace pipewright::gui {
 [[nodiscard]] QColor tensor_collective_color(bool dark);
 // The experts' all-to-alls inside a block (expert parallelism).
 [[nodiscard]] QColor expert_all_to_all_color(bool dark);
+// The wait for keys and values inside a block (context parallelism).
+[[nodiscard]] QColor context_exchange_color(bool dark);
 // The busy share of a collapsed group of lanes: a neutral taupe that is none
 // of the action kinds' colours (it was a blue that read as forwards, so a
 // collapsed cluster looked as if it ran nothing else).

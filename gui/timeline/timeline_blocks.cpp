@@ -91,6 +91,7 @@ void TimelineBlocks::draw(QCPPainter* painter) {
     drawn_pairs_ = 0;
     drawn_tensor_ = 0;
     drawn_experts_ = 0;
+    drawn_context_ = 0;
     drawn_labels_.clear();
     if (lanes_->rows().empty()) {
         return;
@@ -193,7 +194,8 @@ void TimelineBlocks::drawLane(QCPPainter* painter, const Window& w, const LaneRo
     }
     const Timeline* timeline = timelines_[static_cast<std::size_t>(row.section)];
     drawRow(painter, w, *layout, timeline, 2 * row.rank, compute_top, compute_bottom, true);
-    if (two_rows && !measured && timeline != nullptr && (!tensor_.empty() || !experts_.empty())) {
+    if (two_rows && !measured && timeline != nullptr &&
+        (!tensor_.empty() || !experts_.empty() || !context_.empty())) {
         // From the compute row's blocks, which paint_ still holds.
         drawTensorCollectives(painter, w, *timeline, y0 + kCommTop * h, y0 + kCommBottom * h);
     }
@@ -304,11 +306,16 @@ double TimelineBlocks::expertSeconds(const Action& action) const {
     return pass_seconds(experts_, action);
 }
 
+double TimelineBlocks::contextSeconds(const Action& action) const {
+    return pass_seconds(context_, action);
+}
+
 void TimelineBlocks::drawTensorCollectives(QCPPainter* painter, const Window& w,
                                            const Timeline& timeline, double top, double bottom) {
     painter->setPen(Qt::NoPen);
     const QBrush tensor = tensor_collective_color(w.dark);
     const QBrush experts = expert_all_to_all_color(w.dark);
+    const QBrush context = context_exchange_color(w.dark);
     // [from, to] seconds before the block's end, clipped to the block.
     const auto draw = [&](const Block* b, double from, double to, const QBrush& brush) {
         const double x0 = std::max(w.x(std::max(b->start, b->end - from)), w.left - 1);
@@ -329,6 +336,9 @@ void TimelineBlocks::drawTensorCollectives(QCPPainter* painter, const Window& w,
         }
         if (e > 0 && draw(b, t + e, t, experts)) {
             ++drawn_experts_;
+        }
+        if (const double c = contextSeconds(action); c > 0 && draw(b, t + e + c, t + e, context)) {
+            ++drawn_context_;
         }
     }
 }

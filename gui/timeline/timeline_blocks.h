@@ -51,6 +51,14 @@ class TimelineBlocks : public QCPAbstractPlottable {
     }
     [[nodiscard]] int drawnExpertBlocks() const { return drawn_experts_; }
     [[nodiscard]] double expertSeconds(const Action& action) const;
+    // Context parallelism: per stage, the seconds of each forward and each
+    // backward spent waiting for keys and values (what attention did not
+    // hide), drawn on the communication row before the experts' sub-block.
+    void setContextExchanges(std::vector<std::array<double, 2>> per_stage) {
+        context_ = std::move(per_stage);
+    }
+    [[nodiscard]] int drawnContextBlocks() const { return drawn_context_; }
+    [[nodiscard]] double contextSeconds(const Action& action) const;
     // Seconds of a simulated action spent in its group's all-reduces (0 for
     // anything but a forward or a backward, and without tensor parallelism).
     [[nodiscard]] double tensorSeconds(const Action& action) const;
@@ -104,6 +112,8 @@ class TimelineBlocks : public QCPAbstractPlottable {
     std::vector<std::array<double, 2>> tensor_;
     int drawn_experts_ = 0;
     std::vector<std::array<double, 2>> experts_;
+    int drawn_context_ = 0;
+    std::vector<std::array<double, 2>> context_;
     std::vector<QRectF> drawn_labels_;
     RowPaint paint_;  // reused between rows: no allocation per row
     QHash<quint64, std::array<QStaticText, 2>> label_cache_;

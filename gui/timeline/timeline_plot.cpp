@@ -148,6 +148,15 @@ int TimelinePlot::drawnExpertBlocks() const {
     return blocks_->drawnExpertBlocks();
 }
 
+void TimelinePlot::setContextExchanges(std::vector<std::array<double, 2>> per_stage) {
+    blocks_->setContextExchanges(std::move(per_stage));
+    replot(QCustomPlot::rpQueuedReplot);
+}
+
+int TimelinePlot::drawnContextBlocks() const {
+    return blocks_->drawnContextBlocks();
+}
+
 void TimelinePlot::setTimeline(const Timeline& timeline,
                                std::vector<std::vector<std::string>> lane_devices) {
     setTimeline(std::make_shared<const Timeline>(timeline), std::move(lane_devices), nullptr);

@@ -49,6 +49,9 @@ class TimelinePlot : public QCustomPlot {
     // The same for the experts' all-to-alls (expert parallelism).
     void setExpertAllToAlls(std::vector<std::array<double, 2>> per_stage);
     [[nodiscard]] int drawnExpertBlocks() const;
+    // The same for the wait for keys and values (context parallelism).
+    void setContextExchanges(std::vector<std::array<double, 2>> per_stage);
+    [[nodiscard]] int drawnContextBlocks() const;
     // Per rank of the simulated lanes, its tensor-parallel group (the lane's
     // device first): what a lane's name says it stands for.
     // Per stage, where one micro-batch's forward, input gradient and weight

@@ -154,6 +154,12 @@ QString TimelinePlot::tooltipFor(const Timeline& timeline, int index) const {
                    "pair hid them under its other half's compute")
                     .arg(format_duration(s));
     }
+    if (const double s = &timeline == timeline_.get() ? blocks_->contextSeconds(e.action) : 0;
+        s > 0) {
+        text += tr("<br>of which %1 waiting for the keys and values of the other ranks that "
+                   "share each sequence (context parallelism), beyond what its attention hid")
+                    .arg(format_duration(s));
+    }
     if (&timeline == timeline_.get()) {
         text += kernelsLine(e.action);
     }

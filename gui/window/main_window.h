@@ -137,7 +137,7 @@ class MainWindow : public QMainWindow {
     void rebuildCanvas(const Project& project, const SimulationReport* report);
     // The timeline's keys: the tensor-parallel all-reduce's with tensor
     // parallelism, the busy share's while a group of lanes is collapsed.
-    void setLegend(bool tensor_parallel, bool expert_parallel);
+    void setLegend(bool tensor_parallel, bool expert_parallel, bool context_parallel);
     // " · 16 replicas, ZeRO-1, drawn once (all alike)" for the status bar.
     [[nodiscard]] QString replicasSummary(const SimulationReport& report) const;
     void simulationDone();
@@ -154,6 +154,7 @@ class MainWindow : public QMainWindow {
     QTableView* table_ = nullptr;
     bool legend_tensor_ = false;  // what the legend was last set for
     bool legend_experts_ = false;
+    bool legend_context_ = false;
     TopologyScene* scene_ = nullptr;
     TopologyView* view_ = nullptr;  // inside canvas_
     TopologyCanvas* canvas_ = nullptr;

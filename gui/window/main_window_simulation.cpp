@@ -59,9 +59,10 @@ QString MainWindow::replicasSummary(const SimulationReport& r) const {
     return text;
 }
 
-void MainWindow::setLegend(bool tensor_parallel, bool expert_parallel) {
+void MainWindow::setLegend(bool tensor_parallel, bool expert_parallel, bool context_parallel) {
     legend_tensor_ = tensor_parallel;
     legend_experts_ = expert_parallel;
+    legend_context_ = context_parallel;
     // A collapsed group's lane is its busy share, which has its own key.
     const auto& rows = timeline_->lanes().rows();
     const bool groups = std::any_of(rows.begin(), rows.end(), [](const LaneRow& row) {
@@ -86,6 +87,9 @@ void MainWindow::setLegend(bool tensor_parallel, bool expert_parallel) {
     }
     if (expert_parallel) {
         keys << key(expert_all_to_all_color(dark), tr("Experts' all-to-all (within F and B)"));
+    }
+    if (context_parallel) {
+        keys << key(context_exchange_color(dark), tr("Keys and values awaited (within F and B)"));
     }
     if (groups) {
         keys << key(busy_share_color(dark), tr("busy share of a collapsed group"));
@@ -126,9 +130,19 @@ void MainWindow::simulationDone() {
                 experts.push_back({stage.expert_forward_s, stage.expert_backward_s});
             }
         }
-        setLegend(!tensor.empty(), !experts.empty());
+        // Drawn (and keyed) only where attention did not hide the exchange.
+        std::vector<std::array<double, 2>> context;
+        if (std::any_of(r.stages.begin(), r.stages.end(), [](const StageCost& s) {
+                return s.context_forward_s > 0 || s.context_backward_s > 0;
+            })) {
+            for (const StageCost& stage : r.stages) {
+                context.push_back({stage.context_forward_s, stage.context_backward_s});
+            }
+        }
+        setLegend(!tensor.empty(), !experts.empty(), !context.empty());
         timeline_->setTensorCollectives(std::move(tensor));
         timeline_->setExpertAllToAlls(std::move(experts));
+        timeline_->setContextExchanges(std::move(context));
         timeline_->setTensorGroups(r.tensor_groups);
         std::vector<std::array<QString, 3>> kernels;
         for (const StageKernels& stage : result->kernels) {

@@ -1,0 +1,79 @@
+// The studio with context parallelism: the Parallelism bar's Context box,
+// shown only for a model with attention, edits context_parallel.size; the
+// timeline draws the wait for keys and values that attention did not hide.
+
+#include <gtest/gtest.h>
+#include <QLabel>
+#include <QSignalSpy>
+#include <QSpinBox>
+#include <QUndoStack>
+
+#include "document/project_document.h"
+#include "editor/training_bar.h"
+#include "studio_core/simulation/simulation_runner.h"
+#include "timeline/timeline_plot.h"
+#include "window/main_window.h"
+
+namespace pipewright::gui {
+namespace {
+
+TEST(ContextParallelStudio, TheContextBoxSplitsEverySequenceOverReplicas) {
+    MainWindow window;
+    window.resize(1400, 900);
+    window.runner()->setDebounceMs(10);
+    ASSERT_TRUE(
+        window.openFile(QStringLiteral(PIPEWRIGHT_ASSETS_DIR "/examples/resnet50-4gpu-2x2.json")));
+    window.show();
+    QCoreApplication::processEvents();
+    TrainingBar* bar = window.trainingBar();
+    // A model without attention has no sequence to split: no box.
+    EXPECT_FALSE(bar->contextParallelBox()->isVisible());
+
+    QSignalSpy finished(window.runner(), &SimulationRunner::finished);
+    ASSERT_TRUE(window.openFile(
+        QStringLiteral(PIPEWRIGHT_ASSETS_DIR "/examples/llama3.1-8b-h100-128k.json")));
+    // Opening simulates at once, or soon after.
+    const auto opened = [&window] {
+        const auto& latest = window.runner()->latest();
+        return latest && latest->report && latest->report->context_parallel.size == 2;
+    };
+    if (!opened()) {
+        ASSERT_TRUE(finished.wait(20000));
+    }
+    QCoreApplication::processEvents();
+    ASSERT_TRUE(opened());
+    ASSERT_TRUE(bar->contextParallelBox()->isVisible());
+    EXPECT_EQ(bar->contextParallelBox()->value(), 2);
+    ASSERT_TRUE(window.runner()->latest()->report);
+    EXPECT_TRUE(window.runner()->latest()->report->all_fit);
+
+    // Gathered before attention, the keys and values are waited for: the
+    // timeline draws that inside the blocks, and its key says what it is.
+    Project gathered = window.document()->project();
+    gathered.context_parallel.exchange = ContextExchange::all_gather;
+    window.document()->edit(QStringLiteral("all-gather"), gathered, -1);
+    ASSERT_TRUE(finished.wait(20000));
+    EXPECT_GT(window.runner()->latest()->report->stages[0].context_forward_s, 0);
+    window.timelinePlot()->fitToWindow();
+    window.timelinePlot()->replot(QCustomPlot::rpImmediateRefresh);
+    EXPECT_GT(window.timelinePlot()->drawnContextBlocks(), 0);
+    auto* legend = window.findChild<QLabel*>(QStringLiteral("timelineLegend"));
+    ASSERT_NE(legend, nullptr);
+    EXPECT_TRUE(legend->text().contains(QStringLiteral("Keys&nbsp;and&nbsp;values&nbsp;awaited")))
+        << legend->text().toStdString();
+
+    // Without it the first stage no longer fits.
+    bar->contextParallelBox()->setValue(1);
+    ASSERT_TRUE(finished.wait(20000));
+    EXPECT_EQ(window.document()->project().context_parallel.size, 1);
+    EXPECT_FALSE(window.runner()->latest()->report->all_fit);
+    window.timelinePlot()->replot(QCustomPlot::rpImmediateRefresh);
+    EXPECT_EQ(window.timelinePlot()->drawnContextBlocks(), 0);
+    // One undo step puts it back.
+    window.document()->undoStack()->undo();
+    EXPECT_EQ(window.document()->project().context_parallel.size, 2);
+    EXPECT_EQ(bar->contextParallelBox()->value(), 2);
+}
+
+}  // namespace
+}  // namespace pipewright::gui
