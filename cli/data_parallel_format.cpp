@@ -184,18 +184,33 @@ void print_plan_replicas(std::ostream& out, const PlanResult& result) {
     const bool tensor =
         std::any_of(result.data_parallel.begin(), result.data_parallel.end(),
                     [](const DataParallelOption& o) { return o.tensor_parallel > 1; });
+    // Context and expert columns only where some layout has them.
+    const bool context =
+        std::any_of(result.data_parallel.begin(), result.data_parallel.end(),
+                    [](const DataParallelOption& o) { return o.context_parallel > 1; });
+    const bool experts =
+        std::any_of(result.data_parallel.begin(), result.data_parallel.end(),
+                    [](const DataParallelOption& o) { return o.expert_parallel > 1; });
     std::vector<std::string> columns{"replicas",      "stages",      "schedule",
                                      "micro-batches", "ZeRO",        "recompute",
                                      "side by side",  "peak memory", "iteration"};
+    std::vector<std::string> leading;
     if (tensor) {
-        columns.insert(columns.begin(), "tensor");
+        leading.emplace_back("tensor");
     }
+    if (context) {
+        leading.emplace_back("context");
+    }
+    if (experts) {
+        leading.emplace_back("experts");
+    }
+    columns.insert(columns.begin(), leading.begin(), leading.end());
     TextTable table(columns);
     for (std::size_t c : {0u, 1u, 3u, 6u, 7u, 8u}) {
-        table.right_align(c + (tensor ? 1 : 0));
+        table.right_align(c + leading.size());
     }
-    if (tensor) {
-        table.right_align(0);
+    for (std::size_t c = 0; c < leading.size(); ++c) {
+        table.right_align(c);
     }
     std::vector<std::string> reasons;
     bool bounded = false;
@@ -211,6 +226,8 @@ void print_plan_replicas(std::ostream& out, const PlanResult& result) {
             row = {std::to_string(o.replicas), "-", "-", "-", "-", "-", "-", "-", "n/a"};
             reasons.push_back(
                 (tensor ? "tensor " + std::to_string(o.tensor_parallel) + ", " : std::string()) +
+                (context ? "context " + std::to_string(o.context_parallel) + ", " : std::string()) +
+                (experts ? "experts " + std::to_string(o.expert_parallel) + ", " : std::string()) +
                 std::to_string(o.replicas) + (o.replicas == 1 ? " replica: " : " replicas: ") +
                 o.reason);
         } else {
@@ -224,17 +241,26 @@ void print_plan_replicas(std::ostream& out, const PlanResult& result) {
                    format_bytes(o.peak_memory_bytes),
                    format_duration(*o.iteration_s)};
         }
+        std::vector<std::string> sizes;
         if (tensor) {
-            row.insert(row.begin(),
-                       std::to_string(o.tensor_parallel) + (o.sequence_parallel ? " + SP" : ""));
+            sizes.push_back(std::to_string(o.tensor_parallel) +
+                            (o.sequence_parallel ? " + SP" : ""));
         }
+        if (context) {
+            sizes.push_back(std::to_string(o.context_parallel));
+        }
+        if (experts) {
+            sizes.push_back(std::to_string(o.expert_parallel));
+        }
+        row.insert(row.begin(), sizes.begin(), sizes.end());
         table.add_row(row);
     }
     table.print(out);
     out << "(side by side: how many replicas of each stage sit on neighbouring "
         << (tensor ? "devices or groups" : "devices")
         << (tensor ? "; tensor: devices of each stage's group, SP: sequence parallel" : "")
-        << ")\n";
+        << (context ? "; context: replicas each sequence is split over" : "")
+        << (experts ? "; experts: replicas each block's experts are split over" : "") << ")\n";
     if (bounded) {
         out << "(≥: not planned: spread evenly over its devices, its work alone takes that long, "
                "more than a layout already found)\n";
@@ -250,6 +276,8 @@ nlohmann::json plan_replicas_json(const PlanResult& result) {
         nlohmann::json j = {{"replicas", o.replicas},
                             {"tensor_parallel", o.tensor_parallel},
                             {"sequence_parallel", o.sequence_parallel},
+                            {"expert_parallel", o.expert_parallel},
+                            {"context_parallel", o.context_parallel},
                             {"fits", o.iteration_s.has_value()}};
         if (o.iteration_s) {
             j["stages"] = o.stages;
@@ -279,7 +307,9 @@ nlohmann::json plan_replicas_json(const PlanResult& result) {
     }
     return {{"choice", result.data_parallel_choice},
             {"options", options},
-            {"tensor_parallel_skipped", result.tensor_parallel_skipped}};
+            {"tensor_parallel_skipped", result.tensor_parallel_skipped},
+            {"expert_parallel_skipped", result.expert_parallel_skipped},
+            {"context_parallel_skipped", result.context_parallel_skipped}};
 }
 
 }  // namespace pipewright::cli

@@ -57,6 +57,16 @@ void add_plan_command(CLI::App& app, PlanArgs& args) {
                     "every size that divides a container's devices and the model's dimensions, "
                     "each with every replica count (default: the project's)")
         ->check(count_or_auto("SIZE"));
+    cmd->add_option("--expert-parallel", args.expert_parallel,
+                    "Replicas each mixture-of-experts block's experts are split over: a size, or "
+                    "\"auto\" to try every size that divides the blocks' experts, each with "
+                    "every replica count it divides (default: the project's)")
+        ->check(count_or_auto("SIZE"));
+    cmd->add_option("--context-parallel", args.context_parallel,
+                    "Replicas each sequence is split over: a size, or \"auto\" to try every size "
+                    "whose double divides the sequence, each with every replica count it divides "
+                    "(default: the project's)")
+        ->check(count_or_auto("SIZE"));
     cmd->add_flag("--sequence-parallel", args.sequence_parallel,
                   "With tensor parallelism, split the layer norms and activations along the "
                   "sequence too (default: the project's)");
@@ -124,6 +134,12 @@ void print_plan(std::ostream& out, const PlanResult& result, const Project& proj
     }
     if (replicas > 1) {
         out << " × " << replicas << " replicas";
+        if (result.project.context_parallel.size > 1) {
+            out << ", " << result.project.context_parallel.size << " to a sequence";
+        }
+        if (result.project.expert_parallel.size > 1) {
+            out << ", experts over " << result.project.expert_parallel.size;
+        }
     }
     out << " on " << device_count(plan) * replicas * tensor << " of " << total_devices << " device"
         << (total_devices == 1 ? "" : "s") << '\n';
@@ -185,7 +201,9 @@ void print_plan(std::ostream& out, const PlanResult& result, const Project& proj
         if (!o.report) {
             compare.add_row({label, "-", o.schedule.empty() ? "-" : o.schedule, "-", "-", "-", "-",
                              "-", "-", "n/a"});
-            notes.push_back(printable_name(label + ": " + o.reason));
+            if (!o.reason.empty()) {
+                notes.push_back(printable_name(label + ": " + o.reason));
+            }
             return;
         }
         const auto& x = *o.report;
@@ -238,6 +256,14 @@ int run_plan(const PlanArgs& args, std::ostream& out, std::ostream& err) {
     if (args.tensor_parallel) {
         options.tensor_parallel =
             *args.tensor_parallel == "auto" ? 0 : std::stoi(*args.tensor_parallel);
+    }
+    if (args.expert_parallel) {
+        options.expert_parallel =
+            *args.expert_parallel == "auto" ? 0 : std::stoi(*args.expert_parallel);
+    }
+    if (args.context_parallel) {
+        options.context_parallel =
+            *args.context_parallel == "auto" ? 0 : std::stoi(*args.context_parallel);
     }
     if (args.sequence_parallel) {
         options.sequence_parallel = true;

@@ -14,8 +14,10 @@ struct PlanArgs {
     std::string project;
     std::optional<std::string> schedule;
     std::optional<int> microbatches;
-    std::optional<std::string> data_parallel;    // a count or "auto"
-    std::optional<std::string> tensor_parallel;  // a size or "auto"
+    std::optional<std::string> data_parallel;     // a count or "auto"
+    std::optional<std::string> tensor_parallel;   // a size or "auto"
+    std::optional<std::string> expert_parallel;   // a size or "auto"
+    std::optional<std::string> context_parallel;  // a size or "auto"
     bool sequence_parallel = false;
     CostArgs costs;  // --profile, --efficiency
     bool json = false;

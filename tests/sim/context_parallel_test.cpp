@@ -349,5 +349,36 @@ TEST(ContextParallel, ThePlannerKeepsItsSizeAndLaysOutReplicaCountsItDivides) {
     }
 }
 
+TEST(ContextParallel, ThePlannerSearchesTheSizesThatSplitTheSequence) {
+    Diagnostics d;
+    const auto project = project_from_json(llama_json(1), d);
+    ASSERT_TRUE(project) << d.format();
+    PlanOptions options;
+    options.context_parallel = 0;  // search, with the project's 4 replicas
+    const PlanResult r = plan_pipeline(*project, options);
+    ASSERT_TRUE(r.feasible) << r.why_nothing_fits;
+    std::vector<int> sizes;
+    for (const DataParallelOption& o : r.data_parallel) {
+        EXPECT_EQ(o.replicas, 4);
+        sizes.push_back(o.context_parallel);
+    }
+    EXPECT_EQ(sizes, (std::vector<int>{1, 2, 4}));
+    // The winner is what its project simulates to, and the words say how
+    // the replicas share the sequences when they do.
+    Diagnostics again;
+    const auto analyzed = analyze_project(r.project, {}, again);
+    ASSERT_TRUE(analyzed) << again.format();
+    EXPECT_NEAR(simulate_project(*analyzed).iteration_time_s, r.plan.report->iteration_time_s,
+                1e-9);
+    const int chosen = r.project.context_parallel.size;
+    EXPECT_EQ(r.data_parallel_choice.find("to a sequence") != std::string::npos ||
+                  r.data_parallel_choice.find("every sequence split over") != std::string::npos,
+              true)
+        << r.data_parallel_choice;
+    EXPECT_EQ(chosen > 1, r.data_parallel_choice.find("every sequence split over " +
+                                                      std::to_string(chosen)) != std::string::npos)
+        << r.data_parallel_choice;
+}
+
 }  // namespace
 }  // namespace pipewright

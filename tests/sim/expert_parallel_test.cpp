@@ -14,6 +14,7 @@
 #include "pipewright/core/project_io.h"
 #include "pipewright/sim/collective_cost.h"
 #include "pipewright/sim/cost_model.h"
+#include "pipewright/sim/planner.h"
 #include "pipewright/sim/simulation.h"
 #include "sim_test_support.h"
 
@@ -260,6 +261,63 @@ TEST(ExpertParallel, ALayoutThatCannotSplitTheExpertsIsRefused) {
                   .find("--expert-parallel: 8 must divide the 4 data-parallel replicas"),
               std::string::npos)
         << problems(moe_json(1), options);
+}
+
+TEST(ExpertParallel, ThePlannerSearchesTheSizesThatSplitTheExperts) {
+    Diagnostics d;
+    const auto project = project_from_json(moe_json(1), d);
+    ASSERT_TRUE(project) << d.format();
+    PlanOptions options;
+    options.expert_parallel = 0;  // search, with the project's 4 replicas
+    const PlanResult r = plan_pipeline(*project, options);
+    ASSERT_TRUE(r.feasible) << r.why_nothing_fits;
+    std::vector<int> sizes;
+    for (const DataParallelOption& o : r.data_parallel) {
+        EXPECT_EQ(o.replicas, 4);
+        sizes.push_back(o.expert_parallel);
+    }
+    // Divisors of the 8 experts that the 4 replicas can hold.
+    EXPECT_EQ(sizes, (std::vector<int>{1, 2, 4}));
+    Diagnostics again;
+    const auto analyzed = analyze_project(r.project, {}, again);
+    ASSERT_TRUE(analyzed) << again.format();
+    EXPECT_NEAR(simulate_project(*analyzed).iteration_time_s, r.plan.report->iteration_time_s,
+                1e-9);
+    // Splitting the experts saves each replica memory: the planner's own
+    // estimate of a replica counts 1/E of them.
+    const auto by_size = [&r](int e) {
+        for (const DataParallelOption& o : r.data_parallel) {
+            if (o.expert_parallel == e) {
+                return o.peak_memory_bytes;
+            }
+        }
+        return 0.0;
+    };
+    EXPECT_LT(by_size(4), by_size(1));
+}
+
+TEST(ExpertParallel, ThePlannerTriesOneSizeForADenseModel) {
+    json dense = moe_json(1);
+    for (json& layer : dense["model"]["layers"]) {
+        layer.erase("experts");
+        layer.erase("top_k");
+        layer.erase("expert_ffn_hidden");
+    }
+    Diagnostics d;
+    const auto project = project_from_json(dense, d);
+    ASSERT_TRUE(project) << d.format();
+    PlanOptions options;
+    options.expert_parallel = 0;
+    const PlanResult r = plan_pipeline(*project, options);
+    ASSERT_TRUE(r.feasible) << r.why_nothing_fits;
+    for (const DataParallelOption& o : r.data_parallel) {
+        EXPECT_EQ(o.expert_parallel, 1);
+    }
+    ASSERT_EQ(r.expert_parallel_skipped.size(), 1U);
+    EXPECT_NE(r.data_parallel_choice.find("expert parallelism not planned: all but 1: the model "
+                                          "has no experts"),
+              std::string::npos)
+        << r.data_parallel_choice;
 }
 
 }  // namespace

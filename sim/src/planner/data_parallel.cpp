@@ -156,10 +156,12 @@ class CountSearch {
             project_.topology, planner::replica_group_devices(analyzer_.topology(), replicas,
                                                               adjacent, option.tensor_parallel, 0));
         replica.tensor_parallel = TensorParallel{option.tensor_parallel, option.sequence_parallel};
+        replica.expert_parallel.size = option.expert_parallel;
+        replica.context_parallel.size = option.context_parallel;
         replica.data_parallel = DataParallel{};
         // The replicas of a context-parallel group share their samples.
         replica.training.batch_size =
-            project_.training.batch_size / (replicas / std::max(1, project_.context_parallel.size));
+            project_.training.batch_size / (replicas / std::max(1, option.context_parallel));
         // Without full recomputation the project's own choice stays (none,
         // or the selective recomputation of the attention core).
         const Recompute own = project_.training.recompute;
@@ -175,6 +177,8 @@ class CountSearch {
         one.data_parallel = 1;
         one.tensor_parallel.reset();
         one.sequence_parallel.reset();
+        one.expert_parallel.reset();
+        one.context_parallel.reset();
         one.on_progress = nullptr;
         return one;
     }
@@ -239,6 +243,8 @@ class CountSearch {
             Project layout = planner::spread_over_replicas(
                 pipeline.project, project_, analyzer_.topology(), replicas, adjacent, tensor);
             layout.tensor_parallel = replica.tensor_parallel;
+            layout.expert_parallel = replica.expert_parallel;
+            layout.context_parallel = replica.context_parallel;
             auto judged =
                 judge_zero_stages(layout, options_, analyzer_, replicas == 1 ? 0 : kMaxZeroStage,
                                   option, result_.statistics.simulations);
@@ -310,6 +316,12 @@ class LayoutSearch {
             input.tensor_parallel = request_.tensor;
         }
         input.sequence_parallel = options_.sequence_parallel;
+        if (request_.experts > 0) {
+            input.expert_parallel = request_.experts;
+        }
+        if (request_.context > 0) {
+            input.context_parallel = request_.context;
+        }
         input.replica_alone = false;  // the project as given, every replica with it
         planner::simulate_outcome(result_.input, project_, input, options_.costs);
         ++result_.statistics.simulations;
@@ -320,6 +332,8 @@ class LayoutSearch {
             planner::candidate_layouts(project_, options_, request_);
         result_.data_parallel = std::move(candidates.layouts);
         result_.tensor_parallel_skipped = std::move(candidates.tensor_skipped);
+        result_.expert_parallel_skipped = std::move(candidates.experts_skipped);
+        result_.context_parallel_skipped = std::move(candidates.context_skipped);
     }
 
     // The layouts that can be planned with the floor under each, lowest
@@ -402,7 +416,11 @@ class LayoutSearch {
             const int t = std::max(1, result_.project.tensor_parallel.size);
             int adjacent = 1;
             for (const DataParallelOption& o : result_.data_parallel) {
-                adjacent = o.replicas == d && o.tensor_parallel == t ? o.adjacent : adjacent;
+                adjacent = o.replicas == d && o.tensor_parallel == t &&
+                                   o.expert_parallel == result_.project.expert_parallel.size &&
+                                   o.context_parallel == result_.project.context_parallel.size
+                               ? o.adjacent
+                               : adjacent;
             }
             Project uniform = planner::spread_over_replicas(
                 with_placement(pipeline.project, pipeline.uniform.stages, pipeline.uniform.schedule,
@@ -410,8 +428,15 @@ class LayoutSearch {
                 project_, analyzer_.topology(), d, adjacent, t);
             uniform.data_parallel.zero_stage = result_.project.data_parallel.zero_stage;
             uniform.tensor_parallel = result_.project.tensor_parallel;
+            uniform.expert_parallel = result_.project.expert_parallel;
+            uniform.context_parallel = result_.project.context_parallel;
             planner::simulate_outcome(result_.uniform, uniform, analyzer_, options_.costs);
             ++result_.statistics.simulations;
+        }
+        if (!result_.uniform.report && result_.uniform.reason.empty()) {
+            result_.uniform.reason = pipeline.uniform.reason.empty()
+                                         ? "no uniform split of a replica's pipeline fits"
+                                         : pipeline.uniform.reason;
         }
         result_.data_parallel_choice = planner::explain_layout_choice(result_, project_);
     }
@@ -419,10 +444,15 @@ class LayoutSearch {
     void explain_nothing_fits() {
         std::string why;
         for (const DataParallelOption& o : result_.data_parallel) {
-            why += (o.tensor_parallel > 1 ? "groups of " + std::to_string(o.tensor_parallel) + ", "
-                                          : std::string()) +
-                   std::to_string(o.replicas) + (o.replicas == 1 ? " replica: " : " replicas: ") +
-                   o.reason + "\n";
+            why +=
+                (o.tensor_parallel > 1 ? "groups of " + std::to_string(o.tensor_parallel) + ", "
+                                       : std::string()) +
+                (o.context_parallel > 1 ? std::to_string(o.context_parallel) + " to a sequence, "
+                                        : std::string()) +
+                (o.expert_parallel > 1 ? "experts over " + std::to_string(o.expert_parallel) + ", "
+                                       : std::string()) +
+                std::to_string(o.replicas) + (o.replicas == 1 ? " replica: " : " replicas: ") +
+                o.reason + "\n";
         }
         for (const std::string& skipped : result_.tensor_parallel_skipped) {
             why += "tensor parallelism of " + skipped + "\n";

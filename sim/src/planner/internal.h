@@ -159,6 +159,12 @@ class Context {
     std::stop_token stop_;
     bool checkpointing_ = false;
     double bytes_per_param_ = 0;
+    // Expert parallelism: a routed expert parameter's static bytes against
+    // bytes_per_param_ (its state shards over the replicas that hold the
+    // same experts, fewer than all) over the expert-parallel size: what
+    // `params` counts each routed parameter as, so that bytes_per_param_ ×
+    // params is the stage's static memory.
+    double expert_param_weight_ = 1;
     std::map<int, LayerTable> tables_;
     // Per device of cluster_: its tensor-parallel group (empty when size 1),
     // and per device class the group its stages' all-reduces are priced on.

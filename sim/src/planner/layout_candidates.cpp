@@ -6,8 +6,12 @@
 #include "planner/layout_candidates.h"
 
 #include <algorithm>
+#include <cstdint>
 #include <functional>
+#include <numeric>
 #include <utility>
+
+#include "pipewright/core/transformer_dims.h"
 
 #include "planner/internal.h"
 #include "planner/tensor_groups.h"
@@ -49,6 +53,88 @@ void tensor_sizes(const GeneratorInput& in, const DataParallelOption& partial,
         DataParallelOption layout = partial;
         layout.tensor_parallel = t;
         layout.sequence_parallel = request.sequence && t > 1;
+        out.push_back(std::move(layout));
+    }
+}
+
+// The sizes a searched dimension tries: every divisor of `limit` up to
+// `most`.
+std::vector<int> divisors_up_to(std::int64_t limit, int most) {
+    std::vector<int> out;
+    for (int k = 1; k <= most && k <= limit; ++k) {
+        if (limit % k == 0) {
+            out.push_back(k);
+        }
+    }
+    return out;
+}
+
+// The routed experts every mixture-of-experts block's count shares (their
+// greatest common divisor), or 0 without such a block.
+std::int64_t shared_expert_count(const Model& model) {
+    std::int64_t g = 0;
+    for (const LayerSpec& layer : model.layers) {
+        if (has_experts(layer)) {
+            g = std::gcd(g, static_cast<std::int64_t>(transformer_dims(layer).experts));
+        }
+    }
+    return g;
+}
+
+// The sequence attention sees (the first transformer block's input length
+// is the model input's first dimension for the planner's models), or 0
+// without attention.
+std::int64_t attention_sequence(const Model& model) {
+    const bool attention =
+        std::any_of(model.layers.begin(), model.layers.end(),
+                    [](const LayerSpec& l) { return l.type == "transformer_block"; });
+    return attention && !model.input.shape.empty() ? model.input.shape.front() : 0;
+}
+
+// Context parallelism: the asked size, or every size whose double divides
+// the sequence and that the groups can hold (1 without attention).
+void context_sizes(const GeneratorInput& in, const DataParallelOption& partial,
+                   std::vector<DataParallelOption>& out, LayoutCandidates& candidates) {
+    const int groups =
+        static_cast<int>(tensor_leaders(in.project.topology, partial.tensor_parallel).size());
+    std::vector<int> sizes{in.request.context};
+    if (in.request.context == 0) {
+        const std::int64_t sequence = attention_sequence(in.project.model);
+        sizes = sequence > 0 ? divisors_up_to(sequence / 2, groups) : std::vector<int>{1};
+        if (sequence == 0) {
+            candidates.context_skipped.push_back("all but 1: the model has no attention");
+        }
+    }
+    for (const int c : sizes) {
+        if (in.request.context == 0 && in.request.data > 0 && in.request.data % c != 0) {
+            continue;  // the replicas asked for cannot hold its groups
+        }
+        DataParallelOption layout = partial;
+        layout.context_parallel = c;
+        out.push_back(std::move(layout));
+    }
+}
+
+// Expert parallelism: the asked size, or every size that divides each
+// block's experts and that the groups can hold (1 without experts).
+void expert_sizes(const GeneratorInput& in, const DataParallelOption& partial,
+                  std::vector<DataParallelOption>& out, LayoutCandidates& candidates) {
+    const int groups =
+        static_cast<int>(tensor_leaders(in.project.topology, partial.tensor_parallel).size());
+    std::vector<int> sizes{in.request.experts};
+    if (in.request.experts == 0) {
+        const std::int64_t experts = shared_expert_count(in.project.model);
+        sizes = experts > 0 ? divisors_up_to(experts, groups) : std::vector<int>{1};
+        if (experts == 0) {
+            candidates.experts_skipped.push_back("all but 1: the model has no experts");
+        }
+    }
+    for (const int e : sizes) {
+        if (in.request.experts == 0 && in.request.data > 0 && in.request.data % e != 0) {
+            continue;  // the replicas asked for cannot hold its groups
+        }
+        DataParallelOption layout = partial;
+        layout.expert_parallel = e;
         out.push_back(std::move(layout));
     }
 }
@@ -99,8 +185,8 @@ void replica_counts(const GeneratorInput& in, const DataParallelOption& partial,
         layout.reason = std::move(reason);
     };
     const int asked = in.request.data;
-    const int context = std::max(1, in.project.context_parallel.size);
-    const int experts = std::max(1, in.project.expert_parallel.size);
+    const int context = std::max(1, partial.context_parallel);
+    const int experts = std::max(1, partial.expert_parallel);
     if (asked == 0) {
         for (int d = 1; d <= groups; ++d) {
             if (groups % d == 0 &&
@@ -111,7 +197,8 @@ void replica_counts(const GeneratorInput& in, const DataParallelOption& partial,
         return;
     }
     std::string problem = replica_count_problem(asked, groups, tensor, batch, context, experts);
-    if (!problem.empty() && in.request.tensor != 0) {
+    if (!problem.empty() && in.request.tensor != 0 && in.request.context != 0 &&
+        in.request.experts != 0) {
         throw InputError(in.request.data_path, problem);
     }
     add(asked, std::move(problem));
@@ -123,15 +210,20 @@ LayoutRequest::LayoutRequest(const Project& project, const PlanOptions& options)
     : data(options.data_parallel.value_or(project.data_parallel.size)),
       tensor(options.tensor_parallel.value_or(project.tensor_parallel.size)),
       sequence(options.sequence_parallel.value_or(project.tensor_parallel.sequence_parallel)),
+      experts(options.expert_parallel.value_or(project.expert_parallel.size)),
+      context(options.context_parallel.value_or(project.context_parallel.size)),
       data_path(options.data_parallel ? "--data-parallel" : "data_parallel.size"),
-      tensor_path(options.tensor_parallel ? "--tensor-parallel" : "tensor_parallel.size") {
+      tensor_path(options.tensor_parallel ? "--tensor-parallel" : "tensor_parallel.size"),
+      experts_path(options.expert_parallel ? "--expert-parallel" : "expert_parallel.size"),
+      context_path(options.context_parallel ? "--context-parallel" : "context_parallel.size") {
     check_tensor_parallel_size(tensor, tensor_path);
 }
 
 LayoutCandidates candidate_layouts(const Project& project, const PlanOptions& options,
                                    const LayoutRequest& request) {
     // In this order: each generator's values may depend on those before it.
-    const std::vector<Generator> generators{tensor_sizes, replica_counts};
+    const std::vector<Generator> generators{tensor_sizes, context_sizes, expert_sizes,
+                                            replica_counts};
     const GeneratorInput in{project, options, request};
     LayoutCandidates candidates;
     candidates.layouts.emplace_back();

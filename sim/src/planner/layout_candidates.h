@@ -5,7 +5,9 @@
 // every partial layout along its own dimension. Tensor-parallel sizes come
 // first (a replica count depends on how many groups there are), then
 // data-parallel replica counts; expert and context parallelism would each
-// add a generator here, and a cost where the layout is simulated.
+// add a generator here, and a cost where the layout is simulated. Context-
+// and expert-parallel sizes come after the tensor-parallel ones and before
+// the replica counts, which they must divide.
 
 #include <string>
 #include <vector>
@@ -20,8 +22,12 @@ struct LayoutRequest {
     int data = 1;
     int tensor = 1;
     bool sequence = false;
+    int experts = 1;
+    int context = 1;
     std::string data_path;
     std::string tensor_path;
+    std::string experts_path;
+    std::string context_path;
 
     LayoutRequest(const Project& project, const PlanOptions& options);
 };
@@ -31,6 +37,9 @@ struct LayoutCandidates {
     std::vector<DataParallelOption> layouts;  // a reason set: cannot be planned
     // Tensor-parallel sizes left out, and why ("2: model.layers[0] ...").
     std::vector<std::string> tensor_skipped;
+    // Expert- and context-parallel sizes searched and left out, and why.
+    std::vector<std::string> experts_skipped;
+    std::vector<std::string> context_skipped;
 };
 
 // Every layout of the request, each dimension expanded in turn. Throws

@@ -297,7 +297,8 @@ SplitResult best_split(const Project& project, const PlanOptions& options, int m
 PlanResult plan_pipeline(const Project& project, const PlanOptions& options) {
     // Expert and context parallelism group replicas: the layout search
     // keeps the project's sizes and lays out replica counts they divide.
-    const bool grouped = project.expert_parallel.size > 1 || project.context_parallel.size > 1;
+    const bool grouped = options.expert_parallel.value_or(project.expert_parallel.size) != 1 ||
+                         options.context_parallel.value_or(project.context_parallel.size) != 1;
     const int tensor = options.tensor_parallel.value_or(project.tensor_parallel.size);
     if (grouped || tensor == 0 || options.data_parallel.value_or(project.data_parallel.size) != 1) {
         return plan_data_parallel(project, options);

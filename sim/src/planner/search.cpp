@@ -14,6 +14,8 @@
 #include "pipewright/core/schedule_generators.h"
 #include "pipewright/sim/collective_cost.h"
 #include "planner/internal.h"
+
+#include "pipewright/core/transformer_dims.h"
 #include "planner/tensor_groups.h"
 
 namespace pipewright::planner {
@@ -161,6 +163,13 @@ Context::Context(const Project& project, const PlanOptions& options, const DataP
     const Training& training = base_.project.training;
     checkpointing_ = training.full_recompute();
     bytes_per_param_ = static_bytes_per_param(training, replica_of);
+    const int experts = std::max(1, base_.project.expert_parallel.size);
+    if (experts > 1 && bytes_per_param_ > 0) {
+        DataParallel holders = replica_of;
+        holders.size = std::max(1, replica_of.size / experts);
+        expert_param_weight_ =
+            static_bytes_per_param(training, holders) / bytes_per_param_ / experts;
+    }
     // The simulations count the replica's shards too (its collectives are
     // left to the simulation of the whole layout).
     work_.project.data_parallel = replica_of;
@@ -225,7 +234,16 @@ const LayerTable& Context::table(int microbatches) {
         }
         // Each device of a tensor-parallel group holds its share of the weights.
         const double share = base_.tensor_shares.empty() ? 1.0 : base_.tensor_shares[i].parameters;
-        t.params[i + 1] = t.params[i] + static_cast<double>(base_.layers[i].parameters) * share;
+        double held = static_cast<double>(base_.layers[i].parameters) * share;
+        if (expert_param_weight_ != 1 && has_experts(base_.project.model.layers[i])) {
+            // This replica holds 1/E of the routed experts (and their state
+            // in fewer shards): counted at their weight.
+            const int tensor = base_.tensor_shares.empty() ? 1 : base_.project.tensor_parallel.size;
+            held += routed_expert_parameters_on(transformer_dims(base_.project.model.layers[i]),
+                                                tensor) *
+                    (expert_param_weight_ - 1);
+        }
+        t.params[i + 1] = t.params[i] + held;
         t.input_bytes[i] = l == 0 ? static_cast<double>(numel(input.shape)) * t.microbatch_size *
                                         dtype_bytes(input.dtype)
                                   : t.output_bytes[i - 1];

@@ -48,6 +48,12 @@ struct PlanOptions {
     // it: set, or the project's.
     std::optional<int> tensor_parallel;
     std::optional<bool> sequence_parallel;
+    // Replicas each mixture-of-experts block's experts are split over, and
+    // replicas each sequence is split over: fixed at this size, or 0 to
+    // search every size that divides the model (its experts; twice it the
+    // sequence) and fits the replicas; unset: the project's.
+    std::optional<int> expert_parallel;
+    std::optional<int> context_parallel;
     CostModelOptions costs;
     const DeviceCatalog* catalog = nullptr;  // builtin when null
     // Folder that relative paths of the input project start from (its CSV schedule).
@@ -104,6 +110,8 @@ struct DataParallelOption {
     int replicas = 1;
     int tensor_parallel = 1;  // devices of each stage's group
     bool sequence_parallel = false;
+    int expert_parallel = 1;   // replicas each block's experts are split over
+    int context_parallel = 1;  // replicas each sequence is split over
     int zero_stage = 0;
     int stages = 0;  // of each replica's pipeline
     std::string schedule;
@@ -156,6 +164,9 @@ struct PlanResult {
     // Tensor-parallel sizes a search left out, and why (the model cannot
     // split so): "2: model.layers[0] ...".
     std::vector<std::string> tensor_parallel_skipped;
+    // Expert- and context-parallel sizes the search left out, and why.
+    std::vector<std::string> expert_parallel_skipped;
+    std::vector<std::string> context_parallel_skipped;
 };
 
 // Thrown by plan_pipeline when PlanOptions::stop was requested.
