@@ -49,7 +49,7 @@ struct Sizes {
         : tensor(o.tensor_parallel), context(o.context_parallel), experts(o.expert_parallel) {}
     bool operator==(const Sizes&) const = default;
     [[nodiscard]] bool plain() const { return tensor == 1 && context == 1 && experts == 1; }
-    [[nodiscard]] std::string words() const {
+    [[nodiscard]] std::string words(bool context_varies, bool experts_varies) const {
         std::vector<std::string> parts;
         if (tensor > 1) {
             parts.push_back("groups of " + std::to_string(tensor));
@@ -61,7 +61,15 @@ struct Sizes {
             parts.push_back("experts over " + std::to_string(experts));
         }
         if (parts.empty()) {
-            return "without tensor, context or expert parallelism";
+            // Named by the dimensions the layouts vary in.
+            if (context_varies && experts_varies) {
+                return "without tensor, context or expert parallelism";
+            }
+            return std::string("without tensor") +
+                   (context_varies   ? " or context"
+                    : experts_varies ? " or expert"
+                                     : "") +
+                   " parallelism";
         }
         std::string out = "with";
         for (std::size_t i = 0; i < parts.size(); ++i) {
@@ -85,6 +93,12 @@ std::string option_time(const DataParallelOption& o) {
 std::string other_layouts(const PlanResult& result, const DataParallelOption* chosen, int devices,
                           int batch) {
     std::vector<Sizes> sizes;
+    bool context_varies = false;
+    bool experts_varies = false;
+    for (const DataParallelOption& o : result.data_parallel) {
+        context_varies = context_varies || o.context_parallel > 1;
+        experts_varies = experts_varies || o.expert_parallel > 1;
+    }
     for (const DataParallelOption& o : result.data_parallel) {
         if (std::find(sizes.begin(), sizes.end(), Sizes(o)) == sizes.end()) {
             sizes.emplace_back(o);
@@ -111,7 +125,7 @@ std::string other_layouts(const PlanResult& result, const DataParallelOption* ch
                 fastest = &o;
             }
         }
-        const std::string size = t.words();
+        const std::string size = t.words(context_varies, experts_varies);
         if (fastest == chosen) {
             continue;
         }
