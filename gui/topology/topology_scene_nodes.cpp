@@ -126,6 +126,12 @@ QGraphicsRectItem* TopologyScene::buildExpandedNode(int index, const CanvasStyle
                                .arg(experts)
                                .arg(experts - 1);
                 }
+                if (const int context = project_.context_parallel.size; context > 1) {
+                    tip += tr("<br>Context parallelism: it runs part 1 of %1 of every "
+                              "sequence; replicas 1 to %2 run the others")
+                               .arg(context)
+                               .arg(context - 1);
+                }
                 chip->setToolTip(tip);
                 tag(chip, TopologyItemKind::chip, static_cast<int>(l));
                 chips_[static_cast<int>(l)] = chip;
@@ -156,6 +162,16 @@ QGraphicsRectItem* TopologyScene::buildExpandedNode(int index, const CanvasStyle
                                   "with the replicas that hold the same share")
                                    .arg(share)
                                    .arg(experts);
+                    }
+                    if (const int context = project_.context_parallel.size; context > 1) {
+                        // Megatron-LM's context groups: consecutive replicas.
+                        const int part = r.replica % context + 1;
+                        text += tr(" · context %1/%2").arg(part).arg(context);
+                        tip += tr("<br>Context parallelism: it runs part %1 of %2 of every "
+                                  "sequence of its group's samples (a chunk from each end), and "
+                                  "exchanges keys and values with the group's other replicas")
+                                   .arg(part)
+                                   .arg(context);
                     }
                     auto* chip = add_chip(text, stage_color(st).lighter(115),
                                           stage_color(st).darker(140), Qt::DashLine);

@@ -3,6 +3,7 @@
 // timeline draws the wait for keys and values that attention did not hide.
 
 #include <gtest/gtest.h>
+#include <QGraphicsRectItem>
 #include <QLabel>
 #include <QSignalSpy>
 #include <QSpinBox>
@@ -12,6 +13,7 @@
 #include "editor/training_bar.h"
 #include "studio_core/simulation/simulation_runner.h"
 #include "timeline/timeline_plot.h"
+#include "topology/topology_scene.h"
 #include "window/main_window.h"
 
 namespace pipewright::gui {
@@ -46,6 +48,20 @@ TEST(ContextParallelStudio, TheContextBoxSplitsEverySequenceOverReplicas) {
     EXPECT_EQ(bar->contextParallelBox()->value(), 2);
     ASSERT_TRUE(window.runner()->latest()->report);
     EXPECT_TRUE(window.runner()->latest()->report->all_fit);
+
+    // The canvas says which part of every sequence each replica's device runs.
+    QStringList tips;
+    for (const QString& path : {QStringLiteral("node0/c0/gpu0"), QStringLiteral("node2/c0/gpu0")}) {
+        QGraphicsRectItem* box = window.topologyScene()->deviceItem(path);
+        ASSERT_NE(box, nullptr) << path.toStdString();
+        for (QGraphicsItem* child : box->childItems()) {
+            tips << child->toolTip();
+        }
+    }
+    EXPECT_FALSE(tips.filter(QStringLiteral("it runs part 1 of 2 of every sequence")).isEmpty())
+        << tips.join(QLatin1Char('\n')).toStdString();
+    EXPECT_FALSE(tips.filter(QStringLiteral("it runs part 2 of 2 of every sequence")).isEmpty())
+        << tips.join(QLatin1Char('\n')).toStdString();
 
     // Gathered before attention, the keys and values are waited for: the
     // timeline draws that inside the blocks, and its key says what it is.
