@@ -3,6 +3,9 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <limits>
+#include <map>
+#include <tuple>
 
 #include "context_parallel_format.h"
 #include "data_parallel_format.h"
@@ -81,6 +84,137 @@ void TextTable::print(std::ostream& out, const std::string& indent) const {
         out << line << '\n';
     }
 }
+
+namespace {
+
+// "1,893": a count with its thousands grouped.
+std::string grouped_count(std::size_t n) {
+    const std::string digits = std::to_string(n);
+    std::string out;
+    for (std::size_t i = 0; i < digits.size(); ++i) {
+        if (i > 0 && (digits.size() - i) % 3 == 0) {
+            out += ',';
+        }
+        out += digits[i];
+    }
+    return out;
+}
+
+// The class a link's name ends with: "inter-node" of
+// "node0->node16 (inter-node)"; empty when it names none.
+std::string link_class(const std::string& name) {
+    const auto open = name.rfind(" (");
+    if (open == std::string::npos || name.empty() || name.back() != ')') {
+        return {};
+    }
+    return name.substr(open + 2, name.size() - open - 3);
+}
+
+// A figure that is not a number (the summary warns of it) sorts as the
+// largest, so that the order stays one.
+double sortable(double x) {
+    return std::isnan(x) ? std::numeric_limits<double>::infinity() : x;
+}
+
+// Up to this many links are listed one a row, in the simulator's order.
+constexpr std::size_t kLinksListedWhole = 24;
+// Past it, the rows of alike links shown, busiest first, before the rest is
+// summed up in one line.
+constexpr std::size_t kLinkGroupsShown = 16;
+
+// What every link carried. A cluster has thousands of links, most of them
+// alike (a data-parallel ring's, a pipeline's hops in every replica): past
+// kLinksListedWhole links, those of one class whose figures read the same
+// share a row, which names the first of them and counts the others, and the
+// rows go busiest first; the rows past kLinkGroupsShown are summed in one
+// line. --json lists every link.
+void print_links(std::ostream& out, const std::vector<LinkUsage>& all) {
+    std::vector<const LinkUsage*> used;
+    for (const auto& l : all) {
+        if (l.transfers > 0) {
+            used.push_back(&l);
+        }
+    }
+    if (used.empty()) {
+        return;
+    }
+    TextTable table({"link", "moved", "busy", "transfers"});
+    table.right_align(1);
+    table.right_align(2);
+    table.right_align(3);
+    out << '\n';
+    if (used.size() <= kLinksListedWhole) {
+        for (const LinkUsage* l : used) {
+            table.add_row({printable_name(l->name), format_bytes(l->bytes),
+                           format_duration(l->busy_s), std::to_string(l->transfers)});
+        }
+        table.print(out);
+        return;
+    }
+    struct Group {
+        const LinkUsage* first = nullptr;
+        std::size_t links = 0;
+        double busiest_s = 0;
+        double bytes = 0;
+        std::string moved;
+        std::string busy;
+    };
+    std::vector<Group> groups;
+    std::map<std::tuple<std::string, std::string, std::string, int>, std::size_t> index;
+    for (const LinkUsage* l : used) {
+        std::string moved = format_bytes(l->bytes);
+        std::string busy = format_duration(l->busy_s);
+        const auto [at, added] = index.try_emplace(
+            std::make_tuple(link_class(l->name), moved, busy, l->transfers), groups.size());
+        if (added) {
+            groups.push_back({l, 0, 0, 0, std::move(moved), std::move(busy)});
+        }
+        Group& g = groups[at->second];
+        ++g.links;
+        g.busiest_s = std::max(g.busiest_s, sortable(l->busy_s));
+        g.bytes += l->bytes;
+    }
+    // Busiest first; of two as busy, the one that moved more, then the
+    // simulator's order.
+    std::stable_sort(groups.begin(), groups.end(), [](const Group& a, const Group& b) {
+        if (a.busiest_s != b.busiest_s) {
+            return a.busiest_s > b.busiest_s;
+        }
+        return sortable(a.first->bytes) > sortable(b.first->bytes);
+    });
+    out << "Links       " << grouped_count(used.size())
+        << " carried data, the busiest first; a row's figures are one link's, and links\n"
+           "            alike (one class, the same figures) share a row; --json lists every "
+           "link:\n\n";
+    std::size_t rest_links = 0;
+    std::size_t rest_transfers = 0;
+    double rest_bytes = 0;
+    double rest_busiest_s = 0;
+    for (std::size_t i = 0; i < groups.size(); ++i) {
+        const Group& g = groups[i];
+        if (i < kLinkGroupsShown) {
+            std::string name = printable_name(g.first->name);
+            if (g.links > 1) {
+                name += " and " + grouped_count(g.links - 1) + " more alike";
+            }
+            table.add_row({name, g.moved, g.busy, std::to_string(g.first->transfers)});
+            continue;
+        }
+        rest_links += g.links;
+        rest_transfers += g.links * static_cast<std::size_t>(g.first->transfers);
+        rest_bytes += g.bytes;
+        rest_busiest_s = std::max(rest_busiest_s, g.busiest_s);
+    }
+    table.print(out);
+    if (rest_links > 0) {
+        out << "… and " << grouped_count(rest_links) << " more link" << (rest_links == 1 ? "" : "s")
+            << ": " << format_bytes(rest_bytes) << " moved in all, in "
+            << grouped_count(rest_transfers) << " transfer" << (rest_transfers == 1 ? "" : "s")
+            << ", none busier than " << format_duration(rest_busiest_s) << '\n';
+    }
+}
+
+}  // namespace
 
 // The iteration when iterations run back to back with the optimizer step
 // validated after the fact, as the zero-bubble paper does: no device then
@@ -185,25 +319,7 @@ void print_report(std::ostream& out, const SimulationReport& r, const std::strin
                        d.fits ? "yes" : "NO"});
     }
     table.print(out);
-    if (!r.links.empty()) {
-        bool any = false;
-        TextTable links({"link", "moved", "busy", "transfers"});
-        links.right_align(1);
-        links.right_align(2);
-        links.right_align(3);
-        for (const auto& l : r.links) {
-            if (l.transfers == 0) {
-                continue;
-            }
-            any = true;
-            links.add_row({printable_name(l.name), format_bytes(l.bytes), format_duration(l.busy_s),
-                           std::to_string(l.transfers)});
-        }
-        if (any) {
-            out << '\n';
-            links.print(out);
-        }
-    }
+    print_links(out, r.links);
 }
 
 nlohmann::json tied_embeddings_json(const SimulationReport& r) {
@@ -265,8 +381,15 @@ nlohmann::json report_to_json(const SimulationReport& r) {
             {"tied_embeddings", tied_embeddings_json(r)}};
 }
 
+bool has_gains(const std::vector<ComparisonRow>& rows) {
+    return std::any_of(rows.begin(), rows.end(), [](const ComparisonRow& row) {
+        return row.baseline && row.report && row.report->iteration_time_s > 0;
+    });
+}
+
 void print_comparison(std::ostream& out, const std::vector<ComparisonRow>& rows,
                       const std::string& what) {
+    const bool gains = has_gains(rows);
     TextTable table(
         {what, "micro-batches", "iteration", "samples/s", "bubble", "peak memory", "fits", "gain"});
     for (std::size_t c : {1u, 2u, 3u, 4u, 5u, 7u}) {
@@ -284,9 +407,11 @@ void print_comparison(std::ostream& out, const std::vector<ComparisonRow>& rows,
         for (const auto& d : r.devices) {
             peak = std::max(peak, d.peak_memory_bytes);
         }
-        std::string gain = row.baseline ? "baseline"
-                                        : (row.gain_percent >= 0 ? "+" : "") +
-                                              format_fixed(row.gain_percent, 1) + " %";
+        // No baseline ran: a gain over nothing is no figure at all.
+        std::string gain = !gains         ? "—"
+                           : row.baseline ? "baseline"
+                                          : (row.gain_percent >= 0 ? "+" : "") +
+                                                format_fixed(row.gain_percent, 1) + " %";
         table.add_row({printable_name(row.label), std::to_string(r.microbatches),
                        format_duration(r.iteration_time_s), format_rate(r.throughput_samples_per_s),
                        format_percent(r.bubble_fraction), format_bytes(static_cast<double>(peak)),
@@ -305,6 +430,7 @@ void print_comparison(std::ostream& out, const std::vector<ComparisonRow>& rows,
 }
 
 nlohmann::json comparison_to_json(const std::vector<ComparisonRow>& rows, const std::string& what) {
+    const bool gains = has_gains(rows);
     nlohmann::json out = nlohmann::json::array();
     for (const auto& row : rows) {
         nlohmann::json j = {
@@ -312,7 +438,9 @@ nlohmann::json comparison_to_json(const std::vector<ComparisonRow>& rows, const 
         if (row.report) {
             j.update(report_to_json(*row.report));
             j[what] = row.label;
-            j["gain_percent"] = row.gain_percent;
+            if (gains) {
+                j["gain_percent"] = row.gain_percent;
+            }
         }
         if (!row.reason.empty()) {
             j["reason"] = row.reason;

@@ -41,7 +41,12 @@ void print_report(std::ostream& out, const SimulationReport& report,
                   const std::string& project_name, const std::string& cost_sources = {});
 [[nodiscard]] nlohmann::json report_to_json(const SimulationReport& report);
 
+// Whether a baseline row ran, so that the rows' gains are over something.
+[[nodiscard]] bool has_gains(const std::vector<ComparisonRow>& rows);
+
 // `what` names the first column and each row's JSON key: "schedule" or "layout".
+// Without a baseline that ran (has_gains), every gain reads "—" and the JSON
+// rows have no gain_percent.
 void print_comparison(std::ostream& out, const std::vector<ComparisonRow>& rows,
                       const std::string& what = "schedule");
 [[nodiscard]] nlohmann::json comparison_to_json(const std::vector<ComparisonRow>& rows,

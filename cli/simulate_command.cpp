@@ -1,5 +1,6 @@
 #include "simulate_command.h"
 
+#include <algorithm>
 #include <filesystem>
 #include <new>
 #include <optional>
@@ -129,7 +130,12 @@ int compare_layouts(const SimulateArgs& args, AnalysisOptions options,
         return kOk;
     }
     print_comparison(out, c.rows, "layout");
-    out << "\nGains are over " << c.baseline << ".\n";
+    if (has_gains(c.rows)) {
+        out << "\nGains are over " << c.baseline << ".\n";
+    } else {
+        out << "\nNo gains (—): neither the layout as set nor a one-replica plan runs, so there is "
+               "no baseline to measure them against.\n";
+    }
     for (const ComparisonRow& row : c.rows) {
         if (row.report && !row.detail.empty()) {
             out << "  " << printable_name(row.label) << ": " << printable_name(row.detail) << '\n';
@@ -224,6 +230,20 @@ int run_simulate(const SimulateArgs& args, std::ostream& out, std::ostream& err)
                         << ", the slowest schedule that fits: the model does not fit on one "
                            "device.\n";
                 }
+            }
+            // The baseline is the single device, else the slowest schedule
+            // that fits: with neither, there is nothing to gain over.
+            const bool any_fits = std::any_of(rows.begin() + 1, rows.end(), [](const auto& row) {
+                return row.report && row.report->all_fit;
+            });
+            if (!has_gains(rows)) {
+                out << "\nNo gains (—): no schedule fits the devices' memory"
+                    << (rows.front().report ? ""
+                                            : " and the whole model does not run on one device")
+                    << ", so there is no baseline to measure them against.\n";
+            } else if (!any_fits) {
+                out << "\nNo schedule fits the devices' memory; the gains are over the whole model "
+                       "on one device, which does not fit either.\n";
             }
         }
         return kOk;
