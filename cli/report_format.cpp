@@ -381,12 +381,6 @@ nlohmann::json report_to_json(const SimulationReport& r) {
             {"tied_embeddings", tied_embeddings_json(r)}};
 }
 
-bool has_gains(const std::vector<ComparisonRow>& rows) {
-    return std::any_of(rows.begin(), rows.end(), [](const ComparisonRow& row) {
-        return row.baseline && row.report && row.report->iteration_time_s > 0;
-    });
-}
-
 void print_comparison(std::ostream& out, const std::vector<ComparisonRow>& rows,
                       const std::string& what) {
     const bool gains = has_gains(rows);

@@ -41,9 +41,6 @@ void print_report(std::ostream& out, const SimulationReport& report,
                   const std::string& project_name, const std::string& cost_sources = {});
 [[nodiscard]] nlohmann::json report_to_json(const SimulationReport& report);
 
-// Whether a baseline row ran, so that the rows' gains are over something.
-[[nodiscard]] bool has_gains(const std::vector<ComparisonRow>& rows);
-
 // `what` names the first column and each row's JSON key: "schedule" or "layout".
 // Without a baseline that ran (has_gains), every gain reads "—" and the JSON
 // rows have no gain_percent.

@@ -20,10 +20,14 @@ namespace pipewright::gui {
 
 namespace {
 
-// The gain as the command line's table prints it: "+56.6 %", "baseline".
-QString gain_text(const ComparisonRow& row) {
+// The gain as the command line's table prints it: "+56.6 %", "baseline",
+// or "—" when no baseline ran (`gains` false: there is nothing it is over).
+QString gain_text(const ComparisonRow& row, bool gains = true) {
     if (row.baseline) {
         return ComparisonPanel::tr("baseline");
+    }
+    if (!gains) {
+        return QStringLiteral("—");
     }
     return (row.gain_percent >= 0 ? QStringLiteral("+") : QString()) +
            QString::number(row.gain_percent, 'f', 1) + QStringLiteral(" %");
@@ -284,6 +288,7 @@ void ComparisonPanel::showRows() {
 
     std::vector<ChartBar> time;
     std::vector<ChartBar> gain;
+    const bool gains = has_gains(shown_.rows);
     std::vector<ChartBar> bubble;
     std::vector<ChartBar> memory;
     QStringList over_notes;
@@ -297,8 +302,12 @@ void ComparisonPanel::showRows() {
         // Every label is the command line's figure for the same cell.
         time.push_back({label, time_unit.of(r.iteration_time_s),
                         format_duration(r.iteration_time_s), tooltip, flagged, std::nullopt});
-        gain.push_back(
-            {label, row->baseline ? 0 : row->gain_percent, gain_text(*row), tooltip, flagged, {}});
+        gain.push_back({label,
+                        row->baseline ? 0 : row->gain_percent,
+                        gain_text(*row, gains),
+                        tooltip,
+                        flagged,
+                        {}});
         bubble.push_back({label, r.bubble_fraction * 100, format_percent(r.bubble_fraction),
                           tooltip, flagged, std::nullopt});
         // The mark is the capacity of the device with the largest peak, the

@@ -1,5 +1,7 @@
 #include "pipewright/sim/schedule_comparison.h"
 
+#include <algorithm>
+
 #include "pipewright/core/schedule_generators.h"
 #include "pipewright/sim/event_simulator.h"
 
@@ -15,9 +17,17 @@ Project single_device_project(const Project& project, const std::string& spec) {
     }
     single.placement = {all};
     single.training.schedule = ScheduleChoice{"naive", ""};
-    single.data_parallel = DataParallel{};      // the whole batch, on the one device
-    single.tensor_parallel = TensorParallel{};  // every layer whole on it
+    single.data_parallel = DataParallel{};        // the whole batch, on the one device
+    single.tensor_parallel = TensorParallel{};    // every layer whole on it
+    single.expert_parallel = ExpertParallel{};    // every expert on it
+    single.context_parallel = ContextParallel{};  // every sequence whole on it
     return single;
+}
+
+bool has_gains(const std::vector<ComparisonRow>& rows) {
+    return std::any_of(rows.begin(), rows.end(), [](const ComparisonRow& row) {
+        return row.baseline && row.report && row.report->iteration_time_s > 0;
+    });
 }
 
 namespace {
@@ -69,6 +79,9 @@ std::vector<ComparisonRow> compare_schedules(const Project& project,
     base_options.data_parallel.reset();
     base_options.tensor_parallel.reset();
     base_options.sequence_parallel.reset();
+    base_options.expert_parallel.reset();
+    base_options.context_parallel.reset();
+    base_options.context_exchange.reset();
     simulate_row(baseline, single_device_project(project, spec), base_options, costs);
     if (baseline.report) {
         baseline.label = "single device (" + spec + ")";

@@ -280,6 +280,28 @@ TEST(ScheduleComparison, WhenOneDeviceCannotHoldTheModelGainsAreOverTheSlowestTh
     }
 }
 
+// A layout whose groups span replicas (experts, context) is compared with
+// the whole model on one device, which drops those groups as it drops the
+// replicas: the baseline runs, so the gains mean something.
+TEST(ScheduleComparison, AGroupedLayoutsBaselineIsTheWholeModelOnOneDevice) {
+    auto loaded = load_project_file(kExamples / "llama3.1-8b-h100-128k.json");
+    ASSERT_TRUE(loaded.project);
+    const Project single = single_device_project(*loaded.project, "H100-SXM");
+    EXPECT_EQ(single.context_parallel, ContextParallel{});
+    EXPECT_EQ(single.expert_parallel, ExpertParallel{});
+    const auto rows = compare_schedules(*loaded.project, {}, {});
+    ASSERT_FALSE(rows.empty());
+    ASSERT_TRUE(rows.front().report.has_value()) << rows.front().reason;
+    EXPECT_TRUE(has_gains(rows));
+    // Without a baseline that ran, there are no gains to speak of.
+    std::vector<ComparisonRow> none = rows;
+    none.front().report.reset();
+    for (ComparisonRow& row : none) {
+        row.baseline = &row == &none.front();
+    }
+    EXPECT_FALSE(has_gains(none));
+}
+
 TEST(ScheduleComparison, ListsEverySchedulePlusTheBaseline) {
     auto loaded = load_project_file(kExamples / "resnet50-2gpu-pipelined.json");
     auto rows = compare_schedules(*loaded.project, {}, {});

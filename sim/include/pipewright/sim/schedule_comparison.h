@@ -21,6 +21,11 @@ struct ComparisonRow {
     std::string detail;                      // more of what the row is, in words
 };
 
+// Whether a baseline row ran, so that the gains mean something: without
+// one (nothing fits, and the whole model does not run on one device) every
+// gain is 0 and should read as none.
+[[nodiscard]] bool has_gains(const std::vector<ComparisonRow>& rows);
+
 // Simulates every schedule of the catalog on the project's layout, plus the
 // whole model on one device of the first stage's kind (the sequential
 // baseline of the seed articles), always the first row.
