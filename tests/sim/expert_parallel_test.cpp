@@ -263,6 +263,20 @@ TEST(ExpertParallel, ALayoutThatCannotSplitTheExpertsIsRefused) {
         << problems(moe_json(1), options);
 }
 
+TEST(ExpertParallel, ZeroThreeGathersTheExpertsOnlyFromTheirHolders) {
+    // E = 4 of 4 replicas: no other replica holds a device's experts, so
+    // ZeRO-3 gathers only the rest of the stage's weights.
+    json j = moe_json(4);
+    j["data_parallel"]["zero_stage"] = 3;
+    const SimulationReport r = simulate_project(analyze(j));
+    ASSERT_EQ(r.stages.size(), 2U);
+    for (const StageCost& s : r.stages) {
+        ASSERT_GT(s.expert_parameters, 0);
+        const double dense = static_cast<double>(s.parameters - s.expert_parameters);
+        EXPECT_DOUBLE_EQ(s.gathered_bytes, dense * 2 * 3 / 4);  // bf16, all but its own quarter
+    }
+}
+
 TEST(ExpertParallel, ThePlannerSearchesTheSizesThatSplitTheExperts) {
     Diagnostics d;
     const auto project = project_from_json(moe_json(1), d);
