@@ -111,6 +111,9 @@ int compare_layouts(const SimulateArgs& args, AnalysisOptions options,
     PlanOptions plan;
     plan.schedule = args.schedule;
     plan.microbatches = args.microbatches;
+    // Every count of replicas is laid out with the groups asked for.
+    plan.expert_parallel = args.expert_parallel;
+    plan.context_parallel = args.context_parallel;
     plan.costs = costs;
     plan.catalog = options.catalog;
     plan.base_dir = options.base_dir;
@@ -179,13 +182,6 @@ int run_simulate(const SimulateArgs& args, std::ostream& out, std::ostream& err)
         err << "pipewright: --compare-layouts plans every count of replicas with generated "
                "schedules; drop "
             << (args.data_parallel ? "--data-parallel" : "--schedule-csv") << '\n';
-        return kUsage;
-    }
-    if (args.compare_layouts && (args.expert_parallel || args.context_parallel)) {
-        err << "pipewright: --compare-layouts plans every count of replicas, and the planner "
-               "does not search "
-            << (args.expert_parallel ? "expert" : "context") << "-parallel layouts yet; drop "
-            << (args.expert_parallel ? "--expert-parallel" : "--context-parallel") << '\n';
         return kUsage;
     }
 

@@ -95,16 +95,21 @@ LayoutComparison compare_replica_layouts(const Project& project, const PlanOptio
         row.label =
             replicas_label(o.replicas, o.stages, static_cast<int>(devices), o.tensor_parallel) +
             zero_label(o.zero_stage);
-        row.detail = std::to_string(o.replicas) + (o.replicas == 1 ? " replica" : " replicas") +
-                     " of " + pipeline_words(o.stages, devices, o.tensor_parallel) + ", " +
-                     o.schedule + " with " + std::to_string(o.microbatches) +
-                     (o.microbatches == 1 ? " micro-batch" : " micro-batches") +
-                     (o.replicas == 1 ? "" : " each") +
-                     (o.activation_checkpointing ? ", activation checkpointing" : "") +
-                     (o.replicas > 1 ? ", " + o.layout : "") +
-                     (o.tensor_parallel > 1 ? ", each stage on a tensor-parallel group of " +
-                                                  std::to_string(o.tensor_parallel) + " devices"
-                                            : "");
+        row.detail =
+            std::to_string(o.replicas) + (o.replicas == 1 ? " replica" : " replicas") +
+            (o.context_parallel > 1 ? " (" + std::to_string(o.context_parallel) + " to a sequence)"
+                                    : std::string()) +
+            (o.expert_parallel > 1 ? " (experts over " + std::to_string(o.expert_parallel) + ")"
+                                   : std::string()) +
+            " of " + pipeline_words(o.stages, devices, o.tensor_parallel) + ", " + o.schedule +
+            " with " + std::to_string(o.microbatches) +
+            (o.microbatches == 1 ? " micro-batch" : " micro-batches") +
+            (o.replicas == 1 ? "" : " each") +
+            (o.activation_checkpointing ? ", activation checkpointing" : "") +
+            (o.replicas > 1 ? ", " + o.layout : "") +
+            (o.tensor_parallel > 1 ? ", each stage on a tensor-parallel group of " +
+                                         std::to_string(o.tensor_parallel) + " devices"
+                                   : "");
         row.report = o.report;
         out.rows.push_back(std::move(row));
         out.layouts.push_back(o.project);

@@ -64,9 +64,15 @@ TEST(ContextParallelCli, WhatCannotBeDoneIsSaidInWords) {
         << r.err;
     r = run_cli({"simulate", kExample, "--context-exchange", "broadcast"});
     EXPECT_EQ(r.code, 2) << r.err;
-    r = run_cli({"simulate", kExample, "--context-parallel", "2", "--compare-layouts"});
-    EXPECT_EQ(r.code, 2);
-    EXPECT_NE(r.err.find("drop --context-parallel"), std::string::npos) << r.err;
+}
+
+// --compare-layouts keeps every sequence split as the project asks: only
+// counts of replicas that 2 divides, each saying so.
+TEST(ContextParallelCli, CompareLayoutsKeepsTheContextSplit) {
+    const auto r = run_cli({"simulate", kExample, "--compare-layouts"});
+    ASSERT_EQ(r.code, 0) << r.err;
+    EXPECT_NE(r.out.find("(2 to a sequence)"), std::string::npos) << r.out;
+    EXPECT_EQ(r.out.find("\n1 replica"), std::string::npos) << r.out;
 }
 
 }  // namespace

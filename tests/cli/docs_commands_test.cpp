@@ -53,10 +53,9 @@ std::string rtrim(std::string s) {
 // Whether the command can run here as the doc shows it: a front-end command
 // on shipped files, writing nothing.
 bool runnable(const std::vector<std::string>& args) {
-    static const std::vector<std::string> kFrontEnd{"simulate", "plan",    "validate",
+    static const std::vector<std::string> kFrontEnd{"simulate",  "plan",    "validate",
                                                     "schedules", "devices", "layers"};
-    if (args.empty() ||
-        std::find(kFrontEnd.begin(), kFrontEnd.end(), args[0]) == kFrontEnd.end()) {
+    if (args.empty() || std::find(kFrontEnd.begin(), kFrontEnd.end(), args[0]) == kFrontEnd.end()) {
         return false;
     }
     for (const auto& a : args) {
@@ -138,7 +137,8 @@ std::string first_missing(const std::vector<std::string>& expected,
     bool gap = false;
     for (const auto& doc : expected) {
         if (const auto first = doc.find_first_not_of(' ');
-            first != std::string::npos && (doc.substr(first) == "..." || doc.substr(first) == "…")) {
+            first != std::string::npos &&
+            (doc.substr(first) == "..." || doc.substr(first) == "…")) {
             gap = true;
             continue;
         }
@@ -168,16 +168,16 @@ TEST(DocsCommands, EveryShippedCommandPrintsWhatTheDocShows) {
             shown += " " + a;
         }
         const auto r = testing::run_cli(c.args);
-        EXPECT_EQ(r.code, 0) << c.file << ":" << c.line << ": pipewright" << shown << "\n"
-                             << r.err;
+        EXPECT_EQ(r.code, 0) << c.file << ":" << c.line << ": pipewright" << shown << "\n" << r.err;
         std::vector<std::string> actual;
         std::istringstream out(r.out);
         for (std::string line; std::getline(out, line);) {
             actual.push_back(rtrim(line));
         }
         const std::string missing = first_missing(c.expected, actual);
-        EXPECT_TRUE(missing.empty()) << c.file << ":" << c.line << ": pipewright" << shown
-                               << "\n  the doc shows a line the output lacks:\n    " << missing;
+        EXPECT_TRUE(missing.empty())
+            << c.file << ":" << c.line << ": pipewright" << shown
+            << "\n  the doc shows a line the output lacks:\n    " << missing;
     }
     fs::current_path(before);
 }

@@ -88,14 +88,27 @@ TEST(ExpertParallelCli, WhatCannotBeDoneYetIsSaidInWords) {
     EXPECT_EQ(r.code, 1);
     EXPECT_NE(r.err.find("do not split evenly over --expert-parallel 3"), std::string::npos)
         << r.err;
+}
 
-    json j = json::parse(std::ifstream(project));
-    j["expert_parallel"] = {{"size", 2}};
-    const auto with_experts = (dir / "ep2.json").string();
-    std::ofstream(with_experts) << j.dump(2);
-    r = run_cli({"simulate", project, "--expert-parallel", "2", "--compare-layouts"});
-    EXPECT_EQ(r.code, 2);
-    EXPECT_NE(r.err.find("drop --expert-parallel"), std::string::npos) << r.err;
+// --compare-layouts keeps the experts split as asked: only counts of
+// replicas that 2 divides are laid out, each saying so.
+TEST(ExpertParallelCli, CompareLayoutsKeepsTheExpertSplit) {
+    TempDir dir;
+    const std::string project = small_mixtral(dir);
+    const auto r =
+        run_cli({"simulate", project, "--expert-parallel", "2", "--compare-layouts", "--json"});
+    ASSERT_EQ(r.code, 0) << r.err;
+    const json c = json::parse(r.out);
+    int laid_out = 0;
+    for (const json& row : c.at("layouts")) {
+        if (row.value("applicable", false) && !row.at("baseline").get<bool>()) {
+            EXPECT_NE(row.at("detail").get<std::string>().find("(experts over 2)"),
+                      std::string::npos)
+                << row.dump();
+            ++laid_out;
+        }
+    }
+    EXPECT_GE(laid_out, 1) << r.out;
 }
 
 TEST(ExpertParallelCli, PlanKeepsTheProjectsExpertParallelSize) {
