@@ -10,6 +10,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "decoder_project_json.h"
 #include "pipewright/core/analysis.h"
 #include "pipewright/core/project_io.h"
 #include "pipewright/sim/collective_cost.h"
@@ -33,61 +34,28 @@ constexpr int kHeadDim = kHidden / kHeads;
 // gpu1, in 4 data-parallel replicas, `context` of which share a sequence.
 json llama_json(int context, const std::string& exchange = "ring", double bandwidth_GBps = 200,
                 double latency_us = 5) {
-    const json block = {{"type", "transformer_block"},
-                        {"hidden", kHidden},
-                        {"heads", kHeads},
-                        {"kv_heads", kKvHeads},
-                        {"ffn_hidden", 5632},
-                        {"activation", "swiglu"},
-                        {"norm", "rmsnorm"},
-                        {"bias", false},
-                        {"qkv_bias", false},
-                        {"rotary", true}};
-    json b0 = block;
-    b0["name"] = "block0";
-    json b1 = block;
-    b1["name"] = "block1";
-    json gpus = json::array();
-    for (int g = 0; g < 8; ++g) {
-        gpus.push_back({{"name", "gpu" + std::to_string(g)}, {"spec", "H100-SXM"}});
-    }
-    const json link = {
-        {"bandwidth_GBps", bandwidth_GBps}, {"latency_us", latency_us}, {"efficiency", 1.0}};
-    json j = {
-        {"format", "pipewright-project"},
-        {"version", 1},
-        {"model",
-         {{"name", "llama"},
-          {"input", {{"shape", {kSequence}}, {"dtype", "int64"}}},
-          {"loss", "cross_entropy"},
-          {"layers",
-           {{{"name", "embed"},
-             {"type", "embedding"},
-             {"num_embeddings", 32000},
-             {"embedding_dim", kHidden}},
-            b0,
-            b1,
-            {{"name", "norm"}, {"type", "rmsnorm"}, {"features", kHidden}},
-            {{"name", "head"},
-             {"type", "linear"},
-             {"in_features", kHidden},
-             {"out_features", 32000},
-             {"bias", false}}}}}},
-        {"topology",
-         {{"links", {{"intra_container", link}, {"intra_node", link}, {"inter_node", link}}},
-          {"nodes",
-           json::array({{{"name", "node0"},
-                         {"containers", json::array({{{"name", "c0"}, {"devices", gpus}}})}}})}}},
-        {"placement",
-         json::array({{{"device", "node0/c0/gpu0"}, {"layers", {"embed", "block0"}}},
-                      {{"device", "node0/c0/gpu1"}, {"layers", {"block1", "norm", "head"}}}})},
-        {"training",
-         {{"batch_size", 8},
-          {"microbatches", 2},
-          {"schedule", "1f1b"},
-          {"dtype", "bfloat16"},
-          {"optimizer", {{"type", "adam"}}}}},
-        {"data_parallel", {{"size", 4}, {"overlap_gradient_sync", false}}}};
+    testing::DecoderProject p;
+    p.block = {{"type", "transformer_block"},
+               {"hidden", kHidden},
+               {"heads", kHeads},
+               {"kv_heads", kKvHeads},
+               {"ffn_hidden", 5632},
+               {"activation", "swiglu"},
+               {"norm", "rmsnorm"},
+               {"bias", false},
+               {"qkv_bias", false},
+               {"rotary", true}};
+    p.sequence = kSequence;
+    p.hidden = kHidden;
+    p.final_norm = "rmsnorm";
+    p.link = {{"bandwidth_GBps", bandwidth_GBps}, {"latency_us", latency_us}, {"efficiency", 1.0}};
+    p.training = {{"batch_size", 8},
+                  {"microbatches", 2},
+                  {"schedule", "1f1b"},
+                  {"dtype", "bfloat16"},
+                  {"optimizer", {{"type", "adam"}}}};
+    json j = testing::decoder_project_json(p);
+    j["data_parallel"] = {{"size", 4}, {"overlap_gradient_sync", false}};
     if (context > 1) {
         j["context_parallel"] = {{"size", context}, {"exchange", exchange}};
     }

@@ -11,6 +11,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "decoder_project_json.h"
 #include "pipewright/core/analysis.h"
 #include "pipewright/core/project_io.h"
 #include "pipewright/sim/cost_model.h"
@@ -33,51 +34,20 @@ constexpr double kLatencyUs = 5;
 // A small GPT (embedding, two blocks, a final norm and the head) in bf16 on
 // one container of 8 GPUs: stage 0 on gpu0, stage 1 on gpu4.
 json gpt_json(int tensor_parallel, bool sequence_parallel = false) {
-    const json block = {
+    testing::DecoderProject p;
+    p.block = {
         {"type", "transformer_block"}, {"hidden", kHidden}, {"heads", kHeads}, {"mlp_ratio", 4}};
-    json b0 = block;
-    b0["name"] = "block0";
-    json b1 = block;
-    b1["name"] = "block1";
-    json gpus = json::array();
-    for (int g = 0; g < 8; ++g) {
-        gpus.push_back({{"name", "gpu" + std::to_string(g)}, {"spec", "A100-80GB"}});
-    }
-    const json link = {{"bandwidth_GBps", kBandwidthGBps}, {"latency_us", kLatencyUs}};
-    json j = {
-        {"format", "pipewright-project"},
-        {"version", 1},
-        {"model",
-         {{"name", "gpt"},
-          {"input", {{"shape", {kSequence}}, {"dtype", "int64"}}},
-          {"loss", "cross_entropy"},
-          {"layers",
-           {{{"name", "embed"},
-             {"type", "embedding"},
-             {"num_embeddings", 32000},
-             {"embedding_dim", kHidden}},
-            b0,
-            b1,
-            {{"name", "ln_f"}, {"type", "layernorm"}, {"features", kHidden}},
-            {{"name", "head"},
-             {"type", "linear"},
-             {"in_features", kHidden},
-             {"out_features", 32000},
-             {"bias", false}}}}}},
-        {"topology",
-         {{"links", {{"intra_container", link}, {"intra_node", link}, {"inter_node", link}}},
-          {"nodes",
-           json::array({{{"name", "node0"},
-                         {"containers", json::array({{{"name", "c0"}, {"devices", gpus}}})}}})}}},
-        {"placement",
-         json::array({{{"device", "node0/c0/gpu0"}, {"layers", {"embed", "block0"}}},
-                      {{"device", "node0/c0/gpu4"}, {"layers", {"block1", "ln_f", "head"}}}})},
-        {"training",
-         {{"batch_size", 4 * kMicrobatchSize},
-          {"microbatches", 4},
-          {"schedule", "1f1b"},
-          {"dtype", "bfloat16"},
-          {"optimizer", {{"type", "adam"}}}}}};
+    p.sequence = kSequence;
+    p.hidden = kHidden;
+    p.device_spec = "A100-80GB";
+    p.link = {{"bandwidth_GBps", kBandwidthGBps}, {"latency_us", kLatencyUs}};
+    p.second_stage_device = "node0/c0/gpu4";
+    p.training = {{"batch_size", 4 * kMicrobatchSize},
+                  {"microbatches", 4},
+                  {"schedule", "1f1b"},
+                  {"dtype", "bfloat16"},
+                  {"optimizer", {{"type", "adam"}}}};
+    json j = testing::decoder_project_json(p);
     if (tensor_parallel > 1) {
         j["tensor_parallel"] = {{"size", tensor_parallel},
                                 {"sequence_parallel", sequence_parallel}};
