@@ -250,7 +250,10 @@ TEST(StderrCapture, LibraryNoiseGoesToTheLogAndOurLinesToTheTerminal) {
 }
 
 // kill -STOP on rank 1: rank 0 times out waiting for it, and the launcher
-// blames rank 1, not the rank whose wait ran out.
+// blames rank 1, not the rank whose wait ran out. Once in a few full runs
+// the stopped rank was ended by a SIGHUP from outside instead (the kernel
+// sends one to the stopped members of a process group that becomes
+// orphaned); the launcher then names rank 1 as killed, which is as right.
 TEST(LauncherSafety, AStoppedRankIsNamedNotItsPeer) {
     const auto dir = temp_dir("stopped");
     BackgroundRun run(dir, "--timeout 5");
@@ -259,7 +262,13 @@ TEST(LauncherSafety, AStoppedRankIsNamedNotItsPeer) {
     ::kill(run.ranks()[1], SIGSTOP);
     const auto& r = run.finish();
     EXPECT_EQ(r.code, 1) << r.output;
-    EXPECT_NE(r.output.find("rank 1 stopped answering"), std::string::npos) << r.output;
+    const bool stopped = r.output.find("rank 1 stopped answering") != std::string::npos;
+    const bool hung_up =
+        r.output.find("rank 1 failed (killed by signal 1 (Hangup))") != std::string::npos;
+    EXPECT_TRUE(stopped || hung_up) << r.output;
+    if (!stopped) {
+        EXPECT_EQ(r.output.find("rank 0 failed ("), std::string::npos) << r.output;
+    }
     EXPECT_EQ(test::processes_mentioning(run.out().string()), std::vector<pid_t>{});
     fs::remove_all(dir);
 }
