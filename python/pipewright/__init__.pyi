@@ -118,7 +118,8 @@ class Project:
                           strict: bool = ...) -> ScheduleComparison: ...
     def plan(self, schedule: Optional[str] = ..., microbatches: Optional[int] = ..., *,
              data_parallel: Count = ..., tensor_parallel: Count = ...,
-             sequence_parallel: Optional[bool] = ..., profile: Optional[PathLike] = ...,
+             sequence_parallel: Optional[bool] = ..., expert_parallel: Count = ...,
+             context_parallel: Count = ..., profile: Optional[PathLike] = ...,
              calibration: Calibrations = ..., efficiency: Optional[float] = ...,
              strict: bool = ...) -> PlanResult: ...
 

@@ -171,19 +171,21 @@ class Project:
 
     def plan(self, schedule: Optional[str] = None, microbatches: Optional[int] = None, *,
              data_parallel: Count = None, tensor_parallel: Count = None,
-             sequence_parallel: Optional[bool] = None, profile: Optional[PathLike] = None,
+             sequence_parallel: Optional[bool] = None, expert_parallel: Count = None,
+             context_parallel: Count = None, profile: Optional[PathLike] = None,
              calibration: Calibrations = None, efficiency: Optional[float] = None,
              strict: bool = False) -> PlanResult:
         """The fastest split, schedule and micro-batch count that fit: ``pipewright plan``.
 
-        ``schedule`` and ``microbatches`` fix those; ``data_parallel`` and
-        ``tensor_parallel`` take a count or ``"auto"`` (search every count).
+        ``schedule`` and ``microbatches`` fix those; ``data_parallel``,
+        ``tensor_parallel``, ``expert_parallel`` and ``context_parallel`` take a
+        count or ``"auto"`` (search every count).
         The result's ``project`` is this project with the plan applied (what
         ``--apply`` writes). Ctrl-C (KeyboardInterrupt) stops a long plan.
         """
         answer = _core.plan(self._handle, schedule, microbatches, data_parallel, tensor_parallel,
-                            sequence_parallel, _path(profile), _paths(calibration), efficiency,
-                            strict)
+                            sequence_parallel, expert_parallel, context_parallel, _path(profile),
+                            _paths(calibration), efficiency, strict)
         planned = answer["project"]
         return PlanResult(answer["report"], Project(planned) if planned is not None else None)
 

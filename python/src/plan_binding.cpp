@@ -44,6 +44,7 @@ std::optional<int> count_or_auto(const char* name, const py::object& value) {
 py::dict plan(const ProjectHandle& handle, std::optional<std::string> schedule,
               std::optional<int> microbatches, const py::object& data_parallel,
               const py::object& tensor_parallel, std::optional<bool> sequence_parallel,
+              const py::object& expert_parallel, const py::object& context_parallel,
               const std::optional<std::string>& profile,
               const std::vector<std::string>& calibrations, std::optional<double> efficiency,
               bool strict) {
@@ -57,6 +58,8 @@ py::dict plan(const ProjectHandle& handle, std::optional<std::string> schedule,
     options.data_parallel = count_or_auto("data_parallel", data_parallel);
     options.tensor_parallel = count_or_auto("tensor_parallel", tensor_parallel);
     options.sequence_parallel = sequence_parallel;
+    options.expert_parallel = count_or_auto("expert_parallel", expert_parallel);
+    options.context_parallel = count_or_auto("context_parallel", context_parallel);
     options.base_dir = handle.base_dir;
     Costs costs = make_costs(profile, calibrations, efficiency);
     check_costs_fit(costs, handle.project, strict);
@@ -95,7 +98,8 @@ py::dict plan(const ProjectHandle& handle, std::optional<std::string> schedule,
 void bind_plan(py::module_& m) {
     m.def("plan", &plan, py::arg("project"), py::arg("schedule"), py::arg("microbatches"),
           py::arg("data_parallel"), py::arg("tensor_parallel"), py::arg("sequence_parallel"),
-          py::arg("profile"), py::arg("calibration"), py::arg("efficiency"), py::arg("strict"));
+          py::arg("expert_parallel"), py::arg("context_parallel"), py::arg("profile"),
+          py::arg("calibration"), py::arg("efficiency"), py::arg("strict"));
 }
 
 }  // namespace pipewright::python

@@ -74,6 +74,10 @@ def test_bad_plan_options_are_value_errors():
         project.plan(data_parallel="some")
     with pytest.raises(ValueError, match="tensor_parallel"):
         project.plan(tensor_parallel=0)
+    with pytest.raises(ValueError, match="expert_parallel"):
+        project.plan(expert_parallel=0)
+    with pytest.raises(ValueError, match="context_parallel"):
+        project.plan(context_parallel="all")
     with pytest.raises(pipewright.ProjectError):
         project.plan(schedule="no-such-schedule")
 
@@ -95,3 +99,15 @@ def test_ctrl_c_stops_a_long_plan():
     assert time.monotonic() - started < 4
     # The module stays usable.
     assert project.simulate().iteration_time_s > 0
+
+
+def test_expert_and_context_sizes_are_searched():
+    # As `plan --expert-parallel auto` and `--context-parallel auto` do.
+    mixtral = pipewright.load(ASSETS / "examples" / "mixtral-8x7b-h100.json")
+    plan = mixtral.plan(expert_parallel="auto")
+    assert plan.feasible
+    assert [o["expert_parallel"] for o in plan["data_parallel"]["options"]] == [1, 2, 4]
+    llama = pipewright.load(ASSETS / "examples" / "llama3.1-8b-h100-128k.json")
+    plan = llama.plan(context_parallel="auto")
+    assert plan.feasible
+    assert [o["context_parallel"] for o in plan["data_parallel"]["options"]] == [1, 2]
