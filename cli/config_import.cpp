@@ -226,8 +226,14 @@ int run_config_import(const ImportArgs& a, std::ostream& out, std::ostream& err)
         if (active < parameters) {
             // The experts are most of such a model: splitting them over the
             // replicas of a planned layout is what makes it fit.
-            out << "      then, on a layout with data-parallel replicas, simulate "
-                   "--expert-parallel E to split the experts over E of them\n";
+            out << "      plan --expert-parallel auto --data-parallel auto also splits the "
+                   "experts over replicas\n";
+        }
+        // Long sequences fit by splitting them (context parallelism).
+        if (constexpr std::int64_t kLong = 32768; p.model.input.shape.front() >= kLong) {
+            out << "      plan --context-parallel auto --data-parallel auto also splits each "
+                   "sequence of "
+                << p.model.input.shape.front() << " tokens over replicas\n";
         }
     }
     return kOk;

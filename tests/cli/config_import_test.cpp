@@ -80,6 +80,34 @@ TEST(ConfigImport, TheWrittenProjectIsPlacedAndSimulates) {
     EXPECT_EQ(run_cli({"simulate", out}).code, 0);
 }
 
+// What the next step is says how to split what does not fit: a long
+// sequence over context-parallel replicas, experts over expert-parallel ones.
+TEST(ConfigImport, TheNextStepNamesTheSplitsTheModelWants) {
+    TempDir dir;
+    const auto long_out = (dir / "long.json").string();
+    auto r = run_cli({"import", preset("llama-3.1-8b"), "--devices", "8", "--seq-len", "65536",
+                      "-b", "8", "--out", long_out});
+    ASSERT_EQ(r.code, 0) << r.err;
+    EXPECT_NE(r.out.find("plan --context-parallel auto --data-parallel auto also splits each "
+                         "sequence of 65536 tokens over replicas"),
+              std::string::npos)
+        << r.out;
+    EXPECT_EQ(r.out.find("--expert-parallel"), std::string::npos) << r.out;
+    const auto short_out = (dir / "short.json").string();
+    r = run_cli({"import", preset("llama-3.1-8b"), "--devices", "8", "--seq-len", "2048", "-b", "8",
+                 "--out", short_out});
+    ASSERT_EQ(r.code, 0) << r.err;
+    EXPECT_EQ(r.out.find("--context-parallel"), std::string::npos) << r.out;
+    const auto moe_out = (dir / "moe.json").string();
+    r = run_cli({"import", preset("mixtral-8x7b-v0.1"), "--devices", "8", "--seq-len", "2048", "-b",
+                 "8", "--out", moe_out});
+    ASSERT_EQ(r.code, 0) << r.err;
+    EXPECT_NE(r.out.find("plan --expert-parallel auto --data-parallel auto also splits the "
+                         "experts over replicas"),
+              std::string::npos)
+        << r.out;
+}
+
 TEST(ConfigImport, WhatCannotBeDescribedIsRefusedWithItsField) {
     TempDir dir;
     json config = read_preset("llama-3.1-8b");
