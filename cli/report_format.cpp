@@ -245,11 +245,9 @@ void print_report(std::ostream& out, const SimulationReport& r, const std::strin
     out << "Schedule    " << printable_name(r.schedule) << " · " << r.microbatches << " micro-batch"
         << (r.microbatches == 1 ? "" : "es") << " of " << r.microbatch_size << " · batch "
         << r.batch_size;
-    // The replicas of a context-parallel group share their samples.
-    const int context = std::max(1, r.context_parallel.size);
-    if (r.data_parallel > context) {
-        out << " (" << r.batch_size / (r.data_parallel / context) << " per "
-            << (context > 1 ? "context-parallel group" : "replica") << ")";
+    if (const int shares = batch_shares(r.data_parallel, r.context_parallel.size); shares > 1) {
+        out << " (" << r.batch_size / shares << " per "
+            << (shares < r.data_parallel ? "context-parallel group" : "replica") << ")";
     }
     out << '\n';
     out << "Iteration   " << format_duration(r.iteration_time_s) << " · "

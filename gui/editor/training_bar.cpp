@@ -284,21 +284,15 @@ namespace {
 
 // The micro-batches per replica the project runs: its count, or its
 // micro-batch size's share of each replica's batch.
-// The groups the batch splits over: the replicas, less those of a
-// context-parallel group, which share their samples.
-int batch_shares(const Project& p) {
-    const int replicas = std::max(1, p.data_parallel.size);
-    const int context = std::max(1, p.context_parallel.size);
-    return replicas % context == 0 ? replicas / context : replicas;
-}
-
 int shown_microbatches(const Project& p) {
     const Training& t = p.training;
     if (t.microbatches) {
         return *t.microbatches;
     }
     if (t.microbatch_size && *t.microbatch_size > 0) {
-        return std::max(1, t.batch_size / batch_shares(p) / *t.microbatch_size);
+        return std::max(1, t.batch_size /
+                               batch_shares(p.data_parallel.size, p.context_parallel.size) /
+                               *t.microbatch_size);
     }
     return 1;
 }
@@ -388,7 +382,8 @@ void TrainingBar::refresh() {
     // Each micro-batch's samples, which the simulation runs: shown, so that
     // a count that does not divide the batch (or a size the file fixes) is
     // never a hidden setting.
-    const int per_replica = t.batch_size / batch_shares(document_->project());
+    const int per_replica =
+        t.batch_size / batch_shares(dp.size, document_->project().context_parallel.size);
     const int count = microbatches_->value();
     const bool divides = count > 0 && per_replica % count == 0;
     const QString samples = divides ? QString::number(per_replica / count) : QStringLiteral("?");

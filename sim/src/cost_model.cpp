@@ -88,14 +88,24 @@ double gradient_bytes(std::int64_t parameters, const Training& training) {
     return static_cast<double>(parameters) * static_cast<double>(dtype_bytes(training.dtype));
 }
 
-std::int64_t stage_static_bytes(const StageCost& stage, const Training& training,
-                                const DataParallel& dp, int expert_parallel) {
-    // The experts' weights and state shard over the replicas that hold the
-    // same experts: data-parallel ÷ expert-parallel of them.
+DataParallel expert_holders(const DataParallel& dp, int expert_parallel) {
     DataParallel holders = dp;
     holders.size = std::max(1, dp.size / std::max(1, expert_parallel));
+    return holders;
+}
+
+std::int64_t stage_static_bytes(const StageCost& stage, const Training& training,
+                                const DataParallel& dp, int expert_parallel) {
     return static_memory_bytes(stage.parameters - stage.expert_parameters, training, dp) +
-           static_memory_bytes(stage.expert_parameters, training, holders);
+           static_memory_bytes(stage.expert_parameters, training,
+                               expert_holders(dp, expert_parallel));
+}
+
+std::int64_t stage_gathered_bytes(const StageCost& stage, const Training& training,
+                                  const DataParallel& dp, int expert_parallel) {
+    return gathered_weight_bytes(stage.parameters - stage.expert_parameters, training, dp) +
+           gathered_weight_bytes(stage.expert_parameters, training,
+                                 expert_holders(dp, expert_parallel));
 }
 
 LayerKernels project_layer_kernels(const AnalyzedProject& project, int layer) {
@@ -354,27 +364,14 @@ ExpertLayer expert_layer(const AnalyzedProject& project, int layer) {
             tokens * d.routed_rows() * d.hidden * dtype_bytes(project.project.training.dtype)};
 }
 
-// The expert-parallel group of `stage`: its device in each of the first E
-// replicas (Megatron-LM takes consecutive data-parallel ranks).
-CollectiveGroup expert_group(const AnalyzedProject& project, const PipelineStage& stage,
-                             const LinkResolver& links) {
-    const int ep = project.project.expert_parallel.size;
-    const auto rank = static_cast<std::size_t>(stage.rank);
-    std::vector<DeviceLocation> members;
-    for (int r = 0; r < ep && r < project.data_parallel(); ++r) {
-        members.push_back(project.replicas.at(static_cast<std::size_t>(r)).at(rank));
-    }
-    return collective_group(members, links, collective_library(project.rank_specs.at(rank)));
-}
-
-// The context-parallel group of `stage`: its device in each of the first C
-// replicas (Megatron-LM's order puts a sequence's ranks next to each other).
-CollectiveGroup context_group(const AnalyzedProject& project, const PipelineStage& stage,
+// An expert- or context-parallel group of `stage`: its device in each of
+// the first `size` replicas (Megatron-LM's groups are consecutive
+// data-parallel ranks).
+CollectiveGroup replica_group(const AnalyzedProject& project, const PipelineStage& stage, int size,
                               const LinkResolver& links) {
-    const int cp = project.project.context_parallel.size;
     const auto rank = static_cast<std::size_t>(stage.rank);
     std::vector<DeviceLocation> members;
-    for (int r = 0; r < cp && r < project.data_parallel(); ++r) {
+    for (int r = 0; r < size && r < project.data_parallel(); ++r) {
         members.push_back(project.replicas.at(static_cast<std::size_t>(r)).at(rank));
     }
     return collective_group(members, links, collective_library(project.rank_specs.at(rank)));
@@ -463,7 +460,7 @@ std::vector<StageCost> stage_costs(const AnalyzedProject& project,
                 moe = expert_layer(project, l);
                 if (moe.routed_parameters > 0 && ep > 1) {
                     if (!experts) {
-                        experts = expert_group(project, stage, *group_links);
+                        experts = replica_group(project, stage, ep, *group_links);
                     }
                     all_to_all_s =
                         collective_time(CollectiveKind::all_to_all, moe.dispatch_bytes, *experts)
@@ -474,7 +471,7 @@ std::vector<StageCost> stage_costs(const AnalyzedProject& project,
                 kv_bytes = cp.size > 1 ? context_kv_bytes(project, l) : 0;
                 if (kv_bytes > 0) {
                     if (!context) {
-                        context = context_group(project, stage, *group_links);
+                        context = replica_group(project, stage, cp.size, *group_links);
                     }
                     exchange = context_exchange_time(cp.exchange, kv_bytes, c, *context);
                 } else {

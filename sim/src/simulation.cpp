@@ -313,14 +313,8 @@ void describe_collectives(const AnalyzedProject& project, const CostModelOptions
             unshard.bytes = bytes;
             unshard.seconds = gather.seconds;
             unshard.links = links;
-            // The routed experts gather from the replicas that hold the same
-            // experts, D / E of them; the rest from all D.
-            const StageCost& stage = input.stages[s];
-            DataParallel expert_holders = dp;
-            expert_holders.size = std::max(1, dp.size / std::max(1, ep));
-            input.stages[s].gathered_bytes = static_cast<double>(
-                gathered_weight_bytes(stage.parameters - stage.expert_parameters, training, dp) +
-                gathered_weight_bytes(stage.expert_parameters, training, expert_holders));
+            input.stages[s].gathered_bytes =
+                static_cast<double>(stage_gathered_bytes(input.stages[s], training, dp, ep));
         }
     }
 }

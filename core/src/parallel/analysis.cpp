@@ -4,6 +4,7 @@
 #include <string_view>
 #include <unordered_map>
 
+#include "parallel/replica_groups.h"
 #include "pipewright/core/schedule_check.h"
 #include "pipewright/core/schedule_csv.h"
 #include "pipewright/core/schedule_generators.h"
@@ -361,10 +362,9 @@ void resolve_batch(const Project& p, const AnalysisOptions& o, bool microbatchin
     const Training& t = p.training;
     const int global_batch = o.batch_size.value_or(t.batch_size);
     const int data_parallel = std::max(1, o.data_parallel.value_or(p.data_parallel.size));
-    // The replicas of a context-parallel group share their samples.
     const int context = o.context_parallel.value_or(p.context_parallel.size);
-    const bool grouped = context > 1 && data_parallel % context == 0;
-    const int replicas = grouped ? data_parallel / context : data_parallel;
+    const int replicas = batch_shares(data_parallel, context);
+    const bool grouped = replicas < data_parallel;
     const std::string batch_path = o.batch_size ? "--batch-size" : "training.batch_size";
     if (global_batch >= 1 && global_batch % replicas != 0) {
         d.add(batch_path,
@@ -447,23 +447,6 @@ void resolve_batch(const Project& p, const AnalysisOptions& o, bool microbatchin
     out.microbatches = m;
     out.microbatch_size = batch / m;
     out.project.training.batch_size = global_batch;
-}
-
-// The sequence attention sees: the first transformer block's input length.
-std::optional<std::int64_t> attention_sequence(const AnalyzedProject& out) {
-    const auto& layers = out.project.model.layers;
-    for (std::size_t i = 0; i < layers.size() && i < out.layers.size(); ++i) {
-        if (layers[i].type != "transformer_block") {
-            continue;
-        }
-        const Shape& input =
-            i == 0 ? out.project.model.input.shape : out.layers[i - 1].output_shape;
-        if (input.empty()) {
-            return std::nullopt;
-        }
-        return input.front();
-    }
-    return std::nullopt;
 }
 
 CollectivePlan collective_plan(const DataParallel& dp) {
@@ -577,22 +560,7 @@ std::optional<AnalyzedProject> analyze_project(const Project& project,
         resolve_tensor_parallel(project, options, lookup, out, d);
     }
     if (d.empty()) {
-        out.project.expert_parallel.size =
-            options.expert_parallel.value_or(project.expert_parallel.size);
-        // A replica priced alone stands for replicas enough for its groups.
-        const auto replicas_for = [&](int size) {
-            return options.replica_alone ? size : std::max(1, out.data_parallel());
-        };
-        check_expert_parallel(
-            project.model, out.project.expert_parallel.size,
-            replicas_for(out.project.expert_parallel.size),
-            options.expert_parallel ? "--expert-parallel" : "expert_parallel.size", d);
-        ContextParallel& cp = out.project.context_parallel;
-        cp.size = options.context_parallel.value_or(project.context_parallel.size);
-        cp.exchange = options.context_exchange.value_or(project.context_parallel.exchange);
-        check_context_parallel(
-            project.model, attention_sequence(out), cp.size, replicas_for(cp.size),
-            options.context_parallel ? "--context-parallel" : "context_parallel.size", d);
+        resolve_replica_groups(project, options, out, d);
     }
 
     std::string schedule_name = options.schedule.value_or(project.training.schedule.name);

@@ -159,9 +159,8 @@ class CountSearch {
         replica.expert_parallel.size = option.expert_parallel;
         replica.context_parallel.size = option.context_parallel;
         replica.data_parallel = DataParallel{};
-        // The replicas of a context-parallel group share their samples.
         replica.training.batch_size =
-            project_.training.batch_size / (replicas / std::max(1, option.context_parallel));
+            project_.training.batch_size / batch_shares(replicas, option.context_parallel);
         // Without full recomputation the project's own choice stays (none,
         // or the selective recomputation of the attention core).
         const Recompute own = project_.training.recompute;

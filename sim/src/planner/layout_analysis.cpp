@@ -248,13 +248,11 @@ bool LayoutAnalyzer::resolve_batch(const Project& layout, bool microbatching,
                                    AnalyzedProject& out) const {
     const Training& t = layout.training;
     const int global = t.batch_size;
-    // The replicas of a context-parallel group share their samples.
     const int context = std::max(1, layout.context_parallel.size);
-    const int data_parallel = std::max(1, layout.data_parallel.size);
-    if (data_parallel % context != 0) {
+    if (std::max(1, layout.data_parallel.size) % context != 0) {
         return false;
     }
-    const int replicas = data_parallel / context;
+    const int replicas = batch_shares(layout.data_parallel.size, context);
     if (global < 1 || global % replicas != 0) {
         return false;
     }

@@ -12,10 +12,10 @@
 #include <utility>
 
 #include "pipewright/core/schedule_generators.h"
-#include "pipewright/sim/collective_cost.h"
-#include "planner/internal.h"
-
 #include "pipewright/core/transformer_dims.h"
+#include "pipewright/sim/collective_cost.h"
+#include "pipewright/sim/cost_model.h"
+#include "planner/internal.h"
 #include "planner/tensor_groups.h"
 
 namespace pipewright::planner {
@@ -165,10 +165,9 @@ Context::Context(const Project& project, const PlanOptions& options, const DataP
     bytes_per_param_ = static_bytes_per_param(training, replica_of);
     const int experts = std::max(1, base_.project.expert_parallel.size);
     if (experts > 1 && bytes_per_param_ > 0) {
-        DataParallel holders = replica_of;
-        holders.size = std::max(1, replica_of.size / experts);
         expert_param_weight_ =
-            static_bytes_per_param(training, holders) / bytes_per_param_ / experts;
+            static_bytes_per_param(training, expert_holders(replica_of, experts)) /
+            bytes_per_param_ / experts;
     }
     // The simulations count the replica's shards too (its collectives are
     // left to the simulation of the whole layout).

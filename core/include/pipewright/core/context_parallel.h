@@ -41,6 +41,16 @@ struct ContextParallel {
 
 inline constexpr int kMaxContextParallel = 1024;
 
+// The groups the batch splits over: the data-parallel replicas, those of a
+// context-parallel group counting once since they share their samples
+// (all of them when `context_parallel` does not divide them, a layout the
+// check refuses).
+[[nodiscard]] constexpr int batch_shares(int data_parallel, int context_parallel) {
+    const int replicas = data_parallel < 1 ? 1 : data_parallel;
+    return context_parallel > 1 && replicas % context_parallel == 0 ? replicas / context_parallel
+                                                                    : replicas;
+}
+
 // Whether `size` can split the model's sequences over `data_parallel`
 // replicas: the model must have attention (a transformer_block, whose
 // input's first dimension, `sequence`, is the sequence length), the

@@ -113,10 +113,18 @@ struct StageCost {
 // Bytes of the stage's gradients (REDUCE_GRAD) and of its weights (UNSHARD),
 // in the compute dtype, as each replica holds them.
 [[nodiscard]] double gradient_bytes(std::int64_t parameters, const Training& training);
+// The replicas that hold the same routed experts under expert parallelism
+// (data-parallel ÷ expert-parallel of them), at `dp`'s ZeRO stage: what the
+// experts' state shards over and their weights are gathered from.
+[[nodiscard]] DataParallel expert_holders(const DataParallel& dp, int expert_parallel);
 // A stage's weights, gradients and optimizer state on one device: the
-// routed experts' sharded (ZeRO) over the replicas that hold the same
-// experts, the rest over all of them.
+// routed experts' sharded (ZeRO) over their holders, the rest over all the
+// replicas.
 [[nodiscard]] std::int64_t stage_static_bytes(const StageCost& stage, const Training& training,
                                               const DataParallel& dp, int expert_parallel);
+// What a ZeRO-3 stage gathers for its compute: the routed experts from
+// their holders, the rest from all the replicas.
+[[nodiscard]] std::int64_t stage_gathered_bytes(const StageCost& stage, const Training& training,
+                                                const DataParallel& dp, int expert_parallel);
 
 }  // namespace pipewright
