@@ -48,6 +48,12 @@ QString MainWindow::replicasSummary(const SimulationReport& r) const {
     }
     // The timeline draws the replicas simulated; say what the others do.
     QString text = tr(" · %n replica(s)", nullptr, r.data_parallel);
+    if (r.context_parallel.size > 1) {
+        text += tr(", %1 to a sequence").arg(r.context_parallel.size);
+    }
+    if (r.expert_parallel.size > 1) {
+        text += tr(", experts over %1").arg(r.expert_parallel.size);
+    }
     if (r.zero_stage > 0) {
         text += tr(", ZeRO-%1").arg(r.zero_stage);
     }

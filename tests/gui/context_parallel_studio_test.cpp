@@ -46,6 +46,10 @@ TEST(ContextParallelStudio, TheContextBoxSplitsEverySequenceOverReplicas) {
     ASSERT_TRUE(opened());
     ASSERT_TRUE(bar->contextParallelBox()->isVisible());
     EXPECT_EQ(bar->contextParallelBox()->value(), 2);
+    auto* summary = window.findChild<QLabel*>(QStringLiteral("simulationSummary"));
+    ASSERT_NE(summary, nullptr);
+    EXPECT_TRUE(summary->text().contains(QStringLiteral("2 replicas, 2 to a sequence")))
+        << summary->text().toStdString();
     ASSERT_TRUE(window.runner()->latest()->report);
     EXPECT_TRUE(window.runner()->latest()->report->all_fit);
 
