@@ -5,6 +5,7 @@
 #include <cmath>
 #include <limits>
 #include <map>
+#include <set>
 #include <span>
 
 namespace pipewright {
@@ -115,17 +116,74 @@ double ring(const LinkSpec& l, const Protocol& p, int d, int phases, double byte
 
 }  // namespace
 
+namespace {
+
+// The hops a group's collectives cross: its ring's (the last member back to
+// the first), then, when it spans several nodes, from the first member on
+// each node to the first on the next (the hierarchical algorithm's).
+template <typename Visit>
+void visit_hops(const std::vector<DeviceLocation>& members, Visit&& visit) {
+    for (std::size_t i = 0; i < members.size(); ++i) {
+        visit(members[i], members[(i + 1) % members.size()]);
+    }
+    std::map<int, const DeviceLocation*> first_on_node;
+    for (const DeviceLocation& m : members) {
+        first_on_node.emplace(m.node, &m);
+    }
+    if (first_on_node.size() < 2) {
+        return;
+    }
+    for (auto it = first_on_node.begin(); it != first_on_node.end(); ++it) {
+        auto next = std::next(it) == first_on_node.end() ? first_on_node.begin() : std::next(it);
+        visit(*it->second, *next->second);
+    }
+}
+
+}  // namespace
+
+LinkSharing::LinkSharing(const std::vector<std::vector<DeviceLocation>>& groups,
+                         const LinkResolver& links) {
+    for (const auto& members : groups) {
+        if (members.size() < 2) {
+            continue;
+        }
+        std::set<std::string> crossed;
+        visit_hops(members, [&](const DeviceLocation& a, const DeviceLocation& b) {
+            crossed.insert(links.between(a, b).resource);
+        });
+        for (const std::string& resource : crossed) {
+            ++groups_[resource];
+        }
+    }
+}
+
+int LinkSharing::groups_over(const std::string& resource) const {
+    const auto it = groups_.find(resource);
+    return it == groups_.end() ? 1 : std::max(1, it->second);
+}
+
 CollectiveGroup collective_group(const std::vector<DeviceLocation>& members,
-                                 const LinkResolver& links, CollectiveLibrary library) {
+                                 const LinkResolver& links, CollectiveLibrary library,
+                                 const LinkSharing* sharing) {
     CollectiveGroup g;
     g.library = library;
     g.members = static_cast<int>(members.size());
     if (members.size() < 2) {
         return g;
     }
+    // The link between two members as this group sees it: its share of a
+    // link the concurrent groups cross too.
+    const auto hop = [&](const DeviceLocation& a, const DeviceLocation& b) {
+        const ResolvedLink link = links.between(a, b);
+        LinkSpec spec = link.spec;
+        if (sharing != nullptr) {
+            spec.bandwidth_GBps /= sharing->groups_over(link.resource);
+        }
+        return spec;
+    };
     Slowest ring_hops;
     for (std::size_t i = 0; i < members.size(); ++i) {
-        ring_hops.add(links.between(members[i], members[(i + 1) % members.size()]).spec);
+        ring_hops.add(hop(members[i], members[(i + 1) % members.size()]));
     }
     g.ring = ring_hops.link();
 
@@ -146,10 +204,10 @@ CollectiveGroup collective_group(const std::vector<DeviceLocation>& members,
     for (auto it = by_node.begin(); it != by_node.end(); ++it) {
         const auto& local = it->second;
         for (std::size_t i = 0; i < local.size(); ++i) {
-            intra.add(links.between(*local[i], *local[(i + 1) % local.size()]).spec);
+            intra.add(hop(*local[i], *local[(i + 1) % local.size()]));
         }
         auto next = std::next(it) == by_node.end() ? by_node.begin() : std::next(it);
-        inter.add(links.between(*local.front(), *next->second.front()).spec);
+        inter.add(hop(*local.front(), *next->second.front()));
     }
     g.intra = intra.link();
     g.inter = inter.link();

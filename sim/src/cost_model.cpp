@@ -5,6 +5,7 @@
 #include <optional>
 #include <utility>
 
+#include "concurrent_groups.h"
 #include "pipewright/core/diagnostics.h"
 #include "pipewright/core/profile.h"
 #include "pipewright/core/quantity_format.h"
@@ -369,12 +370,7 @@ ExpertLayer expert_layer(const AnalyzedProject& project, int layer) {
 // data-parallel ranks).
 CollectiveGroup replica_group(const AnalyzedProject& project, const PipelineStage& stage, int size,
                               const LinkResolver& links) {
-    const auto rank = static_cast<std::size_t>(stage.rank);
-    std::vector<DeviceLocation> members;
-    for (int r = 0; r < size && r < project.data_parallel(); ++r) {
-        members.push_back(project.replicas.at(static_cast<std::size_t>(r)).at(rank));
-    }
-    return collective_group(members, links, collective_library(project.rank_specs.at(rank)));
+    return replica_collective_group(project, stage.rank, ReplicaGrouping::consecutive, size, links);
 }
 
 // The keys and values of one micro-batch that attention in `layer` holds

@@ -10,6 +10,7 @@
 #include <utility>
 #include <vector>
 
+#include "concurrent_groups.h"
 #include "pipewright/core/profile.h"
 #include "pipewright/sim/auto_schedule.h"
 #include "pipewright/sim/memory_model.h"
@@ -238,8 +239,9 @@ void describe_collectives(const AnalyzedProject& project, const CostModelOptions
                 links.push_back(it->second);
             }
         }
-        const CollectiveLibrary library = collective_library(project.rank_specs[rank]);
-        const CollectiveGroup group = collective_group(members, resolver, library);
+        const CollectiveGroup group =
+            replica_collective_group(project, static_cast<int>(rank), ReplicaGrouping::consecutive,
+                                     project.data_parallel(), resolver);
         const double bytes = gradient_bytes(input.stages[s].parameters, training);
         // Expert parallelism: the routed experts' gradients average over the
         // replicas that hold the same experts (every E-th), apart from the
@@ -249,12 +251,8 @@ void describe_collectives(const AnalyzedProject& project, const CostModelOptions
             ep > 1 ? gradient_bytes(input.stages[s].expert_parameters, training) : 0;
         std::optional<CollectiveGroup> holders;
         if (expert_bytes > 0) {
-            std::vector<DeviceLocation> same_experts;
-            for (std::size_t r = 0; r < project.replicas.size();
-                 r += static_cast<std::size_t>(ep)) {
-                same_experts.push_back(project.replicas[r][rank]);
-            }
-            holders = collective_group(same_experts, resolver, library);
+            holders = replica_collective_group(project, static_cast<int>(rank),
+                                               ReplicaGrouping::strided, ep, resolver);
         }
         // One collective of the stage's gradients or weights: the experts'
         // part over their holders after the rest.

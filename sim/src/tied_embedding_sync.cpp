@@ -1,5 +1,8 @@
 #include "pipewright/sim/tied_embedding_sync.h"
 
+#include <algorithm>
+
+#include "concurrent_groups.h"
 #include "pipewright/core/topology.h"
 #include "pipewright/sim/kernel_cost.h"
 
@@ -36,10 +39,18 @@ std::optional<TiedEmbeddingSync> tied_embedding_sync(const AnalyzedProject& proj
         return sync;
     }
     const LinkResolver links(project.project.topology);
-    const std::vector<DeviceLocation> members{
-        project.ranks.at(static_cast<std::size_t>(sync.embedding_rank)),
-        project.ranks.at(static_cast<std::size_t>(sync.head_rank))};
-    CollectiveGroup group = collective_group(members, links, collective_library(device));
+    // Every replica's pair, and every tensor-parallel position's, sums its
+    // copies at the same moment, over the links they share.
+    std::vector<std::vector<DeviceLocation>> pairs;
+    for (int r = 0; r < std::max(1, project.data_parallel()); ++r) {
+        for (std::size_t k = 0; k < tensor_positions(project, sync.head_rank); ++k) {
+            pairs.push_back({stage_device(project, r, sync.embedding_rank, k),
+                             stage_device(project, r, sync.head_rank, k)});
+        }
+    }
+    const LinkSharing sharing(pairs, links);
+    CollectiveGroup group =
+        collective_group(pairs.front(), links, collective_library(device), &sharing);
     if (options.profile != nullptr && options.profile->all_reduce) {
         group = with_measured_ring(group, options.profile->all_reduce->link);
     }

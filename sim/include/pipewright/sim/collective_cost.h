@@ -1,6 +1,8 @@
 #pragma once
 
+#include <string>
 #include <string_view>
+#include <unordered_map>
 #include <vector>
 
 #include "pipewright/core/tensor_parallel.h"
@@ -43,10 +45,32 @@ struct CollectiveGroup {
     bool ring_only = false;
 };
 
-// Describes the group of `members` (in ring order).
+// Groups that run the same collective at the same moment (the rings of a
+// stage's tensor-parallel positions, every replica's tied-embedding pair)
+// share the links they cross that are shared at all: a node's network
+// interface, a container's path to another container. Counted per link
+// resource (ResolvedLink::resource), each group once however many of its
+// hops cross it, as NCCL orders a ring to cross each node boundary once.
+class LinkSharing {
+  public:
+    LinkSharing() = default;
+    // `groups`, each in ring order; the hops counted are those
+    // collective_group prices: the ring's, and the hierarchical algorithm's
+    // hops between consecutive nodes.
+    LinkSharing(const std::vector<std::vector<DeviceLocation>>& groups, const LinkResolver& links);
+    // How many of the groups cross `resource` (at least 1).
+    [[nodiscard]] int groups_over(const std::string& resource) const;
+
+  private:
+    std::unordered_map<std::string, int> groups_;
+};
+
+// Describes the group of `members` (in ring order). With `sharing`, a hop
+// over a link that n of the concurrent groups cross gets 1/n of its
+// bandwidth.
 [[nodiscard]] CollectiveGroup collective_group(const std::vector<DeviceLocation>& members,
-                                               const LinkResolver& links,
-                                               CollectiveLibrary library);
+                                               const LinkResolver& links, CollectiveLibrary library,
+                                               const LinkSharing* sharing = nullptr);
 // The group priced by a link measured for a whole collective (a profile's):
 // the ring formula it was fitted to, and no other algorithm.
 [[nodiscard]] CollectiveGroup with_measured_ring(CollectiveGroup group, const LinkSpec& measured);
