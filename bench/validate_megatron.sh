@@ -13,9 +13,9 @@
 #                else `pipewright` on the PATH)
 #   EFFICIENCY   price layers with the flat model at this fraction of peak
 #                FLOP/s (`--efficiency`) instead of the kernel model (default)
-#   INTER_NODE   inter-node bandwidth in GB/s for every row (default: 200 / T,
-#                the share of a DGX A100's 8 × 25 GB/s InfiniBand ports that
-#                each of the T concurrent data-parallel rings uses)
+#   INTER_NODE   a node's network in GB/s for every row (default 200: a DGX
+#                A100's 8 × 25 GB/s InfiniBand ports, which the simulator
+#                shares among the groups that cross them at once)
 #   ROWS         rows of Table 1 to simulate, by model size (default all:
 #                "1.7B 3.6B 7.5B 18.4B 39.1B 76.1B 145.6B 310.1B 529.6B 1T")
 #   TIMEOUT      seconds one simulation may take before its row is skipped
@@ -113,7 +113,7 @@ def project(name, heads, hidden, layers, T, p, gpus, batch, schedule="1f1b", chu
         {"name": f"gpu{g}", "spec": "A100-80GB"} for g in range(GPUS_PER_NODE)]}]}
         for n in range((gpus + GPUS_PER_NODE - 1) // GPUS_PER_NODE)]
     if inter_node_GBps is None:
-        inter_node_GBps = float(INTER_NODE) if INTER_NODE else 25.0 * GPUS_PER_NODE / T
+        inter_node_GBps = float(INTER_NODE) if INTER_NODE else 25.0 * GPUS_PER_NODE
     out = {
         "format": "pipewright-project",
         "version": 1,
@@ -186,7 +186,7 @@ def row_text(cells):
 print(f"Pipewright: {PW}")
 print(f"Projects:   {OUT}")
 print(f"Costs:      {'flat model at ' + EFFICIENCY + ' of peak' if EFFICIENCY else 'kernel model'}; inter-node link: "
-      f"{INTER_NODE + ' GB/s' if INTER_NODE else '200 / T GB/s'}")
+      f"{INTER_NODE if INTER_NODE else '200'} GB/s a node")
 print()
 print("Table 1 of Narayanan et al. 2021: micro-batches of 1, full activation recomputation, "
       "bfloat16, AdamW, no ZeRO, gradients all-reduced after the last backward, "
