@@ -218,7 +218,7 @@ int run_config_import(const ImportArgs& a, std::ostream& out, std::ostream& err)
         << (a.dry_run ? "Not written (--dry-run). " : "Wrote " + printable_name(target) + ": ")
         << p.placement.size() << (p.placement.size() == 1 ? " stage" : " stages") << " on "
         << a.nodes << " × " << a.devices << " " << *spec << ", batch " << a.batch_size << " in "
-        << p.training.resolved_microbatches() << " micro-batches, " << to_string(p.training.dtype)
+        << p.training.resolved_microbatches() << " micro-batches, " << p.training.precision_name()
         << ".\n";
     if (!a.dry_run) {
         out << "Next: pipewright simulate " << printable_name(target)

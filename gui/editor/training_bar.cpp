@@ -112,10 +112,15 @@ TrainingBar::TrainingBar(ProjectDocument* document, QWidget* parent)
     microbatches_->setKeyboardTracking(false);
     microbatches_->setToolTip(microbatchesTip());
     dtype_ = new QComboBox(this);
+    dtype_->setObjectName(QStringLiteral("dtype"));
     for (DType t : {DType::float32, DType::bfloat16, DType::float16}) {
         dtype_->addItem(QString::fromStdString(std::string(to_string(t))));
     }
-    dtype_->setToolTip(tr("Compute precision: decides FLOP/s, activation and weight bytes"));
+    dtype_->addItem(QStringLiteral("float8"));
+    dtype_->setToolTip(
+        tr("Compute precision: decides FLOP/s, activation and weight bytes. float8: the "
+           "blocks' linear GEMMs on FP8 tensor cores, everything else in bfloat16 (devices "
+           "with FP8 only)"));
     optimizer_ = new QComboBox(this);
     for (OptimizerKind k : {OptimizerKind::sgd, OptimizerKind::adam, OptimizerKind::adamw}) {
         optimizer_->addItem(QString::fromStdString(std::string(to_string(k))));
@@ -222,7 +227,9 @@ TrainingBar::TrainingBar(ProjectDocument* document, QWidget* parent)
     });
     connect(dtype_, &QComboBox::currentTextChanged, this, [this](const QString& text) {
         apply(tr("Change dtype"), -1, [text](Training& t) {
-            t.dtype = parse_dtype(text.toStdString()).value_or(DType::float32);
+            t.float8 = text == QStringLiteral("float8");
+            t.dtype = t.float8 ? DType::bfloat16
+                               : parse_dtype(text.toStdString()).value_or(DType::float32);
         });
     });
     connect(optimizer_, &QComboBox::currentTextChanged, this, [this](const QString& text) {
@@ -405,7 +412,7 @@ void TrainingBar::refresh() {
                                   : tr("Each micro-batch holds %n sample(s): the batch per replica "
                                        "divided by the count.",
                                        nullptr, per_replica / count)));
-    dtype_->setCurrentText(QString::fromStdString(std::string(to_string(t.dtype))));
+    dtype_->setCurrentText(QString::fromStdString(std::string(t.precision_name())));
     optimizer_->setCurrentText(QString::fromStdString(std::string(to_string(t.optimizer.type))));
     recompute_->setCurrentIndex(recompute_->findData(static_cast<int>(t.recompute)));
     refreshing_ = false;

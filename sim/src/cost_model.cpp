@@ -118,6 +118,7 @@ LayerKernels project_layer_kernels(const AnalyzedProject& project, int layer) {
     KernelContext context;
     context.microbatch_size = project.microbatch_size;
     context.dtype = p.training.dtype;
+    context.float8 = p.training.float8;
     context.tensor_parallel = p.tensor_parallel.size;
     context.sequence_parallel = p.tensor_parallel.sequence_parallel;
     context.expert_parallel = p.expert_parallel.size;

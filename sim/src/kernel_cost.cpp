@@ -101,9 +101,14 @@ KernelTime kernel_time(const Kernel& k, const DeviceSpec& d, DType dtype) {
     t.memory_s = bandwidth > 0 ? k.bytes / bandwidth : 0;
     switch (k.kind) {
         case KernelKind::gemm: {
-            const double rate = d.matmul_flops_for(dtype, k.tf32) * d.matmul_efficiency;
+            // FP8 operands: twice the bf16 rate on the same tensor cores,
+            // reaching the same fraction of it (docs/simulator.md), and half
+            // the bytes to feed each tile.
+            const bool fp8 = k.fp8 && d.fp8_flops > 0;
+            const double rate =
+                (fp8 ? d.fp8_flops : d.matmul_flops_for(dtype, k.tf32)) * d.matmul_efficiency;
             if (rate > 0) {
-                std::tie(t.compute_s, t.tiling) = gemm_compute(k, d, rate, element_bytes);
+                std::tie(t.compute_s, t.tiling) = gemm_compute(k, d, rate, fp8 ? 1 : element_bytes);
             }
             break;
         }
@@ -130,7 +135,7 @@ KernelTime kernel_time(const Kernel& k, const DeviceSpec& d, DType dtype) {
     // shape. Its grid is of single GEMMs: batched ones (the unfused
     // attention's) and TF32 convolutions keep the model's price.
     if (k.kind == KernelKind::gemm && d.gemm_correction && d.gemm_correction->dtype == dtype &&
-        k.batch == 1 && !k.tf32 && work) {
+        k.batch == 1 && !k.tf32 && !k.fp8 && work) {
         const double ratio = d.gemm_correction->ratio(k.m, k.n, k.k);
         t.seconds *= ratio;
         t.compute_s *= ratio;

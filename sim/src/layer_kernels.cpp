@@ -62,6 +62,26 @@ Kernel gemm_kernel(std::string_view name, double batch, double m, double n, doub
     return g;
 }
 
+namespace {
+
+// FP8 training as TransformerEngine and DeepSeek-V3 run it: the GEMMs of
+// the block's linear layers (projections, MLP, experts) take FP8 operands;
+// attention, the router and everything outside the blocks stay in the
+// compute dtype. The casts to FP8 are fused into the kernels before them.
+void in_fp8(LayerKernels& kernels, double element_bytes) {
+    for (auto* list : {&kernels.forward, &kernels.backward_input, &kernels.backward_weight}) {
+        for (Kernel& g : *list) {
+            if (g.kind != KernelKind::gemm || g.attention_core || g.name.starts_with("router")) {
+                continue;
+            }
+            g.fp8 = true;
+            g.bytes = g.batch * ((g.m * g.k + g.k * g.n) + g.m * g.n * element_bytes);
+        }
+    }
+}
+
+}  // namespace
+
 LayerKernels layer_kernels(const LayerSpec& layer, const LayerAnalysis& analysis,
                            const Shape& input_shape, const TensorShare* share,
                            const KernelContext& context) {
@@ -160,6 +180,11 @@ LayerKernels layer_kernels(const LayerSpec& layer, const LayerAnalysis& analysis
         shape.sequence_parallel = split_block && context.sequence_parallel;
         shape.expert_parallel = std::max(1, context.expert_parallel);
         lowering::transformer_block(k, transformer_dims(layer), shape);
+        if (context.float8) {
+            LayerKernels kernels = k.take();
+            in_fp8(kernels, dtype_bytes(context.dtype));
+            return kernels;
+        }
     } else if (type == "flatten") {
         // A view: no kernel.
     } else {

@@ -315,6 +315,39 @@ TEST(Launcher, MixtureOfExpertsAndLatentAttentionBlocksAreRefusedInWords) {
     fs::remove_all(dir);
 }
 
+// The backend's Torch has no FP8 tensors: a float8 project is simulated,
+// not trained as something else.
+TEST(Launcher, Float8IsRefusedInWordsBeforeAnyWorkerStarts) {
+    const auto dir = temp_dir("float8");
+    const nlohmann::json project = {
+        {"format", "pipewright-project"},
+        {"version", 1},
+        {"model",
+         {{"name", "fp8"},
+          {"input", {{"shape", {8, 64}}, {"dtype", "float32"}}},
+          {"loss", "mse"},
+          {"layers",
+           {{{"name", "block"}, {"type", "transformer_block"}, {"hidden", 64}, {"heads", 4}}}}}},
+        {"topology",
+         {{"nodes",
+           {{{"name", "node0"},
+             {"containers",
+              {{{"name", "c0"}, {"devices", {{{"name", "gpu0"}, {"spec", "H100-SXM"}}}}}}}}}}}},
+        {"placement", {{{"device", "node0/c0/gpu0"}, {"layers", {"block"}}}}},
+        {"training",
+         {{"batch_size", 4}, {"microbatches", 1}, {"schedule", "gpipe"}, {"dtype", "float8"}}}};
+    const auto path = dir / "fp8.json";
+    std::ofstream(path) << project.dump(2);
+    const auto out = dir / "fp8-run";
+    const auto r = run_cli("run " + path.string() + " --out " + out.string(), dir);
+    EXPECT_EQ(r.code, 1) << r.output;
+    EXPECT_NE(r.output.find("training.dtype: float8: FP8 training is simulation-only"),
+              std::string::npos)
+        << r.output;
+    EXPECT_FALSE(fs::exists(out / "rank-0.log")) << "a worker was started";
+    fs::remove_all(dir);
+}
+
 TEST(Launcher, MoreReplicasThanDevicesAreRefusedInWords) {
     const auto dir = temp_dir("data-parallel-devices");
     test::MlpSpec spec;

@@ -17,6 +17,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "pipewright/core/analysis.h"
 #include "pipewright/core/diagnostics.h"
 #include "pipewright/core/project.h"
 
@@ -192,6 +193,42 @@ TEST(ProjectIo, RecomputationIsReadAsABooleanOrAWord) {
     EXPECT_EQ(d.format(),
               "training.activation_checkpointing: must be true, false, \"none\", \"selective\" or "
               "\"full\", got the number 1");
+}
+
+// FP8 training is "float8" in the file: bfloat16 everywhere but the blocks'
+// GEMMs. Every device of the layout needs FP8 tensor cores.
+TEST(ProjectIo, Float8IsReadWrittenAndNeedsFp8Devices) {
+    Project p = full_project();
+    p.training.dtype = DType::bfloat16;
+    p.training.float8 = true;
+    const json written = project_to_json(p);
+    EXPECT_EQ(written["training"]["dtype"], "float8");
+    Diagnostics d;
+    const auto back = project_from_json(written, d);
+    ASSERT_TRUE(back.has_value()) << d.format();
+    EXPECT_EQ(back->training, p.training);
+    EXPECT_EQ(back->training.dtype, DType::bfloat16);
+
+    // The H100 and the L4 have FP8 tensor cores; the A100 does not.
+    const auto analyzed = analyze_project(*back, {}, d);
+    EXPECT_FALSE(analyzed.has_value());
+    EXPECT_NE(d.format().find("training.dtype: float8 runs the blocks' GEMMs on FP8 tensor cores, "
+                              "which n0/c0/g1 (A100-80GB) does not have; use bfloat16, or "
+                              "devices with FP8 (H100-SXM"),
+              std::string::npos)
+        << d.format();
+    Project without_a100 = *back;
+    without_a100.topology.nodes[0].containers[0].devices[1].spec = "H100-SXM";
+    without_a100.training.schedule = ScheduleChoice{"gpipe", ""};
+    Diagnostics fine;
+    EXPECT_TRUE(analyze_project(without_a100, {}, fine).has_value()) << fine.format();
+
+    json j = written;
+    j["training"]["dtype"] = "float4";
+    Diagnostics bad;
+    (void)project_from_json(j, bad);
+    EXPECT_NE(bad.format().find("training.dtype"), std::string::npos) << bad.format();
+    EXPECT_NE(bad.format().find("float8"), std::string::npos) << bad.format();
 }
 
 TEST(ProjectIo, EveryExampleRoundTripsThroughAFile) {

@@ -325,6 +325,26 @@ TEST_F(EditingTest, RecomputationIsPickedFromTheTrainingBar) {
     EXPECT_EQ(window.document()->project(), before);
 }
 
+// float8 in the dtype box is FP8 training: bfloat16 with the blocks' GEMMs
+// in FP8; undo restores the dtype it replaced.
+TEST_F(EditingTest, Float8IsPickedFromTheDtypeBox) {
+    auto* box = window.findChild<QComboBox*>(QStringLiteral("dtype"));
+    ASSERT_NE(box, nullptr);
+    const DType was = window.document()->project().training.dtype;
+    box->setCurrentIndex(box->findText(QStringLiteral("float8")));
+    EXPECT_TRUE(window.document()->project().training.float8);
+    EXPECT_EQ(window.document()->project().training.dtype, DType::bfloat16);
+    box->setCurrentIndex(box->findText(QStringLiteral("float32")));
+    EXPECT_FALSE(window.document()->project().training.float8);
+    EXPECT_EQ(window.document()->project().training.dtype, DType::float32);
+    window.document()->undoStack()->undo();
+    EXPECT_TRUE(window.document()->project().training.float8);
+    EXPECT_EQ(box->currentText(), QStringLiteral("float8"));
+    undo_all();
+    EXPECT_EQ(window.document()->project().training.dtype, was);
+    EXPECT_EQ(window.document()->project(), before);
+}
+
 // Each value entered after a pause is its own undo step, and Ctrl+Z works
 // with the focus still in the spin box where it was typed (issue 36 #3).
 TEST_F(EditingTest, CtrlZInASpinBoxUndoesEachValueEntered) {

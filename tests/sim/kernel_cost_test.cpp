@@ -333,6 +333,52 @@ TEST(KernelCost, LargeBlocksRunNearerPeakThanSmallOnes) {
     EXPECT_LT(small, 0.6);
 }
 
+// FP8 training: a block's linear GEMMs take FP8 operands at the device's FP8
+// rate (twice bf16's on an H100), attention and everything outside the
+// blocks stay in bfloat16.
+TEST(KernelCost, Float8RunsTheBlocksLinearGemmsOnFp8TensorCores) {
+    const DeviceSpec* h100 = DeviceCatalog::builtin().find("H100-SXM");
+    ASSERT_NE(h100, nullptr);
+    const LayerSpec block = layer("transformer_block", kLlamaBlock);
+    const Shape input{4096, 1024};
+    const LayerAnalysis a = analysed(block, input, DType::bfloat16);
+    KernelContext bf16;
+    bf16.dtype = DType::bfloat16;
+    bf16.microbatch_size = 4;
+    KernelContext fp8 = bf16;
+    fp8.float8 = true;
+    const LayerKernels plain = layer_kernels(block, a, input, nullptr, bf16);
+    const LayerKernels fast = layer_kernels(block, a, input, nullptr, fp8);
+    ASSERT_EQ(plain.forward.size(), fast.forward.size());
+    int in_fp8 = 0;
+    for (std::size_t i = 0; i < plain.forward.size(); ++i) {
+        const Kernel& p = plain.forward[i];
+        const Kernel& f = fast.forward[i];
+        SCOPED_TRACE(std::string(p.name));
+        EXPECT_EQ(f.flops, p.flops);  // the same work
+        const bool linear = p.kind == KernelKind::gemm && !p.attention_core;
+        EXPECT_EQ(f.fp8, linear);
+        if (!linear) {
+            EXPECT_EQ(kernel_time(f, *h100, DType::bfloat16).seconds,
+                      kernel_time(p, *h100, DType::bfloat16).seconds);
+            continue;
+        }
+        ++in_fp8;
+        // One byte an operand element, the product in bfloat16.
+        EXPECT_DOUBLE_EQ(f.bytes, p.batch * (p.m * p.k + p.k * p.n + 2 * p.m * p.n));
+        // 16,384 rows: compute-bound at either rate, so half the time.
+        EXPECT_NEAR(kernel_time(f, *h100, DType::bfloat16).compute_s,
+                    kernel_time(p, *h100, DType::bfloat16).compute_s / 2,
+                    1e-9 * kernel_time(p, *h100, DType::bfloat16).compute_s);
+    }
+    EXPECT_EQ(in_fp8, 4);  // qkv, the projection, fc1 and fc2
+    // A device without FP8 tensor cores runs them at its bf16 rate.
+    const DeviceSpec* a100 = DeviceCatalog::builtin().find("A100-80GB");
+    ASSERT_NE(a100, nullptr);
+    EXPECT_EQ(kernels_seconds(fast.forward, *a100, DType::bfloat16),
+              kernels_seconds(plain.forward, *a100, DType::bfloat16));
+}
+
 TEST(OptimizerStep, ReadsAndWritesWhatTheOptimizerKeepsPerParameter) {
     OptimizerConfig adam;
     adam.type = OptimizerKind::adamw;

@@ -76,6 +76,13 @@ std::optional<AnalyzedProject> load_for_run(const RunSettings& s, std::ostream& 
                              "it; run with context_parallel.size 1");
             analyzed.reset();
         }
+        // Torch 1.13 has no FP8 tensors; the simulator prices FP8 GEMMs.
+        if (purpose == LoadPurpose::train && analyzed && analyzed->project.training.float8) {
+            problems.add("training.dtype",
+                         "float8: FP8 training is simulation-only: the backend's Torch has no "
+                         "FP8 tensors. `simulate` prices it; run with bfloat16");
+            analyzed.reset();
+        }
         // Mixture-of-experts MLPs and multi-head latent attention are
         // priced by the simulator; the backend's module builds dense,
         // ordinary-attention blocks only, so such a block is refused rather

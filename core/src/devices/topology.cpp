@@ -182,6 +182,9 @@ EffectiveDevice effective_device(const Topology& topology, const DeviceLocation&
         if (out.spec.peak_flops.empty()) {
             out.spec.peak_flops[DType::float32] = *device.overrides.peak_tflops * 1e12;
         }
+        if (out.spec.fp8_flops > 0) {
+            out.spec.fp8_flops = *device.overrides.peak_tflops * 1e12;
+        }
     }
     if (device.overrides.memory_GiB) {
         out.spec.memory_bytes =

@@ -1,5 +1,7 @@
 #include <limits>
 #include <set>
+#include <tuple>
+#include <utility>
 
 #include "io/project_json_parallel.h"
 #include "pipewright/core/input_limits.h"
@@ -374,11 +376,13 @@ Training parse_training(const JsonValue& v) {
         t.optimizer.weight_decay = o->number("weight_decay", kOptional).value_or(0);
     }
     t.steps = static_cast<int>(r.integer("steps", kOptional, 1, kIntMax).value_or(t.steps));
-    if (auto dtype = r.one_of<DType>("dtype", kOptional,
-                                     {{"float32", DType::float32},
-                                      {"float16", DType::float16},
-                                      {"bfloat16", DType::bfloat16}})) {
-        t.dtype = *dtype;
+    // float8 keeps bfloat16 everywhere but in the blocks' GEMMs.
+    if (auto dtype = r.one_of<std::pair<DType, bool>>("dtype", kOptional,
+                                                      {{"float32", {DType::float32, false}},
+                                                       {"float16", {DType::float16, false}},
+                                                       {"bfloat16", {DType::bfloat16, false}},
+                                                       {"float8", {DType::bfloat16, true}}})) {
+        std::tie(t.dtype, t.float8) = *dtype;
     }
     t.recompute = read_recompute(r);
     t.seed = static_cast<int>(r.integer("seed", kOptional, 0, kIntMax).value_or(0));
@@ -497,7 +501,7 @@ json project_to_json(const Project& p) {
                              {"momentum", t.optimizer.momentum},
                              {"weight_decay", t.optimizer.weight_decay}};
     training["steps"] = t.steps;
-    training["dtype"] = to_string(t.dtype);
+    training["dtype"] = t.precision_name();
     // true and false as before selective recomputation existed.
     if (t.recompute == Recompute::selective) {
         training["activation_checkpointing"] = "selective";

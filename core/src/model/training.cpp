@@ -40,6 +40,10 @@ int OptimizerConfig::state_bytes_per_param() const {
     return 0;
 }
 
+std::string_view Training::precision_name() const {
+    return float8 ? "float8" : to_string(dtype);
+}
+
 int Training::resolved_microbatches() const {
     if (microbatches) {
         return *microbatches;

@@ -281,6 +281,33 @@ void resolve_replicas(const Project& p, const AnalysisOptions& o, const DeviceCa
     }
 }
 
+// FP8 training needs FP8 tensor cores on every device of the layout.
+void check_precision(const Project& p, const DeviceCatalog& catalog, const AnalyzedProject& out,
+                     Diagnostics& d) {
+    if (!p.training.float8) {
+        return;
+    }
+    for (std::size_t r = 0; r < out.replicas.size() && r < out.replica_specs.size(); ++r) {
+        for (std::size_t k = 0; k < out.replicas[r].size(); ++k) {
+            const DeviceSpec& spec = out.replica_specs[r].at(k);
+            if (spec.fp8_flops > 0 || spec.name.empty()) {
+                continue;
+            }
+            std::vector<std::string> with_fp8;
+            for (const DeviceSpec& s : catalog.specs()) {
+                if (s.fp8_flops > 0) {
+                    with_fp8.push_back(s.name);
+                }
+            }
+            d.add("training.dtype", "float8 runs the blocks' GEMMs on FP8 tensor cores, which " +
+                                        out.replicas[r][k].path + " (" + spec.name +
+                                        ") does not have; use bfloat16, or devices with FP8 (" +
+                                        join(with_fp8) + ")");
+            return;
+        }
+    }
+}
+
 // Layers must be placed exactly once, each stage a contiguous run, stages in
 // model order: the concatenation of all stages is the model.
 void check_placement_order(const Project& p, AnalyzedProject& out, Diagnostics& d) {
@@ -555,6 +582,7 @@ std::optional<AnalyzedProject> analyze_project(const Project& project,
     }
     if (d.empty()) {
         resolve_replicas(project, options, catalog, lookup, out, d);
+        check_precision(project, catalog, out, d);
     }
     if (d.empty()) {
         resolve_tensor_parallel(project, options, lookup, out, d);

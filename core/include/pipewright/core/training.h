@@ -53,6 +53,11 @@ struct Training {
     OptimizerConfig optimizer;
     int steps = 10;
     DType dtype = DType::float32;  // compute precision
+    // FP8 training ("dtype": "float8" in a project): the GEMMs of the
+    // blocks' linear layers run on FP8 tensor cores, as TransformerEngine's
+    // recipe runs them; everything else (attention, the head, weights,
+    // activations, gradients, communication) stays in `dtype`, bfloat16.
+    bool float8 = false;
     // Full: keep only each stage's input per micro-batch and recompute the
     // rest during backward (one more forward per backward). Selective:
     // recompute only the attention core, whose scores grow with the square
@@ -61,6 +66,8 @@ struct Training {
     int seed = 0;
 
     [[nodiscard]] bool full_recompute() const { return recompute == Recompute::full; }
+    // How a project file names the precision: "float8", or dtype's name.
+    [[nodiscard]] std::string_view precision_name() const;
     // Number of micro-batches implied by the settings (1 if neither is set).
     [[nodiscard]] int resolved_microbatches() const;
 

@@ -41,6 +41,9 @@ struct Kernel {
     double executed_flops = 0;
     double bytes = 0;   // read and written in device memory
     bool tf32 = false;  // a float32 convolution: TF32 tensor cores where there are
+    // A GEMM of a block's linear layer under FP8 training: FP8 operands on
+    // FP8 tensor cores, the product in the compute dtype.
+    bool fp8 = false;
     // Part of the unfused attention core (scores, softmax, dropout,
     // context, and their gradients): selective recomputation runs the
     // forward ones again before the backward.
@@ -75,6 +78,8 @@ struct KernelContext {
     // Ranks each sequence is split over: every layer runs on 1/context of
     // the tokens, and attention's queries on 1/context against every key.
     int context_parallel = 1;
+    // FP8 training (Training::float8): the blocks' linear GEMMs in FP8.
+    bool float8 = false;
 };
 
 // The kernels of `layer` (analysed as `analysis`, fed `input_shape` per
