@@ -107,10 +107,20 @@ int run_config_import(const ImportArgs& a, std::ostream& out, std::ostream& err)
     Project p;
     p.model = std::move(imported->model);
     p.topology = cluster(a.nodes, a.devices, *spec, gpu);
+    bool window_dropped = false;
     for (LayerSpec& l : p.model.layers) {
         if (gpu && l.type == "transformer_block") {
             l.params["flash_attention"] = true;
         }
+        // CPU workers attend unfused, over every earlier token.
+        if (!gpu && l.params.is_object() && l.params.erase("sliding_window") > 0) {
+            window_dropped = true;
+        }
+    }
+    if (window_dropped) {
+        imported->notes.push_back(
+            "its sliding attention window is priced as full causal attention: CPU workers run "
+            "the unfused kernels, which compute every score");
     }
     StageAssignment all{p.topology.devices().front().path, {}};
     for (const auto& l : p.model.layers) {

@@ -108,16 +108,22 @@ void attention_flash(Lowering& k, const Block& b) {
     const double inputs = b.shape.tokens * b.attention_inputs();
     const double out = b.shape.tokens * b.value();
     const double lse = batch * q * 2;  // fp32 row statistics, in 2-byte elements
-    Kernel f = k.gemm("flash attention", q, L, b.dims.qk_head_dim(), 0, batch);
+    // Each query meets the keys of its window (all, without one); the causal
+    // mask runs half of that square, or a window's band.
+    const double keys = b.dims.attended_keys(L);
+    const double causal = b.dims.causal_fraction(L);
+    Kernel f = k.gemm("flash attention", q, keys, b.dims.qk_head_dim(), 0, batch);
     f.kind = KernelKind::attention;
-    f.flops = 2 * batch * q * L * widths;  // Q·Kᵀ and P·V, as the catalog counts them
-    f.executed_flops = f.flops / 2;        // causal: half of the score blocks run
+    f.flops = 2 * batch * q * keys * widths;  // Q·Kᵀ and P·V, as the catalog counts them
+    f.executed_flops = f.flops * causal;
     f.bytes = k.bytes(inputs + out + lse);
     k.forward(std::move(f));
-    Kernel g = k.gemm("flash attention backward", q, L, b.dims.qk_head_dim(), 0, batch);
+    Kernel g = k.gemm("flash attention backward", q, keys, b.dims.qk_head_dim(), 0, batch);
     g.kind = KernelKind::attention_backward;
-    g.flops = 4 * batch * q * L * widths;
-    g.executed_flops = 2.5 * batch * q * L * widths;  // recomputes Q·Kᵀ; causal
+    g.flops = 4 * batch * q * keys * widths;
+    // It recomputes Q·Kᵀ: 2.5 × the forward's matmul work, of the pairs the
+    // mask lets run.
+    g.executed_flops = 5 * causal * batch * q * keys * widths;
     g.bytes = k.bytes(2 * inputs + 3 * out + lse);
     k.input_grad(std::move(g));
 }
@@ -298,8 +304,13 @@ void transformer_block(Lowering& k, const TransformerDims& dims, const BlockShap
     const Activation act = activation_names(dims.activation);
     const double rope = rotary_elements(b);
 
+    // Qwen3's query and key norms: each head's Q and K, read and written.
+    const double qk = T * (b.query() + b.key_value());
     k.forward(k.memory(norm, 2 * local * h));
     projections_forward(k, b, norm);
+    if (dims.qk_norm) {
+        k.forward(k.memory("qk norm", 2 * qk));
+    }
     if (dims.rotary) {
         k.forward(k.memory("rotary embedding", rope));
     }
@@ -311,6 +322,9 @@ void transformer_block(Lowering& k, const TransformerDims& dims, const BlockShap
         attention_unfused(k, b);
     }
     k.forward(k.gemm("attention projection", T, h, b.value()));
+    if (dims.post_norms) {
+        k.forward(k.memory(norm, 2 * local * h));
+    }
     k.forward(k.memory("bias dropout add", dropout_add, 0, local * h * kMaskBytes));
     k.forward(k.memory(norm, 2 * local * h));
     if (dims.moe()) {
@@ -320,10 +334,16 @@ void transformer_block(Lowering& k, const TransformerDims& dims, const BlockShap
         k.forward(k.memory(act.forward, activation_elements(dims, T, b.ffn())));
         k.forward(k.gemm("fc2", T, h, b.ffn()));
     }
+    if (dims.post_norms) {
+        k.forward(k.memory(norm, 2 * local * h));
+    }
     k.forward(k.memory("bias dropout add", dropout_add, 0, local * h * kMaskBytes));
 
     // The backward runs in reverse.
     k.input_grad(k.memory("dropout add backward", 2 * local * h, 0, local * h * kMaskBytes));
+    if (dims.post_norms) {
+        k.input_grad(k.memory(norm_input_grad, 3 * local * h));
+    }
     if (dims.moe()) {
         moe_input_grad(k, b, act);
     } else {
@@ -333,9 +353,15 @@ void transformer_block(Lowering& k, const TransformerDims& dims, const BlockShap
     }
     k.input_grad(k.memory(norm_input_grad, 3 * local * h));
     k.input_grad(k.memory("dropout add backward", 2 * local * h, 0, local * h * kMaskBytes));
+    if (dims.post_norms) {
+        k.input_grad(k.memory(norm_input_grad, 3 * local * h));
+    }
     k.input_grad(k.gemm("attention projection input grad", T, b.value(), h));
     if (dims.rotary) {
         k.input_grad(k.memory("rotary embedding backward", rope));
+    }
+    if (dims.qk_norm) {
+        k.input_grad(k.memory("qk norm input grad", 3 * qk));
     }
     projections_input_grad(k, b, norm_input_grad);
     k.input_grad(k.memory(norm_input_grad, 3 * local * h));
@@ -357,8 +383,12 @@ void transformer_block(Lowering& k, const TransformerDims& dims, const BlockShap
         k.weight_grad(k.memory("attention projection bias grad", T * h));
     }
     projections_weight_grad(k, b, norm_weight_grad);
-    k.weight_grad(k.memory(norm_weight_grad, 2 * local * h));
-    k.weight_grad(k.memory(norm_weight_grad, 2 * local * h));
+    if (dims.qk_norm) {
+        k.weight_grad(k.memory("qk norm weight grad", 2 * qk));
+    }
+    for (int n = 0; n < (dims.post_norms ? 4 : 2); ++n) {
+        k.weight_grad(k.memory(norm_weight_grad, 2 * local * h));
+    }
 }
 
 }  // namespace pipewright::lowering

@@ -40,9 +40,10 @@ TEST(ConfigImport, EveryPresetHasItsPublishedParameters) {
         {"llama-3.1-70b", 70'553'706'496},
         {"llama-3.1-405b", 405'853'388'800},
         {"mistral-7b-v0.1", 7'241'732'096},
-        // 32.8 B published; its per-head query and key norms (64 blocks of
-        // 256) are left out, and said so.
-        {"qwen3-32b", 32'762'123'264 - 64 * 256},
+        // With its per-head query and key norms (64 blocks of 2 × 128).
+        {"qwen3-32b", 32'762'123'264},
+        // Four norms a block (post-norms), the head tied to the embedding.
+        {"gemma-2-9b", 9'241'705'984},
         // Tied embeddings: the head's matrix is the embedding's, counted once.
         {"llama-3.2-1b", 1'235'814'400},
         {"gpt2", 124'439'808},
@@ -56,7 +57,7 @@ TEST(ConfigImport, EveryPresetHasItsPublishedParameters) {
         const json summary = json::parse(r.out);
         EXPECT_EQ(summary.at("parameters").get<double>(), parameters);
         EXPECT_EQ(summary.at("written"), "");
-        EXPECT_EQ(summary.at("notes").size(), name == "qwen3-32b" ? 1U : 0U);
+        EXPECT_EQ(summary.at("notes").size(), name == "gemma-2-9b" ? 1U : 0U);
     }
 }
 
@@ -111,13 +112,14 @@ TEST(ConfigImport, TheNextStepNamesTheSplitsTheModelWants) {
 TEST(ConfigImport, WhatCannotBeDescribedIsRefusedWithItsField) {
     TempDir dir;
     json config = read_preset("llama-3.1-8b");
-    config["architectures"] = json::array({"Gemma2ForCausalLM"});
+    config["architectures"] = json::array({"FalconForCausalLM"});
     auto r = run_cli({"import", write(dir, config), "--dry-run"});
     EXPECT_EQ(r.code, 1);
-    EXPECT_NE(r.err.find("architectures: no supported architecture in [\"Gemma2ForCausalLM\"] "
+    EXPECT_NE(r.err.find("architectures: no supported architecture in [\"FalconForCausalLM\"] "
                          "(supported: LlamaForCausalLM, MistralForCausalLM, MixtralForCausalLM, "
                          "Qwen2ForCausalLM, Qwen3ForCausalLM, Qwen3MoeForCausalLM, "
-                         "DeepseekV2ForCausalLM, DeepseekV3ForCausalLM, GPT2LMHeadModel)"),
+                         "Gemma2ForCausalLM, DeepseekV2ForCausalLM, DeepseekV3ForCausalLM, "
+                         "GPT2LMHeadModel)"),
               std::string::npos)
         << r.err;
 
@@ -194,8 +196,9 @@ TEST(ConfigImport, MixtureOfExpertsPresetsHaveTheirPublishedParameters) {
     const std::vector<Published> published = {
         // 46.7 B, 12.9 B active (Mistral AI).
         {"mixtral-8x7b-v0.1", 46'702'792'704, 12.8e9, 13.0e9, 1},
-        // 30.5 B, 3.3 B active; less its 48 blocks' query and key norms (2 × 128).
-        {"qwen3-30b-a3b", 30'532'122'624 - 48 * 256, 3.2e9, 3.4e9, 2},
+        // 30.5 B, 3.3 B active, its 48 blocks' query and key norms (2 × 128)
+        // included.
+        {"qwen3-30b-a3b", 30'532'122'624, 3.2e9, 3.4e9, 1},
     };
     for (const Published& p : published) {
         SCOPED_TRACE(p.name);

@@ -82,6 +82,47 @@ TEST(DecoderBlock, FlopsAndActivationsFollowTheWidthsOfEachPart) {
 
 // head_dim apart from hidden / heads (Gemma, Qwen3): the query width is
 // heads × head_dim, and the projection brings it back to hidden.
+// Gemma 2 9B's block (its config.json): a head width of its own, GeGLU,
+// four RMSNorms (post_norms), no biases; Qwen3's query and key norms.
+TEST(DecoderBlock, PostNormsQueryKeyNormsAndAWindowCountWhatTheyAdd) {
+    const json gemma = {{"hidden", 3584},    {"heads", 16},         {"kv_heads", 8},
+                        {"head_dim", 256},   {"ffn_hidden", 14336}, {"activation", "geglu"},
+                        {"norm", "rmsnorm"}, {"bias", false},       {"qkv_bias", false},
+                        {"rotary", true},    {"post_norms", true},  {"flash_attention", true}};
+    const LayerAnalysis block = ok(make("transformer_block", gemma), {4096, 3584});
+    // q and o 3584 × 4096, k and v 3584 × 2048, three MLP matrices of
+    // 3584 × 14336, four norms of 3584.
+    EXPECT_EQ(block.parameters, 198'195'200);
+    // 42 blocks, the tied embedding of 256,000 and the final norm: 9.24 B.
+    EXPECT_EQ(42 * block.parameters + 256'000 * 3584 + 3584, 9'241'705'984);
+    const LayerAnalysis plain = ok(make("transformer_block", kLlama8B), {16, 4096});
+    json qk = kLlama8B;
+    qk["qk_norm"] = true;
+    const LayerAnalysis normed = ok(make("transformer_block", qk), {16, 4096});
+    EXPECT_EQ(normed.parameters - plain.parameters, 2 * 128);
+    // It keeps Q and K before their norms: 4096 + 1024 more a token.
+    EXPECT_DOUBLE_EQ(normed.stashed_elements - plain.stashed_elements, 16 * (4096 + 1024));
+
+    // A window of 1,024 over 4,096 tokens: each query meets 1,024 keys.
+    json windowed = gemma;
+    windowed["sliding_window"] = 1024;
+    const LayerAnalysis full = ok(make("transformer_block", gemma), {4096, 3584});
+    const LayerAnalysis local = ok(make("transformer_block", windowed), {4096, 3584});
+    const double L = 4096, widths = 256 + 256, heads = 16;
+    EXPECT_DOUBLE_EQ(full.forward_flops - local.forward_flops, 2 * L * (L - 1024) * heads * widths);
+    EXPECT_EQ(local.parameters, full.parameters);
+    // A window as long as the sequence changes nothing.
+    windowed["sliding_window"] = 8192;
+    EXPECT_DOUBLE_EQ(ok(make("transformer_block", windowed), {4096, 3584}).forward_flops,
+                     full.forward_flops);
+    const TransformerDims d = transformer_dims(make("transformer_block", windowed));
+    EXPECT_DOUBLE_EQ(d.causal_fraction(4096), 0.5);
+    windowed["sliding_window"] = 1024;
+    // Query i meets min(i + 1, 1024) keys.
+    EXPECT_DOUBLE_EQ(transformer_dims(make("transformer_block", windowed)).causal_fraction(4096),
+                     (1024.0 * 4096 - 1024.0 * 1023 / 2) / (1024.0 * 4096));
+}
+
 TEST(DecoderBlock, AHeadWidthOfItsOwnSetsTheAttentionWidths) {
     const json p = {{"hidden", 2304},  {"heads", 8},         {"kv_heads", 4},
                     {"head_dim", 256}, {"ffn_hidden", 9216}, {"activation", "geglu"},
@@ -158,6 +199,14 @@ TEST(DecoderBlock, ProblemsAreNamedWithTheirField) {
     d = problems(make("transformer_block", p), {16, 4096});
     ASSERT_EQ(d.size(), 1U) << d.format();
     EXPECT_EQ(d.items()[0].message, "\"norm\" must be \"layernorm\" or \"rmsnorm\", got true");
+
+    // The unfused kernels compute every score: a window needs flash.
+    p = kLlama8B;
+    p["sliding_window"] = 1024;
+    d = problems(make("transformer_block", p), {4096, 4096});
+    ASSERT_EQ(d.size(), 1U) << d.format();
+    EXPECT_EQ(d.items()[0].path, "model.layers[1].sliding_window");
+    EXPECT_NE(d.items()[0].message.find("flash_attention: true"), std::string::npos);
 }
 
 // Key/value heads split over a group that divides them; with fewer heads

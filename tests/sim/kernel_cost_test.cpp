@@ -84,6 +84,17 @@ TEST(LayerKernels, EveryLayerTypesKernelsAddUpToItsAnalysis) {
         {"rmsnorm", {{"features", 768}}, {1024, 768}},
         // Llama-style: grouped-query attention, SwiGLU, RMSNorm, no biases.
         {"transformer_block", kLlamaBlock, {1024, 1024}},
+        // Gemma 2's local layer and Qwen3's norms in one block.
+        {"transformer_block",
+         [] {
+             nlohmann::json p = kLlamaBlock;
+             p.update({{"sliding_window", 256},
+                       {"qk_norm", true},
+                       {"post_norms", true},
+                       {"flash_attention", true}});
+             return p;
+         }(),
+         {1024, 1024}},
         {"transformer_block",
          {{"hidden", 1024},
           {"heads", 8},
@@ -331,6 +342,31 @@ TEST(KernelCost, LargeBlocksRunNearerPeakThanSmallOnes) {
     EXPECT_GT(large, 0.7);
     EXPECT_LT(small, large);
     EXPECT_LT(small, 0.6);
+}
+
+// A window of w keys: the flash kernels run the causal band below the
+// diagonal, min(i + 1, w) keys for query i, instead of half the square.
+TEST(LayerKernels, ASlidingWindowRunsTheBandOfKeysBelowTheDiagonal) {
+    nlohmann::json params = kLlamaBlock;
+    params["flash_attention"] = true;
+    const Shape input{4096, 1024};
+    const auto flash = [&](const nlohmann::json& p) {
+        const LayerSpec spec = layer("transformer_block", p);
+        KernelContext context;
+        const LayerKernels k = layer_kernels(spec, analysed(spec, input), input, nullptr, context);
+        for (const Kernel& kernel : k.forward) {
+            if (kernel.kind == KernelKind::attention) {
+                return kernel;
+            }
+        }
+        return Kernel{};
+    };
+    const Kernel whole = flash(params);
+    params["sliding_window"] = 512;
+    const Kernel band = flash(params);
+    const double L = 4096, w = 512, pairs_whole = L * L / 2, pairs_band = w * L - w * (w - 1) / 2;
+    EXPECT_DOUBLE_EQ(band.executed_flops / whole.executed_flops, pairs_band / pairs_whole);
+    EXPECT_DOUBLE_EQ(band.flops / whole.flops, w / L);
 }
 
 // FP8 training: a block's linear GEMMs take FP8 operands at the device's FP8

@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <stdexcept>
 #include <thread>
+#include <utility>
 
 #include "pipewright/core/project_io.h"
 #include "pipewright/core/schedule_generators.h"
@@ -95,11 +96,18 @@ std::optional<AnalyzedProject> load_for_run(const RunSettings& s, std::ostream& 
                 continue;
             }
             const TransformerDims dims = transformer_dims(layer);
-            if (dims.moe() || dims.latent()) {
-                problems.add("model.layers[" + std::to_string(i) + "]" +
-                                 (dims.moe() ? ".experts" : ".kv_lora_rank"),
-                             std::string(dims.moe() ? "a mixture of experts"
-                                                    : "multi-head latent attention") +
+            // The first feature the backend's block does not build, by field.
+            const std::pair<const char*, const char*> unbuilt =
+                dims.moe()      ? std::pair{".experts", "a mixture of experts"}
+                : dims.latent() ? std::pair{".kv_lora_rank", "multi-head latent attention"}
+                : dims.sliding_window > 0
+                    ? std::pair{".sliding_window", "a sliding attention window"}
+                : dims.qk_norm    ? std::pair{".qk_norm", "a query and key norm"}
+                : dims.post_norms ? std::pair{".post_norms", "a block with post-norms"}
+                                  : std::pair<const char*, const char*>{nullptr, nullptr};
+            if (unbuilt.first != nullptr) {
+                problems.add("model.layers[" + std::to_string(i) + "]" + unbuilt.first,
+                             std::string(unbuilt.second) +
                                  " is simulation-only for now: real runs build dense blocks "
                                  "with ordinary attention. `simulate` and `plan` price it");
                 analyzed.reset();

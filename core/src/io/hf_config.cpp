@@ -27,10 +27,11 @@ std::optional<std::string> gated_activation(const std::string& act) {
 }  // namespace
 
 const std::vector<std::string>& supported_hf_architectures() {
-    static const std::vector<std::string> all = {
-        "LlamaForCausalLM",      "MistralForCausalLM",    "MixtralForCausalLM",
-        "Qwen2ForCausalLM",      "Qwen3ForCausalLM",      "Qwen3MoeForCausalLM",
-        "DeepseekV2ForCausalLM", "DeepseekV3ForCausalLM", "GPT2LMHeadModel"};
+    static const std::vector<std::string> all = {"LlamaForCausalLM",      "MistralForCausalLM",
+                                                 "MixtralForCausalLM",    "Qwen2ForCausalLM",
+                                                 "Qwen3ForCausalLM",      "Qwen3MoeForCausalLM",
+                                                 "Gemma2ForCausalLM",     "DeepseekV2ForCausalLM",
+                                                 "DeepseekV3ForCausalLM", "GPT2LMHeadModel"};
     return all;
 }
 
@@ -77,10 +78,15 @@ std::optional<HfModel> model_from_hf_config(const nlohmann::json& config, std::i
     const auto vocabulary = integer("vocab_size");
     const auto head_dim = integer("head_dim", kOptional);
     const auto positions = integer("max_position_embeddings", kOptional);
-    const auto act = config_gives(config, "hidden_act")
-                         ? r.string("hidden_act", kOptional).value_or("")
-                         : "silu";
+    const bool gemma2 = out.architecture == "Gemma2ForCausalLM";
+    // Gemma 2 names its MLP's activation hidden_activation.
+    const char* act_key =
+        gemma2 && config_gives(config, "hidden_activation") ? "hidden_activation" : "hidden_act";
+    const auto act = config_gives(config, act_key) ? r.string(act_key, kOptional).value_or("")
+                                                   : (gemma2 ? "gelu_pytorch_tanh" : "silu");
     const bool qwen2 = out.architecture == "Qwen2ForCausalLM";
+    const bool qwen3 =
+        out.architecture == "Qwen3ForCausalLM" || out.architecture == "Qwen3MoeForCausalLM";
     // Qwen2 puts biases on q, k and v always; the others when attention_bias.
     const bool attention_bias = r.boolean("attention_bias", kOptional).value_or(false);
     const bool qkv_bias = qwen2 || attention_bias;
@@ -94,7 +100,7 @@ std::optional<HfModel> model_from_hf_config(const nlohmann::json& config, std::i
     }
     const auto activation = gated_activation(act);
     if (!activation) {
-        r.field("hidden_act", kOptional)
+        r.field(act_key, kOptional)
             ->error("the activation \"" + act +
                     "\" is not one Pipewright models for a gated MLP (silu or gelu)");
     }
@@ -110,8 +116,9 @@ std::optional<HfModel> model_from_hf_config(const nlohmann::json& config, std::i
 
     Model& m = out.model;
     m.name = r.string("model_type", kOptional).value_or("model");
-    // Llama's, Mistral's and Qwen's configs default to an output head of its own.
-    m.tie_word_embeddings = r.boolean("tie_word_embeddings", kOptional).value_or(false);
+    // Llama's, Mistral's and Qwen's configs default to an output head of its
+    // own, Gemma's to the embedding's.
+    m.tie_word_embeddings = r.boolean("tie_word_embeddings", kOptional).value_or(gemma2);
     m.input = {{length}, DType::int64};
     m.loss = LossKind::cross_entropy;
     nlohmann::json block = {
@@ -121,9 +128,37 @@ std::optional<HfModel> model_from_hf_config(const nlohmann::json& config, std::i
     if (head_dim && *head_dim * *heads != *hidden) {
         block["head_dim"] = *head_dim;
     }
+    if (qwen3) {
+        block["qk_norm"] = true;
+    }
+    if (gemma2) {
+        block["post_norms"] = true;
+    }
     DecoderLayout layout;
-    layout.block = block;
     layout.blocks = *layers;
+    // A sliding window shorter than the sequence: on every block (Mistral,
+    // Qwen with use_sliding_window), or on every other one from the first
+    // (Gemma 2's local layers between its global ones).
+    if (const auto window = integer("sliding_window", kOptional);
+        window && *window > 0 && *window < length &&
+        r.boolean("use_sliding_window", kOptional)
+            .value_or(out.architecture == "MistralForCausalLM" || gemma2)) {
+        if (gemma2) {
+            for (std::int64_t i = 0; i < *layers; ++i) {
+                layout.block_updates.push_back(i % 2 == 0
+                                                   ? nlohmann::json{{"sliding_window", *window}}
+                                                   : nlohmann::json::object());
+            }
+        } else {
+            block["sliding_window"] = *window;
+        }
+    }
+    if (gemma2) {
+        out.notes.push_back(
+            "Gemma 2's soft-capping of attention and output logits (a tanh) and its scaled "
+            "embedding are priced as plain attention and lookup: they have no parameters");
+    }
+    layout.block = block;
     if (!read_experts(config, out, *layers, layout, d) ||
         !read_latent_attention(config, out, layout, d)) {
         return std::nullopt;
@@ -132,19 +167,6 @@ std::optional<HfModel> model_from_hf_config(const nlohmann::json& config, std::i
     layout.vocabulary = *vocabulary;
     append_decoder(m, layout);
 
-    if (const auto window = integer("sliding_window", kOptional);
-        window && *window < length &&
-        r.boolean("use_sliding_window", kOptional)
-            .value_or(out.architecture == "MistralForCausalLM")) {
-        out.notes.push_back("its sliding attention window of " + std::to_string(*window) +
-                            " tokens is priced as full causal attention over " +
-                            std::to_string(length));
-    }
-    if (out.architecture == "Qwen3ForCausalLM" || out.architecture == "Qwen3MoeForCausalLM") {
-        out.notes.push_back("Qwen3's per-head query and key norms (" +
-                            std::to_string(2 * block.value("head_dim", *hidden / *heads)) +
-                            " parameters a block) are left out");
-    }
     return out;
 }
 
@@ -163,6 +185,9 @@ void append_decoder(Model& model, const DecoderLayout& layout) {
         l.type = "transformer_block";
         const auto at = static_cast<std::size_t>(i);
         l.params = at < layout.dense.size() && layout.dense[at] ? layout.dense_block : layout.block;
+        if (at < layout.block_updates.size()) {
+            l.params.update(layout.block_updates[at]);
+        }
         model.layers.push_back(std::move(l));
     }
     LayerSpec norm;

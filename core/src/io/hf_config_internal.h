@@ -60,6 +60,9 @@ struct DecoderLayout {
     // index), with these parameters instead; empty when all are alike.
     nlohmann::json dense_block;
     std::vector<bool> dense;
+    // Parameters that differ block by block (Gemma 2's sliding window on
+    // every other layer), merged into block i's; empty when none do.
+    std::vector<nlohmann::json> block_updates;
     std::int64_t blocks = 0;
     std::int64_t hidden = 0;
     std::int64_t vocabulary = 0;

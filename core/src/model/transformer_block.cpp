@@ -45,6 +45,18 @@ bool check_dims(const Params& p, const TransformerDims& b, const Ctx& ctx) {
                                       whole(b.latent() ? b.rope_head_dim : b.head_dim));
         return false;
     }
+    if (b.sliding_window > 0 && !b.flash) {
+        ctx.param_error("sliding_window",
+                        "a sliding window needs flash_attention: true (the unfused kernels "
+                        "compute every score and mask the rest)");
+        return false;
+    }
+    if (b.qk_norm && b.latent()) {
+        ctx.param_error("qk_norm",
+                        "multi-head latent attention normalises its latents, not each head's "
+                        "query and key; set qk_norm to false");
+        return false;
+    }
     if (!b.latent()) {
         for (const char* name : {"q_lora_rank", "rope_head_dim", "v_head_dim"}) {
             if (p.given.contains(name) && p.get(name) != 0) {
@@ -114,6 +126,15 @@ std::vector<ParamDef> transformer_block_params() {
                  "Attention as one fused (flash) kernel that keeps no scores for the backward; "
                  "false: the unfused scores, softmax, dropout and context kernels of "
                  "Megatron-LM"),
+        opt_int("sliding_window", 0,
+                "Keys each query attends to, itself included (Mistral, Gemma 2's local "
+                "layers); needs flash_attention (0: every earlier token)",
+                0, "every earlier token"),
+        opt_bool("qk_norm", false,
+                 "An RMSNorm over each head's query and key before attention (Qwen3)"),
+        opt_bool("post_norms", false,
+                 "A norm after the attention and after the MLP too, before each residual add "
+                 "(Gemma 2): four norms a block"),
         opt_int("kv_lora_rank", 0,
                 "Multi-head latent attention (DeepSeek): the rank of the latent that keys and "
                 "values are projected up from (0: ordinary attention)",
@@ -161,9 +182,10 @@ std::optional<Result> analyze_transformer(const Params& p, const Shape& in, cons
     const double L = static_cast<double>(in[0]);
     const double gemm = 2 * L * b.matrix_macs_per_token();
     // QK^T over the query/key width and attention x V over the value width,
-    // every query head (Narayanan et al.); their backward computes the
+    // every query head against every key it may attend to, the full square
+    // under the causal mask (Narayanan et al.); their backward computes the
     // gradients of both operands: twice the forward, and no weight's.
-    const double core = 2 * L * L * b.heads * (b.qk_head_dim() + b.v_head_dim);
+    const double core = 2 * L * b.attended_keys(L) * b.heads * (b.qk_head_dim() + b.v_head_dim);
     const BlockStash stash = block_stash(b, L, 1, false);
     // Selective recomputation drops the attention core's scores (a flash
     // kernel keeps none: it recomputes them anyway).

@@ -41,6 +41,15 @@ double mlp_parameters_on(const TransformerDims& d, double t) {
 
 }  // namespace
 
+double TransformerDims::causal_fraction(double sequence) const {
+    const double w = attended_keys(sequence);
+    if (w >= sequence) {
+        return 0.5;
+    }
+    // Query i meets min(i + 1, w) keys: w·L − w(w − 1)/2 pairs of L·w.
+    return (w * sequence - w * (w - 1) / 2) / (w * sequence);
+}
+
 double TransformerDims::attention_parameters() const {
     return attention_parameters_on(*this, 1);
 }
@@ -61,7 +70,7 @@ double TransformerDims::active_parameters() const {
     if (!moe()) {
         return parameters();
     }
-    return attention_parameters() + 2 * norm_parameters() + router_parameters() +
+    return attention_parameters() + norms_parameters() + router_parameters() +
            (top_k + shared_experts) * expert_parameters();
 }
 
@@ -91,7 +100,7 @@ double TransformerDims::replicated_macs_per_token() const {
 double block_parameters_on(const TransformerDims& d, int t) {
     const double members = t;
     return attention_parameters_on(d, members) + mlp_parameters_on(d, members) +
-           2 * d.norm_parameters();
+           d.norms_parameters();
 }
 
 // Korthikanti et al. 2022 (34·s·h + 5·a·s² bytes for a GPT block at 2
@@ -141,10 +150,17 @@ BlockStash block_stash(const TransformerDims& d, double sequence, int t, bool se
         split += gated * d.ffn;
         split_w += d.ffn;
     }
+    // The post-norms keep their inputs, as the pre-norms do; the query and
+    // key norms keep Q and K before them.
+    const double norms = (d.post_norms ? 2 : 0) * h * hidden_share;
+    if (d.qk_norm) {
+        split += d.query_width();
+        whole += tensor_kv_width(d, t);
+    }
     const double core = attention_stash_elements(d.heads, sequence, d.flash) / members;
     BlockStash s;
-    s.total = sequence * (5 * h * hidden_share + whole + split / members) + core;
-    s.weight = sequence * (2 * h * hidden_share + whole_w + split_w / members);
+    s.total = sequence * (5 * h * hidden_share + norms + whole + split / members) + core;
+    s.weight = sequence * (2 * h * hidden_share + norms + whole_w + split_w / members);
     return s;
 }
 
@@ -161,6 +177,9 @@ TransformerDims transformer_dims_from(const std::function<double(std::string_vie
     d.qkv_bias = param("qkv_bias") != 0;
     d.rotary = param("rotary") != 0;
     d.flash = param("flash_attention") != 0;
+    d.sliding_window = param("sliding_window");
+    d.qk_norm = param("qk_norm") != 0;
+    d.post_norms = param("post_norms") != 0;
     d.q_lora_rank = param("q_lora_rank");
     d.kv_lora_rank = param("kv_lora_rank");
     d.rope_head_dim = d.latent() ? param("rope_head_dim") : 0;

@@ -26,6 +26,15 @@ struct TransformerDims {
     bool qkv_bias = true;
     bool rotary = false;  // rotary position embedding of queries and keys
     bool flash = false;
+    // Keys each query attends to, itself included (Mistral, Gemma 2's local
+    // layers): 0 for every earlier token.
+    double sliding_window = 0;
+    // An RMSNorm over each head's query and key before attention (Qwen3):
+    // one scale of the head's width each, shared by the heads.
+    bool qk_norm = false;
+    // A norm after the attention and after the MLP too, before each
+    // residual add (Gemma 2's "sandwich"): four norms a block.
+    bool post_norms = false;
 
     // Multi-head latent attention (DeepSeek-V2 and V3) when kv_lora_rank > 0:
     // keys and values are projected up from a shared latent of that rank,
@@ -58,6 +67,14 @@ struct TransformerDims {
 
     // ---- attention -------------------------------------------------------
     [[nodiscard]] double qk_head_dim() const { return head_dim + rope_head_dim; }
+    // Keys a query of a `sequence`-token sample meets (its window's, or all).
+    [[nodiscard]] double attended_keys(double sequence) const {
+        return sliding_window > 0 && sliding_window < sequence ? sliding_window : sequence;
+    }
+    // Of the query-key pairs in `attended_keys`, the fraction the causal
+    // mask lets run: half of the square, or of a window the band below the
+    // diagonal.
+    [[nodiscard]] double causal_fraction(double sequence) const;
     // Queries (and, under MLA, keys) of all heads.
     [[nodiscard]] double query_width() const { return heads * qk_head_dim(); }
     // The attention's output: the values of all heads, the projection's input.
@@ -81,8 +98,12 @@ struct TransformerDims {
     [[nodiscard]] double routed_rows() const { return top_k * capacity_factor; }
 
     // ---- parameters ------------------------------------------------------
-    // Parameters of one norm.
+    // Parameters of one norm, and the block's norms (two, or four with
+    // post_norms), the query and key norms included.
     [[nodiscard]] double norm_parameters() const { return rms_norm ? hidden : 2 * hidden; }
+    [[nodiscard]] double norms_parameters() const {
+        return (post_norms ? 4 : 2) * norm_parameters() + (qk_norm ? 2 * head_dim : 0);
+    }
     [[nodiscard]] double attention_parameters() const;
     // One expert's MLP (a shared expert's too).
     [[nodiscard]] double expert_parameters() const;
