@@ -48,23 +48,43 @@ const DeviceLocation& stage_device(const AnalyzedProject& project, int replica, 
     return group.at(std::min(k, group.size() - 1));
 }
 
-CollectiveGroup replica_collective_group(const AnalyzedProject& project, int rank,
-                                         ReplicaGrouping grouping, int n,
-                                         const LinkResolver& links) {
-    const std::size_t positions = tensor_positions(project, rank);
+std::vector<std::vector<DeviceLocation>> replica_groups(const AnalyzedProject& project,
+                                                        const std::vector<int>& ranks,
+                                                        ReplicaGrouping grouping, int n) {
     std::vector<std::vector<DeviceLocation>> groups;
-    for (const auto& set : replica_sets(std::max(1, project.data_parallel()), grouping, n)) {
-        for (std::size_t k = 0; k < positions; ++k) {
-            auto& members = groups.emplace_back();
-            for (int r : set) {
-                members.push_back(stage_device(project, r, rank, k));
+    const auto sets = replica_sets(std::max(1, project.data_parallel()), grouping, n);
+    for (const int rank : ranks) {
+        const std::size_t positions = tensor_positions(project, rank);
+        for (const auto& set : sets) {
+            for (std::size_t k = 0; k < positions; ++k) {
+                auto& members = groups.emplace_back();
+                for (int r : set) {
+                    members.push_back(stage_device(project, r, rank, k));
+                }
             }
         }
     }
-    const LinkSharing sharing(groups, links);
+    return groups;
+}
+
+CollectiveGroup replica_collective_group(const AnalyzedProject& project, int rank,
+                                         ReplicaGrouping grouping, int n, const LinkResolver& links,
+                                         const LinkSharing& sharing) {
+    const auto sets = replica_sets(std::max(1, project.data_parallel()), grouping, n);
+    std::vector<DeviceLocation> members;
+    for (int r : sets.front()) {
+        members.push_back(stage_device(project, r, rank, 0));
+    }
     return collective_group(
-        groups.front(), links,
-        collective_library(project.rank_specs.at(static_cast<std::size_t>(rank))), &sharing);
+        members, links, collective_library(project.rank_specs.at(static_cast<std::size_t>(rank))),
+        &sharing);
+}
+
+CollectiveGroup replica_collective_group(const AnalyzedProject& project, int rank,
+                                         ReplicaGrouping grouping, int n,
+                                         const LinkResolver& links) {
+    const LinkSharing sharing(replica_groups(project, {rank}, grouping, n), links);
+    return replica_collective_group(project, rank, grouping, n, links, sharing);
 }
 
 }  // namespace pipewright

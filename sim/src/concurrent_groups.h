@@ -17,6 +17,11 @@ enum class ReplicaGrouping { consecutive, strided };
 [[nodiscard]] const DeviceLocation& stage_device(const AnalyzedProject& project, int replica,
                                                  int rank, std::size_t k);
 
+// Every group `grouping` makes of the devices of each rank in `ranks`: one
+// per block of replicas (or offset) and tensor-parallel position.
+[[nodiscard]] std::vector<std::vector<DeviceLocation>> replica_groups(
+    const AnalyzedProject& project, const std::vector<int>& ranks, ReplicaGrouping grouping, int n);
+
 // The group of `rank`'s device in replica 0 (the first of its tensor-parallel
 // group) and its peers in the replicas `grouping` puts with it. Every other
 // such group of the stage (the other blocks, and the groups of the other
@@ -25,5 +30,12 @@ enum class ReplicaGrouping { consecutive, strided };
 [[nodiscard]] CollectiveGroup replica_collective_group(const AnalyzedProject& project, int rank,
                                                        ReplicaGrouping grouping, int n,
                                                        const LinkResolver& links);
+// The same group sharing its links as `sharing` counts them: the expert-
+// and context-parallel exchanges, which every stage runs inside its
+// forward and backward, share with the groups of every stage at once.
+[[nodiscard]] CollectiveGroup replica_collective_group(const AnalyzedProject& project, int rank,
+                                                       ReplicaGrouping grouping, int n,
+                                                       const LinkResolver& links,
+                                                       const LinkSharing& sharing);
 
 }  // namespace pipewright

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <numeric>
 #include <optional>
 #include <utility>
 
@@ -368,10 +369,20 @@ ExpertLayer expert_layer(const AnalyzedProject& project, int layer) {
 
 // An expert- or context-parallel group of `stage`: its device in each of
 // the first `size` replicas (Megatron-LM's groups are consecutive
-// data-parallel ranks).
+// data-parallel ranks). Every stage exchanges inside its forward and
+// backward, so the groups of all stages may cross a node's network at
+// once: each gets its share of every link they cross together (an upper
+// bound where the exchanges are a small part of the compute, and near the
+// truth where they bound it, as under DualPipe).
 CollectiveGroup replica_group(const AnalyzedProject& project, const PipelineStage& stage, int size,
-                              const LinkResolver& links) {
-    return replica_collective_group(project, stage.rank, ReplicaGrouping::consecutive, size, links);
+                              const LinkResolver& links, std::optional<LinkSharing>& sharing) {
+    if (!sharing) {
+        std::vector<int> ranks(static_cast<std::size_t>(project.num_ranks()));
+        std::iota(ranks.begin(), ranks.end(), 0);
+        sharing.emplace(replica_groups(project, ranks, ReplicaGrouping::consecutive, size), links);
+    }
+    return replica_collective_group(project, stage.rank, ReplicaGrouping::consecutive, size, links,
+                                    *sharing);
 }
 
 // The keys and values of one micro-batch that attention in `layer` holds
@@ -434,6 +445,8 @@ std::vector<StageCost> stage_costs(const AnalyzedProject& project,
     }
     const int ep = project.project.expert_parallel.size;
     std::optional<LinkResolver> group_links;
+    std::optional<LinkSharing> expert_sharing;
+    std::optional<LinkSharing> context_sharing;
     const ContextParallel& cp = project.project.context_parallel;
     if (ep > 1 || cp.size > 1) {
         group_links.emplace(project.project.topology);
@@ -457,7 +470,7 @@ std::vector<StageCost> stage_costs(const AnalyzedProject& project,
                 moe = expert_layer(project, l);
                 if (moe.routed_parameters > 0 && ep > 1) {
                     if (!experts) {
-                        experts = replica_group(project, stage, ep, *group_links);
+                        experts = replica_group(project, stage, ep, *group_links, expert_sharing);
                     }
                     all_to_all_s =
                         collective_time(CollectiveKind::all_to_all, moe.dispatch_bytes, *experts)
@@ -468,7 +481,8 @@ std::vector<StageCost> stage_costs(const AnalyzedProject& project,
                 kv_bytes = cp.size > 1 ? context_kv_bytes(project, l) : 0;
                 if (kv_bytes > 0) {
                     if (!context) {
-                        context = replica_group(project, stage, cp.size, *group_links);
+                        context =
+                            replica_group(project, stage, cp.size, *group_links, context_sharing);
                     }
                     exchange = context_exchange_time(cp.exchange, kv_bytes, c, *context);
                 } else {

@@ -14,6 +14,7 @@
 #include "pipewright/core/project_io.h"
 #include "pipewright/core/topology.h"
 #include "pipewright/sim/collective_cost.h"
+#include "pipewright/sim/cost_model.h"
 #include "pipewright/sim/simulation.h"
 #include "sim_test_support.h"
 
@@ -168,6 +169,80 @@ TEST(LinkSharing, EachTensorParallelDevicesRingGetsItsShareOfTheNodesNetwork) {
         const double tree = testing::nccl_seconds(true, 2, 2 * bytes, share);
         EXPECT_NEAR(r.collectives[0].reduce_s, std::min(ring, tree), 1e-12) << tensor;
     }
+}
+
+// Two mixture-of-experts blocks, each a stage, on gpu0 and gpu1 of node 0,
+// two replicas (the second on node 1) splitting the experts: each stage's
+// expert group crosses the nodes. `stages` 1 puts both blocks on gpu0.
+json two_stage_moe(int stages) {
+    json layers = json::array();
+    for (int i = 0; i < 2; ++i) {
+        layers.push_back({{"name", "block" + std::to_string(i)},
+                          {"type", "transformer_block"},
+                          {"hidden", 256},
+                          {"heads", 4},
+                          {"experts", 4},
+                          {"top_k", 2},
+                          {"flash_attention", true}});
+    }
+    json nodes = json::array();
+    for (int n = 0; n < 2; ++n) {
+        json gpus = json::array();
+        for (int g = 0; g < 2; ++g) {
+            gpus.push_back({{"name", "gpu" + std::to_string(g)}, {"spec", "H100-SXM"}});
+        }
+        nodes.push_back({{"name", "node" + std::to_string(n)},
+                         {"containers", json::array({{{"name", "c0"}, {"devices", gpus}}})}});
+    }
+    json placement =
+        stages == 2
+            ? json::array({{{"device", "node0/c0/gpu0"}, {"layers", {"block0"}}},
+                           {{"device", "node0/c0/gpu1"}, {"layers", {"block1"}}}})
+            : json::array({{{"device", "node0/c0/gpu0"}, {"layers", {"block0", "block1"}}}});
+    json replica = stages == 2 ? json::array({"node1/c0/gpu0", "node1/c0/gpu1"})
+                               : json::array({"node1/c0/gpu0"});
+    return {
+        {"format", "pipewright-project"},
+        {"version", 1},
+        {"model",
+         {{"name", "moe"},
+          {"input", {{"shape", {1024, 256}}, {"dtype", "float32"}}},
+          {"loss", "mse"},
+          {"layers", layers}}},
+        {"topology",
+         {{"links",
+           {{"intra_container", {{"bandwidth_GBps", 300}, {"latency_us", 5}, {"efficiency", 1}}},
+            {"inter_node",
+             {{"bandwidth_GBps", kNetworkGBps}, {"latency_us", kLatencyUs}, {"efficiency", 1}}}}},
+          {"nodes", nodes}}},
+        {"placement", placement},
+        {"training",
+         {{"batch_size", 8},
+          {"microbatches", 4},
+          {"schedule", stages == 2 ? "1f1b" : "gpipe"},
+          {"dtype", "bfloat16"}}},
+        {"data_parallel", {{"size", 2}, {"replicas", json::array({replica})}}},
+        {"expert_parallel", {{"size", 2}}}};
+}
+
+// Every stage dispatches and combines inside its forward and backward, so
+// the expert groups of the two stages on node 0 cross its network at once.
+TEST(LinkSharing, ExpertGroupsOfStagesOnOneNodeShareItsNetwork) {
+    const auto all_to_all_s = [](int stages) {
+        Diagnostics d;
+        const auto project = project_from_json(two_stage_moe(stages), d);
+        EXPECT_TRUE(project) << d.format();
+        const auto analyzed = analyze_project(*project, {}, d);
+        EXPECT_TRUE(analyzed) << d.format();
+        return stage_costs(*analyzed, {}).front().expert_forward_s;
+    };
+    const double alone = all_to_all_s(1) / 2;  // gpu0 runs both blocks' all-to-alls
+    const double shared = all_to_all_s(2);
+    // Per block: four launches of latency, and bytes over the link; with two
+    // groups on it, the bytes take twice as long.
+    const double bytes_alone = alone - 2 * (8.4e-6 + kLatencyUs * 1e-6);
+    EXPECT_GT(bytes_alone, 0);
+    EXPECT_NEAR(shared - alone, bytes_alone, 1e-9);
 }
 
 }  // namespace
