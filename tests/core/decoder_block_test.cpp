@@ -3,6 +3,7 @@
 // embedding, against published parameter counts and the formulas by hand.
 #include <gtest/gtest.h>
 
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -121,6 +122,19 @@ TEST(DecoderBlock, PostNormsQueryKeyNormsAndAWindowCountWhatTheyAdd) {
     // Query i meets min(i + 1, 1024) keys.
     EXPECT_DOUBLE_EQ(transformer_dims(make("transformer_block", windowed)).causal_fraction(4096),
                      (1024.0 * 4096 - 1024.0 * 1023 / 2) / (1024.0 * 4096));
+}
+
+// Read at once, the block's parameters are what layer_param reads one by
+// one, defaults included; a name the type lacks is a defect, not a 0.
+TEST(DecoderBlock, ParametersReadAtOnceAreTheOnesReadOneByOne) {
+    const LayerSpec spec = make("transformer_block", kLlama8B);
+    const LayerParams all(spec);
+    for (const char* name : {"hidden", "heads", "kv_heads", "ffn_hidden", "mlp_ratio", "activation",
+                             "norm", "bias", "rotary", "sliding_window", "experts", "top_k"}) {
+        EXPECT_EQ(all(name), layer_param(spec, name)) << name;
+    }
+    EXPECT_EQ(all("mlp_ratio"), 4);  // the default
+    EXPECT_THROW((void)all("hiden"), std::invalid_argument);
 }
 
 TEST(DecoderBlock, AHeadWidthOfItsOwnSetsTheAttentionWidths) {

@@ -639,6 +639,25 @@ std::string layer_choice(const LayerSpec& layer, std::string_view name) {
                                 std::string(name) + "\"");
 }
 
+LayerParams::LayerParams(const LayerSpec& layer) : type_(layer.type) {
+    const Entry* e = find_entry(layer.type);
+    if (e == nullptr) {
+        throw InputError("type", unknown_type_message(layer.type));
+    }
+    Diagnostics ignored;
+    const std::string path;
+    values_ = read_params(*e, layer.params, Ctx{ignored, path, layer.type}).values;
+}
+
+double LayerParams::operator()(std::string_view name) const {
+    const auto it = values_.find(name);
+    if (it == values_.end()) {
+        throw std::invalid_argument("layer type " + type_ + " has no parameter \"" +
+                                    std::string(name) + "\"");
+    }
+    return it->second;
+}
+
 double layer_param(const LayerSpec& layer, std::string_view name) {
     const Entry* e = find_entry(layer.type);
     if (e == nullptr) {

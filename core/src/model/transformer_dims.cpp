@@ -201,8 +201,8 @@ bool has_experts(const LayerSpec& layer) {
 }
 
 TransformerDims transformer_dims(const LayerSpec& layer) {
-    return transformer_dims_from(
-        [&layer](std::string_view name) { return layer_param(layer, name); });
+    const LayerParams params(layer);
+    return transformer_dims_from(params);
 }
 
 }  // namespace pipewright

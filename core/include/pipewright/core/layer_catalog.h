@@ -1,6 +1,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <span>
 #include <string>
@@ -93,6 +94,19 @@ struct LayerAnalysis {
 // std::invalid_argument when the type has no parameter of that name: both
 // used to read as 0, a silent wrong size or switch in a built module.
 [[nodiscard]] double layer_param(const LayerSpec& layer, std::string_view name);
+// Every hyper-parameter of `layer` at once, as layer_param reads each: for
+// callers that read many (a transformer block's two dozen), which would
+// otherwise parse the layer's JSON once for each.
+class LayerParams {
+  public:
+    explicit LayerParams(const LayerSpec& layer);
+    // Throws std::invalid_argument for a name the type does not have.
+    [[nodiscard]] double operator()(std::string_view name) const;
+
+  private:
+    std::string type_;
+    std::map<std::string, double, std::less<>> values_;
+};
 // A choice parameter's word ("swiglu"), its default applied.
 [[nodiscard]] std::string layer_choice(const LayerSpec& layer, std::string_view name);
 
