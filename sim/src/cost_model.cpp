@@ -402,6 +402,23 @@ double context_kv_bytes(const AnalyzedProject& project, int layer) {
            dtype_bytes(project.project.training.dtype);
 }
 
+// The other ranks' keys and values one layer's attention holds beyond its
+// own `kv_bytes`, forward and backward, one layer at a time. A ring holds
+// the chunk in hand and the next in flight (backward: the next chunk and
+// the dK and dV passed along with it); an all-gather the other C − 1
+// chunks (backward: those again, and the whole sequence's dK and dV before
+// their reduce-scatter).
+std::pair<double, double> context_transient_bytes(const ContextParallel& cp, double kv_bytes) {
+    if (cp.size <= 1 || kv_bytes <= 0) {
+        return {0, 0};
+    }
+    const double c = cp.size;
+    if (cp.exchange == ContextExchange::all_gather) {
+        return {(c - 1) * kv_bytes, (2 * c - 1) * kv_bytes};
+    }
+    return {kv_bytes, 3 * kv_bytes};
+}
+
 struct ContextExchangeTime {
     double forward_s = 0;
     double backward_s = 0;
@@ -463,6 +480,7 @@ std::vector<StageCost> stage_costs(const AnalyzedProject& project,
         std::optional<CollectiveGroup> context;
         double kv_bytes = 0;
         ContextExchangeTime exchange;
+        double largest_kv_bytes = 0;  // of one layer: what the exchange brings in at once
         for (int l = stage.first_layer; l <= stage.last_layer; ++l) {
             // A run of identical blocks is priced once.
             if (l == stage.first_layer || !same_layer_cost(project, l - 1, l, options)) {
@@ -514,6 +532,7 @@ std::vector<StageCost> stage_costs(const AnalyzedProject& project,
             s.context_forward_s += exchange.forward_s;
             s.context_backward_s += exchange.backward_s;
             s.context_kv_bytes += kv_bytes;
+            largest_kv_bytes = std::max(largest_kv_bytes, kv_bytes);
             s.stash_bytes += c.stash_bytes;
             s.weight_stash_bytes += c.weight_stash_bytes;
             s.output_bytes = c.output_bytes;
@@ -527,6 +546,10 @@ std::vector<StageCost> stage_costs(const AnalyzedProject& project,
                 (project.tensor_shares.empty() ? 1.0 : project.tensor_shares[head].parameters)));
             s.optimizer_s -= c.optimizer_s;
         }
+        const auto [transient_forward, transient_backward] =
+            context_transient_bytes(cp, largest_kv_bytes);
+        s.transient_forward_bytes = transient_forward;
+        s.transient_backward_bytes = transient_backward;
         const auto [tensor_forward_s, tensor_backward_s] =
             tensor_links ? tensor_collectives_s(project, stage, options, *tensor_links)
                          : std::pair<double, double>{0, 0};

@@ -345,8 +345,8 @@ class Simulator {
         out_.totals.add(e);
         // A rank's compute actions run one after another, so its memory
         // changes come in time order, as MemoryLevel needs them.
-        if (const auto change = memory_change(cost, a.type, e.start_s, e.end_s)) {
-            memory_[r].add(*change);
+        for (const MemoryChange& change : memory_changes(cost, a.type, e.start_s, e.end_s)) {
+            memory_[r].add(change);
         }
         if (in_.record_timeline) {
             out_.timeline.events[first_event_[r] + pc_[r]] = e;

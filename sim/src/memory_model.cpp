@@ -44,10 +44,10 @@ std::vector<RankMemory> memory_over_time(const Timeline& timeline,
             static_cast<std::size_t>(e.action.stage) >= stages.size()) {
             continue;
         }
-        const auto change = memory_change(stages[static_cast<std::size_t>(e.action.stage)],
-                                          e.action.type, e.start_s, e.end_s);
-        if (change) {
-            changes[r].push_back(*change);
+        for (const MemoryChange& change :
+             memory_changes(stages[static_cast<std::size_t>(e.action.stage)], e.action.type,
+                            e.start_s, e.end_s)) {
+            changes[r].push_back(change);
         }
     }
     std::vector<RankMemory> out(ranks);

@@ -190,6 +190,32 @@ TEST(ContextParallel, AnAllGatherCollectsEveryRanksKeysAndValues) {
     }
 }
 
+// While a layer's attention runs, the exchange's keys and values sit beside
+// the stash: an all-gather holds the other C − 1 chunks (backward: those
+// again and the whole sequence's dK and dV), a ring the next chunk (and,
+// backward, the dK and dV passed along with it).
+TEST(ContextParallel, TheExchangedKeysAndValuesAreHeldWhileAttentionRuns) {
+    // One layer's, C = 4: the batch of 8 in one group, 2 micro-batches of 4
+    // samples, a quarter of each sequence here.
+    const double kv = 4.0 * kSequence / 4 * 2 * kKvHeads * kHeadDim * 2;
+    const AnalyzedProject gathered = analyze(llama_json(4, "all_gather"));
+    const AnalyzedProject ring = analyze(llama_json(4, "ring"));
+    const auto g = stage_costs(gathered, {});
+    const auto r = stage_costs(ring, {});
+    EXPECT_NEAR(g[0].transient_forward_bytes, 3 * kv, 1e-6);
+    EXPECT_NEAR(g[0].transient_backward_bytes, 7 * kv, 1e-6);
+    EXPECT_NEAR(r[0].transient_forward_bytes, kv, 1e-6);
+    EXPECT_NEAR(r[0].transient_backward_bytes, 3 * kv, 1e-6);
+    EXPECT_EQ(g[0].stash_bytes, r[0].stash_bytes);
+    EXPECT_EQ(stage_costs(analyze(llama_json(1)), {})[0].transient_backward_bytes, 0);
+    // The peak comes inside a backward, holding the stash and its transient.
+    const SimulationReport sg = simulate_project(gathered);
+    const SimulationReport sr = simulate_project(ring);
+    EXPECT_NEAR(
+        static_cast<double>(sg.devices[0].peak_memory_bytes - sr.devices[0].peak_memory_bytes),
+        4 * kv, 1);
+}
+
 TEST(ContextParallel, ARingHidesItsStepsBehindTheAttentionOfTheChunkInHand) {
     // Over a slow link the ring waits for what the attention cannot hide:
     // the all-gather's time less (C − 1)/C of the attention.

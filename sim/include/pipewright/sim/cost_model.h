@@ -78,6 +78,12 @@ struct StageCost {
     double context_forward_s = 0;
     double context_backward_s = 0;
     double context_kv_bytes = 0;
+    // Held only while a forward or a backward runs, on top of what it
+    // stashes: the other ranks' keys and values (and in the backward their
+    // gradients) that context parallelism's exchange brings in for the
+    // layer in hand.
+    double transient_forward_bytes = 0;
+    double transient_backward_bytes = 0;
 
     [[nodiscard]] double backward_s() const {
         return backward_full_s > 0 ? backward_full_s : backward_input_s + backward_weight_s;

@@ -1,5 +1,6 @@
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <optional>
 #include <vector>
@@ -20,29 +21,55 @@ struct RankMemory {
 // its micro-batch's activations from its start, a backward frees them at
 // its end (for a split backward: I keeps the weight-gradient part until W
 // ends). Under ZeRO-3, UNSHARD holds the gathered weights from its start
-// and RESHARD lets them go. Transfers change nothing.
+// and RESHARD lets them go. A forward or backward also holds its transient
+// bytes (context parallelism's exchanged keys and values) from its start to
+// its end. Transfers change nothing.
 struct MemoryChange {
     double time_s = 0;
     double delta = 0;
 };
-[[nodiscard]] inline std::optional<MemoryChange> memory_change(const StageCost& s, ActionType type,
-                                                               double start_s, double end_s) {
+// At most two changes: at an action's start and at its end.
+struct MemoryChanges {
+    std::array<MemoryChange, 2> items;
+    int count = 0;
+
+    void add(double time_s, double delta) {
+        if (delta != 0) {
+            items[static_cast<std::size_t>(count++)] = {time_s, delta};
+        }
+    }
+    [[nodiscard]] const MemoryChange* begin() const { return items.data(); }
+    [[nodiscard]] const MemoryChange* end() const { return items.data() + count; }
+};
+[[nodiscard]] inline MemoryChanges memory_changes(const StageCost& s, ActionType type,
+                                                  double start_s, double end_s) {
+    MemoryChanges c;
     switch (type) {
         case ActionType::forward:
-            return MemoryChange{start_s, s.stash_bytes};
+            c.add(start_s, s.stash_bytes + s.transient_forward_bytes);
+            c.add(end_s, -s.transient_forward_bytes);
+            break;
         case ActionType::backward:
-            return MemoryChange{end_s, -s.stash_bytes};
+            c.add(start_s, s.transient_backward_bytes);
+            c.add(end_s, -s.stash_bytes - s.transient_backward_bytes);
+            break;
         case ActionType::backward_input:
-            return MemoryChange{end_s, s.weight_stash_bytes - s.stash_bytes};
+            c.add(start_s, s.transient_backward_bytes);
+            c.add(end_s, s.weight_stash_bytes - s.stash_bytes - s.transient_backward_bytes);
+            break;
         case ActionType::backward_weight:
-            return MemoryChange{end_s, -s.weight_stash_bytes};
+            c.add(end_s, -s.weight_stash_bytes);
+            break;
         case ActionType::unshard:
-            return MemoryChange{start_s, s.gathered_bytes};
+            c.add(start_s, s.gathered_bytes);
+            break;
         case ActionType::reshard:
-            return MemoryChange{start_s, -s.gathered_bytes};
+            c.add(start_s, -s.gathered_bytes);
+            break;
         default:
-            return std::nullopt;
+            break;
     }
+    return c;
 }
 
 // The memory of one rank, its changes given in time order. All changes at
