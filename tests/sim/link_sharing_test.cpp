@@ -99,6 +99,21 @@ TEST(LinkSharing, AHierarchicalGroupSharesTheLinkBetweenNodesToo) {
     EXPECT_DOUBLE_EQ(g.ring.bandwidth_GBps, kNetworkGBps / 2);
 }
 
+// Two nodes of one container of `per_node` GPUs of `spec`, as a project's
+// topology.nodes.
+json two_nodes_json(int per_node, const std::string& spec) {
+    json nodes = json::array();
+    for (int n = 0; n < 2; ++n) {
+        json gpus = json::array();
+        for (int g = 0; g < per_node; ++g) {
+            gpus.push_back({{"name", "gpu" + std::to_string(g)}, {"spec", spec}});
+        }
+        nodes.push_back({{"name", "node" + std::to_string(n)},
+                         {"containers", json::array({{{"name", "c0"}, {"devices", gpus}}})}});
+    }
+    return nodes;
+}
+
 // Two linear layers (a column- and a row-parallel half) in one stage on
 // node0's first GPU, tensor parallel over `tensor` GPUs, and 2 replicas:
 // the second on node 1, so each stage's rings cross the network.
@@ -113,15 +128,7 @@ json two_node_project(int tensor) {
              {"cost",
               {{"forward_ms", 1.0}, {"backward_input_ms", 1.0}, {"backward_weight_ms", 1.0}}}});
     }
-    json nodes = json::array();
-    for (int n = 0; n < 2; ++n) {
-        json gpus = json::array();
-        for (int g = 0; g < 4; ++g) {
-            gpus.push_back({{"name", "gpu" + std::to_string(g)}, {"spec", "A100-80GB"}});
-        }
-        nodes.push_back({{"name", "node" + std::to_string(n)},
-                         {"containers", json::array({{{"name", "c0"}, {"devices", gpus}}})}});
-    }
+    const json nodes = two_nodes_json(4, "A100-80GB");
     return {
         {"format", "pipewright-project"},
         {"version", 1},
@@ -185,15 +192,7 @@ json two_stage_moe(int stages) {
                           {"top_k", 2},
                           {"flash_attention", true}});
     }
-    json nodes = json::array();
-    for (int n = 0; n < 2; ++n) {
-        json gpus = json::array();
-        for (int g = 0; g < 2; ++g) {
-            gpus.push_back({{"name", "gpu" + std::to_string(g)}, {"spec", "H100-SXM"}});
-        }
-        nodes.push_back({{"name", "node" + std::to_string(n)},
-                         {"containers", json::array({{{"name", "c0"}, {"devices", gpus}}})}});
-    }
+    const json nodes = two_nodes_json(2, "H100-SXM");
     json placement =
         stages == 2
             ? json::array({{{"device", "node0/c0/gpu0"}, {"layers", {"block0"}}},
