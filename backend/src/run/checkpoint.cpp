@@ -156,15 +156,18 @@ void sync_folder(const fs::path& folder) {
 
 nlohmann::json checkpoint_layout(const AnalyzedProject& p, const RunSettings& s) {
     nlohmann::json project = training_definition(p);
-    // How long a run trains changes nothing of a step it takes.
+    // How long a run trains changes nothing of a step it takes, and the
+    // schedule only the order of a step's work: the state a rank holds is
+    // its stages' (stage_ranks below), whichever schedule ran them.
     if (project.contains("training") && project.at("training").is_object()) {
-        project.at("training").erase("steps");
+        for (const char* key : {"steps", "schedule", "schedule_csv"}) {
+            project.at("training").erase(key);
+        }
     }
     return {{"world_size", run_process_count(p)},
             {"ranks", p.num_ranks()},
             {"stages", p.schedule.num_stages},
             {"stage_ranks", p.schedule.stage_rank},
-            {"schedule", p.schedule.name},
             {"microbatches", p.microbatches},
             {"batch_size", p.microbatches * p.microbatch_size},
             {"dtype", std::string(c10::toString(run_dtype(p, s.dtype)))},

@@ -27,9 +27,9 @@ inline constexpr const char* kCheckpointManifest = "manifest.json";
 inline constexpr const char* kDefaultCheckpointFolder = "checkpoints";
 
 // What a checkpoint must agree with to be resumed: the training definition
-// (the project as it trains, without its step count), the parallel layout
-// (ranks, stages, replicas, ZeRO stage, tensor parallelism, world size), the
-// schedule, the micro-batching and the precision.
+// (the project as it trains, without its step count and schedule), the
+// parallel layout (ranks, the rank of every stage, replicas, ZeRO stage,
+// tensor parallelism, world size), the micro-batching and the precision.
 [[nodiscard]] nlohmann::json checkpoint_layout(const AnalyzedProject& project,
                                                const RunSettings& settings);
 // A digest of the layout (64-bit FNV-1a of its JSON text, as hex).

@@ -266,20 +266,7 @@ bool RunSupervisor::prepare_run_folder() {
         } else {
             backend::prepare_run_folder(outcome_.out_dir, o_.settings.project, overwrite, keep);
         }
-        if (checkpoint_dir_.empty() && o_.settings.checkpoint_every > 0) {
-            // The default: checkpoints/ in the run folder (rank 0's, under
-            // torchrun or Slurm, where the other ranks write in rank-R/).
-            const std::filesystem::path base =
-                o_.environment && o_.node_rank != 0
-                    ? std::filesystem::path(outcome_.out_dir).parent_path()
-                    : std::filesystem::path(outcome_.out_dir);
-            checkpoint_dir_ = std::filesystem::absolute(base / kDefaultCheckpointFolder)
-                                  .lexically_normal()
-                                  .string();
-        }
-        if (o_.settings.checkpoint_every > 0) {
-            std::filesystem::create_directories(checkpoint_dir_);
-        }
+        settle_checkpoint_folder();
     } catch (const std::exception& e) {
         // Filesystem errors as well as the folder checks' own.
         err_ << "pipewright: " << e.what() << '\n';

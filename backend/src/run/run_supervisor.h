@@ -39,6 +39,9 @@ class RunSupervisor {
     bool prepare_run_folder();
     void announce();
     void announce_checkpoints();
+    // Once the run folder is made: the default checkpoint folder in it, made
+    // when the run saves. Throws BackendError.
+    void settle_checkpoint_folder();
     // The run folder's entries that hold the checkpoints it saves or
     // resumes from: kept when the folder is prepared.
     [[nodiscard]] std::vector<std::string> checkpoint_entries_in(const std::string& out) const;

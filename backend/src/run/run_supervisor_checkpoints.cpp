@@ -76,6 +76,26 @@ bool RunSupervisor::choose_checkpoint() {
     return true;
 }
 
+void RunSupervisor::settle_checkpoint_folder() {
+    if (o_.settings.checkpoint_every <= 0) {
+        return;
+    }
+    if (checkpoint_dir_.empty()) {
+        // The default: checkpoints/ in the run folder (rank 0's, under
+        // torchrun or Slurm, where the other ranks write in rank-R/).
+        const fs::path base = o_.environment && o_.node_rank != 0
+                                  ? fs::path(outcome_.out_dir).parent_path()
+                                  : fs::path(outcome_.out_dir);
+        checkpoint_dir_ = absolute_path((base / kDefaultCheckpointFolder).string());
+    }
+    std::error_code ec;
+    fs::create_directories(checkpoint_dir_, ec);
+    if (ec) {
+        throw BackendError("cannot make the checkpoint folder " + checkpoint_dir_ + ": " +
+                           ec.message());
+    }
+}
+
 std::vector<std::string> RunSupervisor::checkpoint_entries_in(const std::string& out) const {
     std::vector<std::string> entries;
     const std::string outer = absolute_path(out);
