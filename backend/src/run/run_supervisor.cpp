@@ -257,7 +257,14 @@ bool RunSupervisor::prepare_run_folder() {
     // A restarted job replaces its earlier attempt's outputs, as does a
     // resume from a checkpoint inside --out; the checkpoints stay.
     const bool overwrite = o_.overwrite || !o_.restarted.empty() || resume_replaces_outputs_;
-    const std::vector<std::string> keep = checkpoint_entries_in(outcome_.out_dir);
+    std::vector<std::string> keep = checkpoint_entries_in(outcome_.out_dir);
+    if (o_.environment && overwrite) {
+        // The other ranks' folders of the earlier attempt: each rank clears
+        // its own (prepare_shared_run_folder).
+        for (int r = 1; r < world_; ++r) {
+            keep.push_back("rank-" + std::to_string(r));
+        }
+    }
     try {
         if (o_.environment) {
             outcome_.out_dir =
