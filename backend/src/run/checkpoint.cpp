@@ -144,6 +144,22 @@ int check_checkpoint(const fs::path& folder, const nlohmann::json& layout, int w
     return manifest.at("step").get<int>();
 }
 
+// The precision as projects spell it ("float64"), for the refusals.
+std::string dtype_name(torch::Dtype dtype) {
+    switch (dtype) {
+        case torch::kFloat64:
+            return "float64";
+        case torch::kFloat32:
+            return "float32";
+        case torch::kBFloat16:
+            return "bfloat16";
+        case torch::kFloat16:
+            return "float16";
+        default:
+            return c10::toString(dtype);
+    }
+}
+
 void sync_folder(const fs::path& folder) {
     const int fd = ::open(folder.c_str(), O_RDONLY | O_DIRECTORY);
     if (fd >= 0) {
@@ -170,7 +186,7 @@ nlohmann::json checkpoint_layout(const AnalyzedProject& p, const RunSettings& s)
             {"stage_ranks", p.schedule.stage_rank},
             {"microbatches", p.microbatches},
             {"batch_size", p.microbatches * p.microbatch_size},
-            {"dtype", std::string(c10::toString(run_dtype(p, s.dtype)))},
+            {"dtype", dtype_name(run_dtype(p, s.dtype))},
             {"data_parallel", p.data_parallel()},
             {"zero_stage", p.project.data_parallel.zero_stage},
             {"tensor_parallel", p.project.tensor_parallel.size},
