@@ -100,7 +100,12 @@ std::string older_hint(const fs::path& folder) {
 // Throws when the checkpoint in `folder` is torn or of another run.
 int check_checkpoint(const fs::path& folder, const nlohmann::json& layout, int world_size,
                      NodeRanks ranks) {
-    const nlohmann::json manifest = read_manifest(folder);
+    nlohmann::json manifest;
+    try {
+        manifest = read_manifest(folder);
+    } catch (const BackendError& e) {
+        throw BackendError(e.what() + older_hint(folder));
+    }
     const int saved_world = manifest.at("world_size").get<int>();
     if (saved_world != world_size) {
         throw BackendError(folder.string() + " was saved by a run of " +
