@@ -41,6 +41,18 @@ void add_training_options(CLI::App* cmd, RunArgs& a) {
     cmd->add_flag("--stop-on-nan", a.stop_on_nan,
                   "End the run after the first step whose loss is not finite (NaN or "
                   "infinite), writing every output; without it the run goes on and says so");
+    cmd->add_option("--checkpoint-every", a.checkpoint_every,
+                    "Save every rank's state (parameters, optimizer, step, data position, "
+                    "random state) every N steps into --checkpoint-dir")
+        ->check(whole_number(1));
+    cmd->add_option("--checkpoint-dir", a.checkpoint_dir,
+                    "Folder of the checkpoints, one step-NNNNNN folder per save, the last 2 kept "
+                    "(default: checkpoints/ in --out); a restarted job resumes from it")
+        ->check(non_empty_path());
+    cmd->add_option("--resume", a.resume,
+                    "Continue from the newest checkpoint in this folder, or from this "
+                    "step-NNNNNN folder; checked against the project first")
+        ->check(non_empty_path());
     cmd->add_flag("--save-params", a.save_params,
                   "Write each stage's parameters after the last step (params-stage-S.pt)");
     // The front end adds it for zb-auto (see run_handoff.h).

@@ -22,6 +22,9 @@ struct RunArgs {
     std::optional<int> data_parallel;
     std::optional<int> tensor_parallel;
     std::optional<int> steps;
+    int checkpoint_every = 0;
+    std::string checkpoint_dir;
+    std::string resume;
     int warmup = 1;
     std::optional<std::string> out;
     bool overwrite = false;

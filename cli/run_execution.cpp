@@ -31,6 +31,9 @@ backend::RunSettings settings_of(const RunArgs& a) {
     s.timeout_s = a.timeout_s;
     s.save_params = a.save_params;
     s.stop_on_nan = a.stop_on_nan;
+    s.checkpoint_every = a.checkpoint_every;
+    s.checkpoint_dir = a.checkpoint_dir;
+    s.resume_from = a.resume;
     return s;
 }
 
@@ -172,6 +175,7 @@ int run_run(const RunArgs& a, std::ostream& out, std::ostream& err) {
     o.device = a.device;
     o.json = a.json;
     o.progress_json = a.progress == "json";
+    o.restarted = backend::restart_from_environment();
     const auto outcome = backend::launch_run(o, err);
     if (outcome.exit_code != 0 && outcome.exit_code != backend::kExitStoppedOnNan) {
         return outcome.exit_code;

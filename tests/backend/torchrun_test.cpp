@@ -154,6 +154,43 @@ TEST(Slurm, TwoTasksTrainToTheParametersOfAPlainRun) {
     fs::remove_all(r.dir);
 }
 
+// A job Slurm requeued (SLURM_RESTART_COUNT=1) resumes by itself from the
+// checkpoint its first attempt saved in the same --out (whose rank-1/
+// folder it replaces), and ends as a run never stopped.
+TEST(Slurm, ARequeuedJobResumesFromItsCheckpoint) {
+    const auto r = two_stage_run("slurm-requeued");
+    const fs::path out = r.dir / "slurm";
+    const auto attempt = [&](int steps, const std::string& restart, const std::string& tag) {
+        const std::string common =
+            restart +
+            "SLURM_NTASKS=2 SLURM_NODEID=0 SLURM_STEP_ID=0 SLURM_JOB_NODELIST=localhost " +
+            "MASTER_PORT=" + std::to_string(test::free_port());
+        const std::string args = "run " + r.project.string() + " --steps " + std::to_string(steps) +
+                                 " --dtype float64 --save-params --threads-per-rank 1 --timeout 30 "
+                                 "--checkpoint-every 2 --launcher slurm --out " +
+                                 out.string();
+        test::CliResult task1;
+        std::thread second([&] {
+            task1 = run_with(common + " SLURM_PROCID=1 SLURM_LOCALID=1", args, r.dir, tag + "1");
+        });
+        const auto task0 =
+            run_with(common + " SLURM_PROCID=0 SLURM_LOCALID=0", args, r.dir, tag + "0");
+        second.join();
+        EXPECT_EQ(task0.code, 0) << task0.output;
+        EXPECT_EQ(task1.code, 0) << task1.output;
+        return task0;
+    };
+    (void)attempt(2, "", "first");
+    const auto again = attempt(3, "SLURM_RESTART_COUNT=1 ", "again");
+    EXPECT_NE(again.output.find("resuming from " + (out / "checkpoints/step-000002").string() +
+                                " (SLURM_RESTART_COUNT=1: the job was restarted)"),
+              std::string::npos)
+        << again.output;
+    EXPECT_EQ(again.output.find("step 1/3"), std::string::npos) << again.output;
+    expect_identical(parameters_of_two_ranks(out), parameters_of_plain_run(plain_run(r)));
+    fs::remove_all(r.dir);
+}
+
 // A rank killed mid-run: both processes stop, and rank 0's names it.
 TEST(Slurm, AKilledRankIsNamed) {
     const auto r = two_stage_run("slurm-killed");

@@ -23,6 +23,9 @@ WorkerOptions every_option() {
     o.settings.data_dir = "/data/my images";
     o.settings.timeout_s = 0.1 + 0.2;  // not exactly 0.3: every digit must survive
     o.settings.save_params = true;
+    o.settings.checkpoint_every = 4;
+    o.settings.checkpoint_dir = "/runs/x/check points";
+    o.settings.resume_from = "/runs/x/check points/step-000004";
     o.rank = 5;
     o.world_size = 8;
     o.master = "[::1]:29500";

@@ -657,4 +657,20 @@ torch::nn::Sequential RankExecutor::module(int stage) const {
     return impl_->stages.at(stage).module;
 }
 
+void RankExecutor::save_optimizer(torch::serialize::OutputArchive& archive) const {
+    if (impl_->sharded) {
+        impl_->sharded->save(archive);
+    } else {
+        impl_->optimizer->save(archive);
+    }
+}
+
+void RankExecutor::load_optimizer(torch::serialize::InputArchive& archive) {
+    if (impl_->sharded) {
+        impl_->sharded->load(archive);
+    } else {
+        impl_->optimizer->load(archive);
+    }
+}
+
 }  // namespace pipewright::backend

@@ -48,6 +48,21 @@ ShardedOptimizer::ShardedOptimizer(const OptimizerConfig& config,
     optimizer_ = make_optimizer(config, slices);
 }
 
+void ShardedOptimizer::save(torch::serialize::OutputArchive& archive) const {
+    optimizer_->save(archive);
+}
+
+void ShardedOptimizer::load(torch::serialize::InputArchive& archive) {
+    {
+        const torch::NoGradGuard no_grad;
+        for (auto& s : stages_) {
+            s.mine.copy_(
+                flat_padded(s.params, s.shard * replicas_).narrow(0, s.shard * replica_, s.shard));
+        }
+    }
+    optimizer_->load(archive);
+}
+
 void ShardedOptimizer::zero_grad() {
     const torch::NoGradGuard no_grad;
     for (auto& s : stages_) {

@@ -36,6 +36,11 @@ class ShardedOptimizer {
     // all-gathers every replica's updated slice into the whole parameters.
     void step();
 
+    // Checkpoints: the optimizer's state of this replica's slice. load()
+    // first takes the slice of the (already loaded) whole parameters again.
+    void save(torch::serialize::OutputArchive& archive) const;
+    void load(torch::serialize::InputArchive& archive);
+
     // Elements whose optimizer state this replica keeps (padding included).
     [[nodiscard]] std::int64_t shard_elements() const;
 

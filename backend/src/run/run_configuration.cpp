@@ -5,10 +5,7 @@
 #include "torchscript/torchscript_modules.h"
 
 namespace pipewright::backend {
-namespace {
 
-// The project as it trains, with each imported layer's module file named by
-// its contents: the nodes may keep the file in other folders.
 nlohmann::json training_definition(const AnalyzedProject& p) {
     nlohmann::json project = project_to_json(p.project);
     nlohmann::json& layers = project.at("model").at("layers");
@@ -23,6 +20,8 @@ nlohmann::json training_definition(const AnalyzedProject& p) {
     project.erase("topology");
     return project;
 }
+
+namespace {
 
 std::string difference_at(const std::string& path, const nlohmann::json& mine,
                           const nlohmann::json& theirs) {

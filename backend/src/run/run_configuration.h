@@ -16,6 +16,11 @@
 
 namespace pipewright::backend {
 
+// The project as it trains, with each imported layer's module file named by
+// its contents (the nodes may keep the file in other folders), without the
+// topology's links and capacities (they change no arithmetic).
+[[nodiscard]] nlohmann::json training_definition(const AnalyzedProject& project);
+
 [[nodiscard]] nlohmann::json run_configuration(const AnalyzedProject& project,
                                                const RunOptions& options, int steps);
 

@@ -20,7 +20,8 @@ std::string default_run_folder(const std::string& model_name) {
                                  [](const std::string& dir) { return fs::exists(dir); });
 }
 
-void prepare_run_folder(const std::string& dir, const std::string& project_file, bool overwrite) {
+void prepare_run_folder(const std::string& dir, const std::string& project_file, bool overwrite,
+                        const std::vector<std::string>& keep) {
     std::error_code ec;
     if (!fs::exists(dir, ec)) {
         fs::create_directories(dir, ec);
@@ -36,7 +37,9 @@ void prepare_run_folder(const std::string& dir, const std::string& project_file,
     const fs::path project = fs::weakly_canonical(project_file, ec);
     for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
         std::error_code same;
-        if (!fs::equivalent(it->path(), project, same)) {
+        const std::string name = it->path().filename().string();
+        if (!fs::equivalent(it->path(), project, same) &&
+            std::find(keep.begin(), keep.end(), name) == keep.end()) {
             entries.push_back(it->path());
         }
     }

@@ -18,6 +18,7 @@
 #include "pipewright/core/printable_name.h"
 #include "pipewright/core/quantity_format.h"
 #include "pipewright/core/run_records.h"
+#include "run/checkpoint.h"
 #include "run/failure_cause.h"
 #include "run/run_configuration.h"
 #include "run/run_folder_preparation.h"
@@ -101,7 +102,8 @@ RunOutcome RunSupervisor::run() {
              << '\n'
              << std::flush;
     }
-    if (!load_and_check() || !meet_at_rendezvous() || !prepare_run_folder()) {
+    if (!load_and_check() || !choose_checkpoint() || !meet_at_rendezvous() ||
+        !prepare_run_folder()) {
         return outcome_;
     }
     // From the first line the run prints: `run 2>&1 | head -1` closes the
@@ -200,6 +202,10 @@ bool RunSupervisor::meet_at_rendezvous() {
         return false;
     }
     config_ = run_configuration(*project_, o_, steps_);
+    // Every node resumes from the same step (a checkpoint folder that the
+    // nodes do not share could differ).
+    config_["resume_step"] = resume_step_;
+    config_["checkpoint_every"] = o_.settings.checkpoint_every;
     if (multi_) {
         c10d::Store& store = *rendezvous_->store;
         if (store.add(keys::node_claim(o_.node_rank), 1) > 1) {
@@ -248,14 +254,26 @@ std::string RunSupervisor::difference_with_node(int n) {
 
 bool RunSupervisor::prepare_run_folder() {
     outcome_.out_dir = o_.out_dir.value_or(default_run_folder(project_->project.model.name));
+    // A restarted job replaces its earlier attempt's outputs, as does a
+    // resume from a checkpoint inside --out; the checkpoints stay.
+    const bool overwrite = o_.overwrite || !o_.restarted.empty() || resume_replaces_outputs_;
+    std::vector<std::string> keep = checkpoint_entries_in(outcome_.out_dir);
+    if (o_.environment && overwrite) {
+        // The other ranks' folders of the earlier attempt: each rank clears
+        // its own (prepare_shared_run_folder).
+        for (int r = 1; r < world_; ++r) {
+            keep.push_back("rank-" + std::to_string(r));
+        }
+    }
     try {
         if (o_.environment) {
             outcome_.out_dir =
                 prepare_shared_run_folder(*rendezvous_->store, outcome_.out_dir, o_.node_rank,
-                                          o_.settings.project, o_.overwrite, timeout_);
+                                          o_.settings.project, overwrite, timeout_, keep);
         } else {
-            backend::prepare_run_folder(outcome_.out_dir, o_.settings.project, o_.overwrite);
+            backend::prepare_run_folder(outcome_.out_dir, o_.settings.project, overwrite, keep);
         }
+        settle_checkpoint_folder();
     } catch (const std::exception& e) {
         // Filesystem errors as well as the folder checks' own.
         err_ << "pipewright: " << e.what() << '\n';
@@ -271,6 +289,7 @@ void RunSupervisor::announce() {
     if (o_.environment) {
         log_->file << "pipewright: " << describe(*o_.environment) << '\n' << std::flush;
     }
+    announce_checkpoints();
     if (o_.progress_json) {
         return;
     }
@@ -338,6 +357,8 @@ bool RunSupervisor::start_workers() {
         WorkerOptions worker;
         worker.settings = o_.settings;
         worker.settings.steps = steps_;
+        worker.settings.checkpoint_dir = checkpoint_dir_;
+        worker.settings.resume_from = resume_folder_;
         worker.rank = r;
         worker.world_size = world_;
         worker.out_dir = outcome_.out_dir;

@@ -34,9 +34,17 @@ class RunSupervisor {
   private:
     // The steps, in order; each returns false when the run must end.
     bool load_and_check();
+    bool choose_checkpoint();  // run_supervisor_checkpoints.cpp
     bool meet_at_rendezvous();
     bool prepare_run_folder();
     void announce();
+    void announce_checkpoints();
+    // Once the run folder is made: the default checkpoint folder in it, made
+    // when the run saves. Throws BackendError.
+    void settle_checkpoint_folder();
+    // The run folder's entries that hold the checkpoints it saves or
+    // resumes from: kept when the folder is prepared.
+    [[nodiscard]] std::vector<std::string> checkpoint_entries_in(const std::string& out) const;
     bool start_workers();
     bool watch_workers();
     bool write_outputs();
@@ -79,6 +87,12 @@ class RunSupervisor {
     bool multi_ = false;
     std::string node_name_;  // "node 1: " in a multi-node run, else ""
     nlohmann::json config_;
+    // Checkpoints: where this run saves them (absolute; "" when it does not
+    // and names no --checkpoint-dir), and the one it resumes from.
+    std::string checkpoint_dir_;
+    std::string resume_folder_;
+    int resume_step_ = 0;
+    bool resume_replaces_outputs_ = false;  // it resumes from inside --out
 
     std::optional<RunStore> rendezvous_;
     // Declared before the workers: they are stopped before the log closes and

@@ -9,10 +9,11 @@ namespace pipewright::backend {
 
 std::string prepare_shared_run_folder(c10d::Store& store, const std::string& wanted, int rank,
                                       const std::string& project_file, bool overwrite,
-                                      std::chrono::milliseconds timeout) {
+                                      std::chrono::milliseconds timeout,
+                                      const std::vector<std::string>& keep) {
     if (rank == 0) {
         try {
-            prepare_run_folder(wanted, project_file, overwrite);
+            prepare_run_folder(wanted, project_file, overwrite, keep);
         } catch (const std::exception& e) {
             // The other ranks wait for this folder: they stop at once.
             try {

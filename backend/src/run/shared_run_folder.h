@@ -8,6 +8,7 @@
 
 #include <chrono>
 #include <string>
+#include <vector>
 
 #include <torch/csrc/distributed/c10d/Store.hpp>
 
@@ -21,6 +22,7 @@ namespace pipewright::backend {
 [[nodiscard]] std::string prepare_shared_run_folder(c10d::Store& store, const std::string& wanted,
                                                     int rank, const std::string& project_file,
                                                     bool overwrite,
-                                                    std::chrono::milliseconds timeout);
+                                                    std::chrono::milliseconds timeout,
+                                                    const std::vector<std::string>& keep = {});
 
 }  // namespace pipewright::backend

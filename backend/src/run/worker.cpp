@@ -31,6 +31,7 @@
 #include "pipewright/core/run_folder_names.h"
 #include "pipewright/core/run_records.h"
 #include "run/heartbeat.h"
+#include "run/rank_checkpoint.h"
 #include "run/rendezvous.h"
 #include "run/run_store.h"
 #include "transport/transfer_channels.h"
@@ -299,14 +300,23 @@ class RankInputs {
     std::optional<TensorData> data_;
 };
 
+// Where training starts (after a resumed checkpoint's steps) and what it
+// saves on the way.
+struct TrainingState {
+    int first_step = 0;
+    RankCheckpoints& checkpoints;
+    const torch::Device& device;
+};
+
 // The steps, each reported (by replica 0's rank with the loss) as it ends;
 // under --stop-on-nan every rank stops after the same step.
 RankRecord train(const WorkerOptions& o, const AnalyzedProject& project, RankExecutor& executor,
-                 const RankInputs& inputs, c10d::Store& store, const RankPlace& place) {
+                 const RankInputs& inputs, c10d::Store& store, const RankPlace& place,
+                 const TrainingState& state) {
     const int steps = o.settings.steps.value_or(project.project.training.steps);
     RankRecord record;
     const std::optional<int> raise_on = injected_failure_rank();
-    for (int step = 0; step < steps; ++step) {
+    for (int step = state.first_step; step < steps; ++step) {
         if (step == 1 && raise_on == o.rank) {
             // Its peers are inside step 1 by now, waiting for it.
             std::this_thread::sleep_for(std::chrono::milliseconds(300));
@@ -325,6 +335,7 @@ RankRecord train(const WorkerOptions& o, const AnalyzedProject& project, RankExe
             set_text(store, keys::progress(step), progress.dump());
         }
         record.steps.push_back(std::move(r));
+        state.checkpoints.after_step(step + 1, executor, state.device);
         // --stop-on-nan: the reporting rank says after every step whether
         // the run goes on, and every rank waits for its word, so that all
         // of them stop after the same step and write their records.
@@ -421,7 +432,12 @@ int run_worker(const WorkerOptions& o, std::ostream& err) {
                               std::move(groups.replicas), groups.tensor);
         executor.set_memory_probe([&memory] { return memory.now(); });
 
-        RankRecord record = train(o, *project, executor, inputs, store, place);
+        // Resumed after the modules and the data's teacher are built: the
+        // random state they leave is replaced by the checkpoint's.
+        RankCheckpoints checkpoints(o, *project, store, timeout);
+        const int first_step = checkpoints.resume(executor, device);
+        RankRecord record = train(o, *project, executor, inputs, store, place,
+                                  TrainingState{first_step, checkpoints, device});
         if (o.settings.save_params) {
             save_parameters(o, executor, place);
         }

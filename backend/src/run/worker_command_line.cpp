@@ -81,6 +81,15 @@ std::vector<std::string> worker_arguments(const WorkerOptions& o) {
     if (!s.data_dir.empty()) {
         add("--data", s.data_dir);
     }
+    if (s.checkpoint_every > 0) {
+        add("--checkpoint-every", std::to_string(s.checkpoint_every));
+    }
+    if (!s.checkpoint_dir.empty()) {
+        add("--checkpoint-dir", s.checkpoint_dir);
+    }
+    if (!s.resume_from.empty()) {
+        add("--resume-from", s.resume_from);
+    }
     if (s.save_params) {
         args.emplace_back("--save-params");
     }
@@ -115,6 +124,9 @@ WorkerOptions parse_worker_arguments(const std::vector<std::string>& arguments) 
         {"--tensor-parallel", [&](auto& f, auto& v) { s.tensor_parallel = number<int>(f, v); }},
         {"--dtype", [&](auto&, auto& v) { s.dtype = v; }},
         {"--data", [&](auto&, auto& v) { s.data_dir = v; }},
+        {"--checkpoint-every", [&](auto& f, auto& v) { s.checkpoint_every = number<int>(f, v); }},
+        {"--checkpoint-dir", [&](auto&, auto& v) { s.checkpoint_dir = v; }},
+        {"--resume-from", [&](auto&, auto& v) { s.resume_from = v; }},
     };
     bool have_project = false;
     bool have_rank = false;

@@ -75,6 +75,12 @@ class RankExecutor {
     [[nodiscard]] const std::vector<int>& stages() const;
     [[nodiscard]] torch::nn::Sequential module(int stage) const;
 
+    // Checkpoints: the optimizer's state (under ZeRO-1 this replica's
+    // shard). Load it after the parameters: a ZeRO-1 shard takes its slice
+    // of them again.
+    void save_optimizer(torch::serialize::OutputArchive& archive) const;
+    void load_optimizer(torch::serialize::InputArchive& archive);
+
   private:
     struct Impl;
     std::unique_ptr<Impl> impl_;

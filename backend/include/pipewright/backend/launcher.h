@@ -33,6 +33,14 @@ struct RunSettings {
     double timeout_s = 60;               // bound on every c10d wait
     bool save_params = false;            // write each stage's parameters (tests)
     bool stop_on_nan = false;            // end after the first step with a non-finite loss
+    // Checkpoints (checkpoint.h): saved every `checkpoint_every` steps (0:
+    // never) into `checkpoint_dir` (the launcher makes it absolute; default
+    // checkpoints/ in the run folder). `resume_from`: the user's --resume
+    // (a folder of checkpoints or one of them); the launcher hands the
+    // workers the checkpoint folder it chose and checked.
+    int checkpoint_every = 0;
+    std::string checkpoint_dir;
+    std::string resume_from;
 
     bool operator==(const RunSettings&) const = default;
 };
@@ -64,6 +72,10 @@ struct RunOptions {
     // one rank as node `rank` of `world_size` (nnodes and node_rank say so
     // too), and its ranks other than 0 write in a folder of their own.
     std::optional<EnvironmentLaunch> environment;
+    // The job was restarted ("TORCHELASTIC_RESTART_COUNT=1"; "" when not):
+    // the run resumes from --checkpoint-dir's newest checkpoint if it has
+    // one, and replaces the earlier attempt's outputs in --out.
+    std::string restarted;
 };
 
 struct WorkerOptions {
@@ -80,6 +92,10 @@ struct WorkerOptions {
 
     bool operator==(const WorkerOptions&) const = default;
 };
+
+// The job was restarted, as torchrun (TORCHELASTIC_RESTART_COUNT) or Slurm
+// (SLURM_RESTART_COUNT) say: "TORCHELASTIC_RESTART_COUNT=1", or "" when not.
+[[nodiscard]] std::string restart_from_environment();
 
 // Loads and analyses the project with the settings' overrides. On failure
 // returns nullopt after writing every problem to `err`. For training it also
