@@ -62,7 +62,12 @@ void print_summary(std::ostream& out, const RunSummary& s, const RunArgs& a) {
             << (s.zero_stage == 1 ? "ZeRO-1: optimizer state sharded" : "gradients all-reduced")
             << ")";
     }
-    out << ", " << s.steps << " steps\n\n";
+    out << ", " << s.steps << " steps";
+    if (s.first_step > 1) {
+        out << " (" << s.first_step << " to " << s.first_step + s.steps - 1
+            << ", resumed after step " << s.first_step - 1 << ")";
+    }
+    out << "\n\n";
     const int measured = s.steps - s.warmup_steps;
     out << "  iteration time  " << format_duration(s.iteration_time_s) << "  (median of "
         << measured << " step" << (measured == 1 ? "" : "s") << " after " << s.warmup_steps
@@ -74,7 +79,9 @@ void print_summary(std::ostream& out, const RunSummary& s, const RunArgs& a) {
         std::ostringstream l;
         l.precision(4);
         l << *s.losses.front() << " -> " << *s.losses.back();
-        out << "  loss            " << l.str() << "  (step 1 -> " << s.losses.size() << ")\n";
+        const auto last = s.first_step + static_cast<int>(s.losses.size()) - 1;
+        out << "  loss            " << l.str() << "  (step " << s.first_step << " -> " << last
+            << ")\n";
     }
     const bool on_gpus = std::any_of(s.devices.begin(), s.devices.end(), [](const auto& d) {
         return d.memory_kind == "cuda_allocated";

@@ -10,6 +10,8 @@
 #include <filesystem>
 #include <fstream>
 
+#include <nlohmann/json.hpp>
+
 #include "backend_test_util.h"
 #include "cli_runner.h"
 #include "pipewright/core/project_io.h"
@@ -133,6 +135,15 @@ TEST(CheckpointRuns, APipelineResumedAfterTwoStepsEndsAsFourStepsNeverStopped) {
         << t.resume_output;
     EXPECT_NE(t.resume_output.find("step 3/4"), std::string::npos) << t.resume_output;
     EXPECT_EQ(t.resume_output.find("step 1/4"), std::string::npos) << t.resume_output;
+    // The summary and metrics.json number the steps on from the checkpoint.
+    EXPECT_NE(t.resume_output.find("2 steps (3 to 4, resumed after step 2)"), std::string::npos)
+        << t.resume_output;
+    EXPECT_NE(t.resume_output.find("(step 3 -> 4)"), std::string::npos) << t.resume_output;
+    std::ifstream metrics(dir / "resumed/metrics.json");
+    const nlohmann::json m = nlohmann::json::parse(metrics);
+    ASSERT_EQ(m.at("steps").size(), 2U);
+    EXPECT_EQ(m.at("steps")[0].at("step"), 2);  // counted from 0, as every run's are
+    EXPECT_EQ(m.at("steps")[1].at("step"), 3);
     fs::remove_all(dir);
 }
 

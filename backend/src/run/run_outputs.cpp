@@ -11,8 +11,8 @@
 namespace pipewright::backend {
 
 RunSummary write_complete_outputs(
-    const AnalyzedProject& project, c10d::Store& store, int warmup, const std::string& out_dir,
-    std::chrono::milliseconds timeout,
+    const AnalyzedProject& project, c10d::Store& store, int warmup, int steps_before,
+    const std::string& out_dir, std::chrono::milliseconds timeout,
     const std::function<std::optional<std::string>()>& other_failure) {
     const int world = project.world_size();
     std::vector<RankRecord> ranks(static_cast<std::size_t>(world));
@@ -42,7 +42,7 @@ RunSummary write_complete_outputs(
         }
         std::this_thread::sleep_for(std::chrono::milliseconds(20));
     }
-    RunReport report = build_run_report(project, ranks, warmup);
+    RunReport report = build_run_report(project, ranks, warmup, steps_before);
     save_timeline_file(report.timeline, out_dir + "/timeline.json");
     // Streamed: a long run's trace never exists in memory whole.
     OutputFile trace(out_dir + "/trace.json");
@@ -55,7 +55,7 @@ RunSummary write_complete_outputs(
 }
 
 RunSummary write_node_outputs(const AnalyzedProject& project, NodeRanks mine, int warmup,
-                              const std::string& out_dir) {
+                              int steps_before, const std::string& out_dir) {
     std::vector<RankRecord> ranks;
     // Tensor-parallel groups' other members (ranks from world_size() on)
     // keep no record: the group's first member stands for it.
@@ -63,7 +63,7 @@ RunSummary write_node_outputs(const AnalyzedProject& project, NodeRanks mine, in
         const std::string file = out_dir + "/rank-" + std::to_string(r) + ".json";
         ranks.push_back(parse_rank_record(read_text_file(file), file));
     }
-    RunReport report = build_run_report(project, ranks, warmup);
+    RunReport report = build_run_report(project, ranks, warmup, steps_before);
     // Times and the bubble cover this node's ranks only; node 0 has the run's.
     report.summary.complete = false;
     write_file_atomically(out_dir + "/summary.json", to_json(report.summary).dump(2) + "\n");

@@ -20,14 +20,15 @@ namespace pipewright::backend {
 // `out_dir`. Returns the summary; throws BackendError naming what is
 // missing.
 [[nodiscard]] RunSummary write_complete_outputs(
-    const AnalyzedProject& project, c10d::Store& store, int warmup, const std::string& out_dir,
-    std::chrono::milliseconds timeout,
+    const AnalyzedProject& project, c10d::Store& store, int warmup, int steps_before,
+    const std::string& out_dir, std::chrono::milliseconds timeout,
     const std::function<std::optional<std::string>()>& other_failure);
 
 // Another node: the summary of its own ranks, from their record files in
 // `out_dir`, written there as summary.json ("complete": false; node 0 holds
 // the whole run).
 [[nodiscard]] RunSummary write_node_outputs(const AnalyzedProject& project, NodeRanks ranks,
-                                            int warmup, const std::string& out_dir);
+                                            int warmup, int steps_before,
+                                            const std::string& out_dir);
 
 }  // namespace pipewright::backend

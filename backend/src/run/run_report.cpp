@@ -72,7 +72,7 @@ void check_records(const AnalyzedProject& project, const std::vector<RankRecord>
 }  // namespace
 
 RunReport build_run_report(const AnalyzedProject& project, const std::vector<RankRecord>& ranks,
-                           int warmup) {
+                           int warmup, int steps_before) {
     check_records(project, ranks);
     const std::size_t steps = ranks.empty() ? 0 : ranks.front().steps.size();
     const bool shared = shared_clock(ranks);
@@ -195,7 +195,7 @@ RunReport build_run_report(const AnalyzedProject& project, const std::vector<Ran
     RunMetrics& metrics = report.metrics;
     for (std::size_t k = 0; k < steps; ++k) {
         RunStepMetrics step;
-        step.step = static_cast<int>(k);
+        step.step = steps_before + static_cast<int>(k);
         step.iteration_time_s = times[k];
         step.loss = losses[k];
         step.samples_per_s = times[k] > 0 ? batch / times[k] : 0.0;
@@ -217,6 +217,7 @@ RunReport build_run_report(const AnalyzedProject& project, const std::vector<Ran
     summary.data_parallel = project.data_parallel();
     summary.zero_stage = project.data_parallel() > 1 ? project.project.data_parallel.zero_stage : 0;
     summary.steps = static_cast<int>(steps);
+    summary.first_step = steps_before + 1;
     summary.warmup_steps = static_cast<int>(first);
     summary.iteration_time_s = iteration;
     summary.throughput_samples_per_s = throughput;

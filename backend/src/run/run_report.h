@@ -21,7 +21,10 @@ struct RunReport {
 // kept when none would remain). Throws BackendError when the records do not
 // fit the project or each other (a rank outside the project, a different
 // number of steps).
+// `steps_before`: those a resumed checkpoint had trained, which the steps'
+// numbers continue.
 [[nodiscard]] RunReport build_run_report(const AnalyzedProject& project,
-                                         const std::vector<RankRecord>& ranks, int warmup);
+                                         const std::vector<RankRecord>& ranks, int warmup,
+                                         int steps_before = 0);
 
 }  // namespace pipewright::backend

@@ -547,10 +547,11 @@ bool RunSupervisor::write_outputs() {
         if (o_.node_rank == 0) {
             // Every rank's record, the other nodes' through the store.
             const auto other_failure = [&store] { return try_get_text(store, keys::kFailed); };
-            outcome_.summary = write_complete_outputs(*project_, store, o_.warmup, outcome_.out_dir,
-                                                      timeout_, other_failure);
+            outcome_.summary = write_complete_outputs(*project_, store, o_.warmup, resume_step_,
+                                                      outcome_.out_dir, timeout_, other_failure);
         } else {
-            outcome_.summary = write_node_outputs(*project_, mine_, o_.warmup, outcome_.out_dir);
+            outcome_.summary =
+                write_node_outputs(*project_, mine_, o_.warmup, resume_step_, outcome_.out_dir);
         }
     } catch (const std::exception& e) {
         // A record that does not read (InputError), one that does not fit

@@ -334,6 +334,7 @@ nlohmann::json to_json(const RunSummary& s) {
                      {"data_parallel", s.data_parallel},
                      {"zero_stage", s.zero_stage},
                      {"steps", s.steps},
+                     {"first_step", s.first_step},
                      {"warmup_steps", s.warmup_steps},
                      {"iteration_time_s", s.iteration_time_s},
                      {"throughput_samples_per_s", s.throughput_samples_per_s},
@@ -369,6 +370,7 @@ std::optional<RunSummary> read_run_summary(const nlohmann::json& j, Diagnostics&
         static_cast<int>(r.integer("data_parallel", kOptional, 1, INT_MAX).value_or(1));
     s.zero_stage = static_cast<int>(r.integer("zero_stage", kOptional, 0, 3).value_or(0));
     s.steps = whole(r, "steps", 0, 0);
+    s.first_step = static_cast<int>(r.integer("first_step", kOptional, 1, INT_MAX).value_or(1));
     s.warmup_steps = whole(r, "warmup_steps", 0, 0);
     s.iteration_time_s = r.number("iteration_time_s", kRequired, kNonNegative).value_or(0);
     s.throughput_samples_per_s =
@@ -392,7 +394,7 @@ std::optional<RunSummary> read_run_summary(const nlohmann::json& j, Diagnostics&
         s.node_rank = static_cast<int>(*n);
     }
     r.reject_unknown({"schedule", "batch_size", "microbatches", "microbatch_size", "data_parallel",
-                      "zero_stage", "steps", "warmup_steps", "iteration_time_s",
+                      "zero_stage", "steps", "first_step", "warmup_steps", "iteration_time_s",
                       "throughput_samples_per_s", "bubble_fraction", "clock", "losses", "devices",
                       "out_dir", "complete", "nnodes", "node_rank"});
     if (problems.size() != before) {

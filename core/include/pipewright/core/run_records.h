@@ -104,6 +104,9 @@ struct RunSummary {
     int data_parallel = 1;
     int zero_stage = 0;
     int steps = 0;
+    // The first of them, counted from 1: after the checkpoint's steps when
+    // the run resumed one.
+    int first_step = 1;
     int warmup_steps = 0;
     double iteration_time_s = 0;
     double throughput_samples_per_s = 0;
