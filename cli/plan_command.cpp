@@ -148,6 +148,10 @@ void print_plan(std::ostream& out, const PlanResult& result, const Project& proj
         << format_percent(r.bubble_fraction) << '\n';
     if (const auto g = gain_over(plan, result.input)) {
         out << "Gain        " << gain_text(*g) << " over the input placement";
+        // A layout over capacity is no baseline a user could run: say so.
+        if (!result.input.report->all_fit) {
+            out << " (which does not fit)";
+        }
         if (const auto u = gain_over(plan, result.uniform)) {
             out << ", " << gain_text(*u) << " over a uniform split";
         }

@@ -123,6 +123,26 @@ TEST(PlanCommand, NothingFitsExitsOneAndSaysWhatWould) {
     EXPECT_FALSE(fs::exists(applied));
 }
 
+// An input over capacity is no layout a user could run: the gain over it
+// says so.
+TEST(PlanCommand, AGainOverAnInputThatDoesNotFitSaysSo) {
+    auto loaded = load_project_file(example("resnet50-2gpu-pipelined.json"));
+    // The input's first stage peaks at 3.4 GiB; a balanced split needs 1.7.
+    for (auto& d : loaded.project->topology.nodes[0].containers[0].devices) {
+        d.overrides.memory_GiB = 2.5;
+    }
+    TempDir dir;
+    const auto path = (dir / "tight.json").string();
+    save_project_file(*loaded.project, path);
+    auto r = run_cli({"plan", path});
+    ASSERT_EQ(r.code, 0) << r.err;
+    EXPECT_NE(r.out.find("over the input placement (which does not fit)"), std::string::npos)
+        << r.out;
+    r = run_cli({"plan", example("resnet50-2gpu-pipelined.json")});
+    ASSERT_EQ(r.code, 0) << r.err;
+    EXPECT_EQ(r.out.find("which does not fit"), std::string::npos) << r.out;
+}
+
 TEST(PlanCommand, BadInputAndUsage) {
     auto unknown = run_cli({"plan", example("dummy-2gpu.json"), "--schedule", "fast"});
     EXPECT_EQ(unknown.code, 1);
