@@ -114,6 +114,16 @@ json two_nodes_json(int per_node, const std::string& spec) {
     return nodes;
 }
 
+// The topology of `nodes`: NVLink inside them, the network between, both
+// as measured.
+json two_node_topology(const json& nodes) {
+    return {{"links",
+             {{"intra_container", {{"bandwidth_GBps", 300}, {"latency_us", 5}, {"efficiency", 1}}},
+              {"inter_node",
+               {{"bandwidth_GBps", kNetworkGBps}, {"latency_us", kLatencyUs}, {"efficiency", 1}}}}},
+            {"nodes", nodes}};
+}
+
 // Two linear layers (a column- and a row-parallel half) in one stage on
 // node0's first GPU, tensor parallel over `tensor` GPUs, and 2 replicas:
 // the second on node 1, so each stage's rings cross the network.
@@ -129,31 +139,25 @@ json two_node_project(int tensor) {
               {{"forward_ms", 1.0}, {"backward_input_ms", 1.0}, {"backward_weight_ms", 1.0}}}});
     }
     const json nodes = two_nodes_json(4, "A100-80GB");
-    return {
-        {"format", "pipewright-project"},
-        {"version", 1},
-        {"model",
-         {{"name", "two-linear"},
-          {"input", {{"shape", {1024}}, {"dtype", "float32"}}},
-          {"loss", "mse"},
-          {"layers", layers}}},
-        {"topology",
-         {{"links",
-           {{"intra_container", {{"bandwidth_GBps", 300}, {"latency_us", 5}, {"efficiency", 1}}},
-            {"inter_node",
-             {{"bandwidth_GBps", kNetworkGBps}, {"latency_us", kLatencyUs}, {"efficiency", 1}}}}},
-          {"nodes", nodes}}},
-        {"placement", json::array({{{"device", "node0/c0/gpu0"}, {"layers", {"fc0", "fc1"}}}})},
-        {"training",
-         {{"batch_size", 16},
-          {"microbatches", 4},
-          {"schedule", "1f1b"},
-          {"optimizer", {{"type", "adam"}}}}},
-        {"tensor_parallel", {{"size", tensor}}},
-        {"data_parallel",
-         {{"size", 2},
-          {"replicas", json::array({json::array({"node1/c0/gpu0"})})},
-          {"overlap_gradient_sync", false}}}};
+    return {{"format", "pipewright-project"},
+            {"version", 1},
+            {"model",
+             {{"name", "two-linear"},
+              {"input", {{"shape", {1024}}, {"dtype", "float32"}}},
+              {"loss", "mse"},
+              {"layers", layers}}},
+            {"topology", two_node_topology(nodes)},
+            {"placement", json::array({{{"device", "node0/c0/gpu0"}, {"layers", {"fc0", "fc1"}}}})},
+            {"training",
+             {{"batch_size", 16},
+              {"microbatches", 4},
+              {"schedule", "1f1b"},
+              {"optimizer", {{"type", "adam"}}}}},
+            {"tensor_parallel", {{"size", tensor}}},
+            {"data_parallel",
+             {{"size", 2},
+              {"replicas", json::array({json::array({"node1/c0/gpu0"})})},
+              {"overlap_gradient_sync", false}}}};
 }
 
 TEST(LinkSharing, EachTensorParallelDevicesRingGetsItsShareOfTheNodesNetwork) {
@@ -200,28 +204,22 @@ json two_stage_moe(int stages) {
             : json::array({{{"device", "node0/c0/gpu0"}, {"layers", {"block0", "block1"}}}});
     json replica = stages == 2 ? json::array({"node1/c0/gpu0", "node1/c0/gpu1"})
                                : json::array({"node1/c0/gpu0"});
-    return {
-        {"format", "pipewright-project"},
-        {"version", 1},
-        {"model",
-         {{"name", "moe"},
-          {"input", {{"shape", {1024, 256}}, {"dtype", "float32"}}},
-          {"loss", "mse"},
-          {"layers", layers}}},
-        {"topology",
-         {{"links",
-           {{"intra_container", {{"bandwidth_GBps", 300}, {"latency_us", 5}, {"efficiency", 1}}},
-            {"inter_node",
-             {{"bandwidth_GBps", kNetworkGBps}, {"latency_us", kLatencyUs}, {"efficiency", 1}}}}},
-          {"nodes", nodes}}},
-        {"placement", placement},
-        {"training",
-         {{"batch_size", 8},
-          {"microbatches", 4},
-          {"schedule", stages == 2 ? "1f1b" : "gpipe"},
-          {"dtype", "bfloat16"}}},
-        {"data_parallel", {{"size", 2}, {"replicas", json::array({replica})}}},
-        {"expert_parallel", {{"size", 2}}}};
+    return {{"format", "pipewright-project"},
+            {"version", 1},
+            {"model",
+             {{"name", "moe"},
+              {"input", {{"shape", {1024, 256}}, {"dtype", "float32"}}},
+              {"loss", "mse"},
+              {"layers", layers}}},
+            {"topology", two_node_topology(nodes)},
+            {"placement", placement},
+            {"training",
+             {{"batch_size", 8},
+              {"microbatches", 4},
+              {"schedule", stages == 2 ? "1f1b" : "gpipe"},
+              {"dtype", "bfloat16"}}},
+            {"data_parallel", {{"size", 2}, {"replicas", json::array({replica})}}},
+            {"expert_parallel", {{"size", 2}}}};
 }
 
 // Every stage dispatches and combines inside its forward and backward, so
