@@ -38,11 +38,7 @@ Topology cluster(int nodes, int per_node, const std::string& spec, bool gpu) {
 
 // 8030261248 -> "8,030,261,248".
 std::string grouped(double value) {
-    std::string digits = std::to_string(static_cast<long long>(std::llround(value)));
-    for (auto i = static_cast<std::ptrdiff_t>(digits.size()) - 3; i > 0; i -= 3) {
-        digits.insert(static_cast<std::size_t>(i), ",");
-    }
-    return digits;
+    return format_grouped(std::llround(value));
 }
 
 // "8.03B" for the default file name.

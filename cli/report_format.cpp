@@ -11,6 +11,7 @@
 #include "data_parallel_format.h"
 #include "expert_parallel_format.h"
 #include "pipewright/core/printable_name.h"
+#include "pipewright/core/quantity_format.h"
 #include "tensor_parallel_format.h"
 
 namespace pipewright::cli {
@@ -89,15 +90,7 @@ namespace {
 
 // "1,893": a count with its thousands grouped.
 std::string grouped_count(std::size_t n) {
-    const std::string digits = std::to_string(n);
-    std::string out;
-    for (std::size_t i = 0; i < digits.size(); ++i) {
-        if (i > 0 && (digits.size() - i) % 3 == 0) {
-            out += ',';
-        }
-        out += digits[i];
-    }
-    return out;
+    return format_grouped(static_cast<long long>(n));
 }
 
 // The class a link's name ends with: "inter-node" of

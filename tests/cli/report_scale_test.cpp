@@ -103,15 +103,7 @@ LinkRow parse_row(const std::string& row) {
 }
 
 std::string grouped(std::size_t n) {
-    const std::string digits = std::to_string(n);
-    std::string out;
-    for (std::size_t i = 0; i < digits.size(); ++i) {
-        if (i > 0 && (digits.size() - i) % 3 == 0) {
-            out += ',';
-        }
-        out += digits[i];
-    }
-    return out;
+    return format_grouped(static_cast<long long>(n));
 }
 
 // What makes links alike: their class (the name's last parenthesis) and

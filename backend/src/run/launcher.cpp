@@ -4,10 +4,11 @@
 #include "pipewright/backend/launcher.h"
 
 #include <algorithm>
+#include <array>
 #include <filesystem>
 #include <stdexcept>
 #include <thread>
-#include <utility>
+#include <tuple>
 
 #include "pipewright/core/project_io.h"
 #include "pipewright/core/schedule_generators.h"
@@ -96,21 +97,23 @@ std::optional<AnalyzedProject> load_for_run(const RunSettings& s, std::ostream& 
                 continue;
             }
             const TransformerDims dims = transformer_dims(layer);
-            // The first feature the backend's block does not build, by field.
-            const std::pair<const char*, const char*> unbuilt =
-                dims.moe()      ? std::pair{".experts", "a mixture of experts"}
-                : dims.latent() ? std::pair{".kv_lora_rank", "multi-head latent attention"}
-                : dims.sliding_window > 0
-                    ? std::pair{".sliding_window", "a sliding attention window"}
-                : dims.qk_norm    ? std::pair{".qk_norm", "a query and key norm"}
-                : dims.post_norms ? std::pair{".post_norms", "a block with post-norms"}
-                                  : std::pair<const char*, const char*>{nullptr, nullptr};
-            if (unbuilt.first != nullptr) {
-                problems.add("model.layers[" + std::to_string(i) + "]" + unbuilt.first,
-                             std::string(unbuilt.second) +
-                                 " is simulation-only for now: real runs build dense blocks "
-                                 "with ordinary attention. `simulate` and `plan` price it");
-                analyzed.reset();
+            // The features the backend's block does not build, by field.
+            const std::array<std::tuple<bool, const char*, const char*>, 5> unbuilt{{
+                {dims.moe(), ".experts", "a mixture of experts"},
+                {dims.latent(), ".kv_lora_rank", "multi-head latent attention"},
+                {dims.sliding_window > 0, ".sliding_window", "a sliding attention window"},
+                {dims.qk_norm, ".qk_norm", "a query and key norm"},
+                {dims.post_norms, ".post_norms", "a block with post-norms"},
+            }};
+            for (const auto& [used, field, words] : unbuilt) {
+                if (used) {
+                    problems.add("model.layers[" + std::to_string(i) + "]" + field,
+                                 std::string(words) +
+                                     " is simulation-only for now: real runs build dense blocks "
+                                     "with ordinary attention. `simulate` and `plan` price it");
+                    analyzed.reset();
+                    break;
+                }
             }
         }
         // Tensor parallelism: each stage's layers cut over its group

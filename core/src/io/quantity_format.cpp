@@ -77,14 +77,10 @@ std::string format_signed_percent(double fraction) {
     return (fraction >= 0 ? "+" : "-") + format_percent(std::abs(fraction));
 }
 
-std::string format_rate(double per_second) {
-    if (!std::isfinite(per_second)) {
-        return not_finite(per_second);
-    }
-    const double a = std::fabs(per_second);
-    std::string digits = format_fixed(per_second, a >= 100 ? 0 : a >= 10 ? 1 : 2);
-    const auto dot = digits.find('.');
-    std::string whole = digits.substr(0, dot);
+namespace {
+
+// "-1234567" -> "-1,234,567": the digits of a whole number, grouped.
+std::string group_thousands(const std::string& whole) {
     std::string grouped;
     for (std::size_t i = 0; i < whole.size(); ++i) {
         if (i > 0 && (whole.size() - i) % 3 == 0 && whole[i - 1] != '-') {
@@ -92,7 +88,24 @@ std::string format_rate(double per_second) {
         }
         grouped += whole[i];
     }
+    return grouped;
+}
+
+}  // namespace
+
+std::string format_rate(double per_second) {
+    if (!std::isfinite(per_second)) {
+        return not_finite(per_second);
+    }
+    const double a = std::fabs(per_second);
+    std::string digits = format_fixed(per_second, a >= 100 ? 0 : a >= 10 ? 1 : 2);
+    const auto dot = digits.find('.');
+    const std::string grouped = group_thousands(digits.substr(0, dot));
     return dot == std::string::npos ? grouped : grouped + digits.substr(dot);
+}
+
+std::string format_grouped(long long value) {
+    return group_thousands(std::to_string(value));
 }
 
 std::string format_count(double value) {

@@ -17,5 +17,7 @@ namespace pipewright {
 [[nodiscard]] std::string format_fixed(double value, int decimals);
 // Decimal magnitudes for counts (FLOPs, parameters).
 [[nodiscard]] std::string format_count(double value);
+// A whole number with its thousands grouped: "8,030,261,248", "-1,024".
+[[nodiscard]] std::string format_grouped(long long value);
 
 }  // namespace pipewright
