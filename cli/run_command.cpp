@@ -2,6 +2,7 @@
 
 #include "commands.h"
 #include "option_checks.h"
+#include "pipewright/core/expert_parallel.h"
 #include "pipewright/core/tensor_parallel.h"
 
 namespace pipewright::cli {
@@ -24,6 +25,11 @@ void add_training_options(CLI::App* cmd, RunArgs& a) {
                     "Devices of each stage's tensor-parallel group: a worker each, holding a "
                     "slice of the stage's layers (default: the project's tensor_parallel.size)")
         ->check(whole_number(1, kMaxTensorParallel));
+    cmd->add_option("--expert-parallel", a.expert_parallel,
+                    "Replicas each mixture of experts' routed experts are split over, tokens "
+                    "sent to their experts with an all-to-all (default: the project's "
+                    "expert_parallel.size)")
+        ->check(whole_number(1, kMaxExpertParallel));
     cmd->add_option("--steps", a.steps, "Training steps (default: the project's)")
         ->check(whole_number(1));
     // At most a week: a wait that long is a hang, and the bound keeps the

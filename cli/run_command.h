@@ -21,6 +21,7 @@ struct RunArgs {
     std::optional<int> batch_size;
     std::optional<int> data_parallel;
     std::optional<int> tensor_parallel;
+    std::optional<int> expert_parallel;
     std::optional<int> steps;
     int checkpoint_every = 0;
     std::string checkpoint_dir;

@@ -24,6 +24,7 @@ backend::RunSettings settings_of(const RunArgs& a) {
     s.batch_size = a.batch_size;
     s.data_parallel = a.data_parallel;
     s.tensor_parallel = a.tensor_parallel;
+    s.expert_parallel = a.expert_parallel;
     s.steps = a.steps;
     s.dtype = a.dtype;
     s.data_dir = a.data.empty() ? std::string()

@@ -16,6 +16,7 @@ AnalysisOptions run_analysis_options(const RunArgs& a) {
     options.batch_size = a.batch_size;
     options.data_parallel = a.data_parallel;
     options.tensor_parallel = a.tensor_parallel;
+    options.expert_parallel = a.expert_parallel;
     options.base_dir = std::filesystem::path(a.project).parent_path();
     return options;
 }

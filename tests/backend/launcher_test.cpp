@@ -279,15 +279,13 @@ TEST(Launcher, DataParallelRunsRefuseZeroTwoAndThreeInWords) {
 // norms and post-norms are priced by the simulator only: a run refuses
 // them, naming the field, before any worker starts.
 TEST(Launcher, BlocksTheBackendDoesNotBuildAreRefusedInWords) {
-    const auto dir = temp_dir("moe-blocks");
-    const nlohmann::json moe = {{"experts", 4}, {"top_k", 2}};
+    const auto dir = temp_dir("unbuilt-blocks");
     const nlohmann::json latent = {{"kv_lora_rank", 16}, {"qkv_bias", false}};
     const nlohmann::json window = {{"sliding_window", 4}, {"flash_attention", true}};
     const nlohmann::json qk = {{"qk_norm", true}};
     const nlohmann::json post = {{"post_norms", true}};
     for (const auto& [extra, field, words] :
-         {std::tuple{moe, "model.layers[0].experts", "a mixture of experts"},
-          std::tuple{latent, "model.layers[0].kv_lora_rank", "multi-head latent attention"},
+         {std::tuple{latent, "model.layers[0].kv_lora_rank", "multi-head latent attention"},
           std::tuple{window, "model.layers[0].sliding_window", "a sliding attention window"},
           std::tuple{qk, "model.layers[0].qk_norm", "a query and key norm"},
           std::tuple{post, "model.layers[0].post_norms", "a block with post-norms"}}) {
@@ -298,7 +296,7 @@ TEST(Launcher, BlocksTheBackendDoesNotBuildAreRefusedInWords) {
             {"format", "pipewright-project"},
             {"version", 1},
             {"model",
-             {{"name", "moe"},
+             {{"name", "unbuilt"},
               {"input", {{"shape", {8, 64}}, {"dtype", "float32"}}},
               {"loss", "mse"},
               {"layers", {block}}}},

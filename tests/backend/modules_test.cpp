@@ -67,6 +67,27 @@ std::vector<Case> cases() {
          {5, 16}},
         {{{"type", "transformer_block"}, {"hidden", 16}, {"heads", 4}, {"activation", "relu"}},
          {5, 16}},
+        // Mixtures of experts: Mixtral-style (SwiGLU, no biases), and with a
+        // shared expert and biases.
+        {{{"type", "transformer_block"},
+          {"hidden", 16},
+          {"heads", 4},
+          {"activation", "swiglu"},
+          {"norm", "rmsnorm"},
+          {"bias", false},
+          {"qkv_bias", false},
+          {"experts", 4},
+          {"top_k", 2},
+          {"expert_ffn_hidden", 12}},
+         {5, 16}},
+        {{{"type", "transformer_block"},
+          {"hidden", 16},
+          {"heads", 4},
+          {"experts", 3},
+          {"top_k", 1},
+          {"shared_experts", 1},
+          {"expert_ffn_hidden", 8}},
+         {5, 16}},
     };
 }
 

@@ -9,9 +9,8 @@
 #include <stdexcept>
 
 #include "execution/action_clock.h"
-#include "execution/gradient_sync.h"
+#include "execution/parameter_update.h"
 #include "execution/random_replay.h"
-#include "execution/sharded_optimizer.h"
 #include "layers/tensor_parallel_layers.h"
 #include "layers/tied_head.h"
 #include "pipewright/backend/backend_error.h"
@@ -86,13 +85,10 @@ struct RankExecutor::Impl {
     int last_stage;
     std::vector<int> stage_indices;
     std::map<int, Stage> stages;  // by stage index
-    // One of the two: the whole optimizer, or (ZeRO-1) this replica's shard.
-    std::unique_ptr<torch::optim::Optimizer> optimizer;
-    std::unique_ptr<ShardedOptimizer> sharded;
-    // Data parallelism (null with one replica).
+    // Data parallelism (null groups with one replica).
     ReplicaGroup replicas;
-    std::unique_ptr<GradientSync> gradient_sync;
-    bool overlap_gradient_sync = true;
+    // The gradients' averaging over the replicas and the optimizer step.
+    std::unique_ptr<ParameterUpdate> update;
     // Tensor parallelism: the group, and the parameters whose gradients its
     // members compute from their slice of the sequence (summed before the
     // step; none without sequence parallelism).
@@ -122,7 +118,7 @@ struct RankExecutor::Impl {
     SendCompletions sends;
 
     Impl(const AnalyzedProject& p, int r, Transport& t, torch::Dtype d, torch::Device dev,
-         ReplicaGroup rg, const TensorGroup& tp)
+         ReplicaGroup rg, const TensorGroup& tp, const ExpertReplicas& experts)
         : project(p),
           rank(r),
           transport(t),
@@ -133,8 +129,7 @@ struct RankExecutor::Impl {
           last_stage(p.schedule.num_stages - 1),
           replicas(std::move(rg)),
           tensor(tp) {
-        std::vector<torch::Tensor> all;
-        std::vector<std::vector<torch::Tensor>> per_stage;
+        std::map<int, torch::nn::Sequential> modules;
         for (int s = 0; s < p.schedule.num_stages; ++s) {
             if (p.schedule.stage_rank[static_cast<std::size_t>(s)] != rank) {
                 continue;
@@ -146,7 +141,7 @@ struct RankExecutor::Impl {
                             ? build_tensor_parallel_layers(
                                   p, range.first_layer, range.last_layer,
                                   static_cast<std::uint64_t>(p.project.training.seed), dtype, tp)
-                            : build_stage(p, s, dtype);
+                            : build_stage(p, s, dtype, experts.dispatch);
             st.module->to(device);
             st.module->train();
             st.params = st.module->parameters();
@@ -161,29 +156,12 @@ struct RankExecutor::Impl {
                 st.random = st.random ||
                             p.project.model.layers[static_cast<std::size_t>(l)].type == "dropout";
             }
-            all.insert(all.end(), st.params.begin(), st.params.end());
-            per_stage.push_back(st.params);
+            modules.emplace(s, st.module);
             st.slots.resize(static_cast<std::size_t>(microbatches));
             stages.emplace(s, std::move(st));
             stage_indices.push_back(s);
         }
-        const DataParallel& dp = p.project.data_parallel;
-        if (replicas.replicas > 1) {
-            if (!replicas.collectives || !replicas.control) {
-                throw BackendError("a data-parallel rank needs the process group of its replicas");
-            }
-            constexpr double kMiB = 1024.0 * 1024.0;
-            gradient_sync = std::make_unique<GradientSync>(replicas.collectives, replicas.replicas,
-                                                           dp.bucket_MiB * kMiB, replicas.timeout);
-            overlap_gradient_sync = dp.overlap_gradient_sync;
-        }
-        if (replicas.replicas > 1 && dp.zero_stage == 1) {
-            sharded = std::make_unique<ShardedOptimizer>(p.project.training.optimizer, per_stage,
-                                                         replicas.collectives, replicas.replica,
-                                                         replicas.replicas, replicas.timeout);
-        } else {
-            optimizer = make_optimizer(p.project.training.optimizer, all);
-        }
+        update = std::make_unique<ParameterUpdate>(p, modules, replicas, experts);
         clock = make_action_clock(device);
         next_on_channel = next_receive_on_channel(my_actions());
         tied = tied_stages(p);
@@ -491,8 +469,8 @@ struct RankExecutor::Impl {
     // way the averages are written back before the optimizer step (finish).
     void reduce_gradients(const Action& a, std::size_t start) {
         const double posted = steady_seconds();
-        GradientSync::Started started = gradient_sync->start(stages.at(a.stage).params);
-        if (!overlap_gradient_sync) {
+        GradientSync::Started started = update->start_reduction(a.stage);
+        if (!update->overlapped()) {
             started.work->wait();
             add_event(a, start, -1, started.bytes);
             return;
@@ -565,7 +543,7 @@ struct RankExecutor::Impl {
                 }
                 break;
             case ActionType::reduce_grad:
-                if (gradient_sync) {
+                if (update->reduces()) {
                     reduce_gradients(a, start);
                 }
                 break;
@@ -581,9 +559,9 @@ struct RankExecutor::Impl {
 
 RankExecutor::RankExecutor(const AnalyzedProject& project, int rank, Transport& transport,
                            torch::Dtype dtype, torch::Device device, ReplicaGroup replicas,
-                           TensorGroup tensor)
+                           TensorGroup tensor, ExpertReplicas experts)
     : impl_(std::make_unique<Impl>(project, rank, transport, dtype, device, std::move(replicas),
-                                   tensor)) {}
+                                   tensor, experts)) {}
 
 RankExecutor::~RankExecutor() = default;
 
@@ -606,25 +584,15 @@ StepRecord RankExecutor::run_step(int step, const Batch& batch) {
     m.clock->begin_iteration();
     const std::size_t start = m.clock->stamp();
     m.sample_memory();
-    if (m.sharded) {
-        m.sharded->zero_grad();
-    } else {
-        m.optimizer->zero_grad();
-    }
+    m.update->zero_grad();
     for (std::size_t i = 0; i < m.my_actions().size(); ++i) {
         m.execute(i);
     }
     const auto send_ends = m.sends.collect();
-    if (m.gradient_sync) {
-        m.gradient_sync->finish();
-    }
+    m.update->finish_reductions();
     m.sum_tied_gradients_if_split();
     sum_gradients_over_group(m.sequence_partials, m.tensor);
-    if (m.sharded) {
-        m.sharded->step();  // includes gathering the replicas' updated shards
-    } else {
-        m.optimizer->step();
-    }
+    m.update->step();
     const std::size_t end = m.clock->stamp();
     m.sample_memory();
     const std::vector<double> times = m.resolve_times(send_ends);
@@ -658,19 +626,11 @@ torch::nn::Sequential RankExecutor::module(int stage) const {
 }
 
 void RankExecutor::save_optimizer(torch::serialize::OutputArchive& archive) const {
-    if (impl_->sharded) {
-        impl_->sharded->save(archive);
-    } else {
-        impl_->optimizer->save(archive);
-    }
+    impl_->update->save(archive);
 }
 
 void RankExecutor::load_optimizer(torch::serialize::InputArchive& archive) {
-    if (impl_->sharded) {
-        impl_->sharded->load(archive);
-    } else {
-        impl_->optimizer->load(archive);
-    }
+    impl_->update->load(archive);
 }
 
 }  // namespace pipewright::backend

@@ -49,7 +49,33 @@ double bytes_of(const torch::Tensor& t) {
     return static_cast<double>(t.numel()) * static_cast<double>(t.element_size());
 }
 
+// Both reductions of a stage (its dense parameters' and its experts').
+class BothReductions final : public PendingSend {
+  public:
+    BothReductions(std::unique_ptr<PendingSend> a, std::unique_ptr<PendingSend> b)
+        : a_(std::move(a)), b_(std::move(b)) {}
+    bool done() override { return false; }
+    void wait() override {
+        a_->wait();
+        b_->wait();
+    }
+    void abort() override {
+        a_->abort();
+        b_->abort();
+    }
+
+  private:
+    std::unique_ptr<PendingSend> a_, b_;
+};
+
 }  // namespace
+
+GradientSync::Started GradientSync::Started::joined(Started other) && {
+    Started both;
+    both.bytes = bytes + other.bytes;
+    both.work = std::make_unique<BothReductions>(std::move(work), std::move(other.work));
+    return both;
+}
 
 GradientSync::GradientSync(c10::intrusive_ptr<CollectiveGroup> group, int replicas,
                            double bucket_bytes, std::chrono::milliseconds timeout)
@@ -90,12 +116,14 @@ GradientSync::Started GradientSync::start(const std::vector<torch::Tensor>& para
         }
         bucket->flat = torch::cat(flat_parts);
         bucket->grads = std::move(grads);
-        std::vector<torch::Tensor> tensors{bucket->flat};
-        c10d::AllreduceOptions options;
-        options.reduceOp = c10d::ReduceOp::SUM;
-        options.timeout = timeout_;
-        bucket->work = group_->allreduce(tensors, options);
-        works.push_back(bucket->work);
+        if (group_) {
+            std::vector<torch::Tensor> tensors{bucket->flat};
+            c10d::AllreduceOptions options;
+            options.reduceOp = c10d::ReduceOp::SUM;
+            options.timeout = timeout_;
+            bucket->work = group_->allreduce(tensors, options);
+            works.push_back(bucket->work);
+        }
         pending_.push_back(std::move(bucket));
     }
     started.work = std::make_unique<Reduction>(std::move(works), timeout_);
@@ -105,7 +133,9 @@ GradientSync::Started GradientSync::start(const std::vector<torch::Tensor>& para
 void GradientSync::finish() {
     const torch::NoGradGuard no_grad;
     for (const auto& bucket : pending_) {
-        bucket->work->wait(timeout_);
+        if (bucket->work) {
+            bucket->work->wait(timeout_);
+        }
         bucket->flat.div_(replicas_);
         std::int64_t offset = 0;
         for (auto& g : bucket->grads) {
@@ -138,6 +168,52 @@ ReplicaGroup make_replica_group(c10::intrusive_ptr<c10d::Store> store,
     (void)device;
 #endif
     return g;
+}
+
+namespace {
+
+// Gloo, or NCCL between GPUs where the build has it.
+c10::intrusive_ptr<CollectiveGroup> make_collectives(c10::intrusive_ptr<c10d::Store> store,
+                                                     const std::string& prefix,
+                                                     const std::string& master_host, int rank,
+                                                     int size, const torch::Device& device,
+                                                     std::chrono::milliseconds timeout) {
+#ifdef PIPEWRIGHT_WITH_NCCL
+    if (device.is_cuda()) {
+        return make_nccl_group(std::move(store), prefix + "nccl", rank, size, timeout);
+    }
+#else
+    (void)device;
+#endif
+    return make_gloo_group(std::move(store), prefix + "gloo", master_host, rank, size, timeout);
+}
+
+}  // namespace
+
+ExpertReplicas make_expert_replicas(c10::intrusive_ptr<c10d::Store> store,
+                                    const std::string& master_host, int pipeline_rank, int replica,
+                                    int replicas, int size, const torch::Device& device,
+                                    std::chrono::milliseconds timeout) {
+    ExpertReplicas e;
+    if (size <= 1) {
+        return e;
+    }
+    const int block = replica / size;
+    const int position = replica % size;
+    const std::string rank = std::to_string(pipeline_rank);
+    e.dispatch.rank = position;
+    e.dispatch.size = size;
+    e.dispatch.group =
+        make_collectives(store, "experts-" + rank + "-" + std::to_string(block) + "/", master_host,
+                         position, size, device, timeout);
+    e.holder = block;
+    e.holders_count = replicas / size;
+    if (e.holders_count > 1) {
+        e.holders = make_collectives(
+            std::move(store), "expert-holders-" + rank + "-" + std::to_string(position) + "/",
+            master_host, block, e.holders_count, device, timeout);
+    }
+    return e;
 }
 
 }  // namespace pipewright::backend

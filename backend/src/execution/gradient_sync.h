@@ -18,7 +18,9 @@ namespace pipewright::backend {
 class GradientSync {
   public:
     // `bucket_bytes`: the most gradient bytes one all-reduce carries (at
-    // least one whole tensor each); data_parallel.bucket_MiB.
+    // least one whole tensor each); data_parallel.bucket_MiB. The sums are
+    // divided by `replicas`; a null `group` (a parameter no other replica
+    // holds, such as an expert of one holder) only divides.
     GradientSync(c10::intrusive_ptr<CollectiveGroup> group, int replicas, double bucket_bytes,
                  std::chrono::milliseconds timeout);
     ~GradientSync();
@@ -30,6 +32,8 @@ class GradientSync {
         // executor hands it to a watcher thread (overlap) or waits at once.
         std::unique_ptr<PendingSend> work;
         double bytes = 0;  // the stage's gradient bytes
+        // These reductions and `other`'s as one.
+        [[nodiscard]] Started joined(Started other) &&;
     };
     // Issues the sum of these parameters' gradients over the replicas, one
     // asynchronous all-reduce per bucket, and returns at once. A parameter
@@ -60,5 +64,16 @@ class GradientSync {
                                               int replica, int replicas,
                                               const torch::Device& device,
                                               std::chrono::milliseconds timeout);
+
+// Expert parallelism's groups of the same pipeline rank: the block of
+// `size` consecutive replicas this replica's experts are split over, and the
+// replicas that hold the same experts (every size-th). Keys under
+// "experts-<rank>-<block>/" and "expert-holders-<rank>-<position>/" of
+// `store`. Size 1: none.
+[[nodiscard]] ExpertReplicas make_expert_replicas(c10::intrusive_ptr<c10d::Store> store,
+                                                  const std::string& master_host, int pipeline_rank,
+                                                  int replica, int replicas, int size,
+                                                  const torch::Device& device,
+                                                  std::chrono::milliseconds timeout);
 
 }  // namespace pipewright::backend

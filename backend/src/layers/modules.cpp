@@ -10,6 +10,7 @@
 #include "layers/causal_attention.h"
 #include "layers/decoder_parts.h"
 #include "layers/fused_linear.h"
+#include "layers/mixture_of_experts.h"
 #include "layers/tied_head.h"
 #include "torchscript/torchscript_modules.h"
 
@@ -40,6 +41,10 @@ struct TransformerBlockImpl : torch::nn::Module {
         proj = register_module("proj", linear(width(d.value_width()), h, d.bias));
         norm2 = make_norm(d.rms_norm, h);
         register_module("ln2", norm2.ptr());
+        if (d.moe()) {
+            moe = register_module("moe", MixtureOfExperts(d));
+            return;
+        }
         fc1 = register_module("fc1", linear(h, width(d.mlp_in_width()), d.bias));
         fc2 = register_module("fc2", linear(width(d.ffn), h, d.bias));
     }
@@ -49,7 +54,8 @@ struct TransformerBlockImpl : torch::nn::Module {
         x = x + proj(recompute_core
                          ? recomputed_causal_attention(q, heads_, kv_heads_, head_dim_, rotary_)
                          : causal_attention(q, heads_, kv_heads_, head_dim_, rotary_));
-        return x + fc2(mlp_activation(fc1(norm2.forward(x)), activation_));
+        const torch::Tensor normed = norm2.forward(x);
+        return x + (moe ? moe(normed) : fc2(mlp_activation(fc1(normed), activation_)));
     }
 
     std::int64_t heads_, kv_heads_, head_dim_;
@@ -59,6 +65,7 @@ struct TransformerBlockImpl : torch::nn::Module {
     bool recompute_core = false;
     torch::nn::AnyModule norm1, norm2;
     FusedLinear qkv{nullptr}, proj{nullptr}, fc1{nullptr}, fc2{nullptr};
+    MixtureOfExperts moe{nullptr};  // in place of fc1 and fc2
 };
 TORCH_MODULE(TransformerBlock);
 
@@ -274,7 +281,7 @@ torch::nn::AnyModule build_layer(const LayerSpec& layer, const Shape& /*input_sh
 
 torch::nn::Sequential build_layers(const AnalyzedProject& project, int first, int last,
                                    std::uint64_t seed, torch::Dtype dtype,
-                                   ImportedWeights imported_weights) {
+                                   ImportedWeights imported_weights, const ExpertGroup& experts) {
     torch::nn::Sequential seq;
     const auto& layers = project.project.model.layers;
     TorchScriptLayers imported(project.project.model);
@@ -303,9 +310,12 @@ torch::nn::Sequential build_layers(const AnalyzedProject& project, int first, in
         if (project.tied && i == project.tied->embedding) {
             scale_tied_embedding(*module.ptr());
         }
-        if (project.project.training.recompute == Recompute::selective) {
-            if (auto* block = dynamic_cast<TransformerBlockImpl*>(module.ptr().get())) {
-                block->recompute_core = true;
+        if (auto* block = dynamic_cast<TransformerBlockImpl*>(module.ptr().get())) {
+            block->recompute_core = project.project.training.recompute == Recompute::selective;
+            if (block->moe) {
+                // Built whole from the seed, then cut: a member's experts
+                // are the ones single-process training has at their index.
+                block->moe->keep_local_experts(experts);
             }
         }
         seq->push_back(name, std::move(module));
@@ -314,10 +324,12 @@ torch::nn::Sequential build_layers(const AnalyzedProject& project, int first, in
     return seq;
 }
 
-torch::nn::Sequential build_stage(const AnalyzedProject& project, int stage, torch::Dtype dtype) {
+torch::nn::Sequential build_stage(const AnalyzedProject& project, int stage, torch::Dtype dtype,
+                                  const ExpertGroup& experts) {
     const auto& s = project.stages.at(static_cast<std::size_t>(stage));
     return build_layers(project, s.first_layer, s.last_layer,
-                        static_cast<std::uint64_t>(project.project.training.seed), dtype);
+                        static_cast<std::uint64_t>(project.project.training.seed), dtype,
+                        ImportedWeights::as_project, experts);
 }
 
 torch::nn::Sequential build_model(const AnalyzedProject& project, std::uint64_t seed,

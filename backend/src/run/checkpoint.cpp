@@ -185,17 +185,23 @@ nlohmann::json checkpoint_layout(const AnalyzedProject& p, const RunSettings& s)
             project.at("training").erase(key);
         }
     }
-    return {{"world_size", run_process_count(p)},
-            {"ranks", p.num_ranks()},
-            {"stages", p.schedule.num_stages},
-            {"stage_ranks", p.schedule.stage_rank},
-            {"microbatches", p.microbatches},
-            {"batch_size", p.microbatches * p.microbatch_size},
-            {"dtype", dtype_name(run_dtype(p, s.dtype))},
-            {"data_parallel", p.data_parallel()},
-            {"zero_stage", p.project.data_parallel.zero_stage},
-            {"tensor_parallel", p.project.tensor_parallel.size},
-            {"project", project}};
+    nlohmann::json layout = {{"world_size", run_process_count(p)},
+                             {"ranks", p.num_ranks()},
+                             {"stages", p.schedule.num_stages},
+                             {"stage_ranks", p.schedule.stage_rank},
+                             {"microbatches", p.microbatches},
+                             {"batch_size", p.microbatches * p.microbatch_size},
+                             {"dtype", dtype_name(run_dtype(p, s.dtype))},
+                             {"data_parallel", p.data_parallel()},
+                             {"zero_stage", p.project.data_parallel.zero_stage},
+                             {"tensor_parallel", p.project.tensor_parallel.size},
+                             {"project", project}};
+    // Which experts a rank holds (only when split: the layouts of runs
+    // without experts keep the fingerprint their checkpoints were saved with).
+    if (p.project.expert_parallel.size > 1) {
+        layout["expert_parallel"] = p.project.expert_parallel.size;
+    }
+    return layout;
 }
 
 std::string layout_fingerprint(const nlohmann::json& layout) {

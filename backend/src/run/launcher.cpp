@@ -36,6 +36,7 @@ std::optional<AnalyzedProject> load_for_run(const RunSettings& s, std::ostream& 
         options.batch_size = s.batch_size;
         options.data_parallel = s.data_parallel;
         options.tensor_parallel = s.tensor_parallel;
+        options.expert_parallel = s.expert_parallel;
         options.base_dir = std::filesystem::path(s.project).parent_path();
         analyzed = analyze_project(*loaded.project, options, problems);
         // zb-auto's lists depend on the costs, which the front end sends.
@@ -85,10 +86,11 @@ std::optional<AnalyzedProject> load_for_run(const RunSettings& s, std::ostream& 
                          "FP8 tensors. `simulate` prices it; run with bfloat16");
             analyzed.reset();
         }
-        // Mixture-of-experts MLPs and multi-head latent attention are
-        // priced by the simulator; the backend's module builds dense,
-        // ordinary-attention blocks only, so such a block is refused rather
-        // than trained as something else.
+        // Multi-head latent attention and the other features below are
+        // priced by the simulator; the backend's block does not build them,
+        // so such a block is refused rather than trained as something else.
+        // Its mixture of experts holds each expert whole: not split over a
+        // tensor-parallel group.
         for (std::size_t i = 0;
              purpose == LoadPurpose::train && analyzed && i < analyzed->project.model.layers.size();
              ++i) {
@@ -98,8 +100,9 @@ std::optional<AnalyzedProject> load_for_run(const RunSettings& s, std::ostream& 
             }
             const TransformerDims dims = transformer_dims(layer);
             // The features the backend's block does not build, by field.
+            const bool split_experts = dims.moe() && analyzed->project.tensor_parallel.size > 1;
             const std::array<std::tuple<bool, const char*, const char*>, 5> unbuilt{{
-                {dims.moe(), ".experts", "a mixture of experts"},
+                {split_experts, ".experts", "a mixture of experts under tensor parallelism"},
                 {dims.latent(), ".kv_lora_rank", "multi-head latent attention"},
                 {dims.sliding_window > 0, ".sliding_window", "a sliding attention window"},
                 {dims.qk_norm, ".qk_norm", "a query and key norm"},
@@ -109,8 +112,9 @@ std::optional<AnalyzedProject> load_for_run(const RunSettings& s, std::ostream& 
                 if (used) {
                     problems.add("model.layers[" + std::to_string(i) + "]" + field,
                                  std::string(words) +
-                                     " is simulation-only for now: real runs build dense blocks "
-                                     "with ordinary attention. `simulate` and `plan` price it");
+                                     " is simulation-only for now: real runs build blocks with "
+                                     "ordinary attention and whole experts. `simulate` and "
+                                     "`plan` price it");
                     analyzed.reset();
                     break;
                 }

@@ -121,12 +121,14 @@ std::unique_ptr<Transport> make_transport(c10::intrusive_ptr<c10d::Store> store,
 }
 
 // Fault injection for the launcher's tests: the rank named by this
-// variable raises at the start of step 1, while its peers wait for it.
+// variable raises at the start of step 1, while its peers wait for it; only
+// in a job's first attempt, so that a restarted job (torchrun's
+// --max-restarts, a requeued Slurm job) can resume and finish.
 constexpr const char* kInjectFailureVariable = "PIPEWRIGHT_TEST_RAISE_ON_RANK";
 
 std::optional<int> injected_failure_rank() {
     const char* value = std::getenv(kInjectFailureVariable);
-    if (value == nullptr || *value == '\0') {
+    if (value == nullptr || *value == '\0' || !restart_from_environment().empty()) {
         return std::nullopt;
     }
     try {
@@ -232,11 +234,13 @@ void wait_for_run(c10d::Store& store, const WorkerOptions& o, const AnalyzedProj
 }
 
 // The process groups this rank talks in: its pipeline, its copies in the
-// other replicas, its stages' tensor-parallel group.
+// other replicas, its stages' tensor-parallel group, the replicas its
+// experts are split over and those that hold the same ones.
 struct RankGroups {
     std::unique_ptr<Transport> pipeline;
     ReplicaGroup replicas;
     TensorGroup tensor;
+    ExpertReplicas experts;
 };
 
 RankGroups connect_groups(const Rendezvous& r, const AnalyzedProject& project,
@@ -255,6 +259,9 @@ RankGroups connect_groups(const Rendezvous& r, const AnalyzedProject& project,
         g.replicas = make_replica_group(slice_store, r.gloo_host, place.in_pipeline, place.replica,
                                         place.replicas, device, timeout);
     }
+    g.experts =
+        make_expert_replicas(slice_store, r.gloo_host, place.in_pipeline, place.replica,
+                             place.replicas, project.project.expert_parallel.size, device, timeout);
     if (const int size = project.project.tensor_parallel.size; size > 1) {
         g.tensor = make_tensor_group(r.store, r.gloo_host, place.leader, place.slice, size, device,
                                      timeout);
@@ -429,7 +436,7 @@ int run_worker(const WorkerOptions& o, std::ostream& err) {
         // with the simulator's.
         const RankMemory memory(device);
         RankExecutor executor(*project, place.in_pipeline, *groups.pipeline, dtype, device,
-                              std::move(groups.replicas), groups.tensor);
+                              std::move(groups.replicas), groups.tensor, groups.experts);
         executor.set_memory_probe([&memory] { return memory.now(); });
 
         // Resumed after the modules and the data's teacher are built: the

@@ -75,6 +75,9 @@ std::vector<std::string> worker_arguments(const WorkerOptions& o) {
     if (s.data_parallel) {
         add("--data-parallel", std::to_string(*s.data_parallel));
     }
+    if (s.expert_parallel) {
+        add("--expert-parallel", std::to_string(*s.expert_parallel));
+    }
     if (!s.dtype.empty()) {
         add("--dtype", s.dtype);
     }
@@ -122,6 +125,7 @@ WorkerOptions parse_worker_arguments(const std::vector<std::string>& arguments) 
         {"--batch-size", [&](auto& f, auto& v) { s.batch_size = number<int>(f, v); }},
         {"--data-parallel", [&](auto& f, auto& v) { s.data_parallel = number<int>(f, v); }},
         {"--tensor-parallel", [&](auto& f, auto& v) { s.tensor_parallel = number<int>(f, v); }},
+        {"--expert-parallel", [&](auto& f, auto& v) { s.expert_parallel = number<int>(f, v); }},
         {"--dtype", [&](auto&, auto& v) { s.dtype = v; }},
         {"--data", [&](auto&, auto& v) { s.data_dir = v; }},
         {"--checkpoint-every", [&](auto& f, auto& v) { s.checkpoint_every = number<int>(f, v); }},

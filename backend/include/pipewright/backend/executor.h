@@ -42,6 +42,18 @@ struct ReplicaGroup {
     std::chrono::milliseconds timeout{60000};
 };
 
+// Expert parallelism: `dispatch`, the replicas this rank's stages' routed
+// experts are split over (a block of E consecutive ones), and `holders`,
+// the replicas that hold the same experts as this one (every E-th; null
+// when no other does), over which the experts' gradients average. Size 1:
+// every replica holds every expert.
+struct ExpertReplicas {
+    ExpertGroup dispatch;
+    c10::intrusive_ptr<CollectiveGroup> holders;
+    int holder = 0;
+    int holders_count = 1;
+};
+
 // Executes one rank's action list of the schedule, iteration after iteration:
 // forward and backward of its stages, transfers through `transport`,
 // gradients accumulated over the micro-batches, one optimizer step.
@@ -54,9 +66,11 @@ class RankExecutor {
     // With `tensor` (size > 1) this rank is member tensor.rank of its
     // stages' tensor-parallel group: it holds its slices of their layers and
     // runs their collectives with the group (tensor_parallel_layers.h).
+    // With `experts` (dispatch size > 1) it holds its share of every
+    // mixture of experts' routed experts (mixture_of_experts.h).
     RankExecutor(const AnalyzedProject& project, int rank, Transport& transport, torch::Dtype dtype,
                  torch::Device device = torch::kCPU, ReplicaGroup replicas = {},
-                 TensorGroup tensor = {});
+                 TensorGroup tensor = {}, ExpertReplicas experts = {});
     ~RankExecutor();
     RankExecutor(const RankExecutor&) = delete;
     RankExecutor& operator=(const RankExecutor&) = delete;

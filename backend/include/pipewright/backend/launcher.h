@@ -27,6 +27,7 @@ struct RunSettings {
     std::optional<int> batch_size;       // the global batch, split across the replicas
     std::optional<int> data_parallel;    // replaces data_parallel.size
     std::optional<int> tensor_parallel;  // replaces tensor_parallel.size
+    std::optional<int> expert_parallel;  // replaces expert_parallel.size
     std::optional<int> steps;            // replaces training.steps
     std::string dtype;                   // "" = the project's; "float64" for exact tests
     std::string data_dir;                // "" = the synthetic task; else inputs.pt, targets.pt

@@ -8,6 +8,7 @@
 #include <torch/torch.h>
 
 #include "pipewright/backend/backend_error.h"
+#include "pipewright/backend/transport.h"
 #include "pipewright/core/analysis.h"
 #include "pipewright/core/layer.h"
 #include "pipewright/core/tensor.h"
@@ -39,13 +40,16 @@ namespace pipewright::backend {
 enum class ImportedWeights : std::uint8_t { as_project, from_seed };
 
 // Layers first..last (inclusive) of an analysed project, in order, in `dtype`.
+// With `experts` (size > 1) each mixture of experts keeps this member's
+// share of its routed experts and dispatches tokens through the group.
 [[nodiscard]] torch::nn::Sequential build_layers(
     const AnalyzedProject& project, int first, int last, std::uint64_t seed, torch::Dtype dtype,
-    ImportedWeights imported = ImportedWeights::as_project);
+    ImportedWeights imported = ImportedWeights::as_project, const ExpertGroup& experts = {});
 
 // The module of one pipeline stage, initialised from the project's seed.
 [[nodiscard]] torch::nn::Sequential build_stage(const AnalyzedProject& project, int stage,
-                                                torch::Dtype dtype);
+                                                torch::Dtype dtype,
+                                                const ExpertGroup& experts = {});
 
 // The whole model in one module (single-process reference, data teacher).
 [[nodiscard]] torch::nn::Sequential build_model(

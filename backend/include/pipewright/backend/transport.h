@@ -34,6 +34,15 @@ struct TensorGroup {
     int size = 1;
 };
 
+// The ranks a mixture of experts' routed experts are split over (expert
+// parallelism), as one member sees it: it holds the member-th 1/size of
+// every block's experts. Size 1: every expert on this rank.
+struct ExpertGroup {
+    c10::intrusive_ptr<CollectiveGroup> group;
+    int rank = 0;
+    int size = 1;
+};
+
 // A send in flight. The executor hands it to a watcher thread that waits on
 // it, to stamp the moment the transfer completed, and keeps the tensor alive
 // until then.
