@@ -181,6 +181,22 @@ TEST(CheckpointRuns, ATensorParallelDecoderResumesAsNeverStopped) {
     fs::remove_all(dir);
 }
 
+// Several stages a rank, looped (interleaved 1F1B) and in a V (ZB-V): each
+// rank saves and resumes every stage it holds.
+TEST(CheckpointRuns, InterleavedAndVPipelinesResumeAsNeverStopped) {
+    for (const char* schedule : {"interleaved-1f1b", "zbv"}) {
+        SCOPED_TRACE(schedule);
+        const auto dir = test::temp_dir(std::string("ckpt-") + schedule);
+        test::MlpSpec spec = pipeline_spec();
+        spec.schedule = schedule;
+        spec.stages = 4;  // two a rank
+        const fs::path project = test::write_project(dir, spec);
+        const auto t = two_plus_two(dir, project, 4, 1, 1);
+        EXPECT_TRUE(identical(t.uninterrupted, t.resumed));
+        fs::remove_all(dir);
+    }
+}
+
 TEST(CheckpointRuns, OnlyTheLastTwoCheckpointsAreKept) {
     const auto dir = test::temp_dir("ckpt-keep");
     const auto project = test::write_project(dir, pipeline_spec());

@@ -129,6 +129,34 @@ TEST(Torchrun, TwoProcessesTrainToTheParametersOfAPlainRun) {
     fs::remove_all(r.dir);
 }
 
+// torchrun's own restart: a rank fails once (in the job's first attempt),
+// the agent stops both and starts them again with
+// TORCHELASTIC_RESTART_COUNT=1, and they resume from the checkpoint of
+// step 1 to the parameters of a run that never failed.
+TEST(Torchrun, ARankThatFailsOnceIsRestartedAndResumesFromItsCheckpoint) {
+    if (!have_torchrun()) {
+        GTEST_SKIP() << kPython << " -m torch.distributed.run is not available "
+                     << "(install Debian's python3-torch to run this test)";
+    }
+    const auto r = two_stage_run("torchrun-restart");
+    const fs::path out = r.dir / "torchrun";
+    const auto run = run_shell(
+        "env PIPEWRIGHT_TEST_RAISE_ON_RANK=1 " + std::string(kPython) +
+            " -m torch.distributed.run --no_python --nproc_per_node 2 --max_restarts 1 "
+            "--redirects 1 --tee 1 --master_port " +
+            std::to_string(test::free_port()) + " " + PIPEWRIGHT_CLI_PATH + " run " +
+            r.project.string() + r.training + " --checkpoint-every 1 --out " + out.string(),
+        r.dir, "torchrun");
+    ASSERT_EQ(run.code, 0) << run.output;
+    EXPECT_NE(run.output.find("injected failure"), std::string::npos) << run.output;
+    EXPECT_NE(run.output.find("resuming from " + (out / "checkpoints/step-000001").string() +
+                              " (TORCHELASTIC_RESTART_COUNT=1"),
+              std::string::npos)
+        << run.output;
+    expect_identical(parameters_of_two_ranks(out), parameters_of_plain_run(plain_run(r)));
+    fs::remove_all(r.dir);
+}
+
 TEST(Slurm, TwoTasksTrainToTheParametersOfAPlainRun) {
     const auto r = two_stage_run("slurm");
     const fs::path out = r.dir / "slurm";
