@@ -89,9 +89,7 @@ void TimelineBlocks::draw(QCPPainter* painter) {
     drawn_boxes_ = 0;
     drawn_transfers_ = 0;
     drawn_pairs_ = 0;
-    drawn_tensor_ = 0;
-    drawn_experts_ = 0;
-    drawn_context_ = 0;
+    drawn_sub_blocks_.fill(0);
     drawn_labels_.clear();
     if (lanes_->rows().empty()) {
         return;
@@ -194,10 +192,9 @@ void TimelineBlocks::drawLane(QCPPainter* painter, const Window& w, const LaneRo
     }
     const Timeline* timeline = timelines_[static_cast<std::size_t>(row.section)];
     drawRow(painter, w, *layout, timeline, 2 * row.rank, compute_top, compute_bottom, true);
-    if (two_rows && !measured && timeline != nullptr &&
-        (!tensor_.empty() || !experts_.empty() || !context_.empty())) {
+    if (two_rows && !measured && timeline != nullptr && sub_blocks_.any()) {
         // From the compute row's blocks, which paint_ still holds.
-        drawTensorCollectives(painter, w, *timeline, y0 + kCommTop * h, y0 + kCommBottom * h);
+        drawSubBlocks(painter, w, *timeline, y0 + kCommTop * h, y0 + kCommBottom * h);
     }
     if (two_rows) {
         drawRow(painter, w, *layout, timeline, 2 * row.rank + 1, y0 + kCommTop * h,
@@ -298,24 +295,17 @@ double pass_seconds(const std::vector<std::array<double, 2>>& table, const Actio
 
 }  // namespace
 
-double TimelineBlocks::tensorSeconds(const Action& action) const {
-    return pass_seconds(tensor_, action);
+double TimelineBlocks::subBlockSeconds(SubBlock kind, const Action& action) const {
+    return pass_seconds(sub_blocks_[kind], action);
 }
 
-double TimelineBlocks::expertSeconds(const Action& action) const {
-    return pass_seconds(experts_, action);
-}
-
-double TimelineBlocks::contextSeconds(const Action& action) const {
-    return pass_seconds(context_, action);
-}
-
-void TimelineBlocks::drawTensorCollectives(QCPPainter* painter, const Window& w,
-                                           const Timeline& timeline, double top, double bottom) {
+void TimelineBlocks::drawSubBlocks(QCPPainter* painter, const Window& w, const Timeline& timeline,
+                                   double top, double bottom) {
     painter->setPen(Qt::NoPen);
-    const QBrush tensor = tensor_collective_color(w.dark);
-    const QBrush experts = expert_all_to_all_color(w.dark);
-    const QBrush context = context_exchange_color(w.dark);
+    std::array<QBrush, kSubBlockKinds.size()> brushes;
+    for (const SubBlock kind : kSubBlockKinds) {
+        brushes[static_cast<std::size_t>(kind)] = sub_block_color(kind, w.dark);
+    }
     // [from, to] seconds before the block's end, clipped to the block.
     const auto draw = [&](const Block* b, double from, double to, const QBrush& brush) {
         const double x0 = std::max(w.x(std::max(b->start, b->end - from)), w.left - 1);
@@ -329,16 +319,14 @@ void TimelineBlocks::drawTensorCollectives(QCPPainter* painter, const Window& w,
     };
     for (const Block* b : paint_.boxes) {
         const Action& action = timeline.events[static_cast<std::size_t>(b->event)].action;
-        const double t = tensorSeconds(action);
-        const double e = expertSeconds(action);
-        if (t > 0 && draw(b, t, 0, tensor)) {
-            ++drawn_tensor_;
-        }
-        if (e > 0 && draw(b, t + e, t, experts)) {
-            ++drawn_experts_;
-        }
-        if (const double c = contextSeconds(action); c > 0 && draw(b, t + e + c, t + e, context)) {
-            ++drawn_context_;
+        double drawn = 0;  // seconds before the block's end taken by the kinds before
+        for (const SubBlock kind : kSubBlockKinds) {
+            const double s = subBlockSeconds(kind, action);
+            const auto k = static_cast<std::size_t>(kind);
+            if (s > 0 && draw(b, drawn + s, drawn, brushes[k])) {
+                ++drawn_sub_blocks_[k];
+            }
+            drawn += s;
         }
     }
 }

@@ -8,6 +8,7 @@
 #include "qcustomplot.h"
 #include "studio_core/timeline/lane_density.h"
 #include "studio_core/timeline/timeline_lanes.h"
+#include "timeline/sub_blocks.h"
 
 namespace pipewright::gui {
 
@@ -34,34 +35,17 @@ class TimelineBlocks : public QCPAbstractPlottable {
     // of the key axis in seconds.
     void setTimelines(const Timeline* simulated, const Timeline* measured, double unit);
     void setMeasuredCaption(const QString& caption) { caption_ = caption; }
-    // Tensor parallelism: per stage, the seconds of each forward and each
-    // backward that its group spends in all-reduces. Drawn on the
-    // communication row at the end of each such block of the simulated
-    // lanes (the collectives are interleaved with its layers; the sub-block
-    // shows how much of the block waits on the group).
-    void setTensorCollectives(std::vector<std::array<double, 2>> per_stage) {
-        tensor_ = std::move(per_stage);
+    // What each forward and backward of the simulated lanes spends waiting
+    // on its groups (sub_blocks.h), drawn on the communication row at the
+    // block's end, kind after kind backwards (the waits are interleaved with
+    // the block's layers; the sub-blocks show how much of it they take).
+    void setSubBlocks(SubBlockSeconds seconds) { sub_blocks_ = std::move(seconds); }
+    [[nodiscard]] int drawnSubBlocks(SubBlock kind) const {
+        return drawn_sub_blocks_[static_cast<std::size_t>(kind)];
     }
-    [[nodiscard]] int drawnTensorBlocks() const { return drawn_tensor_; }
-    // Expert parallelism: per stage, the seconds of each forward and each
-    // backward spent in the experts' all-to-alls, drawn on the
-    // communication row just before the tensor-parallel sub-block.
-    void setExpertAllToAlls(std::vector<std::array<double, 2>> per_stage) {
-        experts_ = std::move(per_stage);
-    }
-    [[nodiscard]] int drawnExpertBlocks() const { return drawn_experts_; }
-    [[nodiscard]] double expertSeconds(const Action& action) const;
-    // Context parallelism: per stage, the seconds of each forward and each
-    // backward spent waiting for keys and values (what attention did not
-    // hide), drawn on the communication row before the experts' sub-block.
-    void setContextExchanges(std::vector<std::array<double, 2>> per_stage) {
-        context_ = std::move(per_stage);
-    }
-    [[nodiscard]] int drawnContextBlocks() const { return drawn_context_; }
-    [[nodiscard]] double contextSeconds(const Action& action) const;
-    // Seconds of a simulated action spent in its group's all-reduces (0 for
-    // anything but a forward or a backward, and without tensor parallelism).
-    [[nodiscard]] double tensorSeconds(const Action& action) const;
+    // Seconds of a simulated action spent so (0 for anything but a forward
+    // or a backward, and where the kind has no table).
+    [[nodiscard]] double subBlockSeconds(SubBlock kind, const Action& action) const;
     // Draws an arrow from every visible send to its receive.
     void setShowTransfers(bool show) { show_transfers_ = show; }
     [[nodiscard]] bool showTransfers() const { return show_transfers_; }
@@ -88,8 +72,8 @@ class TimelineBlocks : public QCPAbstractPlottable {
     void drawLane(QCPPainter* painter, const Window& w, const LaneRow& row, double y0, double y1);
     void drawRow(QCPPainter* painter, const Window& w, const TimelineLayout& layout,
                  const Timeline* timeline, int row, double top, double bottom, bool labels);
-    void drawTensorCollectives(QCPPainter* painter, const Window& w, const Timeline& timeline,
-                               double top, double bottom);
+    void drawSubBlocks(QCPPainter* painter, const Window& w, const Timeline& timeline, double top,
+                       double bottom);
     void drawOverlappedPairs(QCPPainter* painter, const Window& w, const Timeline& timeline,
                              double top, double bottom);
     void drawSummary(QCPPainter* painter, const Window& w, const LaneRow& row, double y0,
@@ -108,12 +92,8 @@ class TimelineBlocks : public QCPAbstractPlottable {
     int drawn_rows_ = 0;
     int drawn_boxes_ = 0;
     int drawn_pairs_ = 0;
-    int drawn_tensor_ = 0;
-    std::vector<std::array<double, 2>> tensor_;
-    int drawn_experts_ = 0;
-    std::vector<std::array<double, 2>> experts_;
-    int drawn_context_ = 0;
-    std::vector<std::array<double, 2>> context_;
+    SubBlockSeconds sub_blocks_;
+    std::array<int, kSubBlockKinds.size()> drawn_sub_blocks_{};
     std::vector<QRectF> drawn_labels_;
     RowPaint paint_;  // reused between rows: no allocation per row
     QHash<quint64, std::array<QStaticText, 2>> label_cache_;

@@ -130,31 +130,13 @@ void TimelinePlot::changeEvent(QEvent* event) {
     }
 }
 
-void TimelinePlot::setTensorCollectives(std::vector<std::array<double, 2>> per_stage) {
-    blocks_->setTensorCollectives(std::move(per_stage));
+void TimelinePlot::setSubBlocks(SubBlockSeconds seconds) {
+    blocks_->setSubBlocks(std::move(seconds));
     replot(QCustomPlot::rpQueuedReplot);
 }
 
-int TimelinePlot::drawnTensorBlocks() const {
-    return blocks_->drawnTensorBlocks();
-}
-
-void TimelinePlot::setExpertAllToAlls(std::vector<std::array<double, 2>> per_stage) {
-    blocks_->setExpertAllToAlls(std::move(per_stage));
-    replot(QCustomPlot::rpQueuedReplot);
-}
-
-int TimelinePlot::drawnExpertBlocks() const {
-    return blocks_->drawnExpertBlocks();
-}
-
-void TimelinePlot::setContextExchanges(std::vector<std::array<double, 2>> per_stage) {
-    blocks_->setContextExchanges(std::move(per_stage));
-    replot(QCustomPlot::rpQueuedReplot);
-}
-
-int TimelinePlot::drawnContextBlocks() const {
-    return blocks_->drawnContextBlocks();
+int TimelinePlot::drawnSubBlocks(SubBlock kind) const {
+    return blocks_->drawnSubBlocks(kind);
 }
 
 void TimelinePlot::setTimeline(const Timeline& timeline,

@@ -7,6 +7,7 @@
 #include "qcustomplot.h"
 #include "studio_core/timeline/timeline_lanes.h"
 #include "studio_core/timeline/timeline_layout.h"
+#include "timeline/sub_blocks.h"
 
 namespace pipewright::gui {
 
@@ -43,15 +44,10 @@ class TimelinePlot : public QCustomPlot {
     void setTimeline(std::shared_ptr<const Timeline> timeline,
                      std::vector<std::vector<std::string>> lane_devices,
                      std::shared_ptr<const TimelineLayout> layout);
-    // Per stage, the seconds of a forward and of a backward spent in the
-    // tensor-parallel group's all-reduces (TimelineBlocks); empty for none.
-    void setTensorCollectives(std::vector<std::array<double, 2>> per_stage);
-    // The same for the experts' all-to-alls (expert parallelism).
-    void setExpertAllToAlls(std::vector<std::array<double, 2>> per_stage);
-    [[nodiscard]] int drawnExpertBlocks() const;
-    // The same for the wait for keys and values (context parallelism).
-    void setContextExchanges(std::vector<std::array<double, 2>> per_stage);
-    [[nodiscard]] int drawnContextBlocks() const;
+    // What each simulated forward and backward spends waiting on its groups
+    // (sub_blocks.h), drawn inside their blocks and named in the tooltips.
+    void setSubBlocks(SubBlockSeconds seconds);
+    [[nodiscard]] int drawnSubBlocks(SubBlock kind) const;
     // Per rank of the simulated lanes, its tensor-parallel group (the lane's
     // device first): what a lane's name says it stands for.
     // Per stage, where one micro-batch's forward, input gradient and weight
@@ -62,7 +58,6 @@ class TimelinePlot : public QCustomPlot {
     void setTensorGroups(std::vector<std::vector<std::string>> groups) {
         tensor_groups_ = std::move(groups);
     }
-    [[nodiscard]] int drawnTensorBlocks() const;
     void clearTimeline(const QString& message);
     // A real run's timeline, drawn under the simulated one on the same time
     // axis in tinted lanes labelled "measured" (`name`: the run's folder).

@@ -142,23 +142,12 @@ QString TimelinePlot::tooltipFor(const Timeline& timeline, int index) const {
                         .arg(peer_stage(before.action));
         }
     }
-    if (const double s = &timeline == timeline_.get() ? blocks_->tensorSeconds(e.action) : 0;
-        s > 0) {
-        text += tr("<br>of which %1 in its tensor-parallel group's all-reduces")
-                    .arg(format_duration(s));
-    }
-    if (const double s = &timeline == timeline_.get() ? blocks_->expertSeconds(e.action) : 0;
-        s > 0) {
-        text += tr("<br>of which %1 in the experts' all-to-alls (dispatching the tokens to "
-                   "their experts' replicas, and combining the results), unless an overlapped "
-                   "pair hid them under its other half's compute")
-                    .arg(format_duration(s));
-    }
-    if (const double s = &timeline == timeline_.get() ? blocks_->contextSeconds(e.action) : 0;
-        s > 0) {
-        text += tr("<br>of which %1 waiting for the keys and values of the other ranks that "
-                   "share each sequence (context parallelism), beyond what its attention hid")
-                    .arg(format_duration(s));
+    for (const SubBlock kind : kSubBlockKinds) {
+        if (const double s =
+                &timeline == timeline_.get() ? blocks_->subBlockSeconds(kind, e.action) : 0;
+            s > 0) {
+            text += QStringLiteral("<br>") + sub_block_line(kind, format_duration(s));
+        }
     }
     if (&timeline == timeline_.get()) {
         text += kernelsLine(e.action);

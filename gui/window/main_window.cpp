@@ -144,9 +144,9 @@ QWidget* MainWindow::buildTimelinePage() {
     timeline_ = timeline_view_->plot();
     legend_ = new QLabel(this);
     legend_->setObjectName(QStringLiteral("timelineLegend"));
-    setLegend(false, false, false);
+    setLegend({});
     connect(timeline_, &TimelinePlot::lanesChanged, this,
-            [this] { setLegend(legend_tensor_, legend_experts_, legend_context_); });
+            [this] { setLegend(legend_sub_blocks_); });
     legend_->setWordWrap(true);
     auto* fit = new QToolButton(this);
     fit->setObjectName(QStringLiteral("fitTimeline"));

@@ -4,6 +4,7 @@
 #include <QSet>
 
 #include "editor/inspector.h"
+#include "timeline/sub_blocks.h"
 
 class QAction;
 class QLabel;
@@ -137,7 +138,8 @@ class MainWindow : public QMainWindow {
     void rebuildCanvas(const Project& project, const SimulationReport* report);
     // The timeline's keys: the tensor-parallel all-reduce's with tensor
     // parallelism, the busy share's while a group of lanes is collapsed.
-    void setLegend(bool tensor_parallel, bool expert_parallel, bool context_parallel);
+    // The keys of the blocks, and of the sub-blocks the timeline draws.
+    void setLegend(const SubBlockSeconds& sub_blocks);
     // " · 16 replicas, ZeRO-1, drawn once (all alike)" for the status bar.
     [[nodiscard]] QString replicasSummary(const SimulationReport& report) const;
     void simulationDone();
@@ -152,9 +154,7 @@ class MainWindow : public QMainWindow {
     SimulationRunner* runner_ = nullptr;
     ModelTableModel* model_ = nullptr;
     QTableView* table_ = nullptr;
-    bool legend_tensor_ = false;  // what the legend was last set for
-    bool legend_experts_ = false;
-    bool legend_context_ = false;
+    SubBlockSeconds legend_sub_blocks_;  // what the legend was last set for
     TopologyScene* scene_ = nullptr;
     TopologyView* view_ = nullptr;  // inside canvas_
     TopologyCanvas* canvas_ = nullptr;

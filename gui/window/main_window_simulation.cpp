@@ -25,6 +25,31 @@
 #include "window/main_window.h"
 
 namespace pipewright::gui {
+namespace {
+
+// The sub-blocks of a simulation: each stage's forward and backward seconds
+// in its tensor-parallel all-reduces, its experts' all-to-alls, and the wait
+// for keys and values (only where attention did not hide it all).
+SubBlockSeconds sub_block_seconds(const SimulationReport& r) {
+    SubBlockSeconds table;
+    const bool context = std::any_of(r.stages.begin(), r.stages.end(), [](const StageCost& s) {
+        return s.context_forward_s > 0 || s.context_backward_s > 0;
+    });
+    for (const StageCost& s : r.stages) {
+        if (r.tensor_parallel.size > 1) {
+            table[SubBlock::tensor].push_back({s.tensor_forward_s, s.tensor_backward_s});
+        }
+        if (r.expert_parallel.size > 1) {
+            table[SubBlock::experts].push_back({s.expert_forward_s, s.expert_backward_s});
+        }
+        if (context) {
+            table[SubBlock::context].push_back({s.context_forward_s, s.context_backward_s});
+        }
+    }
+    return table;
+}
+
+}  // namespace
 
 void MainWindow::projectChanged() {
     comparison_->markStale();
@@ -65,10 +90,8 @@ QString MainWindow::replicasSummary(const SimulationReport& r) const {
     return text;
 }
 
-void MainWindow::setLegend(bool tensor_parallel, bool expert_parallel, bool context_parallel) {
-    legend_tensor_ = tensor_parallel;
-    legend_experts_ = expert_parallel;
-    legend_context_ = context_parallel;
+void MainWindow::setLegend(const SubBlockSeconds& sub_blocks) {
+    legend_sub_blocks_ = sub_blocks;
     // A collapsed group's lane is its busy share, which has its own key.
     const auto& rows = timeline_->lanes().rows();
     const bool groups = std::any_of(rows.begin(), rows.end(), [](const LaneRow& row) {
@@ -88,14 +111,10 @@ void MainWindow::setLegend(bool tensor_parallel, bool expert_parallel, bool cont
         keys << key(block_color(k), block_name(k));
     }
     const bool dark = palette().color(QPalette::Window).lightness() < 128;
-    if (tensor_parallel) {
-        keys << key(tensor_collective_color(dark), tr("Tensor all-reduce (within F and B)"));
-    }
-    if (expert_parallel) {
-        keys << key(expert_all_to_all_color(dark), tr("Experts' all-to-all (within F and B)"));
-    }
-    if (context_parallel) {
-        keys << key(context_exchange_color(dark), tr("Keys and values awaited (within F and B)"));
+    for (const SubBlock kind : kSubBlockKinds) {
+        if (!sub_blocks[kind].empty()) {
+            keys << key(sub_block_color(kind, dark), sub_block_key(kind));
+        }
     }
     if (groups) {
         keys << key(busy_share_color(dark), tr("busy share of a collapsed group"));
@@ -124,31 +143,9 @@ void MainWindow::simulationDone() {
         // Shared with the result, not copied.
         timeline_->setTimeline(std::shared_ptr<const Timeline>(result, &r.timeline), r.lane_devices,
                                result->layout);
-        std::vector<std::array<double, 2>> tensor;
-        if (r.tensor_parallel.size > 1) {
-            for (const StageCost& stage : r.stages) {
-                tensor.push_back({stage.tensor_forward_s, stage.tensor_backward_s});
-            }
-        }
-        std::vector<std::array<double, 2>> experts;
-        if (r.expert_parallel.size > 1) {
-            for (const StageCost& stage : r.stages) {
-                experts.push_back({stage.expert_forward_s, stage.expert_backward_s});
-            }
-        }
-        // Drawn (and keyed) only where attention did not hide the exchange.
-        std::vector<std::array<double, 2>> context;
-        if (std::any_of(r.stages.begin(), r.stages.end(), [](const StageCost& s) {
-                return s.context_forward_s > 0 || s.context_backward_s > 0;
-            })) {
-            for (const StageCost& stage : r.stages) {
-                context.push_back({stage.context_forward_s, stage.context_backward_s});
-            }
-        }
-        setLegend(!tensor.empty(), !experts.empty(), !context.empty());
-        timeline_->setTensorCollectives(std::move(tensor));
-        timeline_->setExpertAllToAlls(std::move(experts));
-        timeline_->setContextExchanges(std::move(context));
+        const SubBlockSeconds sub_blocks = sub_block_seconds(r);
+        setLegend(sub_blocks);
+        timeline_->setSubBlocks(sub_blocks);
         timeline_->setTensorGroups(r.tensor_groups);
         std::vector<std::array<QString, 3>> kernels;
         for (const StageKernels& stage : result->kernels) {

@@ -76,7 +76,7 @@ TEST(ContextParallelStudio, TheContextBoxSplitsEverySequenceOverReplicas) {
     EXPECT_GT(window.runner()->latest()->report->stages[0].context_forward_s, 0);
     window.timelinePlot()->fitToWindow();
     window.timelinePlot()->replot(QCustomPlot::rpImmediateRefresh);
-    EXPECT_GT(window.timelinePlot()->drawnContextBlocks(), 0);
+    EXPECT_GT(window.timelinePlot()->drawnSubBlocks(gui::SubBlock::context), 0);
     auto* legend = window.findChild<QLabel*>(QStringLiteral("timelineLegend"));
     ASSERT_NE(legend, nullptr);
     EXPECT_TRUE(legend->text().contains(QStringLiteral("Keys&nbsp;and&nbsp;values&nbsp;awaited")))
@@ -88,7 +88,7 @@ TEST(ContextParallelStudio, TheContextBoxSplitsEverySequenceOverReplicas) {
     EXPECT_EQ(window.document()->project().context_parallel.size, 1);
     EXPECT_FALSE(window.runner()->latest()->report->all_fit);
     window.timelinePlot()->replot(QCustomPlot::rpImmediateRefresh);
-    EXPECT_EQ(window.timelinePlot()->drawnContextBlocks(), 0);
+    EXPECT_EQ(window.timelinePlot()->drawnSubBlocks(gui::SubBlock::context), 0);
     // One undo step puts it back.
     window.document()->undoStack()->undo();
     EXPECT_EQ(window.document()->project().context_parallel.size, 2);

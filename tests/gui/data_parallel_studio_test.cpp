@@ -284,7 +284,7 @@ TEST(TensorParallelStudio, TheBarSetsTheGroupsTheCanvasAndTimelineShowThem) {
     // The timeline draws the all-reduces, and its key says what they are.
     window.timelinePlot()->fitToWindow();
     window.timelinePlot()->replot(QCustomPlot::rpImmediateRefresh);
-    EXPECT_GT(window.timelinePlot()->drawnTensorBlocks(), 0);
+    EXPECT_GT(window.timelinePlot()->drawnSubBlocks(gui::SubBlock::tensor), 0);
     auto* legend = window.findChild<QLabel*>(QStringLiteral("timelineLegend"));
     ASSERT_NE(legend, nullptr);
     // One key, unbroken: spaces and the hyphen are non-breaking (issue 36 #15).

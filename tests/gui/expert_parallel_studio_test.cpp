@@ -95,7 +95,7 @@ TEST(ExpertParallelStudio, TheExpertsBoxSplitsTheExpertsOfAMixtureOfExperts) {
     // The timeline draws them inside the blocks, and its key says what they are.
     window.timelinePlot()->fitToWindow();
     window.timelinePlot()->replot(QCustomPlot::rpImmediateRefresh);
-    EXPECT_GT(window.timelinePlot()->drawnExpertBlocks(), 0);
+    EXPECT_GT(window.timelinePlot()->drawnSubBlocks(gui::SubBlock::experts), 0);
     auto* legend = window.findChild<QLabel*>(QStringLiteral("timelineLegend"));
     ASSERT_NE(legend, nullptr);
     EXPECT_TRUE(legend->text().contains(QStringLiteral("Experts'&nbsp;all") + QChar(0x2011) +
