@@ -5,9 +5,21 @@
 #include <cstring>
 #include <system_error>
 
+#include <torch/version.h>
 #include <torch/csrc/distributed/c10d/FileStore.hpp>
 #include <torch/csrc/distributed/c10d/PrefixStore.hpp>
 #include <torch/csrc/distributed/c10d/TCPStore.hpp>
+
+// Upstream Torch 2.1 and later take the store's listening socket from the
+// caller (TCPStoreOptions::masterListenFd), so it can be bound to the
+// master's address alone; 1.13 binds every interface.
+#if TORCH_VERSION_MAJOR > 2 || (TORCH_VERSION_MAJOR == 2 && TORCH_VERSION_MINOR >= 1)
+#define PIPEWRIGHT_STORE_BINDS_ADDRESS 1
+#include <netdb.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+#endif
 
 #include "pipewright/backend/modules.h"
 #include "pipewright/backend/transport.h"
@@ -63,6 +75,46 @@ c10::intrusive_ptr<c10d::Store> connect_private_store(const std::string& file,
 
 namespace {
 
+#ifdef PIPEWRIGHT_STORE_BINDS_ADDRESS
+// Whether `host` names every interface rather than one address.
+bool is_wildcard(const std::string& host) {
+    return host.empty() || host == "0.0.0.0" || host == "::" || host == "*";
+}
+
+// A socket listening on `host`:`port` (port 0: one the system picks), for
+// the TCPStore to take over; throws std::system_error with the reason.
+int listening_socket(const std::string& host, int port) {
+    addrinfo hints{};
+    hints.ai_family = AF_UNSPEC;
+    hints.ai_socktype = SOCK_STREAM;
+    hints.ai_flags = AI_PASSIVE | AI_NUMERICSERV;
+    addrinfo* found = nullptr;
+    const std::string service = std::to_string(port);
+    if (const int rc = ::getaddrinfo(host.c_str(), service.c_str(), &hints, &found); rc != 0) {
+        throw std::runtime_error(host + " is not an address of this machine (" +
+                                 ::gai_strerror(rc) + ")");
+    }
+    int error = 0;
+    for (const addrinfo* a = found; a != nullptr; a = a->ai_next) {
+        const int fd = ::socket(a->ai_family, a->ai_socktype | SOCK_CLOEXEC, a->ai_protocol);
+        if (fd < 0) {
+            error = errno;
+            continue;
+        }
+        const int on = 1;
+        ::setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &on, sizeof on);
+        if (::bind(fd, a->ai_addr, a->ai_addrlen) == 0 && ::listen(fd, SOMAXCONN) == 0) {
+            ::freeaddrinfo(found);
+            return fd;
+        }
+        error = errno;
+        ::close(fd);
+    }
+    ::freeaddrinfo(found);
+    throw std::system_error(error, std::generic_category());
+}
+#endif
+
 RunStore open_private_store(std::chrono::milliseconds timeout) {
     RunStore run;
     run.folder = PrivateFolder::make("pipewright-rendezvous");
@@ -100,6 +152,22 @@ std::optional<RunStore> open_run_store(const HostPort& master, const RunOptions&
             so.isServer = true;
             so.waitWorkers = false;
             so.timeout = timeout;
+#ifdef PIPEWRIGHT_STORE_BINDS_ADDRESS
+            if (!is_wildcard(master.host)) {
+                const int fd = listening_socket(master.host, master.port);
+                so.masterListenFd = fd;
+                // The port the system chose for port 0: the store checks
+                // the socket's port against its own.
+                sockaddr_storage bound{};
+                socklen_t length = sizeof bound;
+                if (::getsockname(fd, reinterpret_cast<sockaddr*>(&bound), &length) == 0) {
+                    so.port = ntohs(bound.ss_family == AF_INET6
+                                        ? reinterpret_cast<sockaddr_in6*>(&bound)->sin6_port
+                                        : reinterpret_cast<sockaddr_in*>(&bound)->sin_port);
+                }
+                run.listening_address = master.host;
+            }
+#endif
             auto store = c10::make_intrusive<c10d::TCPStore>(master.host, so);
             port = store->getPort();
             run.store = store;

@@ -48,8 +48,11 @@ struct RunStore {
     std::string prefix;      // of every key, in a store shared with torchrun's agent
     // For messages: "a private file (no network port)" or "HOST:PORT".
     std::string where;
-    // The port a TCPStore of this launcher listens on (every interface).
+    // The port a TCPStore of this launcher listens on, and the one address
+    // it listens on where the Torch build lets it bind one (empty: every
+    // interface, as LibTorch 1.13's TCPStore binds).
     std::optional<int> listening_port;
+    std::string listening_address;
     PrivateFolder folder;
 };
 

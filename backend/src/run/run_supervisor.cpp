@@ -345,11 +345,17 @@ void RunSupervisor::announce() {
                           ": random inputs, and targets from a teacher (the same model with "
                           "weights drawn from another seed), so the loss falls as it learns"
                     : printable_name(o_.settings.data_dir) + " (inputs.pt, targets.pt)"));
-    if (rendezvous_->listening_port) {
+    if (rendezvous_->listening_port && rendezvous_->listening_address.empty()) {
         log_->line("pipewright: note: the rendezvous store listens on port " +
                    std::to_string(*rendezvous_->listening_port) +
-                   " of every interface of this machine (LibTorch's TCPStore takes no "
+                   " of every interface of this machine (LibTorch 1.13's TCPStore takes no "
                    "address); run multi-node only inside a trusted network");
+    } else if (rendezvous_->listening_port) {
+        log_->line("pipewright: note: the rendezvous store listens on " +
+                   rendezvous_->listening_address + " port " +
+                   std::to_string(*rendezvous_->listening_port) +
+                   " only; it has no authentication: run multi-node only inside a trusted "
+                   "network");
     }
 }
 
