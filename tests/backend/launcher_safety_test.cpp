@@ -6,6 +6,7 @@
 #include <signal.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <torch/version.h>
 #include <unistd.h>
 
 #include <chrono>
@@ -186,6 +187,44 @@ TEST(LauncherSafety, ARunOnOneMachineListensOnLoopbackOnly) {
     EXPECT_NE(r.output.find("store a private file (no network port)"), std::string::npos)
         << r.output;
     EXPECT_EQ(test::processes_mentioning(run.out().string()), std::vector<pid_t>{});
+    fs::remove_all(dir);
+}
+
+// A rendezvous store on the network: where the Torch build takes the
+// store's socket (upstream 2.1 and later), it listens on the master's
+// address alone; LibTorch 1.13 binds every interface, and the launcher says
+// so.
+TEST(LauncherSafety, AStoreOnTheNetworkListensOnTheMastersAddressWhereTorchLetsIt) {
+    const auto dir = temp_dir("listen-master");
+    const int port = test::free_port();
+    BackgroundRun run(dir, "--master 127.0.0.1:" + std::to_string(port));
+    ASSERT_TRUE(run.wait_for_training()) << read_or_empty(run.out() / "run.log");
+    const auto listening = listening_addresses(socket_inodes(run.launcher()));
+    char port_hex[8];
+    std::snprintf(port_hex, sizeof port_hex, "%04X", port);
+    std::vector<std::string> store;  // the launcher's sockets on the master's port
+    for (const auto& address : listening) {
+        if (address.substr(address.find(':') + 1) == port_hex) {
+            store.push_back(address);
+        }
+    }
+    ASSERT_FALSE(store.empty()) << "nothing listens on port " << port;
+    const std::string log = read_or_empty(run.out() / "run.log");
+#if TORCH_VERSION_MAJOR > 2 || (TORCH_VERSION_MAJOR == 2 && TORCH_VERSION_MINOR >= 1)
+    for (const auto& address : store) {
+        EXPECT_TRUE(is_loopback_address(address)) << "listens on " << address;
+    }
+    EXPECT_NE(log.find("listens on 127.0.0.1 port " + std::to_string(port) + " only"),
+              std::string::npos)
+        << log;
+#else
+    EXPECT_TRUE(std::any_of(store.begin(), store.end(), [](const std::string& a) {
+        return !is_loopback_address(a);
+    })) << "LibTorch 1.13's TCPStore was expected to bind every interface";
+    EXPECT_NE(log.find("of every interface of this machine"), std::string::npos) << log;
+#endif
+    ::kill(run.launcher(), SIGTERM);
+    (void)run.finish();
     fs::remove_all(dir);
 }
 
