@@ -89,4 +89,36 @@ std::string last_json_object(const std::string& output) {
     return at == std::string::npos ? output : output.substr(at + 1);
 }
 
+CliResult run_exactly(const std::filesystem::path& project, int steps,
+                      const std::filesystem::path& out, const std::filesystem::path& dir) {
+    return run_cli("run " + project.string() + " --steps " + std::to_string(steps) +
+                       " --dtype float64 --save-params --threads-per-rank 1 --json --out " +
+                       out.string(),
+                   dir);
+}
+
+nlohmann::json token_model_project(const std::string& name, nlohmann::json layers,
+                                   nlohmann::json placement, int devices, nlohmann::json training,
+                                   int sequence) {
+    using nlohmann::json;
+    json cpus = json::array();
+    for (int d = 0; d < devices; ++d) {
+        cpus.push_back({{"name", "cpu" + std::to_string(d)}, {"spec", "cpu"}});
+    }
+    return {
+        {"format", "pipewright-project"},
+        {"version", 1},
+        {"model",
+         {{"name", name},
+          {"input", {{"shape", {sequence}}, {"dtype", "int64"}}},
+          {"loss", "cross_entropy"},
+          {"layers", std::move(layers)}}},
+        {"topology",
+         {{"nodes",
+           json::array({{{"name", "node0"},
+                         {"containers", json::array({{{"name", "c0"}, {"devices", cpus}}})}}})}}},
+        {"placement", std::move(placement)},
+        {"training", std::move(training)}};
+}
+
 }  // namespace pipewright::test

@@ -8,6 +8,8 @@
 #include <string>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 #include "backend_test_util.h"
 
 namespace pipewright::test {
@@ -23,6 +25,21 @@ struct CliResult {
 // on a pipe.
 [[nodiscard]] CliResult run_cli(const std::string& args, const std::filesystem::path& dir,
                                 const std::string& tag = "cli");
+
+// `pipewright run PROJECT` as the equivalence tests run it: `steps` steps
+// in float64, a thread a rank, every stage's parameters saved and a JSON
+// summary printed, into `out`.
+[[nodiscard]] CliResult run_exactly(const std::filesystem::path& project, int steps,
+                                    const std::filesystem::path& out,
+                                    const std::filesystem::path& dir);
+
+// A token model (`sequence` ids in, cross-entropy) of `layers` on one node
+// of `devices` CPUs (node0/c0/cpu0, ...) placed as `placement`, trained as
+// `training` says: the decoder runs' projects. The caller adds the parallel
+// sections.
+[[nodiscard]] nlohmann::json token_model_project(const std::string& name, nlohmann::json layers,
+                                                 nlohmann::json placement, int devices,
+                                                 nlohmann::json training, int sequence = 8);
 
 // A fresh folder under the system's temporary directory.
 [[nodiscard]] std::filesystem::path temp_dir(const std::string& name);

@@ -83,30 +83,13 @@ json moe_gpt(const ExpertCase& c, int replicas, int microbatches, int experts) {
         placement.push_back({{"device", "node0/c0/cpu0"}, {"layers", {"embed", "block0"}}});
         placement.push_back({{"device", "node0/c0/cpu1"}, {"layers", {"block1", "ln_f", "head"}}});
     }
-    json devices = json::array();
-    for (int d = 0; d < c.stages * replicas; ++d) {
-        devices.push_back({{"name", "cpu" + std::to_string(d)}, {"spec", "cpu"}});
-    }
-    json project = {
-        {"format", "pipewright-project"},
-        {"version", 1},
-        {"model",
-         {{"name", "tiny-moe"},
-          {"input", {{"shape", {8}}, {"dtype", "int64"}}},
-          {"loss", "cross_entropy"},
-          {"layers", layers}}},
-        {"topology",
-         {{"nodes", json::array({{{"name", "node0"},
-                                  {"containers",
-                                   json::array({{{"name", "c0"}, {"devices", devices}}})}}})}}},
-        {"placement", placement},
-        {"training",
-         {{"batch_size", 8 * c.replicas},
-          {"microbatches", microbatches},
-          {"schedule", c.schedule},
-          {"optimizer", {{"type", c.optimizer}, {"lr", 0.01}}},
-          {"activation_checkpointing", c.checkpointing},
-          {"seed", 7}}}};
+    json project = test::token_model_project("tiny-moe", layers, placement, c.stages * replicas,
+                                             {{"batch_size", 8 * c.replicas},
+                                              {"microbatches", microbatches},
+                                              {"schedule", c.schedule},
+                                              {"optimizer", {{"type", c.optimizer}, {"lr", 0.01}}},
+                                              {"activation_checkpointing", c.checkpointing},
+                                              {"seed", 7}});
     if (replicas > 1) {
         project["data_parallel"] = {{"size", replicas}, {"zero_stage", c.zero_stage}};
     }
@@ -164,11 +147,7 @@ TEST_P(ExpertParallelRuns, EveryReplicaEndsWithItsExpertsOfSingleProcessTraining
     const json text = moe_gpt(c, c.replicas, 2, 2);
     write_file_atomically(project, text.dump(2));
     const auto out = dir / "run";
-    const auto r = test::run_cli("run " + project.string() + " --steps " + std::to_string(kSteps) +
-                                     " --dtype float64 --save-params --threads-per-rank 1 --json "
-                                     "--out " +
-                                     out.string(),
-                                 dir);
+    const auto r = test::run_exactly(project, kSteps, out, dir);
     ASSERT_EQ(r.code, 0) << r.output;
     const AnalyzedProject split = test::analyze_text(text.dump());
     const auto whole = reference(c);

@@ -96,31 +96,17 @@ json gpt_json(const TensorParallelCase& c, int tensor) {
         placement.push_back({{"device", "node0/c0/cpu0"}, {"layers", first}});
         placement.push_back({{"device", "node0/c0/cpu2"}, {"layers", second}});
     }
-    json devices = json::array();
-    for (int d = 0; d < 4; ++d) {
-        devices.push_back({{"name", "cpu" + std::to_string(d)}, {"spec", "cpu"}});
-    }
-    return {{"format", "pipewright-project"},
-            {"version", 1},
-            {"model",
-             {{"name", "tiny-gpt"},
-              {"input", {{"shape", {8}}, {"dtype", "int64"}}},
-              {"loss", "cross_entropy"},
-              {"layers", layers}}},
-            {"topology",
-             {{"nodes", json::array({{{"name", "node0"},
-                                      {"containers",
-                                       json::array({{{"name", "c0"}, {"devices", devices}}})}}})}}},
-            {"placement", placement},
-            {"training",
-             {{"batch_size", 8},
-              {"microbatches", 4},
-              {"schedule", c.schedule},
-              {"optimizer", {{"type", c.optimizer}, {"lr", 0.01}}},
-              {"activation_checkpointing", c.selective ? json("selective") : json(c.checkpointing)},
-              {"seed", 7}}},
-            {"tensor_parallel",
-             {{"size", tensor}, {"sequence_parallel", c.sequence_parallel && tensor > 1}}}};
+    json project = test::token_model_project(
+        "tiny-gpt", layers, placement, 4,
+        {{"batch_size", 8},
+         {"microbatches", 4},
+         {"schedule", c.schedule},
+         {"optimizer", {{"type", c.optimizer}, {"lr", 0.01}}},
+         {"activation_checkpointing", c.selective ? json("selective") : json(c.checkpointing)},
+         {"seed", 7}});
+    project["tensor_parallel"] = {{"size", tensor},
+                                  {"sequence_parallel", c.sequence_parallel && tensor > 1}};
+    return project;
 }
 
 // Each member's saved parameters against the slices of single-process
@@ -165,11 +151,7 @@ TEST_P(TensorParallelRuns, EveryMemberEndsWithItsSlicesOfSingleProcessTraining) 
     const auto project = dir / "project.json";
     write_file_atomically(project, gpt_json(c, 2).dump(2));
     const auto out = dir / "run";
-    const auto r = test::run_cli("run " + project.string() + " --steps " + std::to_string(kSteps) +
-                                     " --dtype float64 --save-params --threads-per-rank 1 --json "
-                                     "--out " +
-                                     out.string(),
-                                 dir);
+    const auto r = test::run_exactly(project, kSteps, out, dir);
     ASSERT_EQ(r.code, 0) << r.output;
     const AnalyzedProject split = test::analyze_text(gpt_json(c, 2).dump());
     EXPECT_LE(worst_member_difference(c, split, out, 2), 1e-9);

@@ -68,30 +68,13 @@ json tied_json(const TiedCase& c, int replicas, int microbatches) {
         placement.push_back(
             {{"device", "node0/c0/cpu" + std::to_string(device)}, {"layers", names}});
     }
-    json devices = json::array();
-    for (int d = 0; d < 4; ++d) {
-        devices.push_back({{"name", "cpu" + std::to_string(d)}, {"spec", "cpu"}});
-    }
-    json project = {
-        {"format", "pipewright-project"},
-        {"version", 1},
-        {"model",
-         {{"name", "tied-gpt"},
-          {"input", {{"shape", {8}}, {"dtype", "int64"}}},
-          {"loss", "cross_entropy"},
-          {"tie_word_embeddings", true},
-          {"layers", layers}}},
-        {"topology",
-         {{"nodes", json::array({{{"name", "node0"},
-                                  {"containers",
-                                   json::array({{{"name", "c0"}, {"devices", devices}}})}}})}}},
-        {"placement", placement},
-        {"training",
-         {{"batch_size", 8},
-          {"microbatches", microbatches},
-          {"schedule", c.schedule},
-          {"optimizer", {{"type", "adam"}, {"lr", 0.01}}},
-          {"seed", 7}}}};
+    json project = test::token_model_project("tied-gpt", layers, placement, 4,
+                                             {{"batch_size", 8},
+                                              {"microbatches", microbatches},
+                                              {"schedule", c.schedule},
+                                              {"optimizer", {{"type", "adam"}, {"lr", 0.01}}},
+                                              {"seed", 7}});
+    project["model"]["tie_word_embeddings"] = true;
     if (c.tensor > 1) {
         project["tensor_parallel"] = {{"size", c.tensor}};
     }
@@ -159,11 +142,7 @@ TEST_P(TiedEmbeddingRuns, EveryCopyEndsWithSingleProcessTrainingsSharedMatrix) {
     const auto project = dir / "project.json";
     write_file_atomically(project, tied_json(c, c.replicas, 4 / c.replicas).dump(2));
     const auto out = dir / "run";
-    const auto r = test::run_cli("run " + project.string() + " --steps " + std::to_string(kSteps) +
-                                     " --dtype float64 --save-params --threads-per-rank 1 --json "
-                                     "--out " +
-                                     out.string(),
-                                 dir);
+    const auto r = test::run_exactly(project, kSteps, out, dir);
     ASSERT_EQ(r.code, 0) << r.output;
     EXPECT_LE(worst_difference(c, out), 1e-9);
     fs::remove_all(dir);
