@@ -8,6 +8,7 @@
 #include <mutex>
 
 #include "layers/causal_attention.h"
+#include "layers/context_chunks.h"
 #include "layers/decoder_parts.h"
 #include "layers/fused_linear.h"
 #include "layers/tied_head.h"
@@ -47,8 +48,9 @@ struct TransformerBlockImpl : torch::nn::Module {
     torch::Tensor forward(torch::Tensor x) {
         const torch::Tensor q = qkv(norm1.forward(x));
         x = x + proj(recompute_core
-                         ? recomputed_causal_attention(q, heads_, kv_heads_, head_dim_, rotary_)
-                         : causal_attention(q, heads_, kv_heads_, head_dim_, rotary_));
+                         ? recomputed_causal_attention(q, heads_, kv_heads_, head_dim_, rotary_,
+                                                       context)
+                         : causal_attention(q, heads_, kv_heads_, head_dim_, rotary_, context));
         return x + fc2(mlp_activation(fc1(norm2.forward(x)), activation_));
     }
 
@@ -57,22 +59,36 @@ struct TransformerBlockImpl : torch::nn::Module {
     bool rotary_;
     // Selective recomputation (set by build_layers from the training).
     bool recompute_core = false;
+    // Context parallelism (set by build_layers): the attention exchanges
+    // keys and values with the group. A member, so that its address stays
+    // valid for every graph the block builds.
+    ContextGroup context;
     torch::nn::AnyModule norm1, norm2;
     FusedLinear qkv{nullptr}, proj{nullptr}, fc1{nullptr}, fc2{nullptr};
 };
 TORCH_MODULE(TransformerBlock);
 
 // Token ids to vectors, plus a learned absolute position table (GPT-2/3)
-// whose first rows are added along the sequence.
+// whose first rows are added along the sequence; under context parallelism
+// the rows of the member's tokens' true positions.
 struct PositionedEmbeddingImpl : torch::nn::Module {
     PositionedEmbeddingImpl(std::int64_t vocabulary, std::int64_t dim, std::int64_t rows) {
         weight = register_parameter("weight", torch::randn({vocabulary, dim}));
         positions = register_parameter("positions", torch::randn({rows, dim}) * 0.02);
     }
     torch::Tensor forward(const torch::Tensor& ids) {
-        return torch::embedding(weight, ids) + positions.narrow(0, 0, ids.size(-1));
+        const std::int64_t length = ids.size(-1);
+        if (context_size > 1) {
+            return torch::embedding(weight, ids) +
+                   positions.index_select(0, context_positions(length, context_rank, context_size)
+                                                 .to(positions.device()));
+        }
+        return torch::embedding(weight, ids) + positions.narrow(0, 0, length);
     }
     torch::Tensor weight, positions;
+    // Context parallelism (set by build_layers): this member's chunks.
+    int context_rank = 0;
+    int context_size = 1;
 };
 TORCH_MODULE(PositionedEmbedding);
 
@@ -274,7 +290,7 @@ torch::nn::AnyModule build_layer(const LayerSpec& layer, const Shape& /*input_sh
 
 torch::nn::Sequential build_layers(const AnalyzedProject& project, int first, int last,
                                    std::uint64_t seed, torch::Dtype dtype,
-                                   ImportedWeights imported_weights) {
+                                   ImportedWeights imported_weights, const ContextGroup& context) {
     torch::nn::Sequential seq;
     const auto& layers = project.project.model.layers;
     TorchScriptLayers imported(project.project.model);
@@ -303,10 +319,13 @@ torch::nn::Sequential build_layers(const AnalyzedProject& project, int first, in
         if (project.tied && i == project.tied->embedding) {
             scale_tied_embedding(*module.ptr());
         }
-        if (project.project.training.recompute == Recompute::selective) {
-            if (auto* block = dynamic_cast<TransformerBlockImpl*>(module.ptr().get())) {
-                block->recompute_core = true;
-            }
+        if (auto* block = dynamic_cast<TransformerBlockImpl*>(module.ptr().get())) {
+            block->recompute_core = project.project.training.recompute == Recompute::selective;
+            block->context = context;
+        }
+        if (auto* embedding = dynamic_cast<PositionedEmbeddingImpl*>(module.ptr().get())) {
+            embedding->context_rank = context.rank;
+            embedding->context_size = context.size;
         }
         seq->push_back(name, std::move(module));
     }
@@ -314,10 +333,12 @@ torch::nn::Sequential build_layers(const AnalyzedProject& project, int first, in
     return seq;
 }
 
-torch::nn::Sequential build_stage(const AnalyzedProject& project, int stage, torch::Dtype dtype) {
+torch::nn::Sequential build_stage(const AnalyzedProject& project, int stage, torch::Dtype dtype,
+                                  const ContextGroup& context) {
     const auto& s = project.stages.at(static_cast<std::size_t>(stage));
     return build_layers(project, s.first_layer, s.last_layer,
-                        static_cast<std::uint64_t>(project.project.training.seed), dtype);
+                        static_cast<std::uint64_t>(project.project.training.seed), dtype,
+                        ImportedWeights::as_project, context);
 }
 
 torch::nn::Sequential build_model(const AnalyzedProject& project, std::uint64_t seed,

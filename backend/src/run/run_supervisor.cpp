@@ -308,6 +308,7 @@ void RunSupervisor::announce() {
                                              std::to_string(mine_.first + mine_.count - 1);
     const int replicas = project_->data_parallel();
     const int tensor = project_->project.tensor_parallel.size;
+    const int context = project_->project.context_parallel.size;
     const std::string replicas_text =
         (replicas > 1 ? ": " + std::to_string(replicas) + " replicas × " +
                             std::to_string(project_->num_ranks()) + " ranks, ZeRO-" +
@@ -315,7 +316,14 @@ void RunSupervisor::announce() {
                       : "") +
         (tensor > 1 ? (replicas > 1 ? ", " : ": ") + std::string("each stage over ") +
                           std::to_string(tensor) + " ranks (tensor parallel)"
-                    : "");
+                    : "") +
+        (context > 1
+             ? ", each sequence over " + std::to_string(context) + " replicas (context parallel, " +
+                   (project_->project.context_parallel.exchange == ContextExchange::ring
+                        ? "ring"
+                        : "all-gather") +
+                   ")"
+             : "");
     log_->line(
         "pipewright: " + node_name_ + "running " + printable_name(project_->project.model.name) +
         " with " + project_->schedule.name + " on " + std::to_string(world_) +
