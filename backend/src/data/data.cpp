@@ -5,6 +5,7 @@
 #include <ATen/CPUGeneratorImpl.h>
 
 #include "pipewright/backend/modules.h"
+#include "pipewright/core/context_parallel.h"
 
 namespace pipewright::backend {
 namespace {
@@ -35,8 +36,12 @@ SyntheticTask::SyntheticTask(const AnalyzedProject& project, torch::Dtype dtype,
         // the model's depth and initialisation scale.
         const torch::NoGradGuard no_grad;
         // Over the global batch, so that every replica scales alike and as
-        // one process training on all of it would.
-        const Batch first = draw(0, 0, project.microbatches * std::max(1, project.data_parallel()));
+        // one process training on all of it would (a context group's
+        // replicas share their samples: they count once).
+        const Batch first =
+            draw(0, 0,
+                 project.microbatches *
+                     batch_shares(project.data_parallel(), project.project.context_parallel.size));
         const double sd = torch::cat(first.targets).to(torch::kFloat64).std().item<double>();
         target_scale_ = sd > 0 ? 1.0 / sd : 1.0;
     }

@@ -14,6 +14,7 @@
 #include "data/zip_contents.h"
 #include "pipewright/backend/backend_error.h"
 #include "pipewright/backend/modules.h"
+#include "pipewright/core/context_parallel.h"
 #include "pipewright/core/machine_memory.h"
 #include "pipewright/core/printable_name.h"
 #include "pipewright/core/quantity_format.h"
@@ -356,7 +357,9 @@ Batch TensorData::batch(int step, int replica) const {
     const auto& p = *project_;
     const std::int64_t b = p.microbatch_size;
     const std::int64_t m = p.microbatches;
-    const std::int64_t global = b * m * std::max(1, p.data_parallel());
+    // The replicas of a context group share their samples.
+    const std::int64_t global =
+        b * m * batch_shares(p.data_parallel(), p.project.context_parallel.size);
     const std::int64_t n = samples();
     Batch out;
     for (std::int64_t k = 0; k < m; ++k) {

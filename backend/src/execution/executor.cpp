@@ -94,6 +94,9 @@ struct RankExecutor::Impl {
     // step; none without sequence parallelism).
     TensorGroup tensor;
     std::vector<torch::Tensor> sequence_partials;
+    // Context parallelism: this rank's group; its stages hold 1/size of
+    // every sequence (context_group.h).
+    ContextGroup context;
     // Tied embeddings in two stages: each holds a copy (tied_head.h).
     std::optional<TiedStages> tied;
 
@@ -118,7 +121,7 @@ struct RankExecutor::Impl {
     SendCompletions sends;
 
     Impl(const AnalyzedProject& p, int r, Transport& t, torch::Dtype d, torch::Device dev,
-         ReplicaGroup rg, const TensorGroup& tp, const ExpertReplicas& experts)
+         ReplicaGroup rg, const TensorGroup& tp, const ExpertReplicas& experts, ContextGroup cp)
         : project(p),
           rank(r),
           transport(t),
@@ -128,7 +131,8 @@ struct RankExecutor::Impl {
           microbatches(p.schedule.num_microbatches),
           last_stage(p.schedule.num_stages - 1),
           replicas(std::move(rg)),
-          tensor(tp) {
+          tensor(tp),
+          context(std::move(cp)) {
         std::map<int, torch::nn::Sequential> modules;
         for (int s = 0; s < p.schedule.num_stages; ++s) {
             if (p.schedule.stage_rank[static_cast<std::size_t>(s)] != rank) {
@@ -141,7 +145,7 @@ struct RankExecutor::Impl {
                             ? build_tensor_parallel_layers(
                                   p, range.first_layer, range.last_layer,
                                   static_cast<std::uint64_t>(p.project.training.seed), dtype, tp)
-                            : build_stage(p, s, dtype, experts.dispatch);
+                            : build_stage(p, s, dtype, experts.dispatch, context);
             st.module->to(device);
             st.module->train();
             st.params = st.module->parameters();
@@ -205,12 +209,17 @@ struct RankExecutor::Impl {
         return transfer_tag(boundary, mb, backward, microbatches);
     }
 
-    // An empty tensor shaped like stage `stage`'s output for one micro-batch.
+    // An empty tensor shaped like stage `stage`'s output for one micro-batch
+    // (of this rank's tokens: 1/size of the sequence under context
+    // parallelism).
     torch::Tensor boundary_like(int stage) const {
         const auto& st = project.stages[static_cast<std::size_t>(stage)];
         const Shape& shape = project.layers[static_cast<std::size_t>(st.last_layer)].output_shape;
         std::vector<std::int64_t> sizes{project.microbatch_size};
         sizes.insert(sizes.end(), shape.begin(), shape.end());
+        if (context.size > 1) {
+            sizes.at(1) /= context.size;
+        }
         return torch::empty(sizes, torch::TensorOptions(dtype).device(device));
     }
 
@@ -559,9 +568,9 @@ struct RankExecutor::Impl {
 
 RankExecutor::RankExecutor(const AnalyzedProject& project, int rank, Transport& transport,
                            torch::Dtype dtype, torch::Device device, ReplicaGroup replicas,
-                           TensorGroup tensor, ExpertReplicas experts)
+                           TensorGroup tensor, ExpertReplicas experts, ContextGroup context)
     : impl_(std::make_unique<Impl>(project, rank, transport, dtype, device, std::move(replicas),
-                                   tensor, experts)) {}
+                                   tensor, experts, std::move(context))) {}
 
 RankExecutor::~RankExecutor() = default;
 

@@ -1,8 +1,11 @@
 #pragma once
-// The attention of a decoder block (modules.cpp) and of its tensor-parallel
-// slice (tensor_parallel_layers.cpp): one function, so that the two compute
-// the same arithmetic.
+// The attention of a decoder block (modules.cpp), of its tensor-parallel
+// slice (tensor_parallel_layers.cpp) and of its context-parallel member
+// (context_exchange.h): one function, so that all compute the same
+// arithmetic.
 #include <torch/torch.h>
+
+#include "pipewright/backend/context_group.h"
 
 namespace pipewright::backend {
 
@@ -13,9 +16,14 @@ namespace pipewright::backend {
 // (grouped-query attention). `rotary` turns queries and keys by their
 // position first (RoPE, base 10000, halves rotated as in Llama). Returns the
 // attended values as [batch, len, heads · head_dim].
+// With `context` (size > 1) the len tokens are the member's two chunks of
+// the sequence: rotary and the causal mask use their true positions, and
+// the keys and values of the whole group's tokens are exchanged
+// (context_exchange.h), so that each member gets its rows of the whole
+// sequence's attention. `context` must outlive the graph.
 [[nodiscard]] torch::Tensor causal_attention(const torch::Tensor& qkv, std::int64_t heads,
                                              std::int64_t kv_heads, std::int64_t head_dim,
-                                             bool rotary);
+                                             bool rotary, const ContextGroup& context = {});
 
 // The same attention, keeping for the backward only `qkv` and computing the
 // core again from it when the gradient is asked for (selective
@@ -24,6 +32,7 @@ namespace pipewright::backend {
 // The arithmetic is causal_attention's, so the gradients are the same.
 [[nodiscard]] torch::Tensor recomputed_causal_attention(const torch::Tensor& qkv,
                                                         std::int64_t heads, std::int64_t kv_heads,
-                                                        std::int64_t head_dim, bool rotary);
+                                                        std::int64_t head_dim, bool rotary,
+                                                        const ContextGroup& context = {});
 
 }  // namespace pipewright::backend

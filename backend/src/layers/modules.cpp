@@ -8,6 +8,7 @@
 #include <mutex>
 
 #include "layers/causal_attention.h"
+#include "layers/context_chunks.h"
 #include "layers/decoder_parts.h"
 #include "layers/fused_linear.h"
 #include "layers/mixture_of_experts.h"
@@ -52,8 +53,9 @@ struct TransformerBlockImpl : torch::nn::Module {
     torch::Tensor forward(torch::Tensor x) {
         const torch::Tensor q = qkv(norm1.forward(x));
         x = x + proj(recompute_core
-                         ? recomputed_causal_attention(q, heads_, kv_heads_, head_dim_, rotary_)
-                         : causal_attention(q, heads_, kv_heads_, head_dim_, rotary_));
+                         ? recomputed_causal_attention(q, heads_, kv_heads_, head_dim_, rotary_,
+                                                       context)
+                         : causal_attention(q, heads_, kv_heads_, head_dim_, rotary_, context));
         const torch::Tensor normed = norm2.forward(x);
         return x + (moe ? moe(normed) : fc2(mlp_activation(fc1(normed), activation_)));
     }
@@ -63,6 +65,10 @@ struct TransformerBlockImpl : torch::nn::Module {
     bool rotary_;
     // Selective recomputation (set by build_layers from the training).
     bool recompute_core = false;
+    // Context parallelism (set by build_layers): the attention exchanges
+    // keys and values with the group. A member, so that its address stays
+    // valid for every graph the block builds.
+    ContextGroup context;
     torch::nn::AnyModule norm1, norm2;
     FusedLinear qkv{nullptr}, proj{nullptr}, fc1{nullptr}, fc2{nullptr};
     MixtureOfExperts moe{nullptr};  // in place of fc1 and fc2
@@ -70,16 +76,26 @@ struct TransformerBlockImpl : torch::nn::Module {
 TORCH_MODULE(TransformerBlock);
 
 // Token ids to vectors, plus a learned absolute position table (GPT-2/3)
-// whose first rows are added along the sequence.
+// whose first rows are added along the sequence; under context parallelism
+// the rows of the member's tokens' true positions.
 struct PositionedEmbeddingImpl : torch::nn::Module {
     PositionedEmbeddingImpl(std::int64_t vocabulary, std::int64_t dim, std::int64_t rows) {
         weight = register_parameter("weight", torch::randn({vocabulary, dim}));
         positions = register_parameter("positions", torch::randn({rows, dim}) * 0.02);
     }
     torch::Tensor forward(const torch::Tensor& ids) {
-        return torch::embedding(weight, ids) + positions.narrow(0, 0, ids.size(-1));
+        const std::int64_t length = ids.size(-1);
+        if (context_size > 1) {
+            return torch::embedding(weight, ids) +
+                   positions.index_select(0, context_positions(length, context_rank, context_size)
+                                                 .to(positions.device()));
+        }
+        return torch::embedding(weight, ids) + positions.narrow(0, 0, length);
     }
     torch::Tensor weight, positions;
+    // Context parallelism (set by build_layers): this member's chunks.
+    int context_rank = 0;
+    int context_size = 1;
 };
 TORCH_MODULE(PositionedEmbedding);
 
@@ -281,7 +297,8 @@ torch::nn::AnyModule build_layer(const LayerSpec& layer, const Shape& /*input_sh
 
 torch::nn::Sequential build_layers(const AnalyzedProject& project, int first, int last,
                                    std::uint64_t seed, torch::Dtype dtype,
-                                   ImportedWeights imported_weights, const ExpertGroup& experts) {
+                                   ImportedWeights imported_weights, const ExpertGroup& experts,
+                                   const ContextGroup& context) {
     torch::nn::Sequential seq;
     const auto& layers = project.project.model.layers;
     TorchScriptLayers imported(project.project.model);
@@ -317,6 +334,11 @@ torch::nn::Sequential build_layers(const AnalyzedProject& project, int first, in
                 // are the ones single-process training has at their index.
                 block->moe->keep_local_experts(experts);
             }
+            block->context = context;
+        }
+        if (auto* embedding = dynamic_cast<PositionedEmbeddingImpl*>(module.ptr().get())) {
+            embedding->context_rank = context.rank;
+            embedding->context_size = context.size;
         }
         seq->push_back(name, std::move(module));
     }
@@ -325,11 +347,11 @@ torch::nn::Sequential build_layers(const AnalyzedProject& project, int first, in
 }
 
 torch::nn::Sequential build_stage(const AnalyzedProject& project, int stage, torch::Dtype dtype,
-                                  const ExpertGroup& experts) {
+                                  const ExpertGroup& experts, const ContextGroup& context) {
     const auto& s = project.stages.at(static_cast<std::size_t>(stage));
     return build_layers(project, s.first_layer, s.last_layer,
                         static_cast<std::uint64_t>(project.project.training.seed), dtype,
-                        ImportedWeights::as_project, experts);
+                        ImportedWeights::as_project, experts, context);
 }
 
 torch::nn::Sequential build_model(const AnalyzedProject& project, std::uint64_t seed,

@@ -14,6 +14,7 @@
 #include "pipewright/core/schedule_generators.h"
 #include "pipewright/core/transformer_dims.h"
 #include "pipewright/core/zero_bubble_auto.h"
+#include "run/context_parallel_refusals.h"
 #include "run/run_supervisor.h"
 
 namespace pipewright::backend {
@@ -67,16 +68,10 @@ std::optional<AnalyzedProject> load_for_run(const RunSettings& s, std::ostream& 
                              std::to_string(zero));
             analyzed.reset();
         }
-        // Context parallelism needs attention that exchanges keys and
-        // values between the ranks of a sequence; the backend's blocks
-        // attend within one process.
+        // Context parallelism: token models split over their group, the
+        // rest refused in words (context_parallel_refusals.h).
         if (purpose == LoadPurpose::train && analyzed &&
-            analyzed->project.context_parallel.size > 1) {
-            problems.add("context_parallel.size",
-                         std::to_string(analyzed->project.context_parallel.size) +
-                             ": context parallelism is simulation-only for now: real runs "
-                             "attend over whole sequences in one process. `simulate` prices "
-                             "it; run with context_parallel.size 1");
+            refuse_unsupported_context_parallel(*analyzed, problems)) {
             analyzed.reset();
         }
         // Torch 1.13 has no FP8 tensors; the simulator prices FP8 GEMMs.

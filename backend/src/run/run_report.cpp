@@ -6,6 +6,7 @@
 #include <limits>
 
 #include "pipewright/backend/backend_error.h"
+#include "pipewright/core/context_parallel.h"
 #include "pipewright/core/timeline_metrics.h"
 
 namespace pipewright::backend {
@@ -76,8 +77,10 @@ RunReport build_run_report(const AnalyzedProject& project, const std::vector<Ran
     check_records(project, ranks);
     const std::size_t steps = ranks.empty() ? 0 : ranks.front().steps.size();
     const bool shared = shared_clock(ranks);
-    // The global batch: every replica trains on its share of it.
-    const int batch = project.microbatches * project.microbatch_size * project.data_parallel();
+    // The global batch: every replica trains on its share of it (a context
+    // group's replicas on the same share).
+    const int batch = project.microbatches * project.microbatch_size *
+                      batch_shares(project.data_parallel(), project.project.context_parallel.size);
     // origin[k][i]: the time rank i's step k counts from.
     std::vector<std::vector<double>> origin(steps, std::vector<double>(ranks.size(), 0));
     std::vector<double> times(steps, 0);

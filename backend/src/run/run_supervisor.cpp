@@ -309,6 +309,7 @@ void RunSupervisor::announce() {
     const int replicas = project_->data_parallel();
     const int tensor = project_->project.tensor_parallel.size;
     const int experts = project_->project.expert_parallel.size;
+    const int context = project_->project.context_parallel.size;
     const std::string replicas_text =
         (replicas > 1 ? ": " + std::to_string(replicas) + " replicas × " +
                             std::to_string(project_->num_ranks()) + " ranks, ZeRO-" +
@@ -317,7 +318,14 @@ void RunSupervisor::announce() {
         (tensor > 1 ? (replicas > 1 ? ", " : ": ") + std::string("each stage over ") +
                           std::to_string(tensor) + " ranks (tensor parallel)"
                     : "") +
-        (experts > 1 ? ", experts split over " + std::to_string(experts) + " replicas" : "");
+        (experts > 1 ? ", experts split over " + std::to_string(experts) + " replicas" : "") +
+        (context > 1
+             ? ", each sequence over " + std::to_string(context) + " replicas (context parallel, " +
+                   (project_->project.context_parallel.exchange == ContextExchange::ring
+                        ? "ring"
+                        : "all-gather") +
+                   ")"
+             : "");
     log_->line(
         "pipewright: " + node_name_ + "running " + printable_name(project_->project.model.name) +
         " with " + project_->schedule.name + " on " + std::to_string(world_) +

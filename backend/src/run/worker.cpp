@@ -20,6 +20,8 @@
 #include "execution/compute_device.h"
 #include "execution/gradient_sync.h"
 #include "execution/resident_memory.h"
+#include "layers/context_chunks.h"
+#include "layers/context_exchange.h"
 #include "layers/tensor_parallel_layers.h"
 #include "pipewright/backend/executor.h"
 #include "pipewright/backend/launcher.h"
@@ -146,13 +148,18 @@ std::optional<int> injected_failure_rank() {
 // parallelism: the ranks above are the groups' first members (slice 0);
 // slice k of every group comes k × those ranks later, and each slice is a
 // pipeline (and replica groups) of its own, its stages' group a third Gloo
-// group.
+// group. Context parallelism: consecutive replicas share each sequence,
+// replicas [g·C, (g+1)·C) forming context group g (a Gloo group per
+// pipeline rank and slice).
 struct RankPlace {
     int slice = 0;   // member of its stages' tensor-parallel groups
     int leader = 0;  // the same rank in slice 0
     int replica = 0;
     int in_pipeline = 0;  // rank in its replica's pipeline
     int replicas = 1;
+    int context_size = 1;
+    [[nodiscard]] int context_group() const { return replica / context_size; }
+    [[nodiscard]] int context_member() const { return replica % context_size; }
 };
 
 RankPlace place_of(const AnalyzedProject& project, int rank) {
@@ -163,6 +170,7 @@ RankPlace place_of(const AnalyzedProject& project, int rank) {
     p.replica = project.replica_of(p.leader);
     p.in_pipeline = project.pipeline_rank_of(p.leader);
     p.replicas = project.data_parallel();
+    p.context_size = std::max(1, project.project.context_parallel.size);
     return p;
 }
 
@@ -235,12 +243,14 @@ void wait_for_run(c10d::Store& store, const WorkerOptions& o, const AnalyzedProj
 
 // The process groups this rank talks in: its pipeline, its copies in the
 // other replicas, its stages' tensor-parallel group, the replicas its
-// experts are split over and those that hold the same ones.
+// experts are split over and those that hold the same ones, its context
+// group.
 struct RankGroups {
     std::unique_ptr<Transport> pipeline;
     ReplicaGroup replicas;
     TensorGroup tensor;
     ExpertReplicas experts;
+    ContextGroup context;
 };
 
 RankGroups connect_groups(const Rendezvous& r, const AnalyzedProject& project,
@@ -265,6 +275,12 @@ RankGroups connect_groups(const Rendezvous& r, const AnalyzedProject& project,
     if (const int size = project.project.tensor_parallel.size; size > 1) {
         g.tensor = make_tensor_group(r.store, r.gloo_host, place.leader, place.slice, size, device,
                                      timeout);
+    }
+    if (place.context_size > 1) {
+        g.context =
+            make_context_group(slice_store, r.gloo_host, place.in_pipeline, place.context_group(),
+                               place.context_member(), place.context_size,
+                               project.project.context_parallel.exchange, device, timeout);
     }
     return g;
 }
@@ -291,8 +307,14 @@ class RankInputs {
         }
     }
 
-    [[nodiscard]] Batch batch(int step, int replica) const {
-        return data_ ? data_->batch(step, replica) : task_.batch(step, replica);
+    // Under context parallelism the group's share of the batch, cut to this
+    // member's chunks of every sequence.
+    [[nodiscard]] Batch batch(int step, const RankPlace& place) const {
+        const int share = place.context_group();
+        Batch whole = data_ ? data_->batch(step, share) : task_.batch(step, share);
+        return place.context_size > 1
+                   ? context_share(whole, place.context_member(), place.context_size)
+                   : whole;
     }
 
   private:
@@ -330,7 +352,7 @@ RankRecord train(const WorkerOptions& o, const AnalyzedProject& project, RankExe
             throw BackendError("injected failure (" + std::string(kInjectFailureVariable) + "=" +
                                std::to_string(o.rank) + ")");
         }
-        StepRecord r = executor.run_step(step, inputs.batch(step, place.replica));
+        StepRecord r = executor.run_step(step, inputs.batch(step, place));
         // Every replica's last rank holds the global batch's loss (the
         // executor averages it); replica 0's reports it.
         const bool reports = r.loss && place.replica == 0 && place.slice == 0;
@@ -436,7 +458,8 @@ int run_worker(const WorkerOptions& o, std::ostream& err) {
         // with the simulator's.
         const RankMemory memory(device);
         RankExecutor executor(*project, place.in_pipeline, *groups.pipeline, dtype, device,
-                              std::move(groups.replicas), groups.tensor, groups.experts);
+                              std::move(groups.replicas), groups.tensor, groups.experts,
+                              std::move(groups.context));
         executor.set_memory_probe([&memory] { return memory.now(); });
 
         // Resumed after the modules and the data's teacher are built: the

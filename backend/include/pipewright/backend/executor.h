@@ -9,6 +9,7 @@
 
 #include <torch/torch.h>
 
+#include "pipewright/backend/context_group.h"
 #include "pipewright/backend/data.h"
 #include "pipewright/backend/transport.h"
 #include "pipewright/core/analysis.h"
@@ -67,10 +68,13 @@ class RankExecutor {
     // stages' tensor-parallel group: it holds its slices of their layers and
     // runs their collectives with the group (tensor_parallel_layers.h).
     // With `experts` (dispatch size > 1) it holds its share of every
-    // mixture of experts' routed experts (mixture_of_experts.h).
+    // mixture of experts' routed experts (mixture_of_experts.h). With
+    // `context` (size > 1) this rank's batches hold its chunks of every
+    // sequence, and its stages exchange attention's keys and values with
+    // the group (context_group.h).
     RankExecutor(const AnalyzedProject& project, int rank, Transport& transport, torch::Dtype dtype,
                  torch::Device device = torch::kCPU, ReplicaGroup replicas = {},
-                 TensorGroup tensor = {}, ExpertReplicas experts = {});
+                 TensorGroup tensor = {}, ExpertReplicas experts = {}, ContextGroup context = {});
     ~RankExecutor();
     RankExecutor(const RankExecutor&) = delete;
     RankExecutor& operator=(const RankExecutor&) = delete;

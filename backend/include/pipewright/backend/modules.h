@@ -8,6 +8,7 @@
 #include <torch/torch.h>
 
 #include "pipewright/backend/backend_error.h"
+#include "pipewright/backend/context_group.h"
 #include "pipewright/backend/transport.h"
 #include "pipewright/core/analysis.h"
 #include "pipewright/core/layer.h"
@@ -41,15 +42,19 @@ enum class ImportedWeights : std::uint8_t { as_project, from_seed };
 
 // Layers first..last (inclusive) of an analysed project, in order, in `dtype`.
 // With `experts` (size > 1) each mixture of experts keeps this member's
-// share of its routed experts and dispatches tokens through the group.
+// share of its routed experts and dispatches tokens through the group. With
+// `context` (size > 1) they run on the member's chunks of each sequence:
+// the embedding adds its tokens' positions, the blocks exchange keys and
+// values with the group (context_group.h).
 [[nodiscard]] torch::nn::Sequential build_layers(
     const AnalyzedProject& project, int first, int last, std::uint64_t seed, torch::Dtype dtype,
-    ImportedWeights imported = ImportedWeights::as_project, const ExpertGroup& experts = {});
+    ImportedWeights imported = ImportedWeights::as_project, const ExpertGroup& experts = {},
+    const ContextGroup& context = {});
 
 // The module of one pipeline stage, initialised from the project's seed.
 [[nodiscard]] torch::nn::Sequential build_stage(const AnalyzedProject& project, int stage,
-                                                torch::Dtype dtype,
-                                                const ExpertGroup& experts = {});
+                                                torch::Dtype dtype, const ExpertGroup& experts = {},
+                                                const ContextGroup& context = {});
 
 // The whole model in one module (single-process reference, data teacher).
 [[nodiscard]] torch::nn::Sequential build_model(
