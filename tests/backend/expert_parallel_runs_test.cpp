@@ -36,12 +36,14 @@ struct ExpertCase {
     bool llama = false;  // SwiGLU, RMSNorm, no biases, a shared expert
     bool checkpointing = false;
     int top_k = 2;
+    int context = 1;  // replicas sharing each sequence
 };
 
 void PrintTo(const ExpertCase& c, std::ostream* out) {
     *out << c.stages << " stages × " << c.replicas << " replicas, " << c.schedule << ", "
          << c.optimizer << ", ZeRO-" << c.zero_stage << (c.llama ? ", Llama-style" : "")
-         << (c.checkpointing ? ", checkpointing" : "") << ", top " << c.top_k;
+         << (c.checkpointing ? ", checkpointing" : "") << ", top " << c.top_k
+         << (c.context > 1 ? ", context parallel" : "");
 }
 
 // Embedding, two MoE blocks, a final norm and the head; stages cut after
@@ -102,6 +104,9 @@ json moe_gpt(const ExpertCase& c, int replicas, int microbatches, int experts) {
     }
     if (experts > 1) {
         project["expert_parallel"] = {{"size", experts}};
+    }
+    if (replicas > 1 && c.context > 1) {
+        project["context_parallel"] = {{"size", c.context}};
     }
     return project;
 }
@@ -202,7 +207,10 @@ INSTANTIATE_TEST_SUITE_P(LayoutsAndSchedules, ExpertParallelRuns,
                                            ExpertCase{2, 2, "gpipe", "adam", 1, false, true, 1},
                                            // DualPipeV's overlapped pairs: a forward's and a
                                            // backward's all-to-alls one after the other.
-                                           ExpertCase{4, 2, "dualpipev", "adam", 0, true}),
+                                           ExpertCase{4, 2, "dualpipev", "adam", 0, true},
+                                           // The two replicas also share every sequence: each
+                                           // routes its half of the tokens through both.
+                                           ExpertCase{2, 2, "1f1b", "adam", 0, true, false, 2, 2}),
                          [](const auto& param_info) {
                              const ExpertCase& c = param_info.param;
                              std::string name =
@@ -210,7 +218,7 @@ INSTANTIATE_TEST_SUITE_P(LayoutsAndSchedules, ExpertParallelRuns,
                                  c.schedule + "_" + c.optimizer + "_zero" +
                                  std::to_string(c.zero_stage) + (c.llama ? "_llama" : "") +
                                  (c.checkpointing ? "_checkpointing" : "") + "_top" +
-                                 std::to_string(c.top_k);
+                                 std::to_string(c.top_k) + (c.context > 1 ? "_context" : "");
                              std::replace(name.begin(), name.end(), '-', '_');
                              return name;
                          });
