@@ -8,11 +8,13 @@
 #include <vector>
 
 #include "option_checks.h"
+#include "pipewright/core/inner_waits.h"
 #include "pipewright/core/output_file.h"
 #include "pipewright/core/printable_name.h"
 #include "pipewright/core/quantity_format.h"
 #include "pipewright/core/schedule_csv.h"
 #include "pipewright/core/timeline.h"
+#include "pipewright/sim/report_inner_waits.h"
 
 namespace pipewright::cli {
 
@@ -83,7 +85,15 @@ std::vector<PlannedOutput> planned_outputs(const OutputArgs& args, const Simulat
                        }});
     };
     if (args.trace) {
-        add_json(*args.trace, "trace", estimate_chrome_trace_bytes, write_chrome_trace);
+        // With the waits inside the forwards and backwards, as nested slices.
+        out.push_back({*args.trace, "trace",
+                       [&timeline, inner = inner_waits(report)] {
+                           return estimate_chrome_trace_bytes(timeline, inner) + 1;
+                       },
+                       [&timeline, inner = inner_waits(report)](TextSink& sink) {
+                           write_chrome_trace(timeline, inner, sink);
+                           sink.write("\n");
+                       }});
     }
     if (args.timeline) {
         add_json(*args.timeline, "timeline", estimate_timeline_json_bytes, write_timeline_json);

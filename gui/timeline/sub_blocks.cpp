@@ -1,16 +1,10 @@
 #include "timeline/sub_blocks.h"
 
 #include <QCoreApplication>
-#include <algorithm>
 
 #include "style/colors.h"
 
 namespace pipewright::gui {
-
-bool SubBlockSeconds::any() const {
-    return std::any_of(table_.begin(), table_.end(),
-                       [](const PerStage& stages) { return !stages.empty(); });
-}
 
 QColor sub_block_color(SubBlock kind, bool dark) {
     switch (kind) {

@@ -7,30 +7,16 @@
 // here rather than a setter, a counter, a colour and a tooltip line apiece.
 #include <QColor>
 #include <QString>
-#include <array>
-#include <cstdint>
-#include <vector>
+
+#include "pipewright/core/inner_waits.h"
 
 namespace pipewright::gui {
 
-// In drawing order, from the block's end backwards.
-enum class SubBlock : std::uint8_t { tensor, experts, context };
-inline constexpr std::array<SubBlock, 3> kSubBlockKinds{SubBlock::tensor, SubBlock::experts,
-                                                        SubBlock::context};
-
-// Per kind, per stage: the seconds of one forward and of one backward. A
-// kind without stages is not drawn, keyed or named.
-class SubBlockSeconds {
-  public:
-    using PerStage = std::vector<std::array<double, 2>>;
-    [[nodiscard]] PerStage& operator[](SubBlock kind) { return table_[index(kind)]; }
-    [[nodiscard]] const PerStage& operator[](SubBlock kind) const { return table_[index(kind)]; }
-    [[nodiscard]] bool any() const;
-
-  private:
-    static std::size_t index(SubBlock kind) { return static_cast<std::size_t>(kind); }
-    std::array<PerStage, kSubBlockKinds.size()> table_;
-};
+// The kinds and their table are core's (inner_waits.h), which the trace
+// export draws alike.
+using SubBlock = InnerWait;
+inline constexpr auto kSubBlockKinds = kInnerWaits;
+using SubBlockSeconds = InnerWaitSeconds;
 
 [[nodiscard]] QColor sub_block_color(SubBlock kind, bool dark);
 // The legend's key: "Tensor all-reduce (within F and B)".

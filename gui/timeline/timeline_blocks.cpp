@@ -273,30 +273,12 @@ void TimelineBlocks::drawRow(QCPPainter* painter, const Window& w, const Timelin
     painter->drawImage(QRectF(w.left, top, w.columns, height), line);
 }
 
-namespace {
-
-// A forward's or a backward's seconds of a per-stage [forward, backward]
-// table (0 for other actions and stages past it).
-double pass_seconds(const std::vector<std::array<double, 2>>& table, const Action& action) {
-    if (action.stage < 0 || static_cast<std::size_t>(action.stage) >= table.size()) {
-        return 0;
-    }
-    const auto& seconds = table[static_cast<std::size_t>(action.stage)];
-    switch (action.type) {
-        case ActionType::forward:
-            return seconds[0];
-        case ActionType::backward:
-        case ActionType::backward_input:
-            return seconds[1];
-        default:
-            return 0;
-    }
-}
-
-}  // namespace
-
 double TimelineBlocks::subBlockSeconds(SubBlock kind, const Action& action) const {
-    return pass_seconds(sub_blocks_[kind], action);
+    const ActionType t = action.type;
+    if (t != ActionType::forward && t != ActionType::backward && t != ActionType::backward_input) {
+        return 0;  // a weight gradient exchanges nothing
+    }
+    return sub_blocks_.seconds(kind, action.stage, t != ActionType::forward);
 }
 
 void TimelineBlocks::drawSubBlocks(QCPPainter* painter, const Window& w, const Timeline& timeline,

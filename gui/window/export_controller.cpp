@@ -16,10 +16,12 @@
 #include "pipewright/core/analysis.h"
 #include "pipewright/core/file_names.h"
 #include "pipewright/core/launch_files.h"
+#include "pipewright/core/output_file.h"
 #include "pipewright/core/schedule_csv.h"
 #include "pipewright/core/schedule_generators.h"
 #include "pipewright/core/timeline.h"
 #include "pipewright/core/torch_csv.h"
+#include "pipewright/sim/report_inner_waits.h"
 #include "studio_core/project/asset_paths.h"
 #include "studio_core/simulation/simulation_runner.h"
 #include "timeline/timeline_plot.h"
@@ -96,8 +98,11 @@ bool ExportController::exportTo(View view, ExportFormat format, const QString& p
     switch (view) {
         case View::timeline:
             if (format == ExportFormat::chrome_trace) {
-                bytes = QByteArray::fromStdString(
-                    timeline_to_chrome_trace(result->report->timeline).dump(1));
+                // With the waits inside the forwards and backwards, as the
+                // timeline's sub-blocks show them.
+                StringSink text;
+                write_chrome_trace(result->report->timeline, inner_waits(*result->report), text);
+                bytes = QByteArray::fromStdString(nlohmann::json::parse(text.text()).dump(1));
             } else {
                 bytes = render_plot(views_.timeline, format);
             }

@@ -13,6 +13,7 @@
 #include "editor/training_bar.h"
 #include "metrics/comparison_panel.h"
 #include "metrics/metrics_panel.h"
+#include "pipewright/sim/report_inner_waits.h"
 #include "run/profile_controller.h"
 #include "run/run_controller.h"
 #include "studio_core/canvas/replica_view.h"
@@ -25,31 +26,6 @@
 #include "window/main_window.h"
 
 namespace pipewright::gui {
-namespace {
-
-// The sub-blocks of a simulation: each stage's forward and backward seconds
-// in its tensor-parallel all-reduces, its experts' all-to-alls, and the wait
-// for keys and values (only where attention did not hide it all).
-SubBlockSeconds sub_block_seconds(const SimulationReport& r) {
-    SubBlockSeconds table;
-    const bool context = std::any_of(r.stages.begin(), r.stages.end(), [](const StageCost& s) {
-        return s.context_forward_s > 0 || s.context_backward_s > 0;
-    });
-    for (const StageCost& s : r.stages) {
-        if (r.tensor_parallel.size > 1) {
-            table[SubBlock::tensor].push_back({s.tensor_forward_s, s.tensor_backward_s});
-        }
-        if (r.expert_parallel.size > 1) {
-            table[SubBlock::experts].push_back({s.expert_forward_s, s.expert_backward_s});
-        }
-        if (context) {
-            table[SubBlock::context].push_back({s.context_forward_s, s.context_backward_s});
-        }
-    }
-    return table;
-}
-
-}  // namespace
 
 void MainWindow::projectChanged() {
     comparison_->markStale();
@@ -143,7 +119,7 @@ void MainWindow::simulationDone() {
         // Shared with the result, not copied.
         timeline_->setTimeline(std::shared_ptr<const Timeline>(result, &r.timeline), r.lane_devices,
                                result->layout);
-        const SubBlockSeconds sub_blocks = sub_block_seconds(r);
+        const SubBlockSeconds sub_blocks = inner_waits(r);
         setLegend(sub_blocks);
         timeline_->setSubBlocks(sub_blocks);
         timeline_->setTensorGroups(r.tensor_groups);

@@ -7,6 +7,7 @@
 
 #include <fstream>
 #include <string>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -79,6 +80,34 @@ TEST(ExpertParallelCli, SimulateSplitsTheExpertsOverTheReplicas) {
     EXPECT_EQ(experts, 4 * 4 * 3 * 256 * 512);
     EXPECT_LT(split.at("devices").at(0).at("peak_memory_bytes").get<double>(),
               whole.at("devices").at(0).at("peak_memory_bytes").get<double>());
+}
+
+// The trace shows each forward's and backward's all-to-alls as slices
+// nested in it, as many as there are forwards and backwards of stages with
+// experts; without expert parallelism there are none.
+TEST(ExpertParallelCli, TheTraceNamesTheAllToAllsInsideEachForwardAndBackward) {
+    TempDir dir;
+    const std::string project = small_mixtral(dir);
+    const auto count = [&](const std::vector<std::string>& extra) {
+        const auto trace = (dir / "trace.json").string();
+        std::vector<std::string> args{"simulate", project, "--trace", trace};
+        args.insert(args.end(), extra.begin(), extra.end());
+        const auto r = run_cli(args);
+        EXPECT_EQ(r.code, 0) << r.err;
+        std::ifstream in(trace);
+        const json t = json::parse(in);
+        int slices = 0, passes = 0;
+        for (const auto& e : t.at("traceEvents")) {
+            const std::string cat = e.value("cat", "");
+            slices += cat == "inner_wait" && e.at("name") == "EP_ALL_TO_ALL" ? 1 : 0;
+            passes += cat == "forward" || cat == "backward" || cat == "backward_input" ? 1 : 0;
+        }
+        return std::pair{slices, passes};
+    };
+    const auto [split, passes] = count({"--expert-parallel", "2"});
+    EXPECT_GT(split, 0);
+    EXPECT_EQ(split, passes);  // every stage holds blocks with experts
+    EXPECT_EQ(count({}).first, 0);
 }
 
 TEST(ExpertParallelCli, WhatCannotBeDoneYetIsSaidInWords) {

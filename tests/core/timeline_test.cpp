@@ -9,6 +9,8 @@
 #include <string>
 
 #include "pipewright/core/diagnostics.h"
+#include "pipewright/core/inner_waits.h"
+#include "pipewright/core/output_file.h"
 #include "pipewright/core/project_io.h"
 #include "pipewright/core/timeline.h"
 #include "pipewright/core/timeline_metrics.h"
@@ -466,6 +468,50 @@ TEST(ChromeTrace, EmptyTimelineStillNamesItsProcesses) {
     t.devices = {"a"};
     const auto trace = timeline_to_chrome_trace(t);
     EXPECT_EQ(trace_events(trace).size(), 6u);  // metadata only
+}
+
+// The waits priced inside forwards and backwards: slices nested at the end
+// of their action on its compute thread, tensor-parallel all-reduces last,
+// the experts' all-to-alls before them; none in a weight gradient, and none
+// without a table.
+TEST(ChromeTrace, InnerWaitsAreSlicesNestedAtTheEndOfTheirAction) {
+    Timeline t;
+    t.devices = {"n/c/a"};
+    const double ms = 1e-3;
+    t.events = {ev(0, "0F0", 0, 10 * ms), ev(0, "0I0", 10 * ms, 30 * ms),
+                ev(0, "0W0", 30 * ms, 40 * ms)};
+    InnerWaitSeconds inner;
+    inner[InnerWait::tensor] = {{1 * ms, 1.5 * ms}};
+    inner[InnerWait::experts] = {{2 * ms, 3 * ms}};
+    StringSink text;
+    write_chrome_trace(t, inner, text);
+    const auto trace = nlohmann::json::parse(text.text());
+    std::map<std::pair<std::string, double>, double> slices;  // (name, ts) -> dur, in µs
+    for (const auto& e : trace_events(trace)) {
+        if (!e.contains("cat") || e.at("cat") != "inner_wait") {
+            continue;
+        }
+        EXPECT_EQ(e.at("tid"), 1) << "on the compute thread";
+        for (const char* name : {"TP_ALL_REDUCE", "EP_ALL_TO_ALL", "CP_KV_EXCHANGE"}) {
+            if (e.at("name") == name) {
+                slices[{name, std::round(e.at("ts").get<double>())}] =
+                    std::round(e.at("dur").get<double>());
+            }
+        }
+    }
+    const std::map<std::pair<std::string, double>, double> want{{{"TP_ALL_REDUCE", 9000}, 1000},
+                                                                {{"EP_ALL_TO_ALL", 7000}, 2000},
+                                                                {{"TP_ALL_REDUCE", 28500}, 1500},
+                                                                {{"EP_ALL_TO_ALL", 25500}, 3000}};
+    EXPECT_EQ(slices, want);
+    CountingSink counted;
+    write_chrome_trace(t, inner, counted);
+    EXPECT_NEAR(static_cast<double>(estimate_chrome_trace_bytes(t, inner)),
+                static_cast<double>(counted.bytes()), 0.25 * static_cast<double>(counted.bytes()));
+    // Without a table the trace is the plain one.
+    StringSink plain;
+    write_chrome_trace(t, InnerWaitSeconds{}, plain);
+    EXPECT_EQ(nlohmann::json::parse(plain.text()), timeline_to_chrome_trace(t));
 }
 
 TEST(ActionKindMedians, TheMiddleDurationOfEachKindAndTheMeanOfTheTwoMiddlesForAnEvenCount) {

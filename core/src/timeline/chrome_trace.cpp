@@ -6,6 +6,7 @@
 #include <tuple>
 #include <vector>
 
+#include "pipewright/core/inner_waits.h"
 #include "pipewright/core/timeline.h"
 #include "timeline/json_text.h"
 #include "timeline/timeline_sizes.h"
@@ -116,6 +117,35 @@ void append_action(JsonTextWriter& w, const TimelineEvent& e) {
     w.raw(",\"ts\":").number(to_us(e.start_s)).raw("}");
 }
 
+// The inner waits of a compute action as slices nested at its end, kind
+// after kind backwards (as the studio draws its sub-blocks), each clipped to
+// the action.
+void append_inner_waits(JsonTextWriter& w, const TimelineEvent& e, const InnerWaitSeconds& inner) {
+    const ActionType t = e.action.type;
+    if (t != ActionType::forward && t != ActionType::backward && t != ActionType::backward_input) {
+        return;  // a weight gradient exchanges nothing
+    }
+    double before_end = 0;
+    for (const InnerWait kind : kInnerWaits) {
+        const double s = inner.seconds(kind, e.action.stage, t != ActionType::forward);
+        if (s <= 0) {
+            continue;
+        }
+        const double end = std::max(e.start_s, e.end_s - before_end);
+        const double start = std::max(e.start_s, end - s);
+        before_end += s;
+        if (end <= start) {
+            continue;
+        }
+        w.raw(",{\"args\":{\"microbatch\":").integer(e.action.microbatch);
+        w.raw(",\"stage\":").integer(e.action.stage);
+        w.raw("},\"cat\":\"inner_wait\",\"dur\":").number(to_us(end - start));
+        w.raw(",\"name\":\"").raw(trace_name(kind)).raw("\",\"ph\":\"X\",\"pid\":");
+        w.integer(pid_of(e.rank)).raw(",\"tid\":").integer(kComputeTid);
+        w.raw(",\"ts\":").number(to_us(start)).raw("}");
+    }
+}
+
 // An arrow from a send (its start) to the receive that takes its data (its end).
 void append_flow(JsonTextWriter& w, int id, const TimelineEvent& send, const TimelineEvent& recv) {
     w.raw("{\"cat\":\"transfer\",\"id\":").integer(id);
@@ -187,6 +217,10 @@ class ReceiveIndex {
 }  // namespace
 
 void write_chrome_trace(const Timeline& t, TextSink& out) {
+    write_chrome_trace(t, InnerWaitSeconds{}, out);
+}
+
+void write_chrome_trace(const Timeline& t, const InnerWaitSeconds& inner, TextSink& out) {
     JsonTextWriter w(out);
     append_head(w, t);
     bool first = true;
@@ -202,6 +236,9 @@ void write_chrome_trace(const Timeline& t, TextSink& out) {
     for (const auto& e : t.events) {
         separate();
         append_action(w, e);
+        if (inner.any()) {
+            append_inner_waits(w, e, inner);
+        }
         w.maybe_flush();
     }
     // Flow arrows after every action, numbered in the order of their sends.
@@ -222,6 +259,10 @@ void write_chrome_trace(const Timeline& t, TextSink& out) {
 }
 
 std::uint64_t estimate_chrome_trace_bytes(const Timeline& t) {
+    return estimate_chrome_trace_bytes(t, InnerWaitSeconds{});
+}
+
+std::uint64_t estimate_chrome_trace_bytes(const Timeline& t, const InnerWaitSeconds& inner) {
     CountingSink counted;
     JsonTextWriter w(counted);
     append_head(w, t);
@@ -235,6 +276,7 @@ std::uint64_t estimate_chrome_trace_bytes(const Timeline& t) {
     bytes += detail::sampled_bytes(t.events.size(), [&](JsonTextWriter& s, std::size_t i) {
         const TimelineEvent& e = t.events[i];
         append_action(s, e);
+        append_inner_waits(s, e, inner);
         s.raw(",");
         // Every send gets an arrow to its receive, about this long.
         if (is_send(e.action.type)) {
