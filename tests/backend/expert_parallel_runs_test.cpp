@@ -223,6 +223,38 @@ INSTANTIATE_TEST_SUITE_P(LayoutsAndSchedules, ExpertParallelRuns,
                              return name;
                          });
 
+// Checkpoints hold both parameter sets' optimizer state: the dense one's
+// shard of all replicas and the experts' shard of their holders (ZeRO-1,
+// four replicas, two holders of each expert). 2 steps, a checkpoint and 2
+// more end bit for bit where 4 uninterrupted steps do.
+TEST(ExpertParallelRuns, AResumedRunEndsAsFourStepsNeverStopped) {
+    const ExpertCase c{1, 4, "1f1b", "adamw", 1};
+    const auto dir = test::temp_dir("ep-resume");
+    const auto project = dir / "project.json";
+    write_file_atomically(project, moe_gpt(c, c.replicas, 2, 2).dump(2));
+    const auto run = [&](const std::string& options, const fs::path& out) {
+        const auto r =
+            test::run_cli("run " + project.string() + " --dtype float64 --threads-per-rank 1 " +
+                              options + " --out " + out.string(),
+                          dir, out.filename().string());
+        EXPECT_EQ(r.code, 0) << r.output;
+    };
+    run("--steps 4 --save-params", dir / "whole");
+    run("--steps 2 --checkpoint-every 2", dir / "first");
+    run("--steps 4 --save-params --resume " + (dir / "first" / "checkpoints").string(),
+        dir / "resumed");
+    for (int replica = 0; replica < c.replicas; ++replica) {
+        const auto whole = test::saved_stage_parameters(dir / "whole", 0, replica);
+        const auto resumed = test::saved_stage_parameters(dir / "resumed", 0, replica);
+        ASSERT_EQ(whole.size(), resumed.size());
+        for (std::size_t i = 0; i < whole.size(); ++i) {
+            EXPECT_TRUE(torch::equal(whole[i], resumed[i]))
+                << "replica " << replica << ", parameter " << i;
+        }
+    }
+    fs::remove_all(dir);
+}
+
 // The shipped Mixtral-style example: 2 stages × 2 replicas, experts split.
 TEST(ExpertParallelRuns, TheShippedSmallMixtralTrainsOnFourWorkers) {
     const auto dir = test::temp_dir("ep-example");
