@@ -144,11 +144,7 @@ TEST_P(ContextParallelRuns, EveryReplicaEndsWithTheWeightsOfSingleProcessTrainin
     const auto project = dir / "project.json";
     write_file_atomically(project, split.dump(2));
     const auto out = dir / "run";
-    const auto r = test::run_cli("run " + project.string() + " --steps " + std::to_string(kSteps) +
-                                     " --dtype float64 --save-params --threads-per-rank 1 --json "
-                                     "--out " +
-                                     out.string(),
-                                 dir);
+    const auto r = test::run_exactly(project, kSteps, out, dir);
     ASSERT_EQ(r.code, 0) << r.output;
 
     // One process, whole sequences, the same global batch in the same
@@ -217,6 +213,36 @@ INSTANTIATE_TEST_SUITE_P(
 
 // What real runs do not do with context parallelism is refused by the
 // launcher before any worker starts, naming the field and what to change.
+// A context-parallel run resumed from a checkpoint ends bit for bit where
+// one never stopped: each member takes its chunks of the step's batch again.
+TEST(ContextParallelRuns, AResumedRunEndsAsFourStepsNeverStopped) {
+    const ContextCase c{.name = "Resumed", .llama = true};
+    const auto dir = test::temp_dir("cp-resume");
+    const auto project = dir / "project.json";
+    write_file_atomically(project, gpt_json(c, c.replicas, 2, 2).dump(2));
+    const auto run = [&](const std::string& options, const fs::path& out) {
+        const auto r =
+            test::run_cli("run " + project.string() + " --dtype float64 --threads-per-rank 1 " +
+                              options + " --out " + out.string(),
+                          dir, out.filename().string());
+        EXPECT_EQ(r.code, 0) << r.output;
+    };
+    run("--steps 4 --save-params", dir / "whole");
+    run("--steps 2 --checkpoint-every 2", dir / "first");
+    run("--steps 4 --save-params --resume " + (dir / "first" / "checkpoints").string(),
+        dir / "resumed");
+    for (int replica = 0; replica < c.replicas; ++replica) {
+        const auto whole = test::saved_stage_parameters(dir / "whole", 0, replica);
+        const auto resumed = test::saved_stage_parameters(dir / "resumed", 0, replica);
+        ASSERT_EQ(whole.size(), resumed.size());
+        for (std::size_t i = 0; i < whole.size(); ++i) {
+            EXPECT_TRUE(torch::equal(whole[i], resumed[i]))
+                << "replica " << replica << ", parameter " << i;
+        }
+    }
+    fs::remove_all(dir);
+}
+
 TEST(ContextParallelRuns, WhatRealRunsDoNotDoIsRefusedInWordsBeforeAnyWorkerStarts) {
     const auto dir = test::temp_dir("cp-refused");
     const auto refusal = [&](const json& project, const std::string& name) {
