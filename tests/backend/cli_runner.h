@@ -33,6 +33,12 @@ struct CliResult {
                                     const std::filesystem::path& out,
                                     const std::filesystem::path& dir);
 
+// Trains `project` 4 steps straight, and 2 steps with a checkpoint then
+// resumed to 4 (in float64, a thread a rank, in folders of `dir`); expects
+// every replica's parameters of stages [0, stages) equal bit for bit.
+void expect_resume_as_never_stopped(const std::filesystem::path& project,
+                                    const std::filesystem::path& dir, int replicas, int stages = 1);
+
 // A token model (`sequence` ids in, cross-entropy) of `layers` on one node
 // of `devices` CPUs (node0/c0/cpu0, ...) placed as `placement`, trained as
 // `training` says: the decoder runs' projects. The caller adds the parallel

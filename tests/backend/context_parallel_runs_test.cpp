@@ -220,26 +220,7 @@ TEST(ContextParallelRuns, AResumedRunEndsAsFourStepsNeverStopped) {
     const auto dir = test::temp_dir("cp-resume");
     const auto project = dir / "project.json";
     write_file_atomically(project, gpt_json(c, c.replicas, 2, 2).dump(2));
-    const auto run = [&](const std::string& options, const fs::path& out) {
-        const auto r =
-            test::run_cli("run " + project.string() + " --dtype float64 --threads-per-rank 1 " +
-                              options + " --out " + out.string(),
-                          dir, out.filename().string());
-        EXPECT_EQ(r.code, 0) << r.output;
-    };
-    run("--steps 4 --save-params", dir / "whole");
-    run("--steps 2 --checkpoint-every 2", dir / "first");
-    run("--steps 4 --save-params --resume " + (dir / "first" / "checkpoints").string(),
-        dir / "resumed");
-    for (int replica = 0; replica < c.replicas; ++replica) {
-        const auto whole = test::saved_stage_parameters(dir / "whole", 0, replica);
-        const auto resumed = test::saved_stage_parameters(dir / "resumed", 0, replica);
-        ASSERT_EQ(whole.size(), resumed.size());
-        for (std::size_t i = 0; i < whole.size(); ++i) {
-            EXPECT_TRUE(torch::equal(whole[i], resumed[i]))
-                << "replica " << replica << ", parameter " << i;
-        }
-    }
+    test::expect_resume_as_never_stopped(project, dir, c.replicas);
     fs::remove_all(dir);
 }
 

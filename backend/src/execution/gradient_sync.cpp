@@ -170,26 +170,6 @@ ReplicaGroup make_replica_group(c10::intrusive_ptr<c10d::Store> store,
     return g;
 }
 
-namespace {
-
-// Gloo, or NCCL between GPUs where the build has it.
-c10::intrusive_ptr<CollectiveGroup> make_collectives(c10::intrusive_ptr<c10d::Store> store,
-                                                     const std::string& prefix,
-                                                     const std::string& master_host, int rank,
-                                                     int size, const torch::Device& device,
-                                                     std::chrono::milliseconds timeout) {
-#ifdef PIPEWRIGHT_WITH_NCCL
-    if (device.is_cuda()) {
-        return make_nccl_group(std::move(store), prefix + "nccl", rank, size, timeout);
-    }
-#else
-    (void)device;
-#endif
-    return make_gloo_group(std::move(store), prefix + "gloo", master_host, rank, size, timeout);
-}
-
-}  // namespace
-
 ExpertReplicas make_expert_replicas(c10::intrusive_ptr<c10d::Store> store,
                                     const std::string& master_host, int pipeline_rank, int replica,
                                     int replicas, int size, const torch::Device& device,
@@ -204,12 +184,12 @@ ExpertReplicas make_expert_replicas(c10::intrusive_ptr<c10d::Store> store,
     e.dispatch.rank = position;
     e.dispatch.size = size;
     e.dispatch.group =
-        make_collectives(store, "experts-" + rank + "-" + std::to_string(block) + "/", master_host,
-                         position, size, device, timeout);
+        make_device_group(store, "experts-" + rank + "-" + std::to_string(block) + "/", master_host,
+                          position, size, device, timeout);
     e.holder = block;
     e.holders_count = replicas / size;
     if (e.holders_count > 1) {
-        e.holders = make_collectives(
+        e.holders = make_device_group(
             std::move(store), "expert-holders-" + rank + "-" + std::to_string(position) + "/",
             master_host, block, e.holders_count, device, timeout);
     }

@@ -3,9 +3,6 @@
 #include <vector>
 
 #include "layers/context_chunks.h"
-#ifdef PIPEWRIGHT_WITH_NCCL
-#include "transport/transport_nccl.h"
-#endif
 
 namespace pipewright::backend {
 namespace {
@@ -112,16 +109,13 @@ ContextGroup make_context_group(c10::intrusive_ptr<c10d::Store> store,
     g.size = size;
     g.exchange = exchange;
     g.timeout = timeout;
-#ifdef PIPEWRIGHT_WITH_NCCL
-    // Between GPUs the blocks move device to device.
-    if (device.is_cuda()) {
-        g.group = make_nccl_group(std::move(store), prefix + "nccl", member, size, timeout);
-        return g;
-    }
-#endif
+#ifndef PIPEWRIGHT_WITH_NCCL
+    // Gloo's point-to-point takes host tensors; NCCL moves the blocks device
+    // to device.
     g.host_copies = device.is_cuda();
+#endif
     g.group =
-        make_gloo_group(std::move(store), prefix + "gloo", master_host, member, size, timeout);
+        make_device_group(std::move(store), prefix, master_host, member, size, device, timeout);
     return g;
 }
 

@@ -1,9 +1,5 @@
 #include "layers/tensor_parallel_collectives.h"
 
-#ifdef PIPEWRIGHT_WITH_NCCL
-#include "transport/transport_nccl.h"
-#endif
-
 namespace pipewright::backend {
 
 namespace {
@@ -71,16 +67,9 @@ TensorGroup make_tensor_group(c10::intrusive_ptr<c10d::Store> store, const std::
     TensorGroup g;
     g.rank = slice;
     g.size = size;
-#ifdef PIPEWRIGHT_WITH_NCCL
     // Between GPUs the all-reduces run on the devices.
-    if (device.is_cuda()) {
-        g.group = make_nccl_group(std::move(store), prefix + "nccl", slice, size, timeout);
-        return g;
-    }
-#else
-    (void)device;
-#endif
-    g.group = make_gloo_group(std::move(store), prefix + "gloo", master_host, slice, size, timeout);
+    g.group =
+        make_device_group(std::move(store), prefix, master_host, slice, size, device, timeout);
     return g;
 }
 

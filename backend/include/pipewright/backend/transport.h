@@ -140,4 +140,13 @@ class InProcessGroup {
     c10::intrusive_ptr<c10d::Store> store, const std::string& prefix,
     const std::string& master_host, int rank, int size, std::chrono::milliseconds timeout);
 
+// The group whose collectives move the tensors of ranks on `device`: NCCL
+// between GPUs where the build has it (keys under prefix + "nccl"), else
+// Gloo (under prefix + "gloo"), which copies a GPU's tensors through host
+// memory.
+[[nodiscard]] c10::intrusive_ptr<CollectiveGroup> make_device_group(
+    c10::intrusive_ptr<c10d::Store> store, const std::string& prefix,
+    const std::string& master_host, int rank, int size, const torch::Device& device,
+    std::chrono::milliseconds timeout);
+
 }  // namespace pipewright::backend
