@@ -23,7 +23,14 @@ namespace {
 namespace fs = std::filesystem;
 
 // The Python with torch's launcher (Debian's python3-torch).
-constexpr const char* kPython = "/usr/bin/python3";
+// PIPEWRIGHT_TORCHRUN_PYTHON overrides it: torchrun's agent hosts the
+// store, whose protocol changed between Torch 1.13 and 2.x, so a build
+// against upstream Torch takes that Torch's torchrun
+// (scripts/check-torch-upstream.sh sets it).
+const std::string kPython = [] {
+    const char* given = std::getenv("PIPEWRIGHT_TORCHRUN_PYTHON");
+    return std::string(given != nullptr && *given != '\0' ? given : "/usr/bin/python3");
+}();
 
 // `command` through a shell, its output kept in dir/TAG-output.txt.
 test::CliResult run_shell(const std::string& command, const fs::path& dir, const std::string& tag) {
@@ -43,8 +50,7 @@ test::CliResult run_with(const std::string& variables, const std::string& args, 
 }
 
 bool have_torchrun() {
-    const std::string probe =
-        std::string(kPython) + " -c 'import torch.distributed.run' > /dev/null 2>&1";
+    const std::string probe = kPython + " -c 'import torch.distributed.run' > /dev/null 2>&1";
     return std::system(probe.c_str()) == 0;
 }
 
@@ -108,7 +114,7 @@ TEST(Torchrun, TwoProcessesTrainToTheParametersOfAPlainRun) {
     // its default "0" as no setting at all and fails before starting
     // anything; these (stdout through a log and on to the terminal) read.
     const auto run = run_shell(
-        std::string(kPython) +
+        kPython +
             " -m torch.distributed.run --no_python --nproc_per_node 2 --redirects 1 --tee 1 "
             "--master_port " +
             std::to_string(port) + " " + PIPEWRIGHT_CLI_PATH + " run " + r.project.string() +
@@ -141,7 +147,7 @@ TEST(Torchrun, ARankThatFailsOnceIsRestartedAndResumesFromItsCheckpoint) {
     const auto r = two_stage_run("torchrun-restart");
     const fs::path out = r.dir / "torchrun";
     const auto run = run_shell(
-        "env PIPEWRIGHT_TEST_RAISE_ON_RANK=1 " + std::string(kPython) +
+        "env PIPEWRIGHT_TEST_RAISE_ON_RANK=1 " + kPython +
             " -m torch.distributed.run --no_python --nproc_per_node 2 --max_restarts 1 "
             "--redirects 1 --tee 1 --master_port " +
             std::to_string(test::free_port()) + " " + PIPEWRIGHT_CLI_PATH + " run " +

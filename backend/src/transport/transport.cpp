@@ -296,8 +296,9 @@ namespace {
 // c10d reports each failed connection attempt through glog on stderr (and
 // glog first complains that it was never initialised), before the launcher's
 // own words say the same: quiet while connecting, as the reason is ours.
-// Only where this LibTorch logs through glog (Debian's does; PyPI's wheels
-// log through c10's own logger, which says less).
+// Debian's LibTorch logs through glog; PyPI's wheels through c10's own
+// logger, whose level is caffe2_log_level (torch 2.15 logs every failed
+// try at ERROR).
 #ifdef C10_USE_GLOG
 class QuietLibraryLog {
   public:
@@ -315,7 +316,16 @@ class QuietLibraryLog {
     int saved_;
 };
 #else
-struct QuietLibraryLog {};
+class QuietLibraryLog {
+  public:
+    QuietLibraryLog() : saved_(FLAGS_caffe2_log_level) { FLAGS_caffe2_log_level = 3; }  // FATAL
+    ~QuietLibraryLog() { FLAGS_caffe2_log_level = saved_; }
+    QuietLibraryLog(const QuietLibraryLog&) = delete;
+    QuietLibraryLog& operator=(const QuietLibraryLog&) = delete;
+
+  private:
+    int saved_;
+};
 #endif
 }  // namespace
 
