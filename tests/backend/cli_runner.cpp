@@ -149,4 +149,31 @@ void expect_resume_as_never_stopped(const std::filesystem::path& project,
     }
 }
 
+nlohmann::json tiny_block(const std::string& name, bool llama) {
+    nlohmann::json block = {
+        {"name", name}, {"type", "transformer_block"}, {"hidden", 32}, {"heads", 4}};
+    if (llama) {
+        block.update({{"kv_heads", 2},
+                      {"ffn_hidden", 48},
+                      {"activation", "swiglu"},
+                      {"norm", "rmsnorm"},
+                      {"bias", false},
+                      {"qkv_bias", false},
+                      {"rotary", true}});
+    }
+    return block;
+}
+
+nlohmann::json tiny_final_norm(bool llama) {
+    return {{"name", "ln_f"}, {"type", llama ? "rmsnorm" : "layernorm"}, {"features", 32}};
+}
+
+nlohmann::json tiny_head() {
+    return {{"name", "head"},
+            {"type", "linear"},
+            {"in_features", 32},
+            {"out_features", 64},
+            {"bias", false}};
+}
+
 }  // namespace pipewright::test

@@ -39,6 +39,14 @@ struct CliResult {
 void expect_resume_as_never_stopped(const std::filesystem::path& project,
                                     const std::filesystem::path& dir, int replicas, int stages = 1);
 
+// The decoder runs' layers: transformer block `name` of hidden 32 and 4
+// heads, Llama-style when `llama` (grouped-query attention over 2 key/value
+// heads, SwiGLU of 48, RMSNorm, no biases, rotary); the final norm `ln_f`
+// of the same style; the vocabulary head `head` (32 -> 64, no bias).
+[[nodiscard]] nlohmann::json tiny_block(const std::string& name, bool llama);
+[[nodiscard]] nlohmann::json tiny_final_norm(bool llama);
+[[nodiscard]] nlohmann::json tiny_head();
+
 // A token model (`sequence` ids in, cross-entropy) of `layers` on one node
 // of `devices` CPUs (node0/c0/cpu0, ...) placed as `placement`, trained as
 // `training` says: the decoder runs' projects. The caller adds the parallel

@@ -71,13 +71,8 @@ json moe_gpt(const ExpertCase& c, int replicas, int microbatches, int experts) {
         }
         layers.push_back(block);
     }
-    layers.push_back(
-        {{"name", "ln_f"}, {"type", c.llama ? "rmsnorm" : "layernorm"}, {"features", 32}});
-    layers.push_back({{"name", "head"},
-                      {"type", "linear"},
-                      {"in_features", 32},
-                      {"out_features", 64},
-                      {"bias", false}});
+    layers.push_back(test::tiny_final_norm(c.llama));
+    layers.push_back(test::tiny_head());
     json placement = json::array();
     if (c.stages == 1) {
         placement.push_back({{"device", "node0/c0/cpu0"},

@@ -53,33 +53,15 @@ json gpt_json(const TensorParallelCase& c, int tensor) {
     layers.push_back(
         {{"name", "embed"}, {"type", "embedding"}, {"num_embeddings", 64}, {"embedding_dim", 32}});
     for (int b = 0; b < 2; ++b) {
-        json block = {{"name", "block" + std::to_string(b)},
-                      {"type", "transformer_block"},
-                      {"hidden", 32},
-                      {"heads", 4}};
-        if (c.llama) {
-            block.update({{"kv_heads", 2},
-                          {"ffn_hidden", 48},
-                          {"activation", "swiglu"},
-                          {"norm", "rmsnorm"},
-                          {"bias", false},
-                          {"qkv_bias", false},
-                          {"rotary", true}});
-        }
-        layers.push_back(block);
+        layers.push_back(test::tiny_block("block" + std::to_string(b), c.llama));
     }
-    layers.push_back(
-        {{"name", "ln_f"}, {"type", c.llama ? "rmsnorm" : "layernorm"}, {"features", 32}});
+    layers.push_back(test::tiny_final_norm(c.llama));
     layers.push_back(
         {{"name", "up"}, {"type", "linear"}, {"in_features", 32}, {"out_features", 64}});
     layers.push_back({{"name", "act"}, {"type", "gelu"}});
     layers.push_back(
         {{"name", "down"}, {"type", "linear"}, {"in_features", 64}, {"out_features", 32}});
-    layers.push_back({{"name", "head"},
-                      {"type", "linear"},
-                      {"in_features", 32},
-                      {"out_features", 64},
-                      {"bias", false}});
+    layers.push_back(test::tiny_head());
     json names = json::array();
     for (const auto& l : layers) {
         names.push_back(l["name"]);

@@ -48,17 +48,10 @@ json tied_json(const TiedCase& c, int replicas, int microbatches) {
                       {"embedding_dim", 32},
                       {"positions", 8}});
     for (int b = 0; b < 2; ++b) {
-        layers.push_back({{"name", "block" + std::to_string(b)},
-                          {"type", "transformer_block"},
-                          {"hidden", 32},
-                          {"heads", 4}});
+        layers.push_back(test::tiny_block("block" + std::to_string(b), false));
     }
-    layers.push_back({{"name", "ln_f"}, {"type", "layernorm"}, {"features", 32}});
-    layers.push_back({{"name", "head"},
-                      {"type", "linear"},
-                      {"in_features", 32},
-                      {"out_features", 64},
-                      {"bias", false}});
+    layers.push_back(test::tiny_final_norm(false));
+    layers.push_back(test::tiny_head());
     json placement = json::array();
     for (const auto& [members, device] : c.stages) {
         json names = json::array();
