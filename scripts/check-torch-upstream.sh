@@ -152,11 +152,11 @@ status=0
     fail "the test programs are missing from $build/tests"
 # cli_tests runs in process (quick); the backend's, with real runs of
 # several processes, go through ctest two at a time as in CI.
+# torchrun's agent hosts the store; its protocol is this Torch's, not 1.13's.
+export PIPEWRIGHT_TORCHRUN_PYTHON="$venv/bin/python"
 say "running cli_tests"
 (cd "$build/tests" && ./cli_tests --gtest_brief=1) || status=1
 say "running backend_tests (ctest, two at a time)"
-# torchrun's agent hosts the store; its protocol is this Torch's, not 1.13's.
-export PIPEWRIGHT_TORCHRUN_PYTHON="$venv/bin/python"
 ctest --test-dir "$build/tests/backend" -j2 --timeout 600 --output-on-failure || status=1
 phase "testing"
 [ $status -eq 0 ] || fail "tests failed against torch $version (above)"
