@@ -15,40 +15,16 @@
 #include "backend_test_util.h"
 #include "cli_runner.h"
 #include "pipewright/core/project_io.h"
+#include "resume_check.h"
 
 namespace pipewright {
 namespace {
 
 namespace fs = std::filesystem;
-
-// Every parameter file `--save-params` wrote, in a fixed order.
-std::vector<torch::Tensor> all_saved(const fs::path& out, int stages, int replicas = 1,
-                                     int members = 1) {
-    std::vector<torch::Tensor> all;
-    for (int r = 0; r < replicas; ++r) {
-        for (int k = 0; k < members; ++k) {
-            for (int s = 0; s < stages; ++s) {
-                const auto t = test::saved_stage_parameters(out, s, r, k);
-                all.insert(all.end(), t.begin(), t.end());
-            }
-        }
-    }
-    return all;
-}
-
-// Equal bit for bit (NaN aside, which training here never makes).
-bool identical(const std::vector<torch::Tensor>& a, const std::vector<torch::Tensor>& b) {
-    if (a.size() != b.size() || a.empty()) {
-        return false;
-    }
-    for (std::size_t i = 0; i < a.size(); ++i) {
-        if (a[i].sizes() != b[i].sizes() || a[i].scalar_type() != b[i].scalar_type() ||
-            !torch::equal(a[i], b[i])) {
-            return false;
-        }
-    }
-    return true;
-}
+using test::all_saved;
+using test::identical;
+using test::two_plus_two;
+using test::TwoPlusTwo;
 
 // A two-stage pipeline with a dropout layer (its masks must continue from
 // the saved random state) and Adam (its moments and step count).
@@ -89,38 +65,6 @@ constexpr const char* kExact = " --dtype float64 --threads-per-rank 1";
 
 std::string run_args(const fs::path& project, const std::string& options, const fs::path& out) {
     return "run " + project.string() + kExact + " " + options + " --out " + out.string();
-}
-
-// 4 steps never stopped; 2 steps with a checkpoint; a resume to 4 steps.
-// Returns the output of the resume.
-struct TwoPlusTwo {
-    std::vector<torch::Tensor> uninterrupted;
-    std::vector<torch::Tensor> resumed;
-    std::string resume_output;
-};
-
-TwoPlusTwo two_plus_two(const fs::path& dir, const fs::path& project, int stages, int replicas,
-                        int members) {
-    TwoPlusTwo t;
-    const auto whole =
-        test::run_cli(run_args(project, "--steps 4 --save-params", dir / "whole"), dir, "whole");
-    EXPECT_EQ(whole.code, 0) << whole.output;
-    const auto first = test::run_cli(
-        run_args(project, "--steps 2 --checkpoint-every 2", dir / "first"), dir, "first");
-    EXPECT_EQ(first.code, 0) << first.output;
-    EXPECT_TRUE(fs::exists(dir / "first/checkpoints/step-000002/manifest.json")) << first.output;
-    const auto resumed = test::run_cli(
-        run_args(project,
-                 "--steps 4 --save-params --resume " + (dir / "first/checkpoints").string(),
-                 dir / "resumed"),
-        dir, "resumed");
-    EXPECT_EQ(resumed.code, 0) << resumed.output;
-    t.resume_output = resumed.output;
-    if (whole.code == 0 && resumed.code == 0) {
-        t.uninterrupted = all_saved(dir / "whole", stages, replicas, members);
-        t.resumed = all_saved(dir / "resumed", stages, replicas, members);
-    }
-    return t;
 }
 
 TEST(CheckpointRuns, APipelineResumedAfterTwoStepsEndsAsFourStepsNeverStopped) {

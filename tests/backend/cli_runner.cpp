@@ -1,7 +1,5 @@
 #include "cli_runner.h"
 
-#include <gtest/gtest.h>
-
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
@@ -121,32 +119,6 @@ nlohmann::json token_model_project(const std::string& name, nlohmann::json layer
                          {"containers", json::array({{{"name", "c0"}, {"devices", cpus}}})}}})}}},
         {"placement", std::move(placement)},
         {"training", std::move(training)}};
-}
-
-void expect_resume_as_never_stopped(const std::filesystem::path& project,
-                                    const std::filesystem::path& dir, int replicas, int stages) {
-    const auto run = [&](const std::string& options, const std::filesystem::path& out) {
-        const auto r =
-            run_cli("run " + project.string() + " --dtype float64 --threads-per-rank 1 " + options +
-                        " --out " + out.string(),
-                    dir, out.filename().string());
-        EXPECT_EQ(r.code, 0) << r.output;
-    };
-    run("--steps 4 --save-params", dir / "whole");
-    run("--steps 2 --checkpoint-every 2", dir / "first");
-    run("--steps 4 --save-params --resume " + (dir / "first" / "checkpoints").string(),
-        dir / "resumed");
-    for (int replica = 0; replica < replicas; ++replica) {
-        for (int stage = 0; stage < stages; ++stage) {
-            const auto whole = saved_stage_parameters(dir / "whole", stage, replica);
-            const auto resumed = saved_stage_parameters(dir / "resumed", stage, replica);
-            ASSERT_EQ(whole.size(), resumed.size());
-            for (std::size_t i = 0; i < whole.size(); ++i) {
-                EXPECT_TRUE(torch::equal(whole[i], resumed[i]))
-                    << "replica " << replica << ", stage " << stage << ", parameter " << i;
-            }
-        }
-    }
 }
 
 nlohmann::json tiny_block(const std::string& name, bool llama) {

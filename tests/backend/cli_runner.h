@@ -33,12 +33,6 @@ struct CliResult {
                                     const std::filesystem::path& out,
                                     const std::filesystem::path& dir);
 
-// Trains `project` 4 steps straight, and 2 steps with a checkpoint then
-// resumed to 4 (in float64, a thread a rank, in folders of `dir`); expects
-// every replica's parameters of stages [0, stages) equal bit for bit.
-void expect_resume_as_never_stopped(const std::filesystem::path& project,
-                                    const std::filesystem::path& dir, int replicas, int stages = 1);
-
 // The decoder runs' layers: transformer block `name` of hidden 32 and 4
 // heads, Llama-style when `llama` (grouped-query attention over 2 key/value
 // heads, SwiGLU of 48, RMSNorm, no biases, rotary); the final norm `ln_f`
