@@ -274,11 +274,7 @@ void TimelineBlocks::drawRow(QCPPainter* painter, const Window& w, const Timelin
 }
 
 double TimelineBlocks::subBlockSeconds(SubBlock kind, const Action& action) const {
-    const ActionType t = action.type;
-    if (t != ActionType::forward && t != ActionType::backward && t != ActionType::backward_input) {
-        return 0;  // a weight gradient exchanges nothing
-    }
-    return sub_blocks_.seconds(kind, action.stage, t != ActionType::forward);
+    return sub_blocks_.seconds(kind, action);
 }
 
 void TimelineBlocks::drawSubBlocks(QCPPainter* painter, const Window& w, const Timeline& timeline,

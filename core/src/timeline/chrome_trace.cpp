@@ -121,13 +121,9 @@ void append_action(JsonTextWriter& w, const TimelineEvent& e) {
 // after kind backwards (as the studio draws its sub-blocks), each clipped to
 // the action.
 void append_inner_waits(JsonTextWriter& w, const TimelineEvent& e, const InnerWaitSeconds& inner) {
-    const ActionType t = e.action.type;
-    if (t != ActionType::forward && t != ActionType::backward && t != ActionType::backward_input) {
-        return;  // a weight gradient exchanges nothing
-    }
     double before_end = 0;
     for (const InnerWait kind : kInnerWaits) {
-        const double s = inner.seconds(kind, e.action.stage, t != ActionType::forward);
+        const double s = inner.seconds(kind, e.action);
         if (s <= 0) {
             continue;
         }

@@ -21,12 +21,22 @@ bool InnerWaitSeconds::any() const {
                        [](const PerStage& stages) { return !stages.empty(); });
 }
 
-double InnerWaitSeconds::seconds(InnerWait kind, int stage, bool backward) const {
+double InnerWaitSeconds::seconds(InnerWait kind, const Action& action) const {
     const PerStage& stages = (*this)[kind];
+    const int stage = action.stage;
     if (stage < 0 || static_cast<std::size_t>(stage) >= stages.size()) {
         return 0;
     }
-    return stages[static_cast<std::size_t>(stage)][backward ? 1 : 0];
+    const auto& pass = stages[static_cast<std::size_t>(stage)];
+    switch (action.type) {
+        case ActionType::forward:
+            return pass[0];
+        case ActionType::backward:
+        case ActionType::backward_input:
+            return pass[1];
+        default:
+            return 0;
+    }
 }
 
 }  // namespace pipewright

@@ -14,6 +14,8 @@
 #include <string_view>
 #include <vector>
 
+#include "pipewright/core/schedule.h"
+
 namespace pipewright {
 
 enum class InnerWait : std::uint8_t { tensor, experts, context };
@@ -32,9 +34,10 @@ class InnerWaitSeconds {
     [[nodiscard]] PerStage& operator[](InnerWait kind) { return table_[index(kind)]; }
     [[nodiscard]] const PerStage& operator[](InnerWait kind) const { return table_[index(kind)]; }
     [[nodiscard]] bool any() const;
-    // The seconds of `kind` in one forward (`backward` false) or one
-    // backward (or input gradient) of `stage`; 0 where there are none.
-    [[nodiscard]] double seconds(InnerWait kind, int stage, bool backward) const;
+    // The seconds of `kind` in `action`: a forward, or a backward or input
+    // gradient, of its stage; 0 for any other action (a weight gradient
+    // exchanges nothing) and where the kind has none.
+    [[nodiscard]] double seconds(InnerWait kind, const Action& action) const;
 
   private:
     static std::size_t index(InnerWait kind) { return static_cast<std::size_t>(kind); }
