@@ -19,6 +19,8 @@ struct CalibrateArgs {
     int threads = 0;  // CPU: 0 = every core
     int repeats = 5;
     std::vector<std::int64_t> dims;  // the GEMM grid; empty: the device's default
+    bool no_collectives = false;
+    std::vector<std::int64_t> collective_bytes;  // empty: the device's default
     bool json = false;
 };
 

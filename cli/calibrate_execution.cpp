@@ -22,6 +22,32 @@ std::string tflops_text(double flops_per_s) {
     return text;
 }
 
+// The collectives measured among the machine's devices, with the bus
+// bandwidth nccl-tests would print for them: the bytes each member's links
+// carry, (d − 1)/d of the buffer (twice that for an all-reduce), over the
+// time.
+void print_collectives(std::ostream& out, const DeviceCalibration& c) {
+    if (c.collectives.empty()) {
+        out << "\n  collectives: none measured"
+            << (c.device_kind == "cuda" ? " (one GPU: no group to measure)" : "") << "\n";
+        return;
+    }
+    out << "\n  collectives (" << (c.collective_library == "nccl" ? "NCCL" : "Gloo")
+        << "), each member's buffer:\n\n";
+    TextTable table({"collective", "members", "buffer", "time", "bus bandwidth"});
+    for (const CollectiveSample& s : c.collectives) {
+        const double share = static_cast<double>(s.members - 1) / s.members *
+                             (s.kind == CollectiveKind::all_reduce ? 2 : 1);
+        table.add_row({std::string(to_string(s.kind)), std::to_string(s.members),
+                       format_bytes(static_cast<double>(s.bytes)), format_duration(s.seconds),
+                       format_bytes(share * static_cast<double>(s.bytes) / s.seconds) + "/s"});
+    }
+    for (std::size_t col = 1; col <= 4; ++col) {
+        table.right_align(col);
+    }
+    table.print(out, "  ");
+}
+
 // The measured GEMMs of square shapes beside the catalog's model of them,
 // and what the calibration changes.
 void print_calibration(std::ostream& out, const DeviceCalibration& c, const DeviceSpec& catalog,
@@ -62,6 +88,7 @@ void print_calibration(std::ostream& out, const DeviceCalibration& c, const Devi
         table.right_align(col);
     }
     table.print(out, "  ");
+    print_collectives(out, c);
     out << "\nWrote " << path << "; use it with `pipewright simulate PROJECT --calibration " << path
         << "` (or plan): every " << c.spec << " of the project is priced with it\n";
 }
@@ -81,6 +108,8 @@ int run_calibrate(const CalibrateArgs& a, std::ostream& out, std::ostream& err) 
     o.threads = a.threads;
     o.repeats = a.repeats;
     o.dims = a.dims;
+    o.collectives = !a.no_collectives;
+    o.collective_bytes = a.collective_bytes;
     o.on_progress = [&err](const std::string& what) { err << "calibrate: " << what << '\n'; };
     DeviceCalibration calibration;
     try {

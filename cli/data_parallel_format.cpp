@@ -67,7 +67,8 @@ void print_reductions(std::ostream& out, const SimulationReport& r) {
             "",
             format_bytes(c.gradient_bytes),
             std::string(to_string(c.algorithm)) + " " + std::string(to_string(c.kind)) +
-                (c.library == CollectiveLibrary::nccl
+                (c.library == CollectiveLibrary::nccl &&
+                         c.algorithm != CollectiveAlgorithm::measured
                      ? " (NCCL " + std::string(to_string(c.protocol)) + ")"
                      : ""),
             format_duration(c.reduce_s),

@@ -36,7 +36,7 @@ fi
 sources=(execution/action_clock.cpp execution/compute_device.cpp transport/transport_nccl.cpp
          run/worker.cpp profile/profiler_layers.cpp execution/gradient_sync.cpp
          layers/context_exchange.cpp
-         transport/device_group.cpp
+         transport/device_group.cpp profile/device_collectives.cpp
          profile/profiler.cpp run/launcher.cpp execution/executor.cpp)
 # transport_nccl.cpp is not in a CPU build's database: it borrows transport.cpp's flags.
 flags_of() {

@@ -10,20 +10,6 @@
 
 namespace pipewright {
 
-std::string_view to_string(CollectiveKind k) {
-    switch (k) {
-        case CollectiveKind::all_reduce:
-            return "all-reduce";
-        case CollectiveKind::reduce_scatter:
-            return "reduce-scatter";
-        case CollectiveKind::all_gather:
-            return "all-gather";
-        case CollectiveKind::all_to_all:
-            return "all-to-all";
-    }
-    return "?";
-}
-
 std::string_view to_string(CollectiveProtocol p) {
     switch (p) {
         case CollectiveProtocol::simple:
@@ -48,6 +34,8 @@ std::string_view to_string(CollectiveAlgorithm a) {
             return "tree";
         case CollectiveAlgorithm::hierarchical:
             return "hierarchical";
+        case CollectiveAlgorithm::measured:
+            return "measured";
     }
     return "?";
 }
@@ -214,16 +202,36 @@ CollectiveGroup collective_group(const std::vector<DeviceLocation>& members,
     return g;
 }
 
+CollectiveGroup collective_group(const std::vector<DeviceLocation>& members,
+                                 const LinkResolver& links, const DeviceSpec& device,
+                                 const LinkSharing* sharing) {
+    CollectiveGroup group = collective_group(members, links, collective_library(device), sharing);
+    const auto one_machine = [&] {
+        return std::all_of(members.begin(), members.end(), [&](const DeviceLocation& m) {
+            return m.node == members.front().node && m.container == members.front().container;
+        });
+    };
+    // A calibration measured its machine's collectives alone; the groups of
+    // one machine that run at once each have their own links (NVSwitch), so
+    // no sharing applies inside it.
+    if (device.collectives != nullptr && members.size() >= 2 &&
+        static_cast<int>(members.size()) <= device.collectives->largest_group() && one_machine()) {
+        group.measured = device.collectives;
+    }
+    return group;
+}
+
 CollectiveGroup with_measured_ring(CollectiveGroup group, const LinkSpec& measured) {
     group.ring = measured;
     group.ring_only = true;
+    group.measured = nullptr;  // the profile measured this transport itself
     return group;
 }
 
 CollectiveGroup tensor_parallel_group(const std::vector<DeviceLocation>& members,
-                                      const LinkResolver& links, CollectiveLibrary library,
+                                      const LinkResolver& links, const DeviceSpec& device,
                                       const LinkSpec* measured) {
-    CollectiveGroup group = collective_group(members, links, library);
+    CollectiveGroup group = collective_group(members, links, device);
     return measured != nullptr ? with_measured_ring(group, *measured) : group;
 }
 
@@ -265,6 +273,11 @@ CollectiveTime collective_time(CollectiveKind kind, double bytes, const Collecti
     const int d = group.members;
     if (d <= 1 || bytes <= 0) {
         return {};
+    }
+    if (group.measured != nullptr) {
+        if (const auto seconds = group.measured->seconds(kind, d, bytes)) {
+            return {CollectiveAlgorithm::measured, CollectiveProtocol::simple, *seconds};
+        }
     }
     if (kind == CollectiveKind::all_to_all) {
         return all_to_all_time(bytes, group);

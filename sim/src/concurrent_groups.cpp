@@ -75,9 +75,8 @@ CollectiveGroup replica_collective_group(const AnalyzedProject& project, int ran
     for (int r : sets.front()) {
         members.push_back(stage_device(project, r, rank, 0));
     }
-    return collective_group(
-        members, links, collective_library(project.rank_specs.at(static_cast<std::size_t>(rank))),
-        &sharing);
+    return collective_group(members, links, project.rank_specs.at(static_cast<std::size_t>(rank)),
+                            &sharing);
 }
 
 CollectiveGroup replica_collective_group(const AnalyzedProject& project, int rank,

@@ -324,8 +324,7 @@ std::pair<double, double> tensor_collectives_s(const AnalyzedProject& project,
                                                const LinkResolver& links) {
     const auto& members = project.tensor_groups[0].at(static_cast<std::size_t>(stage.rank));
     const CollectiveGroup group = tensor_parallel_group(
-        members, links,
-        collective_library(project.rank_specs.at(static_cast<std::size_t>(stage.rank))),
+        members, links, project.rank_specs.at(static_cast<std::size_t>(stage.rank)),
         options.profile != nullptr && options.profile->all_reduce
             ? &options.profile->all_reduce->link
             : nullptr);

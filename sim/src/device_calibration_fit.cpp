@@ -83,6 +83,25 @@ std::shared_ptr<const GemmCorrection> fit_gemms(const DeviceSpec& d, const Devic
     return correction;
 }
 
+void fit_collectives(DeviceSpec& d, const DeviceCalibration& c, CalibrationFit& fit) {
+    d.collectives = nullptr;
+    if (c.collectives.empty()) {
+        return;
+    }
+    d.collectives = std::make_shared<const MeasuredCollectives>(c.collectives);
+    fit.collective_samples = c.collectives.size();
+    fit.largest_group = d.collectives->largest_group();
+    fit.collective_library = c.collective_library;
+    for (const CollectiveSample& s : c.collectives) {
+        if (s.kind == CollectiveKind::all_reduce && s.members == fit.largest_group &&
+            s.seconds > 0) {
+            const double share = 2.0 * (s.members - 1) / s.members;
+            fit.all_reduce_bus_GBps = std::max(
+                fit.all_reduce_bus_GBps, share * static_cast<double>(s.bytes) / s.seconds / 1e9);
+        }
+    }
+}
+
 }  // namespace
 
 DeviceSpec calibrated_device(const DeviceSpec& device, const DeviceCalibration& c,
@@ -97,11 +116,33 @@ DeviceSpec calibrated_device(const DeviceSpec& device, const DeviceCalibration& 
     fit.kernel_overhead_s = c.launch_seconds;
     fit_memory(d, c, fit);
     d.gemm_correction = fit_gemms(d, c, fit);
+    fit_collectives(d, c, fit);
     if (fit_out != nullptr) {
         *fit_out = fit;
     }
     return d;
 }
+
+namespace {
+
+std::string collectives_text(const CalibrationFit& f) {
+    if (f.collective_samples == 0) {
+        return "";
+    }
+    const std::string library = f.collective_library == "nccl"   ? "NCCL "
+                                : f.collective_library == "gloo" ? "Gloo "
+                                                                 : "";
+    const std::string devices = f.spec == "cpu" ? "CPU workers" : f.spec + " GPUs";
+    std::string text =
+        "; " + library + "collectives of up to " + std::to_string(f.largest_group) + " " + devices;
+    if (f.all_reduce_bus_GBps > 0) {
+        text +=
+            ", all-reduce bus bandwidth up to " + format_bytes(f.all_reduce_bus_GBps * 1e9) + "/s";
+    }
+    return text;
+}
+
+}  // namespace
 
 std::string describe_calibration(const CalibrationFit& f, const std::string& file) {
     return f.spec + " kernels as measured on " +
@@ -109,7 +150,7 @@ std::string describe_calibration(const CalibrationFit& f, const std::string& fil
            "): launch " + format_duration(f.kernel_overhead_s) + ", copies at " +
            format_bytes(f.copy_bandwidth_GBps * 1e9) + "/s, " + std::string(to_string(f.dtype)) +
            " GEMMs " + format_fixed(f.gemm_ratio_min, 2) + "–" + format_fixed(f.gemm_ratio_max, 2) +
-           " × the model's time";
+           " × the model's time" + collectives_text(f);
 }
 
 DeviceCatalog calibrated_catalog(const DeviceCatalog& catalog,

@@ -49,8 +49,7 @@ std::optional<TiedEmbeddingSync> tied_embedding_sync(const AnalyzedProject& proj
         }
     }
     const LinkSharing sharing(pairs, links);
-    CollectiveGroup group =
-        collective_group(pairs.front(), links, collective_library(device), &sharing);
+    CollectiveGroup group = collective_group(pairs.front(), links, device, &sharing);
     if (options.profile != nullptr && options.profile->all_reduce) {
         group = with_measured_ring(group, options.profile->all_reduce->link);
     }

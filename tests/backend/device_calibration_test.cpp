@@ -2,6 +2,7 @@
 // simulation that reads it, and its errors. The GPU test skips without one.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 
@@ -43,7 +44,9 @@ TEST(Calibrate, MeasuresAGridOfGemmsCopiesAndALaunchOnTheCpu) {
     o.dims = {256, 8};
     o.copy_bytes = {4096, 1 << 20};
     o.repeats = 3;
+    o.collectives = false;
     const DeviceCalibration c = backend::measure_device(o);
+    EXPECT_TRUE(c.collectives.empty());
     EXPECT_EQ(c.spec, "cpu");
     EXPECT_EQ(c.device_kind, "cpu");
     EXPECT_EQ(c.dtype, DType::float32);
@@ -65,12 +68,51 @@ TEST(Calibrate, MeasuresAGridOfGemmsCopiesAndALaunchOnTheCpu) {
     EXPECT_EQ(fit.gemm_shapes, 8u);
 }
 
+// Two CPU workers over Gloo, as a run's replicas reduce: each kind Gloo has
+// at each size, and the model takes them.
+TEST(Calibrate, MeasuresTheCollectivesOfTwoCpuWorkers) {
+    backend::CalibrationOptions o;
+    o.device = "cpu";
+    o.dims = {8};
+    o.copy_bytes = {4096};
+    o.repeats = 3;
+    o.collective_bytes = {4096, 1 << 20};
+    const DeviceCalibration c = backend::measure_device(o);
+    EXPECT_EQ(c.collective_library, "gloo");
+    // All-reduce, all-gather and all-to-all (LibTorch 1.13's Gloo has no
+    // reduce-scatter), each at both sizes.
+    ASSERT_EQ(c.collectives.size(), 6u);
+    for (const CollectiveSample& s : c.collectives) {
+        EXPECT_EQ(s.members, 2);
+        EXPECT_NE(s.kind, CollectiveKind::reduce_scatter);
+        EXPECT_GT(s.seconds, 0);
+        EXPECT_TRUE(s.bytes == 4096 || s.bytes == (1 << 20)) << s.bytes;
+    }
+    EXPECT_EQ(device_calibration_from_json(device_calibration_to_json(c)), c);
+    CalibrationFit fit;
+    const DeviceSpec d = calibrated_device(*DeviceCatalog::builtin().find("cpu"), c, &fit);
+    ASSERT_NE(d.collectives, nullptr);
+    EXPECT_EQ(fit.largest_group, 2);
+    EXPECT_GT(fit.all_reduce_bus_GBps, 0);
+    const auto all_to_all = std::find_if(c.collectives.begin(), c.collectives.end(), [](auto& s) {
+        return s.kind == CollectiveKind::all_to_all && s.bytes == (1 << 20);
+    });
+    ASSERT_NE(all_to_all, c.collectives.end());
+    EXPECT_EQ(d.collectives->seconds(CollectiveKind::all_to_all, 2, 1 << 20), all_to_all->seconds);
+}
+
 TEST(Calibrate, TheCommandWritesACalibrationThatSimulateUses) {
     const fs::path dir = test::temp_dir("calibrate-cli");
     const fs::path file = dir / "cpu.json";
     const auto calibrated = test::run_cli(
-        "calibrate --device cpu --dims 16,128 --repeats 2 --out " + file.string(), dir);
+        "calibrate --device cpu --dims 16,128 --repeats 2 --collective-bytes 65536 --out " +
+            file.string(),
+        dir);
     ASSERT_EQ(calibrated.code, 0) << calibrated.output;
+    EXPECT_NE(calibrated.output.find("collectives (Gloo), each member's buffer:"),
+              std::string::npos)
+        << calibrated.output;
+    EXPECT_NE(calibrated.output.find("all-to-all"), std::string::npos) << calibrated.output;
     EXPECT_NE(calibrated.output.find("Calibrated cpu on CPU"), std::string::npos)
         << calibrated.output;
     EXPECT_NE(calibrated.output.find("Wrote " + file.string()), std::string::npos);
@@ -82,6 +124,8 @@ TEST(Calibrate, TheCommandWritesACalibrationThatSimulateUses) {
         test::run_cli("simulate " + project + " --calibration " + file.string(), dir, "sim");
     ASSERT_EQ(simulated.code, 0) << simulated.output;
     EXPECT_NE(simulated.output.find("cpu kernels as measured on CPU"), std::string::npos)
+        << simulated.output;
+    EXPECT_NE(simulated.output.find("Gloo collectives of up to 2 CPU workers"), std::string::npos)
         << simulated.output;
     fs::remove_all(dir);
 }

@@ -106,6 +106,40 @@ TEST(CalibrationCli, RefusesAnUnknownDeviceAndTwoCalibrationsOfOne) {
     EXPECT_NE(r.err.find("both calibrate H100-SXM"), std::string::npos) << r.err;
 }
 
+// ResNet-50's two replicas on one container of A100s reduce as the
+// calibration measured them among that machine's GPUs.
+TEST(CalibrationCli, MeasuredCollectivesPriceTheReplicasReductions) {
+    TempDir dir;
+    DeviceCalibration c;
+    c.spec = "A100-40GB";
+    c.dtype = DType::bfloat16;
+    c.launch_seconds = 5e-6;
+    c.gemms = {{1024, 1024, 1024, 2e-5}};
+    c.copies = {{1 << 30, 1.4e-3}};
+    for (const CollectiveKind kind : {CollectiveKind::reduce_scatter, CollectiveKind::all_gather}) {
+        c.collectives.push_back({kind, 2, 1 << 20, 1e-4});
+        c.collectives.push_back({kind, 2, std::int64_t{1} << 30, 0.2});
+    }
+    c.collective_library = "nccl";
+    const auto path = (dir / "a100.json").string();
+    std::ofstream(path) << device_calibration_to_json(c).dump(1);
+    const std::string project = example("resnet50-4gpu-2x2.json");
+
+    const auto text = run_cli({"simulate", project, "--calibration", path});
+    ASSERT_EQ(text.code, 0) << text.err;
+    EXPECT_NE(text.out.find("measured reduce-scatter"), std::string::npos) << text.out;
+    EXPECT_EQ(text.out.find("(NCCL Simple)"), std::string::npos) << text.out;
+    EXPECT_NE(text.out.find("NCCL collectives of up to 2 A100-40GB GPUs"), std::string::npos)
+        << text.out;
+    // 0.2 s a GiB: far slower than NVLink, so the iteration grows.
+    const auto plain = run_cli({"simulate", project, "--json"});
+    const auto calibrated = run_cli({"simulate", project, "--json", "--calibration", path});
+    ASSERT_EQ(calibrated.code, 0) << calibrated.err;
+    const auto j = nlohmann::json::parse(calibrated.out);
+    EXPECT_EQ(j.at("data_parallel").at("collectives").at(0).at("algorithm"), "measured");
+    EXPECT_GT(iteration(calibrated), iteration(plain));
+}
+
 TEST(CalibrationCli, AnOutputMayNotReplaceTheCalibration) {
     TempDir dir;
     const auto path = write_calibration(dir, "c.json", 1 / 400e12);

@@ -29,6 +29,9 @@ DeviceCalibration two_by_two() {
         }
     }
     c.copies = {{1 << 20, 2e-6}, {1 << 30, 8e-4}};
+    c.collectives = {{CollectiveKind::all_reduce, 2, 1 << 20, 20e-6},
+                     {CollectiveKind::all_to_all, 8, 1 << 30, 6e-3}};
+    c.collective_library = "nccl";
     return c;
 }
 
@@ -77,6 +80,29 @@ TEST(DeviceCalibration, NamesEachBadFieldWithItsPath) {
     EXPECT_NE(text.find("copies[1].bytes"), std::string::npos) << text;
     EXPECT_NE(text.find("dtype: must be"), std::string::npos) << text;
     EXPECT_NE(text.find("spec: missing"), std::string::npos) << text;
+}
+
+TEST(DeviceCalibration, CollectivesAreOptionalAndCheckedFieldByField) {
+    nlohmann::json j = device_calibration_to_json(two_by_two());
+    nlohmann::json older = j;
+    older.erase("collectives");
+    older.erase("collective_library");
+    EXPECT_TRUE(device_calibration_from_json(older).collectives.empty());
+
+    j["collectives"][0]["kind"] = "broadcast";
+    j["collectives"][1]["members"] = 1;
+    j["collectives"].push_back(j["collectives"][1]);
+    j["collectives"][2]["members"] = 8;
+    j["collectives"].push_back(j["collectives"][2]);
+    j["collective_library"] = "mpi";
+    const std::string text = problems_of(j);
+    EXPECT_NE(text.find("collectives[0].kind: must be"), std::string::npos) << text;
+    EXPECT_NE(text.find("collectives[1].members"), std::string::npos) << text;
+    EXPECT_NE(text.find("collectives[3]: the all-to-all of 1073741824 bytes among 8 members is "
+                        "measured twice"),
+              std::string::npos)
+        << text;
+    EXPECT_NE(text.find("collective_library: must be"), std::string::npos) << text;
 }
 
 TEST(DeviceCalibration, RefusesAnotherKindOfFile) {

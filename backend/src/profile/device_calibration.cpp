@@ -11,6 +11,7 @@
 
 #include "execution/compute_device.h"
 #include "pipewright/backend/backend_error.h"
+#include "profile/device_collectives.h"
 #include "profile/host_name.h"
 #include "profile/profiler_timing.h"
 
@@ -234,6 +235,19 @@ DeviceCalibration measure_device(const CalibrationOptions& o) {
         std::sort(dims.begin(), dims.end());
         dims.erase(std::unique(dims.begin(), dims.end()), dims.end());
         c.gemms = measure_gemms(o, device, c.dtype, dims);
+        if (o.collectives) {
+            CollectiveCalibrationOptions co;
+            co.device_kind = kind;
+            co.dtype = c.dtype;
+            co.repeats = o.repeats;
+            co.bytes = o.collective_bytes;
+            co.on_progress = o.on_progress;
+            MeasuredDeviceCollectives measured = measure_device_collectives(co);
+            c.collectives = std::move(measured.samples);
+            if (!c.collectives.empty()) {
+                c.collective_library = measured.library;
+            }
+        }
     } catch (const c10::Error& e) {
         torch::set_num_threads(previous_threads);
         throw BackendError(std::string("a kernel failed on ") + c.device_name + ": " +

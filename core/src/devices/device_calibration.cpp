@@ -93,6 +93,37 @@ void read_copies(const JsonValue& list, DeviceCalibration& c) {
     }
 }
 
+// Optional: calibrations written before collectives were measured have none.
+void read_collectives(const JsonValue& list, DeviceCalibration& c) {
+    std::set<std::tuple<CollectiveKind, int, std::int64_t>> seen;
+    for (std::size_t i = 0; i < list.size() && !list.full(); ++i) {
+        const JsonObject s(list.element(i));
+        if (!s.ok()) {
+            continue;
+        }
+        s.reject_unknown({"kind", "members", "bytes", "seconds"});
+        const auto kind =
+            s.one_of<CollectiveKind>("kind", kRequired,
+                                     {{"all-reduce", CollectiveKind::all_reduce},
+                                      {"reduce-scatter", CollectiveKind::reduce_scatter},
+                                      {"all-gather", CollectiveKind::all_gather},
+                                      {"all-to-all", CollectiveKind::all_to_all}});
+        const auto members = s.integer("members", kRequired, 2, 1'000'000);
+        const auto bytes = s.integer("bytes", kRequired, 1, kMaxCopyBytes);
+        const auto seconds = s.number("seconds", kRequired, kKernelSeconds);
+        if (!kind || !members || !bytes || !seconds) {
+            continue;
+        }
+        if (!seen.insert({*kind, static_cast<int>(*members), *bytes}).second) {
+            s.value().error("the " + std::string(to_string(*kind)) + " of " +
+                            std::to_string(*bytes) + " bytes among " + std::to_string(*members) +
+                            " members is measured twice");
+            continue;
+        }
+        c.collectives.push_back({*kind, static_cast<int>(*members), *bytes, *seconds});
+    }
+}
+
 void read_machine(const JsonObject& m, DeviceCalibration& c) {
     m.reject_unknown({"host", "torch_version", "threads", "repeats"});
     c.host = m.string("host", kOptional).value_or("");
@@ -126,6 +157,19 @@ nlohmann::json device_calibration_to_json(const DeviceCalibration& c) {
         copies.push_back({{"bytes", s.bytes}, {"seconds", s.seconds}});
     }
     j["copies"] = std::move(copies);
+    if (!c.collectives.empty()) {
+        nlohmann::json collectives = nlohmann::json::array();
+        for (const CollectiveSample& s : c.collectives) {
+            collectives.push_back({{"kind", std::string(to_string(s.kind))},
+                                   {"members", s.members},
+                                   {"bytes", s.bytes},
+                                   {"seconds", s.seconds}});
+        }
+        j["collectives"] = std::move(collectives);
+    }
+    if (!c.collective_library.empty()) {
+        j["collective_library"] = c.collective_library;
+    }
     nlohmann::json machine = nlohmann::json::object();
     if (!c.host.empty()) {
         machine["host"] = c.host;
@@ -152,7 +196,8 @@ DeviceCalibration device_calibration_from_json(const nlohmann::json& j) {
         throw InputError(std::move(d));
     }
     r.reject_unknown({"format", "version", "spec", "device_kind", "device_name", "dtype",
-                      "launch_seconds", "gemms", "copies", "machine"});
+                      "launch_seconds", "gemms", "copies", "collectives", "collective_library",
+                      "machine"});
     DeviceCalibration c;
     c.spec = r.string("spec", kRequired).value_or("");
     if (r.has("spec") && c.spec.empty() && d.empty()) {
@@ -174,6 +219,14 @@ DeviceCalibration device_calibration_from_json(const nlohmann::json& j) {
     }
     if (const auto copies = r.array("copies", kRequired)) {
         read_copies(*copies, c);
+    }
+    if (const auto collectives = r.array("collectives", kOptional)) {
+        read_collectives(*collectives, c);
+    }
+    if (r.has("collective_library")) {
+        c.collective_library = r.one_of<std::string>("collective_library", kOptional,
+                                                     {{"nccl", "nccl"}, {"gloo", "gloo"}})
+                                   .value_or("");
     }
     if (const auto machine = r.object("machine", kOptional)) {
         read_machine(*machine, c);

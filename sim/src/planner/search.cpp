@@ -275,7 +275,7 @@ std::vector<CollectiveGroup> Context::tensor_groups_by_class() const {
                                      static_cast<int>(c));
         out.push_back(tensor_parallel_group(
             groups_[at(static_cast<int>(first - cluster_.device_class.begin()))], links,
-            collective_library(cluster_.classes[c]), measured));
+            cluster_.classes[c], measured));
     }
     return out;
 }

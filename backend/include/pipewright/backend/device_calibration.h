@@ -25,6 +25,10 @@ struct CalibrationOptions {
     int repeats = 5;                  // timed samples per kernel; medians kept
     std::vector<std::int64_t> dims;   // the GEMM grid's m, n and k values; empty: the default
     std::vector<std::int64_t> copy_bytes;  // copies to time; empty: the default
+    // Collectives among the machine's devices: every visible GPU (groups of
+    // 2, 4, 8, … of them) over NCCL, or two CPU workers over Gloo.
+    bool collectives = true;
+    std::vector<std::int64_t> collective_bytes;  // each member's buffer; empty: the default
     // Told before each measurement ("GEMM 12 of 125: 256 × 1024 × 64").
     std::function<void(const std::string&)> on_progress;
 };
@@ -39,7 +43,8 @@ struct CalibrationOptions {
 [[nodiscard]] std::optional<std::string> spec_for_device_name(std::string_view name);
 
 // Measures the device. Throws BackendError when the device cannot be had, the
-// spec is not recognised (say --spec), or a kernel fails (out of memory).
+// spec is not recognised (say --spec), or a kernel or collective fails (out
+// of memory, a peer that cannot be reached).
 [[nodiscard]] DeviceCalibration measure_device(const CalibrationOptions& options);
 
 }  // namespace pipewright::backend

@@ -17,6 +17,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "pipewright/core/measured_collectives.h"
 #include "pipewright/core/tensor.h"
 
 namespace pipewright {
@@ -56,13 +57,19 @@ struct DeviceCalibration {
     // Every combination of the grid's m, n and k values.
     std::vector<GemmSample> gemms;
     std::vector<CopySample> copies;
+    // Collectives among the machine's devices (NCCL between GPUs, Gloo
+    // between CPU workers), by kind, group size and bytes; empty: none
+    // measured, the links' model prices every group.
+    std::vector<CollectiveSample> collectives;
+    std::string collective_library;  // "nccl" or "gloo": what measured them
 
     bool operator==(const DeviceCalibration&) const = default;
 };
 
 [[nodiscard]] nlohmann::json device_calibration_to_json(const DeviceCalibration& calibration);
 // Throws InputError naming each problem's JSON path: a missing or wrong
-// field, a grid that lacks a combination of its values, a repeated shape.
+// field, a grid that lacks a combination of its values, a repeated shape or
+// collective.
 [[nodiscard]] DeviceCalibration device_calibration_from_json(const nlohmann::json& j);
 [[nodiscard]] DeviceCalibration load_device_calibration_file(const std::filesystem::path& path);
 

@@ -11,6 +11,7 @@
 #include <nlohmann/json.hpp>
 
 #include "pipewright/core/gemm_correction.h"
+#include "pipewright/core/measured_collectives.h"
 #include "pipewright/core/tensor.h"
 
 namespace pipewright {
@@ -53,6 +54,10 @@ struct DeviceSpec {
     // Measured GEMMs of a device calibration (`--calibration`), which
     // correct the modelled GEMM times of their dtype; null: none.
     std::shared_ptr<const GemmCorrection> gemm_correction;
+    // Collectives a device calibration measured among the devices of one
+    // machine of this type, which price groups inside such a machine; null:
+    // none, the links' model prices them.
+    std::shared_ptr<const MeasuredCollectives> collectives;
 
     // FLOP/s for a compute dtype; falls back to float32 when not listed.
     [[nodiscard]] double flops_for(DType dtype) const;

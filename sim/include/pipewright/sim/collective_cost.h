@@ -5,21 +5,22 @@
 #include <unordered_map>
 #include <vector>
 
+#include "pipewright/core/device_catalog.h"
+#include "pipewright/core/measured_collectives.h"
 #include "pipewright/core/tensor_parallel.h"
 #include "pipewright/core/topology.h"
 
 namespace pipewright {
 
-// An all-to-all is a mixture of experts' dispatch and combine of tokens.
-enum class CollectiveKind { all_reduce, reduce_scatter, all_gather, all_to_all };
-enum class CollectiveAlgorithm { ring, tree, hierarchical };
+// `measured`: the time a device calibration measured for the group's size
+// (core/measured_collectives.h), whatever algorithm NCCL chose there.
+enum class CollectiveAlgorithm { ring, tree, hierarchical, measured };
 // What carries a group's collectives: NCCL between GPUs, Gloo otherwise.
 enum class CollectiveLibrary { gloo, nccl };
 // NCCL's protocols trade latency for bandwidth (docs/simulator.md): LL and
 // LL128 for small messages, Simple for large ones. Gloo has only Simple.
 enum class CollectiveProtocol { simple, ll, ll128 };
 
-[[nodiscard]] std::string_view to_string(CollectiveKind k);
 [[nodiscard]] std::string_view to_string(CollectiveAlgorithm a);
 [[nodiscard]] std::string_view to_string(CollectiveProtocol p);
 // NCCL for a group of GPUs, Gloo for CPUs.
@@ -43,6 +44,9 @@ struct CollectiveGroup {
     // The ring link was measured as a whole (a profile's collective): the
     // ring formula it was fitted to is the only one that applies.
     bool ring_only = false;
+    // The members lie in one machine whose collectives a device calibration
+    // measured: those times price the group (null: the links' model).
+    std::shared_ptr<const MeasuredCollectives> measured;
 };
 
 // Groups that run the same collective at the same moment (the rings of a
@@ -70,6 +74,12 @@ class LinkSharing {
 // bandwidth.
 [[nodiscard]] CollectiveGroup collective_group(const std::vector<DeviceLocation>& members,
                                                const LinkResolver& links, CollectiveLibrary library,
+                                               const LinkSharing* sharing = nullptr);
+// The same for members that are all `device`s: NCCL between GPUs, Gloo
+// between CPUs, and the device's calibrated collectives when they lie in one
+// container (one machine) and the calibration measured a group as large.
+[[nodiscard]] CollectiveGroup collective_group(const std::vector<DeviceLocation>& members,
+                                               const LinkResolver& links, const DeviceSpec& device,
                                                const LinkSharing* sharing = nullptr);
 // The group priced by a link measured for a whole collective (a profile's):
 // the ring formula it was fitted to, and no other algorithm.
@@ -106,7 +116,7 @@ struct CollectiveTime {
 // over `measured` (a profile's all-reduce) when given.
 [[nodiscard]] CollectiveGroup tensor_parallel_group(const std::vector<DeviceLocation>& members,
                                                     const LinkResolver& links,
-                                                    CollectiveLibrary library,
+                                                    const DeviceSpec& device,
                                                     const LinkSpec* measured);
 // The all-reduces of one layer's share in one micro-batch, forward and
 // backward; `element_bytes`: an element's bytes times the micro-batch size.

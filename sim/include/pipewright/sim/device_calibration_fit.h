@@ -29,11 +29,19 @@ struct CalibrationFit {
     double gemm_ratio_max = 1;
     double best_gemm_flops = 0;  // the fastest measured GEMM's FLOP/s
     std::size_t gemm_shapes = 0;
+    // The collectives measured among the machine's devices: how many, the
+    // largest group, and the all-reduce's highest bus bandwidth there
+    // (2(d − 1)/d · bytes / time, as nccl-tests report it).
+    std::size_t collective_samples = 0;
+    int largest_group = 0;
+    std::string collective_library;
+    double all_reduce_bus_GBps = 0;
 };
 
 // "H100-SXM kernels as measured on NVIDIA H100 80GB HBM3 (h100.json): launch
 // 4.10 µs, copies at 2.90 TiB/s, bfloat16 GEMMs 0.98–1.31 × the model's
-// time", `file` naming where the calibration came from: what the command
+// time; NCCL collectives of up to 8 H100-SXM GPUs, all-reduce bus bandwidth up to
+// 231 GB/s", `file` naming where the calibration came from: what the command
 // line's Costs line, the studio and Python say of it.
 [[nodiscard]] std::string describe_calibration(const CalibrationFit& fit, const std::string& file);
 
@@ -41,7 +49,8 @@ struct CalibrationFit {
 // measured it: its kernels pay the measured launch cost, memory-bound
 // kernels reach the measured copy bandwidth, and GEMMs of the calibration's
 // dtype cost the model's time times the measured/modelled ratio at their
-// shape (DeviceSpec::gemm_correction).
+// shape (DeviceSpec::gemm_correction); the groups of one machine take the
+// measured collectives' times (DeviceSpec::collectives).
 [[nodiscard]] DeviceSpec calibrated_device(const DeviceSpec& device,
                                            const DeviceCalibration& calibration,
                                            CalibrationFit* fit = nullptr);
