@@ -2,25 +2,58 @@
 # Regenerates every picture in docs/images from the built studio, so that the
 # documentation's screenshots stay reproducible.
 #
-#   docs/make-screenshots.sh [STUDIO]
+#   docs/make-screenshots.sh [--out DIR] [--strict] [STUDIO]
 #
 # STUDIO is the pipewright-studio program (default: $STUDIO, else the first of
-# build/release, build/ci, build/dev that has one). Needs ImageMagick's
-# `convert` (Debian: imagemagick) for the crops of the concept pictures. Runs
-# without a display (Qt's offscreen platform). The Run panel pictures make
-# short real runs on the CPUs, so the whole script takes a minute or two.
+# build/release, build/ci, build/dev that has one). --out DIR writes the
+# pictures to DIR instead of docs/images (the check `docs.screenshots`,
+# tests/gui/docs_screenshots_test.sh, regenerates them there and compares
+# them with docs/images). --strict makes a picture in docs/images that this
+# script does not make an error rather than a warning. Runs without a display
+# (Qt's offscreen platform) and needs nothing but the build (and, for
+# studio-torchscript-resnet50.png, Debian's python3-torchvision). The Run
+# panel pictures make short real runs on the CPUs; the whole script takes
+# about 15 s on a two-core machine.
 #
 # Every picture is a 1600x1000 window (`pipewright-studio --screenshot`);
-# the concept-* pictures are crops of it at fixed places: the view panel
-# (timeline, metrics or comparison) or the model table and cluster canvas
-# above it. If the window's layout changes, adjust the geometries below and
-# look at every picture before committing it.
+# the concept-* pictures are parts of it at fixed places (`--crop`): the
+# view panel (timeline, metrics or comparison) or the model table and
+# cluster canvas above it. If the window's layout changes, adjust the
+# geometries below and look at every picture before committing it.
 set -euo pipefail
 
+caller="$PWD"
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$root"
 
-studio="${1:-${STUDIO:-}}"
+usage="usage: $0 [--out DIR] [--strict] [path/to/pipewright-studio]   (or set STUDIO; build it first)"
+images=docs/images
+out=$images
+strict=no
+studio="${STUDIO:-}"
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --out)
+      [ $# -ge 2 ] || { echo "$usage" >&2; exit 2; }
+      out="$2"
+      # Relative to where the script was started from, not to the checkout.
+      [[ "$out" = /* ]] || out="$caller/$out"
+      shift 2
+      ;;
+    --strict)
+      strict=yes
+      shift
+      ;;
+    -*)
+      echo "$usage" >&2
+      exit 2
+      ;;
+    *)
+      studio="$1"
+      shift
+      ;;
+  esac
+done
 if [ -z "$studio" ]; then
   for candidate in build/release build/ci build/dev; do
     if [ -x "$candidate/gui/pipewright-studio" ]; then
@@ -30,25 +63,44 @@ if [ -z "$studio" ]; then
   done
 fi
 if [ -z "$studio" ] || [ ! -x "$studio" ]; then
-  echo "usage: $0 [path/to/pipewright-studio]   (or set STUDIO; build it first)" >&2
+  echo "$usage" >&2
   exit 2
 fi
-if ! command -v convert >/dev/null 2>&1; then
-  echo "make-screenshots: ImageMagick's convert is needed for the crops (apt install imagemagick)" >&2
-  exit 2
-fi
+studio="$(cd "$(dirname "$studio")" && pwd)/$(basename "$studio")"
 
 export QT_QPA_PLATFORM=offscreen
-images=docs/images
-mkdir -p "$images"
+mkdir -p "$out"
 work="$(mktemp -d "${TMPDIR:-/tmp}/pipewright-shots.XXXXXX")"
 trap 'rm -rf "$work"' EXIT
-# The studio keeps runs and profiles of examples in its data folder: a fresh
-# one, so that the pictures do not depend on what this machine measured before.
-export XDG_DATA_HOME="$work/data"
+# The studio keeps runs and profiles of examples in its data folder, and its
+# settings (device calibrations in use, recent files) in its configuration
+# folder: fresh ones, so that the pictures do not depend on what this machine
+# measured or chose before, and making them changes neither.
+export XDG_DATA_HOME="$work/data" XDG_CONFIG_HOME="$work/config"
+# The fonts the pictures are drawn with, whatever else this machine has (on
+# one with Noto Sans, fontconfig would prefer it to DejaVu Sans): DejaVu Sans,
+# and Noto Sans Mono (else DejaVu Sans Mono) for the Run panel's log;
+# scripts/setup-debian.sh installs both. The system's configuration is kept
+# for everything else (hinting, antialiasing).
+cat >"$work/fonts.conf" <<'XML'
+<?xml version="1.0"?>
+<!DOCTYPE fontconfig SYSTEM "urn:fontconfig:fonts.dtd">
+<fontconfig>
+  <include ignore_missing="yes">/etc/fonts/fonts.conf</include>
+  <selectfont>
+    <acceptfont>
+      <pattern><patelt name="family"><string>DejaVu Sans</string></patelt></pattern>
+      <pattern><patelt name="family"><string>Noto Sans Mono</string></patelt></pattern>
+      <pattern><patelt name="family"><string>DejaVu Sans Mono</string></patelt></pattern>
+    </acceptfont>
+    <rejectfont><pattern></pattern></rejectfont>
+  </selectfont>
+</fontconfig>
+XML
+export FONTCONFIG_FILE="$work/fonts.conf"
 
 size=1600x1000
-# Crops of a 1600x1000 window: WIDTHxHEIGHT+LEFT+TOP.
+# Parts of a 1600x1000 window: WIDTHxHEIGHT+LEFT+TOP.
 view_panel=1066x537+190+440   # the Timeline / Metrics / Comparison panel
 design_area=1066x392+190+48   # the model table and the cluster canvas
 canvas_area=418x392+838+48    # the cluster canvas alone
@@ -66,23 +118,22 @@ shot() {
   }
 }
 
-# full NAME [studio options...] [PROJECT]: docs/images/NAME.png, the whole window.
+# full NAME [studio options...] [PROJECT]: OUT/NAME.png, the whole window.
 full() {
   local name="$1"
   shift
-  shot "$images/$name.png" "$@"
+  shot "$out/$name.png" "$@"
   made+=("$name.png")
-  echo "$images/$name.png"
+  echo "$out/$name.png"
 }
 
-# crop NAME GEOMETRY [studio options...] PROJECT: a part of the window.
+# crop NAME GEOMETRY [studio options...] PROJECT: OUT/NAME.png, a part of the window.
 crop() {
   local name="$1" geometry="$2"
   shift 2
-  shot "$work/$name.png" "$@"
-  convert "$work/$name.png" -crop "$geometry" +repage -strip "$images/$name.png"
+  shot "$out/$name.png" --crop "$geometry" "$@"
   made+=("$name.png")
-  echo "$images/$name.png"
+  echo "$out/$name.png"
 }
 
 ex=assets/examples
@@ -112,9 +163,14 @@ if [ -x "$cli" ] && /usr/bin/python3 -c "import torch, torchvision" 2>/dev/null;
 torch.jit.script(torchvision.models.resnet50()).save('$work/resnet50.pt')"
   "$cli" import "$work/resnet50.pt" --input-shape 3,224,224 --depth 1 --devices 4 \
     --device-spec A100-80GB --batch-size 64 --out "$work/resnet50.json" >/dev/null
-  full studio-torchscript-resnet50 "$work/resnet50.json"
+  # Opened from the work folder, so that the status bar says "Opened
+  # resnet50.json" and not the temporary folder's random name.
+  (cd "$work" && shot "$(cd "$root" && cd "$out" && pwd)/studio-torchscript-resnet50.png" \
+    resnet50.json)
+  made+=(studio-torchscript-resnet50.png)
+  echo "$out/studio-torchscript-resnet50.png"
 else
-  echo "make-screenshots: no pipewright or python3-torchvision; studio-torchscript-resnet50.png left as it is" >&2
+  echo "make-screenshots: no pipewright or python3-torchvision; studio-torchscript-resnet50.png not made (docs/images keeps its copy)" >&2
   made+=(studio-torchscript-resnet50.png)
 fi
 # The Run panel: a short real run first (needs a studio with --run and a
@@ -125,7 +181,7 @@ if "$studio" --help 2>/dev/null | grep -q -- '--run'; then
   # The same after Profile this machine: the simulation on measured costs.
   full studio-run-profiled --tab run --profile --run "$ex/mlp-cpu.json"
 else
-  echo "make-screenshots: this studio has no --run; studio-run*.png left as they are" >&2
+  echo "make-screenshots: this studio has no --run; studio-run*.png not made (docs/images keeps its copies)" >&2
   made+=(studio-run.png studio-run-timeline.png studio-run-profiled.png)
 fi
 
@@ -153,7 +209,8 @@ crop concept-data-parallel "$view_panel" "$ex/resnet50-4gpu-2x2.json"
 size=2200x1300 crop concept-data-parallel-canvas 520x275+1266+80 "$ex/resnet50-4gpu-2x2.json"
 
 # Pictures in docs/images that this script does not make would go stale
-# unnoticed: name them.
+# unnoticed: name them (with --strict, fail).
+unknown=0
 for file in "$images"/*.png; do
   name="$(basename "$file")"
   known=no
@@ -162,5 +219,10 @@ for file in "$images"/*.png; do
   done
   if [ "$known" = no ]; then
     echo "make-screenshots: $file is not made by this script; add it here" >&2
+    unknown=$((unknown + 1))
   fi
 done
+if [ "$strict" = yes ] && [ "$unknown" -gt 0 ]; then
+  echo "make-screenshots: $unknown picture(s) in $images not made by this script (--strict)" >&2
+  exit 1
+fi

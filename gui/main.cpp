@@ -35,6 +35,12 @@ int main(int argc, char* argv[]) {
     QCommandLineOption size(QStringLiteral("size"),
                             QStringLiteral("Window size for --screenshot (default 1600x1000)."),
                             QStringLiteral("WxH"), QStringLiteral("1600x1000"));
+    QCommandLineOption crop(
+        QStringLiteral("crop"),
+        QStringLiteral(
+            "With --screenshot: keep only this part of the window, WIDTHxHEIGHT+LEFT+TOP "
+            "in the window's pixels (e.g. 1066x537+190+440)."),
+        QStringLiteral("WxH+X+Y"));
     QCommandLineOption tab(
         QStringLiteral("tab"),
         QStringLiteral("View shown by --screenshot: timeline, metrics, comparison (of "
@@ -48,7 +54,7 @@ int main(int argc, char* argv[]) {
         QStringLiteral("profile"),
         QStringLiteral("With --screenshot: profile this machine first (pipewright profile), so "
                        "that the simulation uses the measured costs."));
-    parser.addOptions({screenshot, size, tab, dark, run, profile});
+    parser.addOptions({screenshot, size, crop, tab, dark, run, profile});
     parser.addPositionalArgument(QStringLiteral("PROJECT"),
                                  QStringLiteral("Project file to open (default: an example)."));
     parser.process(app);
@@ -68,6 +74,8 @@ int main(int argc, char* argv[]) {
         request.profile = parser.isSet(profile);
         QString error;
         if (!pipewright::gui::parse_size(parser.value(size), &request.size, &error) ||
+            (parser.isSet(crop) &&
+             !pipewright::gui::parse_crop(parser.value(crop), &request.crop, &error)) ||
             !pipewright::gui::take_screenshot(request, &error)) {
             std::fprintf(stderr, "pipewright-studio: %s\n", qPrintable(error));
             return 1;

@@ -19,6 +19,12 @@ packages=(
   # desktop studio
   qt6-base-dev qt6-svg-dev libqcustomplot-dev libqcustomplot2.1-qt6
   libgl-dev xvfb xauth
+  # the fonts the studio draws with where no desktop chooses them (offscreen,
+  # as docs/make-screenshots.sh and the test docs.screenshots run it): DejaVu
+  # Sans for all text, Noto Sans Mono for the Run panel's log (fontconfig's
+  # monospace once it is installed). Other packages pull them in, but by
+  # chance: DejaVu through matplotlib and fontconfig, Noto through ghostscript.
+  fonts-dejavu-core fonts-noto-mono
   # real execution (LibTorch with c10d; OpenBLAS so Torch does not fall back
   # to the reference BLAS, which is ~40x slower)
   libtorch-dev libgloo-dev libopenblas0-openmp

@@ -32,6 +32,44 @@ bool parse_size(const QString& text, QSize* size, QString* error) {
     return true;
 }
 
+bool parse_crop(const QString& text, QRect* crop, QString* error) {
+    static const QRegularExpression re(
+        QStringLiteral("^(\\d{1,5})x(\\d{1,5})\\+(\\d{1,5})\\+(\\d{1,5})$"));
+    const auto match = re.match(text.trimmed());
+    const QRect rect = match.hasMatch()
+                           ? QRect(match.captured(3).toInt(), match.captured(4).toInt(),
+                                   match.captured(1).toInt(), match.captured(2).toInt())
+                           : QRect();
+    if (rect.isEmpty()) {
+        *error = QStringLiteral(
+                     "--crop wants WIDTHxHEIGHT+LEFT+TOP in pixels of the window, e.g. "
+                     "1066x537+190+440 (a part 1066 wide and 537 high, 190 from the left and 440 "
+                     "from the top); got \"%1\"")
+                     .arg(text);
+        return false;
+    }
+    *crop = rect;
+    return true;
+}
+
+bool crop_fits(const QRect& crop, const QSize& size, QString* error) {
+    if (QRect(QPoint(0, 0), size).contains(crop)) {
+        return true;
+    }
+    *error = QStringLiteral(
+                 "--crop %1x%2+%3+%4 goes beyond the %5x%6 window (it reaches %7 across and %8 "
+                 "down)")
+                 .arg(crop.width())
+                 .arg(crop.height())
+                 .arg(crop.x())
+                 .arg(crop.y())
+                 .arg(size.width())
+                 .arg(size.height())
+                 .arg(crop.x() + crop.width())
+                 .arg(crop.y() + crop.height());
+    return false;
+}
+
 namespace {
 
 // The tab that `view` names (--tab).
@@ -149,6 +187,13 @@ bool save_picture(MainWindow& window, const ScreenshotRequest& request, QString*
                      .arg(image.height());
         return false;
     }
+    if (!request.crop.isNull()) {
+        // The crop is in the window's pixels; the picture's may be more.
+        const qreal ratio = image.devicePixelRatio();
+        image =
+            image.copy(qRound(request.crop.x() * ratio), qRound(request.crop.y() * ratio),
+                       qRound(request.crop.width() * ratio), qRound(request.crop.height() * ratio));
+    }
     if (!image.save(request.output, "PNG")) {
         *error = QStringLiteral("cannot write %1").arg(request.output);
         return false;
@@ -161,6 +206,10 @@ bool save_picture(MainWindow& window, const ScreenshotRequest& request, QString*
 bool take_screenshot(const ScreenshotRequest& request, QString* error) {
     if (request.project.isEmpty()) {
         *error = QStringLiteral("no project given and no example found (assets folder missing)");
+        return false;
+    }
+    // Said before the project is opened and any run made.
+    if (!request.crop.isNull() && !crop_fits(request.crop, request.size, error)) {
         return false;
     }
     MainWindow window;

@@ -1,5 +1,6 @@
 #pragma once
 
+#include <QRect>
 #include <QSize>
 #include <QString>
 
@@ -17,16 +18,27 @@ struct ScreenshotRequest {
     // Profile this machine first (pipewright profile), so that the
     // simulation uses the measured costs.
     bool profile = false;
+    // The part of the window the picture keeps (--crop), in the window's
+    // pixels; null: the whole window.
+    QRect crop;
     static constexpr int kRunSteps = 5;
 };
 
 // "1600x1000" -> QSize; false with a message for anything else.
 bool parse_size(const QString& text, QSize* size, QString* error);
 
+// "1066x537+190+440" (WIDTHxHEIGHT+LEFT+TOP, as ImageMagick writes a crop)
+// -> QRect; false with a message for anything else or an empty rectangle.
+bool parse_crop(const QString& text, QRect* crop, QString* error);
+
+// Whether `crop` lies inside a window of `size`; false with a message when
+// it does not.
+bool crop_fits(const QRect& crop, const QSize& size, QString* error);
+
 // Opens the project in a main window of the requested size, simulates it on
-// this thread, renders the window into a PNG and returns; false with the
-// reason when the project cannot be read, the run fails or the image cannot
-// be written.
+// this thread, renders the window (or its `crop`) into a PNG and returns;
+// false with the reason when the crop does not fit the window, the project
+// cannot be read, the run fails or the image cannot be written.
 bool take_screenshot(const ScreenshotRequest& request, QString* error);
 
 }  // namespace pipewright::gui

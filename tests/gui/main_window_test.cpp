@@ -274,5 +274,51 @@ TEST(Screenshot, WritesAPngOfTheRequestedSize) {
     EXPECT_FALSE(take_screenshot(request, &error));
 }
 
+TEST(Screenshot, CropKeepsThatPartOfTheWindow) {
+    QTemporaryDir dir;
+    ScreenshotRequest request;
+    request.output = dir.filePath(QStringLiteral("whole.png"));
+    request.project = example();
+    request.size = QSize(1280, 800);
+    QString error;
+    ASSERT_TRUE(take_screenshot(request, &error)) << error.toStdString();
+    const QImage whole(request.output);
+
+    // As docs/make-screenshots.sh crops the concept pictures.
+    ASSERT_TRUE(parse_crop(QStringLiteral("600x300+190+440"), &request.crop, &error))
+        << error.toStdString();
+    EXPECT_EQ(request.crop, QRect(190, 440, 600, 300));
+    request.output = dir.filePath(QStringLiteral("part.png"));
+    ASSERT_TRUE(take_screenshot(request, &error)) << error.toStdString();
+    const QImage part(request.output);
+    ASSERT_EQ(part.size(), QSize(600, 300));
+    EXPECT_EQ(part.convertToFormat(QImage::Format_RGB32),
+              whole.copy(request.crop).convertToFormat(QImage::Format_RGB32));
+
+    // A crop that reaches the window's last row and column fits; one past it does not,
+    // and is refused before the project is opened.
+    EXPECT_TRUE(crop_fits(QRect(1080, 700, 200, 100), request.size, &error));
+    request.crop = QRect(1081, 700, 200, 100);
+    request.output = dir.filePath(QStringLiteral("beyond.png"));
+    EXPECT_FALSE(take_screenshot(request, &error));
+    EXPECT_EQ(error.toStdString(),
+              "--crop 200x100+1081+700 goes beyond the 1280x800 window (it reaches 1281 across "
+              "and 800 down)");
+    EXPECT_FALSE(QFile::exists(request.output));
+}
+
+TEST(Screenshot, MalformedCropsAreRefusedWithTheFormWanted) {
+    QRect crop;
+    QString error;
+    for (const char* text : {"", "600x300", "600x300+10", "600x300-10+20", "0x300+0+0", "600x0+0+0",
+                             "a600x300+0+0", "600 x 300+0+0", "600x300+0+0+0"}) {
+        EXPECT_FALSE(parse_crop(QString::fromLatin1(text), &crop, &error)) << text;
+        EXPECT_TRUE(error.startsWith(QStringLiteral("--crop wants WIDTHxHEIGHT+LEFT+TOP")))
+            << error.toStdString();
+    }
+    EXPECT_TRUE(parse_crop(QStringLiteral(" 1x1+0+0 "), &crop, &error));
+    EXPECT_EQ(crop, QRect(0, 0, 1, 1));
+}
+
 }  // namespace
 }  // namespace pipewright::gui
