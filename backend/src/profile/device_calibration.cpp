@@ -13,6 +13,7 @@
 #include "pipewright/backend/backend_error.h"
 #include "profile/device_collectives.h"
 #include "profile/host_name.h"
+#include "profile/measured_dtype.h"
 #include "profile/profiler_timing.h"
 
 namespace pipewright::backend {
@@ -51,17 +52,6 @@ double time_kernel(const torch::Device& device, int repeats, Kernel kernel) {
     return median(std::move(samples));
 }
 
-torch::ScalarType scalar_type(DType dtype) {
-    switch (dtype) {
-        case DType::float16:
-            return torch::kFloat16;
-        case DType::bfloat16:
-            return torch::kBFloat16;
-        default:
-            return torch::kFloat32;
-    }
-}
-
 std::string shape_text(std::int64_t m, std::int64_t n, std::int64_t k) {
     return std::to_string(m) + " × " + std::to_string(n) + " × " + std::to_string(k);
 }
@@ -85,7 +75,7 @@ std::int64_t operand_copies(const torch::Device& device, std::int64_t operand_by
 
 std::vector<GemmSample> measure_gemms(const CalibrationOptions& o, const torch::Device& device,
                                       DType dtype, const std::vector<std::int64_t>& dims) {
-    const auto options = torch::TensorOptions().device(device).dtype(scalar_type(dtype));
+    const auto options = torch::TensorOptions().device(device).dtype(measured_scalar_type(dtype));
     const std::int64_t element = dtype_bytes(dtype);
     std::vector<GemmSample> out;
     const std::size_t total = dims.size() * dims.size() * dims.size();

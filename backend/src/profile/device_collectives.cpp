@@ -11,6 +11,7 @@
 #include "execution/compute_device.h"
 #include "pipewright/backend/backend_error.h"
 #include "pipewright/backend/transport.h"
+#include "profile/measured_dtype.h"
 #include "profile/profiler_timing.h"
 #include "profile/profiler_two_ranks.h"
 
@@ -30,17 +31,6 @@ int calls_for(std::int64_t bytes, bool gpu) {
     const std::int64_t sample_bytes = gpu ? (std::int64_t{64} << 20) : (std::int64_t{16} << 20);
     return static_cast<int>(
         std::clamp<std::int64_t>(sample_bytes / std::max<std::int64_t>(bytes, 1), 1, 20));
-}
-
-torch::ScalarType scalar_type(DType dtype) {
-    switch (dtype) {
-        case DType::float16:
-            return torch::kFloat16;
-        case DType::bfloat16:
-            return torch::kBFloat16;
-        default:
-            return torch::kFloat32;
-    }
 }
 
 // Launches one collective of `kind` over buffers sized for `elements` (each
@@ -131,7 +121,8 @@ std::vector<CollectiveSample> measure_group(const GroupPlan& plan, const std::st
     const torch::Device device = rank_device(device_kind, rank);
     auto group = make_device_group(std::move(store), "calibrate-" + std::to_string(plan.members),
                                    "127.0.0.1", rank, plan.members, device, timeout);
-    const auto options = torch::TensorOptions().device(device).dtype(scalar_type(plan.dtype));
+    const auto options =
+        torch::TensorOptions().device(device).dtype(measured_scalar_type(plan.dtype));
     const std::int64_t element = dtype_bytes(plan.dtype);
     std::vector<CollectiveSample> out;
     for (const CollectiveKind kind : plan.kinds) {
