@@ -447,6 +447,20 @@ ContextExchangeTime context_exchange_time(ContextExchange exchange, double kv_by
 
 }  // namespace
 
+LossKernels project_loss_kernels(const AnalyzedProject& project, const CostModelOptions& options) {
+    const auto& layers = project.project.model.layers;
+    if (layers.empty() || options.flat_efficiency || layers.back().cost ||
+        (options.profile != nullptr && options.profile->find(layers.back().name) != nullptr)) {
+        return {};
+    }
+    const Training& training = project.project.training;
+    const double elements =
+        project.layers.back().output_elements * project.microbatch_size * token_share(project);
+    const LossKind loss = project.project.model.loss;
+    return {loss_kernels(loss, elements, training.dtype),
+            loss_stash_bytes(loss, elements, training.dtype)};
+}
+
 std::vector<StageCost> stage_costs(const AnalyzedProject& project,
                                    const CostModelOptions& options) {
     const Training& training = project.project.training;
@@ -577,6 +591,18 @@ std::vector<StageCost> stage_costs(const AnalyzedProject& project,
             if (s.backward_full_s > 0) {
                 s.backward_full_s += s.forward_s;
             }
+        }
+        // After the recomputation: the loss's softmax is kept, not recomputed.
+        if (static_cast<std::size_t>(stage.last_layer) + 1 == project.layers.size()) {
+            const LossKernels loss = project_loss_kernels(project, options);
+            const double backward_s =
+                kernels_seconds(loss.kernels.backward_input, device, training.dtype);
+            s.forward_s += kernels_seconds(loss.kernels.forward, device, training.dtype);
+            s.backward_input_s += backward_s;
+            if (s.backward_full_s > 0) {
+                s.backward_full_s += backward_s;
+            }
+            s.stash_bytes += loss.stash_bytes;
         }
         check_stage_bytes(s, stage.index, project.microbatches);
         out.push_back(s);

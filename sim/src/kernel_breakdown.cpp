@@ -61,6 +61,11 @@ std::vector<StageKernels> stage_kernels(const AnalyzedProject& project,
             add_kernels(s.backward_input, kernels.backward_input, device, dtype);
             add_kernels(s.backward_weight, kernels.backward_weight, device, dtype);
         }
+        if (static_cast<std::size_t>(stage.last_layer) + 1 == project.layers.size()) {
+            const LossKernels loss = project_loss_kernels(project, options);
+            add_kernels(s.forward, loss.kernels.forward, device, dtype);
+            add_kernels(s.backward_input, loss.kernels.backward_input, device, dtype);
+        }
         slowest_first(s.forward);
         slowest_first(s.backward_input);
         slowest_first(s.backward_weight);

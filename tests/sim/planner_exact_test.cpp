@@ -9,6 +9,7 @@
 #include <random>
 
 #include "pipewright/core/project_io.h"
+#include "pipewright/sim/kernel_cost.h"
 #include "pipewright/sim/planner.h"
 #include "planner_test_support.h"
 
@@ -93,6 +94,13 @@ struct Evaluator {
                                      analyzed.microbatch_size *
                                      dtype_bytes(analyzed.project.model.input.dtype)
                                : layer_cost(analyzed, a - 1, spec, {}).output_bytes;
+            }
+            if (b == layers()) {
+                // The loss after the last layer: its time, and its kept softmax.
+                const LossKernels loss = project_loss_kernels(analyzed, {});
+                time += kernels_seconds(loss.kernels.forward, spec, t.dtype) +
+                        kernels_seconds(loss.kernels.backward_input, spec, t.dtype);
+                stash += loss.stash_bytes;
             }
             if (k + 1 < p) {
                 const auto link = analyzed.project.topology.link_between(
@@ -355,6 +363,11 @@ TEST(Planner, InFlightActivationsMatchTheSimulatedPeak) {
                             ? static_cast<double>(numel(p.model.input.shape)) *
                                   brute.analyzed.microbatch_size * dtype_bytes(p.model.input.dtype)
                             : layer_cost(brute.analyzed, a - 1, brute.specs[k], {}).output_bytes;
+            }
+            if (split[k].last_layer + 1 == layers) {
+                // The loss's softmax (or output), kept from its forward to
+                // its backward on the last stage.
+                stash += project_loss_kernels(brute.analyzed, {}).stash_bytes;
             }
             const double expected = static_cast<double>(static_memory_bytes(params, t)) +
                                     full * stash + weight_only * weight_stash;

@@ -37,6 +37,10 @@ struct LayerTable {
     // member. A stage of every layer holds it once, not twice as `params`
     // counts it (any other stage holds one end and its own copy).
     double tied_params = 0;
+    // What the loss keeps per micro-batch on the stage that ends with the
+    // last layer (cost_model.h: project_loss_kernels); its time is in the
+    // last layer's.
+    double loss_stash = 0;
     std::vector<double> output_bytes;  // per layer, one micro-batch
     std::vector<double> input_bytes;   // per layer: what enters it (layer 0: the model input)
     std::vector<double> min_time;      // per layer: fastest class

@@ -15,6 +15,7 @@
 #include "pipewright/core/transformer_dims.h"
 #include "pipewright/sim/collective_cost.h"
 #include "pipewright/sim/cost_model.h"
+#include "pipewright/sim/kernel_cost.h"
 #include "planner/internal.h"
 #include "planner/tensor_groups.h"
 
@@ -199,6 +200,10 @@ const LayerTable& Context::table(int microbatches) {
     const std::vector<CollectiveGroup>& groups = class_groups_;
     const double element_bytes = t.microbatch_size * dtype_bytes(base_.project.training.dtype);
     std::vector<LayerCost> costs(cluster_.classes.size());
+    // The loss after the last layer, as the simulator adds it to the last
+    // stage: its time to that layer's (never recomputed), its softmax kept.
+    const LossKernels loss = project_loss_kernels(work_, costs_);
+    t.loss_stash = loss.stash_bytes;
     for (int l = 0; l < t.layers; ++l) {
         const auto i = at(l);
         double fastest = 0;
@@ -221,6 +226,11 @@ const LayerTable& Context::table(int microbatches) {
             double seconds = forward_s + backward_s;
             if (checkpointing_) {
                 seconds += forward_s;  // recomputed before the backward
+            }
+            if (l + 1 == t.layers) {
+                const DType dtype = base_.project.training.dtype;
+                seconds += kernels_seconds(loss.kernels.forward, cluster_.classes[c], dtype) +
+                           kernels_seconds(loss.kernels.backward_input, cluster_.classes[c], dtype);
             }
             t.time[c][i + 1] = t.time[c][i] + seconds;
             fastest = c == 0 ? seconds : std::min(fastest, seconds);

@@ -170,7 +170,8 @@ class Checker {
         // Only a split of one stage has a stage of every layer (static_bytes).
         const double both_ends = stages_ == 1 && i == layers_ ? table_.tied_params : 0;
         const double base = cap - problem_.bytes_per_param * (table_.params[at(i)] - both_ends) -
-                            sl.weight_only * table_.weight_stash[at(i)];
+                            sl.weight_only * table_.weight_stash[at(i)] -
+                            (i == layers_ ? sl.full * table_.loss_stash : 0);
         return problem_.checkpointing ? base : base - sl.full * table_.stash[at(i)];
     }
 
@@ -262,7 +263,8 @@ double stage_memory(const SplitProblem& problem, std::size_t k, int a, int i) {
     const Slot& sl = problem.slots[k];
     const double stash =
         problem.checkpointing ? t.input_bytes[at(a)] : t.stash[at(i)] - t.stash[at(a)];
-    return static_bytes(problem, a, i) + sl.full * stash +
+    const double loss = i == t.layers ? t.loss_stash : 0;
+    return static_bytes(problem, a, i) + sl.full * (stash + loss) +
            sl.weight_only * (t.weight_stash[at(i)] - t.weight_stash[at(a)]);
 }
 

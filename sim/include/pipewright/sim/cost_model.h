@@ -101,6 +101,18 @@ struct StageCost {
 // The kernels `layer` launches for one micro-batch on one device of its
 // tensor-parallel group, as the analytic cost prices them.
 [[nodiscard]] LayerKernels project_layer_kernels(const AnalyzedProject& project, int layer);
+// The loss's kernels after the model's last layer for one micro-batch on one
+// device (layer_kernels.h: loss_kernels), run by the stage that holds that
+// layer; none when the last layer is not priced by its kernels (measured in
+// the options' profile, given its own cost, or the flat model), whose times
+// stand for what was measured or given. `stash_bytes`: what the loss keeps
+// from its forward to its backward.
+struct LossKernels {
+    LayerKernels kernels;
+    double stash_bytes = 0;
+};
+[[nodiscard]] LossKernels project_loss_kernels(const AnalyzedProject& project,
+                                               const CostModelOptions& options);
 [[nodiscard]] std::vector<StageCost> stage_costs(const AnalyzedProject& project,
                                                  const CostModelOptions& options);
 

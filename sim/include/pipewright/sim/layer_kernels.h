@@ -12,6 +12,7 @@
 
 #include "pipewright/core/layer.h"
 #include "pipewright/core/layer_catalog.h"
+#include "pipewright/core/model.h"
 #include "pipewright/core/tensor.h"
 #include "pipewright/core/tensor_parallel.h"
 #include "pipewright/core/training.h"
@@ -88,6 +89,17 @@ struct KernelContext {
 [[nodiscard]] LayerKernels layer_kernels(const LayerSpec& layer, const LayerAnalysis& analysis,
                                          const Shape& input_shape, const TensorShare* share,
                                          const KernelContext& context);
+
+// The loss after the last layer, over its `elements` outputs on one device
+// for one micro-batch: its forward, and the gradient it hands the last layer
+// (in `backward_input`). Cross-entropy as Megatron-LM computes it: the
+// logits cast to float32, the softmax in five passes (max, subtract, exp,
+// sum, normalise) kept for the backward, which subtracts the one-hot target
+// and scales in place, then casts the gradient back. MSE: one pass each way.
+[[nodiscard]] LayerKernels loss_kernels(LossKind loss, double elements, DType dtype);
+// Bytes the loss keeps from its forward to its backward for those
+// `elements`: the float32 softmax of cross-entropy, the output for MSE.
+[[nodiscard]] double loss_stash_bytes(LossKind loss, double elements, DType dtype);
 
 // The optimizer's step over `parameters` of one device, in one fused
 // (multi-tensor) kernel: what it reads and writes per parameter for the
