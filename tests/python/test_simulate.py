@@ -63,11 +63,13 @@ def test_more_microbatches_shrink_the_gpipe_bubble():
 
 def test_gpipe_bubble_matches_the_formula_on_equal_stages():
     stages, microbatches = 4, 8
-    layers = [{"name": f"fc{i}", "type": "linear", "in_features": 1024,
-               "out_features": 1024} for i in range(stages)]
+    # Wide enough that the loss on the last stage (a few microseconds) is
+    # small beside each stage's product.
+    layers = [{"name": f"fc{i}", "type": "linear", "in_features": 4096,
+               "out_features": 4096} for i in range(stages)]
     document = {
         "format": "pipewright-project", "version": 1,
-        "model": {"name": "equal", "input": {"shape": [1024]}, "layers": layers},
+        "model": {"name": "equal", "input": {"shape": [4096]}, "layers": layers},
         "topology": {"nodes": [{"name": "n0", "containers": [{"name": "c0", "devices": [
             {"name": f"gpu{i}", "spec": "A100-40GB"} for i in range(stages)]}]}]},
         "placement": [{"device": f"n0/c0/gpu{i}", "layers": [f"fc{i}"]} for i in range(stages)],
