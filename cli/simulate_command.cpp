@@ -11,6 +11,7 @@
 #include "option_checks.h"
 #include "pipewright/core/context_parallel.h"
 #include "pipewright/core/expert_parallel.h"
+#include "pipewright/core/launch_files.h"
 #include "pipewright/core/printable_name.h"
 #include "pipewright/core/profile.h"
 #include "pipewright/core/project_io.h"
@@ -19,6 +20,7 @@
 #include "pipewright/core/timeline.h"
 #include "pipewright/sim/auto_schedule.h"
 #include "pipewright/sim/layout_comparison.h"
+#include "pipewright/sim/profile_coverage.h"
 #include "pipewright/sim/schedule_comparison.h"
 #include "pipewright/sim/simulation.h"
 #include "report_format.h"
@@ -263,6 +265,12 @@ int run_simulate(const SimulateArgs& args, std::ostream& out, std::ostream& err)
                                        project->microbatch_size);
     if (!fit) {
         return kInvalidInput;
+    }
+    if (costs.profile != nullptr) {
+        if (auto shared =
+                profile_oversubscription_warning(*costs.profile, run_process_count(*project))) {
+            err << "pipewright: warning: " << *shared << '\n';
+        }
     }
     std::string cost_sources = *fit;
     if (const std::string calibrated = describe_calibrations(cost_inputs); !calibrated.empty()) {

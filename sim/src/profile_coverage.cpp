@@ -1,6 +1,7 @@
 #include "pipewright/sim/profile_coverage.h"
 
 #include <algorithm>
+#include <cstdio>
 #include <unordered_set>
 
 #include "pipewright/core/diagnostics.h"
@@ -179,6 +180,27 @@ std::optional<std::string> profile_size_warning(const Profile& profile, int micr
                   : "to more than twice the largest size measured") +
            "; measure " + n + " too (" +
            (command.empty() ? "profile --sizes " + wanted : command + " --sizes " + wanted) + ")";
+}
+
+std::optional<std::string> profile_oversubscription_warning(const Profile& profile, int ranks) {
+    const int cores = profile.machine.cores;
+    const int threads = std::max(1, profile.machine.threads);
+    if (profile.device_kind != "cpu" || cores <= 0 || ranks * threads <= cores) {
+        return std::nullopt;
+    }
+    const double stretch = static_cast<double>(ranks * threads) / cores;
+    char factor[16];
+    std::snprintf(factor, sizeof factor, "%.3g", stretch);
+    return "the profile was measured on a machine of " + std::to_string(cores) +
+           (cores == 1 ? " core" : " cores") + ", and this layout runs " + std::to_string(ranks) +
+           " CPU ranks of " + std::to_string(threads) +
+           (threads == 1 ? " Torch thread" : " Torch threads") +
+           " each: where they compute at the same moment they take turns on the cores, which "
+           "the simulation does not model, so a run there computes up to " +
+           factor +
+           " times slower than simulated (and waits longer where ranks exchange data); run it "
+           "on a machine with " +
+           std::to_string(ranks * threads) + " cores or more, or with fewer ranks";
 }
 
 }  // namespace pipewright

@@ -144,6 +144,29 @@ TEST(ProfileSizes, ALayerIsPricedAtTheSimulatedSizeFromTheSizesMeasured) {
     EXPECT_NEAR(c.backward_input_s, (0.5 + 1.5 * 7 / 15) * 1e-3, 1e-12);
 }
 
+// Four CPU ranks of one thread on a 2-core machine take turns: the
+// simulation, which gives each rank its share, says it does not model that.
+TEST(ProfileMachine, MoreRanksThanTheProfilesCoresAreWarnedAbout) {
+    Profile p = small_profile();
+    p.device_kind = "cpu";
+    p.machine.cores = 2;
+    p.machine.threads = 1;
+    EXPECT_FALSE(profile_oversubscription_warning(p, 2));
+    const auto four = profile_oversubscription_warning(p, 4);
+    ASSERT_TRUE(four);
+    for (const char* part : {"a machine of 2 cores", "runs 4 CPU ranks of 1 Torch thread each",
+                             "up to 2 times slower than simulated", "4 cores or more"}) {
+        EXPECT_TRUE(contains(*four, part)) << part << "\n" << *four;
+    }
+    p.machine.threads = 2;  // two ranks of two threads need 4 cores
+    EXPECT_TRUE(profile_oversubscription_warning(p, 2));
+    p.machine.cores = 0;  // an older profile without its machine
+    EXPECT_FALSE(profile_oversubscription_warning(p, 64));
+    p.machine.cores = 2;
+    p.device_kind = "cuda";  // each GPU rank has its own device
+    EXPECT_FALSE(profile_oversubscription_warning(p, 64));
+}
+
 TEST(ProfileSizes, ASizeBelowOrFarAboveTheMeasuredOnesIsWarnedAbout) {
     Profile p = small_profile();
     p.microbatch_size = 16;

@@ -51,4 +51,14 @@ struct ProfileCoverage {
                                                               int microbatch_size,
                                                               const std::string& command = "");
 
+// A CPU profile measured on a machine of `machine.cores` hardware threads,
+// and a layout whose run starts `ranks` workers of the profile's Torch
+// threads each: when they need more threads than the machine has, the ranks
+// that compute at the same moment take turns on its cores, which the
+// simulation (each rank timed with its share of the machine) does not model.
+// Says so, with how far the compute can stretch; nullopt when the ranks fit
+// the cores, or the profile is not of CPUs or does not record its machine.
+[[nodiscard]] std::optional<std::string> profile_oversubscription_warning(const Profile& profile,
+                                                                          int ranks);
+
 }  // namespace pipewright
