@@ -9,6 +9,9 @@
 #include <QStatusBar>
 
 #include "document/project_document.h"
+#include "pipewright/core/analysis.h"
+#include "pipewright/core/diagnostics.h"
+#include "pipewright/core/launch_files.h"
 #include "run/costs_bar.h"
 #include "run/run_controller.h"
 #include "run/run_panel.h"
@@ -21,6 +24,14 @@
 namespace pipewright::gui {
 
 namespace {
+
+// The processes a real run of `project` starts, for the profile's warning
+// about more CPU ranks than its machine has cores; 0 when it does not analyse.
+int run_processes(const Project& project) {
+    Diagnostics problems;
+    const auto analyzed = analyze_project(project, {}, problems);
+    return analyzed ? run_process_count(*analyzed) : 0;
+}
 const QString kCalibrationsKey = QStringLiteral("deviceCalibrations");
 }  // namespace
 
@@ -62,8 +73,10 @@ void ProfileController::loadMeasuredCosts(bool preferMeasured) {
     const auto costs = load_measured_costs(path, &problem);
     CostsBar* bar = panel_->costsBar();
     const bool was_measured = bar->useMeasured();
-    bar->setMeasuredCosts(costs, costs ? describe_measured_costs(*costs, project.model) : QString(),
-                          problem);
+    bar->setMeasuredCosts(
+        costs,
+        costs ? describe_measured_costs(*costs, project.model, run_processes(project)) : QString(),
+        problem);
     // A profile of another model would only replace the links: not by default.
     bar->setUseMeasured(
         costs && (preferMeasured ? measured_costs_fit(*costs, project.model) : was_measured));

@@ -181,6 +181,27 @@ TEST(MeasuredCosts, TheDescriptionSaysWhereWhatAndForWhichLayers) {
                     .contains(QStringLiteral("is it a profile of another model?")));
 }
 
+// The Run panel's costs bar says what `simulate --profile` warns: four CPU
+// ranks on the profile's 2 cores take turns, which the simulation ignores.
+TEST(MeasuredCosts, TheDescriptionWarnsOfMoreRanksThanTheProfilesCores) {
+    QTemporaryDir dir;
+    const Project project = mlp();
+    Profile profile = profile_of(project.model, 16);
+    profile.machine.cores = 2;
+    profile.machine.threads = 1;
+    const QString path = QDir(dir.path()).filePath("mlp.profile.json");
+    write(path, QByteArray::fromStdString(profile_to_json(profile).dump()));
+    QString error;
+    const auto costs = load_measured_costs(path, &error);
+    ASSERT_TRUE(costs) << error.toStdString();
+    EXPECT_FALSE(
+        describe_measured_costs(*costs, project.model, 2).contains(QStringLiteral("take turns")));
+    const QString four = describe_measured_costs(*costs, project.model, 4);
+    EXPECT_TRUE(four.contains(QStringLiteral(
+        "The profile was measured on a machine of 2 cores, and this layout runs 4 CPU ranks")))
+        << four.toStdString();
+}
+
 TEST(MeasuredCosts, ASimulationPricedWithTheProfileUsesItsTimesScaledToTheMicroBatch) {
     const Project project = mlp();  // batch 64 in 4 micro-batches: 16 samples each
     // Measured at micro-batch size 8: each layer's times double at 16.

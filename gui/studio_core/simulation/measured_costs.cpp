@@ -44,7 +44,7 @@ std::optional<MeasuredCosts> load_measured_costs(const QString& path, QString* e
     return std::nullopt;
 }
 
-QString describe_measured_costs(const MeasuredCosts& costs, const Model& model) {
+QString describe_measured_costs(const MeasuredCosts& costs, const Model& model, int ranks) {
     const Profile& p = *costs.profile;
     const ProfileCoverage coverage = profile_coverage(p, model);
     const QString host = p.machine.host.empty() ? QObject::tr("this machine")
@@ -67,7 +67,11 @@ QString describe_measured_costs(const MeasuredCosts& costs, const Model& model) 
             .arg(size_list)
             .arg(QLocale().toString(costs.measured, QLocale::ShortFormat))
             .arg(QString::fromStdString(describe_cost_sources(coverage)));
-    for (const std::string& warning : profile_warnings(coverage)) {
+    std::vector<std::string> warnings = profile_warnings(coverage);
+    if (auto shared = profile_oversubscription_warning(p, ranks)) {
+        warnings.push_back(std::move(*shared));
+    }
+    for (const std::string& warning : warnings) {
         QString sentence = QString::fromStdString(warning);
         sentence[0] = sentence[0].toUpper();
         if (!sentence.endsWith(QLatin1Char('?')) && !sentence.endsWith(QLatin1Char('.'))) {
