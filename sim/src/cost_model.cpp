@@ -454,8 +454,15 @@ LossKernels project_loss_kernels(const AnalyzedProject& project, const CostModel
         return {};
     }
     const Training& training = project.project.training;
-    const double elements =
-        project.layers.back().output_elements * project.microbatch_size * token_share(project);
+    // Under tensor parallelism with the head's output split over the
+    // vocabulary, each member computes the loss over its 1/t of the logits.
+    const double vocabulary_share =
+        !project.tensor_shares.empty() &&
+                project.tensor_shares.back().split == TensorSplit::vocabulary_output
+            ? 1.0 / project.project.tensor_parallel.size
+            : 1.0;
+    const double elements = project.layers.back().output_elements * project.microbatch_size *
+                            token_share(project) * vocabulary_share;
     const LossKind loss = project.project.model.loss;
     return {loss_kernels(loss, elements, training.dtype),
             loss_stash_bytes(loss, elements, training.dtype)};

@@ -103,8 +103,10 @@ LayerKernels layer_kernels(const LayerSpec& layer, const LayerAnalysis& analysis
         const double in = p("in_features");
         const double out = p("out_features");
         const double rows = in_elements / in;
-        k.linear(rows, split == TensorSplit::row ? in / t : in,
-                 split == TensorSplit::column ? out / t : out, p("bias") != 0);
+        k.linear(
+            rows, split == TensorSplit::row ? in / t : in,
+            split == TensorSplit::column || split == TensorSplit::vocabulary_output ? out / t : out,
+            p("bias") != 0);
     } else if (type == "relu") {
         k.activation("relu", "relu backward", in_elements * part, 1);
     } else if (type == "gelu") {

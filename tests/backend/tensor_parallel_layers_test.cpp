@@ -27,8 +27,11 @@ constexpr int kSequence = 6;
 constexpr int kBatch = 3;
 
 // Embedding, two blocks, a final norm, an MLP pair with a GELU between and
-// an unpaired head (column-parallel, gathered), analysed for groups of `t`.
-AnalyzedProject gpt(int t, bool sequence_parallel = false) {
+// an unpaired head before the cross-entropy (column-parallel, its output
+// left split over the vocabulary; before an MSE loss, gathered), analysed
+// for groups of `t`.
+AnalyzedProject gpt(int t, bool sequence_parallel = false,
+                    const std::string& loss = "cross_entropy") {
     using nlohmann::json;
     const json block = {{"type", "transformer_block"}, {"hidden", 32}, {"heads", 4}};
     json b0 = block;
@@ -65,7 +68,7 @@ AnalyzedProject gpt(int t, bool sequence_parallel = false) {
         {"model",
          {{"name", "gpt"},
           {"input", {{"shape", {kSequence}}, {"dtype", "int64"}}},
-          {"loss", "cross_entropy"},
+          {"loss", loss},
           {"layers", layers}}},
         {"topology",
          {{"nodes",
@@ -113,15 +116,19 @@ struct Pass {
 };
 
 // Forward and backward of `model` on fixed ids and a fixed weighting of
-// the output (the same on every member).
-Pass forward_backward(torch::nn::Sequential& model) {
+// the output (the same on every member; member `rank` of `size` holds the
+// logits of its slice of the vocabulary, and weighs them with its slice).
+Pass forward_backward(torch::nn::Sequential& model, int rank = 0, int size = 1) {
     auto gen = at::make_generator<at::CPUGeneratorImpl>(3);
     const auto ids = torch::randint(kVocabulary, {kBatch, kSequence}, gen);
     const auto weights =
         torch::randn({kBatch, kSequence, kVocabulary}, gen, torch::TensorOptions(torch::kFloat64));
     Pass pass;
     pass.output = model->forward(ids);
-    (pass.output * weights).sum().backward();
+    const bool split = pass.output.size(-1) != kVocabulary;
+    (pass.output * (split ? weights.chunk(size, -1)[static_cast<std::size_t>(rank)] : weights))
+        .sum()
+        .backward();
     for (const auto& p : model->named_parameters()) {
         pass.params.emplace(p.key(), std::pair{p.value().detach(), p.value().grad()});
     }
@@ -141,16 +148,18 @@ std::pair<int, std::string> layer_and_name(const AnalyzedProject& project, const
     return {-1, ""};
 }
 
-void expect_the_whole_models_slices(int size, bool sequence_parallel = false) {
-    const AnalyzedProject whole_project = gpt(1);
+void expect_the_whole_models_slices(int size, bool sequence_parallel = false,
+                                    const std::string& loss = "cross_entropy") {
+    const AnalyzedProject whole_project = gpt(1, false, loss);
     auto whole = backend::build_layers(whole_project, 0, 7, kSeed, torch::kFloat64);
     const Pass reference = forward_backward(whole);
-    const AnalyzedProject project = gpt(size, sequence_parallel);
+    const AnalyzedProject project = gpt(size, sequence_parallel, loss);
+    const bool split_logits = loss == "cross_entropy";
     std::vector<Pass> members(static_cast<std::size_t>(size));
     const auto errors = on_group(size, [&](const backend::TensorGroup& group) {
         auto model =
             backend::build_tensor_parallel_layers(project, 0, 7, kSeed, torch::kFloat64, group);
-        Pass pass = forward_backward(model);
+        Pass pass = forward_backward(model, group.rank, group.size);
         // Under sequence parallelism the layer norms' and the row-parallel
         // biases' gradients are each member's share: summed, as a run does.
         backend::sum_gradients_over_group(
@@ -166,8 +175,14 @@ void expect_the_whole_models_slices(int size, bool sequence_parallel = false) {
     for (int r = 0; r < size; ++r) {
         SCOPED_TRACE("member " + std::to_string(r) + " of " + std::to_string(size));
         const Pass& m = members[static_cast<std::size_t>(r)];
-        // The head's output is gathered: every member has the whole logits.
-        EXPECT_TRUE(torch::allclose(m.output, reference.output, 1e-12, 1e-12));
+        // Before the cross-entropy the head's output stays split: each member
+        // has the logits of its slice of the vocabulary. Otherwise it is
+        // gathered: every member has the whole output.
+        const auto want_output = split_logits
+                                     ? reference.output.chunk(size, -1)[static_cast<std::size_t>(r)]
+                                     : reference.output;
+        ASSERT_EQ(m.output.sizes(), want_output.sizes());
+        EXPECT_TRUE(torch::allclose(m.output, want_output, 1e-12, 1e-12));
         ASSERT_EQ(m.params.size(), reference.params.size());
         for (const auto& [key, whole_param] : reference.params) {
             SCOPED_TRACE(key);
@@ -197,6 +212,11 @@ TEST(TensorParallelLayers, FourMembersToo) {
 
 TEST(TensorParallelLayers, SequenceParallelismComputesTheSame) {
     expect_the_whole_models_slices(2, true);
+}
+
+TEST(TensorParallelLayers, BeforeAnMseLossTheHeadsOutputIsGathered) {
+    expect_the_whole_models_slices(2, false, "mse");
+    expect_the_whole_models_slices(2, true, "mse");
 }
 
 TEST(TensorParallelLayers, OnlyWholeParametersOfSequenceSlicesAreSummed) {
@@ -249,7 +269,7 @@ TEST(TensorParallelLayers, EachLayerIsCutAsTheAnalysisSplitsIt) {
     EXPECT_TRUE(has("up.weight 32"));           // column-parallel
     EXPECT_TRUE(has("down.weight 32"));         // row-parallel: [32, 32]
     EXPECT_TRUE(has("down.bias 32"));           // whole
-    EXPECT_TRUE(has("head.weight 48"));         // column-parallel, gathered
+    EXPECT_TRUE(has("head.weight 48"));         // column-parallel, its output split
 }
 
 }  // namespace

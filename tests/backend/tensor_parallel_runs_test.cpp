@@ -1,7 +1,9 @@
 // Real tensor-parallel runs: a small GPT with each stage split over a group
 // of two Gloo worker processes (T = 2, and T = 2 × p = 2 on four), trained a
 // few steps. Each member's parameters must be its slices of what
-// single-process training of the whole model ends with.
+// single-process training of the whole model ends with. The head before the
+// cross-entropy keeps its logits split over the vocabulary, so every case
+// trains through the vocabulary-parallel loss (vocabulary_parallel_loss.h).
 #include <gtest/gtest.h>
 
 #include <filesystem>
@@ -136,6 +138,7 @@ TEST_P(TensorParallelRuns, EveryMemberEndsWithItsSlicesOfSingleProcessTraining) 
     const auto r = test::run_exactly(project, kSteps, out, dir);
     ASSERT_EQ(r.code, 0) << r.output;
     const AnalyzedProject split = test::analyze_text(gpt_json(c, 2).dump());
+    ASSERT_TRUE(backend::vocabulary_split_output(split));
     EXPECT_LE(worst_member_difference(c, split, out, 2), 1e-9);
 
     // The timeline has a lane per group, as the simulation does.

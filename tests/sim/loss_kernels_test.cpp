@@ -60,12 +60,14 @@ bool has(const PassKernels& pass, const std::string& name) {
 }
 
 TEST(LossKernels, TheLastStagePaysTheLossAndHoldsItsSoftmax) {
-    // Llama 3.1 8B, 4 stages, sequence 8,192, vocabulary 128,256, bf16.
+    // Llama 3.1 8B, 4 stages, sequence 8,192, vocabulary 128,256, bf16,
+    // tensor-parallel over 2: each member holds half the vocabulary's logits.
     const AnalyzedProject project = analyzed("llama3.1-8b-h100-node.json");
+    ASSERT_EQ(project.project.tensor_parallel.size, 2);
     const CostModelOptions costs;
     const LossKernels loss = project_loss_kernels(project, costs);
     const double logits = 8192.0 * 128256 * project.microbatch_size;
-    EXPECT_DOUBLE_EQ(loss.stash_bytes, 4 * logits);  // 4.2 GB a micro-batch
+    EXPECT_DOUBLE_EQ(loss.stash_bytes, 4 * logits / 2);  // 4.2 GB a micro-batch, halved
     const std::vector<StageCost> stages = stage_costs(project, costs);
     const std::vector<StageKernels> kernels = stage_kernels(project, costs);
     const DeviceSpec& device =
@@ -85,6 +87,46 @@ TEST(LossKernels, TheLastStagePaysTheLossAndHoldsItsSoftmax) {
     }
     EXPECT_NEAR(stages.back().stash_bytes, layers_stash + loss.stash_bytes,
                 1e-9 * stages.back().stash_bytes);
+}
+
+double all_bytes(const LayerKernels& k) {
+    return bytes(k.forward) + bytes(k.backward_input) + bytes(k.backward_weight);
+}
+
+// Megatron-LM's vocabulary-parallel cross-entropy: with the head's output
+// split over a group of t, each member computes the loss over its 1/t of the
+// logits and keeps 1/t of the float32 softmax.
+TEST(LossKernels, TensorParallelismSplitsTheLossOverTheVocabulary) {
+    const auto loaded = load_project_file(std::filesystem::path(PIPEWRIGHT_ASSETS_DIR) /
+                                          "examples" / "llama3.1-8b-h100-node.json");
+    ASSERT_TRUE(loaded.project.has_value());
+    const auto with_tensor = [&](int t) {
+        Project p = *loaded.project;
+        p.tensor_parallel = {t, t > 1};
+        Diagnostics d;
+        auto a = analyze_project(p, {}, d);
+        EXPECT_TRUE(a.has_value()) << d.format();
+        return std::move(*a);
+    };
+    const AnalyzedProject one = with_tensor(1);
+    const AnalyzedProject two = with_tensor(2);
+    ASSERT_EQ(two.tensor_shares.back().split, TensorSplit::vocabulary_output);
+    const LossKernels whole = project_loss_kernels(one, {});
+    const LossKernels half = project_loss_kernels(two, {});
+    ASSERT_GT(all_bytes(whole.kernels), 0);
+    EXPECT_DOUBLE_EQ(all_bytes(half.kernels), all_bytes(whole.kernels) / 2);
+    EXPECT_DOUBLE_EQ(bytes(half.kernels.forward), bytes(whole.kernels.forward) / 2);
+    EXPECT_DOUBLE_EQ(bytes(half.kernels.backward_input), bytes(whole.kernels.backward_input) / 2);
+    EXPECT_DOUBLE_EQ(half.stash_bytes, whole.stash_bytes / 2);
+    // An MSE model's last linear is gathered: each member computes the whole loss.
+    Project mse = *loaded.project;
+    mse.model.loss = LossKind::mse;
+    Diagnostics d;
+    const auto gathered = analyze_project(mse, {}, d);
+    ASSERT_TRUE(gathered.has_value()) << d.format();
+    EXPECT_NE(gathered->tensor_shares.back().split, TensorSplit::vocabulary_output);
+    const double elements = 8192.0 * 128256 * gathered->microbatch_size;
+    EXPECT_DOUBLE_EQ(project_loss_kernels(*gathered, {}).stash_bytes, 2 * elements);  // bf16
 }
 
 TEST(LossKernels, ALastLayerGivenItsOwnCostOrMeasuredHasNone) {

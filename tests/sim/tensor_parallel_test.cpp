@@ -119,10 +119,13 @@ TEST(TensorParallel, EachDeviceHoldsItsShareOfTheWeightsAndTheWork) {
     EXPECT_DOUBLE_EQ(four.tensor_shares[1].parameters, ((12 * h * h + 7 * h) / 4 + 6 * h) / whole);
     EXPECT_DOUBLE_EQ(four.tensor_shares[1].compute, 0.25);
     // The embedding splits its vocabulary; the final norm stays whole; the
-    // head, with no linear after it, is column-parallel with a gathered output.
+    // head, with no linear after it and before the cross-entropy, is
+    // column-parallel with its output left split over the vocabulary (the
+    // loss's three all-reduces are its forward's).
     EXPECT_DOUBLE_EQ(four.tensor_shares[0].parameters, 0.25);
     EXPECT_DOUBLE_EQ(four.tensor_shares[3].compute, 1.0);
-    EXPECT_EQ(four.tensor_shares[4].forward_reductions, 1);
+    EXPECT_EQ(four.tensor_shares[4].split, TensorSplit::vocabulary_output);
+    EXPECT_EQ(four.tensor_shares[4].forward_reductions, 3);
     const auto s1 = stage_costs(one, {});
     const auto s4 = stage_costs(four, {});
     for (std::size_t s = 0; s < 2; ++s) {
@@ -194,6 +197,44 @@ TEST(TensorParallel, TheGroupsAllReducesTakeTheCollectiveFormulas) {
     EXPECT_EQ(r.tensor_groups[1].front(), "node0/c0/gpu4");
     EXPECT_EQ(r.tensor_groups[1].back(), "node0/c0/gpu7");
     EXPECT_NEAR(r.stages[0].tensor_forward_s, 3 * ring, 1e-12);
+}
+
+// Megatron-LM's vocabulary-parallel cross-entropy: the head keeps its
+// output split, and the loss all-reduces three values per token (the
+// maximum, the sum of the exponentials, the target's logit) instead of the
+// logits being gathered; its backward all-reduces the input gradient as any
+// column-parallel linear does.
+TEST(TensorParallel, TheHeadBeforeCrossEntropyKeepsItsLogitsSplit) {
+    const int t = 4;
+    const AnalyzedProject p = analyze(gpt_json(t));
+    const TensorShare& head = p.tensor_shares.back();
+    EXPECT_EQ(head.split, TensorSplit::vocabulary_output);
+    EXPECT_DOUBLE_EQ(head.compute, 1.0 / t);
+    EXPECT_DOUBLE_EQ(head.parameters, 1.0 / t);
+    EXPECT_EQ(head.forward_reductions, 3);
+    EXPECT_DOUBLE_EQ(head.forward_elements, kSequence);  // one value per token
+    EXPECT_EQ(head.backward_reductions, 1);
+    EXPECT_DOUBLE_EQ(head.backward_elements, double(kSequence) * kHidden);
+    // Stage 1's forward: block1's two all-reduces and the loss's three small
+    // ones, against block1's two and the gathered logits of an MSE model.
+    const LinkSpec nvlink{kBandwidthGBps, kLatencyUs, kNvlinkEfficiency};
+    const auto all_reduce_s = [&](double bytes) {
+        return std::min(
+            testing::nccl_seconds(false, 2 * (t - 1), 2.0 * (t - 1) / t * bytes, nvlink),
+            testing::nccl_seconds(true, 2 * 2, 2 * bytes, nvlink));
+    };
+    const double block = 2.0 * kSequence * kMicrobatchSize * kHidden;
+    const double per_token = 2.0 * kSequence * kMicrobatchSize;
+    const auto stages = stage_costs(p, {});
+    EXPECT_NEAR(stages[1].tensor_forward_s, 2 * all_reduce_s(block) + 3 * all_reduce_s(per_token),
+                1e-12);
+    EXPECT_NEAR(stages[1].tensor_backward_s, 2 * all_reduce_s(block) + all_reduce_s(block), 1e-12);
+    json mse = gpt_json(t);
+    mse["model"]["loss"] = "mse";
+    const AnalyzedProject gathered = analyze(mse);
+    EXPECT_EQ(gathered.tensor_shares.back().split, TensorSplit::column);
+    EXPECT_EQ(gathered.tensor_shares.back().forward_reductions, 1);
+    EXPECT_GT(stage_costs(gathered, {})[1].tensor_forward_s, 2 * stages[1].tensor_forward_s);
 }
 
 TEST(TensorParallel, WhatCannotSplitIsNamed) {

@@ -13,6 +13,7 @@
 #include "execution/random_replay.h"
 #include "layers/tensor_parallel_layers.h"
 #include "layers/tied_head.h"
+#include "layers/vocabulary_parallel_loss.h"
 #include "pipewright/backend/backend_error.h"
 #include "pipewright/backend/modules.h"
 #include "transport/send_completions.h"
@@ -292,7 +293,12 @@ struct RankExecutor::Impl {
                     batch->targets.at(static_cast<std::size_t>(mb)).to(device);
                 // Scaled so that accumulating m micro-batches gives the
                 // gradient of the batch mean.
-                sl.loss = compute_loss(project.project.model.loss, sl.output, target) /
+                // Under tensor parallelism the head may leave each member
+                // the logits of its slice of the vocabulary: the loss is then
+                // computed over the group without gathering them.
+                sl.loss = (vocabulary_split_output(project)
+                               ? vocabulary_parallel_cross_entropy(sl.output, target, tensor)
+                               : compute_loss(project.project.model.loss, sl.output, target)) /
                           static_cast<double>(microbatches);
                 const torch::Tensor value = sl.loss.detach();
                 loss_sum = loss_sum.defined() ? loss_sum + value : value;

@@ -15,10 +15,16 @@ namespace {
 
 constexpr std::int64_t kSequenceDim = 1;  // of a [batch, sequence, features] activation
 
-// How the analysis split a linear layer, read from its share.
-enum class LinearSplit { column, row, gathered };
+// How the analysis split a linear layer, read from its share: `vocabulary`
+// is the head before a cross-entropy loss, its output left split over the
+// vocabulary (TensorSplit::vocabulary_output, for the executor's
+// vocabulary-parallel loss).
+enum class LinearSplit { column, row, gathered, vocabulary };
 
 LinearSplit linear_split(const TensorShare& share) {
+    if (share.split == TensorSplit::vocabulary_output) {
+        return LinearSplit::vocabulary;
+    }
     if (share.forward_reductions == 0) {
         return LinearSplit::column;
     }
@@ -311,8 +317,9 @@ torch::nn::AnyModule cut_layer(const AnalyzedProject& project, int i,
 }
 
 // What a member holds of an activation between layers: the whole of it, its
-// slice of the features (between a column- and a row-parallel linear), or
-// its slice of the sequence (sequence parallelism).
+// slice of the features (between a column- and a row-parallel linear, or
+// the logits of its slice of the vocabulary after the head), or its slice of
+// the sequence (sequence parallelism).
 enum class Held { whole, features, sequence };
 
 // What layer i takes and leaves (`replicated`: what the layers that run on
@@ -330,6 +337,7 @@ std::pair<Held, Held> held_around(const AnalyzedProject& project, int i, Held no
     if (spec.type == "linear") {
         switch (linear_split(share)) {
             case LinearSplit::column:
+            case LinearSplit::vocabulary:
                 return {replicated, Held::features};
             case LinearSplit::row:
                 return {Held::features, replicated};
@@ -418,9 +426,17 @@ torch::nn::Sequential build_tensor_parallel_layers(const AnalyzedProject& projec
         }
         ++i;
     }
-    redistribute(Held::whole, "output");
+    // The model's output stays split over the vocabulary for the loss.
+    if (last + 1 != static_cast<int>(layers.size()) || !vocabulary_split_output(project)) {
+        redistribute(Held::whole, "output");
+    }
     out->to(dtype);
     return out;
+}
+
+bool vocabulary_split_output(const AnalyzedProject& project) {
+    return !project.tensor_shares.empty() &&
+           project.tensor_shares.back().split == TensorSplit::vocabulary_output;
 }
 
 std::vector<torch::Tensor> sequence_partial_parameters(const AnalyzedProject& project, int first,

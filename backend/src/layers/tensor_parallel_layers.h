@@ -6,9 +6,10 @@
 // AnalyzedProject::tensor_shares): a linear is column-parallel (its output
 // features split, the input's gradient all-reduced), row-parallel (its
 // input features split, its output all-reduced) or column-parallel with its
-// output gathered; a transformer block splits its heads and its MLP; an
-// embedding its vocabulary; other layers run whole on every member (or on
-// the member's slice, between a column- and a row-parallel linear).
+// output gathered, or, the head before a cross-entropy loss, left split
+// over the vocabulary (vocabulary_split_output); a transformer block splits its heads and its MLP;
+// an embedding its vocabulary; other layers run whole on every member (or on the member's slice,
+// between a column- and a row-parallel linear).
 //
 // Each layer is built whole from its seed, as a single process builds it,
 // and then cut: a member's parameters are exactly the slices of the whole
@@ -27,7 +28,9 @@ namespace pipewright::backend {
 // Layers [first, last] of `project` as member `group.rank` runs them, each
 // built whole with layer_seed(seed, i) and cut to the member's slice, in
 // `dtype`. What crosses a stage boundary is whole (each member sends its
-// copy to its counterpart of the next stage): where the last layer leaves
+// copy to its counterpart of the next stage), and so is the model's output,
+// except the logits of a vocabulary-split head (vocabulary_split_output),
+// which each member keeps for its slice of the vocabulary: where the last layer leaves
 // its output split (a column-parallel linear whose row-parallel partner is
 // in the next stage, or the sequence under sequence parallelism) the stage
 // gathers it, and the next stage takes its slice again. With sequence
@@ -41,6 +44,12 @@ namespace pipewright::backend {
                                                                  std::uint64_t seed,
                                                                  torch::Dtype dtype,
                                                                  const TensorGroup& group);
+
+// Whether the model's last layer leaves its output split over the vocabulary
+// (TensorSplit::vocabulary_output): the last stage's members then hold the
+// logits of their slices of the vocabulary, and the loss is
+// vocabulary_parallel_cross_entropy (vocabulary_parallel_loss.h).
+[[nodiscard]] bool vocabulary_split_output(const AnalyzedProject& project);
 
 // The parameters of `stage` (built by build_tensor_parallel_layers for
 // layers [first, last]) whose gradients each member computes from its slice

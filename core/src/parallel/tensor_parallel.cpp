@@ -43,7 +43,9 @@ class Splitter {
             } else if (type == "linear") {
                 const std::size_t partner = next_linear(i);
                 if (partner == n) {
-                    out[i] = gathered_column(i);
+                    out[i] = i + 1 == n && model_.loss == LossKind::cross_entropy
+                                 ? vocabulary_output(i)
+                                 : gathered_column(i);
                     continue;
                 }
                 // A pair, with the activations between split too: done at once.
@@ -152,6 +154,22 @@ class Splitter {
         TensorShare s = column_parallel(i);
         s.forward_reductions = 1;
         s.forward_elements = layers_[i].output_elements / 2;
+        return s;
+    }
+
+    // The last layer before a cross-entropy loss, with no partner (the LM
+    // head): column-parallel with its output kept split over the vocabulary
+    // (Megatron-LM's parallel_output), and the loss computed
+    // vocabulary-parallel. Its forward reductions are the loss's: the
+    // maximum, the sum of the exponentials and the target's logit, each an
+    // all-reduce of one value per token (float32 in Megatron-LM, priced here
+    // as elements of the training dtype: they are latency-bound). Its
+    // backward keeps the column-parallel all-reduce of the input gradient.
+    TensorShare vocabulary_output(std::size_t i) {
+        TensorShare s = column_parallel(i);
+        s.split = TensorSplit::vocabulary_output;
+        s.forward_reductions = 3;
+        s.forward_elements = layers_[i].output_elements / param(i, "out_features");
         return s;
     }
 

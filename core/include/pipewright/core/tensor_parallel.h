@@ -33,6 +33,12 @@ enum class TensorSplit {
     row,         // a linear's input features split
     vocabulary,  // an embedding's rows split
     block,       // a transformer block: heads and MLP split (Megatron-LM)
+    // The model's last layer, a linear with no partner before a
+    // cross-entropy loss (the LM head): column-parallel with its output left
+    // split, each device holding the logits of 1/t of the vocabulary, and
+    // the loss computed vocabulary-parallel (Megatron-LM's
+    // parallel_output with its vocab-parallel cross-entropy).
+    vocabulary_output,
 };
 
 // What each device of a group of t runs of one layer, relative to the whole
@@ -59,7 +65,10 @@ struct TensorShare {
 // activations as Korthikanti et al. 2022 count them); consecutive linears
 // pair up, column- then row-parallel, with an all-reduce after the pair in
 // the forward and before it in the backward (an unpaired linear is
-// column-parallel with its output gathered); an embedding splits its
+// column-parallel with its output gathered, except the last layer before a
+// cross-entropy loss, whose output stays split over the vocabulary: its
+// forward reductions are the loss's three all-reduces of one element per
+// token, TensorSplit::vocabulary_output); an embedding splits its
 // vocabulary; layer norms and activations stay whole on every device (split
 // along the sequence under sequence parallelism). Layers that cannot split
 // (convolutions, batch norms, pooling, ResNet blocks), and dimensions `tp`

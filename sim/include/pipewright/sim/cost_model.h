@@ -103,10 +103,12 @@ struct StageCost {
 [[nodiscard]] LayerKernels project_layer_kernels(const AnalyzedProject& project, int layer);
 // The loss's kernels after the model's last layer for one micro-batch on one
 // device (layer_kernels.h: loss_kernels), run by the stage that holds that
-// layer; none when the last layer is not priced by its kernels (measured in
-// the options' profile, given its own cost, or the flat model), whose times
-// stand for what was measured or given. `stash_bytes`: what the loss keeps
-// from its forward to its backward.
+// layer: over 1/t of the logits when a tensor-parallel group of t keeps the
+// head's output split over the vocabulary (TensorSplit::vocabulary_output;
+// the loss's all-reduces are that layer's forward reductions); none when the last layer is not
+// priced by its kernels (measured in the options' profile, given its own cost, or the flat model),
+// whose times stand for what was measured or given. `stash_bytes`: what the loss keeps from its
+// forward to its backward.
 struct LossKernels {
     LayerKernels kernels;
     double stash_bytes = 0;
