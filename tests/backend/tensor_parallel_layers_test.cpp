@@ -10,17 +10,16 @@
 
 #include <ATen/CPUGeneratorImpl.h>
 #include <nlohmann/json.hpp>
-#include <torch/csrc/distributed/c10d/HashStore.hpp>
 
 #include "layers/tensor_parallel_layers.h"
 #include "pipewright/backend/modules.h"
 #include "pipewright/core/analysis.h"
 #include "pipewright/core/project_io.h"
+#include "tensor_group_threads.h"
 
 namespace pipewright {
 namespace {
 
-constexpr auto kTimeout = std::chrono::seconds(30);
 constexpr std::uint64_t kSeed = 7;
 constexpr int kVocabulary = 96;
 constexpr int kSequence = 6;
@@ -85,31 +84,6 @@ AnalyzedProject gpt(int t, bool sequence_parallel = false,
     return *analyzed;
 }
 
-// Runs `body(member)` in one thread per member of a group of `size`, each
-// with its own Gloo group over one store; returns the failures.
-std::vector<std::string> on_group(int size,
-                                  const std::function<void(const backend::TensorGroup&)>& body) {
-    auto store = c10::make_intrusive<c10d::HashStore>();
-    std::vector<std::string> errors(static_cast<std::size_t>(size));
-    std::vector<std::thread> threads;
-    for (int r = 0; r < size; ++r) {
-        threads.emplace_back([&, r] {
-            try {
-                backend::TensorGroup group{
-                    backend::make_gloo_group(store, "tp/", "127.0.0.1", r, size, kTimeout), r,
-                    size};
-                body(group);
-            } catch (const std::exception& e) {
-                errors[static_cast<std::size_t>(r)] = e.what();
-            }
-        });
-    }
-    for (auto& t : threads) {
-        t.join();
-    }
-    return errors;
-}
-
 struct Pass {
     torch::Tensor output;
     std::map<std::string, std::pair<torch::Tensor, torch::Tensor>> params;  // value, gradient
@@ -156,7 +130,7 @@ void expect_the_whole_models_slices(int size, bool sequence_parallel = false,
     const AnalyzedProject project = gpt(size, sequence_parallel, loss);
     const bool split_logits = loss == "cross_entropy";
     std::vector<Pass> members(static_cast<std::size_t>(size));
-    const auto errors = on_group(size, [&](const backend::TensorGroup& group) {
+    const auto errors = test::on_tensor_group(size, [&](const backend::TensorGroup& group) {
         auto model =
             backend::build_tensor_parallel_layers(project, 0, 7, kSeed, torch::kFloat64, group);
         Pass pass = forward_backward(model, group.rank, group.size);
@@ -222,7 +196,7 @@ TEST(TensorParallelLayers, BeforeAnMseLossTheHeadsOutputIsGathered) {
 TEST(TensorParallelLayers, OnlyWholeParametersOfSequenceSlicesAreSummed) {
     const AnalyzedProject project = gpt(2, true);
     std::vector<std::string> partial;
-    const auto errors = on_group(2, [&](const backend::TensorGroup& group) {
+    const auto errors = test::on_tensor_group(2, [&](const backend::TensorGroup& group) {
         auto model =
             backend::build_tensor_parallel_layers(project, 0, 7, kSeed, torch::kFloat64, group);
         if (group.rank == 0) {
@@ -248,7 +222,7 @@ TEST(TensorParallelLayers, OnlyWholeParametersOfSequenceSlicesAreSummed) {
 TEST(TensorParallelLayers, EachLayerIsCutAsTheAnalysisSplitsIt) {
     const AnalyzedProject project = gpt(2);
     std::vector<std::string> names;
-    const auto errors = on_group(2, [&](const backend::TensorGroup& group) {
+    const auto errors = test::on_tensor_group(2, [&](const backend::TensorGroup& group) {
         auto model =
             backend::build_tensor_parallel_layers(project, 0, 7, kSeed, torch::kFloat64, group);
         if (group.rank == 0) {

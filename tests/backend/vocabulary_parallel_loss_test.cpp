@@ -9,42 +9,16 @@
 #include <thread>
 
 #include <ATen/CPUGeneratorImpl.h>
-#include <torch/csrc/distributed/c10d/HashStore.hpp>
 
 #include "layers/vocabulary_parallel_loss.h"
+#include "tensor_group_threads.h"
 
 namespace pipewright {
 namespace {
 
-constexpr auto kTimeout = std::chrono::seconds(30);
 constexpr std::int64_t kBatch = 3;
 constexpr std::int64_t kSequence = 5;
 constexpr std::int64_t kVocabulary = 24;
-
-// Runs `body(member)` in one thread per member of a group of `size`, each
-// with its own Gloo group over one store; returns the failures.
-std::vector<std::string> on_group(int size,
-                                  const std::function<void(const backend::TensorGroup&)>& body) {
-    auto store = c10::make_intrusive<c10d::HashStore>();
-    std::vector<std::string> errors(static_cast<std::size_t>(size));
-    std::vector<std::thread> threads;
-    for (int r = 0; r < size; ++r) {
-        threads.emplace_back([&, r] {
-            try {
-                backend::TensorGroup group{
-                    backend::make_gloo_group(store, "loss/", "127.0.0.1", r, size, kTimeout), r,
-                    size};
-                body(group);
-            } catch (const std::exception& e) {
-                errors[static_cast<std::size_t>(r)] = e.what();
-            }
-        });
-    }
-    for (auto& t : threads) {
-        t.join();
-    }
-    return errors;
-}
 
 struct Member {
     torch::Tensor loss;
@@ -71,7 +45,7 @@ void expect_torchs_cross_entropy(int size, torch::Dtype dtype, double offset, do
     ASSERT_TRUE(std::isfinite(reference.item<double>()));
 
     std::vector<Member> members(static_cast<std::size_t>(size));
-    const auto errors = on_group(size, [&](const backend::TensorGroup& group) {
+    const auto errors = test::on_tensor_group(size, [&](const backend::TensorGroup& group) {
         const auto mine = logits.chunk(group.size, -1)[static_cast<std::size_t>(group.rank)]
                               .clone()
                               .requires_grad_(true);
