@@ -23,9 +23,7 @@ std::string tflops_text(double flops_per_s) {
 }
 
 // The collectives measured among the machine's devices, with the bus
-// bandwidth nccl-tests would print for them: the bytes each member's links
-// carry, (d − 1)/d of the buffer (twice that for an all-reduce), over the
-// time.
+// bandwidth nccl-tests would print for them (bus_traffic_share).
 void print_collectives(std::ostream& out, const DeviceCalibration& c) {
     if (c.collectives.empty()) {
         out << "\n  collectives: none measured"
@@ -36,11 +34,10 @@ void print_collectives(std::ostream& out, const DeviceCalibration& c) {
         << "), each member's buffer:\n\n";
     TextTable table({"collective", "members", "buffer", "time", "bus bandwidth"});
     for (const CollectiveSample& s : c.collectives) {
-        const double share = static_cast<double>(s.members - 1) / s.members *
-                             (s.kind == CollectiveKind::all_reduce ? 2 : 1);
+        const double bus = bus_traffic_share(s.kind, s.members) * static_cast<double>(s.bytes);
         table.add_row({std::string(to_string(s.kind)), std::to_string(s.members),
                        format_bytes(static_cast<double>(s.bytes)), format_duration(s.seconds),
-                       format_bytes(share * static_cast<double>(s.bytes) / s.seconds) + "/s"});
+                       format_bytes(bus / s.seconds) + "/s"});
     }
     for (std::size_t col = 1; col <= 4; ++col) {
         table.right_align(col);

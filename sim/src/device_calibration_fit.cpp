@@ -95,9 +95,9 @@ void fit_collectives(DeviceSpec& d, const DeviceCalibration& c, CalibrationFit& 
     for (const CollectiveSample& s : c.collectives) {
         if (s.kind == CollectiveKind::all_reduce && s.members == fit.largest_group &&
             s.seconds > 0) {
-            const double share = 2.0 * (s.members - 1) / s.members;
-            fit.all_reduce_bus_GBps = std::max(
-                fit.all_reduce_bus_GBps, share * static_cast<double>(s.bytes) / s.seconds / 1e9);
+            fit.all_reduce_bus_GBps = std::max(fit.all_reduce_bus_GBps,
+                                               bus_traffic_share(s.kind, s.members) *
+                                                   static_cast<double>(s.bytes) / s.seconds / 1e9);
         }
     }
 }

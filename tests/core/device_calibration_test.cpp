@@ -105,6 +105,18 @@ TEST(DeviceCalibration, CollectivesAreOptionalAndCheckedFieldByField) {
     EXPECT_NE(text.find("collective_library: must be"), std::string::npos) << text;
 }
 
+TEST(DeviceCalibration, EveryCollectiveKindIsReadAsItIsWritten) {
+    DeviceCalibration c = two_by_two();
+    c.collectives.clear();
+    for (const CollectiveKind kind : {CollectiveKind::all_reduce, CollectiveKind::reduce_scatter,
+                                      CollectiveKind::all_gather, CollectiveKind::all_to_all}) {
+        c.collectives.push_back({kind, 4, 1 << 20, 1e-4});
+    }
+    const nlohmann::json j = device_calibration_to_json(c);
+    EXPECT_EQ(j["collectives"][1]["kind"], "reduce-scatter");
+    EXPECT_EQ(device_calibration_from_json(j), c);
+}
+
 TEST(DeviceCalibration, RefusesAnotherKindOfFile) {
     nlohmann::json j = device_calibration_to_json(two_by_two());
     j["format"] = "pipewright-profile";

@@ -51,12 +51,11 @@ TEST(MeasuredCollectives, UnmeasuredKindsAndLargerGroupsAreUnknown) {
     EXPECT_EQ(m.seconds(CollectiveKind::all_reduce, 9, 1 << 20), std::nullopt);
 }
 
-TEST(MeasuredCollectives, KindsAreNamedAsTheFileWritesThem) {
-    for (const CollectiveKind k : {CollectiveKind::all_reduce, CollectiveKind::reduce_scatter,
-                                   CollectiveKind::all_gather, CollectiveKind::all_to_all}) {
-        EXPECT_EQ(collective_kind_named(to_string(k)), k);
-    }
-    EXPECT_EQ(collective_kind_named("broadcast"), std::nullopt);
+TEST(MeasuredCollectives, TheBusCarriesTheRingsShareTwiceForAnAllReduce) {
+    EXPECT_DOUBLE_EQ(bus_traffic_share(CollectiveKind::all_reduce, 8), 2 * 7.0 / 8);
+    EXPECT_DOUBLE_EQ(bus_traffic_share(CollectiveKind::all_gather, 4), 3.0 / 4);
+    EXPECT_DOUBLE_EQ(bus_traffic_share(CollectiveKind::all_to_all, 2), 0.5);
+    EXPECT_DOUBLE_EQ(bus_traffic_share(CollectiveKind::reduce_scatter, 1), 0.0);
 }
 
 }  // namespace

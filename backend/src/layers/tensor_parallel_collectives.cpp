@@ -2,12 +2,14 @@
 
 namespace pipewright::backend {
 
-namespace {
-
-void all_reduce(torch::Tensor& sum, CollectiveGroup& group) {
-    std::vector<at::Tensor> tensors{sum};
-    group.allreduce(tensors)->wait();
+void all_reduce_in_place(torch::Tensor& x, CollectiveGroup& group, c10d::ReduceOp op) {
+    std::vector<at::Tensor> tensors{x};
+    c10d::AllreduceOptions options;
+    options.reduceOp = op;
+    group.allreduce(tensors, options)->wait();
 }
+
+namespace {
 
 // The members' copies of `x` (all of one shape), this member's own in its
 // place.
@@ -27,7 +29,7 @@ struct ReduceFromGroup : torch::autograd::Function<ReduceFromGroup> {
     static torch::Tensor forward(torch::autograd::AutogradContext* /*ctx*/, const torch::Tensor& x,
                                  CollectiveGroup* group) {
         torch::Tensor sum = x.contiguous().clone();
-        all_reduce(sum, *group);
+        all_reduce_in_place(sum, *group);
         return sum;
     }
     static torch::autograd::variable_list backward(torch::autograd::AutogradContext* /*ctx*/,
@@ -82,7 +84,7 @@ torch::Tensor copy_to_group(const torch::Tensor& x, const TensorGroup& group) {
     auto members = group.group;
     y.register_hook([members](const torch::Tensor& grad) {
         torch::Tensor sum = grad.contiguous().clone();
-        all_reduce(sum, *members);
+        all_reduce_in_place(sum, *members);
         return sum;
     });
     return y;
@@ -131,7 +133,7 @@ void sum_gradients_over_group(const std::vector<torch::Tensor>& params, const Te
         flat.push_back(g.reshape(-1));
     }
     torch::Tensor sum = torch::cat(flat);
-    all_reduce(sum, *group.group);
+    all_reduce_in_place(sum, *group.group);
     std::int64_t at = 0;
     for (torch::Tensor& g : grads) {
         g.copy_(sum.narrow(0, at, g.numel()).view_as(g));

@@ -23,6 +23,12 @@ namespace pipewright::backend {
                                             int size, const torch::Device& device,
                                             std::chrono::milliseconds timeout);
 
+// `x` replaced by its reduction over the group (SUM, or MAX, …), outside
+// autograd: what the functions below and the vocabulary-parallel loss
+// build on.
+void all_reduce_in_place(torch::Tensor& x, CollectiveGroup& group,
+                         c10d::ReduceOp op = c10d::ReduceOp::SUM);
+
 // Identity forward; the gradient all-reduced over the group in the backward
 // (what enters a column-parallel layer).
 [[nodiscard]] torch::Tensor copy_to_group(const torch::Tensor& x, const TensorGroup& group);

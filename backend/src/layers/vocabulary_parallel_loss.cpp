@@ -1,15 +1,10 @@
 #include "layers/vocabulary_parallel_loss.h"
 
+#include "layers/tensor_parallel_collectives.h"
+
 namespace pipewright::backend {
 
 namespace {
-
-void all_reduce(torch::Tensor& t, CollectiveGroup& group, c10d::ReduceOp op) {
-    std::vector<at::Tensor> tensors{t};
-    c10d::AllreduceOptions options;
-    options.reduceOp = op;
-    group.allreduce(tensors, options)->wait();
-}
 
 // Forward: each token's loss (a [tokens] tensor) from this member's
 // [tokens, vocabulary / size] logits; backward: softmax − one-hot on this
@@ -24,7 +19,7 @@ struct VocabularyParallelCrossEntropy : torch::autograd::Function<VocabularyPara
         const std::int64_t rows = x.size(-1);
         // The maximum over the whole vocabulary, so that exp never overflows.
         torch::Tensor max = std::get<0>(x.max(-1)).contiguous();
-        all_reduce(max, *group, c10d::ReduceOp::MAX);
+        all_reduce_in_place(max, *group, c10d::ReduceOp::MAX);
         const torch::Tensor shifted = x - max.unsqueeze(-1);
         // The target's (shifted) logit from the member whose slice holds it.
         const torch::Tensor local = target - rank * rows;
@@ -34,10 +29,10 @@ struct VocabularyParallelCrossEntropy : torch::autograd::Function<VocabularyPara
                                       .squeeze(-1)
                                       .masked_fill(held.logical_not(), 0)
                                       .contiguous();
-        all_reduce(predicted, *group, c10d::ReduceOp::SUM);
+        all_reduce_in_place(predicted, *group, c10d::ReduceOp::SUM);
         torch::Tensor exp = shifted.exp();
         torch::Tensor sum = exp.sum(-1).contiguous();
-        all_reduce(sum, *group, c10d::ReduceOp::SUM);
+        all_reduce_in_place(sum, *group, c10d::ReduceOp::SUM);
         exp.div_(sum.unsqueeze(-1));  // this member's slice of the softmax
         ctx->save_for_backward({exp, index, held});
         ctx->saved_data["dtype"] = static_cast<std::int64_t>(logits.scalar_type());

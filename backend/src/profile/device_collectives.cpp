@@ -173,21 +173,19 @@ std::vector<int> collective_group_sizes(int devices) {
 
 MeasuredDeviceCollectives measure_device_collectives(const CollectiveCalibrationOptions& o) {
     const bool gpu = o.device_kind == "cuda";
-    MeasuredDeviceCollectives out;
-#ifdef PIPEWRIGHT_WITH_NCCL
-    out.library = gpu ? "nccl" : "gloo";
-#else
-    out.library = "gloo";
-#endif
-    const int devices = gpu ? visible_gpus() : std::max(2, o.members);
     GroupPlan plan;
+#ifdef PIPEWRIGHT_WITH_NCCL
+    plan.nccl = gpu;  // as make_device_group chooses
+#endif
+    MeasuredDeviceCollectives out;
+    out.library = plan.nccl ? "nccl" : "gloo";
+    const int devices = gpu ? visible_gpus() : std::max(2, o.members);
     plan.dtype = o.dtype;
     plan.repeats = std::max(1, o.repeats);
     plan.bytes = o.bytes.empty() ? default_collective_bytes(gpu) : o.bytes;
     plan.kinds = {CollectiveKind::all_reduce, CollectiveKind::all_gather,
                   CollectiveKind::all_to_all};
     // LibTorch 1.13's Gloo has no reduce-scatter; the model prices it there.
-    plan.nccl = gpu && out.library == "nccl";
     if (plan.nccl) {
         plan.kinds.insert(plan.kinds.begin() + 1, CollectiveKind::reduce_scatter);
     }

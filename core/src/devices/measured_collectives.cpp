@@ -20,14 +20,9 @@ std::string_view to_string(CollectiveKind k) {
     return "?";
 }
 
-std::optional<CollectiveKind> collective_kind_named(std::string_view name) {
-    for (const CollectiveKind k : {CollectiveKind::all_reduce, CollectiveKind::reduce_scatter,
-                                   CollectiveKind::all_gather, CollectiveKind::all_to_all}) {
-        if (to_string(k) == name) {
-            return k;
-        }
-    }
-    return std::nullopt;
+double bus_traffic_share(CollectiveKind kind, int members) {
+    const double ring = members > 1 ? static_cast<double>(members - 1) / members : 0.0;
+    return kind == CollectiveKind::all_reduce ? 2 * ring : ring;
 }
 
 MeasuredCollectives::MeasuredCollectives(std::vector<CollectiveSample> samples)
@@ -76,8 +71,7 @@ std::optional<double> MeasuredCollectives::seconds(CollectiveKind kind, int memb
                          std::log(static_cast<double>(hi.bytes) / static_cast<double>(lo.bytes));
         t = std::exp(std::log(lo.seconds) + x * (std::log(hi.seconds) - std::log(lo.seconds)));
     }
-    const auto share = [](int d) { return static_cast<double>(d - 1) / d; };
-    return t * share(members) / share(group);
+    return t * bus_traffic_share(kind, members) / bus_traffic_share(kind, group);
 }
 
 }  // namespace pipewright

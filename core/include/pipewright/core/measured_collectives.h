@@ -18,7 +18,11 @@ enum class CollectiveKind { all_reduce, reduce_scatter, all_gather, all_to_all }
 
 // "all-reduce", "reduce-scatter", "all-gather", "all-to-all".
 [[nodiscard]] std::string_view to_string(CollectiveKind k);
-[[nodiscard]] std::optional<CollectiveKind> collective_kind_named(std::string_view name);
+// The share of a member's buffer that its links carry in a ring of
+// `members`: (d − 1)/d, twice that for an all-reduce (a reduce-scatter, then
+// an all-gather). Bytes times it over the time is the bus bandwidth
+// nccl-tests reports.
+[[nodiscard]] double bus_traffic_share(CollectiveKind kind, int members);
 
 // One collective among `members` devices, timed back to back. `bytes` as the
 // simulator counts them (collective_cost.h): each member's whole buffer (an
@@ -38,19 +42,14 @@ class MeasuredCollectives {
 
     // Seconds of one `kind` over `bytes` among `members` devices of the
     // machine, from the samples of the smallest measured group at least that
-    // large, its time scaled by the ring's (d − 1)/d share, which every
-    // kind's bus traffic follows. Between measured sizes the time is
-    // interpolated log-log; below the smallest it stays at the smallest's
-    // time (latency-bound), above the largest it grows with the bytes at the
-    // largest's rate. nullopt when the kind was not measured, or no measured
-    // group is as large.
+    // large, its time scaled by the ratio of their bus_traffic_share. Between measured sizes the
+    // time is interpolated log-log; below the smallest it stays at the smallest's time
+    // (latency-bound), above the largest it grows with the bytes at the largest's rate. nullopt
+    // when the kind was not measured, or no measured group is as large.
     [[nodiscard]] std::optional<double> seconds(CollectiveKind kind, int members,
                                                 double bytes) const;
     // The largest group measured of any kind (0: none).
     [[nodiscard]] int largest_group() const { return largest_; }
-    [[nodiscard]] const std::vector<CollectiveSample>& samples() const { return samples_; }
-
-    bool operator==(const MeasuredCollectives& o) const { return samples_ == o.samples_; }
 
   private:
     std::vector<CollectiveSample> samples_;  // by kind, members, bytes
