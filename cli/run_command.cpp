@@ -137,6 +137,12 @@ void add_run_command(CLI::App& app, RunArgs& a) {
                     "Torch threads per rank, at most the cores (default: cores / ranks of the "
                     "run on this machine)")
         ->check(whole_number(1));
+    cmd->add_option("--core-binding", a.core_binding,
+                    "CPU ranks on cores of their own, so that a rank's transfers are not held "
+                    "behind another rank's compute: auto (when this machine's cores hold every "
+                    "rank's threads and no other work keeps them busy), on (whenever they hold "
+                    "them) or off")
+        ->check(CLI::IsMember({"auto", "on", "off"}));
     cmd->add_option("--device", a.device,
                     "auto (a GPU per rank when there are enough, else CPUs), cpu or cuda")
         ->check(CLI::IsMember({"auto", "cpu", "cuda"}));

@@ -39,6 +39,7 @@ struct RunArgs {
     int node_rank = 0;
     std::optional<int> nproc_per_node;
     int threads_per_rank = 0;
+    std::string core_binding = "auto";
     std::string device = "auto";
     std::string progress = "text";
     std::string dtype;

@@ -180,6 +180,9 @@ int run_run(const RunArgs& a, std::ostream& out, std::ostream& err) {
         o.port.reset();
     }
     o.threads_per_rank = a.threads_per_rank;
+    o.core_binding = a.core_binding == "on"    ? backend::CoreBinding::on
+                     : a.core_binding == "off" ? backend::CoreBinding::off
+                                               : backend::CoreBinding::automatic;
     o.device = a.device;
     o.json = a.json;
     o.progress_json = a.progress == "json";

@@ -34,6 +34,7 @@ WorkerOptions every_option() {
     o.threads = 3;
     o.device = "cuda";
     o.local_rank = 1;
+    o.bind_cores = true;
     return o;
 }
 

@@ -32,6 +32,7 @@
 #include "pipewright/core/quantity_format.h"
 #include "pipewright/core/run_folder_names.h"
 #include "pipewright/core/run_records.h"
+#include "run/core_binding.h"
 #include "run/heartbeat.h"
 #include "run/rank_checkpoint.h"
 #include "run/rendezvous.h"
@@ -61,12 +62,21 @@ std::string machine_id() {
     return clock_id() + "/" + host.data();
 }
 
-int ranks_on_machine(c10d::Store& store, int world, const std::string& machine) {
-    int count = 0;
+// This rank's place among the run's ranks on its machine, in rank order.
+struct MachineRanks {
+    int index = 0;
+    int count = 1;
+};
+MachineRanks ranks_on_machine(c10d::Store& store, int world, int rank, const std::string& machine) {
+    MachineRanks m{0, 0};
     for (int r = 0; r < world; ++r) {
-        count += get_text(store, keys::joined(r)) == machine ? 1 : 0;
+        if (get_text(store, keys::joined(r)) == machine) {
+            m.index += r < rank ? 1 : 0;
+            ++m.count;
+        }
     }
-    return std::max(1, count);
+    m.count = std::max(1, m.count);
+    return m;
 }
 
 // What a rank's memory figures measure: the process's resident set on a CPU
@@ -220,20 +230,40 @@ torch::Device prepare_compute(const WorkerOptions& o) {
     return rank_device(o.device, o.local_rank);
 }
 
+// A CPU rank's threads on cores of its own, when the machine has enough for
+// every rank of the run on it (see core_binding.h).
+void bind_to_own_cores(const WorkerOptions& o, const MachineRanks& here, std::ostream& err) {
+    if (o.device != "cpu" || !o.bind_cores) {
+        return;
+    }
+    const std::vector<int> cores =
+        cores_of_rank(allowed_cores(), here.index, here.count, torch::get_num_threads());
+    if (cores.empty()) {
+        return;
+    }
+    if (const std::string why = bind_process_to(cores); !why.empty()) {
+        err << "pipewright: rank " << o.rank << " runs unbound (" << why << ")\n";
+    } else {
+        err << "pipewright: rank " << o.rank << " bound to " << cores_in_words(cores) << '\n';
+    }
+}
+
 // Waits for every rank (Gloo's own rendezvous would wait for missing ranks
 // for minutes and not say which; this wait is bounded and names them), then
 // shares this machine's cores among its ranks and checks that the launcher
 // started as many ranks as the run has.
 void wait_for_run(c10d::Store& store, const WorkerOptions& o, const AnalyzedProject& project,
-                  const std::string& machine, std::chrono::milliseconds timeout) {
+                  const std::string& machine, std::chrono::milliseconds timeout,
+                  std::ostream& err) {
     if (const auto missing = wait_for_ranks(store, o.world_size, timeout); !missing.empty()) {
         throw BackendError(counted("rank", missing) + " never joined within " +
                            format_duration(static_cast<double>(timeout.count()) / 1000));
     }
+    const MachineRanks here = ranks_on_machine(store, o.world_size, o.rank, machine);
     if (o.threads <= 0) {
-        torch::set_num_threads(
-            default_threads_per_rank(ranks_on_machine(store, o.world_size, machine)));
+        torch::set_num_threads(default_threads_per_rank(here.count));
     }
+    bind_to_own_cores(o, here, err);
     if (o.world_size != run_process_count(project)) {
         throw BackendError("started as one of " + std::to_string(o.world_size) +
                            " ranks, but the run has " + std::to_string(run_process_count(project)) +
@@ -449,7 +479,7 @@ int run_worker(const WorkerOptions& o, std::ostream& err) {
         const std::string machine = machine_id();
         set_text(store, keys::joined(o.rank), machine);
         const Heartbeat heartbeat(rendezvous.store, o.rank);
-        wait_for_run(store, o, *project, machine, timeout);
+        wait_for_run(store, o, *project, machine, timeout, err);
 
         const RankPlace place = place_of(*project, o.rank);
         RankGroups groups = connect_groups(rendezvous, *project, place, device, timeout, err);

@@ -99,6 +99,9 @@ std::vector<std::string> worker_arguments(const WorkerOptions& o) {
     if (s.stop_on_nan) {
         args.emplace_back("--stop-on-nan");
     }
+    if (o.bind_cores) {
+        args.emplace_back("--bind-cores");
+    }
     return args;
 }
 
@@ -144,6 +147,10 @@ WorkerOptions parse_worker_arguments(const std::vector<std::string>& arguments) 
         }
         if (a == "--stop-on-nan") {
             s.stop_on_nan = true;
+            continue;
+        }
+        if (a == "--bind-cores") {
+            o.bind_cores = true;
             continue;
         }
         if (a.rfind("--", 0) != 0) {

@@ -54,6 +54,12 @@ inline constexpr int kExitStoppedOnNan = 3;
 // the ranks it runs, at least one.
 [[nodiscard]] int default_threads_per_rank(int ranks_on_this_machine);
 
+// Whether CPU ranks run on cores of their own (each rank's threads bound to
+// its share of this machine's cores, when they fit): automatic binds them
+// when no other work keeps the machine busy at the start; on binds them
+// whenever they fit; off leaves them to the operating system.
+enum class CoreBinding { automatic, on, off };
+
 struct RunOptions {
     RunSettings settings;
     int warmup = 1;
@@ -62,6 +68,7 @@ struct RunOptions {
     std::optional<int> port;
     std::optional<std::string> master;  // HOST:PORT of the rendezvous store
     int threads_per_rank = 0;           // 0: cores / ranks of this node
+    CoreBinding core_binding = CoreBinding::automatic;
     // Multi-node, as torchrun: this launcher starts only its node's ranks.
     int nnodes = 1;
     int node_rank = 0;
@@ -90,6 +97,7 @@ struct WorkerOptions {
     std::string device = "cpu";  // "cpu" or "cuda", as the launcher resolved --device
     int local_rank = 0;          // position among this machine's ranks: its GPU
     std::string store_prefix;    // keys under this prefix of a store shared with torchrun
+    bool bind_cores = false;     // a CPU rank on cores of its own when the machine has enough
 
     bool operator==(const WorkerOptions&) const = default;
 };

@@ -1,0 +1,114 @@
+#include "run/core_binding.h"
+
+#include <sched.h>
+
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <thread>
+
+namespace pipewright::backend {
+
+std::vector<int> allowed_cores() {
+    cpu_set_t mask;
+    CPU_ZERO(&mask);
+    std::vector<int> cores;
+    if (sched_getaffinity(0, sizeof mask, &mask) != 0) {
+        return cores;
+    }
+    for (int c = 0; c < CPU_SETSIZE; ++c) {
+        if (CPU_ISSET(c, &mask)) {
+            cores.push_back(c);
+        }
+    }
+    return cores;
+}
+
+std::vector<int> cores_of_rank(const std::vector<int>& allowed, int index, int ranks, int threads) {
+    if (ranks < 2 || threads < 1 || index < 0 || index >= ranks ||
+        static_cast<long>(ranks) * threads > static_cast<long>(allowed.size())) {
+        return {};
+    }
+    const auto first = allowed.begin() + static_cast<long>(index) * threads;
+    return {first, first + threads};
+}
+
+std::string bind_process_to(const std::vector<int>& cores) {
+    cpu_set_t mask;
+    CPU_ZERO(&mask);
+    for (const int c : cores) {
+        CPU_SET(c, &mask);
+    }
+    // sched_setaffinity binds one thread: every thread this process already
+    // has (the store's, the heartbeat's, Torch's pool), by its task id; the
+    // threads started later inherit the mask of the one that starts them.
+    std::error_code ec;
+    for (const auto& task : std::filesystem::directory_iterator("/proc/self/task", ec)) {
+        const auto tid = static_cast<pid_t>(std::stol(task.path().filename().string()));
+        if (sched_setaffinity(tid, sizeof mask, &mask) != 0 && errno != ESRCH) {
+            return std::string("sched_setaffinity: ") + std::strerror(errno);
+        }
+    }
+    if (ec) {
+        return "cannot list /proc/self/task: " + ec.message();
+    }
+    return "";
+}
+
+namespace {
+
+struct CpuTimes {
+    double total = 0;
+    double idle = 0;
+};
+
+// The first line of /proc/stat: the jiffies every CPU spent in each state.
+CpuTimes cpu_times() {
+    std::ifstream in("/proc/stat");
+    std::string cpu;
+    in >> cpu;
+    CpuTimes t;
+    double field = 0;
+    for (int i = 0; i < 8 && in >> field; ++i) {
+        t.total += field;
+        if (i == 3 || i == 4) {  // idle, iowait
+            t.idle += field;
+        }
+    }
+    return cpu == "cpu" ? t : CpuTimes{};
+}
+
+}  // namespace
+
+double busy_cores_now(std::chrono::milliseconds window) {
+    const CpuTimes before = cpu_times();
+    std::this_thread::sleep_for(window);
+    const CpuTimes after = cpu_times();
+    const double total = after.total - before.total;
+    if (!(total > 0)) {
+        return 0;
+    }
+    const double online = static_cast<double>(std::max(1U, std::thread::hardware_concurrency()));
+    return online * (total - (after.idle - before.idle)) / total;
+}
+
+std::string cores_in_words(const std::vector<int>& cores) {
+    if (cores.size() == 1) {
+        return "core " + std::to_string(cores[0]);
+    }
+    bool consecutive = true;
+    for (std::size_t i = 1; i < cores.size(); ++i) {
+        consecutive = consecutive && cores[i] == cores[i - 1] + 1;
+    }
+    if (consecutive && !cores.empty()) {
+        return "cores " + std::to_string(cores.front()) + "-" + std::to_string(cores.back());
+    }
+    std::string words = "cores ";
+    for (std::size_t i = 0; i < cores.size(); ++i) {
+        words += (i > 0 ? ", " : "") + std::to_string(cores[i]);
+    }
+    return words;
+}
+
+}  // namespace pipewright::backend

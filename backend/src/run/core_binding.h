@@ -1,0 +1,40 @@
+#pragma once
+// Each CPU rank of a run on its own cores. Unbound, a rank's Gloo threads
+// (the ones that read a message off the socket and wake the receiver) are
+// often woken on the core of the rank that sent the message, where they wait
+// behind that rank's compute: on a machine with as many cores as ranks, a
+// transfer then arrives when the sender's next action ends, not when its
+// bytes do. Bound, every thread of a rank runs on that rank's cores.
+#include <chrono>
+#include <string>
+#include <vector>
+
+namespace pipewright::backend {
+
+// The cores this process may run on (its affinity mask, as taskset, Slurm or
+// a container set it), in ascending order.
+[[nodiscard]] std::vector<int> allowed_cores();
+
+// The cores of the `index`-th of `ranks` ranks on one machine, `threads`
+// each, taken in order from `allowed`; none (stay unbound) when there is one
+// rank or the ranks' threads are more than the cores.
+[[nodiscard]] std::vector<int> cores_of_rank(const std::vector<int>& allowed, int index, int ranks,
+                                             int threads);
+
+// Binds every thread of this process, and those it starts later, to
+// `cores`. Returns "" or why it could not.
+[[nodiscard]] std::string bind_process_to(const std::vector<int>& cores);
+
+// How many cores' worth of work the machine ran over `window` (from
+// /proc/stat), 0 when it cannot tell. The launcher samples it before
+// starting its ranks.
+[[nodiscard]] double busy_cores_now(std::chrono::milliseconds window);
+
+// At or above this, automatic binding leaves the ranks unbound: bound, a
+// rank could not move off a core that other work keeps busy.
+inline constexpr double kBusyCores = 0.5;
+
+// "core 3", "cores 2-3", "cores 0, 2": for the run's log.
+[[nodiscard]] std::string cores_in_words(const std::vector<int>& cores);
+
+}  // namespace pipewright::backend

@@ -1,0 +1,158 @@
+// CPU ranks on cores of their own: which cores a rank takes, that binding
+// reaches every thread of the process, and that `run` binds its ranks when
+// asked and leaves them alone when told not to.
+#include "run/core_binding.h"
+
+#include <gtest/gtest.h>
+#include <sched.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <fstream>
+#include <regex>
+#include <sstream>
+#include <thread>
+
+#include "cli_runner.h"
+
+namespace pipewright {
+namespace {
+
+using backend::allowed_cores;
+using backend::bind_process_to;
+using backend::cores_in_words;
+using backend::cores_of_rank;
+
+TEST(CoreBinding, EachRankTakesItsShareOfTheAllowedCoresInOrder) {
+    const std::vector<int> allowed{2, 3, 5, 7, 8, 9};
+    EXPECT_EQ(cores_of_rank(allowed, 0, 3, 2), (std::vector<int>{2, 3}));
+    EXPECT_EQ(cores_of_rank(allowed, 1, 3, 2), (std::vector<int>{5, 7}));
+    EXPECT_EQ(cores_of_rank(allowed, 2, 3, 2), (std::vector<int>{8, 9}));
+    EXPECT_EQ(cores_of_rank(allowed, 3, 6, 1), (std::vector<int>{7}));
+    // Fewer threads than cores: the last cores stay free.
+    EXPECT_EQ(cores_of_rank(allowed, 1, 2, 1), (std::vector<int>{3}));
+}
+
+TEST(CoreBinding, RanksThatDoNotFitOrRunAloneStayUnbound) {
+    const std::vector<int> allowed{0, 1};
+    EXPECT_TRUE(cores_of_rank(allowed, 0, 4, 1).empty());  // 4 ranks on 2 cores
+    EXPECT_TRUE(cores_of_rank(allowed, 0, 2, 2).empty());  // 2 × 2 threads on 2 cores
+    EXPECT_TRUE(cores_of_rank(allowed, 0, 1, 2).empty());  // one rank: nothing to keep apart
+    EXPECT_TRUE(cores_of_rank({}, 0, 2, 1).empty());       // a mask that could not be read
+    EXPECT_TRUE(cores_of_rank(allowed, 2, 2, 1).empty());  // not one of the ranks
+}
+
+TEST(CoreBinding, CoresInWords) {
+    EXPECT_EQ(cores_in_words({3}), "core 3");
+    EXPECT_EQ(cores_in_words({2, 3, 4}), "cores 2-4");
+    EXPECT_EQ(cores_in_words({0, 2}), "cores 0, 2");
+}
+
+std::vector<int> cores_of_thread(pid_t tid) {
+    cpu_set_t mask;
+    CPU_ZERO(&mask);
+    EXPECT_EQ(sched_getaffinity(tid, sizeof mask, &mask), 0);
+    std::vector<int> cores;
+    for (int c = 0; c < CPU_SETSIZE; ++c) {
+        if (CPU_ISSET(c, &mask)) {
+            cores.push_back(c);
+        }
+    }
+    return cores;
+}
+
+// A thread started before the binding is bound with the caller; one started
+// after inherits it. Runs in a child process so that the test binary's own
+// threads keep their cores.
+TEST(CoreBinding, BindingReachesThreadsStartedBeforeAndAfter) {
+    const std::vector<int> allowed = allowed_cores();
+    ASSERT_FALSE(allowed.empty());
+    const pid_t child = fork();
+    ASSERT_GE(child, 0);
+    if (child == 0) {
+        std::atomic<pid_t> early_tid{0};
+        std::atomic<bool> stop{false};
+        std::thread early([&] {
+            early_tid = static_cast<pid_t>(syscall(SYS_gettid));
+            while (!stop) {
+                std::this_thread::yield();
+            }
+        });
+        while (early_tid == 0) {
+            std::this_thread::yield();
+        }
+        const std::vector<int> one{allowed.back()};
+        bool ok = bind_process_to(one).empty();
+        ok = ok && cores_of_thread(early_tid) == one && cores_of_thread(0) == one;
+        std::vector<int> late_cores;
+        std::thread late([&] { late_cores = cores_of_thread(0); });
+        late.join();
+        stop = true;
+        early.join();
+        _exit(ok && late_cores == one ? 0 : 1);
+    }
+    int status = 0;
+    ASSERT_EQ(waitpid(child, &status, 0), child);
+    ASSERT_TRUE(WIFEXITED(status));
+    EXPECT_EQ(WEXITSTATUS(status), 0) << "a thread of the bound process kept other cores";
+}
+
+std::string read_file(const std::filesystem::path& p) {
+    std::ifstream in(p);
+    std::stringstream s;
+    s << in.rdbuf();
+    return s.str();
+}
+
+TEST(CoreBinding, RunBindsEachCpuRankToACoreOfItsOwnWhenAsked) {
+    if (allowed_cores().size() < 2) {
+        GTEST_SKIP() << "needs two cores";
+    }
+    const auto dir = test::temp_dir("core-binding");
+    const auto project = test::write_project(dir, test::MlpSpec{});
+    const auto out = dir / "bound";
+    const auto bound =
+        test::run_cli("run " + project.string() + " --steps 2 --threads-per-rank 1 " +
+                          "--core-binding on --out " + out.string(),
+                      dir, "bound");
+    ASSERT_EQ(bound.code, 0) << bound.output;
+    EXPECT_NE(bound.output.find(out.string() + ", each rank on a core of its own"),
+              std::string::npos)
+        << bound.output;
+    std::smatch m0;
+    std::smatch m1;
+    const std::string log0 = read_file(out / "rank-0.log");
+    const std::string log1 = read_file(out / "rank-1.log");
+    const std::regex line(R"(rank (\d) bound to core (\d+))");
+    ASSERT_TRUE(std::regex_search(log0, m0, line)) << log0;
+    ASSERT_TRUE(std::regex_search(log1, m1, line)) << log1;
+    EXPECT_EQ(m0[1], "0");
+    EXPECT_EQ(m1[1], "1");
+    EXPECT_NE(m0[2], m1[2]) << "both ranks on one core";
+
+    const auto off = dir / "unbound";
+    const auto unbound = test::run_cli("run " + project.string() +
+                                           " --steps 2 --threads-per-rank 1 --core-binding off " +
+                                           "--out " + off.string(),
+                                       dir, "unbound");
+    ASSERT_EQ(unbound.code, 0) << unbound.output;
+    EXPECT_EQ(unbound.output.find("of its own"), std::string::npos) << unbound.output;
+    EXPECT_EQ(read_file(off / "rank-0.log").find("bound to"), std::string::npos);
+}
+
+TEST(CoreBinding, RanksThatDoNotFitTheCoresAreNotBound) {
+    const auto dir = test::temp_dir("core-binding-many");
+    const auto project = test::write_project(dir, test::MlpSpec{});
+    const auto cores = std::to_string(allowed_cores().size());
+    const auto r = test::run_cli("run " + project.string() + " --steps 1 --threads-per-rank " +
+                                     cores + " --core-binding on --out " + (dir / "run").string(),
+                                 dir);
+    ASSERT_EQ(r.code, 0) << r.output;
+    EXPECT_EQ(r.output.find("of its own"), std::string::npos) << r.output;
+    EXPECT_EQ(read_file(dir / "run" / "rank-0.log").find("bound to"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace pipewright
