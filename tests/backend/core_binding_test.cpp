@@ -1,6 +1,7 @@
 // CPU ranks on cores of their own: which cores a rank takes, that binding
-// reaches every thread of the process, and that `run` binds its ranks when
-// asked and leaves them alone when told not to.
+// reaches every thread of the process, that the transport's threads can be
+// made batch work, and that `run` binds its ranks when asked and leaves them
+// alone when told not to.
 #include "run/core_binding.h"
 
 #include <gtest/gtest.h>
@@ -9,6 +10,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <fstream>
 #include <regex>
@@ -97,6 +99,38 @@ TEST(CoreBinding, BindingReachesThreadsStartedBeforeAndAfter) {
     ASSERT_EQ(waitpid(child, &status, 0), child);
     ASSERT_TRUE(WIFEXITED(status));
     EXPECT_EQ(WEXITSTATUS(status), 0) << "a thread of the bound process kept other cores";
+}
+
+// The transport's threads as batch work: the threads named, and only they.
+TEST(CoreBinding, ThreadsScheduledAsBatchWorkAreTheOnesNamed) {
+    const pid_t child = fork();
+    ASSERT_GE(child, 0);
+    if (child == 0) {
+        const std::vector<pid_t> before = backend::thread_ids();
+        std::atomic<pid_t> tid{0};
+        std::atomic<bool> stop{false};
+        std::thread started([&] {
+            tid = static_cast<pid_t>(syscall(SYS_gettid));
+            while (!stop) {
+                std::this_thread::yield();
+            }
+        });
+        while (tid == 0) {
+            std::this_thread::yield();
+        }
+        const std::vector<pid_t> after = backend::thread_ids();
+        bool ok = after.size() == before.size() + 1 &&
+                  std::find(after.begin(), after.end(), tid.load()) != after.end();
+        ok = ok && backend::schedule_as_batch({tid}).empty();
+        ok = ok && sched_getscheduler(tid) == SCHED_BATCH && sched_getscheduler(0) == SCHED_OTHER;
+        stop = true;
+        started.join();
+        _exit(ok ? 0 : 1);
+    }
+    int status = 0;
+    ASSERT_EQ(waitpid(child, &status, 0), child);
+    ASSERT_TRUE(WIFEXITED(status));
+    EXPECT_EQ(WEXITSTATUS(status), 0) << "the thread is not batch work, or the caller became it";
 }
 
 std::string read_file(const std::filesystem::path& p) {

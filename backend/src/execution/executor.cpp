@@ -7,6 +7,7 @@
 #include <chrono>
 #include <map>
 #include <stdexcept>
+#include <thread>
 
 #include "execution/action_clock.h"
 #include "execution/parameter_update.h"
@@ -239,6 +240,13 @@ struct RankExecutor::Impl {
     // Posts the send and goes on at once; the send's event ends when a
     // watcher thread sees the transfer complete (see SendCompletions).
     void send(const Action& a, torch::Tensor t, int peer, int boundary, bool backward) {
+        if (device.is_cpu()) {
+            // The transport's threads run as batch work on a CPU rank
+            // (run/core_binding.h): they never preempt this thread, so let
+            // them take what arrived during the last action (the peer's
+            // word that it awaits this tensor, above all) before posting.
+            std::this_thread::yield();
+        }
         const std::size_t start = clock->stamp();
         const double posted = steady_seconds();
         auto pending = transport.send(t, peer, tag(boundary, a.microbatch, backward));

@@ -2,6 +2,7 @@
 
 #include <sched.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
@@ -43,15 +44,10 @@ std::string bind_process_to(const std::vector<int>& cores) {
     // sched_setaffinity binds one thread: every thread this process already
     // has (the store's, the heartbeat's, Torch's pool), by its task id; the
     // threads started later inherit the mask of the one that starts them.
-    std::error_code ec;
-    for (const auto& task : std::filesystem::directory_iterator("/proc/self/task", ec)) {
-        const auto tid = static_cast<pid_t>(std::stol(task.path().filename().string()));
+    for (const pid_t tid : thread_ids()) {
         if (sched_setaffinity(tid, sizeof mask, &mask) != 0 && errno != ESRCH) {
             return std::string("sched_setaffinity: ") + std::strerror(errno);
         }
-    }
-    if (ec) {
-        return "cannot list /proc/self/task: " + ec.message();
     }
     return "";
 }
@@ -91,6 +87,26 @@ double busy_cores_now(std::chrono::milliseconds window) {
     }
     const double online = static_cast<double>(std::max(1U, std::thread::hardware_concurrency()));
     return online * (total - (after.idle - before.idle)) / total;
+}
+
+std::vector<pid_t> thread_ids() {
+    std::vector<pid_t> ids;
+    std::error_code ec;
+    for (const auto& task : std::filesystem::directory_iterator("/proc/self/task", ec)) {
+        ids.push_back(static_cast<pid_t>(std::stol(task.path().filename().string())));
+    }
+    std::sort(ids.begin(), ids.end());
+    return ids;
+}
+
+std::string schedule_as_batch(const std::vector<pid_t>& threads) {
+    const sched_param none{};
+    for (const pid_t tid : threads) {
+        if (sched_setscheduler(tid, SCHED_BATCH, &none) != 0 && errno != ESRCH) {
+            return std::string("sched_setscheduler: ") + std::strerror(errno);
+        }
+    }
+    return "";
 }
 
 std::string cores_in_words(const std::vector<int>& cores) {

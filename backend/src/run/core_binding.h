@@ -5,6 +5,8 @@
 // behind that rank's compute: on a machine with as many cores as ranks, a
 // transfer then arrives when the sender's next action ends, not when its
 // bytes do. Bound, every thread of a rank runs on that rank's cores.
+#include <sys/types.h>
+
 #include <chrono>
 #include <string>
 #include <vector>
@@ -33,6 +35,19 @@ namespace pipewright::backend {
 // At or above this, automatic binding leaves the ranks unbound: bound, a
 // rank could not move off a core that other work keeps busy.
 inline constexpr double kBusyCores = 0.5;
+
+// The task ids of this process's threads now.
+[[nodiscard]] std::vector<pid_t> thread_ids();
+
+// Schedules `threads` as batch work (SCHED_BATCH): they get their share of
+// the cores but never preempt a running thread when they wake. For the
+// threads of Gloo's transport: its event loop takes a connection's lock with
+// a try-lock and, finding it held, polls again at once. Woken on the core of
+// the rank's thread that holds that lock (posting a send or a receive), it
+// preempts it and spins for a whole time slice, 3-5 ms, before the lock is
+// released; as batch work it waits for that thread to block or its slice to
+// end instead. Returns "" or why not.
+[[nodiscard]] std::string schedule_as_batch(const std::vector<pid_t>& threads);
 
 // "core 3", "cores 2-3", "cores 0, 2": for the run's log.
 [[nodiscard]] std::string cores_in_words(const std::vector<int>& cores);

@@ -4,11 +4,13 @@
 #include <unistd.h>
 #include <optional>
 
+#include <algorithm>
 #include <array>
 #include <chrono>
 #include <cmath>
 #include <cstdlib>
 #include <fstream>
+#include <iterator>
 #include <sstream>
 #include <thread>
 
@@ -248,6 +250,21 @@ void bind_to_own_cores(const WorkerOptions& o, const MachineRanks& here, std::os
     }
 }
 
+// The threads the process groups started (Gloo's event loops and workers)
+// as batch work on a CPU rank (see schedule_as_batch).
+void keep_transport_threads_from_preempting(const WorkerOptions& o,
+                                            const std::vector<pid_t>& before, std::ostream& err) {
+    if (o.device != "cpu") {
+        return;
+    }
+    std::vector<pid_t> started;
+    std::ranges::set_difference(thread_ids(), before, std::back_inserter(started));
+    if (const std::string why = schedule_as_batch(started); !why.empty()) {
+        err << "pipewright: rank " << o.rank << ": its transport's threads keep the default "
+            << "scheduling (" << why << ")\n";
+    }
+}
+
 // Waits for every rank (Gloo's own rendezvous would wait for missing ranks
 // for minutes and not say which; this wait is bounded and names them), then
 // shares this machine's cores among its ranks and checks that the launcher
@@ -482,7 +499,9 @@ int run_worker(const WorkerOptions& o, std::ostream& err) {
         wait_for_run(store, o, *project, machine, timeout, err);
 
         const RankPlace place = place_of(*project, o.rank);
+        const std::vector<pid_t> before_groups = thread_ids();
         RankGroups groups = connect_groups(rendezvous, *project, place, device, timeout, err);
+        keep_transport_threads_from_preempting(o, before_groups, err);
         const RankInputs inputs(o, *project, dtype, place.in_pipeline);
         // Made before the model exists: the measured memory above it compares
         // with the simulator's.
