@@ -325,6 +325,9 @@ class Simulator {
             case ActionType::send_forward:
             case ActionType::send_backward:
                 transfer(a, start, cost, link, e);
+                if (link >= 0 && in_.links[static_cast<std::size_t>(link)].sender_copies) {
+                    time_[r] = std::max(time_[r], e.end_s);
+                }
                 break;
             case ActionType::recv_forward:
             case ActionType::recv_backward: {

@@ -127,14 +127,23 @@ void describe_links(const AnalyzedProject& project, const CostModelOptions& opti
     }
     std::sort(used.begin(), used.end(),
               [](const Used& a, const Used& b) { return a.first < b.first; });
+    const auto cpu = [&](int rank) {
+        return project.rank_specs[static_cast<std::size_t>(rank)].kind == "cpu";
+    };
     for (const Used& u : used) {
         const int index = static_cast<int>(input.links.size());
         LinkSpec spec = u.link.spec;
         if (options.profile != nullptr && options.profile->transfer) {
             spec = *options.profile->transfer;  // measured on the real transport
         }
+        const bool one_machine = u.link.link_class == LinkClass::intra_container ||
+                                 u.link.link_class == LinkClass::intra_node;
+        const bool cpu_pairs = std::all_of(u.pairs.begin(), u.pairs.end(), [&](const RankPair& p) {
+            return cpu(p.first) && cpu(p.second);
+        });
         input.links.push_back(
-            {u.link.resource + " (" + std::string(to_string(u.link.link_class)) + ")", spec});
+            {u.link.resource + " (" + std::string(to_string(u.link.link_class)) + ")", spec,
+             one_machine && cpu_pairs});
         for (const RankPair& pair : u.pairs) {
             input.link_index.set(pair.first, pair.second, index);
         }

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <chrono>
 #include <ctime>
+#include <iterator>
 
 #include "pipewright/core/schedule_csv.h"
 #include "sim_test_support.h"
@@ -94,6 +95,37 @@ TEST(EventSimulator, SendsDoNotBlockTheSendersCompute) {
     // Rank 0 runs its three forwards back to back although each send is slow.
     EXPECT_NEAR(find_event(t, "0F1").start_s, 1e-3, 1e-12);
     EXPECT_NEAR(find_event(t, "0F2").start_s, 2e-3, 1e-12);
+}
+
+// CPU workers of one machine: Gloo moves the bytes in the sending thread,
+// so the sender's next action waits for its send.
+TEST(EventSimulator, ASenderThatCopiesTheBytesItselfWaitsForItsSend) {
+    LinkSpec link{1.0, 50.0};  // 1 GB/s, 50 µs: 1 ms + 50 µs for the 1 MB of equal_cost
+    auto p = make_pipeline("gpipe", 2, 2, 3, equal_cost(1e-3, 1e-3, 0), &link);
+    for (SimLink& l : p.input.links) {
+        l.sender_copies = true;
+    }
+    auto t = simulate_schedule(p.input).timeline;
+    const auto& send0 = find_event(t, "0SEND_F0");
+    EXPECT_NEAR(send0.end_s, 1e-3 + 1e-3 + 50e-6, 1e-12);
+    EXPECT_NEAR(find_event(t, "0F1").start_s, send0.end_s, 1e-12);
+    EXPECT_NEAR(find_event(t, "0F2").start_s, find_event(t, "0SEND_F1").end_s, 1e-12);
+    // Rank 1 waits for each of its backward sends in the same way: every
+    // action after one starts once it has ended.
+    std::vector<TimelineEvent> rank1;
+    std::copy_if(t.events.begin(), t.events.end(), std::back_inserter(rank1),
+                 [](const TimelineEvent& e) { return e.rank == 1; });
+    std::sort(rank1.begin(), rank1.end(),
+              [](const auto& a, const auto& b) { return a.start_s < b.start_s; });
+    int sends = 0;
+    for (std::size_t i = 0; i + 1 < rank1.size(); ++i) {
+        if (rank1[i].action.type == ActionType::send_backward) {
+            ++sends;
+            EXPECT_GE(rank1[i + 1].start_s, rank1[i].end_s - 1e-12)
+                << to_string(rank1[i + 1].action);
+        }
+    }
+    EXPECT_EQ(sends, 2);  // the last one ends the rank's list
 }
 
 TEST(EventSimulator, TransfersSharingALinkGoOneAfterAnother) {

@@ -2,6 +2,7 @@
 
 #include <filesystem>
 #include <set>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -204,6 +205,32 @@ TEST(Simulation, InterNodeTransfersShareTheNodeLink) {
     }
     // One direction each way between node0 and node1.
     EXPECT_EQ(inter_node_links, 2);
+}
+
+double start_of(const Timeline& t, const std::string& action, bool end = false) {
+    for (const TimelineEvent& e : t.events) {
+        if (to_string(e.action) == action) {
+            return end ? e.end_s : e.start_s;
+        }
+    }
+    throw std::runtime_error("no event " + action);
+}
+
+// Gloo between CPU workers of one machine moves a message in the sending
+// thread: the sender's next forward waits for its send. Between GPUs it
+// does not.
+TEST(Simulation, CpuWorkersOfOneMachineWaitForTheirSendsAndGpusDoNot) {
+    for (const char* example : {"mlp-cpu.json", "dummy-2gpu.json"}) {
+        SCOPED_TRACE(example);
+        auto project = analyzed_example(example);
+        const bool cpu = project.rank_specs.at(0).kind == "cpu";
+        ASSERT_EQ(cpu, std::string(example) == "mlp-cpu.json");
+        const Timeline t = simulate_project(project).timeline;
+        const double sent = start_of(t, "0SEND_F0", true);
+        const double forward_ended = start_of(t, "0F0", true);
+        ASSERT_GT(sent, forward_ended);
+        EXPECT_DOUBLE_EQ(start_of(t, "0F1"), cpu ? sent : forward_ended);
+    }
 }
 
 TEST(Simulation, MemoryOverCapacityIsFlagged) {

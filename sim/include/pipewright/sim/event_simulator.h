@@ -26,6 +26,12 @@ class SimulationError : public std::runtime_error {
 struct SimLink {
     std::string name;
     LinkSpec spec;
+    // The sending rank moves the bytes itself and waits for them: CPU
+    // workers on one machine, whose Gloo writes the message into a loopback
+    // socket from the sending thread, the kernel carrying it to the
+    // receiver's buffer in that same thread. Elsewhere a send leaves the
+    // sender free to go on (NCCL's own stream; a network card's DMA).
+    bool sender_copies = false;
 };
 
 // Which link carries the transfers from one rank to another. Only the pairs
