@@ -8,11 +8,13 @@
 
 #include "concurrent_groups.h"
 #include "pipewright/core/diagnostics.h"
+#include "pipewright/core/launch_files.h"
 #include "pipewright/core/profile.h"
 #include "pipewright/core/quantity_format.h"
 #include "pipewright/core/transformer_dims.h"
 #include "pipewright/sim/collective_cost.h"
 #include "pipewright/sim/kernel_cost.h"
+#include "pipewright/sim/profile_coverage.h"
 
 namespace pipewright {
 
@@ -129,6 +131,17 @@ LayerKernels project_layer_kernels(const AnalyzedProject& project, int layer) {
 
 namespace {
 
+// A CPU profile's times in a run whose ranks outnumber the machine's cores
+// (profile_core_sharing), for the most ranks the run puts on one machine.
+double core_sharing(const AnalyzedProject& project, const Profile& profile) {
+    const int threads = std::max(1, profile.machine.threads);
+    if (profile.device_kind != "cpu" || profile.machine.cores <= 0 ||
+        run_process_count(project) * threads <= profile.machine.cores) {
+        return 1;
+    }
+    return profile_core_sharing(profile, launch_layout(project).ranks_per_node);
+}
+
 // Selective recomputation: the layer keeps no attention scores, and before
 // its input gradient runs the attention core's forward kernels again (priced
 // as kernels whatever priced the rest of the layer: a profile measured the
@@ -228,17 +241,19 @@ LayerCost layer_cost(const AnalyzedProject& project, int layer, const DeviceSpec
     c.output_bytes = analysis.output_elements * mb * element_bytes;
 
     if (measured != nullptr) {
-        // Read at this micro-batch size from the sizes measured.
+        // Read at this micro-batch size from the sizes measured, stretched
+        // where the run's CPU ranks outnumber the machine's cores.
         const LayerTimesAtSize times = layer_times_at(*options.profile, *measured, mb);
-        c.forward_s = times.forward_ms * 1e-3;
-        c.backward_input_s = times.backward_input_ms * 1e-3;
-        c.backward_weight_s = times.backward_weight_ms * 1e-3;
-        c.backward_full_s = times.backward_ms.value_or(0) * 1e-3;
+        const double turns = core_sharing(project, *options.profile) * 1e-3;
+        c.forward_s = times.forward_ms * turns;
+        c.backward_input_s = times.backward_input_ms * turns;
+        c.backward_weight_s = times.backward_weight_ms * turns;
+        c.backward_full_s = times.backward_ms.value_or(0) * turns;
         // Activations do grow in proportion to the samples.
         const double scale = mb / options.profile->microbatch_size;
         // Weights do not grow with the micro-batch: no scaling.
         if (measured->optimizer_ms) {
-            c.optimizer_s = *measured->optimizer_ms * 1e-3;
+            c.optimizer_s = *measured->optimizer_ms * turns;
         }
         if (measured->activation_bytes) {
             const double ratio = c.stash_bytes > 0 ? c.weight_stash_bytes / c.stash_bytes : 0;

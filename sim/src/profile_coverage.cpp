@@ -182,24 +182,32 @@ std::optional<std::string> profile_size_warning(const Profile& profile, int micr
            (command.empty() ? "profile --sizes " + wanted : command + " --sizes " + wanted) + ")";
 }
 
+double profile_core_sharing(const Profile& profile, int ranks) {
+    const int cores = profile.machine.cores;
+    if (profile.device_kind != "cpu" || cores <= 0) {
+        return 1;
+    }
+    const double threads = std::max(1, profile.machine.threads);
+    const auto turns = [&](int n) { return std::max(1.0, std::max(1, n) * threads / cores); };
+    return std::max(1.0, turns(ranks) / turns(profile.machine.concurrent_ranks));
+}
+
 std::optional<std::string> profile_oversubscription_warning(const Profile& profile, int ranks) {
     const int cores = profile.machine.cores;
     const int threads = std::max(1, profile.machine.threads);
     if (profile.device_kind != "cpu" || cores <= 0 || ranks * threads <= cores) {
         return std::nullopt;
     }
-    const double stretch = static_cast<double>(ranks * threads) / cores;
     char factor[16];
-    std::snprintf(factor, sizeof factor, "%.3g", stretch);
+    std::snprintf(factor, sizeof factor, "%.3g", profile_core_sharing(profile, ranks));
     return "the profile was measured on a machine of " + std::to_string(cores) +
            (cores == 1 ? " core" : " cores") + ", and this layout runs " + std::to_string(ranks) +
            " CPU ranks of " + std::to_string(threads) +
            (threads == 1 ? " Torch thread" : " Torch threads") +
-           " each: where they compute at the same moment they take turns on the cores, which "
-           "the simulation does not model, so a run there computes up to " +
-           factor +
-           " times slower than simulated (and waits longer where ranks exchange data); run it "
-           "on a machine with " +
+           " each, which take turns on the cores: the simulation times their compute " + factor +
+           " times as long as the profile measured it, as if every rank computed at every "
+           "moment, but not the waits their turns add where ranks exchange data, which make a "
+           "run slower still; run it on a machine with " +
            std::to_string(ranks * threads) + " cores or more, or with fewer ranks";
 }
 

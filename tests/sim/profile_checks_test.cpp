@@ -8,6 +8,8 @@
 #include <cstdint>
 #include <filesystem>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "pipewright/core/layer_catalog.h"
 #include "pipewright/core/profile.h"
@@ -145,7 +147,7 @@ TEST(ProfileSizes, ALayerIsPricedAtTheSimulatedSizeFromTheSizesMeasured) {
 }
 
 // Four CPU ranks of one thread on a 2-core machine take turns: the
-// simulation, which gives each rank its share, says it does not model that.
+// simulation stretches their compute as if all computed at once, and says so.
 TEST(ProfileMachine, MoreRanksThanTheProfilesCoresAreWarnedAbout) {
     Profile p = small_profile();
     p.device_kind = "cpu";
@@ -155,7 +157,7 @@ TEST(ProfileMachine, MoreRanksThanTheProfilesCoresAreWarnedAbout) {
     const auto four = profile_oversubscription_warning(p, 4);
     ASSERT_TRUE(four);
     for (const char* part : {"a machine of 2 cores", "runs 4 CPU ranks of 1 Torch thread each",
-                             "up to 2 times slower than simulated", "4 cores or more"}) {
+                             "times their compute 2 times as long", "4 cores or more"}) {
         EXPECT_TRUE(contains(*four, part)) << part << "\n" << *four;
     }
     p.machine.threads = 2;  // two ranks of two threads need 4 cores
@@ -165,6 +167,61 @@ TEST(ProfileMachine, MoreRanksThanTheProfilesCoresAreWarnedAbout) {
     p.machine.cores = 2;
     p.device_kind = "cuda";  // each GPU rank has its own device
     EXPECT_FALSE(profile_oversubscription_warning(p, 64));
+}
+
+// Ranks × threads over the cores, over the turns the profile's own
+// concurrent ranks already took.
+TEST(ProfileMachine, RanksThatOutnumberTheCoresComputeLongerByTheirShare) {
+    Profile p = small_profile();
+    p.device_kind = "cpu";
+    p.machine.cores = 2;
+    p.machine.threads = 1;
+    p.machine.concurrent_ranks = 2;
+    EXPECT_DOUBLE_EQ(profile_core_sharing(p, 2), 1.0);
+    EXPECT_DOUBLE_EQ(profile_core_sharing(p, 4), 2.0);
+    EXPECT_DOUBLE_EQ(profile_core_sharing(p, 6), 3.0);
+    p.machine.concurrent_ranks = 4;  // the profile saw them take turns already
+    EXPECT_DOUBLE_EQ(profile_core_sharing(p, 4), 1.0);
+    EXPECT_DOUBLE_EQ(profile_core_sharing(p, 8), 2.0);
+    p.machine.concurrent_ranks = 1;
+    p.machine.threads = 2;  // two ranks of two threads on 2 cores
+    EXPECT_DOUBLE_EQ(profile_core_sharing(p, 2), 2.0);
+    p.device_kind = "cuda";
+    EXPECT_DOUBLE_EQ(profile_core_sharing(p, 64), 1.0);
+    p.device_kind = "cpu";
+    p.machine.cores = 0;  // an older profile without its machine
+    EXPECT_DOUBLE_EQ(profile_core_sharing(p, 64), 1.0);
+}
+
+// The same profile prices the 4-rank mixture of experts' layers twice as long
+// as a 2-core machine's share gives them, and the 2-rank MLP's as measured.
+TEST(ProfileMachine, ACpuLayoutThatOutnumbersTheCoresIsPricedWithItsTurns) {
+    for (const auto& [example, ranks] : std::vector<std::pair<std::string, int>>{
+             {"mlp-cpu.json", 2}, {"mixtral-tiny-e2-cpu.json", 4}}) {
+        SCOPED_TRACE(example);
+        auto loaded = load_project_file(kExamples / example);
+        ASSERT_TRUE(loaded.project.has_value());
+        Diagnostics d;
+        auto project = analyze_project(*loaded.project, {}, d);
+        ASSERT_TRUE(project.has_value()) << d.format();
+        Profile p;
+        p.device_kind = "cpu";
+        p.microbatch_size = project->microbatch_size;
+        p.machine.cores = 2;
+        p.machine.threads = 1;
+        p.machine.concurrent_ranks = 2;
+        const std::string& first = project->project.model.layers.at(0).name;
+        p.layers = {{first, 1.0, 0.5, 0.25, std::nullopt, std::nullopt, std::nullopt}};
+        p.layers[0].optimizer_ms = 0.125;
+        CostModelOptions costs;
+        costs.profile = &p;
+        const LayerCost c = layer_cost(*project, 0, project->rank_specs[0], costs);
+        const double turns = ranks / 2.0;
+        EXPECT_DOUBLE_EQ(c.forward_s, 1e-3 * turns);
+        EXPECT_DOUBLE_EQ(c.backward_input_s, 0.5e-3 * turns);
+        EXPECT_DOUBLE_EQ(c.backward_weight_s, 0.25e-3 * turns);
+        EXPECT_DOUBLE_EQ(c.optimizer_s, 0.125e-3 * turns);
+    }
 }
 
 TEST(ProfileSizes, ASizeBelowOrFarAboveTheMeasuredOnesIsWarnedAbout) {

@@ -51,13 +51,20 @@ struct ProfileCoverage {
                                                               int microbatch_size,
                                                               const std::string& command = "");
 
-// A CPU profile measured on a machine of `machine.cores` hardware threads,
-// and a layout whose run starts `ranks` workers of the profile's Torch
-// threads each: when they need more threads than the machine has, the ranks
-// that compute at the same moment take turns on its cores, which the
-// simulation (each rank timed with its share of the machine) does not model.
-// Says so, with how far the compute can stretch; nullopt when the ranks fit
-// the cores, or the profile is not of CPUs or does not record its machine.
+// How much longer a CPU rank computes in a run of `ranks` workers on one
+// machine (of the profile's Torch threads each) than the profile timed it:
+// when they need more threads than the machine has cores, they take turns on
+// them. As if every rank computed at every moment: ranks × threads ÷ cores,
+// over the share the profile's own concurrent ranks already took turns for.
+// 1 when they fit, for GPUs, and for a profile that does not record its
+// machine.
+[[nodiscard]] double profile_core_sharing(const Profile& profile, int ranks);
+
+// Such a layout, said in words: the simulation stretches the ranks' compute
+// by profile_core_sharing as if they all computed at once, but not the waits
+// the turns add to their exchanges, so a run is slower still.
+// nullopt when the ranks fit the cores, or the profile is not of CPUs or
+// does not record its machine.
 [[nodiscard]] std::optional<std::string> profile_oversubscription_warning(const Profile& profile,
                                                                           int ranks);
 
