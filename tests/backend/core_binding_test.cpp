@@ -123,6 +123,30 @@ TEST(CoreBinding, ThreadsScheduledAsBatchWorkAreTheOnesNamed) {
     })) << "the thread is not batch work, or the caller became it";
 }
 
+// What the run's first line says: bound, unbound on a busy machine, or
+// nothing where binding is off, on GPUs, or the ranks do not fit.
+TEST(CoreBinding, TheRunsFirstLineSaysWhatWasChosen) {
+    if (allowed_cores().size() < 2) {
+        GTEST_SKIP() << "needs two cores";
+    }
+    using backend::CoreBinding;
+    using backend::CoreBindingChoice;
+    const auto on = backend::choose_core_binding(CoreBinding::on, false);
+    EXPECT_TRUE(on.bind);
+    EXPECT_EQ(backend::core_binding_words(on, 2, 1, false), ", each rank on a core of its own");
+    EXPECT_EQ(backend::core_binding_words(on, 1, 2, false), "");  // one rank
+    EXPECT_EQ(backend::core_binding_words(on, 2, 1, true), "");   // other launchers' ranks too
+    const auto off = backend::choose_core_binding(CoreBinding::off, false);
+    EXPECT_FALSE(off.bind);
+    EXPECT_EQ(backend::core_binding_words(off, 2, 1, false), "");
+    const auto gpus = backend::choose_core_binding(CoreBinding::on, true);
+    EXPECT_FALSE(gpus.bind);
+    EXPECT_EQ(backend::core_binding_words(gpus, 2, 1, false), "");
+    const CoreBindingChoice busy{CoreBinding::automatic, false, 1.3};
+    EXPECT_EQ(backend::core_binding_words(busy, 2, 1, false),
+              ", unbound: other work keeps 1.3 cores busy");
+}
+
 std::string read_file(const std::filesystem::path& p) {
     std::ifstream in(p);
     std::stringstream s;

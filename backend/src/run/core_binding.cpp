@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cstdio>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -107,6 +108,35 @@ std::string schedule_as_batch(const std::vector<pid_t>& threads) {
         }
     }
     return "";
+}
+
+CoreBindingChoice choose_core_binding(CoreBinding mode, bool gpu_ranks) {
+    // GPU ranks are not bound: as if told so.
+    CoreBindingChoice c{gpu_ranks ? CoreBinding::off : mode, false, 0};
+    if (c.mode == CoreBinding::off) {
+        return c;
+    }
+    if (mode == CoreBinding::automatic) {
+        c.busy_cores = busy_cores_now(std::chrono::milliseconds(50));
+    }
+    c.bind = mode == CoreBinding::on || c.busy_cores < kBusyCores;
+    return c;
+}
+
+std::string core_binding_words(const CoreBindingChoice& choice, int ranks, int threads,
+                               bool machine_shared) {
+    if (choice.mode == CoreBinding::off || machine_shared ||
+        (!choice.bind && choice.mode != CoreBinding::automatic) ||
+        cores_of_rank(allowed_cores(), 0, ranks, threads).empty()) {
+        return "";
+    }
+    if (choice.bind) {
+        return threads == 1 ? ", each rank on a core of its own"
+                            : ", each rank on " + std::to_string(threads) + " cores of its own";
+    }
+    char busy[32];
+    std::snprintf(busy, sizeof busy, "%.1f", choice.busy_cores);
+    return std::string(", unbound: other work keeps ") + busy + " cores busy";
 }
 
 std::string cores_in_words(const std::vector<int>& cores) {

@@ -11,6 +11,8 @@
 #include <string>
 #include <vector>
 
+#include "pipewright/backend/launcher.h"
+
 namespace pipewright::backend {
 
 // The cores this process may run on (its affinity mask, as taskset, Slurm or
@@ -48,6 +50,25 @@ inline constexpr double kBusyCores = 0.5;
 // released; as batch work it waits for that thread to block or its slice to
 // end instead. Returns "" or why not.
 [[nodiscard]] std::string schedule_as_batch(const std::vector<pid_t>& threads);
+
+// What a launcher tells its CPU workers, decided once before they start:
+// never with `off` or on GPUs (whose choice then reads `off`), always with
+// `on`, and with `automatic` unless other work keeps kBusyCores or more busy
+// (sampled over 50 ms).
+struct CoreBindingChoice {
+    CoreBinding mode = CoreBinding::automatic;
+    bool bind = false;
+    double busy_cores = 0;  // what automatic measured
+};
+[[nodiscard]] CoreBindingChoice choose_core_binding(CoreBinding mode, bool gpu_ranks);
+
+// How the run's first line ends for `ranks` CPU workers of `threads` threads
+// on this machine: ", each rank on a core of its own", ", unbound: other work
+// keeps 1.2 cores busy", or nothing (off, GPUs, ranks that do not fit the
+// allowed cores, or a machine shared with other launchers of the run, whose
+// ranks this launcher does not count).
+[[nodiscard]] std::string core_binding_words(const CoreBindingChoice& choice, int ranks,
+                                             int threads, bool machine_shared);
 
 // "core 3", "cores 2-3", "cores 0, 2": for the run's log.
 [[nodiscard]] std::string cores_in_words(const std::vector<int>& cores);

@@ -113,7 +113,8 @@ RunOutcome RunSupervisor::run() {
         std::signal(signal, on_interrupt);
     }
     g_interrupted = 0;
-    decide_core_binding();
+    // Decided once, before any worker starts (see core_binding.h).
+    binding_ = choose_core_binding(o_.core_binding, device_kind_ == "cuda");
     announce();
     if (!start_workers() || !watch_workers() || !write_outputs()) {
         return outcome_;
@@ -335,7 +336,8 @@ void RunSupervisor::announce() {
         replicas_text +
         (multi_ ? " over " + std::to_string(o_.nnodes) + " nodes (" + ranks_text + " here)" : "") +
         " (" + threads_text + "), " + std::to_string(steps_) + " steps, store " +
-        rendezvous_->where + ", output " + outcome_.out_dir + binding_text(threads));
+        rendezvous_->where + ", output " + outcome_.out_dir +
+        core_binding_words(binding_, mine_.count, threads, multi_));
     // A project planned for GPUs, run here on CPUs: its lanes keep the
     // project's device names, so say what actually trains.
     if (device_kind_ != "cuda") {
@@ -369,40 +371,6 @@ void RunSupervisor::announce() {
     }
 }
 
-// CPU ranks on cores of their own (core_binding.h), unless told not to or,
-// by default, when other work already keeps the machine busy: bound ranks
-// cannot move away from it.
-void RunSupervisor::decide_core_binding() {
-    if (device_kind_ == "cuda" || o_.core_binding == CoreBinding::off) {
-        return;
-    }
-    if (o_.core_binding == CoreBinding::automatic) {
-        busy_cores_ = busy_cores_now(std::chrono::milliseconds(50));
-        if (busy_cores_ >= kBusyCores) {
-            return;
-        }
-    }
-    bind_cores_ = true;
-}
-
-// The announcement's words for it; the workers bind themselves from the same
-// mask, counts and threads (several launchers on one machine: from the ranks
-// they find on it, which this launcher does not know).
-std::string RunSupervisor::binding_text(int threads) const {
-    if (device_kind_ == "cuda" || multi_ ||
-        cores_of_rank(allowed_cores(), 0, mine_.count, threads).empty()) {
-        return "";
-    }
-    if (bind_cores_) {
-        return threads == 1 ? ", each rank on a core of its own"
-                            : ", each rank on " + std::to_string(threads) + " cores of its own";
-    }
-    if (o_.core_binding == CoreBinding::automatic) {
-        return ", unbound: other work keeps " + format_fixed(busy_cores_, 1) + " cores busy";
-    }
-    return "";
-}
-
 bool RunSupervisor::start_workers() {
     const std::string exe = std::filesystem::read_symlink("/proc/self/exe").string();
     for (int r = mine_.first; r < mine_.first + mine_.count; ++r) {
@@ -415,7 +383,7 @@ bool RunSupervisor::start_workers() {
         worker.world_size = world_;
         worker.out_dir = outcome_.out_dir;
         worker.threads = o_.threads_per_rank;
-        worker.bind_cores = bind_cores_;
+        worker.bind_cores = binding_.bind;
         worker.device = device_kind_;
         worker.local_rank = o_.environment ? o_.environment->local_rank : r - mine_.first;
         worker.store_file = rendezvous_->store_file;

@@ -17,6 +17,7 @@
 #include <nlohmann/json.hpp>
 
 #include "pipewright/backend/launcher.h"
+#include "run/core_binding.h"
 #include "run/failure_cause.h"
 #include "run/heartbeat.h"
 #include "run/rendezvous.h"
@@ -46,8 +47,6 @@ class RunSupervisor {
     // resumes from: kept when the folder is prepared.
     [[nodiscard]] std::vector<std::string> checkpoint_entries_in(const std::string& out) const;
     bool start_workers();
-    void decide_core_binding();
-    [[nodiscard]] std::string binding_text(int threads) const;
     bool watch_workers();
     bool write_outputs();
     void finish_with_other_nodes();
@@ -87,9 +86,8 @@ class RunSupervisor {
     std::chrono::milliseconds timeout_{0};
     int steps_ = 0;
     bool multi_ = false;
-    bool bind_cores_ = false;  // decide_core_binding()
-    double busy_cores_ = 0;    // measured by it, when automatic
-    std::string node_name_;    // "node 1: " in a multi-node run, else ""
+    CoreBindingChoice binding_;  // CPU workers on cores of their own
+    std::string node_name_;      // "node 1: " in a multi-node run, else ""
     nlohmann::json config_;
     // Checkpoints: where this run saves them (absolute; "" when it does not
     // and names no --checkpoint-dir), and the one it resumes from.
