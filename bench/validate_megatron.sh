@@ -136,6 +136,11 @@ def project(name, heads, hidden, layers, T, p, gpus, batch, schedule="1f1b", chu
             "steps": 10,
             "dtype": "bfloat16",
             "activation_checkpointing": True,
+            # Megatron-LM of 2021 added each micro-batch's gradients to the
+            # main gradients in its data-parallel hook
+            # (param.main_grad.add_(param.grad.data)), before
+            # gradient_accumulation_fusion existed.
+            "gradient_accumulation": "add",
         },
     }
     if T > 1:

@@ -126,7 +126,22 @@ LayerKernels project_layer_kernels(const AnalyzedProject& project, int layer) {
     context.sequence_parallel = p.tensor_parallel.sequence_parallel;
     context.expert_parallel = p.expert_parallel.size;
     context.context_parallel = p.context_parallel.size;
-    return layer_kernels(p.model.layers.at(i), project.layers.at(i), input, share, context);
+    LayerKernels kernels =
+        layer_kernels(p.model.layers.at(i), project.layers.at(i), input, share, context);
+    // Unfused accumulation: after each micro-batch's weight gradients, a
+    // kernel of its own reads them and the iteration's sum and writes the
+    // sum, over every parameter this member holds.
+    if (p.training.gradient_accumulation == GradientAccumulation::add &&
+        project.layers.at(i).parameters > 0) {
+        Kernel add;
+        add.name = "gradient accumulation";
+        add.kind = KernelKind::memory;
+        const double held = share != nullptr ? share->parameters : 1.0;
+        add.bytes = 3.0 * static_cast<double>(project.layers.at(i).parameters) * held *
+                    dtype_bytes(p.training.dtype);
+        kernels.backward_weight.push_back(add);
+    }
+    return kernels;
 }
 
 namespace {

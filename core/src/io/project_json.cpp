@@ -342,6 +342,28 @@ Recompute read_recompute(const JsonObject& r) {
     return Recompute::none;
 }
 
+// "fused" (the default) or "add".
+GradientAccumulation read_gradient_accumulation(const JsonObject& r) {
+    const auto v = r.field("gradient_accumulation", kOptional);
+    if (!v) {
+        return GradientAccumulation::fused;
+    }
+    const auto& text = v->json();
+    if (text.is_string()) {
+        for (const auto kind : {GradientAccumulation::fused, GradientAccumulation::add}) {
+            if (text.get<std::string>() == to_string(kind)) {
+                return kind;
+            }
+        }
+    }
+    v->error(
+        "must be \"fused\" (the weight-gradient GEMM accumulates in place) or \"add\" (a "
+        "kernel of its own adds each micro-batch's gradient), got " +
+        (text.is_string() ? text.dump()
+                          : "the " + std::string(text.type_name()) + " " + text.dump()));
+    return GradientAccumulation::fused;
+}
+
 Training parse_training(const JsonValue& v) {
     Training t;
     const JsonObject r(v);
@@ -349,7 +371,8 @@ Training parse_training(const JsonValue& v) {
         return t;
     }
     r.reject_unknown({"batch_size", "microbatches", "microbatch_size", "schedule", "optimizer",
-                      "steps", "dtype", "activation_checkpointing", "seed"});
+                      "steps", "dtype", "activation_checkpointing", "gradient_accumulation",
+                      "seed"});
     t.batch_size = static_cast<int>(r.integer("batch_size", kRequired, 1, kIntMax).value_or(1));
     if (auto m = r.integer("microbatches", kOptional, 1, kIntMax)) {
         t.microbatches = static_cast<int>(*m);
@@ -385,6 +408,7 @@ Training parse_training(const JsonValue& v) {
         std::tie(t.dtype, t.float8) = *dtype;
     }
     t.recompute = read_recompute(r);
+    t.gradient_accumulation = read_gradient_accumulation(r);
     t.seed = static_cast<int>(r.integer("seed", kOptional, 0, kIntMax).value_or(0));
     return t;
 }
@@ -507,6 +531,10 @@ json project_to_json(const Project& p) {
         training["activation_checkpointing"] = "selective";
     } else {
         training["activation_checkpointing"] = t.full_recompute();
+    }
+    // Only when not the default, so files written before it read back alike.
+    if (t.gradient_accumulation != GradientAccumulation::fused) {
+        training["gradient_accumulation"] = to_string(t.gradient_accumulation);
     }
     training["seed"] = t.seed;
     json out = {

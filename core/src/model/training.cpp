@@ -66,6 +66,10 @@ std::string_view to_string(Recompute r) {
     return "none";
 }
 
+std::string_view to_string(GradientAccumulation g) {
+    return g == GradientAccumulation::add ? "add" : "fused";
+}
+
 int default_microbatches(int batch, int stages) {
     for (int m = std::min(batch, 2 * stages); m > 1; --m) {
         if (batch % m == 0 && m >= stages) {

@@ -44,6 +44,21 @@ enum class Recompute {
 
 [[nodiscard]] std::string_view to_string(Recompute r);
 
+// How each micro-batch's weight gradients join the iteration's accumulated
+// gradient (training.gradient_accumulation).
+enum class GradientAccumulation {
+    // The weight-gradient GEMM accumulates into it in place, with no kernel
+    // of its own: Megatron-LM's gradient_accumulation_fusion, Pipewright's
+    // own runs ("fused").
+    fused,
+    // A kernel of its own adds each micro-batch's gradient, reading it and
+    // the sum and writing the sum, in the training dtype: PyTorch's
+    // AccumulateGrad, Megatron-LM's data-parallel hook of 2021 ("add").
+    add,
+};
+
+[[nodiscard]] std::string_view to_string(GradientAccumulation g);
+
 struct Training {
     int batch_size = 1;
     // Exactly one of the two is normally given; microbatches wins if both are.
@@ -63,6 +78,7 @@ struct Training {
     // recompute only the attention core, whose scores grow with the square
     // of the sequence.
     Recompute recompute = Recompute::none;
+    GradientAccumulation gradient_accumulation = GradientAccumulation::fused;
     int seed = 0;
 
     [[nodiscard]] bool full_recompute() const { return recompute == Recompute::full; }
