@@ -322,6 +322,24 @@ TEST(Launcher, BlocksTheBackendDoesNotBuildAreRefusedInWords) {
 
 // The backend's Torch has no FP8 tensors: a float8 project is simulated,
 // not trained as something else.
+// A project that describes another framework's gradient accumulation runs
+// as Pipewright's runs accumulate, and says so.
+TEST(Launcher, AnotherFrameworksGradientAccumulationIsNotedInWords) {
+    const auto dir = temp_dir("accumulation");
+    const auto written = write_project(dir, test::MlpSpec{});
+    nlohmann::json project = nlohmann::json::parse(std::ifstream(written));
+    project["training"]["gradient_accumulation"] = "add";
+    std::ofstream(written) << project.dump(2);
+    const auto r = run_cli("run " + written.string() + " --steps 1 --threads-per-rank 1 --out " +
+                               (dir / "run").string(),
+                           dir);
+    ASSERT_EQ(r.code, 0) << r.output;
+    EXPECT_NE(r.output.find("note: training.gradient_accumulation \"add\" describes a framework"),
+              std::string::npos)
+        << r.output;
+    fs::remove_all(dir);
+}
+
 TEST(Launcher, Float8IsRefusedInWordsBeforeAnyWorkerStarts) {
     const auto dir = temp_dir("float8");
     const nlohmann::json project = {

@@ -350,6 +350,15 @@ void RunSupervisor::announce() {
                        "per device under the project's device names, so its times are CPU times");
         }
     }
+    // A setting that describes another framework for the simulation.
+    if (project_->project.training.gradient_accumulation == GradientAccumulation::add) {
+        log_->line("pipewright: " + node_name_ +
+                   "note: training.gradient_accumulation \"add\" describes a framework that "
+                   "adds each micro-batch's gradients with a kernel of its own, for the "
+                   "simulation; this run accumulates as Pipewright's runs do (the linear "
+                   "layers' weight gradients in place), so its weight gradients may take less "
+                   "than simulated");
+    }
     // Which data it trains on: a new user judges the loss by it.
     log_->line("pipewright: " + node_name_ + "data: " +
                (o_.settings.data_dir.empty()
