@@ -1,4 +1,7 @@
 #pragma once
+// How a CPU rank's threads share the machine's cores: each rank on cores of
+// its own, and the transport's threads as batch work beside its compute.
+//
 // Each CPU rank of a run on its own cores. Unbound, a rank's Gloo threads
 // (the ones that read a message off the socket and wake the receiver) are
 // often woken on the core of the rank that sent the message, where they wait
