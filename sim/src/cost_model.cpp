@@ -8,7 +8,6 @@
 
 #include "concurrent_groups.h"
 #include "pipewright/core/diagnostics.h"
-#include "pipewright/core/launch_files.h"
 #include "pipewright/core/profile.h"
 #include "pipewright/core/quantity_format.h"
 #include "pipewright/core/transformer_dims.h"
@@ -128,34 +127,17 @@ LayerKernels project_layer_kernels(const AnalyzedProject& project, int layer) {
     context.context_parallel = p.context_parallel.size;
     LayerKernels kernels =
         layer_kernels(p.model.layers.at(i), project.layers.at(i), input, share, context);
-    // Unfused accumulation: after each micro-batch's weight gradients, a
-    // kernel of its own reads them and the iteration's sum and writes the
-    // sum, over every parameter this member holds.
+    // Unfused accumulation, over the parameters this member holds.
     if (p.training.gradient_accumulation == GradientAccumulation::add &&
         project.layers.at(i).parameters > 0) {
-        Kernel add;
-        add.name = "gradient accumulation";
-        add.kind = KernelKind::memory;
         const double held = share != nullptr ? share->parameters : 1.0;
-        add.bytes = 3.0 * static_cast<double>(project.layers.at(i).parameters) * held *
-                    dtype_bytes(p.training.dtype);
-        kernels.backward_weight.push_back(add);
+        kernels.backward_weight.push_back(gradient_accumulation_kernel(
+            static_cast<double>(project.layers.at(i).parameters) * held, p.training.dtype));
     }
     return kernels;
 }
 
 namespace {
-
-// A CPU profile's times in a run whose ranks outnumber the machine's cores
-// (profile_core_sharing), for the most ranks the run puts on one machine.
-double core_sharing(const AnalyzedProject& project, const Profile& profile) {
-    const int threads = std::max(1, profile.machine.threads);
-    if (profile.device_kind != "cpu" || profile.machine.cores <= 0 ||
-        run_process_count(project) * threads <= profile.machine.cores) {
-        return 1;
-    }
-    return profile_core_sharing(profile, launch_layout(project).ranks_per_node);
-}
 
 // Selective recomputation: the layer keeps no attention scores, and before
 // its input gradient runs the attention core's forward kernels again (priced
@@ -259,16 +241,16 @@ LayerCost layer_cost(const AnalyzedProject& project, int layer, const DeviceSpec
         // Read at this micro-batch size from the sizes measured, stretched
         // where the run's CPU ranks outnumber the machine's cores.
         const LayerTimesAtSize times = layer_times_at(*options.profile, *measured, mb);
-        const double turns = core_sharing(project, *options.profile) * 1e-3;
-        c.forward_s = times.forward_ms * turns;
-        c.backward_input_s = times.backward_input_ms * turns;
-        c.backward_weight_s = times.backward_weight_ms * turns;
-        c.backward_full_s = times.backward_ms.value_or(0) * turns;
+        const double seconds_per_ms = profile_core_sharing(*options.profile, project) * 1e-3;
+        c.forward_s = times.forward_ms * seconds_per_ms;
+        c.backward_input_s = times.backward_input_ms * seconds_per_ms;
+        c.backward_weight_s = times.backward_weight_ms * seconds_per_ms;
+        c.backward_full_s = times.backward_ms.value_or(0) * seconds_per_ms;
         // Activations do grow in proportion to the samples.
         const double scale = mb / options.profile->microbatch_size;
         // Weights do not grow with the micro-batch: no scaling.
         if (measured->optimizer_ms) {
-            c.optimizer_s = *measured->optimizer_ms * turns;
+            c.optimizer_s = *measured->optimizer_ms * seconds_per_ms;
         }
         if (measured->activation_bytes) {
             const double ratio = c.stash_bytes > 0 ? c.weight_stash_bytes / c.stash_bytes : 0;

@@ -216,6 +216,14 @@ double optimizer_bytes_per_parameter(const OptimizerConfig& optimizer, DType dty
     return weight + 2 * master + 2 * state + (mixed ? weight : 0);
 }
 
+Kernel gradient_accumulation_kernel(double parameters, DType dtype) {
+    Kernel k;
+    k.name = "gradient accumulation";
+    k.kind = KernelKind::memory;
+    k.bytes = 3.0 * parameters * dtype_bytes(dtype);
+    return k;
+}
+
 Kernel optimizer_step_kernel(double parameters, const OptimizerConfig& optimizer, DType dtype) {
     Kernel k;
     k.name = "optimizer step";

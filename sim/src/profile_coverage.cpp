@@ -5,6 +5,7 @@
 #include <unordered_set>
 
 #include "pipewright/core/diagnostics.h"
+#include "pipewright/core/launch_files.h"
 #include "pipewright/core/layer_catalog.h"
 #include "pipewright/core/printable_name.h"
 #include "pipewright/core/quantity_format.h"
@@ -190,6 +191,15 @@ double profile_core_sharing(const Profile& profile, int ranks) {
     const double threads = std::max(1, profile.machine.threads);
     const auto turns = [&](int n) { return std::max(1.0, std::max(1, n) * threads / cores); };
     return std::max(1.0, turns(ranks) / turns(profile.machine.concurrent_ranks));
+}
+
+double profile_core_sharing(const Profile& profile, const AnalyzedProject& project) {
+    // The whole run on one machine shares the most; count the ranks per
+    // machine (a pass over every process) only when that shares at all.
+    if (profile_core_sharing(profile, run_process_count(project)) <= 1) {
+        return 1;
+    }
+    return profile_core_sharing(profile, launch_layout(project).ranks_per_node);
 }
 
 std::optional<std::string> profile_oversubscription_warning(const Profile& profile, int ranks) {

@@ -25,7 +25,6 @@ namespace {
 
 using backend::allowed_cores;
 using backend::bind_process_to;
-using backend::cores_in_words;
 using backend::cores_of_rank;
 
 TEST(CoreBinding, EachRankTakesItsShareOfTheAllowedCoresInOrder) {
@@ -45,12 +44,6 @@ TEST(CoreBinding, RanksThatDoNotFitOrRunAloneStayUnbound) {
     EXPECT_TRUE(cores_of_rank(allowed, 0, 1, 2).empty());  // one rank: nothing to keep apart
     EXPECT_TRUE(cores_of_rank({}, 0, 2, 1).empty());       // a mask that could not be read
     EXPECT_TRUE(cores_of_rank(allowed, 2, 2, 1).empty());  // not one of the ranks
-}
-
-TEST(CoreBinding, CoresInWords) {
-    EXPECT_EQ(cores_in_words({3}), "core 3");
-    EXPECT_EQ(cores_in_words({2, 3, 4}), "cores 2-4");
-    EXPECT_EQ(cores_in_words({0, 2}), "cores 0, 2");
 }
 
 std::vector<int> cores_of_thread(pid_t tid) {

@@ -231,6 +231,27 @@ TEST(ProjectIo, Float8IsReadWrittenAndNeedsFp8Devices) {
     EXPECT_NE(bad.format().find("float8"), std::string::npos) << bad.format();
 }
 
+// "fused" by default and left out of the file; "add" written and read back;
+// anything else named with what it may be.
+TEST(ProjectIo, GradientAccumulationIsFusedUnlessTheFileSaysAdd) {
+    Project p = full_project();
+    EXPECT_EQ(p.training.gradient_accumulation, GradientAccumulation::fused);
+    json j = project_to_json(p);
+    EXPECT_FALSE(j["training"].contains("gradient_accumulation"));
+    p.training.gradient_accumulation = GradientAccumulation::add;
+    j = project_to_json(p);
+    EXPECT_EQ(j["training"]["gradient_accumulation"], "add");
+    Diagnostics d;
+    const auto back = project_from_json(j, d);
+    ASSERT_TRUE(back.has_value()) << d.format();
+    EXPECT_EQ(back->training.gradient_accumulation, GradientAccumulation::add);
+    j["training"]["gradient_accumulation"] = "sum";
+    Diagnostics bad;
+    (void)project_from_json(j, bad);
+    EXPECT_EQ(bad.format(),
+              "training.gradient_accumulation: must be \"fused\" or \"add\", got \"sum\"");
+}
+
 TEST(ProjectIo, EveryExampleRoundTripsThroughAFile) {
     TempDir dir;
     for (const auto& file : example_files()) {

@@ -4,11 +4,12 @@
 
 #include <algorithm>
 #include <cerrno>
-#include <cstdio>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <thread>
+
+#include "pipewright/core/quantity_format.h"
 
 namespace pipewright::backend {
 
@@ -134,27 +135,7 @@ std::string core_binding_words(const CoreBindingChoice& choice, int ranks, int t
         return threads == 1 ? ", each rank on a core of its own"
                             : ", each rank on " + std::to_string(threads) + " cores of its own";
     }
-    char busy[32];
-    std::snprintf(busy, sizeof busy, "%.1f", choice.busy_cores);
-    return std::string(", unbound: other work keeps ") + busy + " cores busy";
-}
-
-std::string cores_in_words(const std::vector<int>& cores) {
-    if (cores.size() == 1) {
-        return "core " + std::to_string(cores[0]);
-    }
-    bool consecutive = true;
-    for (std::size_t i = 1; i < cores.size(); ++i) {
-        consecutive = consecutive && cores[i] == cores[i - 1] + 1;
-    }
-    if (consecutive && !cores.empty()) {
-        return "cores " + std::to_string(cores.front()) + "-" + std::to_string(cores.back());
-    }
-    std::string words = "cores ";
-    for (std::size_t i = 0; i < cores.size(); ++i) {
-        words += (i > 0 ? ", " : "") + std::to_string(cores[i]);
-    }
-    return words;
+    return ", unbound: other work keeps " + format_fixed(choice.busy_cores, 1) + " cores busy";
 }
 
 }  // namespace pipewright::backend

@@ -73,7 +73,4 @@ struct CoreBindingChoice {
 [[nodiscard]] std::string core_binding_words(const CoreBindingChoice& choice, int ranks,
                                              int threads, bool machine_shared);
 
-// "core 3", "cores 2-3", "cores 0, 2": for the run's log.
-[[nodiscard]] std::string cores_in_words(const std::vector<int>& cores);
-
 }  // namespace pipewright::backend

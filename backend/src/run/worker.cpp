@@ -246,7 +246,7 @@ void bind_to_own_cores(const WorkerOptions& o, const MachineRanks& here, std::os
     if (const std::string why = bind_process_to(cores); !why.empty()) {
         err << "pipewright: rank " << o.rank << " runs unbound (" << why << ")\n";
     } else {
-        err << "pipewright: rank " << o.rank << " bound to " << cores_in_words(cores) << '\n';
+        err << "pipewright: rank " << o.rank << " bound to " << counted("core", cores) << '\n';
     }
 }
 

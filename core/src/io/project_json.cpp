@@ -342,28 +342,6 @@ Recompute read_recompute(const JsonObject& r) {
     return Recompute::none;
 }
 
-// "fused" (the default) or "add".
-GradientAccumulation read_gradient_accumulation(const JsonObject& r) {
-    const auto v = r.field("gradient_accumulation", kOptional);
-    if (!v) {
-        return GradientAccumulation::fused;
-    }
-    const auto& text = v->json();
-    if (text.is_string()) {
-        for (const auto kind : {GradientAccumulation::fused, GradientAccumulation::add}) {
-            if (text.get<std::string>() == to_string(kind)) {
-                return kind;
-            }
-        }
-    }
-    v->error(
-        "must be \"fused\" (the weight-gradient GEMM accumulates in place) or \"add\" (a "
-        "kernel of its own adds each micro-batch's gradient), got " +
-        (text.is_string() ? text.dump()
-                          : "the " + std::string(text.type_name()) + " " + text.dump()));
-    return GradientAccumulation::fused;
-}
-
 Training parse_training(const JsonValue& v) {
     Training t;
     const JsonObject r(v);
@@ -408,7 +386,12 @@ Training parse_training(const JsonValue& v) {
         std::tie(t.dtype, t.float8) = *dtype;
     }
     t.recompute = read_recompute(r);
-    t.gradient_accumulation = read_gradient_accumulation(r);
+    t.gradient_accumulation =
+        r.one_of<GradientAccumulation>(
+             "gradient_accumulation", kOptional,
+             {{to_string(GradientAccumulation::fused), GradientAccumulation::fused},
+              {to_string(GradientAccumulation::add), GradientAccumulation::add}})
+            .value_or(GradientAccumulation::fused);
     t.seed = static_cast<int>(r.integer("seed", kOptional, 0, kIntMax).value_or(0));
     return t;
 }

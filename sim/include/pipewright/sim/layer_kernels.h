@@ -108,4 +108,9 @@ struct KernelContext {
                                            DType dtype);
 [[nodiscard]] double optimizer_bytes_per_parameter(const OptimizerConfig& optimizer, DType dtype);
 
+// training.gradient_accumulation "add": after a micro-batch's weight
+// gradients, a kernel of its own reads them and the iteration's sum and
+// writes the sum, over `parameters` of one device in the training dtype.
+[[nodiscard]] Kernel gradient_accumulation_kernel(double parameters, DType dtype);
+
 }  // namespace pipewright

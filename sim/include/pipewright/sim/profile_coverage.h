@@ -13,6 +13,10 @@
 #include "pipewright/core/profile.h"
 
 namespace pipewright {
+struct AnalyzedProject;
+}
+
+namespace pipewright {
 
 struct ProfileCoverage {
     std::vector<std::string> measured;    // model layers priced from the profile
@@ -59,6 +63,8 @@ struct ProfileCoverage {
 // 1 when they fit, for GPUs, and for a profile that does not record its
 // machine.
 [[nodiscard]] double profile_core_sharing(const Profile& profile, int ranks);
+// The same for a project's run: the most ranks it puts on one machine.
+[[nodiscard]] double profile_core_sharing(const Profile& profile, const AnalyzedProject& project);
 
 // Such a layout, said in words: the simulation stretches the ranks' compute
 // by profile_core_sharing as if they all computed at once, but not the waits
