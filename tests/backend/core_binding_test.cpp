@@ -166,7 +166,7 @@ TEST(CoreBinding, RunBindsEachCpuRankToACoreOfItsOwnWhenAsked) {
     std::smatch m1;
     const std::string log0 = read_file(out / "rank-0.log");
     const std::string log1 = read_file(out / "rank-1.log");
-    const std::regex line(R"(rank (\d) bound to core (\d+))");
+    const std::regex line(R"(rank (\d): note: bound to core (\d+))");
     ASSERT_TRUE(std::regex_search(log0, m0, line)) << log0;
     ASSERT_TRUE(std::regex_search(log1, m1, line)) << log1;
     EXPECT_EQ(m0[1], "0");

@@ -160,7 +160,10 @@ TEST(Launcher, KilledWorkerStopsTheRunNamingTheRank) {
     const auto out = dir / "run";
     test::CliResult r;
     std::thread launcher([&] {
-        r = run_cli("run " + project.string() + " --steps 1000000 --threads-per-rank 1 --out " +
+        // Bound, each rank's log starts with a note naming its cores, which
+        // is no reason for its death.
+        r = run_cli("run " + project.string() +
+                        " --steps 1000000 --threads-per-rank 1 --core-binding on --out " +
                         out.string(),
                     dir);
     });
@@ -191,6 +194,7 @@ TEST(Launcher, KilledWorkerStopsTheRunNamingTheRank) {
     EXPECT_NE(r.code, 0);
     EXPECT_LT(after_kill, 10.0);
     EXPECT_NE(r.output.find("rank 1 failed (killed by signal 9"), std::string::npos) << r.output;
+    EXPECT_EQ(r.output.find("bound to"), std::string::npos) << r.output;
     EXPECT_EQ(test::processes_mentioning(out.string()), std::vector<pid_t>{});
     fs::remove_all(dir);
 }

@@ -69,8 +69,9 @@ std::string RunSupervisor::never_joined(const std::vector<int>& missing) const {
 RankFailure RunSupervisor::blame() {
     c10d::Store& store = *rendezvous_->store;
     const auto log_reason = [this](int rank) {
-        return rank >= mine_.first && rank < mine_.first + mine_.count ? last_line(rank_log(rank))
-                                                                       : std::string();
+        return rank >= mine_.first && rank < mine_.first + mine_.count
+                   ? last_reason_line(rank_log(rank))
+                   : std::string();
     };
     const auto settled = [](const std::vector<RankFailure>& all) {
         return std::any_of(all.begin(), all.end(), [](const RankFailure& f) {

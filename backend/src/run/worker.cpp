@@ -39,6 +39,7 @@
 #include "run/rank_checkpoint.h"
 #include "run/rendezvous.h"
 #include "run/run_store.h"
+#include "run/worker_processes.h"
 #include "transport/transfer_channels.h"
 #ifdef PIPEWRIGHT_WITH_NCCL
 #include "transport/transport_nccl.h"
@@ -119,16 +120,19 @@ std::unique_ptr<Transport> make_transport(c10::intrusive_ptr<c10d::Store> store,
                 std::move(store), master_host, rank, world, device, timeout,
                 [m](int tag) { return transfer_channel(tag, m); }, channel_ends(schedule));
         } else if (rank == 0) {
-            err << "pipewright worker rank 0: note: " << problem
-                << "; NCCL matches messages by order, so transfers go through Gloo and host "
-                   "memory\n";
+            err << worker_note(0, problem +
+                                      "; NCCL matches messages by order, so transfers go "
+                                      "through Gloo and host memory")
+                << '\n';
         }
     }
 #else
     (void)schedule;
     if (device.is_cuda() && rank == 0) {
-        err << "pipewright worker rank 0: note: this build has no NCCL; transfers between GPUs "
-               "go through Gloo and host memory\n";
+        err << worker_note(0,
+                           "this build has no NCCL; transfers between GPUs go through Gloo "
+                           "and host memory")
+            << '\n';
     }
 #endif
     return make_gloo_transport(std::move(store), master_host, rank, world, timeout);
@@ -243,11 +247,10 @@ void bind_to_own_cores(const WorkerOptions& o, const MachineRanks& here, std::os
     if (cores.empty()) {
         return;
     }
-    if (const std::string why = bind_process_to(cores); !why.empty()) {
-        err << "pipewright: rank " << o.rank << " runs unbound (" << why << ")\n";
-    } else {
-        err << "pipewright: rank " << o.rank << " bound to " << counted("core", cores) << '\n';
-    }
+    const std::string why = bind_process_to(cores);
+    err << worker_note(o.rank, why.empty() ? "bound to " + counted("core", cores)
+                                           : "runs unbound (" + why + ")")
+        << '\n';
 }
 
 // The threads the process groups started (Gloo's event loops and workers)
@@ -260,8 +263,9 @@ void keep_transport_threads_from_preempting(const WorkerOptions& o,
     std::vector<pid_t> started;
     std::ranges::set_difference(thread_ids(), before, std::back_inserter(started));
     if (const std::string why = schedule_as_batch(started); !why.empty()) {
-        err << "pipewright: rank " << o.rank << ": its transport's threads keep the default "
-            << "scheduling (" << why << ")\n";
+        err << worker_note(o.rank,
+                           "its transport's threads keep the default scheduling (" + why + ")")
+            << '\n';
     }
 }
 

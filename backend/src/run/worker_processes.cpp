@@ -109,11 +109,21 @@ std::string describe_exit(int status) {
     return "exit code " + std::to_string(WEXITSTATUS(status));
 }
 
-std::string last_line(const std::string& path) {
+namespace {
+constexpr std::string_view kNote = ": note: ";
+}  // namespace
+
+std::string worker_note(int rank, const std::string& text) {
+    return "pipewright worker rank " + std::to_string(rank) + std::string(kNote) + text;
+}
+
+std::string last_reason_line(const std::string& path) {
     std::ifstream in(path);
     std::string line, last;
     while (std::getline(in, line)) {
-        if (!line.empty()) {
+        const bool note =
+            line.starts_with("pipewright worker rank ") && line.find(kNote) != std::string::npos;
+        if (!line.empty() && !note) {
             last = line;
         }
     }

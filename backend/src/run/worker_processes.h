@@ -48,7 +48,12 @@ class WorkerProcesses {
 // "exit code 3", "killed by signal 9 (Killed)".
 [[nodiscard]] std::string describe_exit(int status);
 
-// The last non-empty line of a text file ("" when there is none).
-[[nodiscard]] std::string last_line(const std::string& path);
+// What a worker writes to its log that is not a failure: "pipewright worker
+// rank 1: note: bound to core 1". last_reason_line passes over such lines.
+[[nodiscard]] std::string worker_note(int rank, const std::string& text);
+
+// The last non-empty line of a rank's log that is not one of its notes
+// ("" when there is none): what it said last about why it stopped.
+[[nodiscard]] std::string last_reason_line(const std::string& path);
 
 }  // namespace pipewright::backend
