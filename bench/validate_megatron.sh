@@ -85,7 +85,7 @@ def paper_flops(batch, layers, hidden):
 
 
 def project(name, heads, hidden, layers, T, p, gpus, batch, schedule="1f1b", chunks=1,
-            sequence_parallel=False, inter_node_GBps=None):
+            sequence_parallel=False, inter_node_GBps=None, zero_stage=0):
     """A project in the style of assets/examples/gpt3-175b-p4d-t8.json."""
     d = gpus // (T * p)
     assert d * T * p == gpus, name
@@ -147,8 +147,10 @@ def project(name, heads, hidden, layers, T, p, gpus, batch, schedule="1f1b", chu
         out["tensor_parallel"] = {"size": T, "sequence_parallel": sequence_parallel}
     if d > 1:
         # Megatron-LM of 2021 all-reduced the gradients after the pipeline's
-        # flush (its "local" DDP), without ZeRO.
-        out["data_parallel"] = {"size": d, "zero_stage": 0, "overlap_gradient_sync": False}
+        # flush (its "local" DDP), without ZeRO; DeepSpeed's pipeline engine
+        # reduces them after the flush too, with ZeRO stage 1 for MT-NLG.
+        out["data_parallel"] = {"size": d, "zero_stage": zero_stage,
+                                "overlap_gradient_sync": False}
     return out
 
 
@@ -304,6 +306,42 @@ for label, path in cases:
     print(row_text([label, "simulated", f"{it:.1f} s", f"{x:.0f}",
                     f"{it * iterations / 86400:.1f} days",
                     f"{peak_GiB(result):.1f} GiB" + ("" if all_fit(result) else " (does not fit)")]))
+print()
+
+# Smith et al. 2022, "Using DeepSpeed and Megatron to Train Megatron-Turing
+# NLG 530B" (arXiv 2201.11990), §2.3-2.4: 105 layers, hidden 20480, 128 heads,
+# sequence 2048, global batch 1920; each replica 8-way tensor parallel within
+# a DGX A100 (80 GB) and 35-way pipelined across nodes, ZeRO data
+# parallelism over 280, 350 and 420 nodes; measured 60.1, 50.2 and 44.4 s an
+# iteration (126, 121 and 113 teraFLOP/s per GPU). Not stated there, and
+# taken from the code it ran (Megatron-DeepSpeed): micro-batches of 1,
+# DeepSpeed's 1F1B pipeline schedule, every layer recomputed, ZeRO stage 1,
+# gradients reduced after the pipeline's flush and accumulated by autograd.
+MTNLG = [(280, 60.1, 126), (350, 50.2, 121), (420, 44.4, 113)]
+flops530 = paper_flops(1920, 105, 20480)
+print("MT-NLG 530B (Smith et al. 2022), T8 × p35, batch 1920, micro-batch 1, ZeRO stage 1: "
+      f"the paper's formula gives {flops530:.4g} FLOPs an iteration.")
+print()
+print(row_text(["nodes", "T × p × d", "m", "published iteration", "simulated iteration",
+                "published TFLOP/s", "simulated TFLOP/s", "error", "bubble", "peak memory"]))
+print("|---|---|---|---|---|---|---|---|---|---|")
+for nodes, seconds, published in MTNLG:
+    gpus = nodes * GPUS_PER_NODE
+    d = gpus // (8 * 35)
+    path = os.path.join(OUT, f"mt-nlg-530b-{nodes}-nodes.json")
+    with open(path, "w") as f:
+        json.dump(project("530B", 128, 20480, 105, 8, 35, gpus, 1920, zero_stage=1), f, indent=1)
+    result, wall = simulate(path)
+    cells = [str(nodes), f"8 × 35 × {d}", str(1920 // d), f"{seconds} s"]
+    if result is None:
+        print(row_text(cells + [wall] + ["—"] * 5))
+        continue
+    it = result["iteration_time_s"]
+    x = flops530 / (it * gpus) / 1e12
+    bubble = max(dev["bubble_fraction"] for dev in result["devices"])
+    print(row_text(cells + [f"{it:.1f} s", str(published), f"{x:.0f}",
+                            f"{(x - published) / published:+.1%}", f"{bubble:.1%}",
+                            f"{peak_GiB(result):.1f} GiB" + ("" if all_fit(result) else " (does not fit)")]))
 print()
 
 # Korthikanti et al. 2022: a block's activations per micro-batch of b
