@@ -10,6 +10,7 @@
 #include "kernel_report.h"
 #include "option_checks.h"
 #include "pipewright/core/context_parallel.h"
+#include "pipewright/core/core_sharing.h"
 #include "pipewright/core/expert_parallel.h"
 #include "pipewright/core/launch_files.h"
 #include "pipewright/core/printable_name.h"
@@ -271,6 +272,9 @@ int run_simulate(const SimulateArgs& args, std::ostream& out, std::ostream& err)
                 profile_oversubscription_warning(*costs.profile, run_process_count(*project))) {
             err << "pipewright: warning: " << *shared << '\n';
         }
+    }
+    if (auto shared = calibrated_core_sharing_warning(*project)) {
+        err << "pipewright: warning: " << *shared << '\n';
     }
     std::string cost_sources = *fit;
     if (const std::string calibrated = describe_calibrations(cost_inputs); !calibrated.empty()) {

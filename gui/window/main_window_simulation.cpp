@@ -150,6 +150,11 @@ void MainWindow::simulationDone() {
             priced +=
                 QLatin1Char('\n') + describe_device_calibrations(profile_->deviceCalibrations());
         }
+        if (!result->core_sharing.empty()) {
+            QString sentence = QString::fromStdString(result->core_sharing);
+            sentence[0] = sentence[0].toUpper();
+            priced += QLatin1Char('\n') + sentence + QLatin1Char('.');
+        }
         summary_->setToolTip(priced);
     } else {
         const QString why = result->error.empty() ? tr("fix the problems listed to simulate")

@@ -117,6 +117,10 @@ DeviceSpec calibrated_device(const DeviceSpec& device, const DeviceCalibration& 
     fit_memory(d, c, fit);
     d.gemm_correction = fit_gemms(d, c, fit);
     fit_collectives(d, c, fit);
+    if (c.device_kind == "cpu") {
+        d.calibrated_cores = c.cores;
+        d.calibrated_threads = c.threads;
+    }
     if (fit_out != nullptr) {
         *fit_out = fit;
     }

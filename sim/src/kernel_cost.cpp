@@ -131,6 +131,12 @@ KernelTime kernel_time(const Kernel& k, const DeviceSpec& d, DType dtype) {
     }
     const bool work = k.work_flops() > 0 || k.bytes > 0;
     t.seconds = work ? std::max(t.compute_s, t.memory_s) + d.kernel_overhead_s : 0;
+    // CPU ranks that take turns on the cores each wait out the others'.
+    if (d.core_sharing > 1) {
+        t.seconds *= d.core_sharing;
+        t.compute_s *= d.core_sharing;
+        t.memory_s *= d.core_sharing;
+    }
     // A calibrated device's GEMMs cost what its measured ones did at their
     // shape. Its grid is of single GEMMs: batched ones (the unfused
     // attention's) and TF32 convolutions keep the model's price.

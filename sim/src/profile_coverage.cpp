@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <unordered_set>
 
+#include "pipewright/core/core_sharing.h"
 #include "pipewright/core/diagnostics.h"
 #include "pipewright/core/launch_files.h"
 #include "pipewright/core/layer_catalog.h"
@@ -184,13 +185,11 @@ std::optional<std::string> profile_size_warning(const Profile& profile, int micr
 }
 
 double profile_core_sharing(const Profile& profile, int ranks) {
-    const int cores = profile.machine.cores;
-    if (profile.device_kind != "cpu" || cores <= 0) {
+    if (profile.device_kind != "cpu") {
         return 1;
     }
-    const double threads = std::max(1, profile.machine.threads);
-    const auto turns = [&](int n) { return std::max(1.0, std::max(1, n) * threads / cores); };
-    return std::max(1.0, turns(ranks) / turns(profile.machine.concurrent_ranks));
+    return core_sharing(profile.machine.cores, profile.machine.threads, ranks,
+                        profile.machine.concurrent_ranks);
 }
 
 double profile_core_sharing(const Profile& profile, const AnalyzedProject& project) {
@@ -203,22 +202,11 @@ double profile_core_sharing(const Profile& profile, const AnalyzedProject& proje
 }
 
 std::optional<std::string> profile_oversubscription_warning(const Profile& profile, int ranks) {
-    const int cores = profile.machine.cores;
-    const int threads = std::max(1, profile.machine.threads);
-    if (profile.device_kind != "cpu" || cores <= 0 || ranks * threads <= cores) {
+    if (profile.device_kind != "cpu") {
         return std::nullopt;
     }
-    char factor[16];
-    std::snprintf(factor, sizeof factor, "%.3g", profile_core_sharing(profile, ranks));
-    return "the profile was measured on a machine of " + std::to_string(cores) +
-           (cores == 1 ? " core" : " cores") + ", and this layout runs " + std::to_string(ranks) +
-           " CPU ranks of " + std::to_string(threads) +
-           (threads == 1 ? " Torch thread" : " Torch threads") +
-           " each, which take turns on the cores: the simulation times their compute " + factor +
-           " times as long as the profile measured it, as if every rank computed at every "
-           "moment, but not the waits their turns add where ranks exchange data, which make a "
-           "run slower still; run it on a machine with " +
-           std::to_string(ranks * threads) + " cores or more, or with fewer ranks";
+    return core_sharing_warning("the profile", profile.machine.cores, profile.machine.threads,
+                                ranks, profile.machine.concurrent_ranks);
 }
 
 }  // namespace pipewright

@@ -53,6 +53,25 @@ TEST(DeviceCalibration, RoundTripKeepsEveryField) {
     EXPECT_EQ(device_calibration_from_json(device_calibration_to_json(c)), c);
 }
 
+TEST(DeviceCalibration, ACpuCalibrationKeepsItsMachinesCoresAndThreads) {
+    DeviceCalibration c = two_by_two();
+    c.spec = "cpu";
+    c.device_kind = "cpu";
+    c.cores = 16;
+    c.threads = 4;
+    const nlohmann::json j = device_calibration_to_json(c);
+    EXPECT_EQ(j["machine"]["cores"], 16);
+    EXPECT_EQ(j["machine"]["threads"], 4);
+    EXPECT_EQ(device_calibration_from_json(j), c);
+    // Files written before the cores were recorded read as "not recorded".
+    nlohmann::json old = j;
+    old["machine"].erase("cores");
+    EXPECT_EQ(device_calibration_from_json(old).cores, 0);
+    nlohmann::json wrong = j;
+    wrong["machine"]["cores"] = -2;
+    EXPECT_NE(problems_of(wrong).find("machine.cores"), std::string::npos) << problems_of(wrong);
+}
+
 TEST(DeviceCalibration, RefusesAGridWithAHole) {
     nlohmann::json j = device_calibration_to_json(two_by_two());
     j["gemms"].erase(3);  // m=256 n=4096 k=4096

@@ -90,6 +90,53 @@ TEST_F(DeviceCalibrationStudio, ACalibrationPricesTheDevicesAndIsNamed) {
     EXPECT_FALSE(forget->isEnabled());
 }
 
+// The catalog's "cpu" measured on a machine of `cores` cores, one thread.
+QString write_cpu_calibration(const QTemporaryDir& dir, const QString& name, int cores) {
+    DeviceCalibration c;
+    c.spec = "cpu";
+    c.device_kind = "cpu";
+    c.device_name = "CPU";
+    c.dtype = DType::float32;
+    c.cores = cores;
+    c.threads = 1;
+    c.launch_seconds = 1e-6;
+    for (std::int64_t m : {8, 64}) {
+        for (std::int64_t n : {8, 64}) {
+            for (std::int64_t k : {8, 64}) {
+                c.gemms.push_back({m, n, k, 2e-6});
+            }
+        }
+    }
+    c.copies = {{1 << 26, 5e-3}};
+    const QString path = dir.filePath(name);
+    std::ofstream(path.toStdString()) << device_calibration_to_json(c).dump(1);
+    return path;
+}
+
+TEST_F(DeviceCalibrationStudio, CpuRanksThatOutnumberTheCalibratedCoresAreSaidToTakeTurns) {
+    ASSERT_TRUE(window.openFile(
+        QStringLiteral(PIPEWRIGHT_ASSETS_DIR "/examples/mixtral-tiny-e2-cpu.json")));
+    const QLabel* summary = window.findChild<QLabel*>(QStringLiteral("simulationSummary"));
+    ASSERT_NE(summary, nullptr);
+    QString error;
+    ASSERT_TRUE(window.profileController()->useDeviceCalibrations(
+        {write_cpu_calibration(dir, "many-cores.json", 64)}, &error))
+        << error.toStdString();
+    ASSERT_TRUE(wait_simulation());
+    const double alone = iteration();
+    EXPECT_FALSE(summary->toolTip().contains(QStringLiteral("take turns")))
+        << summary->toolTip().toStdString();
+
+    ASSERT_TRUE(window.profileController()->useDeviceCalibrations(
+        {write_cpu_calibration(dir, "two-cores.json", 2)}, &error))
+        << error.toStdString();
+    ASSERT_TRUE(wait_simulation());
+    EXPECT_GT(iteration(), 1.3 * alone);
+    EXPECT_TRUE(summary->toolTip().contains(QStringLiteral(
+        "The calibration was measured on a machine of 2 cores, and this layout runs 4 CPU ranks")))
+        << summary->toolTip().toStdString();
+}
+
 TEST_F(DeviceCalibrationStudio, TheChoiceIsKeptForTheNextSession) {
     QString error;
     ASSERT_TRUE(window.profileController()->useDeviceCalibrations(

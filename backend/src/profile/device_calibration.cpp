@@ -215,6 +215,7 @@ DeviceCalibration measure_device(const CalibrationOptions& o) {
                         ? o.threads
                         : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
         torch::set_num_threads(c.threads);
+        c.cores = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
     }
     try {
         torch::NoGradGuard no_grad;

@@ -125,9 +125,10 @@ void read_collectives(const JsonValue& list, DeviceCalibration& c) {
 }
 
 void read_machine(const JsonObject& m, DeviceCalibration& c) {
-    m.reject_unknown({"host", "torch_version", "threads", "repeats"});
+    m.reject_unknown({"host", "torch_version", "cores", "threads", "repeats"});
     c.host = m.string("host", kOptional).value_or("");
     c.torch_version = m.string("torch_version", kOptional).value_or("");
+    c.cores = static_cast<int>(m.integer("cores", kOptional, 0, 1'000'000).value_or(0));
     c.threads = static_cast<int>(m.integer("threads", kOptional, 0, 1'000'000).value_or(0));
     c.repeats = static_cast<int>(m.integer("repeats", kOptional, 0, 1'000'000).value_or(0));
 }
@@ -176,6 +177,9 @@ nlohmann::json device_calibration_to_json(const DeviceCalibration& c) {
     }
     if (!c.torch_version.empty()) {
         machine["torch_version"] = c.torch_version;
+    }
+    if (c.cores > 0) {
+        machine["cores"] = c.cores;
     }
     if (c.threads > 0) {
         machine["threads"] = c.threads;

@@ -6,6 +6,7 @@
 
 #include "parallel/analysis_steps.h"
 #include "parallel/replica_groups.h"
+#include "pipewright/core/core_sharing.h"
 #include "pipewright/core/schedule_check.h"
 #include "pipewright/core/schedule_csv.h"
 #include "pipewright/core/schedule_generators.h"
@@ -358,6 +359,9 @@ std::optional<AnalyzedProject> analyze_project(const Project& project,
     }
     if (d.empty()) {
         resolve_replica_groups(project, options, out, d);
+    }
+    if (d.empty()) {
+        share_calibrated_cores(out);
     }
 
     std::string schedule_name = options.schedule.value_or(project.training.schedule.name);

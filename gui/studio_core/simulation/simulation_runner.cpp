@@ -2,6 +2,7 @@
 
 #include <new>
 
+#include "pipewright/core/core_sharing.h"
 #include "pipewright/sim/auto_schedule.h"
 #include "pipewright/sim/event_simulator.h"
 #include "studio_core/simulation/background_job.h"
@@ -35,6 +36,7 @@ SimulationResult simulate_now(const Project& project, const std::string& base_di
             return result;
         }
         result.stages = analyzed->stages;
+        result.core_sharing = calibrated_core_sharing_warning(*analyzed).value_or("");
         // zb-auto as built for these costs: what is simulated and exported.
         // The simulation runs these very lists, fixed as a CSV's are, rather
         // than building them a second time (the build costs more than the

@@ -32,6 +32,10 @@ struct SimulationResult {
     // The catalog with the device calibrations it was priced with; null:
     // the built-in one.
     std::shared_ptr<const DeviceCatalog> catalog;
+    // Why a calibrated CPU's kernels take longer in this layout than the
+    // calibration measured them (its ranks take turns on the cores); empty:
+    // they do not.
+    std::string core_sharing;
     // Per stage, the kernels of one micro-batch's F, I and W (where the time
     // goes, for the block tooltips).
     std::vector<StageKernels> kernels;

@@ -46,9 +46,12 @@ struct DeviceCalibration {
     std::string device_kind;       // "cuda" or "cpu"
     std::string device_name;       // what the device calls itself: "NVIDIA H100 80GB HBM3"
     DType dtype = DType::float32;  // of the GEMMs
-    // Where it was measured; explains the figures, not read by the model.
+    // Where it was measured; explains the figures. The model reads a CPU's
+    // cores and threads: a run whose ranks need more threads than the cores
+    // takes turns on them (core/core_sharing.h).
     std::string host;
     std::string torch_version;
+    int cores = 0;    // CPU: hardware threads of the machine; 0: not recorded
     int threads = 0;  // CPU: Torch threads the kernels ran on
     int repeats = 0;  // timed repetitions per kernel (medians kept)
     // One small kernel's cost when launched back to back (what each kernel

@@ -58,6 +58,14 @@ struct DeviceSpec {
     // machine of this type, which price groups inside such a machine; null:
     // none, the links' model prices them.
     std::shared_ptr<const MeasuredCollectives> collectives;
+    // CPU: the cores of the machine a device calibration measured and the
+    // Torch threads its kernels ran with (0: no calibration said), and how
+    // many times as long each kernel takes in a run whose ranks need more
+    // threads than those cores, as they take turns (core/core_sharing.h;
+    // set by the project's analysis, 1 when every thread has a core).
+    int calibrated_cores = 0;
+    int calibrated_threads = 0;
+    double core_sharing = 1;
 
     // FLOP/s for a compute dtype; falls back to float32 when not listed.
     [[nodiscard]] double flops_for(DType dtype) const;
