@@ -181,7 +181,7 @@ ProfileOutcome profile_project(const ProfileOptions& o, std::ostream& err) {
     profile.machine.torch_version = TORCH_VERSION;
 
     // Other work on the cores stretches every timing, and the transfer's
-    // ping-pong most (each hop waits for a core): say so before measuring.
+    // most (each waits for a core): say so before measuring.
     if (const auto load = load_average(); load && *load >= 0.5 * static_cast<double>(cores)) {
         err << "pipewright: warning: this machine is busy (load average " << std::fixed
             << std::setprecision(1) << *load << std::defaultfloat << " on " << cores
@@ -254,7 +254,7 @@ ProfileOutcome profile_project(const ProfileOptions& o, std::ostream& err) {
             }
         }
         if (o.measure_transfer && on_gpu) {
-            // The ping-pong below runs between two Gloo ranks in host memory;
+            // The transfers below run between two Gloo ranks in host memory;
             // between GPUs the project's link classes (NVLink, PCIe, network)
             // describe the transfer better than that would.
             err << "  transfer: not measured on GPUs; the simulation keeps the project's links\n";
@@ -262,7 +262,7 @@ ProfileOutcome profile_project(const ProfileOptions& o, std::ostream& err) {
             if (o.json_progress) {
                 progress_event(err, {{"phase", "transfer"}});
             } else {
-                err << "  transfer: ping-pong between two Gloo ranks on 127.0.0.1\n" << std::flush;
+                err << "  transfer: one way between two Gloo ranks on 127.0.0.1\n" << std::flush;
             }
             TransferOptions transfer;
             transfer.timeout_s = o.timeout_s;

@@ -1,9 +1,12 @@
 // Transfer cost between two ranks for `pipewright profile`, measured over the
 // same c10d transport a run uses (ProcessGroupGloo over TCP), not
-// estimated: two threads of this process play rank 0 and rank 1.
+// estimated: two threads of this process play rank 0 and rank 1, and stamp
+// a transfer's start and arrival on the clock they share.
 #include <algorithm>
 #include <chrono>
+#include <mutex>
 #include <stdexcept>
+#include <thread>
 
 #include "pipewright/backend/profiler.h"
 #include "pipewright/backend/transport.h"
@@ -16,40 +19,53 @@ namespace {
 using profiling::median;
 using profiling::now_s;
 
-constexpr int kWarmupRoundTrips = 3;
+constexpr int kWarmupTransfers = 3;
+constexpr auto kReceiverSettles = std::chrono::microseconds(300);
 
-// Rank 0 sends and waits for the echo; rank 1 echoes. Half the round trip is
-// one transfer as a pipeline sees it: from posting the send until the tensor
-// is in the receiver's hands. Returns rank 0's median per size.
-std::vector<double> ping_pong(Transport& t, const std::vector<std::int64_t>& sizes, int repeats) {
-    std::vector<double> one_way;
+// The moments one transfer began and ended, on the clock both ranks (threads
+// of this process) share.
+struct Stamps {
+    std::mutex mutex;
+    std::vector<double> posted;   // rank 0: the send posted
+    std::vector<double> arrived;  // rank 1: the tensor in its hands
+};
+
+// One transfer as a pipeline sees it: rank 1 has posted its receive and
+// waits, and rank 0 sends a tensor made just before (each micro-batch's
+// activation is a new one: sending the same buffer again measured 56 µs for
+// 256 KiB here, where runs take 100-150 µs). The time runs from posting the
+// send until the waiting receiver holds the tensor.
+void one_way(Transport& t, const std::vector<std::int64_t>& sizes, int repeats, Stamps& stamps) {
     const int rank = t.rank();
-    const int peer = 1 - rank;
-    t.barrier();
     for (std::size_t k = 0; k < sizes.size(); ++k) {
         const std::int64_t elements = std::max<std::int64_t>(1, sizes[k] / 4);
-        const torch::Tensor message = torch::ones({elements}, torch::kFloat32);
+        const torch::Tensor source = torch::ones({elements}, torch::kFloat32);
         const int tag = static_cast<int>(k);
-        std::vector<double> times;
-        for (int i = 0; i < kWarmupRoundTrips + repeats; ++i) {
+        for (int i = 0; i < kWarmupTransfers + repeats; ++i) {
+            const bool timed = i >= kWarmupTransfers;
             if (rank == 0) {
-                const double start = now_s();
-                auto sent = t.send(message, peer, tag);
-                (void)t.recv(message, peer, tag);
-                const double round_trip = now_s() - start;
-                sent->wait();
-                if (i >= kWarmupRoundTrips) {
-                    times.push_back(round_trip / 2);
+                const torch::Tensor fresh = source.clone();
+                t.barrier();
+                // Long enough for rank 1 to be waiting in its receive.
+                std::this_thread::sleep_for(kReceiverSettles);
+                const double posted = now_s();
+                t.send(fresh, 1, tag)->wait();
+                if (timed) {
+                    const std::scoped_lock lock(stamps.mutex);
+                    stamps.posted.push_back(posted);
                 }
             } else {
-                const torch::Tensor got = t.recv(message, peer, tag);
-                t.send(got, peer, tag)->wait();
+                t.barrier();
+                (void)t.recv(source, 0, tag);
+                const double arrived = now_s();
+                if (timed) {
+                    const std::scoped_lock lock(stamps.mutex);
+                    stamps.arrived.push_back(arrived);
+                }
             }
         }
-        one_way.push_back(median(std::move(times)));
     }
     t.barrier();
-    return one_way;
 }
 
 }  // namespace
@@ -97,16 +113,24 @@ TransferFit fit_transfer(std::vector<TransferSample> samples) {
 TransferFit measure_transfer(const TransferOptions& o) {
     const std::vector<std::int64_t> sizes =
         o.message_bytes.empty() ? default_transfer_sizes() : o.message_bytes;
-    const std::vector<double> one_way = profiling::on_two_ranks(
-        o.timeout_s,
-        [&](int rank, c10::intrusive_ptr<c10d::Store> store, std::chrono::milliseconds timeout) {
-            auto transport = make_gloo_transport(std::move(store), o.host, rank, 2, timeout);
-            return ping_pong(*transport, sizes, std::max(1, o.repeats));
-        });
+    const int repeats = std::max(1, o.repeats);
+    Stamps stamps;
+    (void)profiling::on_two_ranks(o.timeout_s, [&](int rank, c10::intrusive_ptr<c10d::Store> store,
+                                                   std::chrono::milliseconds timeout) {
+        auto transport = make_gloo_transport(std::move(store), o.host, rank, 2, timeout);
+        one_way(*transport, sizes, repeats, stamps);
+        return 0;
+    });
     std::vector<TransferSample> samples;
     for (std::size_t k = 0; k < sizes.size(); ++k) {
-        samples.push_back(
-            {static_cast<double>(std::max<std::int64_t>(1, sizes[k] / 4) * 4), one_way[k]});
+        std::vector<double> times;
+        for (int i = 0; i < repeats; ++i) {
+            const std::size_t at =
+                k * static_cast<std::size_t>(repeats) + static_cast<std::size_t>(i);
+            times.push_back(std::max(0.0, stamps.arrived.at(at) - stamps.posted.at(at)));
+        }
+        samples.push_back({static_cast<double>(std::max<std::int64_t>(1, sizes[k] / 4) * 4),
+                           median(std::move(times))});
     }
     return fit_transfer(std::move(samples));
 }

@@ -89,7 +89,8 @@ struct TransferOptions {
 
 // Latency and bandwidth between two ranks over the real transport: two
 // threads, each with its own ProcessGroupGloo on `host`, meet in an in-memory
-// c10d store and ping-pong float32 tensors of every size.
+// c10d store; one sends fresh float32 tensors of every size to the other,
+// which waits for them, and the time from posting to arrival is measured.
 [[nodiscard]] TransferFit measure_transfer(const TransferOptions& options);
 
 // From 64 KiB to 16 MiB: a DDP bucket (25 MiB) and less.
