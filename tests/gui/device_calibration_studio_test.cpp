@@ -12,6 +12,7 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 
+#include "../cpu_calibration_fixture.h"
 #include "pipewright/core/device_calibration.h"
 #include "run/profile_controller.h"
 #include "studio_core/simulation/simulation_runner.h"
@@ -92,22 +93,7 @@ TEST_F(DeviceCalibrationStudio, ACalibrationPricesTheDevicesAndIsNamed) {
 
 // The catalog's "cpu" measured on a machine of `cores` cores, one thread.
 QString write_cpu_calibration(const QTemporaryDir& dir, const QString& name, int cores) {
-    DeviceCalibration c;
-    c.spec = "cpu";
-    c.device_kind = "cpu";
-    c.device_name = "CPU";
-    c.dtype = DType::float32;
-    c.cores = cores;
-    c.threads = 1;
-    c.launch_seconds = 1e-6;
-    for (std::int64_t m : {8, 64}) {
-        for (std::int64_t n : {8, 64}) {
-            for (std::int64_t k : {8, 64}) {
-                c.gemms.push_back({m, n, k, 2e-6});
-            }
-        }
-    }
-    c.copies = {{1 << 26, 5e-3}};
+    const DeviceCalibration c = cpu_calibration(cores, 1);
     const QString path = dir.filePath(name);
     std::ofstream(path.toStdString()) << device_calibration_to_json(c).dump(1);
     return path;

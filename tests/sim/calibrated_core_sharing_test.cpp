@@ -6,6 +6,7 @@
 
 #include <filesystem>
 
+#include "../cpu_calibration_fixture.h"
 #include "pipewright/core/core_sharing.h"
 #include "pipewright/core/diagnostics.h"
 #include "pipewright/core/project_io.h"
@@ -17,27 +18,6 @@ namespace pipewright {
 namespace {
 
 const std::filesystem::path kExamples = std::filesystem::path(PIPEWRIGHT_ASSETS_DIR) / "examples";
-
-// A calibration of the catalog's "cpu" on a machine of `cores` cores.
-DeviceCalibration cpu_calibration(int cores, int threads) {
-    DeviceCalibration c;
-    c.spec = "cpu";
-    c.device_kind = "cpu";
-    c.device_name = "CPU";
-    c.dtype = DType::float32;
-    c.cores = cores;
-    c.threads = threads;
-    c.launch_seconds = 2e-6;
-    for (std::int64_t m : {64, 1024}) {
-        for (std::int64_t n : {64, 1024}) {
-            for (std::int64_t k : {64, 1024}) {
-                c.gemms.push_back({m, n, k, 2.0 * static_cast<double>(m * n * k) / 50e9});
-            }
-        }
-    }
-    c.copies = {{1 << 26, 2.0 * (1 << 26) / 20e9}};
-    return c;
-}
 
 struct Priced {
     AnalyzedProject project;

@@ -40,7 +40,8 @@ std::optional<std::string> core_sharing_warning(std::string_view measurement, in
 
 namespace {
 
-// The calibrated CPU device the project's ranks share the most, or null.
+// A CPU device of the project that a calibration measured, or null (one
+// calibration prices every device of its spec alike).
 const DeviceSpec* calibrated_cpu(const AnalyzedProject& project) {
     for (const auto& specs : project.replica_specs) {
         for (const DeviceSpec& spec : specs) {
