@@ -50,67 +50,6 @@ void check_stage_bytes(const StageCost& s, int stage, int microbatches) {
 
 }  // namespace
 
-std::int64_t static_memory_bytes(std::int64_t parameters, const Training& training) {
-    const std::int64_t weight = dtype_bytes(training.dtype);
-    // Mixed precision keeps an fp32 master copy of the weights for the optimizer.
-    const std::int64_t master = training.dtype == DType::float32 ? 0 : 4;
-    std::int64_t bytes = 0;
-    if (__builtin_mul_overflow(
-            parameters, 2 * weight + master + training.optimizer.state_bytes_per_param(), &bytes)) {
-        throw InputError("model.layers", std::to_string(parameters) +
-                                             " parameters need more bytes of weights and "
-                                             "optimizer state than 64 bits can count");
-    }
-    return bytes;
-}
-
-std::int64_t static_memory_bytes(std::int64_t parameters, const Training& training,
-                                 const DataParallel& dp) {
-    const std::int64_t whole = static_memory_bytes(parameters, training);
-    if (dp.size <= 1 || dp.zero_stage <= 0) {
-        return whole;
-    }
-    const std::int64_t weights = parameters * dtype_bytes(training.dtype);
-    const std::int64_t gradients = weights;
-    const std::int64_t optimizer = whole - weights - gradients;  // master weights included
-    const auto shard = [&dp](std::int64_t bytes) { return (bytes + dp.size - 1) / dp.size; };
-    return (dp.zero_stage >= 3 ? shard(weights) : weights) +
-           (dp.zero_stage >= 2 ? shard(gradients) : gradients) + shard(optimizer);
-}
-
-std::int64_t gathered_weight_bytes(std::int64_t parameters, const Training& training,
-                                   const DataParallel& dp) {
-    if (dp.size <= 1 || dp.zero_stage < 3) {
-        return 0;
-    }
-    const std::int64_t weights = parameters * dtype_bytes(training.dtype);
-    return weights - (weights + dp.size - 1) / dp.size;
-}
-
-double gradient_bytes(std::int64_t parameters, const Training& training) {
-    return static_cast<double>(parameters) * static_cast<double>(dtype_bytes(training.dtype));
-}
-
-DataParallel expert_holders(const DataParallel& dp, int expert_parallel) {
-    DataParallel holders = dp;
-    holders.size = std::max(1, dp.size / std::max(1, expert_parallel));
-    return holders;
-}
-
-std::int64_t stage_static_bytes(const StageCost& stage, const Training& training,
-                                const DataParallel& dp, int expert_parallel) {
-    return static_memory_bytes(stage.parameters - stage.expert_parameters, training, dp) +
-           static_memory_bytes(stage.expert_parameters, training,
-                               expert_holders(dp, expert_parallel));
-}
-
-std::int64_t stage_gathered_bytes(const StageCost& stage, const Training& training,
-                                  const DataParallel& dp, int expert_parallel) {
-    return gathered_weight_bytes(stage.parameters - stage.expert_parameters, training, dp) +
-           gathered_weight_bytes(stage.expert_parameters, training,
-                                 expert_holders(dp, expert_parallel));
-}
-
 LayerKernels project_layer_kernels(const AnalyzedProject& project, int layer) {
     const auto i = static_cast<std::size_t>(layer);
     const Project& p = project.project;

@@ -15,6 +15,7 @@
 #include "pipewright/sim/auto_schedule.h"
 #include "pipewright/sim/memory_model.h"
 #include "pipewright/sim/replica_classes.h"
+#include "pipewright/sim/stage_memory.h"
 
 namespace pipewright {
 

@@ -5,6 +5,7 @@
 #include "concurrent_groups.h"
 #include "pipewright/core/topology.h"
 #include "pipewright/sim/kernel_cost.h"
+#include "pipewright/sim/stage_memory.h"
 
 namespace pipewright {
 

@@ -4,6 +4,7 @@
 #include <vector>
 
 #include "pipewright/sim/memory_model.h"
+#include "pipewright/sim/stage_memory.h"
 #include "sim_test_support.h"
 
 namespace pipewright {

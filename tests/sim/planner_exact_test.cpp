@@ -11,6 +11,7 @@
 #include "pipewright/core/project_io.h"
 #include "pipewright/sim/kernel_cost.h"
 #include "pipewright/sim/planner.h"
+#include "pipewright/sim/stage_memory.h"
 #include "planner_test_support.h"
 
 namespace pipewright {

@@ -16,6 +16,7 @@
 #include "pipewright/core/project_io.h"
 #include "pipewright/sim/cost_model.h"
 #include "pipewright/sim/profile_coverage.h"
+#include "pipewright/sim/stage_memory.h"
 
 namespace pipewright {
 namespace {

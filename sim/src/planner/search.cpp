@@ -16,6 +16,7 @@
 #include "pipewright/sim/collective_cost.h"
 #include "pipewright/sim/cost_model.h"
 #include "pipewright/sim/kernel_cost.h"
+#include "pipewright/sim/stage_memory.h"
 #include "planner/internal.h"
 #include "planner/tensor_groups.h"
 
