@@ -4,7 +4,7 @@
 #include <cstdio>
 
 #include "pipewright/core/analysis.h"
-#include "pipewright/core/launch_files.h"
+#include "pipewright/core/launch_layout.h"
 
 namespace pipewright {
 
