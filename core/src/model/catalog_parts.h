@@ -101,6 +101,16 @@ struct Cost {
     }
 };
 
+// batchnorm / layernorm: a scale and a shift per feature.
+inline Cost norm_cost(double numel, double features) {
+    return {2 * features, 8 * numel, 8 * numel, 2 * numel, numel, numel};
+}
+
+// relu, gelu, dropout: `flops` per element each way, keeps its input or mask.
+inline Cost elementwise_cost(double numel, double flops) {
+    return {0, flops * numel, flops * numel, 0, numel, 0};
+}
+
 // `tokens` rows of `in` features times an [in, out] weight.
 inline Cost matmul_cost(double tokens, double in, double out, bool bias) {
     const double mm = 2 * tokens * in * out;
@@ -141,6 +151,14 @@ struct Result {
     std::optional<DType> dtype;  // unset: same as the input
 };
 using Analyzer = std::optional<Result> (*)(const Params&, const Shape&, const Ctx&);
+
+// The convolutional layers' analysers (model/vision_layers.cpp): images of
+// [channels, height, width], as ResNet-50 runs them.
+std::optional<Result> analyze_conv2d(const Params& p, const Shape& in, const Ctx& ctx);
+std::optional<Result> analyze_batchnorm2d(const Params& p, const Shape& in, const Ctx& ctx);
+std::optional<Result> analyze_maxpool2d(const Params& p, const Shape& in, const Ctx& ctx);
+std::optional<Result> analyze_adaptive_avgpool2d(const Params& p, const Shape& in, const Ctx& ctx);
+std::optional<Result> analyze_bottleneck(const Params& p, const Shape& in, const Ctx& ctx);
 
 // The transformer block's hyper-parameters and its analyser
 // (model/transformer_block.cpp).
