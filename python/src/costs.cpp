@@ -1,11 +1,16 @@
 #include "costs.h"
 
 #include <sstream>
+#include <string>
+#include <vector>
 
 #include <pybind11/pybind11.h>
 
 #include "cost_options.h"
 #include "errors.h"
+#include "pipewright/core/core_sharing.h"
+#include "pipewright/core/launch_layout.h"
+#include "pipewright/sim/profile_coverage.h"
 
 namespace py = pybind11;
 
@@ -71,6 +76,24 @@ void check_costs_fit(Costs& costs, const Project& project, bool strict,
     costs.sources = *sources;
     if (!costs.calibrated.empty()) {
         costs.sources += (costs.sources.empty() ? "" : "; ") + costs.calibrated;
+    }
+}
+
+void warn_core_sharing(const Costs& costs, const AnalyzedProject& project) {
+    std::vector<std::string> warnings;
+    if (costs.profile != nullptr) {
+        if (auto shared =
+                profile_oversubscription_warning(*costs.profile, run_process_count(project))) {
+            warnings.push_back(std::move(*shared));
+        }
+    }
+    if (auto shared = calibrated_core_sharing_warning(project)) {
+        warnings.push_back(std::move(*shared));
+    }
+    for (const std::string& warning : warnings) {
+        if (PyErr_WarnEx(PyExc_UserWarning, warning.c_str(), 1) != 0) {
+            throw py::error_already_set();  // warnings turned into errors
+        }
     }
 }
 

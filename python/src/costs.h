@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "pipewright/core/analysis.h"
 #include "pipewright/core/device_catalog.h"
 #include "pipewright/core/profile.h"
 #include "pipewright/core/project.h"
@@ -27,6 +28,11 @@ struct Costs {
 // Raises ProjectError naming the file for a profile or a device calibration
 // (`--calibration`) that cannot be used, ValueError for an efficiency outside
 // (0, 1]. Needs the GIL.
+// Python warnings (UserWarning), as `simulate` prints them, when the
+// project's CPU ranks outnumber the cores its profile or calibration was
+// measured on. Needs the GIL.
+void warn_core_sharing(const Costs& costs, const AnalyzedProject& project);
+
 [[nodiscard]] Costs make_costs(const std::optional<std::string>& profile,
                                const std::vector<std::string>& calibrations,
                                std::optional<double> efficiency);

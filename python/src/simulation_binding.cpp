@@ -216,6 +216,7 @@ SimulationRun simulate(const ProjectHandle& handle, const SimulateOptions& o) {
             "this layout has none (tensor_parallel.size 1); give tensor_parallel > 1 too");
     }
     check_costs_fit(costs, analyzed.project, o.strict, analyzed.microbatch_size);
+    warn_core_sharing(costs, analyzed);
     SimulationRun run(std::move(analyzed), std::move(costs), handle.display_name());
     run.simulate();
     return run;

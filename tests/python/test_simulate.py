@@ -1,6 +1,7 @@
 """project.simulate() and compare_schedules() against `pipewright simulate --json`."""
 
 import json
+import warnings
 
 import pytest
 
@@ -234,3 +235,30 @@ def test_a_calibration_that_cannot_be_used_raises_naming_its_file(tmp_path):
     twice = [_calibration(tmp_path, "a.json", 1e-15), _calibration(tmp_path, "b.json", 2e-15)]
     with pytest.raises(pipewright.ProjectError, match="both calibrate H100-SXM"):
         project.simulate(calibration=twice)
+
+
+def test_cpu_ranks_that_outnumber_the_calibrated_cores_are_warned_about(tmp_path):
+    """A CPU calibration of 2 cores, 4 ranks of 1 thread: they take turns."""
+    def cpu_calibration(name, cores):
+        dims = (64, 1024)
+        path = tmp_path / name
+        path.write_text(json.dumps({
+            "format": "pipewright-device-calibration", "version": 1, "spec": "cpu",
+            "device_kind": "cpu", "device_name": "CPU", "dtype": "float32",
+            "launch_seconds": 2e-6,
+            "gemms": [{"m": m, "n": n, "k": k, "seconds": 2.0 * m * n * k / 50e9}
+                      for m in dims for n in dims for k in dims],
+            "copies": [{"bytes": 1 << 26, "seconds": 2.0 * (1 << 26) / 20e9}],
+            "machine": {"cores": cores, "threads": 1},
+        }))
+        return path
+
+    project = pipewright.load(ASSETS / "examples" / "mixtral-tiny-e2-cpu.json")
+    with pytest.warns(UserWarning, match="the calibration was measured on a machine of 2 cores, "
+                                         "and this layout runs 4 CPU ranks"):
+        shared = project.simulate(calibration=cpu_calibration("two.json", 2))
+    many = cpu_calibration("many.json", 64)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        alone = project.simulate(calibration=many)
+    assert shared.iteration_time_s > 1.3 * alone.iteration_time_s
