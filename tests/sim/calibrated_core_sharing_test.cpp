@@ -12,6 +12,7 @@
 #include "pipewright/core/project_io.h"
 #include "pipewright/sim/cost_model.h"
 #include "pipewright/sim/device_calibration_fit.h"
+#include "pipewright/sim/planner.h"
 #include "pipewright/sim/simulation.h"
 
 namespace pipewright {
@@ -96,6 +97,39 @@ TEST(CalibratedCoreSharing, TheIterationOfALayoutThatTakesTurnsIsLonger) {
     // Compute doubles; the links' transfers do not.
     EXPECT_GT(longer, 1.3 * shorter);
     EXPECT_LT(longer, 2.0 * shorter + 1e-12);
+}
+
+}  // namespace
+}  // namespace pipewright
+
+namespace pipewright {
+namespace {
+
+// The planner judges each layout as analyze_project would have it: a layout
+// whose CPU ranks outnumber the calibrated cores takes its turns there too,
+// so the plan's estimate is what `simulate` says of the planned project.
+TEST(CalibratedCoreSharing, APlanPricesItsLayoutAsSimulateDoes) {
+    const DeviceCatalog two_cores =
+        calibrated_catalog(DeviceCatalog::builtin(), {cpu_calibration(2, 1)});
+    auto loaded = load_project_file(kExamples / "mixtral-tiny-e2-cpu.json");
+    ASSERT_TRUE(loaded.project.has_value());
+    PlanOptions options;
+    options.catalog = &two_cores;
+    const PlanResult r = plan_pipeline(*loaded.project, options);
+    ASSERT_TRUE(r.feasible) << r.why_nothing_fits;
+    ASSERT_TRUE(r.plan.report.has_value());
+    AnalysisOptions analysis;
+    analysis.catalog = &two_cores;
+    Diagnostics d;
+    const auto analyzed = analyze_project(r.project, analysis, d);
+    ASSERT_TRUE(analyzed) << d.format();
+    EXPECT_NEAR(simulate_project(*analyzed, {}, Recording::summary).iteration_time_s,
+                r.plan.report->iteration_time_s, 1e-12);
+    ASSERT_TRUE(r.input.report.has_value()) << r.input.reason;
+    const auto input = analyze_project(*loaded.project, analysis, d);
+    ASSERT_TRUE(input) << d.format();
+    EXPECT_NEAR(simulate_project(*input, {}, Recording::summary).iteration_time_s,
+                r.input.report->iteration_time_s, 1e-12);
 }
 
 }  // namespace

@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <unordered_set>
 
+#include "pipewright/core/core_sharing.h"
 #include "pipewright/core/schedule_generators.h"
 #include "planner/internal.h"
 
@@ -103,6 +104,8 @@ std::optional<AnalyzedProject> LayoutAnalyzer::resolve(const Project& layout) {
         !resolve_tensor_groups(layout, out) || !resolve_batch(layout, info->microbatching, out)) {
         return std::nullopt;
     }
+    // As analyze_project: CPU ranks that outnumber a calibration's cores.
+    share_calibrated_cores(out);
     try {
         out.schedule = with_project_communication(
             out, generate_schedule(training.schedule.name, out.stage_ranks(), out.microbatches));
