@@ -2,7 +2,10 @@
 
 #include "commands.h"
 #include "option_checks.h"
+#include "pipewright/core/core_sharing.h"
 #include "pipewright/core/device_calibration.h"
+#include "pipewright/core/diagnostics.h"
+#include "pipewright/core/launch_layout.h"
 #include "pipewright/sim/profile_coverage.h"
 #include "report_format.h"
 
@@ -85,6 +88,36 @@ std::optional<std::string> check_profile_fit(const CostModelOptions& costs, cons
         return std::nullopt;
     }
     return describe_cost_sources(coverage);
+}
+
+std::vector<std::string> core_sharing_warnings(const AnalyzedProject& project,
+                                               const Profile* profile) {
+    std::vector<std::string> warnings;
+    if (profile != nullptr) {
+        if (auto shared = profile_oversubscription_warning(*profile, run_process_count(project))) {
+            warnings.push_back(std::move(*shared));
+        }
+    }
+    if (auto shared = calibrated_core_sharing_warning(project)) {
+        warnings.push_back(std::move(*shared));
+    }
+    return warnings;
+}
+
+std::vector<std::string> planned_core_sharing_warnings(const Project& planned,
+                                                       const Profile* profile,
+                                                       const DeviceCatalog* catalog) {
+    const DeviceSpec* cpu = (catalog != nullptr ? *catalog : DeviceCatalog::builtin()).find("cpu");
+    const bool may_share = (profile != nullptr && profile->device_kind == "cpu") ||
+                           (cpu != nullptr && cpu->calibrated_cores > 0);
+    if (!may_share) {
+        return {};
+    }
+    AnalysisOptions options;
+    options.catalog = catalog;
+    Diagnostics problems;
+    const auto analyzed = analyze_project(planned, options, problems);
+    return analyzed ? core_sharing_warnings(*analyzed, profile) : std::vector<std::string>{};
 }
 
 }  // namespace pipewright::cli

@@ -59,4 +59,18 @@ std::optional<CostModelOptions> cost_model_options(const CostArgs& args, CostInp
     const CostModelOptions& costs, const Project& project, bool strict, std::ostream& err,
     std::optional<int> microbatch_size = std::nullopt);
 
+// What the run of an analysed project shares of its machines' cores beyond
+// what its costs were measured with: CPU ranks that outnumber the cores of
+// the profile's machine or of a CPU calibration (core/core_sharing.h), as
+// `simulate` warns about it; empty when every thread has a core.
+[[nodiscard]] std::vector<std::string> core_sharing_warnings(const AnalyzedProject& project,
+                                                             const Profile* profile);
+
+// The same for a plan's layout, which the planner priced with the same
+// costs: analysed again (with `catalog`, null: builtin) only when a CPU
+// profile or calibration could make its ranks take turns.
+[[nodiscard]] std::vector<std::string> planned_core_sharing_warnings(const Project& planned,
+                                                                     const Profile* profile,
+                                                                     const DeviceCatalog* catalog);
+
 }  // namespace pipewright::cli

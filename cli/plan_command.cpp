@@ -342,6 +342,12 @@ int run_plan(const PlanArgs& args, std::ostream& out, std::ostream& err) {
             err << "pipewright: warning: the planned layout: " << *size << '\n';
         }
     }
+    if (result.plan.report) {
+        for (const std::string& shared : planned_core_sharing_warnings(
+                 result.project, costs->profile, cost_inputs.catalog_or_null())) {
+            err << "pipewright: warning: the planned layout: " << shared << '\n';
+        }
+    }
     if (args.apply) {
         try {
             save_project_file(result.project, *args.apply);

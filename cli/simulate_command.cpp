@@ -10,7 +10,6 @@
 #include "kernel_report.h"
 #include "option_checks.h"
 #include "pipewright/core/context_parallel.h"
-#include "pipewright/core/core_sharing.h"
 #include "pipewright/core/expert_parallel.h"
 #include "pipewright/core/launch_files.h"
 #include "pipewright/core/printable_name.h"
@@ -267,14 +266,8 @@ int run_simulate(const SimulateArgs& args, std::ostream& out, std::ostream& err)
     if (!fit) {
         return kInvalidInput;
     }
-    if (costs.profile != nullptr) {
-        if (auto shared =
-                profile_oversubscription_warning(*costs.profile, run_process_count(*project))) {
-            err << "pipewright: warning: " << *shared << '\n';
-        }
-    }
-    if (auto shared = calibrated_core_sharing_warning(*project)) {
-        err << "pipewright: warning: " << *shared << '\n';
+    for (const std::string& shared : core_sharing_warnings(*project, costs.profile)) {
+        err << "pipewright: warning: " << shared << '\n';
     }
     std::string cost_sources = *fit;
     if (const std::string calibrated = describe_calibrations(cost_inputs); !calibrated.empty()) {

@@ -8,9 +8,6 @@
 
 #include "cost_options.h"
 #include "errors.h"
-#include "pipewright/core/core_sharing.h"
-#include "pipewright/core/launch_layout.h"
-#include "pipewright/sim/profile_coverage.h"
 
 namespace py = pybind11;
 
@@ -79,22 +76,26 @@ void check_costs_fit(Costs& costs, const Project& project, bool strict,
     }
 }
 
-void warn_core_sharing(const Costs& costs, const AnalyzedProject& project) {
-    std::vector<std::string> warnings;
-    if (costs.profile != nullptr) {
-        if (auto shared =
-                profile_oversubscription_warning(*costs.profile, run_process_count(project))) {
-            warnings.push_back(std::move(*shared));
-        }
-    }
-    if (auto shared = calibrated_core_sharing_warning(project)) {
-        warnings.push_back(std::move(*shared));
-    }
+namespace {
+
+void warn_each(const std::vector<std::string>& warnings, const std::string& prefix) {
     for (const std::string& warning : warnings) {
-        if (PyErr_WarnEx(PyExc_UserWarning, warning.c_str(), 1) != 0) {
+        const std::string text = prefix + warning;
+        if (PyErr_WarnEx(PyExc_UserWarning, text.c_str(), 1) != 0) {
             throw py::error_already_set();  // warnings turned into errors
         }
     }
+}
+
+}  // namespace
+
+void warn_core_sharing(const Costs& costs, const AnalyzedProject& project) {
+    warn_each(cli::core_sharing_warnings(project, costs.profile.get()), "");
+}
+
+void warn_planned_core_sharing(const Costs& costs, const Project& planned) {
+    warn_each(cli::planned_core_sharing_warnings(planned, costs.profile.get(), costs.catalog.get()),
+              "the planned layout: ");
 }
 
 }  // namespace pipewright::python

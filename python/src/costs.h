@@ -32,6 +32,8 @@ struct Costs {
 // project's CPU ranks outnumber the cores its profile or calibration was
 // measured on. Needs the GIL.
 void warn_core_sharing(const Costs& costs, const AnalyzedProject& project);
+// The same for the layout a plan chose ("the planned layout: …").
+void warn_planned_core_sharing(const Costs& costs, const Project& planned);
 
 [[nodiscard]] Costs make_costs(const std::optional<std::string>& profile,
                                const std::vector<std::string>& calibrations,

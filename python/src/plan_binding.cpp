@@ -83,6 +83,9 @@ py::dict plan(const ProjectHandle& handle, std::optional<std::string> schedule,
             }
         }
     }
+    if (result.plan.report) {
+        warn_planned_core_sharing(costs, result.project);
+    }
     py::dict out;
     out["report"] = to_python(cli::plan_result_json(result, input));
     if (result.feasible) {

@@ -7,6 +7,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "../cpu_calibration_fixture.h"
 #include "cli_test_support.h"
 #include "pipewright/core/device_calibration.h"
 
@@ -148,6 +149,42 @@ TEST(CalibrationCli, AnOutputMayNotReplaceTheCalibration) {
     EXPECT_EQ(r.code, 2) << r.err;
     EXPECT_EQ(device_calibration_from_json(nlohmann::json::parse(std::ifstream(path))).gemms.size(),
               8u);
+}
+
+}  // namespace
+}  // namespace pipewright
+
+namespace pipewright {
+namespace {
+
+// A CPU calibration of 2 cores and the small Mixtral's 4 ranks: simulate and
+// plan say that the ranks take turns, and with 64 cores neither does.
+TEST(CalibrationCli, CpuRanksThatOutnumberTheCalibratedCoresAreWarnedAbout) {
+    testing::TempDir dir;
+    const auto write = [&](const std::string& name, int cores) {
+        const auto path = (dir / name).string();
+        std::ofstream(path) << device_calibration_to_json(cpu_calibration(cores, 1)).dump(1);
+        return path;
+    };
+    const std::string project = testing::example("mixtral-tiny-e2-cpu.json");
+    const std::string turns =
+        "the calibration was measured on a machine of 2 cores, and this layout runs 4 CPU ranks";
+    const auto two = write("two.json", 2);
+    const auto simulated = testing::run_cli({"simulate", project, "--calibration", two});
+    ASSERT_EQ(simulated.code, 0) << simulated.err;
+    EXPECT_NE(simulated.err.find("pipewright: warning: " + turns), std::string::npos)
+        << simulated.err;
+    const auto planned = testing::run_cli({"plan", project, "--calibration", two});
+    ASSERT_EQ(planned.code, 0) << planned.err;
+    EXPECT_NE(planned.err.find("pipewright: warning: the planned layout: " + turns),
+              std::string::npos)
+        << planned.err;
+    const auto many = write("many.json", 64);
+    for (const char* command : {"simulate", "plan"}) {
+        const auto quiet = testing::run_cli({command, project, "--calibration", many});
+        ASSERT_EQ(quiet.code, 0) << quiet.err;
+        EXPECT_EQ(quiet.err.find("take turns"), std::string::npos) << command << quiet.err;
+    }
 }
 
 }  // namespace

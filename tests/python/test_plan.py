@@ -1,5 +1,6 @@
 """project.plan() against `pipewright plan --json`, and Ctrl-C."""
 
+import json
 import os
 import signal
 import threading
@@ -111,3 +112,20 @@ def test_expert_and_context_sizes_are_searched():
     plan = llama.plan(context_parallel="auto")
     assert plan.feasible
     assert [o["context_parallel"] for o in plan["data_parallel"]["options"]] == [1, 2]
+
+
+def test_a_planned_layout_whose_cpu_ranks_outnumber_the_calibrated_cores_is_warned_about(tmp_path):
+    dims = (64, 1024)
+    calibration = tmp_path / "two-cores.json"
+    calibration.write_text(json.dumps({
+        "format": "pipewright-device-calibration", "version": 1, "spec": "cpu",
+        "device_kind": "cpu", "device_name": "CPU", "dtype": "float32", "launch_seconds": 2e-6,
+        "gemms": [{"m": m, "n": n, "k": k, "seconds": 2.0 * m * n * k / 50e9}
+                  for m in dims for n in dims for k in dims],
+        "copies": [{"bytes": 1 << 26, "seconds": 2.0 * (1 << 26) / 20e9}],
+        "machine": {"cores": 2, "threads": 1},
+    }))
+    project = pipewright.load(ASSETS / "examples" / "mixtral-tiny-e2-cpu.json")
+    with pytest.warns(UserWarning, match="the planned layout: the calibration was measured on a "
+                                         "machine of 2 cores"):
+        project.plan(calibration=calibration)
