@@ -7,7 +7,6 @@
 #include <algorithm>
 #include <cstdint>
 #include <map>
-#include <numeric>
 #include <utility>
 
 #include "pipewright/core/schedule_generators.h"
