@@ -46,7 +46,11 @@ std::string bind_process_to(const std::vector<int>& cores) {
     // sched_setaffinity binds one thread: every thread this process already
     // has (the store's, the heartbeat's, Torch's pool), by its task id; the
     // threads started later inherit the mask of the one that starts them.
-    for (const pid_t tid : thread_ids()) {
+    const std::vector<pid_t> threads = thread_ids();
+    if (threads.empty()) {
+        return "cannot list /proc/self/task";
+    }
+    for (const pid_t tid : threads) {
         if (sched_setaffinity(tid, sizeof mask, &mask) != 0 && errno != ESRCH) {
             return std::string("sched_setaffinity: ") + std::strerror(errno);
         }

@@ -41,7 +41,8 @@ namespace pipewright::backend {
 // rank could not move off a core that other work keeps busy.
 inline constexpr double kBusyCores = 0.5;
 
-// The task ids of this process's threads now.
+// The task ids of this process's threads now, in ascending order; none when
+// /proc/self/task cannot be read.
 [[nodiscard]] std::vector<pid_t> thread_ids();
 
 // Schedules `threads` as batch work (SCHED_BATCH): they get their share of
