@@ -1,5 +1,7 @@
 #include "cost_options.h"
 
+#include <algorithm>
+
 #include "commands.h"
 #include "option_checks.h"
 #include "pipewright/core/core_sharing.h"
@@ -93,8 +95,11 @@ std::optional<std::string> check_profile_fit(const CostModelOptions& costs, cons
 std::vector<std::string> core_sharing_warnings(const AnalyzedProject& project,
                                                const Profile* profile) {
     std::vector<std::string> warnings;
-    if (profile != nullptr) {
-        if (auto shared = profile_oversubscription_warning(*profile, run_process_count(project))) {
+    // The ranks of one machine, as the simulation stretches them (one pass
+    // over the processes, only for a CPU profile).
+    if (profile != nullptr && profile->device_kind == "cpu") {
+        if (auto shared =
+                profile_oversubscription_warning(*profile, launch_layout(project).ranks_per_node)) {
             warnings.push_back(std::move(*shared));
         }
     }
@@ -107,9 +112,11 @@ std::vector<std::string> core_sharing_warnings(const AnalyzedProject& project,
 std::vector<std::string> planned_core_sharing_warnings(const Project& planned,
                                                        const Profile* profile,
                                                        const DeviceCatalog* catalog) {
-    const DeviceSpec* cpu = (catalog != nullptr ? *catalog : DeviceCatalog::builtin()).find("cpu");
+    const auto& specs = (catalog != nullptr ? *catalog : DeviceCatalog::builtin()).specs();
     const bool may_share = (profile != nullptr && profile->device_kind == "cpu") ||
-                           (cpu != nullptr && cpu->calibrated_cores > 0);
+                           std::any_of(specs.begin(), specs.end(), [](const DeviceSpec& s) {
+                               return s.kind == "cpu" && s.calibrated_cores > 0;
+                           });
     if (!may_share) {
         return {};
     }

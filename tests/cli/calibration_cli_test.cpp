@@ -189,3 +189,47 @@ TEST(CalibrationCli, CpuRanksThatOutnumberTheCalibratedCoresAreWarnedAbout) {
 
 }  // namespace
 }  // namespace pipewright
+
+namespace pipewright {
+namespace {
+
+// The turns are counted per machine: the small Mixtral's 4 ranks on two
+// 2-core nodes each have a core, and neither a CPU profile nor a CPU
+// calibration of 2 cores warns, where on one node both do.
+TEST(CalibrationCli, RanksAreCountedPerMachineForTheCoresTurns) {
+    testing::TempDir dir;
+    const auto calibration = (dir / "two-cores.json").string();
+    std::ofstream(calibration) << device_calibration_to_json(cpu_calibration(2, 1)).dump(1);
+    const auto profile = (dir / "two-cores.prof.json").string();
+    std::ofstream(profile) << R"({"format": "pipewright-profile", "version": 1,
+        "device_kind": "cpu", "device_name": "CPU", "microbatch_size": 2, "layers": [],
+        "machine": {"cores": 2, "threads": 1}})";
+    const std::string one_node = testing::example("mixtral-tiny-e2-cpu.json");
+    nlohmann::json project;
+    std::ifstream(one_node) >> project;
+    const auto node = [](const std::string& name, int first) {
+        nlohmann::json devices = nlohmann::json::array();
+        for (int d = first; d < first + 2; ++d) {
+            devices.push_back({{"name", "cpu" + std::to_string(d)}, {"spec", "cpu"}});
+        }
+        return nlohmann::json{{"name", name},
+                              {"containers", {{{"name", "proc"}, {"devices", devices}}}}};
+    };
+    project["topology"]["nodes"] = {node("a", 0), node("b", 2)};
+    project["placement"][0]["device"] = "a/proc/cpu0";
+    project["placement"][1]["device"] = "a/proc/cpu1";
+    const auto two_nodes = (dir / "two-nodes.json").string();
+    std::ofstream(two_nodes) << project.dump(1);
+    for (const auto& [option, file] : {std::pair<std::string, std::string>{"--profile", profile},
+                                       {"--calibration", calibration}}) {
+        const auto shared = testing::run_cli({"simulate", one_node, option, file});
+        ASSERT_EQ(shared.code, 0) << shared.err;
+        EXPECT_NE(shared.err.find("take turns on the cores"), std::string::npos) << shared.err;
+        const auto apart = testing::run_cli({"simulate", two_nodes, option, file});
+        ASSERT_EQ(apart.code, 0) << apart.err;
+        EXPECT_EQ(apart.err.find("take turns on the cores"), std::string::npos) << apart.err;
+    }
+}
+
+}  // namespace
+}  // namespace pipewright
