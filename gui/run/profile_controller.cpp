@@ -11,7 +11,7 @@
 #include "document/project_document.h"
 #include "pipewright/core/analysis.h"
 #include "pipewright/core/diagnostics.h"
-#include "pipewright/core/launch_files.h"
+#include "pipewright/core/launch_layout.h"
 #include "run/costs_bar.h"
 #include "run/run_controller.h"
 #include "run/run_panel.h"
@@ -25,12 +25,13 @@ namespace pipewright::gui {
 
 namespace {
 
-// The processes a real run of `project` starts, for the profile's warning
-// about more CPU ranks than its machine has cores; 0 when it does not analyse.
-int run_processes(const Project& project) {
+// The most processes a real run of `project` starts on one machine, for the
+// profile's warning about more CPU ranks than its machine has cores (as the
+// simulation counts them); 0 when it does not analyse.
+int ranks_per_machine(const Project& project) {
     Diagnostics problems;
     const auto analyzed = analyze_project(project, {}, problems);
-    return analyzed ? run_process_count(*analyzed) : 0;
+    return analyzed ? launch_layout(*analyzed).ranks_per_node : 0;
 }
 const QString kCalibrationsKey = QStringLiteral("deviceCalibrations");
 }  // namespace
@@ -75,7 +76,8 @@ void ProfileController::loadMeasuredCosts(bool preferMeasured) {
     const bool was_measured = bar->useMeasured();
     bar->setMeasuredCosts(
         costs,
-        costs ? describe_measured_costs(*costs, project.model, run_processes(project)) : QString(),
+        costs ? describe_measured_costs(*costs, project.model, ranks_per_machine(project))
+              : QString(),
         problem);
     // A profile of another model would only replace the links: not by default.
     bar->setUseMeasured(

@@ -31,8 +31,9 @@ struct MeasuredCosts {
 // "Measured on vm (CPU, 1 thread) at micro-batch sizes 1, 4 and 16, 3 Dec 2026 14:02:
 // 7 of 7 layers and the transfers from the profile", with the profile's
 // warnings for this model (another model's profile, layers it lacks) after it.
-// `ranks`: the processes a run of the project starts (0: not known), to warn
-// when they need more threads than the profile's machine has.
+// `ranks`: the most processes a run of the project starts on one machine (0:
+// not known), to warn when they need more threads than the profile's machine
+// has.
 [[nodiscard]] QString describe_measured_costs(const MeasuredCosts& costs, const Model& model,
                                               int ranks = 0);
 
