@@ -4,11 +4,18 @@
 
 #include <iostream>
 #include <new>
+#include <string_view>
 
 #include "backend_commands.h"
+#include "pipewright/backend/profiler.h"
 
 int main(int argc, char** argv) {
     try {
+        // The profiler's second rank (profile/transfer_peer.h), started by
+        // the profiler itself with arguments only it writes.
+        if (argc >= 2 && std::string_view(argv[1]) == pipewright::backend::transfer_peer_command) {
+            return pipewright::backend::run_transfer_peer({argv + 2, argv + argc}, std::cerr);
+        }
         return pipewright::cli::run(argc, argv, std::cout, std::cerr,
                                     pipewright::cli::torch_backend_commands());
     } catch (const std::bad_alloc&) {

@@ -44,6 +44,7 @@ const Profile& measured_profile() {
         o.threads = 1;
         o.repeats = 3;
         o.warmup = 1;
+        o.backend_program = PIPEWRIGHT_BACKEND_PATH;  // the second rank of the transfer
         std::ostringstream err;
         auto outcome = backend::profile_project(o, err);
         if (outcome.exit_code != 0 || !outcome.profile) {

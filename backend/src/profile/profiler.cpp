@@ -262,14 +262,16 @@ ProfileOutcome profile_project(const ProfileOptions& o, std::ostream& err) {
             if (o.json_progress) {
                 progress_event(err, {{"phase", "transfer"}});
             } else {
-                err << "  transfer: one way between two Gloo ranks on 127.0.0.1\n" << std::flush;
+                err << "  transfer: one way between two Gloo ranks (processes) on 127.0.0.1\n"
+                    << std::flush;
             }
             TransferOptions transfer;
             transfer.timeout_s = o.timeout_s;
             transfer.message_bytes = boundary_ladder(*project);
-            const TransferFit fit = measure_transfer(transfer);
+            transfer.peer_program = o.backend_program;
+            TransferFit fit = measure_transfer(transfer);
             profile.transfer = fit.link;
-            profile.transfer_samples = fit.samples;
+            profile.transfer_samples = std::move(fit.samples);
             profile.machine.transport = "gloo";
             if (o.json_progress) {
                 progress_event(err, {{"phase", "collectives"}});

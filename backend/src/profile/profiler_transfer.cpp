@@ -1,74 +1,18 @@
-// Transfer cost between two ranks for `pipewright profile`, measured over the
-// same c10d transport a run uses (ProcessGroupGloo over TCP), not
-// estimated: two threads of this process play rank 0 and rank 1, and stamp
-// a transfer's start and arrival on the clock they share.
+// Transfer costs between two ranks for `pipewright profile`, measured over
+// the same c10d transport a run uses (ProcessGroupGloo over TCP), not
+// estimated: the profiler and a second process play rank 0 and rank 1 (see
+// transfer_programme.h), and stamp a transfer's start and arrival on the
+// clock the machine's processes share.
 #include <algorithm>
-#include <chrono>
-#include <mutex>
 #include <stdexcept>
-#include <thread>
+#include <string>
 
+#include "pipewright/backend/backend_error.h"
 #include "pipewright/backend/profiler.h"
-#include "pipewright/backend/transport.h"
 #include "profile/profiler_timing.h"
-#include "profile/profiler_two_ranks.h"
+#include "profile/transfer_peer.h"
 
 namespace pipewright::backend {
-namespace {
-
-using profiling::median;
-using profiling::now_s;
-
-constexpr int kWarmupTransfers = 3;
-constexpr auto kReceiverSettles = std::chrono::microseconds(300);
-
-// The moments one transfer began and ended, on the clock both ranks (threads
-// of this process) share.
-struct Stamps {
-    std::mutex mutex;
-    std::vector<double> posted;   // rank 0: the send posted
-    std::vector<double> arrived;  // rank 1: the tensor in its hands
-};
-
-// One transfer as a pipeline sees it: rank 1 has posted its receive and
-// waits, and rank 0 sends a tensor made just before (each micro-batch's
-// activation is a new one: sending the same buffer again measured 56 µs for
-// 256 KiB here, where runs take 100-150 µs). The time runs from posting the
-// send until the waiting receiver holds the tensor.
-void one_way(Transport& t, const std::vector<std::int64_t>& sizes, int repeats, Stamps& stamps) {
-    const int rank = t.rank();
-    for (std::size_t k = 0; k < sizes.size(); ++k) {
-        const std::int64_t elements = std::max<std::int64_t>(1, sizes[k] / 4);
-        const torch::Tensor source = torch::ones({elements}, torch::kFloat32);
-        const int tag = static_cast<int>(k);
-        for (int i = 0; i < kWarmupTransfers + repeats; ++i) {
-            const bool timed = i >= kWarmupTransfers;
-            if (rank == 0) {
-                const torch::Tensor fresh = source.clone();
-                t.barrier();
-                // Long enough for rank 1 to be waiting in its receive.
-                std::this_thread::sleep_for(kReceiverSettles);
-                const double posted = now_s();
-                t.send(fresh, 1, tag)->wait();
-                if (timed) {
-                    const std::scoped_lock lock(stamps.mutex);
-                    stamps.posted.push_back(posted);
-                }
-            } else {
-                t.barrier();
-                (void)t.recv(source, 0, tag);
-                const double arrived = now_s();
-                if (timed) {
-                    const std::scoped_lock lock(stamps.mutex);
-                    stamps.arrived.push_back(arrived);
-                }
-            }
-        }
-    }
-    t.barrier();
-}
-
-}  // namespace
 
 std::vector<std::int64_t> default_transfer_sizes() {
     return {4 << 10, 64 << 10, 256 << 10, 1 << 20, 4 << 20};
@@ -114,23 +58,24 @@ TransferFit measure_transfer(const TransferOptions& o) {
     const std::vector<std::int64_t> sizes =
         o.message_bytes.empty() ? default_transfer_sizes() : o.message_bytes;
     const int repeats = std::max(1, o.repeats);
-    Stamps stamps;
-    (void)profiling::on_two_ranks(o.timeout_s, [&](int rank, c10::intrusive_ptr<c10d::Store> store,
-                                                   std::chrono::milliseconds timeout) {
-        auto transport = make_gloo_transport(std::move(store), o.host, rank, 2, timeout);
-        one_way(*transport, sizes, repeats, stamps);
-        return 0;
-    });
+    const profiling::TransferStamps stamps =
+        profiling::time_transfers_in_two_processes(o, sizes, repeats);
+    const std::size_t expected = sizes.size() * static_cast<std::size_t>(repeats);
+    if (stamps.posted.size() != expected || stamps.arrived.size() != expected) {
+        throw BackendError("the transfer measurement's second process sent " +
+                           std::to_string(stamps.arrived.size()) + " times where " +
+                           std::to_string(expected) + " were expected");
+    }
     std::vector<TransferSample> samples;
     for (std::size_t k = 0; k < sizes.size(); ++k) {
         std::vector<double> times;
         for (int i = 0; i < repeats; ++i) {
             const std::size_t at =
                 k * static_cast<std::size_t>(repeats) + static_cast<std::size_t>(i);
-            times.push_back(std::max(0.0, stamps.arrived.at(at) - stamps.posted.at(at)));
+            times.push_back(std::max(0.0, stamps.arrived[at] - stamps.posted[at]));
         }
         samples.push_back({static_cast<double>(std::max<std::int64_t>(1, sizes[k] / 4) * 4),
-                           median(std::move(times))});
+                           profiling::median(std::move(times))});
     }
     return fit_transfer(std::move(samples));
 }

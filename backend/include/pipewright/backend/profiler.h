@@ -34,6 +34,9 @@ struct ProfileOptions {
     int concurrent_ranks = 0;
     bool measure_transfer = true;
     double timeout_s = 60;  // bound on every c10d wait of the transfer measurement
+    // The program that plays the transfer measurement's second rank
+    // (`pipewright-backend`); empty: this process's own program.
+    std::string backend_program;
     // Progress as JSON lines on stderr instead of text (`--progress json`):
     // {"event":"profile","phase":"layers","size":2,"sizes":3,"round":4,"rounds":12},
     // then phases "transfer" and "collectives".
@@ -85,13 +88,27 @@ struct TransferOptions {
     int repeats = 20;
     double timeout_s = 60;
     std::string host = "127.0.0.1";
+    // The program that plays the second rank (`pipewright-backend`, run as
+    // `transfer-peer`); empty: this process's own program.
+    std::string peer_program;
 };
 
-// Latency and bandwidth between two ranks over the real transport: two
-// threads, each with its own ProcessGroupGloo on `host`, meet in an in-memory
-// c10d store; one sends fresh float32 tensors of every size to the other,
-// which waits for them, and the time from posting to arrival is measured.
+// Latency and bandwidth between two ranks over the real transport, as a
+// run's two CPU ranks on one machine: this process plays rank 0 and a second
+// one rank 1 (each on a core of its own where the machine has them and is
+// quiet, Gloo's threads as batch work beside them, see run/core_binding.h);
+// they meet in a private c10d FileStore. Rank 1 posts its receive and waits;
+// rank 0 sends a fresh float32 tensor of every size `repeats` times, and the
+// time from posting to arrival is measured (medians kept), on the clock the
+// machine's processes share. Throws BackendError when the second process
+// fails.
 [[nodiscard]] TransferFit measure_transfer(const TransferOptions& options);
+
+// The command word that makes `pipewright-backend` that second process
+// (`pipewright-backend transfer-peer ARGS`, written by measure_transfer
+// only), and its main: returns the process's exit code.
+inline constexpr const char* transfer_peer_command = "transfer-peer";
+[[nodiscard]] int run_transfer_peer(const std::vector<std::string>& args, std::ostream& err);
 
 // From 64 KiB to 16 MiB: a DDP bucket (25 MiB) and less.
 [[nodiscard]] std::vector<std::int64_t> default_collective_sizes();
