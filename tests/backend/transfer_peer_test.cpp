@@ -4,8 +4,11 @@
 
 #include <gtest/gtest.h>
 
+#include <filesystem>
+#include <fstream>
 #include <sstream>
 
+#include "cli_runner.h"
 #include "pipewright/backend/backend_error.h"
 #include "pipewright/backend/profiler.h"
 #include "profile/rank_thread_conditions.h"
@@ -56,6 +59,32 @@ TEST(TransferPeer, ASecondProcessThatEndsIsReportedWithItsExit) {
         FAIL() << "a transfer was measured without a second rank";
     } catch (const BackendError& e) {
         EXPECT_STREQ(e.what(), "the transfer measurement's second process ended (exit code 1)");
+    }
+}
+
+// A second process killed while it measures (here after a second, by
+// `timeout`, which kills its process group) is named with its exit, not as
+// the connection Gloo lost.
+TEST(TransferPeer, ASecondProcessKilledMidwayIsNamed) {
+    const auto dir = test::temp_dir("transfer-peer-killed");
+    const auto script = dir / "peer.sh";
+    {
+        std::ofstream out(script);
+        out << "#!/bin/sh\nexec timeout -s KILL 1 " << PIPEWRIGHT_BACKEND_PATH << " \"$@\"\n";
+    }
+    std::filesystem::permissions(script, std::filesystem::perms::owner_all);
+    TransferOptions o;
+    o.message_bytes = {4096, 65536, 1 << 20};
+    o.repeats = 5000;  // far longer than a second
+    o.timeout_s = 120;
+    o.peer_program = script.string();
+    try {
+        (void)measure_transfer(o);
+        FAIL() << "the transfer was measured to the end";
+    } catch (const BackendError& e) {
+        EXPECT_STREQ(
+            e.what(),
+            "the transfer measurement's second process ended (killed by signal 9 (Killed))");
     }
 }
 

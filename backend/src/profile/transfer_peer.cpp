@@ -63,6 +63,19 @@ std::string peer_words(const std::string& log) {
     return last.empty() ? "" : " (it said: " + last + ")";
 }
 
+// How the peer ended, when it has failed within a second (its sockets close
+// before its exit can be reaped); nullopt when it still runs or ended well.
+std::optional<std::string> peer_ending(WorkerProcesses& peer) {
+    const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(1);
+    while (peer.running() > 0 && std::chrono::steady_clock::now() < until) {
+        for (const auto& failed : peer.reap()) {
+            return describe_exit(failed.status);
+        }
+        std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    }
+    return std::nullopt;
+}
+
 // Waits until the peer is in the store, and stops waiting as soon as it has
 // exited instead.
 void wait_for_peer(c10d::Store& store, WorkerProcesses& peer, const std::string& log,
@@ -213,6 +226,12 @@ TransferStamps time_transfers_in_two_processes(const TransferOptions& o,
         const std::string what = dynamic_cast<const c10::Error*>(&e) != nullptr
                                      ? static_cast<const c10::Error&>(e).what_without_backtrace()
                                      : e.what();
+        // A peer that died shows here as a lost connection: say that it
+        // ended, and how, rather than what the socket saw.
+        if (const std::optional<std::string> ended = peer_ending(processes)) {
+            throw BackendError("the transfer measurement's second process ended (" + *ended + ")" +
+                               peer_words(log));
+        }
         throw BackendError("the transfer measurement failed: " + what + peer_words(log));
     }
     return stamps;
