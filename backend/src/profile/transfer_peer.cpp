@@ -8,7 +8,6 @@
 #include <thread>
 
 #include "pipewright/backend/backend_error.h"
-#include "profile/profiler_timing.h"
 #include "profile/rank_thread_conditions.h"
 #include "run/rendezvous.h"
 #include "run/run_store.h"
