@@ -98,6 +98,13 @@ def load(path):
 def ms(s):
     return f"{s * 1e3:8.1f} ms"
 
+# Actions of tens of microseconds (a send, a receive whose tensor had
+# come) read 0.0 ms in milliseconds: a row under a millisecond is in µs.
+def durations(a, b):
+    if min(a, b) >= 1e-3:
+        return f"{ms(a)} {ms(b)}"
+    return f"{a * 1e6:8.1f} µs {b * 1e6:8.1f} µs"
+
 print(f"{'schedule':10} {'simulated':>11} {'measured':>11} {'error':>8}   per round (error %)")
 kinds = {}
 for s in schedules:
@@ -123,5 +130,5 @@ for (s, kind), rows in sorted(kinds.items()):
     m_sim = statistics.median(r["simulated_s"] for r in rows)
     m_real = statistics.median(r["measured_s"] for r in rows)
     err = f"{100 * (m_sim - m_real) / m_real:+7.1f}%" if m_real > 0 else "      -"
-    print(f"{s:10} {kind:8} {ms(m_sim)} {ms(m_real)} {err}")
+    print(f"{s:10} {kind:8} {durations(m_sim, m_real)} {err}")
 EOF
