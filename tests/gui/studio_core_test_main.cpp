@@ -1,10 +1,9 @@
 #include <gtest/gtest.h>
 #include <QCoreApplication>
-#include <QSettings>
 #include <QStandardPaths>
-#include <QTemporaryDir>
 
 #include "studio_core/format/english_plurals.h"
+#include "test_settings_folder.h"
 
 // The studio's logic library needs an event loop (signals, the thread pool's
 // results, child processes) but no widgets, so no display either.
@@ -17,16 +16,7 @@ int main(int argc, char** argv) {
     QCoreApplication::installTranslator(&plurals);
     QCoreApplication::setOrganizationName(QStringLiteral("PipewrightTests"));
     QCoreApplication::setApplicationName(QStringLiteral("studio_core_tests"));
-    // ctest runs test programs side by side, and test mode's settings file is
-    // one for all of them: a test that clears a setting would clear it under
-    // another's feet. Each program keeps its settings in a folder of its own.
-    QTemporaryDir settings_dir;
-    if (!settings_dir.isValid()) {
-        qFatal("cannot make a folder for the tests' settings: %s",
-               qPrintable(settings_dir.errorString()));
-    }
-    QSettings::setPath(QSettings::NativeFormat, QSettings::UserScope, settings_dir.path());
-    QSettings::setPath(QSettings::IniFormat, QSettings::UserScope, settings_dir.path());
+    const pipewright::gui::test::TestSettingsFolder settings;
     ::testing::InitGoogleTest(&argc, argv);
     return RUN_ALL_TESTS();
 }

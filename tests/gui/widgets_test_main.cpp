@@ -1,10 +1,9 @@
 #include <gtest/gtest.h>
 #include <QApplication>
-#include <QSettings>
 #include <QStandardPaths>
-#include <QTemporaryDir>
 
 #include "studio_core/format/english_plurals.h"
+#include "test_settings_folder.h"
 
 int main(int argc, char** argv) {
     // Test discovery runs the program outside ctest's environment too.
@@ -19,16 +18,7 @@ int main(int argc, char** argv) {
     QCoreApplication::installTranslator(&plurals);
     QApplication::setOrganizationName(QStringLiteral("PipewrightTests"));
     QApplication::setApplicationName(QStringLiteral("gui_tests"));
-    // ctest runs test programs side by side, and test mode's settings file is
-    // one for all of them: a test that clears a setting would clear it under
-    // another's feet. Each program keeps its settings in a folder of its own.
-    QTemporaryDir settings_dir;
-    if (!settings_dir.isValid()) {
-        qFatal("cannot make a folder for the tests' settings: %s",
-               qPrintable(settings_dir.errorString()));
-    }
-    QSettings::setPath(QSettings::NativeFormat, QSettings::UserScope, settings_dir.path());
-    QSettings::setPath(QSettings::IniFormat, QSettings::UserScope, settings_dir.path());
+    const pipewright::gui::test::TestSettingsFolder settings;
     ::testing::InitGoogleTest(&argc, argv);
     return RUN_ALL_TESTS();
 }
