@@ -6,7 +6,7 @@ namespace pipewright::backend::profiling {
 
 bool bind_like_a_run() {
     return !cores_of_rank(allowed_cores(), 0, 2, 1).empty() &&
-           busy_cores_now(std::chrono::milliseconds(50)) < kBusyCores;
+           choose_core_binding(CoreBinding::automatic, false).bind;
 }
 
 RankThreadConditions::RankThreadConditions(int index, bool bind) {

@@ -62,15 +62,16 @@ std::string peer_words(const std::string& log) {
     return last.empty() ? "" : " (it said: " + last + ")";
 }
 
-// How the peer ended, when it has failed within a second (its sockets close
-// before its exit can be reaped); nullopt when it still runs or ended well.
-std::optional<std::string> peer_ending(WorkerProcesses& peer) {
-    const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(1);
-    while (peer.running() > 0 && std::chrono::steady_clock::now() < until) {
-        for (const auto& failed : peer.reap()) {
-            return describe_exit(failed.status);
-        }
-        std::this_thread::sleep_for(std::chrono::milliseconds(5));
+// "the transfer measurement's second process ended (exit code 1)", and
+// what it said last.
+std::string ended(const std::string& how, const std::string& log) {
+    return "the transfer measurement's second process ended (" + how + ")" + peer_words(log);
+}
+
+// How the peer failed, if it has since the last look.
+std::optional<std::string> failure(WorkerProcesses& peer) {
+    for (const auto& failed : peer.reap()) {
+        return describe_exit(failed.status);
     }
     return std::nullopt;
 }
@@ -81,9 +82,8 @@ void wait_for_peer(c10d::Store& store, WorkerProcesses& peer, const std::string&
                    std::chrono::milliseconds timeout) {
     const auto until = std::chrono::steady_clock::now() + timeout;
     while (!try_get_text(store, kUpKey)) {
-        for (const auto& failed : peer.reap()) {
-            throw BackendError("the transfer measurement's second process ended (" +
-                               describe_exit(failed.status) + ")" + peer_words(log));
+        if (const auto how = failure(peer)) {
+            throw BackendError(ended(*how, log));
         }
         if (peer.running() == 0) {
             throw BackendError("the transfer measurement's second process ended before it began" +
@@ -189,18 +189,15 @@ TransferStamps time_transfers_in_two_processes(const TransferOptions& o,
                                                const std::vector<std::int64_t>& sizes,
                                                int repeats) {
     const auto timeout = std::chrono::milliseconds(static_cast<std::int64_t>(o.timeout_s * 1000));
-    const PrivateFolder folder = PrivateFolder::make("pipewright-profile");
+    const RunStore meeting = open_private_store("pipewright-profile", timeout);
+    const c10::intrusive_ptr<c10d::Store>& store = meeting.store;
     TransferPeerOptions peer;
-    peer.store_file = (folder.path() / "store").string();
+    peer.store_file = meeting.store_file;
     peer.host = o.host;
     peer.sizes = sizes;
     peer.repeats = repeats;
     peer.timeout = timeout;
     peer.bind = bind_like_a_run();
-    auto store = connect_private_store(peer.store_file, timeout);
-    // FileStore makes its file on the first write; the peer's first read
-    // would otherwise wait for it.
-    set_text(*store, "opened", "1");
 
     std::vector<std::string> command{o.peer_program.empty()
                                          ? std::filesystem::read_symlink("/proc/self/exe").string()
@@ -209,7 +206,7 @@ TransferStamps time_transfers_in_two_processes(const TransferOptions& o,
     for (std::string& a : transfer_peer_arguments(peer)) {
         command.push_back(std::move(a));
     }
-    const std::string log = (folder.path() / "peer.log").string();
+    const std::string log = (meeting.folder.path() / "peer.log").string();
     WorkerProcesses processes;
     (void)processes.start(1, command, log);
     wait_for_peer(*store, processes, log, timeout);
@@ -226,10 +223,13 @@ TransferStamps time_transfers_in_two_processes(const TransferOptions& o,
                                      ? static_cast<const c10::Error&>(e).what_without_backtrace()
                                      : e.what();
         // A peer that died shows here as a lost connection: say that it
-        // ended, and how, rather than what the socket saw.
-        if (const std::optional<std::string> ended = peer_ending(processes)) {
-            throw BackendError("the transfer measurement's second process ended (" + *ended + ")" +
-                               peer_words(log));
+        // ended, and how, rather than what the socket saw. Its sockets close
+        // before its exit can be reaped, so give it a moment.
+        for (int i = 0; i < 200 && processes.running() > 0; ++i) {
+            if (const auto how = failure(processes)) {
+                throw BackendError(ended(*how, log));
+            }
+            std::this_thread::sleep_for(std::chrono::milliseconds(5));
         }
         throw BackendError("the transfer measurement failed: " + what + peer_words(log));
     }

@@ -115,28 +115,29 @@ int listening_socket(const std::string& host, int port) {
 }
 #endif
 
-RunStore open_private_store(std::chrono::milliseconds timeout) {
+}  // namespace
+
+RunStore open_private_store(const std::string& prefix, std::chrono::milliseconds timeout) {
     RunStore run;
-    run.folder = PrivateFolder::make("pipewright-rendezvous");
+    run.folder = PrivateFolder::make(prefix);
     const std::string file = (run.folder.path() / "store").string();
     run.store = connect_private_store(file, timeout);
     // c10d's FileStore creates its file on the first write, and a read before
-    // that waits for the file and throws after the timeout. The launcher reads
-    // the store while its workers are still starting (slow on a loaded
-    // machine, or under a sanitizer), so it writes first. Nobody reads the key.
+    // that waits for the file and throws after the timeout. The launcher (or
+    // the profiler) reads the store while its workers are still starting
+    // (slow on a loaded machine, or under a sanitizer), so it writes first.
+    // Nobody reads the key.
     set_text(*run.store, "opened", "1");
     run.store_file = file;
     run.where = "a private file (no network port)";
     return run;
 }
 
-}  // namespace
-
 std::optional<RunStore> open_run_store(const HostPort& master, const RunOptions& o,
                                        std::chrono::milliseconds timeout, std::ostream& err) {
     if (!o.master && !o.port) {
         try {
-            return open_private_store(timeout);
+            return open_private_store("pipewright-rendezvous", timeout);
         } catch (const std::exception& e) {
             err << "pipewright: " << e.what() << '\n';
             return std::nullopt;

@@ -67,6 +67,12 @@ struct RunStore {
                                                      std::chrono::milliseconds timeout,
                                                      std::ostream& err);
 
+// A store in a new private folder (`prefix` and a random tail, under the
+// temporary folder), written once so that its file exists before anyone
+// reads it; removed with the returned RunStore's folder.
+[[nodiscard]] RunStore open_private_store(const std::string& prefix,
+                                          std::chrono::milliseconds timeout);
+
 // A worker's end of a private store.
 [[nodiscard]] c10::intrusive_ptr<c10d::Store> connect_private_store(
     const std::string& file, std::chrono::milliseconds timeout);
