@@ -176,4 +176,12 @@ void print_kernels(std::ostream& out, const AnalyzedProject& project,
     }
 }
 
+nlohmann::json kernel_pace_json(const KernelPace& pace) {
+    return {{"stage", pace.stage},
+            {"device", pace.device},
+            {"launches", pace.launches},
+            {"seconds_per_kernel", pace.seconds_per_kernel},
+            {"likely_host_bound", pace.seconds_per_kernel < kMeasuredHostSecondsPerKernel}};
+}
+
 }  // namespace pipewright::cli

@@ -9,6 +9,7 @@
 
 #include "pipewright/core/analysis.h"
 #include "pipewright/sim/cost_model.h"
+#include "pipewright/sim/host_pace.h"
 #include "pipewright/sim/simulation.h"
 
 namespace pipewright::cli {
@@ -18,6 +19,11 @@ namespace pipewright::cli {
 [[nodiscard]] nlohmann::json stages_json(const AnalyzedProject& project,
                                          const SimulationReport& report,
                                          const CostModelOptions& costs);
+
+// `kernel_pace` of `simulate --json`: the GPU stage whose kernels are
+// shortest on average, and whether a real run is likely paced by its
+// framework's host rather than by them (sim/host_pace.h).
+[[nodiscard]] nlohmann::json kernel_pace_json(const KernelPace& pace);
 
 // The busiest stage's kernels, pass by pass: launches, time, share, rate and
 // whether their bytes or their FLOPs bound them.

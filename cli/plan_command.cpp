@@ -347,6 +347,10 @@ int run_plan(const PlanArgs& args, std::ostream& out, std::ostream& err) {
                  result.project, costs->profile, cost_inputs.catalog_or_null())) {
             err << "pipewright: warning: the planned layout: " << shared << '\n';
         }
+        if (auto host =
+                planned_host_pace_warning(result.project, *costs, cost_inputs.catalog_or_null())) {
+            err << "pipewright: warning: the planned layout: " << *host << '\n';
+        }
     }
     if (args.apply) {
         try {

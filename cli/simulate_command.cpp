@@ -19,6 +19,7 @@
 #include "pipewright/core/tensor_parallel.h"
 #include "pipewright/core/timeline.h"
 #include "pipewright/sim/auto_schedule.h"
+#include "pipewright/sim/host_pace.h"
 #include "pipewright/sim/layout_comparison.h"
 #include "pipewright/sim/profile_coverage.h"
 #include "pipewright/sim/schedule_comparison.h"
@@ -287,6 +288,12 @@ int run_simulate(const SimulateArgs& args, std::ostream& out, std::ostream& err)
         return kInvalidInput;
     }
 
+    const auto pace = shortest_kernels(*project, stage_kernels(*project, costs));
+    const bool host_bound = pace && pace->seconds_per_kernel < kMeasuredHostSecondsPerKernel;
+    if (host_bound) {
+        err << "pipewright: warning: " << host_pace_message(*pace) << '\n';
+    }
+
     if (args.outputs.export_csv && builds_for_costs(*project)) {
         // The lists simulated: zb-auto as built for these costs.
         project->schedule = schedule_for_costs(*project, costs);
@@ -298,6 +305,9 @@ int run_simulate(const SimulateArgs& args, std::ostream& out, std::ostream& err)
     if (args.json) {
         nlohmann::json j = report_to_json(report);
         j["stages"] = stages_json(*project, report, costs);
+        if (pace) {
+            j["kernel_pace"] = kernel_pace_json(*pace);
+        }
         out << j.dump(2) << '\n';
         return kOk;
     }

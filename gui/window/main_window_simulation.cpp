@@ -142,7 +142,8 @@ void MainWindow::simulationDone() {
                        .arg(r.tensor_parallel.sequence_parallel ? tr(" and sequence") : QString())
                  : QString()) +
             (result->profile ? tr(" · measured costs") : QString()) +
-            (result->catalog ? tr(" · calibrated devices") : QString()));
+            (result->catalog ? tr(" · calibrated devices") : QString()) +
+            (result->host_pace.empty() ? QString() : tr(" · likely host-bound")));
         QString priced = result->profile
                              ? tr("Priced with the profile measured on this machine (Run tab)")
                              : tr("Priced with the analytic estimate (Run tab: Costs)");
@@ -150,10 +151,12 @@ void MainWindow::simulationDone() {
             priced +=
                 QLatin1Char('\n') + describe_device_calibrations(profile_->deviceCalibrations());
         }
-        if (!result->core_sharing.empty()) {
-            QString sentence = QString::fromStdString(result->core_sharing);
-            sentence[0] = sentence[0].toUpper();
-            priced += QLatin1Char('\n') + sentence + QLatin1Char('.');
+        for (const std::string* note : {&result->core_sharing, &result->host_pace}) {
+            if (!note->empty()) {
+                QString sentence = QString::fromStdString(*note);
+                sentence[0] = sentence[0].toUpper();
+                priced += QLatin1Char('\n') + sentence + QLatin1Char('.');
+            }
         }
         summary_->setToolTip(priced);
     } else {

@@ -101,6 +101,9 @@ class SimulationRun {
         report_ = simulate_project(*project_, costs_.options, Recording::summary);
         json_ = cli::report_to_json(report_);
         json_["stages"] = cli::stages_json(*project_, report_, costs_.options);
+        if (auto pace = shortest_kernels(*project_, stage_kernels(*project_, costs_.options))) {
+            json_["kernel_pace"] = cli::kernel_pace_json(*pace);
+        }
     }
 
     [[nodiscard]] py::object to_dict() const { return to_python(json_); }

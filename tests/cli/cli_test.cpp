@@ -37,7 +37,9 @@ TEST(Cli, SimulatePrintsASummaryWithAPerDeviceTable) {
     EXPECT_NE(r.out.find("samples/s"), std::string::npos);
     EXPECT_NE(r.out.find("node0/c0/gpu0"), std::string::npos);
     EXPECT_NE(r.out.find("node0/c0/gpu1"), std::string::npos);
-    EXPECT_TRUE(r.err.empty()) << r.err;
+    // Nothing on standard error but the host's pace (the test after this one).
+    EXPECT_TRUE(r.err.starts_with("pipewright: warning: the kernels of stage 1")) << r.err;
+    EXPECT_EQ(r.err.find('\n'), r.err.size() - 1) << r.err;
 }
 
 TEST(Cli, SimulateJsonHasTheDocumentedFields) {
@@ -86,6 +88,35 @@ TEST(Cli, SimulateSaysWhereEachStagesTimeGoes) {
                              "weight gradient:", "qkv", "attention scores", "TFLOP/s", "compute",
                              "recomputing the forward (activation checkpointing)"}) {
         EXPECT_NE(r.out.find(text), std::string::npos) << text << "\n" << r.out;
+    }
+}
+
+// Kernels shorter than an eager framework's host issues them: simulate warns
+// on standard error, and the figures stay on standard output as they were.
+TEST(Cli, SimulateWarnsWhereTheHostLikelySetsThePace) {
+    const std::string warning = "pipewright: warning: the kernels of stage 1 (node0/c0/gpu1) take ";
+    auto r = run_cli({"simulate", example("resnet50-2gpu-pipelined.json")});
+    ASSERT_EQ(r.code, 0) << r.err;
+    EXPECT_NE(r.err.find(warning), std::string::npos) << r.err;
+    EXPECT_NE(r.err.find("likely paced by its host"), std::string::npos) << r.err;
+    EXPECT_EQ(r.out.find("paced by its host"), std::string::npos);
+    // The flat model prices no kernels, and Llama 3.1 8B's are long.
+    r = run_cli({"simulate", example("resnet50-2gpu-pipelined.json"), "--efficiency", "0.5"});
+    ASSERT_EQ(r.code, 0) << r.err;
+    EXPECT_EQ(r.err.find("paced by its host"), std::string::npos) << r.err;
+    r = run_cli({"simulate", example("llama3.1-8b-h100-node.json")});
+    ASSERT_EQ(r.code, 0) << r.err;
+    EXPECT_EQ(r.err.find("paced by its host"), std::string::npos) << r.err;
+
+    // --json says it too, with the pace of the stage with the shortest kernels.
+    for (const auto& [file, bound] : {std::pair{"resnet50-2gpu-pipelined.json", true},
+                                      std::pair{"llama3.1-8b-h100-node.json", false}}) {
+        r = run_cli({"simulate", example(file), "--json"});
+        ASSERT_EQ(r.code, 0) << r.err;
+        const auto pace = nlohmann::json::parse(r.out).at("kernel_pace");
+        EXPECT_EQ(pace.at("likely_host_bound"), bound) << file;
+        EXPECT_EQ(pace.at("seconds_per_kernel").get<double>() < 55e-6, bound) << file;
+        EXPECT_GT(pace.at("launches").get<int>(), 0);
     }
 }
 

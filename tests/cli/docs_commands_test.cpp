@@ -49,8 +49,9 @@ TEST(DocsCommands, EveryShippedCommandPrintsWhatTheDocShows) {
             ++ran;
             const auto r = testing::run_cli(args);
             EXPECT_EQ(r.code, 0) << block.file << ":" << c.line << ": " << c.text << "\n" << r.err;
+            // As a terminal shows it: the warnings come before the report.
             const std::string missing =
-                docs::first_missing(c.expected, docs::output_lines(r.out), same_line);
+                docs::first_missing(c.expected, docs::output_lines(r.err + r.out), same_line);
             EXPECT_TRUE(missing.empty())
                 << block.file << ":" << c.line << ": " << c.text
                 << "\n  the doc shows a line the output lacks:\n    " << missing;

@@ -26,7 +26,12 @@ using Result = testing::CliResult;
 TEST(PlanCommand, PrintsThePlacementAndTheComparison) {
     auto r = run_cli({"plan", example("resnet50-2gpu-pipelined.json")});
     ASSERT_EQ(r.code, 0) << r.err;
-    EXPECT_TRUE(r.err.empty()) << r.err;
+    // One warning, as simulate gives it: ResNet-50's kernels in micro-batches
+    // of 20 are shorter than an eager framework's host issues them.
+    EXPECT_TRUE(r.err.starts_with("pipewright: warning: the planned layout: the kernels of stage "))
+        << r.err;
+    EXPECT_NE(r.err.find("paced by its host"), std::string::npos) << r.err;
+    EXPECT_EQ(r.err.find('\n'), r.err.size() - 1) << r.err;
     for (const char* text :
          {"Chosen", "Iteration", "samples/s", "node0/c0/gpu0", "node0/c0/gpu1", "conv1 … ", "… fc",
           "plan", "input", "uniform", "plan gain", "over the input placement", "--apply"}) {

@@ -5,6 +5,7 @@
 #include "pipewright/core/core_sharing.h"
 #include "pipewright/sim/auto_schedule.h"
 #include "pipewright/sim/event_simulator.h"
+#include "pipewright/sim/host_pace.h"
 #include "studio_core/simulation/background_job.h"
 
 namespace pipewright::gui {
@@ -49,6 +50,7 @@ SimulationResult simulate_now(const Project& project, const std::string& base_di
         result.report = simulate_project(*analyzed, costs);
         result.layout = std::make_shared<const TimelineLayout>(result.report->timeline);
         result.kernels = stage_kernels(*analyzed, costs);
+        result.host_pace = host_pace_warning(*analyzed, result.kernels).value_or("");
     } catch (const InputError& e) {
         result.diagnostics.append(e.diagnostics());
     } catch (const std::bad_alloc&) {

@@ -36,6 +36,9 @@ struct SimulationResult {
     // calibration measured them (its ranks take turns on the cores); empty:
     // they do not.
     std::string core_sharing;
+    // Why a real run of this layout is likely paced by its framework's host
+    // rather than by its kernels (host_pace.h); empty: it is not.
+    std::string host_pace;
     // Per stage, the kernels of one micro-batch's F, I and W (where the time
     // goes, for the block tooltips).
     std::vector<StageKernels> kernels;
