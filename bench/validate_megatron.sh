@@ -24,22 +24,9 @@
 #                under /tmp)
 set -euo pipefail
 
-here=$(cd "$(dirname "$0")" && pwd)
-if [[ -z "${PIPEWRIGHT:-}" ]]; then
-    if [[ -x "$here/../build/release/cli/pipewright" ]]; then
-        PIPEWRIGHT="$here/../build/release/cli/pipewright"
-    else
-        PIPEWRIGHT=$(command -v pipewright || true)
-    fi
-fi
-if [[ -z "$PIPEWRIGHT" || ! -x "$PIPEWRIGHT" ]]; then
-    echo "validate_megatron.sh: no pipewright binary (set PIPEWRIGHT)" >&2
-    exit 2
-fi
-OUT=${OUT:-$(mktemp -d /tmp/pipewright-megatron.XXXXXX)}
-mkdir -p "$OUT"
+source "$(dirname "$0")/validation_common.sh" megatron
 
-PIPEWRIGHT=$(realpath "$PIPEWRIGHT") OUT=$(realpath "$OUT") EXAMPLES="$here/../assets/examples" \
+PIPEWRIGHT=$PIPEWRIGHT OUT=$OUT EXAMPLES="$here/../assets/examples" \
     EFFICIENCY=${EFFICIENCY:-} INTER_NODE=${INTER_NODE:-} TIMEOUT=${TIMEOUT:-60} \
     ROWS=${ROWS:-} python3 - <<'PYTHON'
 import json

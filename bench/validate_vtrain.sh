@@ -27,22 +27,9 @@
 #                new folder under /tmp)
 set -euo pipefail
 
-here=$(cd "$(dirname "$0")" && pwd)
-if [[ -z "${PIPEWRIGHT:-}" ]]; then
-    if [[ -x "$here/../build/release/cli/pipewright" ]]; then
-        PIPEWRIGHT="$here/../build/release/cli/pipewright"
-    else
-        PIPEWRIGHT=$(command -v pipewright || true)
-    fi
-fi
-if [[ -z "$PIPEWRIGHT" || ! -x "$PIPEWRIGHT" ]]; then
-    echo "validate_vtrain.sh: no pipewright binary (set PIPEWRIGHT)" >&2
-    exit 2
-fi
-OUT=${OUT:-$(mktemp -d /tmp/pipewright-vtrain.XXXXXX)}
-mkdir -p "$OUT"
+source "$(dirname "$0")/validation_common.sh" vtrain
 
-PIPEWRIGHT=$(realpath "$PIPEWRIGHT") OUT=$(realpath "$OUT") DATA="$here/data" \
+PIPEWRIGHT=$PIPEWRIGHT OUT=$OUT DATA="$here/data" \
     SETS=${SETS:-single multi} SPEC=${SPEC:-A100-80GB} INTER_NODE=${INTER_NODE:-100} \
     EFFICIENCY=${EFFICIENCY:-} LIMIT=${LIMIT:-1} JOBS=${JOBS:-$(nproc)} python3 - <<'PYTHON'
 import concurrent.futures

@@ -10,6 +10,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "analyzed_json.h"
 #include "decoder_project_json.h"
 #include "pipewright/core/analysis.h"
 #include "pipewright/core/project_io.h"
@@ -63,12 +64,7 @@ json llama_json(int context, const std::string& exchange = "ring", double bandwi
 }
 
 AnalyzedProject analyze(const json& j, const AnalysisOptions& options = {}) {
-    Diagnostics d;
-    auto p = project_from_json(j, d);
-    EXPECT_TRUE(p) << d.format();
-    auto a = analyze_project(*p, options, d);
-    EXPECT_TRUE(a) << d.format();
-    return *a;
+    return testing::analyzed_json(j, options);
 }
 
 std::string problems(const json& j, const AnalysisOptions& options = {}) {

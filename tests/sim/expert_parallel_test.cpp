@@ -10,6 +10,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "analyzed_json.h"
 #include "decoder_project_json.h"
 #include "pipewright/core/analysis.h"
 #include "pipewright/core/project_io.h"
@@ -67,12 +68,7 @@ json moe_json(int expert_parallel) {
 }
 
 AnalyzedProject analyze(const json& j) {
-    Diagnostics d;
-    auto p = project_from_json(j, d);
-    EXPECT_TRUE(p) << d.format();
-    auto a = analyze_project(*p, {}, d);
-    EXPECT_TRUE(a) << d.format();
-    return *a;
+    return testing::analyzed_json(j);
 }
 
 std::string problems(const json& j, const AnalysisOptions& options = {}) {

@@ -2,6 +2,7 @@
 // issues them (docs/validation.md, vTrain's measured runs): simulate and the
 // studio say so.
 #include "pipewright/sim/host_pace.h"
+#include "analyzed_json.h"
 
 #include <gtest/gtest.h>
 
@@ -32,12 +33,7 @@ json gpt(int hidden, int sequence, int microbatch_size, const std::string& spec)
 }
 
 AnalyzedProject analyze(const json& j) {
-    Diagnostics d;
-    auto p = project_from_json(j, d);
-    EXPECT_TRUE(p) << d.format();
-    auto a = analyze_project(*p, {}, d);
-    EXPECT_TRUE(a) << d.format();
-    return *a;
+    return testing::analyzed_json(j);
 }
 
 TEST(HostPace, ASmallGptsKernelsAreShorterThanAHostIssuesThem) {

@@ -8,6 +8,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "analyzed_json.h"
 #include "pipewright/core/project_io.h"
 #include "pipewright/sim/planner.h"
 #include "pipewright/sim/simulation.h"
@@ -84,12 +85,7 @@ json project_json(bool tied, const std::vector<std::pair<std::string, std::vecto
 }
 
 AnalyzedProject analyze(const json& j) {
-    Diagnostics d;
-    auto project = project_from_json(j, d);
-    EXPECT_TRUE(project) << d.format();
-    auto analyzed = analyze_project(*project, {}, d);
-    EXPECT_TRUE(analyzed) << d.format();
-    return *analyzed;
+    return testing::analyzed_json(j);
 }
 
 TEST(TiedEmbeddingsSim, OneStageHoldsAndStepsOneMatrix) {
