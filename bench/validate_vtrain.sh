@@ -148,8 +148,8 @@ def project(run):
         out["tensor_parallel"] = {"size": T, "sequence_parallel": False}
     if d > 1:
         # vTrain's configurations: no gradient buckets, so the reduction
-        # follows the last backward; ZeRO stage 1, as DeepSpeed's pipeline
-        # allows and as the 175B rows need to fit.
+        # follows the last backward. ZeRO stage 1, the most DeepSpeed's
+        # pipeline allows; the data does not say.
         out["data_parallel"] = {
             "size": d, "zero_stage": 1, "overlap_gradient_sync": False,
             "replicas": [[device(T * (r + d * s)) for s in range(p)] for r in range(1, d)]}
