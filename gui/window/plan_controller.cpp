@@ -179,6 +179,13 @@ void PlanController::applyPlan() {
             said += QStringLiteral(". ") + sentence + QLatin1Char('.');
         }
     }
+    // Kernels shorter than an eager framework's host issues them: the
+    // figures above are the GPUs' side only.
+    if (!attempt->host_pace.empty()) {
+        said +=
+            tr(". Its kernels are shorter than an eager framework's host issues them, so the "
+               "real run is likely host-bound (the summary's tool tip says more)");
+    }
     context_.messages->showMessage(said, MessageBar::Kind::result);
 }
 

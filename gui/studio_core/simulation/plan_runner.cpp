@@ -4,9 +4,27 @@
 #include <exception>
 #include <new>
 
+#include "pipewright/core/analysis.h"
+#include "pipewright/sim/host_pace.h"
 #include "studio_core/simulation/background_job.h"
 
 namespace pipewright::gui {
+namespace {
+
+// host_pace_warning for a plan's layout, analysed as the planner analysed it.
+std::string planned_host_pace(const Project& planned, const PlanOptions& options) {
+    AnalysisOptions analysis;
+    analysis.base_dir = options.base_dir;
+    analysis.catalog = options.catalog;
+    Diagnostics problems;
+    const auto analyzed = analyze_project(planned, analysis, problems);
+    if (!analyzed) {
+        return {};
+    }
+    return host_pace_warning(*analyzed, stage_kernels(*analyzed, options.costs)).value_or("");
+}
+
+}  // namespace
 
 PlanRunner::PlanRunner(QObject* parent) : QObject(parent) {}
 
@@ -53,6 +71,9 @@ void PlanRunner::start(const Project& project, const QString& baseDir, StudioCos
             attempt->costs = costs;
             try {
                 attempt->result = plan_pipeline(project, options);
+                if (attempt->result->feasible) {
+                    attempt->host_pace = planned_host_pace(attempt->result->project, options);
+                }
             } catch (const PlanCancelled&) {
                 // Dropped below: a cancelled plan has a newer generation.
             } catch (const std::bad_alloc&) {

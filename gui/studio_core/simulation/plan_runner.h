@@ -19,6 +19,9 @@ struct PlanAttempt {
     Project input;
     StudioCosts costs;  // what it was priced with
     std::optional<PlanResult> result;
+    // Why a real run of the planned layout is likely paced by its framework's
+    // host rather than its kernels (sim/host_pace.h); empty: it is not.
+    std::string host_pace;
     std::string error;  // the input cannot be planned (or the planner failed)
 };
 
