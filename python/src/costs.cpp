@@ -8,6 +8,7 @@
 
 #include "cost_options.h"
 #include "errors.h"
+#include "pipewright/sim/host_pace.h"
 
 namespace py = pybind11;
 
@@ -96,6 +97,18 @@ void warn_core_sharing(const Costs& costs, const AnalyzedProject& project) {
 void warn_planned_core_sharing(const Costs& costs, const Project& planned) {
     warn_each(cli::planned_core_sharing_warnings(planned, costs.profile.get(), costs.catalog.get()),
               "the planned layout: ");
+}
+
+void warn_host_pace(const Costs& costs, const AnalyzedProject& project) {
+    if (auto host = host_pace_warning(project, stage_kernels(project, costs.options))) {
+        warn_each({*host}, "");
+    }
+}
+
+void warn_planned_host_pace(const Costs& costs, const Project& planned) {
+    if (auto host = cli::planned_host_pace_warning(planned, costs.options, costs.catalog.get())) {
+        warn_each({*host}, "the planned layout: ");
+    }
 }
 
 }  // namespace pipewright::python

@@ -34,6 +34,11 @@ struct Costs {
 void warn_core_sharing(const Costs& costs, const AnalyzedProject& project);
 // The same for the layout a plan chose ("the planned layout: …").
 void warn_planned_core_sharing(const Costs& costs, const Project& planned);
+// A Python warning, as `simulate` prints it, when a GPU stage's kernels come
+// faster than an eager framework's host issues them (sim/host_pace.h); and
+// the same for a plan's layout. Need the GIL.
+void warn_host_pace(const Costs& costs, const AnalyzedProject& project);
+void warn_planned_host_pace(const Costs& costs, const Project& planned);
 
 [[nodiscard]] Costs make_costs(const std::optional<std::string>& profile,
                                const std::vector<std::string>& calibrations,

@@ -220,6 +220,7 @@ SimulationRun simulate(const ProjectHandle& handle, const SimulateOptions& o) {
     }
     check_costs_fit(costs, analyzed.project, o.strict, analyzed.microbatch_size);
     warn_core_sharing(costs, analyzed);
+    warn_host_pace(costs, analyzed);
     SimulationRun run(std::move(analyzed), std::move(costs), handle.display_name());
     run.simulate();
     return run;

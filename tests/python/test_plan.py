@@ -129,3 +129,9 @@ def test_a_planned_layout_whose_cpu_ranks_outnumber_the_calibrated_cores_is_warn
     with pytest.warns(UserWarning, match="the planned layout: the calibration was measured on a "
                                          "machine of 2 cores"):
         project.plan(calibration=calibration)
+
+
+def test_a_planned_layout_paced_by_its_host_is_warned_about():
+    project = pipewright.load(ASSETS / "examples" / "resnet50-2gpu-pipelined.json")
+    with pytest.warns(UserWarning, match="the planned layout: the kernels of stage "):
+        project.plan()

@@ -262,3 +262,16 @@ def test_cpu_ranks_that_outnumber_the_calibrated_cores_are_warned_about(tmp_path
         warnings.simplefilter("error")
         alone = project.simulate(calibration=many)
     assert shared.iteration_time_s > 1.3 * alone.iteration_time_s
+
+
+def test_kernels_shorter_than_a_host_issues_them_are_warned_about():
+    """ResNet-50 in micro-batches of 20 on A100s: a warning, as `simulate` gives it."""
+    with pytest.warns(UserWarning, match=r"the kernels of stage 1 \(node0/c0/gpu1\) take .* "
+                                         r"likely paced by its host"):
+        result = pipewright.load(SMALL).simulate()
+    assert result.to_dict()["kernel_pace"]["likely_host_bound"] is True
+    # Llama 3.1 8B's kernels are long, and the flat model prices none.
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        pipewright.load(ASSETS / "examples" / "llama3.1-8b-h100-node.json").simulate()
+        pipewright.load(SMALL).simulate(efficiency=0.5)
