@@ -29,11 +29,13 @@ std::optional<KernelPace> shortest_kernels(const AnalyzedProject& project,
         count(stage.forward, launches);
         count(stage.backward_input, launches);
         count(stage.backward_weight, launches);
-        if (launches == 0) {
-            continue;
-        }
         const double seconds =
             stage.forward.seconds + stage.backward_input.seconds + stage.backward_weight.seconds;
+        // Kernels that cost nothing (free layers on a device without a launch
+        // cost) have no pace to judge.
+        if (launches == 0 || seconds <= 0) {
+            continue;
+        }
         const double per_kernel = seconds / launches;
         if (!shortest || per_kernel < shortest->seconds_per_kernel) {
             shortest = KernelPace{static_cast<int>(i),
