@@ -129,9 +129,9 @@ std::vector<std::string> planned_core_sharing_warnings(const Project& planned,
     return analyzed ? core_sharing_warnings(*analyzed, profile) : std::vector<std::string>{};
 }
 
-std::optional<std::string> planned_host_pace_warning(const Project& planned,
-                                                     const CostModelOptions& costs,
-                                                     const DeviceCatalog* catalog) {
+std::optional<std::string> layout_host_pace_warning(const Project& planned,
+                                                    const CostModelOptions& costs,
+                                                    const DeviceCatalog* catalog) {
     AnalysisOptions options;
     options.catalog = catalog;
     Diagnostics problems;

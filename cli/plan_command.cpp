@@ -348,7 +348,7 @@ int run_plan(const PlanArgs& args, std::ostream& out, std::ostream& err) {
             err << "pipewright: warning: the planned layout: " << shared << '\n';
         }
         if (auto host =
-                planned_host_pace_warning(result.project, *costs, cost_inputs.catalog_or_null())) {
+                layout_host_pace_warning(result.project, *costs, cost_inputs.catalog_or_null())) {
             err << "pipewright: warning: the planned layout: " << *host << '\n';
         }
     }

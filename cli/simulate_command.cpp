@@ -218,6 +218,10 @@ int run_simulate(const SimulateArgs& args, std::ostream& out, std::ostream& err)
         if (!project) {
             return kInvalidInput;
         }
+        // The schedules run the same kernels: one warning holds for them all.
+        if (auto host = layout_host_pace_warning(*project, costs, options.catalog)) {
+            err << "pipewright: warning: " << *host << '\n';
+        }
         auto rows = compare_schedules(*project, options, costs);
         if (args.json) {
             out << comparison_to_json(rows).dump(2) << '\n';

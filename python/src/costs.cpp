@@ -106,7 +106,7 @@ void warn_host_pace(const Costs& costs, const AnalyzedProject& project) {
 }
 
 void warn_planned_host_pace(const Costs& costs, const Project& planned) {
-    if (auto host = cli::planned_host_pace_warning(planned, costs.options, costs.catalog.get())) {
+    if (auto host = cli::layout_host_pace_warning(planned, costs.options, costs.catalog.get())) {
         warn_each({*host}, "the planned layout: ");
     }
 }

@@ -100,6 +100,11 @@ TEST(Cli, SimulateWarnsWhereTheHostLikelySetsThePace) {
     EXPECT_NE(r.err.find(warning), std::string::npos) << r.err;
     EXPECT_NE(r.err.find("likely paced by its host"), std::string::npos) << r.err;
     EXPECT_EQ(r.out.find("paced by its host"), std::string::npos);
+    // Every schedule runs the same kernels: comparing them warns once.
+    r = run_cli({"simulate", example("resnet50-2gpu-pipelined.json"), "--compare-schedules"});
+    ASSERT_EQ(r.code, 0) << r.err;
+    EXPECT_TRUE(r.err.starts_with(warning)) << r.err;
+    EXPECT_EQ(r.err.find('\n'), r.err.size() - 1) << r.err;
     // The flat model prices no kernels, and Llama 3.1 8B's are long.
     r = run_cli({"simulate", example("resnet50-2gpu-pipelined.json"), "--efficiency", "0.5"});
     ASSERT_EQ(r.code, 0) << r.err;
