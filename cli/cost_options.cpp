@@ -129,13 +129,11 @@ std::vector<std::string> planned_core_sharing_warnings(const Project& planned,
     return analyzed ? core_sharing_warnings(*analyzed, profile) : std::vector<std::string>{};
 }
 
-std::optional<std::string> layout_host_pace_warning(const Project& planned,
-                                                    const CostModelOptions& costs,
-                                                    const DeviceCatalog* catalog) {
-    AnalysisOptions options;
-    options.catalog = catalog;
+std::optional<std::string> layout_host_pace_warning(const Project& layout,
+                                                    const AnalysisOptions& options,
+                                                    const CostModelOptions& costs) {
     Diagnostics problems;
-    const auto analyzed = analyze_project(planned, options, problems);
+    const auto analyzed = analyze_project(layout, options, problems);
     if (!analyzed) {
         return std::nullopt;
     }

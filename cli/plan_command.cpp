@@ -343,12 +343,14 @@ int run_plan(const PlanArgs& args, std::ostream& out, std::ostream& err) {
         }
     }
     if (result.plan.report) {
+        AnalysisOptions planned_analysis;
+        planned_analysis.base_dir = options.base_dir;
+        planned_analysis.catalog = options.catalog;
         for (const std::string& shared : planned_core_sharing_warnings(
                  result.project, costs->profile, cost_inputs.catalog_or_null())) {
             err << "pipewright: warning: the planned layout: " << shared << '\n';
         }
-        if (auto host =
-                layout_host_pace_warning(result.project, *costs, cost_inputs.catalog_or_null())) {
+        if (auto host = layout_host_pace_warning(result.project, planned_analysis, *costs)) {
             err << "pipewright: warning: the planned layout: " << *host << '\n';
         }
     }

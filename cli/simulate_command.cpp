@@ -219,7 +219,7 @@ int run_simulate(const SimulateArgs& args, std::ostream& out, std::ostream& err)
             return kInvalidInput;
         }
         // The schedules run the same kernels: one warning holds for them all.
-        if (auto host = layout_host_pace_warning(*project, costs, options.catalog)) {
+        if (auto host = layout_host_pace_warning(*project, options, costs)) {
             err << "pipewright: warning: " << *host << '\n';
         }
         auto rows = compare_schedules(*project, options, costs);

@@ -105,8 +105,12 @@ void warn_host_pace(const Costs& costs, const AnalyzedProject& project) {
     }
 }
 
-void warn_planned_host_pace(const Costs& costs, const Project& planned) {
-    if (auto host = cli::layout_host_pace_warning(planned, costs.options, costs.catalog.get())) {
+void warn_planned_host_pace(const Costs& costs, const Project& planned,
+                            const std::filesystem::path& base_dir) {
+    AnalysisOptions options;
+    options.base_dir = base_dir;
+    options.catalog = costs.catalog.get();
+    if (auto host = cli::layout_host_pace_warning(planned, options, costs.options)) {
         warn_each({*host}, "the planned layout: ");
     }
 }

@@ -4,6 +4,7 @@
 // on the command line (cli/cost_options.h), with the profile owned here so
 // that a result can simulate again later (its timeline) with the same costs.
 
+#include <filesystem>
 #include <memory>
 #include <optional>
 #include <string>
@@ -38,7 +39,8 @@ void warn_planned_core_sharing(const Costs& costs, const Project& planned);
 // faster than an eager framework's host issues them (sim/host_pace.h); and
 // the same for a plan's layout. Need the GIL.
 void warn_host_pace(const Costs& costs, const AnalyzedProject& project);
-void warn_planned_host_pace(const Costs& costs, const Project& planned);
+void warn_planned_host_pace(const Costs& costs, const Project& planned,
+                            const std::filesystem::path& base_dir);
 
 [[nodiscard]] Costs make_costs(const std::optional<std::string>& profile,
                                const std::vector<std::string>& calibrations,

@@ -85,7 +85,7 @@ py::dict plan(const ProjectHandle& handle, std::optional<std::string> schedule,
     }
     if (result.plan.report) {
         warn_planned_core_sharing(costs, result.project);
-        warn_planned_host_pace(costs, result.project);
+        warn_planned_host_pace(costs, result.project, handle.base_dir);
     }
     py::dict out;
     out["report"] = to_python(cli::plan_result_json(result, input));
