@@ -322,6 +322,10 @@ for name in SETS:
         print(row_text([str(hidden), str(mb), str(T), str(len(v)), f"{meas:.2f}", f"{sim:.2f}",
                         f"{sim / meas:.2f}"]))
     print()
+    least = min(x for v in cells.values() for x, _ in v)
+    print(f"The least any run took per micro-batch and layer: {least:.2f} ms measured; "
+          f"simulated, {min(y for v in cells.values() for _, y in v):.2f} ms.")
+    print()
     groups, pair_errors, picks, losses, rhos = layout_choice(
         ok, lambda r: (r["hidden"], r["heads"], r["layers"], r["seq"], r["batch"], r["gpus"]))
     if groups:
