@@ -14,10 +14,10 @@
 #include <cstdlib>
 #include <fstream>
 #include <map>
-#include <sstream>
 #include <string>
 #include <vector>
 
+#include "csv_cells.h"
 #include "pipewright/sim/collective_cost.h"
 
 namespace {
@@ -29,12 +29,7 @@ struct Measurement {
 };
 
 bool parse_row(const std::string& line, Measurement& m) {
-    std::stringstream s(line);
-    std::string cell;
-    std::vector<std::string> cells;
-    while (std::getline(s, cell, ',')) {
-        cells.push_back(cell);
-    }
+    const std::vector<std::string> cells = csv_cells(line);
     if (cells.size() != 3) {
         return false;
     }

@@ -10,10 +10,10 @@
 #include <cstdio>
 #include <fstream>
 #include <map>
-#include <sstream>
 #include <string>
 #include <vector>
 
+#include "csv_cells.h"
 #include "pipewright/core/device_catalog.h"
 #include "pipewright/sim/kernel_cost.h"
 
@@ -52,12 +52,7 @@ int main(int argc, char** argv) {
         if (line.empty() || line[0] == '#' || line.rfind("b,", 0) == 0) {
             continue;
         }
-        std::stringstream s(line);
-        std::string cell;
-        std::vector<std::string> cells;
-        while (std::getline(s, cell, ',')) {
-            cells.push_back(cell);
-        }
+        const std::vector<std::string> cells = csv_cells(line);
         if (cells.size() != 6) {
             continue;
         }

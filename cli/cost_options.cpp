@@ -8,8 +8,6 @@
 #include "pipewright/core/device_calibration.h"
 #include "pipewright/core/diagnostics.h"
 #include "pipewright/core/launch_layout.h"
-#include "pipewright/sim/host_pace.h"
-#include "pipewright/sim/kernel_breakdown.h"
 #include "pipewright/sim/profile_coverage.h"
 #include "report_format.h"
 
@@ -127,17 +125,6 @@ std::vector<std::string> planned_core_sharing_warnings(const Project& planned,
     Diagnostics problems;
     const auto analyzed = analyze_project(planned, options, problems);
     return analyzed ? core_sharing_warnings(*analyzed, profile) : std::vector<std::string>{};
-}
-
-std::optional<std::string> layout_host_pace_warning(const Project& layout,
-                                                    const AnalysisOptions& options,
-                                                    const CostModelOptions& costs) {
-    Diagnostics problems;
-    const auto analyzed = analyze_project(layout, options, problems);
-    if (!analyzed) {
-        return std::nullopt;
-    }
-    return host_pace_warning(*analyzed, stage_kernels(*analyzed, costs));
 }
 
 }  // namespace pipewright::cli

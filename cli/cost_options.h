@@ -73,12 +73,4 @@ std::optional<CostModelOptions> cost_model_options(const CostArgs& args, CostInp
                                                                      const Profile* profile,
                                                                      const DeviceCatalog* catalog);
 
-// Why a real run of a layout (a plan's, or one whose schedules are compared)
-// is likely paced by its framework's host rather than its kernels
-// (sim/host_pace.h), as `simulate` warns about it; nullopt when it is not.
-// The layout is analysed with `options` (its folder, the calibrated catalog).
-[[nodiscard]] std::optional<std::string> layout_host_pace_warning(const Project& layout,
-                                                                  const AnalysisOptions& options,
-                                                                  const CostModelOptions& costs);
-
 }  // namespace pipewright::cli

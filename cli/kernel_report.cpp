@@ -45,8 +45,7 @@ std::string rate(const KernelShare& k) {
 }  // namespace
 
 nlohmann::json stages_json(const AnalyzedProject& project, const SimulationReport& report,
-                           const CostModelOptions& costs) {
-    const std::vector<StageKernels> kernels = stage_kernels(project, costs);
+                           const std::vector<StageKernels>& kernels) {
     nlohmann::json out = nlohmann::json::array();
     for (std::size_t s = 0; s < project.stages.size(); ++s) {
         const PipelineStage& stage = project.stages[s];
@@ -181,7 +180,7 @@ nlohmann::json kernel_pace_json(const KernelPace& pace) {
             {"device", pace.device},
             {"launches", pace.launches},
             {"seconds_per_kernel", pace.seconds_per_kernel},
-            {"likely_host_bound", pace.seconds_per_kernel < kMeasuredHostSecondsPerKernel}};
+            {"likely_host_bound", pace.likely_host_bound()}};
 }
 
 }  // namespace pipewright::cli

@@ -15,10 +15,10 @@
 namespace pipewright::cli {
 
 // Per stage: its device, layers, per-micro-batch F, I and W (collectives
-// included) and their kernels, slowest first.
+// included) and their kernels (stage_kernels), slowest first.
 [[nodiscard]] nlohmann::json stages_json(const AnalyzedProject& project,
                                          const SimulationReport& report,
-                                         const CostModelOptions& costs);
+                                         const std::vector<StageKernels>& kernels);
 
 // `kernel_pace` of `simulate --json`: the GPU stage whose kernels are
 // shortest on average, and whether a real run is likely paced by its

@@ -15,6 +15,7 @@
 #include "pipewright/core/profile.h"
 #include "pipewright/core/project_io.h"
 #include "pipewright/core/schedule_generators.h"
+#include "pipewright/sim/host_pace.h"
 #include "pipewright/sim/planner.h"
 #include "pipewright/sim/profile_coverage.h"
 #include "plan_json.h"
@@ -350,7 +351,7 @@ int run_plan(const PlanArgs& args, std::ostream& out, std::ostream& err) {
                  result.project, costs->profile, cost_inputs.catalog_or_null())) {
             err << "pipewright: warning: the planned layout: " << shared << '\n';
         }
-        if (auto host = layout_host_pace_warning(result.project, planned_analysis, *costs)) {
+        if (auto host = host_pace_warning(result.project, planned_analysis, *costs)) {
             err << "pipewright: warning: the planned layout: " << *host << '\n';
         }
     }

@@ -219,7 +219,7 @@ int run_simulate(const SimulateArgs& args, std::ostream& out, std::ostream& err)
             return kInvalidInput;
         }
         // The schedules run the same kernels: one warning holds for them all.
-        if (auto host = layout_host_pace_warning(*project, options, costs)) {
+        if (auto host = host_pace_warning(*project, options, costs)) {
             err << "pipewright: warning: " << *host << '\n';
         }
         auto rows = compare_schedules(*project, options, costs);
@@ -292,9 +292,9 @@ int run_simulate(const SimulateArgs& args, std::ostream& out, std::ostream& err)
         return kInvalidInput;
     }
 
-    const auto pace = shortest_kernels(*project, stage_kernels(*project, costs));
-    const bool host_bound = pace && pace->seconds_per_kernel < kMeasuredHostSecondsPerKernel;
-    if (host_bound) {
+    const std::vector<StageKernels> kernels = stage_kernels(*project, costs);
+    const auto pace = shortest_kernels(*project, kernels);
+    if (pace && pace->likely_host_bound()) {
         err << "pipewright: warning: " << host_pace_message(*pace) << '\n';
     }
 
@@ -308,7 +308,7 @@ int run_simulate(const SimulateArgs& args, std::ostream& out, std::ostream& err)
 
     if (args.json) {
         nlohmann::json j = report_to_json(report);
-        j["stages"] = stages_json(*project, report, costs);
+        j["stages"] = stages_json(*project, report, kernels);
         if (pace) {
             j["kernel_pace"] = kernel_pace_json(*pace);
         }

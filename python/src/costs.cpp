@@ -8,7 +8,6 @@
 
 #include "cost_options.h"
 #include "errors.h"
-#include "pipewright/sim/host_pace.h"
 
 namespace py = pybind11;
 
@@ -99,9 +98,9 @@ void warn_planned_core_sharing(const Costs& costs, const Project& planned) {
               "the planned layout: ");
 }
 
-void warn_host_pace(const Costs& costs, const AnalyzedProject& project) {
-    if (auto host = host_pace_warning(project, stage_kernels(project, costs.options))) {
-        warn_each({*host}, "");
+void warn_host_pace(const std::optional<KernelPace>& pace) {
+    if (pace && pace->likely_host_bound()) {
+        warn_each({host_pace_message(*pace)}, "");
     }
 }
 
@@ -110,7 +109,7 @@ void warn_planned_host_pace(const Costs& costs, const Project& planned,
     AnalysisOptions options;
     options.base_dir = base_dir;
     options.catalog = costs.catalog.get();
-    if (auto host = cli::layout_host_pace_warning(planned, options, costs.options)) {
+    if (auto host = host_pace_warning(planned, options, costs.options)) {
         warn_each({*host}, "the planned layout: ");
     }
 }

@@ -15,6 +15,7 @@
 #include "pipewright/core/profile.h"
 #include "pipewright/core/project.h"
 #include "pipewright/sim/cost_model.h"
+#include "pipewright/sim/host_pace.h"
 
 namespace pipewright::python {
 
@@ -38,7 +39,7 @@ void warn_planned_core_sharing(const Costs& costs, const Project& planned);
 // A Python warning, as `simulate` prints it, when a GPU stage's kernels come
 // faster than an eager framework's host issues them (sim/host_pace.h); and
 // the same for a plan's layout. Need the GIL.
-void warn_host_pace(const Costs& costs, const AnalyzedProject& project);
+void warn_host_pace(const std::optional<KernelPace>& pace);
 void warn_planned_host_pace(const Costs& costs, const Project& planned,
                             const std::filesystem::path& base_dir);
 

@@ -100,11 +100,16 @@ class SimulationRun {
         py::gil_scoped_release unlocked;
         report_ = simulate_project(*project_, costs_.options, Recording::summary);
         json_ = cli::report_to_json(report_);
-        json_["stages"] = cli::stages_json(*project_, report_, costs_.options);
-        if (auto pace = shortest_kernels(*project_, stage_kernels(*project_, costs_.options))) {
-            json_["kernel_pace"] = cli::kernel_pace_json(*pace);
+        const std::vector<StageKernels> kernels = stage_kernels(*project_, costs_.options);
+        json_["stages"] = cli::stages_json(*project_, report_, kernels);
+        pace_ = shortest_kernels(*project_, kernels);
+        if (pace_) {
+            json_["kernel_pace"] = cli::kernel_pace_json(*pace_);
         }
     }
+
+    // The GPU stage whose kernels are shortest (sim/host_pace.h), if any.
+    [[nodiscard]] const std::optional<KernelPace>& pace() const { return pace_; }
 
     [[nodiscard]] py::object to_dict() const { return to_python(json_); }
 
@@ -205,6 +210,7 @@ class SimulationRun {
     std::string name_;
     SimulationReport report_;
     nlohmann::json json_;
+    std::optional<KernelPace> pace_;
     std::shared_ptr<const SimulationReport> recorded_;
 };
 
@@ -220,9 +226,9 @@ SimulationRun simulate(const ProjectHandle& handle, const SimulateOptions& o) {
     }
     check_costs_fit(costs, analyzed.project, o.strict, analyzed.microbatch_size);
     warn_core_sharing(costs, analyzed);
-    warn_host_pace(costs, analyzed);
     SimulationRun run(std::move(analyzed), std::move(costs), handle.display_name());
     run.simulate();
+    warn_host_pace(run.pace());
     return run;
 }
 

@@ -67,10 +67,20 @@ std::string host_pace_message(const KernelPace& pace) {
 std::optional<std::string> host_pace_warning(const AnalyzedProject& project,
                                              const std::vector<StageKernels>& kernels) {
     const auto pace = shortest_kernels(project, kernels);
-    if (!pace || pace->seconds_per_kernel >= kMeasuredHostSecondsPerKernel) {
+    if (!pace || !pace->likely_host_bound()) {
         return std::nullopt;
     }
     return host_pace_message(*pace);
+}
+
+std::optional<std::string> host_pace_warning(const Project& layout, const AnalysisOptions& options,
+                                             const CostModelOptions& costs) {
+    Diagnostics problems;
+    const auto analyzed = analyze_project(layout, options, problems);
+    if (!analyzed) {
+        return std::nullopt;
+    }
+    return host_pace_warning(*analyzed, stage_kernels(*analyzed, costs));
 }
 
 }  // namespace pipewright

@@ -82,6 +82,8 @@ TEST(HostPace, ASmallGptsKernelsAreShorterThanAHostIssuesThem) {
         << *warning;
     EXPECT_NE(warning->find("paced by its host"), std::string::npos) << *warning;
     EXPECT_NE(warning->find("55.0 µs"), std::string::npos) << *warning;
+    // A layout not yet analysed (a plan's) is analysed and judged alike.
+    EXPECT_EQ(host_pace_warning(project.project, {}, costs), warning);
 }
 
 TEST(HostPace, LargeKernelsKeepTheHostBehind) {

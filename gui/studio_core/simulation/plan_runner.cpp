@@ -9,23 +9,6 @@
 #include "studio_core/simulation/background_job.h"
 
 namespace pipewright::gui {
-namespace {
-
-// host_pace_warning for a plan's layout, analysed as the planner analysed it.
-std::string planned_host_pace(const Project& planned, const PlanOptions& options) {
-    AnalysisOptions analysis;
-    analysis.base_dir = options.base_dir;
-    analysis.catalog = options.catalog;
-    Diagnostics problems;
-    const auto analyzed = analyze_project(planned, analysis, problems);
-    if (!analyzed) {
-        return {};
-    }
-    return host_pace_warning(*analyzed, stage_kernels(*analyzed, options.costs)).value_or("");
-}
-
-}  // namespace
-
 PlanRunner::PlanRunner(QObject* parent) : QObject(parent) {}
 
 PlanRunner::~PlanRunner() {
@@ -72,7 +55,13 @@ void PlanRunner::start(const Project& project, const QString& baseDir, StudioCos
             try {
                 attempt->result = plan_pipeline(project, options);
                 if (attempt->result->feasible) {
-                    attempt->host_pace = planned_host_pace(attempt->result->project, options);
+                    // As the planner analysed it: its folder and catalog.
+                    AnalysisOptions analysis;
+                    analysis.base_dir = options.base_dir;
+                    analysis.catalog = options.catalog;
+                    attempt->host_pace =
+                        host_pace_warning(attempt->result->project, analysis, options.costs)
+                            .value_or("");
                 }
             } catch (const PlanCancelled&) {
                 // Dropped below: a cancelled plan has a newer generation.

@@ -32,6 +32,11 @@ struct KernelPace {
     std::string device;  // the stage's device path
     int launches = 0;    // a micro-batch, recomputation not counted
     double seconds_per_kernel = 0;
+
+    // Faster than the measured runs ever issued kernels.
+    [[nodiscard]] bool likely_host_bound() const {
+        return seconds_per_kernel < kMeasuredHostSecondsPerKernel;
+    }
 };
 
 // Nullopt when no stage on a GPU is priced by kernels (a profile, given
@@ -48,5 +53,12 @@ struct KernelPace {
 // kMeasuredHostSecondsPerKernel; nullopt otherwise.
 [[nodiscard]] std::optional<std::string> host_pace_warning(
     const AnalyzedProject& project, const std::vector<StageKernels>& kernels);
+
+// The same for a layout not yet analysed (a plan's, one whose schedules are
+// compared), analysed with `options` (its folder, the calibrated catalog)
+// and priced with `costs`; nullopt as well when it does not analyse.
+[[nodiscard]] std::optional<std::string> host_pace_warning(const Project& layout,
+                                                           const AnalysisOptions& options,
+                                                           const CostModelOptions& costs);
 
 }  // namespace pipewright
