@@ -334,9 +334,11 @@ print()
 # Korthikanti et al. 2022: a block's activations per micro-batch of b
 # sequences, without recomputation: s·b·h·(10 + 24/T + 5·a·s/(h·T)) with tensor
 # parallelism, s·b·h·(34/T + 5·a·s/(h·T)) with sequence parallelism as well.
-# Under 1F1B rank r holds p − r micro-batches of its L/p blocks. The simulated
-# activations are the peak without recomputation minus the peak with it, plus
-# what the latter stashes (each in-flight micro-batch's stage input).
+# Under 1F1B rank r holds p − r micro-batches of its L/p blocks. Without
+# recomputation its peak is static + (p − r)·S, S a micro-batch's stash; with
+# it, static + (p − r)·I + S, I the stage input kept per micro-batch and S the
+# micro-batch recomputed during its backward. The difference gives S, and the
+# simulated activations are (p − r)·S.
 example = os.path.join(EXAMPLES, "gpt3-175b-a100-1024.json")
 if os.path.exists(example):
     s, b, h, a, L, T, p = SEQ, 1, 12288, 96, 96, 8, 8
@@ -364,9 +366,10 @@ if os.path.exists(example):
         per_block = s * b * h * ((34 / T if sp else 10 + 24 / T) + 5 * a * s / (h * T))
         for r in (0, 1):
             stage_input = s * b * 8 if r == 0 else s * b * h * 2  # token ids or bf16 hidden
-            with_ckpt = runs[True]["devices"][r]["peak_memory_bytes"] - (p - r) * stage_input
             dev = runs[False]["devices"][r]
-            simulated = dev["peak_memory_bytes"] - with_ckpt
+            difference = dev["peak_memory_bytes"] - runs[True]["devices"][r]["peak_memory_bytes"]
+            stash = (difference + (p - r) * stage_input) / (p - r - 1)
+            simulated = (p - r) * stash
             formula = per_block * (L // p) * (p - r)
             print(row_text([str(sp).lower(), str(r), f"{simulated / GiB:.3f} GiB",
                             f"{formula / GiB:.3f} GiB", f"{(simulated - formula) / formula:+.2%}",

@@ -47,10 +47,13 @@ AutoScheduleCosts auto_costs_for(const AnalyzedProject& project, const Simulatio
         const double held =
             r < input.static_bytes.size() ? static_cast<double>(input.static_bytes[r]) : 0.0;
         const double capacity = static_cast<double>(project.rank_specs[r].memory_bytes);
-        // Activations that do not fit at all are shown as not fitting, as
-        // for every schedule, rather than refused here.
+        // A forward or backward holds its transient bytes on top of the
+        // stashes (the recomputed stage, context parallelism's keys and
+        // values). Activations that do not fit at all are shown as not
+        // fitting, as for every schedule, rather than refused here.
+        const double transient = std::max(c.transient_forward_bytes, c.transient_backward_bytes);
         a.memory_limit_bytes =
-            std::max(capacity - held, std::max(a.stash_bytes, a.weight_stash_bytes));
+            std::max(capacity - held - transient, std::max(a.stash_bytes, a.weight_stash_bytes));
         if (s + 1 < input.stages.size()) {
             a.to_next = transfer_over(input, rank, stage_rank[s + 1], c.output_bytes);
         }

@@ -543,7 +543,11 @@ std::vector<StageCost> stage_costs(const AnalyzedProject& project,
         }
         s.input_bytes *= token_share(project);
         if (training.full_recompute()) {
-            // Only the stage input is kept; backward first recomputes the forward.
+            // Only the stage input is kept; backward first recomputes the
+            // forward, which holds the micro-batch's activations of the whole
+            // stage again until the backward has used them: the stage is
+            // recomputed at once, as Pipewright's runs recompute it.
+            s.transient_backward_bytes += s.stash_bytes;
             s.stash_bytes = s.input_bytes;
             s.backward_input_s += s.forward_s;
             if (s.backward_full_s > 0) {

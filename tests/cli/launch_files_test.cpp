@@ -476,7 +476,7 @@ TEST(LaunchFiles, BadInputsAreRefusedInWords) {
     EXPECT_NE(set_by_files.err.find("--nnodes is set by each launch file"), std::string::npos)
         << set_by_files.err;
     // Refused by `pipewright run` before it starts: refused here.
-    const auto zero2 = run_cli({"launch-files", example("gpt3-175b-p4d-4x26-zero2.json"), "--out",
+    const auto zero2 = run_cli({"launch-files", example("gpt3-175b-p4d-2x52-zero2.json"), "--out",
                                 (dir / "zero2").string()});
     EXPECT_EQ(zero2.code, 1);
     EXPECT_NE(zero2.err.find("ZeRO stage 2 is simulation-only"), std::string::npos) << zero2.err;

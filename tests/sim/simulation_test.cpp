@@ -8,6 +8,7 @@
 
 #include "pipewright/core/project_io.h"
 #include "pipewright/core/schedule_generators.h"
+#include "pipewright/sim/cost_model.h"
 #include "pipewright/sim/schedule_comparison.h"
 #include "pipewright/sim/simulation.h"
 
@@ -252,6 +253,31 @@ TEST(Simulation, ActivationCheckpointingTradesMemoryForTime) {
     for (std::size_t r = 0; r < a.devices.size(); ++r) {
         EXPECT_LT(b.devices[r].peak_memory_bytes, a.devices[r].peak_memory_bytes);
     }
+}
+
+// Under full recomputation a stage keeps its input per micro-batch, and its
+// backward holds the micro-batch's activations of the whole stage again: with
+// GPipe, whose first backward starts with every micro-batch in flight, the
+// peak above the static memory is m inputs and one micro-batch's stash,
+// where without recomputation it is m stashes.
+TEST(Simulation, FullRecomputationHoldsOneMicroBatchOfTheStageDuringItsBackward) {
+    auto plain = analyzed_example("resnet50-2gpu-pipelined.json");
+    ASSERT_EQ(plain.project.training.schedule.name, "gpipe");
+    auto checkpointed = plain;
+    checkpointed.project.training.recompute = Recompute::full;
+    const StageCost kept = stage_costs(plain, {}).at(0);
+    const StageCost recomputed = stage_costs(checkpointed, {}).at(0);
+    ASSERT_GT(kept.stash_bytes, 2 * kept.input_bytes);
+    EXPECT_DOUBLE_EQ(recomputed.stash_bytes, kept.input_bytes);
+    EXPECT_DOUBLE_EQ(recomputed.transient_backward_bytes, kept.stash_bytes);
+
+    const double m = plain.microbatches;
+    ASSERT_GE(m, 2);
+    const auto a = simulate_project(plain).devices.at(0).peak_memory_bytes;
+    const auto b = simulate_project(checkpointed).devices.at(0).peak_memory_bytes;
+    // Both peaks stand on the same static memory.
+    EXPECT_NEAR(static_cast<double>(a - b),
+                m * kept.stash_bytes - (m * kept.input_bytes + kept.stash_bytes), 2.0);
 }
 
 // zb-auto builds its lists within what each device has left: on the GPT-3

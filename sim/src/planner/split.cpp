@@ -12,10 +12,11 @@
 //           <=>  key(a) <= capacity - per_param * P(i) - full * St(i) - weight_only * W(i)
 // with key(a) = -per_param * P(a) - full * St(a) - weight_only * W(a) (under
 // checkpointing the stash is the stage input, so full * input(a) replaces the
-// St terms). S is non-decreasing, so the time condition is a suffix of a; a
-// stack of reachable a's with increasing keys answers "smallest key in the
-// suffix" by binary search. The check is exact, so bisection on T (snapping
-// to the bottleneck actually reached) finds the optimum.
+// full * St terms, and one micro-batch's St(i) - St(a), recomputed during its
+// backward, adds the same terms once). S is non-decreasing, so the time condition is a suffix of a;
+// a stack of reachable a's with increasing keys answers "smallest key in the suffix" by binary
+// search. The check is exact, so bisection on T (snapping to the bottleneck actually reached) finds
+// the optimum.
 
 #include <algorithm>
 #include <cmath>
@@ -32,6 +33,12 @@ std::size_t at(int i) {
 }
 
 constexpr double kInfinity = std::numeric_limits<double>::infinity();
+
+// Under checkpointing, the micro-batches whose backward recomputes the
+// stage's activations (all of them at once, one micro-batch at a time).
+double recomputed(const Slot& slot) {
+    return slot.full > 0 ? 1.0 : 0.0;
+}
 
 class Checker {
   public:
@@ -162,7 +169,8 @@ class Checker {
     [[nodiscard]] double key(const Slot& sl, int a) const {
         const double base = -problem_.bytes_per_param * table_.params[at(a)] -
                             sl.weight_only * table_.weight_stash[at(a)];
-        return problem_.checkpointing ? base + sl.full * table_.input_bytes[at(a)]
+        return problem_.checkpointing ? base + sl.full * table_.input_bytes[at(a)] -
+                                            recomputed(sl) * table_.stash[at(a)]
                                       : base - sl.full * table_.stash[at(a)];
     }
 
@@ -172,7 +180,8 @@ class Checker {
         const double base = cap - problem_.bytes_per_param * (table_.params[at(i)] - both_ends) -
                             sl.weight_only * table_.weight_stash[at(i)] -
                             (i == layers_ ? sl.full * table_.loss_stash : 0);
-        return problem_.checkpointing ? base : base - sl.full * table_.stash[at(i)];
+        return problem_.checkpointing ? base - recomputed(sl) * table_.stash[at(i)]
+                                      : base - sl.full * table_.stash[at(i)];
     }
 
     // Keeps keys increasing from bottom to top: an older a with a larger key
@@ -264,7 +273,9 @@ double stage_memory(const SplitProblem& problem, std::size_t k, int a, int i) {
     const double stash =
         problem.checkpointing ? t.input_bytes[at(a)] : t.stash[at(i)] - t.stash[at(a)];
     const double loss = i == t.layers ? t.loss_stash : 0;
-    return static_bytes(problem, a, i) + sl.full * (stash + loss) +
+    const double transient =
+        problem.checkpointing ? recomputed(sl) * (t.stash[at(i)] - t.stash[at(a)]) : 0;
+    return static_bytes(problem, a, i) + sl.full * (stash + loss) + transient +
            sl.weight_only * (t.weight_stash[at(i)] - t.weight_stash[at(a)]);
 }
 
