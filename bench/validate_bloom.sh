@@ -26,18 +26,21 @@ set -euo pipefail
 
 source "$(dirname "$0")/validation_common.sh" bloom
 
-PIPEWRIGHT=$PIPEWRIGHT OUT=$OUT INTER_NODE=${INTER_NODE:-50} EFFICIENCY=${EFFICIENCY:-} \
+PIPEWRIGHT=$PIPEWRIGHT OUT=$OUT BENCH="$here" INTER_NODE=${INTER_NODE:-50} EFFICIENCY=${EFFICIENCY:-} \
     python3 - <<'PYTHON'
 import json
 import os
 import subprocess
+import sys
+
+sys.path.insert(0, os.environ["BENCH"])
+from dgx_topology import GPUS_PER_NODE, device, dgx_topology  # noqa: E402
 
 PW = os.environ["PIPEWRIGHT"]
 OUT = os.environ["OUT"]
 INTER_NODE = float(os.environ["INTER_NODE"])
 EFFICIENCY = os.environ["EFFICIENCY"]
 
-GPUS_PER_NODE = 8
 NODES = 48
 SEQ = 2048
 HIDDEN = 14336
@@ -61,10 +64,6 @@ def paper_flops():
     formula BigScience's logs report TFLOPs by (Megatron-LM PR #251)."""
     s, l, h, V = SEQ, LAYERS, HIDDEN, VOCAB
     return 96 * BATCH * s * l * h * h * (1 + s / (6 * h) + V / (16 * l * h))
-
-
-def device(g):
-    return f"node{g // GPUS_PER_NODE}/c0/gpu{g % GPUS_PER_NODE}"
 
 
 def stage_layers(p):
@@ -105,22 +104,12 @@ def project(T, p, mb, heads):
     # T · (r + d · s).
     placement = [{"device": device(T * d * s), "layers": {"from": first, "to": last}}
                  for s, (first, last) in enumerate(stage_layers(p))]
-    nodes = [{"name": f"node{n}", "containers": [{"name": "c0", "devices": [
-        {"name": f"gpu{g}", "spec": "A100-80GB"} for g in range(GPUS_PER_NODE)]}]}
-        for n in range(NODES)]
     return {
         "format": "pipewright-project",
         "version": 1,
         "model": {"name": f"bloom-176b-h{heads}", "input": {"shape": [SEQ], "dtype": "int64"},
                   "loss": "cross_entropy", "tie_word_embeddings": True, "layers": model},
-        "topology": {
-            "links": {
-                "intra_container": {"bandwidth_GBps": 300, "latency_us": 5},
-                "intra_node": {"bandwidth_GBps": 32, "latency_us": 10},
-                "inter_node": {"bandwidth_GBps": INTER_NODE, "latency_us": 10},
-            },
-            "nodes": nodes,
-        },
+        "topology": dgx_topology(gpus, "A100-80GB", INTER_NODE),
         "placement": placement,
         "training": {
             "batch_size": BATCH,

@@ -26,12 +26,16 @@ set -euo pipefail
 
 source "$(dirname "$0")/validation_common.sh" megatron
 
-PIPEWRIGHT=$PIPEWRIGHT OUT=$OUT EXAMPLES="$here/../assets/examples" \
+PIPEWRIGHT=$PIPEWRIGHT OUT=$OUT EXAMPLES="$here/../assets/examples" BENCH="$here" \
     EFFICIENCY=${EFFICIENCY:-} INTER_NODE=${INTER_NODE:-} TIMEOUT=${TIMEOUT:-60} \
     ROWS=${ROWS:-} python3 - <<'PYTHON'
 import json
 import os
 import subprocess
+import sys
+
+sys.path.insert(0, os.environ["BENCH"])
+from dgx_topology import GPUS_PER_NODE, device, dgx_topology  # noqa: E402
 import time
 
 PW = os.environ["PIPEWRIGHT"]
@@ -44,7 +48,6 @@ ROWS = os.environ["ROWS"].split()
 
 SEQ = 2048      # sequence length (Table 1: every model)
 VOCAB = 51200   # vocabulary (Table 1: every model; a multiple of 8)
-GPUS_PER_NODE = 8
 GiB = 2**30
 
 # Narayanan et al. 2021, Table 1 (the same figures as the Megatron-LM
@@ -88,17 +91,11 @@ def project(name, heads, hidden, layers, T, p, gpus, batch, schedule="1f1b", chu
                "out_features": VOCAB, "bias": False}]
     # Pipeline rank r sits on the first device of the r-th group of T GPUs;
     # the data-parallel replicas follow in the default layout.
-    def device(rank):
-        g = rank * T
-        return f"node{g // GPUS_PER_NODE}/c0/gpu{g % GPUS_PER_NODE}"
     placement = []
     for s in range(stages):
         first = "embed" if s == 0 else f"block{s * per_stage}"
         last = "lm_head" if s == stages - 1 else f"block{(s + 1) * per_stage - 1}"
-        placement.append({"device": device(s % p), "layers": {"from": first, "to": last}})
-    nodes = [{"name": f"node{n}", "containers": [{"name": "c0", "devices": [
-        {"name": f"gpu{g}", "spec": "A100-80GB"} for g in range(GPUS_PER_NODE)]}]}
-        for n in range((gpus + GPUS_PER_NODE - 1) // GPUS_PER_NODE)]
+        placement.append({"device": device(s % p * T), "layers": {"from": first, "to": last}})
     if inter_node_GBps is None:
         inter_node_GBps = float(INTER_NODE) if INTER_NODE else 25.0 * GPUS_PER_NODE
     out = {
@@ -106,14 +103,7 @@ def project(name, heads, hidden, layers, T, p, gpus, batch, schedule="1f1b", chu
         "version": 1,
         "model": {"name": f"gpt-{name.lower()}", "input": {"shape": [SEQ], "dtype": "int64"},
                   "loss": "cross_entropy", "layers": model},
-        "topology": {
-            "links": {
-                "intra_container": {"bandwidth_GBps": 300, "latency_us": 5},
-                "intra_node": {"bandwidth_GBps": 32, "latency_us": 10},
-                "inter_node": {"bandwidth_GBps": inter_node_GBps, "latency_us": 10},
-            },
-            "nodes": nodes,
-        },
+        "topology": dgx_topology(gpus, "A100-80GB", inter_node_GBps),
         "placement": placement,
         "training": {
             "batch_size": batch,

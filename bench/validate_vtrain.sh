@@ -29,7 +29,7 @@ set -euo pipefail
 
 source "$(dirname "$0")/validation_common.sh" vtrain
 
-PIPEWRIGHT=$PIPEWRIGHT OUT=$OUT DATA="$here/data" \
+PIPEWRIGHT=$PIPEWRIGHT OUT=$OUT DATA="$here/data" BENCH="$here" \
     SETS=${SETS:-single multi} SPEC=${SPEC:-A100-80GB} INTER_NODE=${INTER_NODE:-100} \
     EFFICIENCY=${EFFICIENCY:-} LIMIT=${LIMIT:-1} JOBS=${JOBS:-$(nproc)} python3 - <<'PYTHON'
 import concurrent.futures
@@ -39,6 +39,10 @@ import math
 import os
 import statistics
 import subprocess
+import sys
+
+sys.path.insert(0, os.environ["BENCH"])
+from dgx_topology import GPUS_PER_NODE, device, dgx_topology  # noqa: E402
 
 PW = os.environ["PIPEWRIGHT"]
 OUT = os.environ["OUT"]
@@ -50,7 +54,6 @@ EFFICIENCY = os.environ["EFFICIENCY"]
 LIMIT = max(1, int(os.environ["LIMIT"]))
 JOBS = max(1, int(os.environ["JOBS"]))
 
-GPUS_PER_NODE = 8
 VOCAB = 50257  # GPT-2's, padded as Megatron pads it (below)
 
 
@@ -82,10 +85,6 @@ def padded_vocab(T):
     return (VOCAB + multiple - 1) // multiple * multiple
 
 
-def device(g):
-    return f"node{g // GPUS_PER_NODE}/c0/gpu{g % GPUS_PER_NODE}"
-
-
 def project(run):
     """The run as a Pipewright project: Megatron-DeepSpeed's GPT, ranks in its order."""
     T, d, p = run["T"], run["d"], run["p"]
@@ -109,10 +108,6 @@ def project(run):
         first = "embed" if s == 0 else f"block{s * per_stage}"
         last = "lm_head" if s == p - 1 else f"block{(s + 1) * per_stage - 1}"
         placement.append({"device": device(T * d * s), "layers": {"from": first, "to": last}})
-    per_node = min(GPUS_PER_NODE, gpus)
-    nodes = [{"name": f"node{n}", "containers": [{"name": "c0", "devices": [
-        {"name": f"gpu{g}", "spec": SPEC} for g in range(per_node)]}]}
-        for n in range((gpus + GPUS_PER_NODE - 1) // GPUS_PER_NODE)]
     microbatches = run["batch"] // (d * run["mb"])
     # DeepSpeed's pipeline runs fewer micro-batches than stages as a fill and
     # drain, which is GPipe's order; Pipewright's 1F1B asks for at least p.
@@ -122,14 +117,7 @@ def project(run):
         "version": 1,
         "model": {"name": f"gpt-h{hidden}-l{layers}", "input": {"shape": [run["seq"]], "dtype": "int64"},
                   "loss": "cross_entropy", "layers": model},
-        "topology": {
-            "links": {
-                "intra_container": {"bandwidth_GBps": 300, "latency_us": 5},
-                "intra_node": {"bandwidth_GBps": 32, "latency_us": 10},
-                "inter_node": {"bandwidth_GBps": INTER_NODE, "latency_us": 10},
-            },
-            "nodes": nodes,
-        },
+        "topology": dgx_topology(gpus, SPEC, INTER_NODE),
         "placement": placement,
         "training": {
             "batch_size": run["batch"],
