@@ -48,14 +48,15 @@ LAYERS = 70
 VOCAB = 250880  # --pad-vocab-size-to 250880
 BATCH = 2048
 
-# (label, T, p, micro-batch, heads, measured seconds an iteration, source)
+# (label, T, p, micro-batch, heads, measured seconds an iteration, measured
+# memory in GB as the benchmark table gives it (None: not given), source)
 ROWS = [
-    ("the run", 4, 12, 2, 112, 105.22, "chronicles.md, iteration 12695"),
-    ("benchmark", 8, 12, 2, 64, 121.63, "chronicles-prequel.md"),
-    ("benchmark", 4, 12, 2, 64, 102.03, "chronicles-prequel.md"),
-    ("benchmark", 4, 12, 2, 112, 104.50, "chronicles-prequel.md"),
-    ("benchmark", 4, 12, 2, 128, 105.89, "chronicles-prequel.md"),
-    ("benchmark", 4, 12, 4, 64, 102.27, "chronicles-prequel.md"),
+    ("the run", 4, 12, 2, 112, 105.22, None, "chronicles.md, iteration 12695"),
+    ("benchmark", 8, 12, 2, 64, 121.63, 40, "chronicles-prequel.md"),
+    ("benchmark", 4, 12, 2, 64, 102.03, 59, "chronicles-prequel.md"),
+    ("benchmark", 4, 12, 2, 112, 104.50, 59, "chronicles-prequel.md"),
+    ("benchmark", 4, 12, 2, 128, 105.89, 60, "chronicles-prequel.md"),
+    ("benchmark", 4, 12, 4, 64, 102.27, 73, "chronicles-prequel.md"),
 ]
 
 
@@ -156,9 +157,9 @@ print(f"BLOOM-176B on {gpus} A100-80GB, batch {BATCH} of {SEQ} tokens, Megatron-
       f"{flops:.4g} FLOPs an iteration.")
 print()
 print("| source | T × p × d | micro-batch | heads | m | measured | simulated | simulated / measured "
-      "| measured TFLOP/s | simulated TFLOP/s | bubble | peak memory |")
-print("|---|---|---|---|---|---|---|---|---|---|---|---|")
-for label, T, p, mb, heads, measured, source in ROWS:
+      "| measured TFLOP/s | simulated TFLOP/s | bubble | measured memory | simulated peak memory |")
+print("|---|---|---|---|---|---|---|---|---|---|---|---|---|")
+for label, T, p, mb, heads, measured, memory_GB, source in ROWS:
     d = gpus // (T * p)
     path = os.path.join(OUT, f"bloom-176b-t{T}-p{p}-mb{mb}-h{heads}.json")
     with open(path, "w") as f:
@@ -167,14 +168,15 @@ for label, T, p, mb, heads, measured, source in ROWS:
     cells = [f"{label} ({source})", f"{T} × {p} × {d}", str(mb), str(heads),
              str(BATCH // (d * mb)), f"{measured:.2f} s"]
     if result is None:
-        print("| " + " | ".join(cells + [reason] + ["—"] * 5) + " |")
+        print("| " + " | ".join(cells + [reason] + ["—"] * 6) + " |")
         continue
     it = result["iteration_time_s"]
     peak = max(dev["peak_memory_bytes"] for dev in result["devices"]) / 2**30
     fits = all(dev["fits"] for dev in result["devices"])
-    bubble = max(dev["bubble_fraction"] for dev in result["devices"])
+    bubble = result["bubble_fraction"]  # over all devices
     cells += [f"{it:.2f} s", f"{it / measured:.2f}", f"{flops / (measured * gpus) / 1e12:.1f}",
               f"{flops / (it * gpus) / 1e12:.1f}", f"{bubble:.1%}",
+              f"{memory_GB} GB" if memory_GB else "—",
               f"{peak:.1f} GiB" + ("" if fits else " (does not fit)")]
     print("| " + " | ".join(cells) + " |")
 PYTHON
