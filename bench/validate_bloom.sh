@@ -125,6 +125,9 @@ def project(T, p, mb, heads):
             # Autograd adds each micro-batch's gradients, then DeepSpeed's
             # BF16_Optimizer adds them into its fp32 copy: a kernel of its own.
             "gradient_accumulation": "add",
+            # That copy: BF16_Optimizer "accumulates grads in fp32" (the
+            # README). The bf16 gradients it also keeps are not counted.
+            "gradient_dtype": "float32",
         },
         "tensor_parallel": {"size": T, "sequence_parallel": False},
         # BF16_Optimizer "implements its own ZeRO stage 1"; DeepSpeed's

@@ -71,7 +71,8 @@ LayerKernels project_layer_kernels(const AnalyzedProject& project, int layer) {
         project.layers.at(i).parameters > 0) {
         const double held = share != nullptr ? share->parameters : 1.0;
         kernels.backward_weight.push_back(gradient_accumulation_kernel(
-            static_cast<double>(project.layers.at(i).parameters) * held, p.training.dtype));
+            static_cast<double>(project.layers.at(i).parameters) * held, p.training.dtype,
+            p.training.gradients()));
     }
     return kernels;
 }
@@ -168,7 +169,8 @@ LayerCost layer_cost(const AnalyzedProject& project, int layer, const DeviceSpec
     }
     if (analysis.parameters > 0) {
         c.optimizer_s = kernel_time(optimizer_step_kernel(static_cast<double>(analysis.parameters),
-                                                          training.optimizer, training.dtype),
+                                                          training.optimizer, training.dtype,
+                                                          training.gradients()),
                                     device, training.dtype)
                             .seconds;
     }

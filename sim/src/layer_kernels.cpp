@@ -206,29 +206,32 @@ LayerKernels layer_kernels(const LayerSpec& layer, const LayerAnalysis& analysis
     return k.take();
 }
 
-double optimizer_bytes_per_parameter(const OptimizerConfig& optimizer, DType dtype) {
+double optimizer_bytes_per_parameter(const OptimizerConfig& optimizer, DType dtype,
+                                     DType gradients) {
     const double weight = dtype_bytes(dtype);
     const bool mixed = dtype != DType::float32;
     // Reads the gradient, the (master) weight and the state; writes the
     // (master) weight and the state, and the compute-dtype copy when mixed.
     const double master = mixed ? 4 : weight;
     const double state = optimizer.state_bytes_per_param();
-    return weight + 2 * master + 2 * state + (mixed ? weight : 0);
+    return dtype_bytes(gradients) + 2 * master + 2 * state + (mixed ? weight : 0);
 }
 
-Kernel gradient_accumulation_kernel(double parameters, DType dtype) {
+Kernel gradient_accumulation_kernel(double parameters, DType dtype, DType gradients) {
     Kernel k;
     k.name = "gradient accumulation";
     k.kind = KernelKind::memory;
-    k.bytes = 3.0 * parameters * dtype_bytes(dtype);
+    // Reads the micro-batch's gradient and the sum, writes the sum.
+    k.bytes = parameters * (dtype_bytes(dtype) + 2.0 * dtype_bytes(gradients));
     return k;
 }
 
-Kernel optimizer_step_kernel(double parameters, const OptimizerConfig& optimizer, DType dtype) {
+Kernel optimizer_step_kernel(double parameters, const OptimizerConfig& optimizer, DType dtype,
+                             DType gradients) {
     Kernel k;
     k.name = "optimizer step";
     k.kind = KernelKind::memory;
-    k.bytes = parameters * optimizer_bytes_per_parameter(optimizer, dtype);
+    k.bytes = parameters * optimizer_bytes_per_parameter(optimizer, dtype, gradients);
     return k;
 }
 

@@ -8,11 +8,13 @@ namespace pipewright {
 
 std::int64_t static_memory_bytes(std::int64_t parameters, const Training& training) {
     const std::int64_t weight = dtype_bytes(training.dtype);
+    const std::int64_t gradient = dtype_bytes(training.gradients());
     // Mixed precision keeps an fp32 master copy of the weights for the optimizer.
     const std::int64_t master = training.dtype == DType::float32 ? 0 : 4;
     std::int64_t bytes = 0;
     if (__builtin_mul_overflow(
-            parameters, 2 * weight + master + training.optimizer.state_bytes_per_param(), &bytes)) {
+            parameters, weight + gradient + master + training.optimizer.state_bytes_per_param(),
+            &bytes)) {
         throw InputError("model.layers", std::to_string(parameters) +
                                              " parameters need more bytes of weights and "
                                              "optimizer state than 64 bits can count");
@@ -27,7 +29,7 @@ std::int64_t static_memory_bytes(std::int64_t parameters, const Training& traini
         return whole;
     }
     const std::int64_t weights = parameters * dtype_bytes(training.dtype);
-    const std::int64_t gradients = weights;
+    const std::int64_t gradients = parameters * dtype_bytes(training.gradients());
     const std::int64_t optimizer = whole - weights - gradients;  // master weights included
     const auto shard = [&dp](std::int64_t bytes) { return (bytes + dp.size - 1) / dp.size; };
     return (dp.zero_stage >= 3 ? shard(weights) : weights) +
@@ -44,7 +46,7 @@ std::int64_t gathered_weight_bytes(std::int64_t parameters, const Training& trai
 }
 
 double gradient_bytes(std::int64_t parameters, const Training& training) {
-    return static_cast<double>(parameters) * static_cast<double>(dtype_bytes(training.dtype));
+    return static_cast<double>(parameters) * static_cast<double>(dtype_bytes(training.gradients()));
 }
 
 DataParallel expert_holders(const DataParallel& dp, int expert_parallel) {

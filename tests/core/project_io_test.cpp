@@ -252,6 +252,33 @@ TEST(ProjectIo, GradientAccumulationIsFusedUnlessTheFileSaysAdd) {
               "training.gradient_accumulation: must be \"fused\" or \"add\", got \"sum\"");
 }
 
+// Gradients in the training dtype unless the file says otherwise; float32
+// beside bfloat16 is written and read back; a precision below the weights'
+// is refused with what it may be.
+TEST(ProjectIo, GradientDtypeIsTheTrainingDtypeUnlessTheFileSaysFloat32) {
+    Project p = full_project();
+    p.training.dtype = DType::bfloat16;
+    EXPECT_EQ(p.training.gradients(), DType::bfloat16);
+    json j = project_to_json(p);
+    EXPECT_FALSE(j["training"].contains("gradient_dtype"));
+    p.training.gradient_dtype = DType::float32;
+    j = project_to_json(p);
+    EXPECT_EQ(j["training"]["gradient_dtype"], "float32");
+    Diagnostics d;
+    const auto back = project_from_json(j, d);
+    ASSERT_TRUE(back.has_value()) << d.format();
+    EXPECT_EQ(back->training.gradients(), DType::float32);
+    EXPECT_EQ(*back, p);
+
+    j["training"]["dtype"] = "float32";
+    j["training"]["gradient_dtype"] = "bfloat16";
+    Diagnostics bad;
+    (void)project_from_json(j, bad);
+    EXPECT_EQ(bad.format(),
+              "training.gradient_dtype: gradients are held as precisely as the weights or more: "
+              "\"float32\", or the training dtype \"float32\"");
+}
+
 TEST(ProjectIo, EveryExampleRoundTripsThroughAFile) {
     TempDir dir;
     for (const auto& file : example_files()) {

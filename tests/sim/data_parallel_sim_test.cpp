@@ -255,5 +255,32 @@ TEST(DataParallelSimulation, ZeroShardsTheStaticMemoryAndThreeGathersTheWeights)
     EXPECT_TRUE(event(three, 0, {0, ActionType::reshard, 0}));
 }
 
+// training.gradient_dtype "float32" beside bfloat16 weights (Megatron-LM's
+// fp32 main gradients): each device holds 4 bytes of gradient a parameter
+// instead of 2, sharded under ZeRO-2, and the replicas reduce twice the bytes.
+TEST(DataParallelSimulation, Float32GradientsTakeTwiceTheMemoryAndTheBytesOfBfloat16Ones) {
+    json j = project_json(8, 4);
+    j["training"]["dtype"] = "bfloat16";
+    const double parameters = kStageBytes / 4;  // of one stage
+    for (int zero : {0, 2}) {
+        SCOPED_TRACE(zero);
+        j["data_parallel"]["zero_stage"] = zero;
+        json wide = j;
+        wide["training"]["gradient_dtype"] = "float32";
+        const SimulationReport half = simulate(j);
+        const SimulationReport full = simulate(wide);
+        const double held = zero >= 2 ? 2 * parameters / 4 : 2 * parameters;
+        EXPECT_NEAR(static_cast<double>(full.devices[0].peak_memory_bytes -
+                                        half.devices[0].peak_memory_bytes),
+                    held, 2.0);
+        const auto a = event(half, 0, {0, ActionType::reduce_grad, 0});
+        const auto b = event(full, 0, {0, ActionType::reduce_grad, 0});
+        ASSERT_TRUE(a && b);
+        EXPECT_DOUBLE_EQ(a->bytes, 2 * parameters);
+        EXPECT_DOUBLE_EQ(b->bytes, 4 * parameters);
+        EXPECT_GT(b->end_s - b->start_s, a->end_s - a->start_s);
+    }
+}
+
 }  // namespace
 }  // namespace pipewright

@@ -85,5 +85,12 @@ TEST(GradientAccumulation, AddingReadsTheGradientAndTheSumAndWritesTheSum) {
     }
 }
 
+// With training.gradient_dtype "float32" beside bfloat16, the kernel reads
+// the micro-batch's bfloat16 gradient and reads and writes the float32 sum.
+TEST(GradientAccumulation, Float32GradientsAreSummedInFloat32) {
+    EXPECT_EQ(gradient_accumulation_kernel(1e9, DType::bfloat16, DType::bfloat16).bytes, 6e9);
+    EXPECT_EQ(gradient_accumulation_kernel(1e9, DType::bfloat16, DType::float32).bytes, 10e9);
+}
+
 }  // namespace
 }  // namespace pipewright

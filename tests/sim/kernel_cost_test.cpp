@@ -419,14 +419,16 @@ TEST(OptimizerStep, ReadsAndWritesWhatTheOptimizerKeepsPerParameter) {
     OptimizerConfig adam;
     adam.type = OptimizerKind::adamw;
     // fp32: gradient 4, weight 4 + 4, moments 8 + 8.
-    EXPECT_EQ(optimizer_bytes_per_parameter(adam, DType::float32), 28);
+    EXPECT_EQ(optimizer_bytes_per_parameter(adam, DType::float32, DType::float32), 28);
     // bf16: gradient 2, fp32 master 4 + 4, moments 8 + 8, the bf16 copy 2.
-    EXPECT_EQ(optimizer_bytes_per_parameter(adam, DType::bfloat16), 28);
+    EXPECT_EQ(optimizer_bytes_per_parameter(adam, DType::bfloat16, DType::bfloat16), 28);
+    // bf16 with fp32 gradients (training.gradient_dtype): the gradient read is 4.
+    EXPECT_EQ(optimizer_bytes_per_parameter(adam, DType::bfloat16, DType::float32), 30);
     OptimizerConfig sgd;
-    EXPECT_EQ(optimizer_bytes_per_parameter(sgd, DType::float32), 12);
+    EXPECT_EQ(optimizer_bytes_per_parameter(sgd, DType::float32, DType::float32), 12);
     sgd.momentum = 0.9;
-    EXPECT_EQ(optimizer_bytes_per_parameter(sgd, DType::float32), 20);
-    EXPECT_EQ(optimizer_step_kernel(1e9, adam, DType::bfloat16).bytes, 28e9);
+    EXPECT_EQ(optimizer_bytes_per_parameter(sgd, DType::float32, DType::float32), 20);
+    EXPECT_EQ(optimizer_step_kernel(1e9, adam, DType::bfloat16, DType::bfloat16).bytes, 28e9);
 }
 
 // NCCL-like: a small all-reduce costs its latencies, a large one its bytes

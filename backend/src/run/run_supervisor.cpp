@@ -302,6 +302,15 @@ void RunSupervisor::announce() {
                    "layers' weight gradients in place), so its weight gradients may take less "
                    "than simulated");
     }
+    const Training& training = project_->project.training;
+    if (training.gradients() != training.dtype) {
+        log_->line("pipewright: " + node_name_ + "note: training.gradient_dtype \"" +
+                   std::string(to_string(training.gradients())) +
+                   "\" describes a framework that holds and reduces its gradients in that "
+                   "precision, for the simulation; this run keeps them in the weights' dtype, "
+                   "as Pipewright's runs do, so it may hold less memory and move fewer bytes "
+                   "than simulated");
+    }
     // Which data it trains on: a new user judges the loss by it.
     log_->line("pipewright: " + node_name_ + "data: " +
                (o_.settings.data_dir.empty()

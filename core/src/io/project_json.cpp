@@ -350,7 +350,7 @@ Training parse_training(const JsonValue& v) {
     }
     r.reject_unknown({"batch_size", "microbatches", "microbatch_size", "schedule", "optimizer",
                       "steps", "dtype", "activation_checkpointing", "gradient_accumulation",
-                      "seed"});
+                      "gradient_dtype", "seed"});
     t.batch_size = static_cast<int>(r.integer("batch_size", kRequired, 1, kIntMax).value_or(1));
     if (auto m = r.integer("microbatches", kOptional, 1, kIntMax)) {
         t.microbatches = static_cast<int>(*m);
@@ -392,6 +392,15 @@ Training parse_training(const JsonValue& v) {
              {{to_string(GradientAccumulation::fused), GradientAccumulation::fused},
               {to_string(GradientAccumulation::add), GradientAccumulation::add}})
             .value_or(GradientAccumulation::fused);
+    t.gradient_dtype = r.one_of<DType>(
+        "gradient_dtype", kOptional,
+        {{"float32", DType::float32}, {"bfloat16", DType::bfloat16}, {"float16", DType::float16}});
+    if (t.gradient_dtype && *t.gradient_dtype != DType::float32 && *t.gradient_dtype != t.dtype) {
+        r.error("gradient_dtype",
+                "gradients are held as precisely as the weights or more: \"float32\", or the "
+                "training dtype \"" +
+                    std::string(to_string(t.dtype)) + "\"");
+    }
     t.seed = static_cast<int>(r.integer("seed", kOptional, 0, kIntMax).value_or(0));
     return t;
 }
@@ -518,6 +527,9 @@ json project_to_json(const Project& p) {
     // Only when not the default, so files written before it read back alike.
     if (t.gradient_accumulation != GradientAccumulation::fused) {
         training["gradient_accumulation"] = to_string(t.gradient_accumulation);
+    }
+    if (t.gradient_dtype) {
+        training["gradient_dtype"] = to_string(*t.gradient_dtype);
     }
     training["seed"] = t.seed;
     json out = {

@@ -35,7 +35,7 @@ double static_bytes_per_param(const Training& training, const DataParallel& dp) 
         return whole;
     }
     const double weights = dtype_bytes(training.dtype);
-    const double gradients = weights;
+    const double gradients = dtype_bytes(training.gradients());
     const double optimizer = whole - weights - gradients;
     const double d = dp.size;
     return weights + (dp.zero_stage >= 2 ? gradients / d : gradients) + optimizer / d;

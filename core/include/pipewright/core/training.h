@@ -79,9 +79,15 @@ struct Training {
     // of the sequence.
     Recompute recompute = Recompute::none;
     GradientAccumulation gradient_accumulation = GradientAccumulation::fused;
+    // The precision the gradients are accumulated, held and reduced in
+    // (training.gradient_dtype): unset, the compute dtype; float32 under
+    // 16-bit training is what Megatron-LM (its fp32 main gradients),
+    // DeepSpeed's BF16 optimizer and torchtitan's fp32 reduction keep.
+    std::optional<DType> gradient_dtype;
     int seed = 0;
 
     [[nodiscard]] bool full_recompute() const { return recompute == Recompute::full; }
+    [[nodiscard]] DType gradients() const { return gradient_dtype.value_or(dtype); }
     // How a project file names the precision: "float8", or dtype's name.
     [[nodiscard]] std::string_view precision_name() const;
     // Number of micro-batches implied by the settings (1 if neither is set).

@@ -103,14 +103,17 @@ struct KernelContext {
 
 // The optimizer's step over `parameters` of one device, in one fused
 // (multi-tensor) kernel: what it reads and writes per parameter for the
-// optimizer and precision (fp32 master weights under mixed precision).
+// optimizer and precision (fp32 master weights under mixed precision),
+// the gradients read in `gradients` (Training::gradients()).
 [[nodiscard]] Kernel optimizer_step_kernel(double parameters, const OptimizerConfig& optimizer,
-                                           DType dtype);
-[[nodiscard]] double optimizer_bytes_per_parameter(const OptimizerConfig& optimizer, DType dtype);
+                                           DType dtype, DType gradients);
+[[nodiscard]] double optimizer_bytes_per_parameter(const OptimizerConfig& optimizer, DType dtype,
+                                                   DType gradients);
 
 // training.gradient_accumulation "add": after a micro-batch's weight
-// gradients, a kernel of its own reads them and the iteration's sum and
-// writes the sum, over `parameters` of one device in the training dtype.
-[[nodiscard]] Kernel gradient_accumulation_kernel(double parameters, DType dtype);
+// gradients, a kernel of its own reads them (in the training dtype) and the
+// iteration's sum (in `gradients`) and writes the sum, over `parameters` of
+// one device.
+[[nodiscard]] Kernel gradient_accumulation_kernel(double parameters, DType dtype, DType gradients);
 
 }  // namespace pipewright
