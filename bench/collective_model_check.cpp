@@ -20,13 +20,14 @@
 // (NVLink: 300 GB/s, 5 µs, reaching 0.8 of it), as the A100 examples and the
 // validation scripts give it; the H100 examples give 450 GB/s.
 #include <algorithm>
+#include <array>
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
 #include <map>
 #include <optional>
 #include <string>
-#include <tuple>
+#include <utility>
 #include <vector>
 
 #include "csv_cells.h"
@@ -38,8 +39,7 @@ using pipewright::CollectiveKind;
 
 struct Measurement {
     CollectiveKind kind = CollectiveKind::all_reduce;
-    int gpus = 0;
-    int groups = 1;  // groups of `gpus` that ran it at once, each on its own links
+    int gpus = 0;  // XLA's concurrent groups each run on links of their own
     double bytes = 0;
     double seconds = 0;
 };
@@ -86,11 +86,10 @@ bool parse_row(const std::string& line, TableFormat format, Measurement& m, bool
         }
         m.kind = *kind;
         m.bytes = number(cells[3]);
-        m.groups = static_cast<int>(number(cells[4]));
         m.gpus = static_cast<int>(number(cells[5]));
         m.seconds = number(cells[7]);
     }
-    return m.gpus > 1 && m.groups > 0 && m.bytes > 0 && m.seconds > 0;
+    return m.gpus > 1 && m.bytes > 0 && m.seconds > 0;
 }
 
 std::string size_text(double bytes) {
@@ -106,7 +105,7 @@ std::string size_text(double bytes) {
 }
 
 // The three size classes the summary reports.
-int size_class(double bytes) {
+std::size_t size_class(double bytes) {
     if (bytes < (1 << 20)) {
         return 0;
     }
@@ -199,7 +198,7 @@ int main(int argc, char** argv) {
         "algorithm |\n");
     std::printf("|---|---|---|---|---|---|---|\n");
     // (collective, GPUs) → the ratios of each size class.
-    std::map<std::tuple<int, int>, std::vector<double>[3]> ratios;
+    std::map<std::pair<CollectiveKind, int>, std::array<std::vector<double>, 3>> ratios;
     for (const Measurement& m : rows) {
         CollectiveGroup group;
         group.library = CollectiveLibrary::nccl;
@@ -207,7 +206,7 @@ int main(int argc, char** argv) {
         group.ring = link;
         const CollectiveTime t = collective_time(m.kind, m.bytes, group);
         const double ratio = t.seconds / m.seconds;
-        ratios[{static_cast<int>(m.kind), m.gpus}][size_class(m.bytes)].push_back(ratio);
+        ratios[{m.kind, m.gpus}][size_class(m.bytes)].push_back(ratio);
         std::printf("| %s | %d | %s | %.1f µs | %.1f µs | %.2f | %s, %s |\n",
                     std::string(to_string(m.kind)).c_str(), m.gpus, size_text(m.bytes).c_str(),
                     m.seconds * 1e6, t.seconds * 1e6, ratio,
@@ -220,8 +219,7 @@ int main(int argc, char** argv) {
     std::printf("|---|---|---|---|---|\n");
     for (const auto& [key, classes] : ratios) {
         const auto [kind, gpus] = key;
-        std::printf("| %s | %d | %s | %s | %s |\n",
-                    std::string(to_string(static_cast<CollectiveKind>(kind))).c_str(), gpus,
+        std::printf("| %s | %d | %s | %s | %s |\n", std::string(to_string(kind)).c_str(), gpus,
                     median_text(classes[0]).c_str(), median_text(classes[1]).c_str(),
                     median_text(classes[2]).c_str());
     }

@@ -30,11 +30,10 @@ PIPEWRIGHT=$PIPEWRIGHT OUT=$OUT BENCH="$here" INTER_NODE=${INTER_NODE:-50} EFFIC
     python3 - <<'PYTHON'
 import json
 import os
-import subprocess
 import sys
 
 sys.path.insert(0, os.environ["BENCH"])
-from dgx_topology import GPUS_PER_NODE, device, dgx_topology  # noqa: E402
+from validation_common import GPUS_PER_NODE, device, dgx_topology, simulate_json  # noqa: E402
 
 PW = os.environ["PIPEWRIGHT"]
 OUT = os.environ["OUT"]
@@ -138,17 +137,6 @@ def project(T, p, mb, heads):
     }
 
 
-def simulate(path):
-    cmd = [PW, "simulate", path, "--json"]
-    if EFFICIENCY:
-        cmd += ["--efficiency", EFFICIENCY]
-    done = subprocess.run(cmd, capture_output=True, text=True, timeout=600)
-    if done.returncode != 0:
-        lines = [line.strip() for line in done.stderr.strip().splitlines()]
-        return None, lines[-1] if lines else f"exit {done.returncode}"
-    return json.loads(done.stdout), ""
-
-
 flops = paper_flops()
 gpus = NODES * GPUS_PER_NODE
 print(f"Pipewright: {PW}")
@@ -167,7 +155,7 @@ for label, T, p, mb, heads, measured, memory_GB, source in ROWS:
     path = os.path.join(OUT, f"bloom-176b-t{T}-p{p}-mb{mb}-h{heads}.json")
     with open(path, "w") as f:
         json.dump(project(T, p, mb, heads), f, indent=1)
-    result, reason = simulate(path)
+    result, reason = simulate_json(PW, path, EFFICIENCY)
     cells = [f"{label} ({source})", f"{T} × {p} × {d}", str(mb), str(heads),
              str(BATCH // (d * mb)), f"{measured:.2f} s"]
     if result is None:

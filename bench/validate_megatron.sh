@@ -35,7 +35,7 @@ import subprocess
 import sys
 
 sys.path.insert(0, os.environ["BENCH"])
-from dgx_topology import GPUS_PER_NODE, device, dgx_topology  # noqa: E402
+from validation_common import GPUS_PER_NODE, device, dgx_topology  # noqa: E402
 import time
 
 PW = os.environ["PIPEWRIGHT"]

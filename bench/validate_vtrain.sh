@@ -38,11 +38,10 @@ import json
 import math
 import os
 import statistics
-import subprocess
 import sys
 
 sys.path.insert(0, os.environ["BENCH"])
-from dgx_topology import GPUS_PER_NODE, device, dgx_topology  # noqa: E402
+from validation_common import device, dgx_topology, simulate_json  # noqa: E402
 
 PW = os.environ["PIPEWRIGHT"]
 OUT = os.environ["OUT"]
@@ -151,16 +150,10 @@ def simulate(run):
     proj, run["schedule"] = project(run)
     with open(path, "w") as f:
         json.dump(proj, f)
-    cmd = [PW, "simulate", path, "--json"]
-    if EFFICIENCY:
-        cmd += ["--efficiency", EFFICIENCY]
-    done = subprocess.run(cmd, capture_output=True, text=True, timeout=120)
-    if done.returncode != 0:
-        # The first line names the file; the problems follow.
-        lines = [line.strip() for line in done.stderr.strip().splitlines()]
-        run["error"] = lines[-1] if lines else f"exit {done.returncode}"
+    result, error = simulate_json(PW, path, EFFICIENCY, timeout=120)
+    if result is None:
+        run["error"] = error
         return run
-    result = json.loads(done.stdout)
     run["simulated_ms"] = result["iteration_time_s"] * 1e3
     run["fits"] = all(dev["fits"] for dev in result["devices"])
     run["host_bound"] = result.get("kernel_pace", {}).get("likely_host_bound", False)

@@ -6,15 +6,16 @@
 
 namespace pipewright {
 
-std::int64_t static_memory_bytes(std::int64_t parameters, const Training& training) {
-    const std::int64_t weight = dtype_bytes(training.dtype);
-    const std::int64_t gradient = dtype_bytes(training.gradients());
+ParameterBytes parameter_bytes(const Training& training) {
     // Mixed precision keeps an fp32 master copy of the weights for the optimizer.
     const std::int64_t master = training.dtype == DType::float32 ? 0 : 4;
+    return {dtype_bytes(training.dtype), dtype_bytes(training.gradients()),
+            master + training.optimizer.state_bytes_per_param()};
+}
+
+std::int64_t static_memory_bytes(std::int64_t parameters, const Training& training) {
     std::int64_t bytes = 0;
-    if (__builtin_mul_overflow(
-            parameters, weight + gradient + master + training.optimizer.state_bytes_per_param(),
-            &bytes)) {
+    if (__builtin_mul_overflow(parameters, parameter_bytes(training).total(), &bytes)) {
         throw InputError("model.layers", std::to_string(parameters) +
                                              " parameters need more bytes of weights and "
                                              "optimizer state than 64 bits can count");
@@ -28,9 +29,10 @@ std::int64_t static_memory_bytes(std::int64_t parameters, const Training& traini
     if (dp.size <= 1 || dp.zero_stage <= 0) {
         return whole;
     }
-    const std::int64_t weights = parameters * dtype_bytes(training.dtype);
-    const std::int64_t gradients = parameters * dtype_bytes(training.gradients());
-    const std::int64_t optimizer = whole - weights - gradients;  // master weights included
+    const ParameterBytes each = parameter_bytes(training);
+    const std::int64_t weights = parameters * each.weight;
+    const std::int64_t gradients = parameters * each.gradient;
+    const std::int64_t optimizer = whole - weights - gradients;
     const auto shard = [&dp](std::int64_t bytes) { return (bytes + dp.size - 1) / dp.size; };
     return (dp.zero_stage >= 3 ? shard(weights) : weights) +
            (dp.zero_stage >= 2 ? shard(gradients) : gradients) + shard(optimizer);

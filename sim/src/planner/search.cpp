@@ -30,15 +30,14 @@ std::size_t at(int i) {
 // of what is sharded, but the weights whole under ZeRO-3, as a stage's are
 // gathered while it runs, which is when its activations peak.
 double static_bytes_per_param(const Training& training, const DataParallel& dp) {
-    const double whole = static_cast<double>(static_memory_bytes(1, training));
+    const ParameterBytes each = parameter_bytes(training);
     if (dp.size <= 1 || dp.zero_stage <= 0) {
-        return whole;
+        return static_cast<double>(each.total());
     }
-    const double weights = dtype_bytes(training.dtype);
-    const double gradients = dtype_bytes(training.gradients());
-    const double optimizer = whole - weights - gradients;
     const double d = dp.size;
-    return weights + (dp.zero_stage >= 2 ? gradients / d : gradients) + optimizer / d;
+    const auto gradients = static_cast<double>(each.gradient);
+    return static_cast<double>(each.weight) + (dp.zero_stage >= 2 ? gradients / d : gradients) +
+           static_cast<double>(each.optimizer) / d;
 }
 
 }  // namespace

@@ -13,10 +13,11 @@
 // with key(a) = -per_param * P(a) - full * St(a) - weight_only * W(a) (under
 // checkpointing the stash is the stage input, so full * input(a) replaces the
 // full * St terms, and one micro-batch's St(i) - St(a), recomputed during its
-// backward, adds the same terms once). S is non-decreasing, so the time condition is a suffix of a;
-// a stack of reachable a's with increasing keys answers "smallest key in the suffix" by binary
-// search. The check is exact, so bisection on T (snapping to the bottleneck actually reached) finds
-// the optimum.
+// backward, adds the same terms once). S is non-decreasing, so the time
+// condition is a suffix of a; a stack of reachable a's with increasing keys
+// answers "smallest key in the suffix" by binary search. The check is exact,
+// so bisection on T (snapping to the bottleneck actually reached) finds the
+// optimum.
 
 #include <algorithm>
 #include <cmath>

@@ -14,6 +14,19 @@
 
 namespace pipewright {
 
+// What one parameter takes for a whole iteration, in the three parts ZeRO
+// shards apart: its weight (the compute dtype), its gradient
+// (Training::gradients()), and the optimizer's (its state, and the fp32
+// master weight under mixed precision).
+struct ParameterBytes {
+    std::int64_t weight = 0;
+    std::int64_t gradient = 0;
+    std::int64_t optimizer = 0;
+
+    [[nodiscard]] std::int64_t total() const { return weight + gradient + optimizer; }
+};
+[[nodiscard]] ParameterBytes parameter_bytes(const Training& training);
+
 // Bytes that do not change during an iteration: weights, gradients, optimizer
 // state and fp32 master weights under mixed precision.
 [[nodiscard]] std::int64_t static_memory_bytes(std::int64_t parameters, const Training& training);
