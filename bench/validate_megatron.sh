@@ -326,9 +326,11 @@ print()
 # parallelism, s·b·h·(34/T + 5·a·s/(h·T)) with sequence parallelism as well.
 # Under 1F1B rank r holds p − r micro-batches of its L/p blocks. Without
 # recomputation its peak is static + (p − r)·S, S a micro-batch's stash; with
-# it, static + (p − r)·I + S, I the stage input kept per micro-batch and S the
-# micro-batch recomputed during its backward. The difference gives S, and the
-# simulated activations are (p − r)·S.
+# it, static + (p − r)·K + B: K the inputs a micro-batch's units keep (each
+# block's, 2·s·b·h bytes, 1/T of it under sequence parallelism, and rank 0's
+# token ids), B one block's activations, which the backward rebuilds at once
+# (taken from the formula). The difference gives S, and the simulated
+# activations are (p − r)·S.
 example = os.path.join(EXAMPLES, "gpt3-175b-a100-1024.json")
 if os.path.exists(example):
     s, b, h, a, L, T, p = SEQ, 1, 12288, 96, 96, 8, 8
@@ -355,10 +357,11 @@ if os.path.exists(example):
             continue
         per_block = s * b * h * ((34 / T if sp else 10 + 24 / T) + 5 * a * s / (h * T))
         for r in (0, 1):
-            stage_input = s * b * 8 if r == 0 else s * b * h * 2  # token ids or bf16 hidden
+            blocks = L // p
+            kept = (s * b * 8 if r == 0 else 0) + blocks * s * b * h * 2 / (T if sp else 1)
             dev = runs[False]["devices"][r]
             difference = dev["peak_memory_bytes"] - runs[True]["devices"][r]["peak_memory_bytes"]
-            stash = (difference + (p - r) * stage_input) / (p - r - 1)
+            stash = (difference + (p - r) * kept + per_block) / (p - r)
             simulated = (p - r) * stash
             formula = per_block * (L // p) * (p - r)
             print(row_text([str(sp).lower(), str(r), f"{simulated / GiB:.3f} GiB",

@@ -51,7 +51,8 @@ AutoScheduleCosts auto_costs_for(const AnalyzedProject& project, const Simulatio
         // stashes (the recomputed stage, context parallelism's keys and
         // values). Activations that do not fit at all are shown as not
         // fitting, as for every schedule, rather than refused here.
-        const double transient = std::max(c.transient_forward_bytes, c.transient_backward_bytes);
+        const double transient = std::max({c.transient_forward_bytes, c.transient_backward_bytes,
+                                           c.transient_backward_input_bytes});
         a.memory_limit_bytes =
             std::max(capacity - held - transient, std::max(a.stash_bytes, a.weight_stash_bytes));
         if (s + 1 < input.stages.size()) {

@@ -10,6 +10,7 @@
 #include "pipewright/core/diagnostics.h"
 #include "pipewright/core/profile.h"
 #include "pipewright/core/quantity_format.h"
+#include "pipewright/core/recomputation_units.h"
 #include "pipewright/core/transformer_dims.h"
 #include "pipewright/sim/collective_cost.h"
 #include "pipewright/sim/kernel_cost.h"
@@ -49,6 +50,32 @@ void check_stage_bytes(const StageCost& s, int stage, int microbatches) {
 }
 
 }  // namespace
+
+double held_output_bytes(const AnalyzedProject& project, int layer, double output_bytes) {
+    if (project.tensor_shares.empty()) {
+        return output_bytes;
+    }
+    const TensorParallel& tp = project.project.tensor_parallel;
+    const double slice = output_bytes / tp.size;
+    const double along_sequence = tp.sequence_parallel ? slice : output_bytes;
+    const TensorShare& share = project.tensor_shares.at(static_cast<std::size_t>(layer));
+    switch (share.split) {
+        case TensorSplit::features:
+        case TensorSplit::sequence:
+        case TensorSplit::vocabulary_output:
+            return slice;
+        case TensorSplit::column:
+            // A column-parallel linear without a partner gathers its output.
+            return share.forward_reductions == 0 ? slice : output_bytes;
+        case TensorSplit::row:
+        case TensorSplit::block:
+        case TensorSplit::vocabulary:
+            return along_sequence;  // all-reduced, or reduce-scattered
+        case TensorSplit::replicated:
+            return output_bytes;
+    }
+    return output_bytes;
+}
 
 LayerKernels project_layer_kernels(const AnalyzedProject& project, int layer) {
     const auto i = static_cast<std::size_t>(layer);
@@ -454,6 +481,12 @@ std::vector<StageCost> stage_costs(const AnalyzedProject& project,
         double kv_bytes = 0;
         ContextExchangeTime exchange;
         double largest_kv_bytes = 0;  // of one layer: what the exchange brings in at once
+        // Full recomputation (core/recomputation_units.h): the inputs of
+        // the stage's units after its first, and the largest stash one unit
+        // rebuilds.
+        double kept_inside = 0;
+        double unit_stash = 0;
+        double largest_unit_stash = 0;
         for (int l = stage.first_layer; l <= stage.last_layer; ++l) {
             // A run of identical blocks is priced once.
             if (l == stage.first_layer || !same_layer_cost(project, l - 1, l, options)) {
@@ -506,6 +539,13 @@ std::vector<StageCost> stage_costs(const AnalyzedProject& project,
             s.context_backward_s += exchange.backward_s;
             s.context_kv_bytes += kv_bytes;
             largest_kv_bytes = std::max(largest_kv_bytes, kv_bytes);
+            if (l > stage.first_layer &&
+                begins_recomputation_unit(project.project.model.layers, l)) {
+                kept_inside += held_output_bytes(project, l - 1, s.output_bytes);
+                unit_stash = 0;
+            }
+            unit_stash += c.stash_bytes;
+            largest_unit_stash = std::max(largest_unit_stash, unit_stash);
             s.stash_bytes += c.stash_bytes;
             s.weight_stash_bytes += c.weight_stash_bytes;
             s.output_bytes = c.output_bytes;
@@ -523,6 +563,7 @@ std::vector<StageCost> stage_costs(const AnalyzedProject& project,
             context_transient_bytes(cp, largest_kv_bytes);
         s.transient_forward_bytes = transient_forward;
         s.transient_backward_bytes = transient_backward;
+        s.transient_backward_input_bytes = transient_backward;
         const auto [tensor_forward_s, tensor_backward_s] =
             tensor_links ? tensor_collectives_s(project, stage, options, *tensor_links)
                          : std::pair<double, double>{0, 0};
@@ -545,12 +586,20 @@ std::vector<StageCost> stage_costs(const AnalyzedProject& project,
         }
         s.input_bytes *= token_share(project);
         if (training.full_recompute()) {
-            // Only the stage input is kept; backward first recomputes the
-            // forward, which holds the micro-batch's activations of the whole
-            // stage again until the backward has used them: the stage is
-            // recomputed at once, as Pipewright's runs recompute it.
-            s.transient_backward_bytes += s.stash_bytes;
-            s.stash_bytes = s.input_bytes;
+            // Each unit of recomputation keeps only its input, as its first
+            // layer takes it (under sequence parallelism 1/t of the
+            // sequence, which is also what Megatron-LM sends between
+            // stages). A whole backward recomputes the units one at a time,
+            // from the last, each just before its own backward, so it holds
+            // one unit's activations at once, as Pipewright's runs do. A
+            // split backward recomputes the whole stage for I, and W needs
+            // its graph.
+            s.transient_backward_bytes += largest_unit_stash;
+            s.transient_backward_input_bytes += s.stash_bytes;
+            s.stash_bytes = (stage.first_layer > 0
+                                 ? held_output_bytes(project, stage.first_layer - 1, s.input_bytes)
+                                 : s.input_bytes) +
+                            kept_inside;
             s.backward_input_s += s.forward_s;
             if (s.backward_full_s > 0) {
                 s.backward_full_s += s.forward_s;

@@ -13,7 +13,7 @@ namespace pipewright::gui {
 namespace {
 
 // GPT-3 on 98 A100s: `pipewright simulate --compare-schedules` prints an
-// hour for the single device, which needs 50.7 TiB of its 40 GiB (fits: NO),
+// hour for the single device, which needs 3.97 TiB of its 40 GiB (fits: NO),
 // and zb-h1 over the 40 GiB too.
 class ComparisonChartsTest : public ::testing::Test {
   protected:
@@ -160,18 +160,18 @@ TEST_F(ComparisonChartsTest, WhatDoesNotFitIsMarkedAsTheCommandLineSaysNo) {
         EXPECT_FALSE(bar(chart, QStringLiteral("zb-auto")).flagged);
     }
     const ChartBar& single = bar(panel()->memoryChart(), QStringLiteral("single device"));
-    EXPECT_EQ(single.label, "50.7 TiB · does not fit");
+    EXPECT_EQ(single.label, "3.97 TiB · does not fit");
     // The capacity mark: 40 GiB in the chart's TiB.
     ASSERT_TRUE(single.limit);
     EXPECT_DOUBLE_EQ(*single.limit, 40.0 / 1024);
     EXPECT_TRUE(single.tooltip.contains(
-        QStringLiteral("does not fit: needs 50.7 TiB of 40.0 GiB on one A100-40GB")))
+        QStringLiteral("does not fit: needs 3.97 TiB of 40.0 GiB on one A100-40GB")))
         << single.tooltip.toStdString();
     EXPECT_TRUE(bar(panel()->memoryChart(), QStringLiteral("zb-h1"))
                     .tooltip.contains(QStringLiteral("does not fit: needs 61.3 GiB of 40.0 GiB")));
     EXPECT_TRUE(panel()->notesText().contains(QStringLiteral("Does not fit in memory:")));
     EXPECT_TRUE(panel()->notesText().contains(QStringLiteral(
-        "single device (A100-40GB)</b> needs 50.7 TiB of 40.0 GiB on one A100-40GB")));
+        "single device (A100-40GB)</b> needs 3.97 TiB of 40.0 GiB on one A100-40GB")));
     EXPECT_TRUE(panel()->notesText().contains(QStringLiteral("interleaved-1f1b")));
     // The tooltip shows where the pointer is: over the single device's row.
     BarChart* memory = panel()->memoryChart();

@@ -9,6 +9,7 @@
 #include <random>
 
 #include "pipewright/core/project_io.h"
+#include "pipewright/core/recomputation_units.h"
 #include "pipewright/sim/kernel_cost.h"
 #include "pipewright/sim/planner.h"
 #include "pipewright/sim/stage_memory.h"
@@ -64,6 +65,34 @@ struct Evaluator {
         return {full, schedule == "zb-h1" ? std::max(0, std::min(k, m - full)) : 0};
     }
 
+    [[nodiscard]] bool splits_backward() const {
+        return schedule == "zb-h1" || schedule == "zb-h2";
+    }
+
+    // Under full recomputation: the inputs that the units of layers [a, b)
+    // keep per micro-batch (the model input, or the output of the layer
+    // before), and the largest stash of one unit.
+    [[nodiscard]] std::pair<double, double> units(int a, int b, const DeviceSpec& spec) const {
+        const auto& layers = analyzed.project.model.layers;
+        const std::vector<int> starts = recomputation_units(layers, a, b - 1);
+        double kept = 0;
+        double largest = 0;
+        for (std::size_t u = 0; u < starts.size(); ++u) {
+            const int l = starts[u];
+            kept += l == 0 ? static_cast<double>(numel(analyzed.project.model.input.shape)) *
+                                 analyzed.microbatch_size *
+                                 dtype_bytes(analyzed.project.model.input.dtype)
+                           : layer_cost(analyzed, l - 1, spec, {}).output_bytes;
+            const int end = u + 1 < starts.size() ? starts[u + 1] : b;
+            double stash = 0;
+            for (int k = l; k < end; ++k) {
+                stash += layer_cost(analyzed, k, spec, {}).stash_bytes;
+            }
+            largest = std::max(largest, stash);
+        }
+        return {kept, largest};
+    }
+
     // Bottleneck of a split, or +inf when a stage does not fit.
     [[nodiscard]] double bottleneck(const std::vector<int>& order, const std::vector<int>& cuts,
                                     double* worst_memory_ratio = nullptr) const {
@@ -91,15 +120,13 @@ struct Evaluator {
                 output = c.output_bytes;
             }
             const auto [full, weight_only] = in_flight(k, p);
-            // Recomputation keeps the stage input per micro-batch; a backward
-            // holds one micro-batch's whole stash again.
+            // Recomputation keeps each unit's input per micro-batch; a whole
+            // backward holds one unit's stash again, an I the stage's.
             double recomputed = 0;
             if (t.full_recompute()) {
-                recomputed = full > 0 ? stash : 0;
-                stash = a == 0 ? static_cast<double>(numel(analyzed.project.model.input.shape)) *
-                                     analyzed.microbatch_size *
-                                     dtype_bytes(analyzed.project.model.input.dtype)
-                               : layer_cost(analyzed, a - 1, spec, {}).output_bytes;
+                const auto [kept, largest] = units(a, b, spec);
+                recomputed = full > 0 ? (splits_backward() ? stash : largest) : 0;
+                stash = kept;
             }
             if (b == layers()) {
                 // The loss after the last layer: its time, and its kept softmax.
@@ -297,6 +324,96 @@ TEST(Planner, SplitEqualsTheExhaustiveOptimumOnRandomCases) {
     EXPECT_GT(memory_binds, 20);
 }
 
+// Under full recomputation a whole backward rebuilds one unit at a time (a
+// block, or the layers between blocks): the split DP's memory then has a
+// term that depends on both ends of a stage.
+TEST(Planner, SplitOfCheckpointedBlocksEqualsTheExhaustiveOptimum) {
+    std::mt19937 rng(20261207);
+    const auto pick = [&](int lo, int hi) {
+        return std::uniform_int_distribution<int>(lo, hi)(rng);
+    };
+    int feasible = 0;
+    int memory_binds = 0;
+    for (int trial = 0; trial < 300; ++trial) {
+        RandomCase c = random_case(rng);
+        Project& p = c.project;
+        const std::int64_t hidden = 32 * pick(1, 4);
+        const std::int64_t vocabulary = 64 * pick(1, 8);
+        p.model.input = {{16 * pick(1, 8)}, DType::int64};
+        p.model.loss = LossKind::cross_entropy;
+        const auto layer = [](std::string name, std::string type, nlohmann::json params) {
+            LayerSpec spec;
+            spec.name = std::move(name);
+            spec.type = std::move(type);
+            spec.params = std::move(params);
+            return spec;
+        };
+        p.model.layers = {layer("embed", "embedding",
+                                {{"num_embeddings", vocabulary}, {"embedding_dim", hidden}})};
+        for (int l = pick(2, 7); l > 0; --l) {
+            const std::string name = "l" + std::to_string(p.model.layers.size());
+            switch (pick(0, 3)) {
+                case 1:
+                    p.model.layers.push_back(layer(name, "layernorm", {{"features", hidden}}));
+                    break;
+                case 2:
+                    p.model.layers.push_back(
+                        layer(name, "linear", {{"in_features", hidden}, {"out_features", hidden}}));
+                    break;
+                default:
+                    p.model.layers.push_back(
+                        layer(name, "transformer_block", {{"hidden", hidden}, {"heads", 2}}));
+            }
+        }
+        p.model.layers.push_back(
+            layer("head", "linear",
+                  {{"in_features", hidden}, {"out_features", vocabulary}, {"bias", false}}));
+        p.training.recompute = Recompute::full;
+        // Alike devices in one container: any order of them is as good, so
+        // the search is over splits alone.
+        const auto count = p.topology.devices().size();
+        auto& devices = p.topology.nodes.front().containers.front().devices;
+        devices.resize(count);
+        for (std::size_t d = 0; d < count; ++d) {
+            devices[d] = Device{"d" + std::to_string(d), "A100-40GB", {}};
+            devices[d].overrides.memory_GiB = 2e-5 * pick(1, 500);
+        }
+        p.topology.nodes.resize(1);
+        p.topology.nodes.front().containers.resize(1);
+        p.topology.link_overrides.clear();
+        p.placement = {{p.topology.devices().front().path, layer_names(p)}};
+        if (c.schedule == "naive") {
+            c.schedule = "gpipe";
+        }
+        SCOPED_TRACE("trial " + std::to_string(trial) + ": " + c.schedule +
+                     ", m=" + std::to_string(c.microbatches) + "\n" + project_to_json(p).dump());
+        const Evaluator brute(p, c.schedule, c.microbatches);
+        const double expected = brute.best();
+        const SplitResult found = best_split(p, {}, c.microbatches, c.schedule);
+        ASSERT_EQ(found.feasible, expected < std::numeric_limits<double>::infinity());
+        if (!found.feasible) {
+            continue;
+        }
+        ++feasible;
+        EXPECT_NEAR(found.bottleneck_s, expected, 1e-7 * expected);
+        Project roomy = p;
+        roomy.training.recompute = Recompute::full;
+        for (auto& node : roomy.topology.nodes) {
+            for (auto& container : node.containers) {
+                for (auto& device : container.devices) {
+                    device.overrides.memory_GiB = 1e6;
+                }
+            }
+        }
+        if (best_split(roomy, {}, c.microbatches, c.schedule).bottleneck_s <
+            found.bottleneck_s * (1 - 1e-9)) {
+            ++memory_binds;
+        }
+    }
+    EXPECT_GT(feasible, 150);
+    EXPECT_GT(memory_binds, 8);
+}
+
 TEST(Planner, ExactForAGivenStageCount) {
     std::mt19937 rng(7);
     for (int trial = 0; trial < 60; ++trial) {
@@ -362,17 +479,15 @@ TEST(Planner, InFlightActivationsMatchTheSimulatedPeak) {
                 weight_stash += lc.weight_stash_bytes;
                 params += brute.analyzed.layers[static_cast<std::size_t>(l)].parameters;
             }
-            // Under full recomputation the stage keeps its input per
-            // micro-batch, and a backward holds one micro-batch's whole stash
-            // again on top of them.
+            // Under full recomputation each unit keeps its input per
+            // micro-batch, and a backward holds one unit's stash again on
+            // top of them (it recomputes one unit at a time).
             double recomputed = 0;
             if (t.full_recompute()) {
-                recomputed = full > 0 ? stash : 0;
-                const int a = split[k].first_layer;
-                stash = a == 0
-                            ? static_cast<double>(numel(p.model.input.shape)) *
-                                  brute.analyzed.microbatch_size * dtype_bytes(p.model.input.dtype)
-                            : layer_cost(brute.analyzed, a - 1, brute.specs[k], {}).output_bytes;
+                const auto [kept, largest] =
+                    brute.units(split[k].first_layer, split[k].last_layer + 1, brute.specs[k]);
+                recomputed = full > 0 ? largest : 0;
+                stash = kept;
             }
             if (split[k].last_layer + 1 == layers) {
                 // The loss's softmax (or output), kept from its forward to

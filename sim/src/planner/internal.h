@@ -43,10 +43,29 @@ struct LayerTable {
     double loss_stash = 0;
     std::vector<double> output_bytes;  // per layer, one micro-batch
     std::vector<double> input_bytes;   // per layer: what enters it (layer 0: the model input)
-    std::vector<double> min_time;      // per layer: fastest class
-    std::vector<double> min_prefix;    // prefix of min_time
-    double min_total = 0;              // sum of min_time
-    double min_largest = 0;            // largest min_time
+    // Full recomputation (core/recomputation_units.h). Per layer: the input
+    // it keeps when it begins a unit, as it takes it (cost_model.h:
+    // held_output_bytes), and the unit it belongs to when a stage holds it
+    // and the layer before; prefix of the inputs kept by the layers that
+    // begin a unit wherever they are; each unit's first layer; the largest
+    // stash of the units in a run of them ([j][u]: in [u, u + 2^j)).
+    std::vector<double> takes;
+    std::vector<int> unit_of;
+    std::vector<double> unit_kept;
+    std::vector<int> unit_starts;  // plus the layer count at the end
+    std::vector<std::vector<double>> unit_runs;
+
+    // Fills the unit fields from `takes`, `stash` and the model's layers.
+    void index_units(std::span<const LayerSpec> model_layers);
+    // What a stage of layers [a, i) keeps per micro-batch: its units' inputs.
+    [[nodiscard]] double kept_inputs(int a, int i) const;
+    // The largest stash of one of its units: what a whole backward rebuilds
+    // at once.
+    [[nodiscard]] double largest_unit(int a, int i) const;
+    std::vector<double> min_time;    // per layer: fastest class
+    std::vector<double> min_prefix;  // prefix of min_time
+    double min_total = 0;            // sum of min_time
+    double min_largest = 0;          // largest min_time
 };
 
 // One stage position of a fixed device sequence.
@@ -63,6 +82,9 @@ struct SplitProblem {
     const LayerTable* table = nullptr;
     std::vector<Slot> slots;
     bool checkpointing = false;
+    // The schedule splits the backward into I and W: under checkpointing, I
+    // recomputes the whole stage (a whole backward, one layer at a time).
+    bool split_backward = false;
     double bytes_per_param = 0;  // static bytes (weights, gradients, optimizer state)
 };
 

@@ -118,6 +118,7 @@ SplitProblem Context::looped_problem(const LayerTable& table, std::size_t order,
     SplitProblem p;
     p.table = &table;
     p.checkpointing = checkpointing_;
+    p.split_backward = schedule_info(schedule).splits_backward;
     p.bytes_per_param = bytes_per_param_;
     const int stages = devices * chunks;
     for (int k = 0; k < stages; ++k) {

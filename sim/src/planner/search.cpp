@@ -133,6 +133,7 @@ const LayerTable& Context::table(int microbatches) {
     t.params.assign(n, 0.0);
     t.output_bytes.assign(n - 1, 0.0);
     t.input_bytes.assign(n - 1, 0.0);
+    t.takes.assign(n - 1, 0.0);
     t.min_time.assign(n - 1, 0.0);
     t.min_prefix.assign(n, 0.0);
     const ModelInput& input = base_.project.model.input;
@@ -195,11 +196,14 @@ const LayerTable& Context::table(int microbatches) {
         t.input_bytes[i] = l == 0 ? static_cast<double>(numel(input.shape)) * t.microbatch_size *
                                         dtype_bytes(input.dtype)
                                   : t.output_bytes[i - 1];
+        t.takes[i] =
+            l == 0 ? t.input_bytes[i] : held_output_bytes(work_, l - 1, t.output_bytes[i - 1]);
         t.min_time[i] = fastest;
         t.min_prefix[i + 1] = t.min_prefix[i] + fastest;
         t.min_total += fastest;
         t.min_largest = std::max(t.min_largest, fastest);
     }
+    t.index_units(base_.project.model.layers);
     if (base_.tied) {
         const auto head = static_cast<std::size_t>(base_.tied->head);
         t.tied_params = static_cast<double>(base_.tied->parameters) *
@@ -247,6 +251,7 @@ SplitProblem Context::problem(const LayerTable& table, std::size_t order, int st
                                   : rule == MemoryRule::one_f_one_b ? ScheduleKind::one_f_one_b
                                   : rule == MemoryRule::zb_h1       ? ScheduleKind::zb_h1
                                                                     : ScheduleKind::zb_h2;
+    p.split_backward = schedule_info(schedule).splits_backward;
     for (int k = 0; k < stages; ++k) {
         Slot slot;
         slot.device = orders_[order][at(k)];

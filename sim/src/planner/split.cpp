@@ -10,19 +10,24 @@
 //   memory: per_param * (P(i) - P(a)) + full * (St(i) - St(a))
 //           + weight_only * (W(i) - W(a)) <= capacity
 //           <=>  key(a) <= capacity - per_param * P(i) - full * St(i) - weight_only * W(i)
-// with key(a) = -per_param * P(a) - full * St(a) - weight_only * W(a) (under
-// checkpointing the stash is the stage input, so full * input(a) replaces the
-// full * St terms, and one micro-batch's St(i) - St(a), recomputed during its
-// backward, adds the same terms once). S is non-decreasing, so the time
-// condition is a suffix of a; a stack of reachable a's with increasing keys
-// answers "smallest key in the suffix" by binary search. The check is exact,
-// so bisection on T (snapping to the bottleneck actually reached) finds the
-// optimum.
+// with key(a) = -per_param * P(a) - full * St(a) - weight_only * W(a). Under
+// checkpointing each unit of recomputation keeps its input
+// (core/recomputation_units.h; the stage's first layer begins one), which
+// replaces full * St; a split backward's I recomputes one micro-batch's
+// whole stage, adding St(i) - St(a) once, but a whole backward recomputes
+// one unit at a time, adding the largest unit's stash in [a, i), which no
+// key of a alone holds: it shrinks as a grows, so an a dropped from the
+// stack below stays dominated, and the stack's suffix is scanned. S is
+// non-decreasing, so the time condition is a suffix of a; a stack of
+// reachable a's with increasing keys answers "smallest key in the suffix"
+// by binary search. The check is exact, so bisection on T (snapping to the
+// bottleneck actually reached) finds the optimum.
 
 #include <algorithm>
 #include <cmath>
 #include <limits>
 
+#include "pipewright/core/recomputation_units.h"
 #include "planner/internal.h"
 
 namespace pipewright::planner {
@@ -35,10 +40,16 @@ std::size_t at(int i) {
 
 constexpr double kInfinity = std::numeric_limits<double>::infinity();
 
-// Under checkpointing, the micro-batches whose backward recomputes the
-// stage's activations (all of them at once, one micro-batch at a time).
+// Under checkpointing, the micro-batches whose backward recomputes
+// activations (one micro-batch at a time).
 double recomputed(const Slot& slot) {
     return slot.full > 0 ? 1.0 : 0.0;
+}
+
+// Whether the memory of a stage has a term no key of its start holds (see
+// above): the largest unit a whole backward rebuilds.
+bool unit_by_unit(const SplitProblem& problem) {
+    return problem.checkpointing && !problem.split_backward;
 }
 
 class Checker {
@@ -127,10 +138,26 @@ class Checker {
                 const auto pos =
                     std::lower_bound(stack_.begin(), stack_.end(), first_ok,
                                      [](const Entry& e, int index) { return e.index < index; });
-                if (pos == stack_.end() || pos->key > rhs(sl, cap, i)) {
+                if (pos == stack_.end()) {
                     continue;
                 }
-                parent[at(i - lo)] = pos->index;
+                int start = pos->index;
+                const double room = rhs(sl, cap, i);
+                if (unit_by_unit(problem_)) {
+                    // Later entries have larger keys and rebuild less.
+                    start = -1;
+                    for (auto e = pos; e != stack_.end() && start < 0; ++e) {
+                        if (e->key + recomputed(sl) * table_.largest_unit(e->index, i) <= room) {
+                            start = e->index;
+                        }
+                    }
+                    if (start < 0) {
+                        continue;
+                    }
+                } else if (pos->key > room) {
+                    continue;
+                }
+                parent[at(i - lo)] = start;
                 new_lo = new_lo < 0 ? i : new_lo;
                 new_hi = i;
             }
@@ -170,9 +197,11 @@ class Checker {
     [[nodiscard]] double key(const Slot& sl, int a) const {
         const double base = -problem_.bytes_per_param * table_.params[at(a)] -
                             sl.weight_only * table_.weight_stash[at(a)];
-        return problem_.checkpointing ? base + sl.full * table_.input_bytes[at(a)] -
-                                            recomputed(sl) * table_.stash[at(a)]
-                                      : base - sl.full * table_.stash[at(a)];
+        if (!problem_.checkpointing) {
+            return base - sl.full * table_.stash[at(a)];
+        }
+        const double kept = sl.full * (table_.takes[at(a)] - table_.unit_kept[at(a) + 1]);
+        return base + kept - (problem_.split_backward ? recomputed(sl) * table_.stash[at(a)] : 0);
     }
 
     [[nodiscard]] double rhs(const Slot& sl, double cap, int i) const {
@@ -181,8 +210,11 @@ class Checker {
         const double base = cap - problem_.bytes_per_param * (table_.params[at(i)] - both_ends) -
                             sl.weight_only * table_.weight_stash[at(i)] -
                             (i == layers_ ? sl.full * table_.loss_stash : 0);
-        return problem_.checkpointing ? base - recomputed(sl) * table_.stash[at(i)]
-                                      : base - sl.full * table_.stash[at(i)];
+        if (!problem_.checkpointing) {
+            return base - sl.full * table_.stash[at(i)];
+        }
+        return base - sl.full * table_.unit_kept[at(i)] -
+               (problem_.split_backward ? recomputed(sl) * table_.stash[at(i)] : 0);
     }
 
     // Keeps keys increasing from bottom to top: an older a with a larger key
@@ -268,14 +300,72 @@ double stage_time(const SplitProblem& problem, std::size_t k, int a, int i) {
     return seconds;
 }
 
+void LayerTable::index_units(std::span<const LayerSpec> model_layers) {
+    unit_of.assign(at(layers), 0);
+    unit_kept.assign(at(layers) + 1, 0.0);
+    unit_starts.clear();
+    for (int l = 0; l < layers; ++l) {
+        const bool begins = begins_recomputation_unit(model_layers, l);
+        if (begins) {
+            unit_starts.push_back(l);
+        }
+        unit_of[at(l)] = static_cast<int>(unit_starts.size()) - 1;
+        unit_kept[at(l) + 1] = unit_kept[at(l)] + (begins ? takes[at(l)] : 0.0);
+    }
+    const std::size_t units = unit_starts.size();
+    unit_starts.push_back(layers);
+    unit_runs.assign(1, std::vector<double>(units));
+    for (std::size_t u = 0; u < units; ++u) {
+        unit_runs[0][u] = stash[at(unit_starts[u + 1])] - stash[at(unit_starts[u])];
+    }
+    for (std::size_t j = 1; (std::size_t{1} << j) <= units; ++j) {
+        const std::vector<double>& shorter = unit_runs[j - 1];
+        const std::size_t half = std::size_t{1} << (j - 1);
+        std::vector<double> runs(units - 2 * half + 1);
+        for (std::size_t u = 0; u < runs.size(); ++u) {
+            runs[u] = std::max(shorter[u], shorter[u + half]);
+        }
+        unit_runs.push_back(std::move(runs));
+    }
+}
+
+double LayerTable::kept_inputs(int a, int i) const {
+    // The stage's first layer begins a unit wherever it is.
+    return takes[at(a)] + unit_kept[at(i)] - unit_kept[at(a) + 1];
+}
+
+double LayerTable::largest_unit(int a, int i) const {
+    const int first = unit_of[at(a)];
+    const int last = unit_of[at(i - 1)];
+    const int first_end = std::min(unit_starts[at(first + 1)], i);
+    double largest = stash[at(first_end)] - stash[at(a)];
+    if (last > first) {
+        largest = std::max(largest, stash[at(i)] - stash[at(unit_starts[at(last)])]);
+    }
+    if (last > first + 1) {
+        // The whole units between: the larger of two overlapping runs.
+        const auto from = at(first + 1);
+        const auto length = at(last) - from;
+        std::size_t j = 0;
+        while ((std::size_t{2} << j) <= length) {
+            ++j;
+        }
+        largest =
+            std::max({largest, unit_runs[j][from], unit_runs[j][at(last) - (std::size_t{1} << j)]});
+    }
+    return largest;
+}
+
 double stage_memory(const SplitProblem& problem, std::size_t k, int a, int i) {
     const LayerTable& t = *problem.table;
     const Slot& sl = problem.slots[k];
     const double stash =
-        problem.checkpointing ? t.input_bytes[at(a)] : t.stash[at(i)] - t.stash[at(a)];
+        problem.checkpointing ? t.kept_inputs(a, i) : t.stash[at(i)] - t.stash[at(a)];
     const double loss = i == t.layers ? t.loss_stash : 0;
-    const double transient =
-        problem.checkpointing ? recomputed(sl) * (t.stash[at(i)] - t.stash[at(a)]) : 0;
+    const double rebuilt = !problem.checkpointing   ? 0
+                           : problem.split_backward ? t.stash[at(i)] - t.stash[at(a)]
+                                                    : t.largest_unit(a, i);
+    const double transient = recomputed(sl) * rebuilt;
     return static_bytes(problem, a, i) + sl.full * (stash + loss) + transient +
            sl.weight_only * (t.weight_stash[at(i)] - t.weight_stash[at(a)]);
 }

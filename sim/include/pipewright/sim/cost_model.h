@@ -83,6 +83,11 @@ struct StageCost {
     // layer in hand.
     double transient_forward_bytes = 0;
     double transient_backward_bytes = 0;
+    // The same for the input-gradient pass of a split backward (I). Under
+    // full recomputation a whole backward (B) recomputes one layer at a time
+    // and holds one layer's activations, but I recomputes the whole stage,
+    // whose graph W needs later.
+    double transient_backward_input_bytes = 0;
 
     [[nodiscard]] double backward_s() const {
         return backward_full_s > 0 ? backward_full_s : backward_input_s + backward_weight_s;
@@ -99,6 +104,13 @@ struct StageCost {
                                    const CostModelOptions& options);
 // The kernels `layer` launches for one micro-batch on one device of its
 // tensor-parallel group, as the analytic cost prices them.
+// What layer `layer` hands on for one micro-batch as the next layer holds it,
+// `output_bytes` being its whole output (LayerCost::output_bytes): 1/t of it
+// where a tensor-parallel group of t leaves it split (over the features, or
+// over the sequence under sequence parallelism). Full recomputation keeps
+// this for every layer after a stage's first and every micro-batch in flight.
+[[nodiscard]] double held_output_bytes(const AnalyzedProject& project, int layer,
+                                       double output_bytes);
 [[nodiscard]] LayerKernels project_layer_kernels(const AnalyzedProject& project, int layer);
 // The loss's kernels after the model's last layer for one micro-batch on one
 // device (layer_kernels.h: loss_kernels), run by the stage that holds that

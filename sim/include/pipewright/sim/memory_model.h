@@ -22,8 +22,8 @@ struct RankMemory {
 // its end (for a split backward: I keeps the weight-gradient part until W
 // ends). Under ZeRO-3, UNSHARD holds the gathered weights from its start
 // and RESHARD lets them go. A forward or backward also holds its transient
-// bytes (context parallelism's exchanged keys and values) from its start to
-// its end. Transfers change nothing.
+// bytes (context parallelism's exchanged keys and values, the layers that
+// full recomputation rebuilds) from its start to its end. Transfers change nothing.
 struct MemoryChange {
     double time_s = 0;
     double delta = 0;
@@ -54,8 +54,8 @@ struct MemoryChanges {
             c.add(end_s, -s.stash_bytes - s.transient_backward_bytes);
             break;
         case ActionType::backward_input:
-            c.add(start_s, s.transient_backward_bytes);
-            c.add(end_s, s.weight_stash_bytes - s.stash_bytes - s.transient_backward_bytes);
+            c.add(start_s, s.transient_backward_input_bytes);
+            c.add(end_s, s.weight_stash_bytes - s.stash_bytes - s.transient_backward_input_bytes);
             break;
         case ActionType::backward_weight:
             c.add(end_s, -s.weight_stash_bytes);
