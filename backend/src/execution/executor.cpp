@@ -12,6 +12,7 @@
 #include "execution/action_clock.h"
 #include "execution/parameter_update.h"
 #include "execution/random_replay.h"
+#include "execution/recomputation_units.h"
 #include "layers/tensor_parallel_layers.h"
 #include "layers/tied_head.h"
 #include "layers/vocabulary_parallel_loss.h"
@@ -57,9 +58,12 @@ struct Slot {
     torch::Tensor input_grad;      // produced by B or I, consumed by SEND_B
     // Activation checkpointing: the random state F drew its dropout masks
     // from (stages with dropout only), and whether backward has recomputed
-    // the forward with its graph yet.
+    // the forward with its graph yet; the inputs of the stage's units after
+    // the first, and the random state before each (recomputation_units.h).
     torch::Tensor rng_state;
     bool recomputed = false;
+    std::vector<torch::Tensor> unit_inputs;
+    std::vector<torch::Tensor> unit_rng_states;
 };
 
 struct Stage {
@@ -68,6 +72,7 @@ struct Stage {
     std::vector<torch::Tensor> params;
     std::vector<Slot> slots;
     bool random = false;  // draws random numbers in training (dropout)
+    StageUnits units;     // under activation checkpointing
 };
 
 double tensor_bytes(const torch::Tensor& t) {
@@ -161,6 +166,9 @@ struct RankExecutor::Impl {
             for (int l = stage_info.first_layer; l <= stage_info.last_layer; ++l) {
                 st.random = st.random ||
                             p.project.model.layers[static_cast<std::size_t>(l)].type == "dropout";
+            }
+            if (checkpointing) {
+                st.units = StageUnits(p, st.module, stage_info.first_layer, stage_info.last_layer);
             }
             modules.emplace(s, st.module);
             st.slots.resize(static_cast<std::size_t>(microbatches));
@@ -291,30 +299,33 @@ struct RankExecutor::Impl {
         sl.recomputed = true;
     }
 
-    // The roots of backward for (stage, mb) and the gradients flowing into them.
-    std::pair<torch::Tensor, torch::Tensor> backward_roots(int stage, int mb) {
-        recompute(stage, mb);
-        Slot& sl = slot(stage, mb);
-        if (stage == last_stage) {
-            if (!sl.loss.defined()) {
-                const torch::Tensor target =
-                    batch->targets.at(static_cast<std::size_t>(mb)).to(device);
-                // Scaled so that accumulating m micro-batches gives the
-                // gradient of the batch mean.
-                // Under tensor parallelism the head may leave each member
-                // the logits of its slice of the vocabulary: the loss is then
-                // computed over the group without gathering them.
-                sl.loss = (vocabulary_split_output(project)
-                               ? vocabulary_parallel_cross_entropy(sl.output, target, tensor)
-                               : compute_loss(project.project.model.loss, sl.output, target)) /
-                          static_cast<double>(microbatches);
-                const torch::Tensor value = sl.loss.detach();
-                loss_sum = loss_sum.defined() ? loss_sum + value : value;
-            }
-            return {sl.loss, torch::Tensor()};
+    // The last stage's share of the loss for micro-batch `mb`, computed from
+    // `output` the first time it is asked for.
+    torch::Tensor loss_of(int mb, const torch::Tensor& output) {
+        Slot& sl = slot(last_stage, mb);
+        if (!sl.loss.defined()) {
+            const torch::Tensor target = batch->targets.at(static_cast<std::size_t>(mb)).to(device);
+            // Scaled so that accumulating m micro-batches gives the
+            // gradient of the batch mean.
+            // Under tensor parallelism the head may leave each member
+            // the logits of its slice of the vocabulary: the loss is then
+            // computed over the group without gathering them.
+            sl.loss = (vocabulary_split_output(project)
+                           ? vocabulary_parallel_cross_entropy(output, target, tensor)
+                           : compute_loss(project.project.model.loss, output, target)) /
+                      static_cast<double>(microbatches);
+            const torch::Tensor value = sl.loss.detach();
+            loss_sum = loss_sum.defined() ? loss_sum + value : value;
         }
+        return sl.loss;
+    }
+
+    // The gradient of stage `stage`'s output for micro-batch `mb`, from the
+    // next stage on this rank or received from its rank.
+    torch::Tensor output_gradient(int stage, int mb) {
+        Slot& sl = slot(stage, mb);
         if (sl.output_grad.defined()) {
-            return {sl.output, sl.output_grad};
+            return sl.output_grad;
         }
         torch::Tensor g;
         if (local(stage + 1)) {
@@ -328,7 +339,17 @@ struct RankExecutor::Impl {
                                std::to_string(mb) + ")");
         }
         sl.output_grad = g;
-        return {sl.output, g};
+        return g;
+    }
+
+    // The roots of backward for (stage, mb) and the gradients flowing into them.
+    std::pair<torch::Tensor, torch::Tensor> backward_roots(int stage, int mb) {
+        recompute(stage, mb);
+        Slot& sl = slot(stage, mb);
+        if (stage == last_stage) {
+            return {loss_of(mb, sl.output), torch::Tensor()};
+        }
+        return {sl.output, output_gradient(stage, mb)};
     }
 
     // Frees the graph and activations of a finished micro-batch; the input
@@ -361,12 +382,23 @@ struct RankExecutor::Impl {
             return;
         }
         // Checkpointing: no graph, so the activations inside the stage go at
-        // once; only the input stays, and the output until it is passed on.
-        if (stages.at(s).random) {
+        // once; only each unit's input stays, and the output until it is
+        // passed on.
+        Stage& st = stages.at(s);
+        if (st.random) {
             sl.rng_state = random_state(device);
         }
         const torch::NoGradGuard no_graph;
-        sl.output = stages.at(s).module->forward(x);
+        for (std::size_t u = 0; u < st.units.size(); ++u) {
+            if (u > 0) {
+                sl.unit_inputs.push_back(x);
+                if (st.random) {
+                    sl.unit_rng_states.push_back(random_state(device));
+                }
+            }
+            x = st.units.forward(u, x);
+        }
+        sl.output = x;
         if (s == last_stage) {
             sl.output = torch::Tensor();  // backward recomputes it for the loss
         }
@@ -383,7 +415,50 @@ struct RankExecutor::Impl {
         return out;
     }
 
+    // B under checkpointing: each unit rebuilt with its graph from the input
+    // it kept, from the last, and its backward run before the unit before it
+    // is rebuilt, so that one unit's activations are held at a time.
+    void backward_unit_by_unit(int s, int mb) {
+        Stage& st = stages.at(s);
+        Slot& sl = slot(s, mb);
+        torch::Tensor grad = s == last_stage ? torch::Tensor() : output_gradient(s, mb);
+        for (std::size_t u = st.units.size(); u-- > 0;) {
+            const torch::Tensor x =
+                u == 0 ? sl.input : sl.unit_inputs[u - 1].detach().requires_grad_(true);
+            torch::Tensor y;
+            {
+                const ReplayRandomState replay(
+                    device, u == 0 || !st.random ? sl.rng_state : sl.unit_rng_states[u - 1]);
+                y = st.units.forward(u, x);
+            }
+            const bool loss = s == last_stage && u + 1 == st.units.size();
+            const torch::Tensor root = loss ? loss_of(mb, y) : y;
+            if (!root.requires_grad()) {
+                // A first unit without parameters (a ReLU alone): nothing in
+                // it asks for a gradient.
+                break;
+            }
+            if (loss) {
+                torch::autograd::backward({root});
+            } else {
+                torch::autograd::backward({root}, {grad});
+            }
+            if (u > 0) {
+                grad = x.grad();
+                sl.unit_inputs[u - 1] = torch::Tensor();
+            }
+        }
+        if (s > 0) {
+            sl.input_grad = sl.input.grad();
+        }
+        forget(sl);
+    }
+
     void backward_full(int s, int mb) {
+        if (checkpointing) {
+            backward_unit_by_unit(s, mb);
+            return;
+        }
         auto [root, grad] = backward_roots(s, mb);
         if (!root.requires_grad()) {
             // A first stage without parameters (a ReLU alone): nothing in it
