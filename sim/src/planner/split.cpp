@@ -79,9 +79,13 @@ class Checker {
                 const auto& s = table_.time[at(slot(k).cls)];
                 const auto it = std::lower_bound(s.begin(), s.begin() + end, s[at(end)] - bound);
                 const int earliest = static_cast<int>(it - s.begin());
-                if (earliest >= end) {
-                    return false;  // one layer alone is slower than the bound
+                if (earliest >= end && end == layers_) {
+                    return false;  // the last layer alone is slower than the bound
                 }
+                // Otherwise `end` only bounds stage k's end from below: where
+                // its last layer alone is too slow on this device, stage k
+                // ends later, and that layer goes to an earlier stage, maybe
+                // on a faster device.
                 start = std::max(start, earliest);
             }
             need_[at(k - 1)] = start;
