@@ -68,6 +68,23 @@ std::string describe_calibrations(const CostInputs& inputs) {
     return text;
 }
 
+std::string uncalibrated_cpu_note(const AnalyzedProject& project, const CostModelOptions& costs) {
+    if (costs.profile != nullptr || costs.flat_efficiency) {
+        return {};
+    }
+    const auto guessed =
+        std::find_if(project.rank_specs.begin(), project.rank_specs.end(), [](const DeviceSpec& d) {
+            return d.kind == "cpu" && d.calibrated_cores == 0 && !d.gemm_correction;
+        });
+    if (guessed == project.rank_specs.end()) {
+        return {};
+    }
+    return "CPU devices priced from the catalog's generic \"" + guessed->name +
+           "\" figures, a rough guess for this machine (times may be off several-fold): "
+           "measure it with `pipewright calibrate --device cpu` (then --calibration) or "
+           "`pipewright profile` (then --profile)";
+}
+
 std::optional<std::string> check_profile_fit(const CostModelOptions& costs, const Project& project,
                                              bool strict, std::ostream& err,
                                              std::optional<int> microbatch_size) {

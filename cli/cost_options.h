@@ -48,6 +48,11 @@ std::optional<CostModelOptions> cost_model_options(const CostArgs& args, CostInp
 // "kernels calibrated on NVIDIA H100 80GB HBM3 (h100.json): …" for the
 // summary's Costs line; empty without --calibration.
 [[nodiscard]] std::string describe_calibrations(const CostInputs& inputs);
+// Where CPU devices are priced from the catalog's generic "cpu" figures,
+// with neither a profile nor a calibration of this machine: a sentence that
+// says their times are a rough guess and how to measure them; else empty.
+[[nodiscard]] std::string uncalibrated_cpu_note(const AnalyzedProject& project,
+                                                const CostModelOptions& costs);
 
 // Warns on `err` when the profile in `costs` does not fit the model (no layer
 // or only some match, or layers measured at other sizes) and returns the

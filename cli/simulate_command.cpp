@@ -278,6 +278,9 @@ int run_simulate(const SimulateArgs& args, std::ostream& out, std::ostream& err)
     if (const std::string calibrated = describe_calibrations(cost_inputs); !calibrated.empty()) {
         cost_sources += (cost_sources.empty() ? "" : "; ") + calibrated;
     }
+    if (const std::string guess = uncalibrated_cpu_note(*project, costs); !guess.empty()) {
+        cost_sources += (cost_sources.empty() ? "" : "; ") + guess;
+    }
     SimulationReport report;
     try {
         // Only the trace and the timeline files need every action's times.

@@ -135,8 +135,9 @@ TrainingBar::TrainingBar(ProjectDocument* document, QWidget* parent)
     recompute_->setToolTip(
         tr("Activation recomputation (checkpointing). No recompute: keep every activation. "
            "Selective: recompute the attention core, whose scores grow with the square of the "
-           "sequence (much memory for little compute). Recompute all: keep only stage inputs "
-           "and run the whole forward again during backward (least memory, one more forward)"));
+           "sequence (much memory for little compute). Recompute all: keep only each block's "
+           "input (and each run of layers between blocks) and run the forward again during "
+           "backward, one block at a time (least memory, one more forward)"));
 
     addWidget(caption(tr("Schedule")));
     addWidget(schedule_);

@@ -193,6 +193,29 @@ TEST(CalibrationCli, CpuRanksThatOutnumberTheCalibratedCoresAreWarnedAbout) {
 namespace pipewright {
 namespace {
 
+// CPU devices priced from the catalog's generic "cpu" say so on the Costs
+// line, with how to measure the machine; a calibration of it, or a GPU
+// project, has nothing to say.
+TEST(CalibrationCli, UncalibratedCpuTimesAreCalledARoughGuess) {
+    testing::TempDir dir;
+    const auto calibration = (dir / "cpu.json").string();
+    std::ofstream(calibration) << device_calibration_to_json(cpu_calibration(2, 1)).dump(1);
+    const std::string cpu = testing::example("mlp-cpu.json");
+    const std::string note =
+        "Costs       CPU devices priced from the catalog's generic \"cpu\" "
+        "figures, a rough guess";
+    const auto guessed = testing::run_cli({"simulate", cpu});
+    ASSERT_EQ(guessed.code, 0) << guessed.err;
+    EXPECT_NE(guessed.out.find(note), std::string::npos) << guessed.out;
+    EXPECT_NE(guessed.out.find("pipewright calibrate --device cpu"), std::string::npos);
+    const auto measured = testing::run_cli({"simulate", cpu, "--calibration", calibration});
+    ASSERT_EQ(measured.code, 0) << measured.err;
+    EXPECT_EQ(measured.out.find("rough guess"), std::string::npos) << measured.out;
+    const auto gpu = testing::run_cli({"simulate", testing::example("dummy-2gpu.json")});
+    ASSERT_EQ(gpu.code, 0) << gpu.err;
+    EXPECT_EQ(gpu.out.find("rough guess"), std::string::npos) << gpu.out;
+}
+
 // The turns are counted per machine: the small Mixtral's 4 ranks on two
 // 2-core nodes each have a core, and neither a CPU profile nor a CPU
 // calibration of 2 cores warns, where on one node both do.
