@@ -56,14 +56,11 @@ struct Slot {
     torch::Tensor output_grad;     // gradient of output kept from I for W
     torch::Tensor loss;            // last stage: this micro-batch's share of the loss
     torch::Tensor input_grad;      // produced by B or I, consumed by SEND_B
-    // Activation checkpointing: the random state F drew its dropout masks
-    // from (stages with dropout only), and whether backward has recomputed
-    // the forward with its graph yet; the inputs of the stage's units after
-    // the first, and the random state before each (recomputation_units.h).
-    torch::Tensor rng_state;
+    // Activation checkpointing: what F kept to rebuild the stage from
+    // (recomputation_units.h), and whether I has recomputed the forward
+    // with its graph yet.
+    KeptUnits kept;
     bool recomputed = false;
-    std::vector<torch::Tensor> unit_inputs;
-    std::vector<torch::Tensor> unit_rng_states;
 };
 
 struct Stage {
@@ -294,7 +291,7 @@ struct RankExecutor::Impl {
         if (!checkpointing || sl.recomputed) {
             return;
         }
-        const ReplayRandomState replay(device, sl.rng_state);
+        const ReplayRandomState replay(device, sl.kept.first_random_state);
         sl.output = stages.at(stage).module->forward(sl.input);
         sl.recomputed = true;
     }
@@ -385,20 +382,7 @@ struct RankExecutor::Impl {
         // once; only each unit's input stays, and the output until it is
         // passed on.
         Stage& st = stages.at(s);
-        if (st.random) {
-            sl.rng_state = random_state(device);
-        }
-        const torch::NoGradGuard no_graph;
-        for (std::size_t u = 0; u < st.units.size(); ++u) {
-            if (u > 0) {
-                sl.unit_inputs.push_back(x);
-                if (st.random) {
-                    sl.unit_rng_states.push_back(random_state(device));
-                }
-            }
-            x = st.units.forward(u, x);
-        }
-        sl.output = x;
+        sl.output = st.units.forward_keeping(x, sl.kept, st.random, device);
         if (s == last_stage) {
             sl.output = torch::Tensor();  // backward recomputes it for the loss
         }
@@ -415,38 +399,15 @@ struct RankExecutor::Impl {
         return out;
     }
 
-    // B under checkpointing: each unit rebuilt with its graph from the input
-    // it kept, from the last, and its backward run before the unit before it
-    // is rebuilt, so that one unit's activations are held at a time.
+    // B under checkpointing: the units rebuilt one at a time.
     void backward_unit_by_unit(int s, int mb) {
-        Stage& st = stages.at(s);
         Slot& sl = slot(s, mb);
-        torch::Tensor grad = s == last_stage ? torch::Tensor() : output_gradient(s, mb);
-        for (std::size_t u = st.units.size(); u-- > 0;) {
-            const torch::Tensor x =
-                u == 0 ? sl.input : sl.unit_inputs[u - 1].detach().requires_grad_(true);
-            torch::Tensor y;
-            {
-                const ReplayRandomState replay(
-                    device, u == 0 || !st.random ? sl.rng_state : sl.unit_rng_states[u - 1]);
-                y = st.units.forward(u, x);
-            }
-            const bool loss = s == last_stage && u + 1 == st.units.size();
-            const torch::Tensor root = loss ? loss_of(mb, y) : y;
-            if (!root.requires_grad()) {
-                // A first unit without parameters (a ReLU alone): nothing in
-                // it asks for a gradient.
-                break;
-            }
-            if (loss) {
-                torch::autograd::backward({root});
-            } else {
-                torch::autograd::backward({root}, {grad});
-            }
-            if (u > 0) {
-                grad = x.grad();
-                sl.unit_inputs[u - 1] = torch::Tensor();
-            }
+        if (s == last_stage) {
+            stages.at(s).units.backward(
+                sl.input, sl.kept, torch::Tensor(),
+                [&](const torch::Tensor& output) { return loss_of(mb, output); }, device);
+        } else {
+            stages.at(s).units.backward(sl.input, sl.kept, output_gradient(s, mb), nullptr, device);
         }
         if (s > 0) {
             sl.input_grad = sl.input.grad();

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <string>
 
+#include "execution/random_replay.h"
 #include "pipewright/core/recomputation_units.h"
 
 namespace pipewright::backend {
@@ -42,11 +43,60 @@ StageUnits::StageUnits(const AnalyzedProject& project, const torch::nn::Sequenti
     starts_.push_back(names.size());
 }
 
-torch::Tensor StageUnits::forward(std::size_t u, torch::Tensor x) {
+torch::Tensor StageUnits::run(std::size_t u, torch::Tensor x) {
     for (std::size_t m = starts_.at(u); m < starts_.at(u + 1); ++m) {
         x = (stage_->begin() + static_cast<std::ptrdiff_t>(m))->forward(std::move(x));
     }
     return x;
+}
+
+torch::Tensor StageUnits::forward_keeping(torch::Tensor input, KeptUnits& kept, bool random,
+                                          const torch::Device& device) {
+    if (random) {
+        kept.first_random_state = random_state(device);
+    }
+    const torch::NoGradGuard no_graph;
+    for (std::size_t u = 0; u < size(); ++u) {
+        if (u > 0) {
+            kept.inputs.push_back(input);
+            if (random) {
+                kept.random_states.push_back(random_state(device));
+            }
+        }
+        input = run(u, std::move(input));
+    }
+    return input;
+}
+
+void StageUnits::backward(const torch::Tensor& input, KeptUnits& kept, torch::Tensor output_grad,
+                          const std::function<torch::Tensor(const torch::Tensor&)>& loss,
+                          const torch::Device& device) {
+    for (std::size_t u = size(); u-- > 0;) {
+        const torch::Tensor x = u == 0 ? input : kept.inputs[u - 1].detach().requires_grad_(true);
+        torch::Tensor y;
+        {
+            const ReplayRandomState replay(device, u == 0 || kept.random_states.empty()
+                                                       ? kept.first_random_state
+                                                       : kept.random_states[u - 1]);
+            y = run(u, x);
+        }
+        const bool last = u + 1 == size() && loss;
+        const torch::Tensor root = last ? loss(y) : y;
+        if (!root.requires_grad()) {
+            // A first unit without parameters (a ReLU alone): nothing in it
+            // asks for a gradient.
+            break;
+        }
+        if (last) {
+            torch::autograd::backward({root});
+        } else {
+            torch::autograd::backward({root}, {output_grad});
+        }
+        if (u > 0) {
+            output_grad = x.grad();
+            kept.inputs[u - 1] = torch::Tensor();
+        }
+    }
 }
 
 }  // namespace pipewright::backend

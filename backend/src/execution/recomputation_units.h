@@ -6,11 +6,22 @@
 #include <torch/torch.h>
 
 #include <cstddef>
+#include <functional>
 #include <vector>
 
 #include "pipewright/core/analysis.h"
 
 namespace pipewright::backend {
+
+// What a checkpointed forward keeps of one micro-batch besides the stage's
+// input: the input of each unit after the first, and for a stage that draws
+// random numbers the generator's state before each unit (the first's is
+// `first_random_state`, also what a whole-stage recomputation replays).
+struct KeptUnits {
+    torch::Tensor first_random_state;
+    std::vector<torch::Tensor> inputs;
+    std::vector<torch::Tensor> random_states;
+};
 
 class StageUnits {
   public:
@@ -23,10 +34,26 @@ class StageUnits {
                int last);
 
     [[nodiscard]] std::size_t size() const { return starts_.empty() ? 0 : starts_.size() - 1; }
-    // Runs unit `u` on `x`, with a graph or not as the caller's guard says.
-    [[nodiscard]] torch::Tensor forward(std::size_t u, torch::Tensor x);
+
+    // The stage's forward without a graph from `input`, keeping what the
+    // backward rebuilds the units from in `kept` (random states only when
+    // `random`); returns the stage's output.
+    [[nodiscard]] torch::Tensor forward_keeping(torch::Tensor input, KeptUnits& kept, bool random,
+                                                const torch::Device& device);
+
+    // The whole backward from the kept units: unit by unit from the last,
+    // each rebuilt with its graph and its backward run from `output_grad`,
+    // or, when `loss` is given, from the loss it makes of the last unit's
+    // output. `input` is the stage's input, whose gradient accumulates as
+    // a leaf's. Lets each kept input go once it is used.
+    void backward(const torch::Tensor& input, KeptUnits& kept, torch::Tensor output_grad,
+                  const std::function<torch::Tensor(const torch::Tensor&)>& loss,
+                  const torch::Device& device);
 
   private:
+    // Runs unit `u` on `x`, with a graph or not as the caller's guard says.
+    [[nodiscard]] torch::Tensor run(std::size_t u, torch::Tensor x);
+
     torch::nn::Sequential stage_{nullptr};
     std::vector<std::size_t> starts_;  // each unit's first module, then the module count
 };
