@@ -293,6 +293,55 @@ TEST(Checkpointing, EachRebuiltUnitReplaysItsOwnDropoutMasks) {
     EXPECT_GT(test::max_relative_difference(train(project_with(false, 0.0)), a), 1e-6);
 }
 
+// A small ResNet under checkpointing: the stem, each bottleneck and the head
+// are rebuilt one at a time, and training is the same as keeping everything
+// (batch normalisation normalises by the batch either way).
+TEST(Checkpointing, AResNetRebuiltBottleneckByBottleneckTrainsTheSame) {
+    const auto project_with = [](bool checkpointing) {
+        nlohmann::json j = nlohmann::json::parse(test::mlp_project_json(spec("gpipe", 1, 1, 4)));
+        nlohmann::json layers = nlohmann::json::array(
+            {{{"name", "conv1"},
+              {"type", "conv2d"},
+              {"in_channels", 3},
+              {"out_channels", 8},
+              {"kernel_size", 3},
+              {"padding", 1}},
+             {{"name", "bn1"}, {"type", "batchnorm2d"}, {"num_features", 8}},
+             {{"name", "relu"}, {"type", "relu"}},
+             {{"name", "layer1.0"},
+              {"type", "resnet_bottleneck"},
+              {"in_channels", 8},
+              {"mid_channels", 4},
+              {"out_channels", 16},
+              {"projection", true}},
+             {{"name", "layer1.1"},
+              {"type", "resnet_bottleneck"},
+              {"in_channels", 16},
+              {"mid_channels", 4},
+              {"out_channels", 16}},
+             {{"name", "avgpool"}, {"type", "adaptive_avgpool2d"}, {"output_size", 1}},
+             {{"name", "flatten"}, {"type", "flatten"}},
+             {{"name", "fc"}, {"type", "linear"}, {"in_features", 16}, {"out_features", 10}}});
+        nlohmann::json names = nlohmann::json::array();
+        for (const auto& l : layers) {
+            names.push_back(l["name"]);
+        }
+        j["model"]["layers"] = layers;
+        j["model"]["input"] = {{"shape", {3, 8, 8}}, {"dtype", "float32"}};
+        j["model"]["loss"] = "cross_entropy";
+        j["placement"][0]["layers"] = names;
+        j["training"]["activation_checkpointing"] = checkpointing;
+        return test::analyze_text(j.dump());
+    };
+    const auto train = [](const AnalyzedProject& p) {
+        return pipelined_parameters(p, run_in_process(p, 2, torch::kFloat64));
+    };
+    const auto a = train(project_with(false));
+    const auto b = train(project_with(true));
+    ASSERT_FALSE(a.empty());
+    EXPECT_LE(test::max_relative_difference(b, a), 1e-12);
+}
+
 TEST(Training, LossFallsOnTheCpuExampleOver20Steps) {
     const AnalyzedProject p = test::analyze_file(PIPEWRIGHT_ASSETS_DIR "/examples/mlp-cpu.json");
     const auto run = run_in_process(p, 20, torch::kFloat32);
