@@ -323,14 +323,12 @@ print()
 
 # Korthikanti et al. 2022: a block's activations per micro-batch of b
 # sequences, without recomputation: s·b·h·(10 + 24/T + 5·a·s/(h·T)) with tensor
-# parallelism, s·b·h·(34/T + 5·a·s/(h·T)) with sequence parallelism as well.
-# Under 1F1B rank r holds p − r micro-batches of its L/p blocks. Without
-# recomputation its peak is static + (p − r)·S, S a micro-batch's stash; with
-# it, static + (p − r)·K + B: K the inputs a micro-batch's units keep (each
-# block's, 2·s·b·h bytes, 1/T of it under sequence parallelism, and rank 0's
-# token ids), B one block's activations, which the backward rebuilds at once
-# (taken from the formula). The difference gives S, and the simulated
-# activations are (p − r)·S.
+# parallelism, s·b·h·(34/T + 5·a·s/(h·T)) with sequence parallelism as well;
+# with full recomputation each block keeps its input, 2·s·b·h bytes (÷ T with
+# sequence parallelism), and a backward rebuilds one block's activations.
+# Under 1F1B rank r holds p − r micro-batches of its L/p blocks. The
+# simulated figures are each stage's own (`simulate --json`: stash_bytes,
+# transient_backward_bytes); the peaks show what fits.
 example = os.path.join(EXAMPLES, "gpt3-175b-a100-1024.json")
 if os.path.exists(example):
     s, b, h, a, L, T, p = SEQ, 1, 12288, 96, 96, 8, 8
@@ -338,8 +336,10 @@ if os.path.exists(example):
           "Korthikanti et al. 2022, rank 0 and rank 1:")
     print()
     print(row_text(["sequence parallel", "rank", "simulated activations", "Korthikanti",
-                    "difference", "peak without recomputation"]))
-    print("|---|---|---|---|---|---|")
+                    "difference", "kept with full recomputation (simulated / 2·s·b·h a block)",
+                    "rebuilt by a backward (simulated / one block)",
+                    "peak without recomputation"]))
+    print("|---|---|---|---|---|---|---|---|")
     with open(example) as f:
         base = json.load(f)
     for sp in (False, True):
@@ -353,19 +353,27 @@ if os.path.exists(example):
                 json.dump(variant, f, indent=1)
             runs[ckpt], _ = simulate(path)
         if runs[True] is None or runs[False] is None:
-            print(row_text([str(sp), "—", "simulation failed", "—", "—", "—"]))
+            print(row_text([str(sp), "—", "simulation failed", "—", "—", "—", "—", "—"]))
             continue
         per_block = s * b * h * ((34 / T if sp else 10 + 24 / T) + 5 * a * s / (h * T))
+        blocks = L // p
         for r in (0, 1):
-            blocks = L // p
-            kept = (s * b * 8 if r == 0 else 0) + blocks * s * b * h * 2 / (T if sp else 1)
+            # One stage a rank; rank 0's embedding keeps a few KiB more (its
+            # token ids, 8 bytes each under recomputation).
+            plain = runs[False]["stages"][r]
+            checkpointed = runs[True]["stages"][r]
+            ids = s * b * 8 if r == 0 else 0
+            simulated = (p - r) * plain["stash_bytes"]
+            formula = per_block * blocks * (p - r)
+            kept = checkpointed["stash_bytes"] - ids
+            kept_formula = blocks * s * b * h * 2 / (T if sp else 1)
+            rebuilt = checkpointed["transient_backward_bytes"]
             dev = runs[False]["devices"][r]
-            difference = dev["peak_memory_bytes"] - runs[True]["devices"][r]["peak_memory_bytes"]
-            stash = (difference + (p - r) * kept + per_block) / (p - r)
-            simulated = (p - r) * stash
-            formula = per_block * (L // p) * (p - r)
             print(row_text([str(sp).lower(), str(r), f"{simulated / GiB:.3f} GiB",
-                            f"{formula / GiB:.3f} GiB", f"{(simulated - formula) / formula:+.2%}",
+                            f"{formula / GiB:.3f} GiB",
+                            f"{round((simulated - formula) / formula, 6) + 0.0:+.2%}",
+                            f"{kept / 2**20:.1f} / {kept_formula / 2**20:.1f} MiB",
+                            f"{rebuilt / GiB:.3f} / {per_block / GiB:.3f} GiB",
                             f"{dev['peak_memory_bytes'] / GiB:.1f} GiB"
                             + ("" if dev["fits"] else " (does not fit)")]))
 PYTHON

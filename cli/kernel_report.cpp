@@ -69,6 +69,15 @@ nlohmann::json stages_json(const AnalyzedProject& project, const SimulationRepor
             j["expert_backward_s"] = c.expert_backward_s;
             j["context_forward_s"] = c.context_forward_s;
             j["context_backward_s"] = c.context_backward_s;
+            // What one micro-batch holds: from its forward until its
+            // backward, of which from I until W, and on top while a forward,
+            // a whole backward or an I runs (the unit or stage that
+            // recomputation rebuilds, context parallelism's keys and values).
+            j["stash_bytes"] = c.stash_bytes;
+            j["weight_stash_bytes"] = c.weight_stash_bytes;
+            j["transient_forward_bytes"] = c.transient_forward_bytes;
+            j["transient_backward_bytes"] = c.transient_backward_bytes;
+            j["transient_backward_input_bytes"] = c.transient_backward_input_bytes;
         }
         const StageKernels& k = kernels[s];
         j["kernels"] = {{"forward", pass_json(k.forward)},

@@ -91,6 +91,27 @@ TEST(Cli, SimulateSaysWhereEachStagesTimeGoes) {
     }
 }
 
+// What each stage holds, in JSON: on the GPT-3 example (full recomputation,
+// one block a stage) a block keeps its input, 2·s·b·h bytes, per micro-batch
+// and rebuilds its activations during a backward, s·b·h·(34 + 5·a·s/h)
+// bytes (Korthikanti et al. 2022, without tensor parallelism).
+TEST(Cli, SimulateSaysWhatEachStageHolds) {
+    const auto r = run_cli({"simulate", example("gpt3-175b-p4d.json"), "--json"});
+    ASSERT_EQ(r.code, 0) << r.err;
+    const auto j = nlohmann::json::parse(r.out);
+    const auto& stage = j["stages"][1];
+    ASSERT_EQ(stage["first_layer"], 1);
+    ASSERT_EQ(stage["last_layer"], 1);
+    const double s = 2048, b = 1, h = 12288, a = 96;
+    EXPECT_DOUBLE_EQ(stage["stash_bytes"].get<double>(), 2 * s * b * h);
+    EXPECT_DOUBLE_EQ(stage["transient_backward_bytes"].get<double>(),
+                     s * b * h * (34 + 5 * a * s / h));
+    EXPECT_DOUBLE_EQ(stage["transient_backward_input_bytes"].get<double>(),
+                     stage["transient_backward_bytes"].get<double>());
+    EXPECT_DOUBLE_EQ(stage["transient_forward_bytes"].get<double>(), 0);
+    EXPECT_GT(stage["weight_stash_bytes"].get<double>(), 0);
+}
+
 // Kernels shorter than an eager framework's host issues them: simulate warns
 // on standard error, and the figures stay on standard output as they were.
 TEST(Cli, SimulateWarnsWhereTheHostLikelySetsThePace) {
