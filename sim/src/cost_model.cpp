@@ -51,32 +51,6 @@ void check_stage_bytes(const StageCost& s, int stage, int microbatches) {
 
 }  // namespace
 
-double held_output_bytes(const AnalyzedProject& project, int layer, double output_bytes) {
-    if (project.tensor_shares.empty()) {
-        return output_bytes;
-    }
-    const TensorParallel& tp = project.project.tensor_parallel;
-    const double slice = output_bytes / tp.size;
-    const double along_sequence = tp.sequence_parallel ? slice : output_bytes;
-    const TensorShare& share = project.tensor_shares.at(static_cast<std::size_t>(layer));
-    switch (share.split) {
-        case TensorSplit::features:
-        case TensorSplit::sequence:
-        case TensorSplit::vocabulary_output:
-            return slice;
-        case TensorSplit::column:
-            // A column-parallel linear without a partner gathers its output.
-            return share.forward_reductions == 0 ? slice : output_bytes;
-        case TensorSplit::row:
-        case TensorSplit::block:
-        case TensorSplit::vocabulary:
-            return along_sequence;  // all-reduced, or reduce-scattered
-        case TensorSplit::replicated:
-            return output_bytes;
-    }
-    return output_bytes;
-}
-
 LayerKernels project_layer_kernels(const AnalyzedProject& project, int layer) {
     const auto i = static_cast<std::size_t>(layer);
     const Project& p = project.project;
@@ -541,7 +515,7 @@ std::vector<StageCost> stage_costs(const AnalyzedProject& project,
             largest_kv_bytes = std::max(largest_kv_bytes, kv_bytes);
             if (l > stage.first_layer &&
                 begins_recomputation_unit(project.project.model.layers, l)) {
-                kept_inside += held_output_bytes(project, l - 1, s.output_bytes);
+                kept_inside += s.output_bytes * held_output_share(project, l - 1);
                 unit_stash = 0;
             }
             unit_stash += c.stash_bytes;
@@ -596,9 +570,9 @@ std::vector<StageCost> stage_costs(const AnalyzedProject& project,
             // its graph.
             s.transient_backward_bytes += largest_unit_stash;
             s.transient_backward_input_bytes += s.stash_bytes;
-            s.stash_bytes = (stage.first_layer > 0
-                                 ? held_output_bytes(project, stage.first_layer - 1, s.input_bytes)
-                                 : s.input_bytes) +
+            s.stash_bytes = s.input_bytes * (stage.first_layer > 0
+                                                 ? held_output_share(project, stage.first_layer - 1)
+                                                 : 1.0) +
                             kept_inside;
             s.backward_input_s += s.forward_s;
             if (s.backward_full_s > 0) {

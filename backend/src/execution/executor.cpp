@@ -183,8 +183,8 @@ struct RankExecutor::Impl {
         if (!local(stage)) {
             return {};
         }
-        std::string name = project.project.model.layers.at(static_cast<std::size_t>(layer)).name;
-        std::replace(name.begin(), name.end(), '.', '_');
+        const std::string name =
+            stage_module_name(project.project.model.layers.at(static_cast<std::size_t>(layer)));
         const torch::Tensor* w = stages.at(stage).module->named_parameters().find(name + ".weight");
         return w == nullptr ? torch::Tensor() : *w;
     }
@@ -291,7 +291,7 @@ struct RankExecutor::Impl {
         if (!checkpointing || sl.recomputed) {
             return;
         }
-        const ReplayRandomState replay(device, sl.kept.first_random_state);
+        const ReplayRandomState replay(device, sl.kept.random_state(0));
         sl.output = stages.at(stage).module->forward(sl.input);
         sl.recomputed = true;
     }

@@ -1,9 +1,12 @@
 #include "execution/recomputation_units.h"
 
 #include <algorithm>
+#include <set>
 #include <string>
 
 #include "execution/random_replay.h"
+#include "pipewright/backend/backend_error.h"
+#include "pipewright/backend/modules.h"
 #include "pipewright/core/recomputation_units.h"
 
 namespace pipewright::backend {
@@ -13,32 +16,22 @@ StageUnits::StageUnits(const AnalyzedProject& project, const torch::nn::Sequenti
     : stage_(stage) {
     const auto& layers = project.project.model.layers;
     const auto names = stage->named_children().keys();
-    // Modules that are not a layer of the stage, waiting for the layer they
-    // go with.
-    std::size_t pending = 0;
-    bool waiting = false;
-    int layer = first;
-    for (std::size_t m = 0; m < names.size(); ++m) {
-        std::string expected;
-        if (layer <= last) {
-            expected = layers[static_cast<std::size_t>(layer)].name;
-            std::replace(expected.begin(), expected.end(), '.', '_');
-        }
-        if (names[m] != expected) {
-            if (!waiting) {
-                pending = m;
-                waiting = true;
-            }
-            continue;
-        }
-        if (layer == first || begins_recomputation_unit(layers, layer)) {
-            starts_.push_back(waiting ? pending : m);
-        }
-        waiting = false;
-        ++layer;
+    std::set<std::string> layer_modules;
+    for (int l = first; l <= last; ++l) {
+        layer_modules.insert(stage_module_name(layers[static_cast<std::size_t>(l)]));
     }
-    if (starts_.empty() || starts_.front() != 0) {
-        starts_.insert(starts_.begin(), 0);
+    for (const int l : recomputation_units(layers, first, last)) {
+        const LayerSpec& layer = layers[static_cast<std::size_t>(l)];
+        auto m = static_cast<std::size_t>(
+            std::find(names.begin(), names.end(), stage_module_name(layer)) - names.begin());
+        if (m == names.size()) {
+            throw BackendError("layer \"" + layer.name + "\" has no module in its stage");
+        }
+        // The modules before it that are no layer (redistributions) go with it.
+        while (m > 0 && !layer_modules.contains(names[m - 1])) {
+            --m;
+        }
+        starts_.push_back(m);
     }
     starts_.push_back(names.size());
 }
@@ -52,16 +45,13 @@ torch::Tensor StageUnits::run(std::size_t u, torch::Tensor x) {
 
 torch::Tensor StageUnits::forward_keeping(torch::Tensor input, KeptUnits& kept, bool random,
                                           const torch::Device& device) {
-    if (random) {
-        kept.first_random_state = random_state(device);
-    }
     const torch::NoGradGuard no_graph;
     for (std::size_t u = 0; u < size(); ++u) {
         if (u > 0) {
             kept.inputs.push_back(input);
-            if (random) {
-                kept.random_states.push_back(random_state(device));
-            }
+        }
+        if (random) {
+            kept.random_states.push_back(random_state(device));
         }
         input = run(u, std::move(input));
     }
@@ -75,9 +65,7 @@ void StageUnits::backward(const torch::Tensor& input, KeptUnits& kept, torch::Te
         const torch::Tensor x = u == 0 ? input : kept.inputs[u - 1].detach().requires_grad_(true);
         torch::Tensor y;
         {
-            const ReplayRandomState replay(device, u == 0 || kept.random_states.empty()
-                                                       ? kept.first_random_state
-                                                       : kept.random_states[u - 1]);
+            const ReplayRandomState replay(device, kept.random_state(u));
             y = run(u, x);
         }
         const bool last = u + 1 == size() && loss;

@@ -16,11 +16,15 @@ namespace pipewright::backend {
 // What a checkpointed forward keeps of one micro-batch besides the stage's
 // input: the input of each unit after the first, and for a stage that draws
 // random numbers the generator's state before each unit (the first's is
-// `first_random_state`, also what a whole-stage recomputation replays).
+// also what a whole-stage recomputation replays).
 struct KeptUnits {
-    torch::Tensor first_random_state;
-    std::vector<torch::Tensor> inputs;
-    std::vector<torch::Tensor> random_states;
+    std::vector<torch::Tensor> inputs;         // of units 1, 2, ...
+    std::vector<torch::Tensor> random_states;  // of units 0, 1, ...; none without dropout
+
+    // What unit `u` drew its random numbers from; undefined: nothing to replay.
+    [[nodiscard]] torch::Tensor random_state(std::size_t u) const {
+        return u < random_states.size() ? random_states[u] : torch::Tensor();
+    }
 };
 
 class StageUnits {

@@ -295,6 +295,12 @@ torch::nn::AnyModule build_layer(const LayerSpec& layer, const Shape& /*input_sh
     return make_module(layer);
 }
 
+std::string stage_module_name(const LayerSpec& layer) {
+    std::string name = layer.name;
+    std::replace(name.begin(), name.end(), '.', '_');
+    return name;
+}
+
 torch::nn::Sequential build_layers(const AnalyzedProject& project, int first, int last,
                                    std::uint64_t seed, torch::Dtype dtype,
                                    ImportedWeights imported_weights, const ExpertGroup& experts,
@@ -304,9 +310,7 @@ torch::nn::Sequential build_layers(const AnalyzedProject& project, int first, in
     TorchScriptLayers imported(project.project.model);
     for (int i = first; i <= last; ++i) {
         const auto& spec = layers[static_cast<std::size_t>(i)];
-        // Torch module names may not contain dots; the index keeps them unique.
-        std::string name = spec.name;
-        std::replace(name.begin(), name.end(), '.', '_');
+        const std::string name = stage_module_name(spec);
         if (spec.type == "torchscript") {
             seq->push_back(
                 name, torch::nn::AnyModule(imported.build(

@@ -401,8 +401,7 @@ torch::nn::Sequential build_tensor_parallel_layers(const AnalyzedProject& projec
     };
     int i = first;
     for (const torch::nn::AnyModule& module : *whole) {
-        std::string name = layers[static_cast<std::size_t>(i)].name;
-        std::replace(name.begin(), name.end(), '.', '_');
+        const std::string name = stage_module_name(layers[static_cast<std::size_t>(i)]);
         if (project.tensor_shares.empty()) {
             out->push_back(name, module);
         } else {
@@ -448,9 +447,8 @@ std::vector<torch::Tensor> sequence_partial_parameters(const AnalyzedProject& pr
     }
     std::map<std::string, int> layer_of;  // module name -> layer index
     for (int i = first; i <= last; ++i) {
-        std::string name = project.project.model.layers[static_cast<std::size_t>(i)].name;
-        std::replace(name.begin(), name.end(), '.', '_');
-        layer_of.emplace(name, i);
+        layer_of.emplace(
+            stage_module_name(project.project.model.layers[static_cast<std::size_t>(i)]), i);
     }
     for (const auto& p : stage->named_parameters()) {
         const auto dot = p.key().find('.');

@@ -43,9 +43,13 @@ struct LayerTable {
     double loss_stash = 0;
     std::vector<double> output_bytes;  // per layer, one micro-batch
     std::vector<double> input_bytes;   // per layer: what enters it (layer 0: the model input)
+    std::vector<double> min_time;      // per layer: fastest class
+    std::vector<double> min_prefix;    // prefix of min_time
+    double min_total = 0;              // sum of min_time
+    double min_largest = 0;            // largest min_time
     // Full recomputation (core/recomputation_units.h). Per layer: the input
-    // it keeps when it begins a unit, as it takes it (cost_model.h:
-    // held_output_bytes), and the unit it belongs to when a stage holds it
+    // it keeps when it begins a unit, as it takes it
+    // (held_output_share), and the unit it belongs to when a stage holds it
     // and the layer before; prefix of the inputs kept by the layers that
     // begin a unit wherever they are; each unit's first layer; the largest
     // stash of the units in a run of them ([j][u]: in [u, u + 2^j)).
@@ -62,10 +66,6 @@ struct LayerTable {
     // The largest stash of one of its units: what a whole backward rebuilds
     // at once.
     [[nodiscard]] double largest_unit(int a, int i) const;
-    std::vector<double> min_time;    // per layer: fastest class
-    std::vector<double> min_prefix;  // prefix of min_time
-    double min_total = 0;            // sum of min_time
-    double min_largest = 0;          // largest min_time
 };
 
 // One stage position of a fixed device sequence.

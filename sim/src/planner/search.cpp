@@ -9,6 +9,7 @@
 #include <map>
 #include <utility>
 
+#include "pipewright/core/recomputation_units.h"
 #include "pipewright/core/schedule_generators.h"
 #include "pipewright/core/transformer_dims.h"
 #include "pipewright/sim/collective_cost.h"
@@ -197,7 +198,7 @@ const LayerTable& Context::table(int microbatches) {
                                         dtype_bytes(input.dtype)
                                   : t.output_bytes[i - 1];
         t.takes[i] =
-            l == 0 ? t.input_bytes[i] : held_output_bytes(work_, l - 1, t.output_bytes[i - 1]);
+            l == 0 ? t.input_bytes[i] : t.output_bytes[i - 1] * held_output_share(work_, l - 1);
         t.min_time[i] = fastest;
         t.min_prefix[i + 1] = t.min_prefix[i] + fastest;
         t.min_total += fastest;

@@ -24,6 +24,7 @@
 // bottleneck actually reached) finds the optimum.
 
 #include <algorithm>
+#include <bit>
 #include <cmath>
 #include <limits>
 
@@ -349,11 +350,7 @@ double LayerTable::largest_unit(int a, int i) const {
     if (last > first + 1) {
         // The whole units between: the larger of two overlapping runs.
         const auto from = at(first + 1);
-        const auto length = at(last) - from;
-        std::size_t j = 0;
-        while ((std::size_t{2} << j) <= length) {
-            ++j;
-        }
+        const auto j = static_cast<std::size_t>(std::bit_width(at(last) - from)) - 1;
         largest =
             std::max({largest, unit_runs[j][from], unit_runs[j][at(last) - (std::size_t{1} << j)]});
     }

@@ -40,6 +40,11 @@ namespace pipewright::backend {
 // the seed whatever it says (the synthetic task's teacher).
 enum class ImportedWeights : std::uint8_t { as_project, from_seed };
 
+// The name of a layer's module in the Sequential of its stage: the layer's
+// name, with its dots (which Torch module names may not contain) as
+// underscores.
+[[nodiscard]] std::string stage_module_name(const LayerSpec& layer);
+
 // Layers first..last (inclusive) of an analysed project, in order, in `dtype`.
 // With `experts` (size > 1) each mixture of experts keeps this member's
 // share of its routed experts and dispatches tokens through the group. With

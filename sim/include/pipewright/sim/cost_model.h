@@ -104,13 +104,6 @@ struct StageCost {
                                    const CostModelOptions& options);
 // The kernels `layer` launches for one micro-batch on one device of its
 // tensor-parallel group, as the analytic cost prices them.
-// What layer `layer` hands on for one micro-batch as the next layer holds it,
-// `output_bytes` being its whole output (LayerCost::output_bytes): 1/t of it
-// where a tensor-parallel group of t leaves it split (over the features, or
-// over the sequence under sequence parallelism). Full recomputation keeps
-// this for every layer after a stage's first and every micro-batch in flight.
-[[nodiscard]] double held_output_bytes(const AnalyzedProject& project, int layer,
-                                       double output_bytes);
 [[nodiscard]] LayerKernels project_layer_kernels(const AnalyzedProject& project, int layer);
 // The loss's kernels after the model's last layer for one micro-batch on one
 // device (layer_kernels.h: loss_kernels), run by the stage that holds that
