@@ -11,13 +11,14 @@ namespace pipewright {
 
 namespace {
 
-AutoTransfer transfer_over(const SimulationInput& input, int from, int to, double bytes) {
+AutoTransfer transfer_over(const SimulationInput& input, int from, int to, double bytes,
+                           double share) {
     const int link = input.link_index.find(from, to);
     if (link < 0) {
         return {};
     }
-    const LinkSpec& spec = input.links[static_cast<std::size_t>(link)].spec;
-    return {spec.wire_seconds(bytes), spec.latency_us * 1e-6};
+    const SimLink& l = input.links[static_cast<std::size_t>(link)];
+    return {l.spec.wire_seconds(l.carried_bytes(bytes, share)), l.spec.latency_us * 1e-6};
 }
 
 }  // namespace
@@ -56,10 +57,12 @@ AutoScheduleCosts auto_costs_for(const AnalyzedProject& project, const Simulatio
         a.memory_limit_bytes =
             std::max(capacity - held - transient, std::max(a.stash_bytes, a.weight_stash_bytes));
         if (s + 1 < input.stages.size()) {
-            a.to_next = transfer_over(input, rank, stage_rank[s + 1], c.output_bytes);
+            a.to_next =
+                transfer_over(input, rank, stage_rank[s + 1], c.output_bytes, c.output_share);
         }
         if (s > 0) {
-            a.to_previous = transfer_over(input, rank, stage_rank[s - 1], c.input_bytes);
+            a.to_previous =
+                transfer_over(input, rank, stage_rank[s - 1], c.input_bytes, c.input_share);
         }
     }
     return costs;

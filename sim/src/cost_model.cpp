@@ -11,6 +11,7 @@
 #include "pipewright/core/profile.h"
 #include "pipewright/core/quantity_format.h"
 #include "pipewright/core/recomputation_units.h"
+#include "pipewright/core/stage_boundary.h"
 #include "pipewright/core/transformer_dims.h"
 #include "pipewright/sim/collective_cost.h"
 #include "pipewright/sim/kernel_cost.h"
@@ -515,7 +516,7 @@ std::vector<StageCost> stage_costs(const AnalyzedProject& project,
             largest_kv_bytes = std::max(largest_kv_bytes, kv_bytes);
             if (l > stage.first_layer &&
                 begins_recomputation_unit(project.project.model.layers, l)) {
-                kept_inside += s.output_bytes * held_output_share(project, l - 1);
+                kept_inside += s.output_bytes * boundary_share(project, l - 1);
                 unit_stash = 0;
             }
             unit_stash += c.stash_bytes;
@@ -554,26 +555,25 @@ std::vector<StageCost> stage_costs(const AnalyzedProject& project,
             s.input_bytes =
                 project.layers[static_cast<std::size_t>(stage.first_layer - 1)].output_elements *
                 mb * element_bytes;
+            s.input_share = boundary_share(project, stage.first_layer - 1);
         } else {
             s.input_bytes = static_cast<double>(numel(project.project.model.input.shape)) * mb *
                             dtype_bytes(project.project.model.input.dtype);
         }
         s.input_bytes *= token_share(project);
+        if (static_cast<std::size_t>(stage.last_layer) + 1 < project.layers.size()) {
+            s.output_share = boundary_share(project, stage.last_layer);
+        }
         if (training.full_recompute()) {
-            // Each unit of recomputation keeps only its input, as its first
-            // layer takes it (under sequence parallelism 1/t of the
-            // sequence, which is also what Megatron-LM sends between
-            // stages). A whole backward recomputes the units one at a time,
-            // from the last, each just before its own backward, so it holds
-            // one unit's activations at once, as Pipewright's runs do. A
-            // split backward recomputes the whole stage for I, and W needs
-            // its graph.
+            // Each unit of recomputation keeps only its input, as it crossed
+            // the boundary or as its first layer takes it (under sequence
+            // parallelism 1/t of the sequence, core/stage_boundary.h). A whole backward recomputes
+            // the units one at a time, from the last, each just before its own backward, so it
+            // holds one unit's activations at once, as Pipewright's runs do. A split backward
+            // recomputes the whole stage for I, and W needs its graph.
             s.transient_backward_bytes += largest_unit_stash;
             s.transient_backward_input_bytes += s.stash_bytes;
-            s.stash_bytes = s.input_bytes * (stage.first_layer > 0
-                                                 ? held_output_share(project, stage.first_layer - 1)
-                                                 : 1.0) +
-                            kept_inside;
+            s.stash_bytes = s.input_bytes * s.input_share + kept_inside;
             s.backward_input_s += s.forward_s;
             if (s.backward_full_s > 0) {
                 s.backward_full_s += s.forward_s;

@@ -335,7 +335,8 @@ class Simulator {
                 e.start_s = time_[r];
                 e.end_s = std::max(time_[r], arrival);
                 const bool forward = a.type == ActionType::recv_forward;
-                e.bytes = forward ? cost.input_bytes : cost.output_bytes;
+                e.bytes = forward ? cost.input_bytes * cost.input_share
+                                  : cost.output_bytes * cost.output_share;
                 e.peer_rank = s_.stage_rank[static_cast<std::size_t>(peer_stage(a))];
                 time_[r] = e.end_s;
                 break;
@@ -359,8 +360,9 @@ class Simulator {
     void transfer(const Action& a, double start, const StageCost& cost, int link,
                   TimelineEvent& e) {
         const bool forward = a.type == ActionType::send_forward;
-        const double bytes = forward ? cost.output_bytes : cost.input_bytes;
-        e.bytes = bytes;
+        const double group_bytes = forward ? cost.output_bytes : cost.input_bytes;
+        const double share = forward ? cost.output_share : cost.input_share;
+        e.bytes = group_bytes * share;  // this rank's
         e.peer_rank = s_.stage_rank[static_cast<std::size_t>(peer_stage(a))];
         if (link < 0) {
             e.end_s = start;
@@ -368,6 +370,7 @@ class Simulator {
         }
         const auto l = static_cast<std::size_t>(link);
         const LinkSpec& spec = in_.links[l].spec;
+        const double bytes = in_.links[l].carried_bytes(group_bytes, share);
         const double occupancy = spec.wire_seconds(bytes);
         e.start_s = std::max(start, link_free_[l]);
         link_free_[l] = e.start_s + occupancy;

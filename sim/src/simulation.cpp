@@ -144,7 +144,7 @@ void describe_links(const AnalyzedProject& project, const CostModelOptions& opti
         });
         input.links.push_back(
             {u.link.resource + " (" + std::string(to_string(u.link.link_class)) + ")", spec,
-             one_machine && cpu_pairs});
+             one_machine && cpu_pairs, u.link.link_class == LinkClass::inter_node});
         for (const RankPair& pair : u.pairs) {
             input.link_index.set(pair.first, pair.second, index);
         }

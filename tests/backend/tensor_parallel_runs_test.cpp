@@ -187,6 +187,54 @@ INSTANTIATE_TEST_SUITE_P(
         return name;
     });
 
+// The bytes of each forward send of a run of `c` (2 stages), and of the
+// simulation of the same project.
+std::pair<std::vector<double>, std::vector<double>> forward_send_bytes(const TensorParallelCase& c,
+                                                                       const fs::path& dir) {
+    fs::create_directories(dir);
+    const auto project = dir / "project.json";
+    write_file_atomically(project, gpt_json(c, 2).dump(2));
+    const auto out = dir / "run";
+    const auto r = test::run_exactly(project, 1, out, dir);
+    EXPECT_EQ(r.code, 0) << r.output;
+    const auto simulated = dir / "simulated.json";
+    const auto s =
+        test::run_cli("simulate " + project.string() + " --timeline " + simulated.string(), dir);
+    EXPECT_EQ(s.code, 0) << s.output;
+    const auto sends = [](const Timeline& t) {
+        std::vector<double> bytes;
+        for (const TimelineEvent& e : t.events) {
+            if (e.action.type == ActionType::send_forward) {
+                bytes.push_back(e.bytes);
+            }
+        }
+        return bytes;
+    };
+    return {sends(load_timeline_file(out / "timeline.json")), sends(load_timeline_file(simulated))};
+}
+
+// Under sequence parallelism each member sends its counterpart in the next
+// stage its slice of the sequence, as Megatron-LM does, and the simulation
+// counts the same bytes; without it, the whole output.
+TEST(TensorParallelRuns, SequenceParallelStagesSendTheirSliceOfTheSequence) {
+    const auto dir = test::temp_dir("tp-boundary");
+    TensorParallelCase whole_case{2, "1f1b"};
+    TensorParallelCase sliced_case = whole_case;
+    sliced_case.sequence_parallel = true;
+    const auto [whole_run, whole_sim] = forward_send_bytes(whole_case, dir / "whole");
+    const auto [sliced_run, sliced_sim] = forward_send_bytes(sliced_case, dir / "sliced");
+    ASSERT_EQ(whole_run.size(), 4U);  // one a micro-batch
+    ASSERT_EQ(sliced_run.size(), 4U);
+    // Micro-batches of 2 samples of 8 tokens of 32 features, in float64.
+    const double whole = 2 * 8 * 32 * 8;
+    EXPECT_EQ(whole_run, std::vector<double>(4, whole));
+    EXPECT_EQ(sliced_run, std::vector<double>(4, whole / 2));
+    // The simulation prices the project's float32.
+    EXPECT_EQ(whole_sim, std::vector<double>(4, whole / 2));
+    EXPECT_EQ(sliced_sim, std::vector<double>(4, whole / 4));
+    fs::remove_all(dir);
+}
+
 TEST(TensorParallelRuns, SplittingMattersTheSlicesOfTheOtherMemberDiffer) {
     // The check above compares each member with its own slices: swapped
     // slices are far off, so the comparison can fail.

@@ -199,6 +199,59 @@ TEST(TensorParallel, TheGroupsAllReducesTakeTheCollectiveFormulas) {
     EXPECT_NEAR(r.stages[0].tensor_forward_s, 3 * ring, 1e-12);
 }
 
+// The bytes of each forward send of rank 0, and what each link carried.
+std::pair<std::vector<double>, std::vector<LinkUsage>> forward_sends(const json& j) {
+    const SimulationReport r = simulate_project(analyze(j), {}, Recording::timeline);
+    std::vector<double> sends;
+    for (const TimelineEvent& e : r.timeline.events) {
+        if (e.rank == 0 && e.action.type == ActionType::send_forward) {
+            sends.push_back(e.bytes);
+        }
+    }
+    return {sends, r.links};
+}
+
+// Under sequence parallelism each member of a group sends its counterpart
+// its slice of the sequence (Megatron-LM's [s/t, b, h]), as real runs do.
+// Inside a node each member has its own NVLink; a node's network carries the
+// whole group's slices at once, the whole activation, as it carried the
+// whole activation without sequence parallelism before.
+TEST(TensorParallel, SequenceParallelStagesSendTheirSliceOfTheSequence) {
+    const double whole = 2.0 * kSequence * kMicrobatchSize * kHidden;  // bf16
+    const int t = 4;
+    const auto [plain_sends, plain_links] = forward_sends(gpt_json(t));
+    const auto [sliced_sends, sliced_links] = forward_sends(gpt_json(t, true));
+    EXPECT_EQ(plain_sends, std::vector<double>(4, whole));
+    EXPECT_EQ(sliced_sends, std::vector<double>(4, whole / t));
+    ASSERT_EQ(plain_links.size(), 2U);  // gpu0 -> gpu4 and back, in one container
+    ASSERT_EQ(sliced_links.size(), 2U);
+    EXPECT_DOUBLE_EQ(plain_links[0].bytes, 4 * whole);
+    EXPECT_DOUBLE_EQ(sliced_links[0].bytes, 4 * whole / t);
+    EXPECT_LT(sliced_links[0].busy_s, plain_links[0].busy_s / 2);
+
+    // The second stage on another node: its network carries the group's.
+    const auto two_nodes = [](json j) {
+        json node1 = j["topology"]["nodes"][0];
+        node1["name"] = "node1";
+        j["topology"]["nodes"].push_back(node1);
+        j["placement"][1]["device"] = "node1/c0/gpu0";
+        return j;
+    };
+    const auto [apart_sends, apart_links] = forward_sends(two_nodes(gpt_json(t, true)));
+    EXPECT_EQ(apart_sends, std::vector<double>(4, whole / t));
+    ASSERT_EQ(apart_links.size(), 2U);
+    EXPECT_DOUBLE_EQ(apart_links[0].bytes, 4 * whole);
+    // At the network's 0.96 of its bandwidth.
+    EXPECT_NEAR(apart_links[0].busy_s, 4 * whole / (kBandwidthGBps * 1e9 * 0.96), 1e-12);
+
+    // With recomputation a stage keeps what crossed: its slice.
+    json checkpointed = gpt_json(t, true);
+    checkpointed["training"]["activation_checkpointing"] = true;
+    const auto stages = stage_costs(analyze(checkpointed), {});
+    EXPECT_DOUBLE_EQ(stages[1].input_bytes * stages[1].input_share, whole / t);
+    EXPECT_DOUBLE_EQ(stages[0].output_share, 1.0 / t);
+}
+
 // Megatron-LM's vocabulary-parallel cross-entropy: the head keeps its
 // output split, and the loss all-reduces three values per token (the
 // maximum, the sum of the exponentials, the target's logit) instead of the

@@ -18,6 +18,7 @@
 #include "layers/vocabulary_parallel_loss.h"
 #include "pipewright/backend/backend_error.h"
 #include "pipewright/backend/modules.h"
+#include "pipewright/core/stage_boundary.h"
 #include "transport/send_completions.h"
 #include "transport/transfer_channels.h"
 
@@ -216,16 +217,17 @@ struct RankExecutor::Impl {
         return transfer_tag(boundary, mb, backward, microbatches);
     }
 
-    // An empty tensor shaped like stage `stage`'s output for one micro-batch
-    // (of this rank's tokens: 1/size of the sequence under context
-    // parallelism).
+    // An empty tensor shaped like what crosses the boundary after stage
+    // `stage` for one micro-batch: of this rank's tokens (1/size of the
+    // sequence under context parallelism), and of those its slice under
+    // sequence parallelism (core/stage_boundary.h).
     torch::Tensor boundary_like(int stage) const {
         const auto& st = project.stages[static_cast<std::size_t>(stage)];
         const Shape& shape = project.layers[static_cast<std::size_t>(st.last_layer)].output_shape;
         std::vector<std::int64_t> sizes{project.microbatch_size};
         sizes.insert(sizes.end(), shape.begin(), shape.end());
-        if (context.size > 1) {
-            sizes.at(1) /= context.size;
+        if (const int parts = context.size * boundary_slices(project, st.last_layer); parts > 1) {
+            sizes.at(1) /= parts;
         }
         return torch::empty(sizes, torch::TensorOptions(dtype).device(device));
     }

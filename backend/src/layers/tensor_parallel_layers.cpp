@@ -8,6 +8,7 @@
 #include "layers/fused_linear.h"
 #include "pipewright/backend/backend_error.h"
 #include "pipewright/backend/modules.h"
+#include "pipewright/core/stage_boundary.h"
 
 namespace pipewright::backend {
 
@@ -389,8 +390,12 @@ torch::nn::Sequential build_tensor_parallel_layers(const AnalyzedProject& projec
     const auto& layers = project.project.model.layers;
     const Held replicated =
         project.project.tensor_parallel.sequence_parallel ? Held::sequence : Held::whole;
-    // What crosses a stage boundary is whole.
-    Held held = Held::whole;
+    // What crosses a stage boundary: each member's slice of the sequence
+    // under sequence parallelism, as Megatron-LM sends it, else the whole.
+    const auto at_boundary = [&](int layer) {
+        return boundary_slices(project, layer) > 1 ? Held::sequence : Held::whole;
+    };
+    Held held = first > 0 ? at_boundary(first - 1) : Held::whole;
     std::shared_ptr<torch::nn::Module> tied_embedding;  // its slice, when this stage holds it
     const auto redistribute = [&](Held want, const std::string& where) {
         if (want != held && !project.tensor_shares.empty()) {
@@ -425,8 +430,11 @@ torch::nn::Sequential build_tensor_parallel_layers(const AnalyzedProject& projec
         }
         ++i;
     }
-    // The model's output stays split over the vocabulary for the loss.
-    if (last + 1 != static_cast<int>(layers.size()) || !vocabulary_split_output(project)) {
+    if (last + 1 < static_cast<int>(layers.size())) {
+        redistribute(at_boundary(last), "output");
+    } else if (!vocabulary_split_output(project)) {
+        // The model's output stays split over the vocabulary for the loss;
+        // any other is whole.
         redistribute(Held::whole, "output");
     }
     out->to(dtype);

@@ -27,13 +27,14 @@ namespace pipewright::backend {
 
 // Layers [first, last] of `project` as member `group.rank` runs them, each
 // built whole with layer_seed(seed, i) and cut to the member's slice, in
-// `dtype`. What crosses a stage boundary is whole (each member sends its
-// copy to its counterpart of the next stage), and so is the model's output,
-// except the logits of a vocabulary-split head (vocabulary_split_output),
-// which each member keeps for its slice of the vocabulary: where the last layer leaves
-// its output split (a column-parallel linear whose row-parallel partner is
-// in the next stage, or the sequence under sequence parallelism) the stage
-// gathers it, and the next stage takes its slice again. With sequence
+// `dtype`. Each member sends its counterpart of the next stage what
+// core/stage_boundary.h says crosses a boundary: its slice of the sequence
+// under sequence parallelism, else the whole output (a column-parallel
+// linear whose row-parallel partner is in the next stage has its output
+// gathered first, and the next stage takes its slice again). The model's
+// output is whole, except the logits of a vocabulary-split head
+// (vocabulary_split_output), which each member keeps for its slice of the
+// vocabulary. With sequence
 // parallelism (project.tensor_parallel.sequence_parallel) the layers
 // between the split ones run on the member's slice of the sequence:
 // column-parallel layers gather the sequence first, row-parallel ones and

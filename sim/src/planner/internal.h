@@ -41,7 +41,7 @@ struct LayerTable {
     // last layer (cost_model.h: project_loss_kernels); its time is in the
     // last layer's.
     double loss_stash = 0;
-    std::vector<double> output_bytes;  // per layer, one micro-batch
+    std::vector<double> output_bytes;  // per layer, one micro-batch (StageCost's)
     std::vector<double> input_bytes;   // per layer: what enters it (layer 0: the model input)
     std::vector<double> min_time;      // per layer: fastest class
     std::vector<double> min_prefix;    // prefix of min_time
@@ -49,7 +49,7 @@ struct LayerTable {
     double min_largest = 0;            // largest min_time
     // Full recomputation (core/recomputation_units.h). Per layer: the input
     // it keeps when it begins a unit, as it takes it
-    // (held_output_share), and the unit it belongs to when a stage holds it
+    // (core/stage_boundary.h), and the unit it belongs to when a stage holds it
     // and the layer before; prefix of the inputs kept by the layers that
     // begin a unit wherever they are; each unit's first layer; the largest
     // stash of the units in a run of them ([j][u]: in [u, u + 2^j)).

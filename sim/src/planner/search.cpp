@@ -9,8 +9,8 @@
 #include <map>
 #include <utility>
 
-#include "pipewright/core/recomputation_units.h"
 #include "pipewright/core/schedule_generators.h"
+#include "pipewright/core/stage_boundary.h"
 #include "pipewright/core/transformer_dims.h"
 #include "pipewright/sim/collective_cost.h"
 #include "pipewright/sim/cost_model.h"
@@ -198,7 +198,7 @@ const LayerTable& Context::table(int microbatches) {
                                         dtype_bytes(input.dtype)
                                   : t.output_bytes[i - 1];
         t.takes[i] =
-            l == 0 ? t.input_bytes[i] : t.output_bytes[i - 1] * held_output_share(work_, l - 1);
+            l == 0 ? t.input_bytes[i] : t.output_bytes[i - 1] * boundary_share(work_, l - 1);
         t.min_time[i] = fastest;
         t.min_prefix[i + 1] = t.min_prefix[i] + fastest;
         t.min_total += fastest;

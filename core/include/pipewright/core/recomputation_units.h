@@ -4,7 +4,6 @@
 #include <string_view>
 #include <vector>
 
-#include "pipewright/core/analysis.h"
 #include "pipewright/core/layer.h"
 
 namespace pipewright {
@@ -25,11 +24,5 @@ namespace pipewright {
 // The first layer of each unit of layers [first, last], in order.
 [[nodiscard]] std::vector<int> recomputation_units(std::span<const LayerSpec> layers, int first,
                                                    int last);
-
-// The share of layer `layer`'s output that the next layer holds, which a
-// unit beginning there keeps: 1/t where a tensor-parallel group of t leaves
-// it split (over the features, or over the sequence under sequence
-// parallelism), else 1.
-[[nodiscard]] double held_output_share(const AnalyzedProject& project, int layer);
 
 }  // namespace pipewright

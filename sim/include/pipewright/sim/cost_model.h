@@ -48,8 +48,18 @@ struct StageCost {
     // ZeRO-1/2: after its optimizer step each replica holds only its shard
     // of the updated weights; all-gathering them takes this long.
     double step_gather_s = 0;
-    double output_bytes = 0;  // activation sent to the next stage
-    double input_bytes = 0;   // gradient sent back to the previous stage
+    // What crosses the stage's boundaries per micro-batch: the activation
+    // sent to the next stage and the gradient sent back to the previous one,
+    // as links carry them for a tensor-parallel group (the whole tensor:
+    // under sequence parallelism the t members' slices together, and
+    // without it one copy, as Megatron-LM of 2021 scattered it over the
+    // members' network ports and gathered it over NVLink).
+    double output_bytes = 0;
+    double input_bytes = 0;
+    // The share of each that one member sends or receives
+    // (core/stage_boundary.h): 1/t under sequence parallelism, else 1.
+    double output_share = 1;
+    double input_share = 1;
     double stash_bytes = 0;
     double weight_stash_bytes = 0;
     // ZeRO-3: the weights UNSHARD gathers from the other replicas, held

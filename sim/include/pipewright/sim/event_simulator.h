@@ -32,6 +32,18 @@ struct SimLink {
     // receiver's buffer in that same thread. Elsewhere a send leaves the
     // sender free to go on (NCCL's own stream; a network card's DMA).
     bool sender_copies = false;
+    // The members of a tensor-parallel group send their shares of a stage's
+    // output together over this link (a node's network, which a DGX spreads
+    // over a port a GPU): it carries the group's bytes. Elsewhere (NVLink, a
+    // machine's loopback) each member has a path of its own, and the link
+    // stands for one member's.
+    bool group_shares = false;
+
+    // The bytes a transfer puts on the link: a group's `group_bytes`, of
+    // which each member sends `share`.
+    [[nodiscard]] double carried_bytes(double group_bytes, double share) const {
+        return group_shares ? group_bytes : group_bytes * share;
+    }
 };
 
 // Which link carries the transfers from one rank to another. Only the pairs
