@@ -252,6 +252,38 @@ TEST(TensorParallel, SequenceParallelStagesSendTheirSliceOfTheSequence) {
     EXPECT_DOUBLE_EQ(stages[0].output_share, 1.0 / t);
 }
 
+// The planner's split prices a send as the simulator does: one member's
+// slice over a path of its own, the group's slices over a node's network.
+// The link between the stages is so slow that the send bounds the split.
+TEST(TensorParallel, ThePlannerPricesASliceOfTheSequenceAsTheSimulatorSendsIt) {
+    const double whole = 2.0 * kSequence * kMicrobatchSize * kHidden;  // bf16
+    const int t = 4;
+    const double GBps = 1e-3;
+    json inside_node = gpt_json(t, true);
+    inside_node["topology"]["link_overrides"] = {{{"between", {"node0/c0/gpu0", "node0/c0/gpu4"}},
+                                                  {"bandwidth_GBps", GBps},
+                                                  {"latency_us", 0}}};
+    const SplitResult inside = best_split(parse(inside_node), {}, 4, "1f1b", 2);
+    ASSERT_TRUE(inside.feasible);
+    const double member_s = whole / t / (GBps * 1e9);
+    EXPECT_NEAR(inside.bottleneck_s, member_s, 0.01 * member_s);
+
+    // Two nodes of four GPUs: each group fills one, and the node's network
+    // carries the group's slices, the whole activation.
+    json apart = gpt_json(t, true);
+    apart["topology"]["links"]["inter_node"]["bandwidth_GBps"] = GBps;
+    json& gpus = apart["topology"]["nodes"][0]["containers"][0]["devices"];
+    gpus.erase(gpus.begin() + 4, gpus.end());
+    json node1 = apart["topology"]["nodes"][0];
+    node1["name"] = "node1";
+    apart["topology"]["nodes"].push_back(node1);
+    apart["placement"][1]["device"] = "node1/c0/gpu0";
+    const SplitResult across = best_split(parse(apart), {}, 4, "1f1b", 2);
+    ASSERT_TRUE(across.feasible);
+    const double group_s = whole / (GBps * 1e9 * 0.96);
+    EXPECT_NEAR(across.bottleneck_s, group_s, 0.01 * group_s);
+}
+
 // Megatron-LM's vocabulary-parallel cross-entropy: the head keeps its
 // output split, and the loss all-reduces three values per token (the
 // maximum, the sum of the exponentials, the target's logit) instead of the

@@ -111,7 +111,7 @@ void Context::build_orders() {
     }
     order_links_.clear();
     for (const auto& order : orders_) {
-        std::vector<LinkSpec> links;
+        std::vector<StageLink> links;
         for (std::size_t k = 0; k + 1 < order.size(); ++k) {
             links.push_back(link(order[k], order[k + 1]));
         }
@@ -126,8 +126,10 @@ void Context::build_orders() {
         std::uint64_t b = 0x13198a2e03707344ULL;
         for (std::size_t k = 0; k < orders_[o].size(); ++k) {
             if (k > 0) {
-                const LinkSpec& l = order_links_[o][k - 1];
-                for (double v : {l.bandwidth_GBps, l.latency_us, l.efficiency}) {
+                const StageLink& link = order_links_[o][k - 1];
+                const LinkSpec& l = link.spec;
+                for (double v :
+                     {l.bandwidth_GBps, l.latency_us, l.efficiency, link.group ? 1.0 : 0.0}) {
                     a = mix(a, std::bit_cast<std::uint64_t>(v));
                     b = mix(b ^ 0x5bd1e995ULL, std::bit_cast<std::uint64_t>(v));
                 }
@@ -143,14 +145,16 @@ void Context::build_orders() {
 }
 
 std::vector<std::vector<double>> Context::send_floors(const LayerTable& table) const {
-    const double bytes = table.layers < 2 ? 0.0
-                                          : *std::min_element(table.output_bytes.begin(),
-                                                              table.output_bytes.end() - 1);
+    const auto least = [&](const std::vector<double>& bytes) {
+        return table.layers < 2 ? 0.0 : *std::min_element(bytes.begin(), bytes.end() - 1);
+    };
+    const double group_bytes = least(table.output_bytes);
+    const double member_bytes = least(table.member_output_bytes);
     std::vector<std::vector<double>> out;
     for (const auto& links : order_links_) {
         std::vector<double> sends;
         for (const auto& l : links) {
-            sends.push_back(l.transfer_seconds(bytes));
+            sends.push_back(l.spec.transfer_seconds(l.group ? group_bytes : member_bytes));
         }
         out.push_back(std::move(sends));
     }

@@ -43,10 +43,13 @@ struct LayerTable {
     double loss_stash = 0;
     std::vector<double> output_bytes;  // per layer, one micro-batch (StageCost's)
     std::vector<double> input_bytes;   // per layer: what enters it (layer 0: the model input)
-    std::vector<double> min_time;      // per layer: fastest class
-    std::vector<double> min_prefix;    // prefix of min_time
-    double min_total = 0;              // sum of min_time
-    double min_largest = 0;            // largest min_time
+    // Per layer: one tensor-parallel member's share of output_bytes
+    // (StageCost::output_share).
+    std::vector<double> member_output_bytes;
+    std::vector<double> min_time;    // per layer: fastest class
+    std::vector<double> min_prefix;  // prefix of min_time
+    double min_total = 0;            // sum of min_time
+    double min_largest = 0;          // largest min_time
     // Full recomputation (core/recomputation_units.h). Per layer: the input
     // it keeps when it begins a unit, as it takes it
     // (core/stage_boundary.h), and the unit it belongs to when a stage holds it
@@ -68,12 +71,26 @@ struct LayerTable {
     [[nodiscard]] double largest_unit(int a, int i) const;
 };
 
+// The link from a stage's device to the next stage's, as the simulator
+// times a send over it (SimLink): a node's network carries the
+// tensor-parallel group's bytes, a path of each member's own one member's.
+struct StageLink {
+    LinkSpec spec;
+    bool group = true;
+
+    // Sending layer `layer`'s output (a stage ending there).
+    [[nodiscard]] double send_seconds(const LayerTable& t, int layer) const {
+        const auto i = static_cast<std::size_t>(layer);
+        return spec.transfer_seconds(group ? t.output_bytes[i] : t.member_output_bytes[i]);
+    }
+};
+
 // One stage position of a fixed device sequence.
 struct Slot {
     int device = 0;  // index into Cluster::devices
     int cls = 0;
     double capacity = 0;
-    LinkSpec next;  // towards the next stage's device (unused for the last stage)
+    StageLink next;  // towards the next stage's device (unused for the last stage)
     double full = 1;
     double weight_only = 0;
 };
@@ -149,7 +166,7 @@ class Context {
     // whose first p devices differ in something the DP sees.
     [[nodiscard]] const std::vector<std::vector<int>>& orders() const { return orders_; }
     [[nodiscard]] const std::vector<int>& distinct_orders(int stages) const;
-    [[nodiscard]] LinkSpec link(int from, int to) const;
+    [[nodiscard]] StageLink link(int from, int to) const;
     // For lower bounds: per order, what each stage's send costs at least
     // (its link moving the smallest output of any layer).
     [[nodiscard]] std::vector<std::vector<double>> send_floors(const LayerTable& table) const;
@@ -197,8 +214,8 @@ class Context {
     std::vector<std::vector<DeviceLocation>> groups_;
     std::vector<CollectiveGroup> class_groups_;
     std::vector<std::vector<int>> orders_;
-    std::vector<std::vector<LinkSpec>> order_links_;  // [order][k]: from device k to k + 1
-    std::vector<std::vector<int>> distinct_;          // per stage count
+    std::vector<std::vector<StageLink>> order_links_;  // [order][k]: from device k to k + 1
+    std::vector<std::vector<int>> distinct_;           // per stage count
 };
 
 [[nodiscard]] MemoryRule rule_of(ScheduleKind schedule);

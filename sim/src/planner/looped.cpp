@@ -133,7 +133,7 @@ SplitProblem Context::looped_problem(const LayerTable& table, std::size_t order,
         if (k + 1 < stages && next_rank != rank) {
             slot.next = link(slot.device, orders_[order][at(next_rank)]);
         } else if (k + 1 < stages) {
-            slot.next = LinkSpec{std::numeric_limits<double>::infinity(), 0};  // the V's turn
+            slot.next = {LinkSpec{std::numeric_limits<double>::infinity(), 0}};  // the V's turn
         }
         // Looped BFS runs every forward before any backward, as GPipe; the
         // interleaved zero-bubble warm-up is no longer than interleaved 1F1B's.

@@ -134,6 +134,7 @@ const LayerTable& Context::table(int microbatches) {
     t.params.assign(n, 0.0);
     t.output_bytes.assign(n - 1, 0.0);
     t.input_bytes.assign(n - 1, 0.0);
+    t.member_output_bytes.assign(n - 1, 0.0);
     t.takes.assign(n - 1, 0.0);
     t.min_time.assign(n - 1, 0.0);
     t.min_prefix.assign(n, 0.0);
@@ -180,6 +181,7 @@ const LayerTable& Context::table(int microbatches) {
                 t.stash[i + 1] = t.stash[i] + cost.stash_bytes;
                 t.weight_stash[i + 1] = t.weight_stash[i] + cost.weight_stash_bytes;
                 t.output_bytes[i] = cost.output_bytes;
+                t.member_output_bytes[i] = cost.output_bytes * boundary_share(work_, l);
             }
         }
         // Each device of a tensor-parallel group holds its share of the weights.
@@ -197,8 +199,7 @@ const LayerTable& Context::table(int microbatches) {
         t.input_bytes[i] = l == 0 ? static_cast<double>(numel(input.shape)) * t.microbatch_size *
                                         dtype_bytes(input.dtype)
                                   : t.output_bytes[i - 1];
-        t.takes[i] =
-            l == 0 ? t.input_bytes[i] : t.output_bytes[i - 1] * boundary_share(work_, l - 1);
+        t.takes[i] = l == 0 ? t.input_bytes[i] : t.member_output_bytes[i - 1];
         t.min_time[i] = fastest;
         t.min_prefix[i + 1] = t.min_prefix[i] + fastest;
         t.min_total += fastest;
@@ -234,12 +235,15 @@ std::vector<CollectiveGroup> Context::tensor_groups_by_class() const {
     return out;
 }
 
-LinkSpec Context::link(int from, int to) const {
-    if (costs_.profile != nullptr && costs_.profile->transfer) {
-        return *costs_.profile->transfer;  // as the simulator does with a profile
-    }
+StageLink Context::link(int from, int to) const {
     const auto& topology = base_.project.topology;
-    return topology.link_between(cluster_.devices[at(from)], cluster_.devices[at(to)]).spec;
+    const ResolvedLink resolved =
+        topology.link_between(cluster_.devices[at(from)], cluster_.devices[at(to)]);
+    StageLink out{resolved.spec, resolved.link_class == LinkClass::inter_node};
+    if (costs_.profile != nullptr && costs_.profile->transfer) {
+        out.spec = *costs_.profile->transfer;  // as the simulator does with a profile
+    }
+    return out;
 }
 
 SplitProblem Context::problem(const LayerTable& table, std::size_t order, int stages,

@@ -133,8 +133,7 @@ class Checker {
                 }
                 int first_ok = prev_lo;
                 if (timed) {
-                    const double send =
-                        last ? 0.0 : sl.next.transfer_seconds(table_.output_bytes[at(i - 1)]);
+                    const double send = last ? 0.0 : sl.next.send_seconds(table_, i - 1);
                     const double threshold = s[at(i)] + send - bound;
                     first_ok = static_cast<int>(
                         std::lower_bound(s.begin() + prev_lo, s.begin() + i, threshold) -
@@ -300,7 +299,7 @@ double stage_time(const SplitProblem& problem, std::size_t k, int a, int i) {
     const auto& s = t.time[at(sl.cls)];
     double seconds = s[at(i)] - s[at(a)];
     if (k + 1 < problem.slots.size()) {
-        seconds += sl.next.transfer_seconds(t.output_bytes[at(i - 1)]);
+        seconds += sl.next.send_seconds(t, i - 1);
     }
     return seconds;
 }
@@ -411,7 +410,7 @@ Split min_bottleneck_split(const SplitProblem& problem, int* checks) {
     double largest_send = 0;
     for (std::size_t k = 0; k + 1 < problem.slots.size(); ++k) {
         largest_send =
-            std::max(largest_send, problem.slots[k].next.transfer_seconds(largest_output));
+            std::max(largest_send, problem.slots[k].next.spec.transfer_seconds(largest_output));
     }
     // No split does better than an even share of the fastest device's total
     // or than its slowest layer; every split does at least as well as
