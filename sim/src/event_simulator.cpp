@@ -2,6 +2,7 @@
 
 #include <sys/mman.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <queue>
@@ -98,7 +99,9 @@ class Simulator {
           collective_free_(s_.ranks.size(), 0.0),
           gathered_at_(stages_, 0.0),
           last_backward_(stages_, {0.0, 0.0}),
-          last_compute_(s_.ranks.size()) {
+          gradients_whole_(stages_, false),
+          last_compute_(s_.ranks.size()),
+          later_(s_.ranks.size()) {
         if (s_.stage_rank.size() != stages_) {
             throw SimulationError("the schedule places " + std::to_string(s_.stage_rank.size()) +
                                   " stages on ranks but has " + std::to_string(stages_));
@@ -180,9 +183,12 @@ class Simulator {
         }
         report_deadlock_if_any();
         out_.peak_memory_bytes.reserve(memory_.size());
-        for (MemoryLevel& m : memory_) {
-            m.finish();
-            out_.peak_memory_bytes.push_back(m.peak_bytes());
+        for (std::size_t r = 0; r < memory_.size(); ++r) {
+            for (const MemoryChange& change : later_[r]) {
+                memory_[r].add(change);
+            }
+            memory_[r].finish();
+            out_.peak_memory_bytes.push_back(memory_[r].peak_bytes());
         }
         return std::move(out_);
     }
@@ -348,9 +354,21 @@ class Simulator {
         complete(a, e.end_s);
         out_.totals.add(e);
         // A rank's compute actions run one after another, so its memory
-        // changes come in time order, as MemoryLevel needs them.
+        // changes come in time order, as MemoryLevel needs them; a
+        // reduction's end may lie ahead of them (add_memory).
         for (const MemoryChange& change : memory_changes(cost, a.type, e.start_s, e.end_s)) {
-            memory_[r].add(change);
+            add_memory(r, change);
+        }
+        // After the action's own: the gradients come whole at its end.
+        if (cost.unsharded_gradient_bytes > 0) {
+            const auto st = static_cast<std::size_t>(a.stage);
+            if ((a.type == ActionType::backward || a.type == ActionType::backward_weight) &&
+                !gradients_whole_[st]) {
+                gradients_whole_[st] = true;
+                add_memory(r, {e.end_s, cost.unsharded_gradient_bytes});
+            } else if (a.type == ActionType::reduce_grad && gradients_whole_[st]) {
+                add_memory(r, {e.end_s, -cost.unsharded_gradient_bytes});
+            }
         }
         if (in_.record_timeline) {
             out_.timeline.events[first_event_[r] + pc_[r]] = e;
@@ -378,6 +396,27 @@ class Simulator {
         out_.links[l].bytes += bytes;
         out_.links[l].busy_s += occupancy;
         out_.links[l].transfers += 1;
+    }
+
+    // Adds a change of rank r's memory, in time order: one dated after the
+    // rank's other changes waits until they reach its time, and one dated
+    // before them (a reduction whose buckets ended while the rank computed
+    // on) counts from the last of them.
+    void add_memory(std::size_t r, MemoryChange change) {
+        std::vector<MemoryChange>& later = later_[r];
+        if (change.time_s > time_[r]) {
+            const auto at = std::find_if(later.begin(), later.end(), [&](const MemoryChange& c) {
+                return c.time_s > change.time_s;
+            });
+            later.insert(at, change);
+            return;
+        }
+        while (!later.empty() && later.front().time_s <= change.time_s) {
+            memory_[r].add(later.front());
+            later.erase(later.begin());
+        }
+        change.time_s = std::max(change.time_s, memory_[r].latest_time_s());
+        memory_[r].add(change);
     }
 
     // Runs a collective on the rank's collective stream. A reduction that
@@ -491,6 +530,8 @@ class Simulator {
     std::vector<double> collective_free_;  // per rank: when its collective stream is free
     std::vector<double> gathered_at_;      // per stage: when its UNSHARD ends (0 without)
     std::vector<std::pair<double, double>> last_backward_;  // per stage: its latest B or W
+    // Per stage: ZeRO-2/3 gradients held whole since its first weight gradient.
+    std::vector<bool> gradients_whole_;
     // Per rank: its latest compute action, and whether it overlaps the next.
     struct LastCompute {
         int stage = -1;
@@ -500,7 +541,8 @@ class Simulator {
     std::vector<int> send_link_;     // [2 * stage + (0 forward, 1 backward)] -> link, -1 none
     std::vector<bool> shared_link_;  // sent on by more than one rank
     std::priority_queue<Entry, std::vector<Entry>, Later> ready_;
-    std::vector<MemoryLevel> memory_;       // per rank
+    std::vector<MemoryLevel> memory_;               // per rank
+    std::vector<std::vector<MemoryChange>> later_;  // per rank, in time order (add_memory)
     std::vector<std::size_t> first_event_;  // per rank, where its events begin in the timeline
     SimulationOutput out_;
 };

@@ -38,16 +38,44 @@ std::vector<RankMemory> memory_over_time(const Timeline& timeline,
                                          const std::vector<std::int64_t>& static_bytes) {
     const auto ranks = static_cast<std::size_t>(timeline.num_ranks());
     std::vector<std::vector<MemoryChange>> changes(ranks);
+    // ZeRO-2/3: each stage's whole gradients, from the end of its first
+    // weight gradient (B, or W) to the end of its reduction
+    // (StageCost::unsharded_gradient_bytes).
+    struct Hold {
+        int rank = -1;
+        double from_s = 0, until_s = 0;
+        bool started = false, reduced = false;
+    };
+    std::vector<Hold> holds(stages.size());
     for (const auto& e : timeline.events) {
         const auto r = static_cast<std::size_t>(e.rank);
         if (r >= ranks || e.action.stage < 0 ||
             static_cast<std::size_t>(e.action.stage) >= stages.size()) {
             continue;
         }
+        const StageCost& stage = stages[static_cast<std::size_t>(e.action.stage)];
         for (const MemoryChange& change :
-             memory_changes(stages[static_cast<std::size_t>(e.action.stage)], e.action.type,
-                            e.start_s, e.end_s)) {
+             memory_changes(stage, e.action.type, e.start_s, e.end_s)) {
             changes[r].push_back(change);
+        }
+        Hold& hold = holds[static_cast<std::size_t>(e.action.stage)];
+        const ActionType t = e.action.type;
+        if (t == ActionType::backward || t == ActionType::backward_weight) {
+            hold.from_s = hold.started ? std::min(hold.from_s, e.end_s) : e.end_s;
+            hold.started = true;
+            hold.rank = e.rank;
+        } else if (t == ActionType::reduce_grad) {
+            hold.until_s = e.end_s;
+            hold.reduced = true;
+        }
+    }
+    for (std::size_t s = 0; s < stages.size(); ++s) {
+        const Hold& hold = holds[s];
+        const double bytes = stages[s].unsharded_gradient_bytes;
+        if (bytes > 0 && hold.started && hold.reduced) {
+            const auto r = static_cast<std::size_t>(hold.rank);
+            changes[r].push_back({hold.from_s, bytes});
+            changes[r].push_back({std::max(hold.from_s, hold.until_s), -bytes});
         }
     }
     std::vector<RankMemory> out(ranks);

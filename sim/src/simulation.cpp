@@ -302,6 +302,8 @@ void describe_collectives(const AnalyzedProject& project, const CostModelOptions
         cost.buckets = dp.overlap_gradient_sync && bucket_bytes > 0
                            ? static_cast<int>(std::clamp(std::ceil(bytes / bucket_bytes), 1.0, 1e6))
                            : 1;
+        input.stages[s].unsharded_gradient_bytes =
+            static_cast<double>(stage_unsharded_gradient_bytes(input.stages[s], training, dp, ep));
         SimCollective& reduce = input.collectives[s].reduce_grad;
         reduce.bytes = bytes;
         reduce.seconds = whole.seconds;

@@ -64,6 +64,19 @@ std::int64_t stage_static_bytes(const StageCost& stage, const Training& training
                                expert_holders(dp, expert_parallel));
 }
 
+std::int64_t stage_unsharded_gradient_bytes(const StageCost& stage, const Training& training,
+                                            const DataParallel& dp, int expert_parallel) {
+    const auto beyond_shard = [&](std::int64_t parameters, const DataParallel& holders) {
+        if (holders.size <= 1 || holders.zero_stage < 2) {
+            return std::int64_t{0};
+        }
+        const std::int64_t whole = parameters * dtype_bytes(training.gradients());
+        return whole - (whole + holders.size - 1) / holders.size;
+    };
+    return beyond_shard(stage.parameters - stage.expert_parameters, dp) +
+           beyond_shard(stage.expert_parameters, expert_holders(dp, expert_parallel));
+}
+
 std::int64_t stage_gathered_bytes(const StageCost& stage, const Training& training,
                                   const DataParallel& dp, int expert_parallel) {
     return gathered_weight_bytes(stage.parameters - stage.expert_parameters, training, dp) +

@@ -476,8 +476,11 @@ TEST(LaunchFiles, BadInputsAreRefusedInWords) {
     EXPECT_NE(set_by_files.err.find("--nnodes is set by each launch file"), std::string::npos)
         << set_by_files.err;
     // Refused by `pipewright run` before it starts: refused here.
-    const auto zero2 = run_cli({"launch-files", example("gpt3-175b-p4d-2x52-zero2.json"), "--out",
-                                (dir / "zero2").string()});
+    nlohmann::json sharded = nlohmann::json::parse(read(example("resnet50-4gpu-2x2.json")));
+    sharded["data_parallel"]["zero_stage"] = 2;
+    std::ofstream(dir / "zero2.json") << sharded.dump(2);
+    const auto zero2 =
+        run_cli({"launch-files", (dir / "zero2.json").string(), "--out", (dir / "zero2").string()});
     EXPECT_EQ(zero2.code, 1);
     EXPECT_NE(zero2.err.find("ZeRO stage 2 is simulation-only"), std::string::npos) << zero2.err;
     EXPECT_FALSE(fs::exists(dir / "zero2"));

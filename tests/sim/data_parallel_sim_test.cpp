@@ -232,16 +232,25 @@ TEST(DataParallelSimulation, ZeroOneReduceScattersThenGathersTheWeightsAfterTheS
 TEST(DataParallelSimulation, ZeroShardsTheStaticMemoryAndThreeGathersTheWeights) {
     json j = project_json(8, 4);
     std::vector<std::int64_t> peaks;
+    std::vector<std::int64_t> after;  // once the iteration is over
     for (int zero = 0; zero <= 3; ++zero) {
         j["data_parallel"]["zero_stage"] = zero;
-        peaks.push_back(simulate(j).devices[0].peak_memory_bytes);
+        const SimulationReport r = simulate(j);
+        peaks.push_back(r.devices[0].peak_memory_bytes);
+        ASSERT_FALSE(r.timeline.memory.at(0).empty());
+        after.push_back(r.timeline.memory[0].back().bytes);
     }
     const auto weights = static_cast<std::int64_t>(kStageBytes);
     // Adam keeps 8 bytes per parameter: a quarter of them with ZeRO-1.
     EXPECT_EQ(peaks[0] - peaks[1], 2 * weights - 2 * weights / 4);
-    EXPECT_EQ(peaks[1] - peaks[2], weights - weights / 4);
+    // ZeRO-2 reduces the gradients once, after the last backward: the four
+    // micro-batches' add up whole until then, at the peak too, and only the
+    // replica's quarter stays after.
+    EXPECT_EQ(peaks[2], peaks[1]);
+    EXPECT_EQ(after[1] - after[2], weights - weights / 4);
     // ZeRO-3 keeps a quarter of the weights but gathers the rest while it computes.
     EXPECT_EQ(peaks[3], peaks[2]);
+    EXPECT_EQ(after[2] - after[3], weights - weights / 4);
 
     const SimulationReport three = simulate(j);
     const auto unshard = event(three, 0, {0, ActionType::unshard, 0});
@@ -253,11 +262,63 @@ TEST(DataParallelSimulation, ZeroShardsTheStaticMemoryAndThreeGathersTheWeights)
     EXPECT_DOUBLE_EQ(first_f->start_s, unshard->end_s);
     EXPECT_EQ(three.collectives[0].kind, CollectiveKind::reduce_scatter);
     EXPECT_TRUE(event(three, 0, {0, ActionType::reshard, 0}));
+
+    // With one micro-batch its gradients become whole as its activations go,
+    // and ZeRO-2 lowers the peak.
+    j["training"]["microbatches"] = 1;
+    j["training"]["schedule"] = "gpipe";
+    j["data_parallel"]["zero_stage"] = 1;
+    const std::int64_t alone1 = simulate(j).devices[0].peak_memory_bytes;
+    j["data_parallel"]["zero_stage"] = 2;
+    const std::int64_t alone2 = simulate(j).devices[0].peak_memory_bytes;
+    EXPECT_GT(alone1 - alone2, 0);
+    EXPECT_LE(alone1 - alone2, weights - weights / 4);
+}
+
+// The peak the simulation keeps as it goes (what `simulate` reports) equals
+// the highest point of the memory curve read back from the timeline, with
+// the whole gradients of ZeRO-2/3 held until a reduction that may end while
+// the rank computes on.
+TEST(DataParallelSimulation, TheReportedPeakIsTheTopOfTheMemoryCurveUnderZero) {
+    const std::vector<std::pair<std::string, int>> schedules{
+        {"gpipe", 1}, {"gpipe", 4}, {"1f1b", 4}, {"zb-h1", 4}};
+    for (const auto& [schedule, microbatches] : schedules) {
+        for (const bool overlap : {false, true}) {
+            for (const int zero : {2, 3}) {
+                SCOPED_TRACE(schedule + " of " + std::to_string(microbatches) +
+                             (overlap ? ", overlapped" : "") + ", ZeRO-" + std::to_string(zero));
+                json j = project_json(8, 4);
+                j["training"]["microbatches"] = microbatches;
+                // Activations larger than the gradients, so that the peak
+                // comes during a backward.
+                j["training"]["batch_size"] = 4 * 4096;
+                // A backward that holds more than its stash: the rebuilt stage.
+                j["training"]["activation_checkpointing"] = true;
+                j["training"]["schedule"] = schedule;
+                j["data_parallel"]["zero_stage"] = zero;
+                j["data_parallel"]["overlap_gradient_sync"] = overlap;
+                j["data_parallel"]["bucket_MiB"] = 1;
+                Diagnostics d;
+                const auto analyzed = analyze_project(*project_from_json(j, d), {}, d);
+                ASSERT_TRUE(analyzed) << d.format();
+                const SimulationReport r = simulate_project(*analyzed, {}, Recording::timeline);
+                ASSERT_EQ(r.timeline.memory.size(), r.devices.size());
+                for (std::size_t rank = 0; rank < r.devices.size(); ++rank) {
+                    std::int64_t curve_peak = 0;
+                    for (const MemorySample& m : r.timeline.memory[rank]) {
+                        curve_peak = std::max(curve_peak, m.bytes);
+                    }
+                    EXPECT_EQ(r.devices[rank].peak_memory_bytes, curve_peak) << rank;
+                }
+            }
+        }
+    }
 }
 
 // training.gradient_dtype "float32" beside bfloat16 weights (Megatron-LM's
 // fp32 main gradients): each device holds 4 bytes of gradient a parameter
-// instead of 2, sharded under ZeRO-2, and the replicas reduce twice the bytes.
+// instead of 2 (whole until the reduction under ZeRO-2 too), and the
+// replicas reduce twice the bytes.
 TEST(DataParallelSimulation, Float32GradientsTakeTwiceTheMemoryAndTheBytesOfBfloat16Ones) {
     json j = project_json(8, 4);
     j["training"]["dtype"] = "bfloat16";
@@ -269,10 +330,9 @@ TEST(DataParallelSimulation, Float32GradientsTakeTwiceTheMemoryAndTheBytesOfBflo
         wide["training"]["gradient_dtype"] = "float32";
         const SimulationReport half = simulate(j);
         const SimulationReport full = simulate(wide);
-        const double held = zero >= 2 ? 2 * parameters / 4 : 2 * parameters;
         EXPECT_NEAR(static_cast<double>(full.devices[0].peak_memory_bytes -
                                         half.devices[0].peak_memory_bytes),
-                    held, 2.0);
+                    2 * parameters, 2.0);
         const auto a = event(half, 0, {0, ActionType::reduce_grad, 0});
         const auto b = event(full, 0, {0, ActionType::reduce_grad, 0});
         ASSERT_TRUE(a && b);

@@ -27,18 +27,21 @@ std::size_t at(int i) {
     return static_cast<std::size_t>(i);
 }
 
-// Static bytes per parameter of one replica at its ZeRO stage: the shards
-// of what is sharded, but the weights whole under ZeRO-3, as a stage's are
-// gathered while it runs, which is when its activations peak.
+// Static bytes per parameter of one replica at its ZeRO stage at its
+// activations' peak: the shard of the optimizer state, but the weights and
+// gradients whole, as a ZeRO-3 stage's weights are gathered while it runs
+// and ZeRO-2/3 gradients add up whole from the first weight gradient until
+// their one reduction (stage_unsharded_gradient_bytes), while the
+// activations in flight peak. (Exact for a steady 1F1B; above the
+// simulation where the peak comes before the first backward ends, as under
+// GPipe or with one micro-batch.)
 double static_bytes_per_param(const Training& training, const DataParallel& dp) {
     const ParameterBytes each = parameter_bytes(training);
     if (dp.size <= 1 || dp.zero_stage <= 0) {
         return static_cast<double>(each.total());
     }
-    const double d = dp.size;
-    const auto gradients = static_cast<double>(each.gradient);
-    return static_cast<double>(each.weight) + (dp.zero_stage >= 2 ? gradients / d : gradients) +
-           static_cast<double>(each.optimizer) / d;
+    return static_cast<double>(each.weight + each.gradient) +
+           static_cast<double>(each.optimizer) / dp.size;
 }
 
 }  // namespace

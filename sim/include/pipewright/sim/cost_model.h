@@ -65,6 +65,11 @@ struct StageCost {
     // ZeRO-3: the weights UNSHARD gathers from the other replicas, held
     // until RESHARD.
     double gathered_bytes = 0;
+    // ZeRO-2 and 3: the gradients beyond the replica's shard, held from the
+    // end of the stage's first weight gradient of the iteration (B, or W),
+    // as the first micro-batch's activations go, until its reduction ends
+    // (stage_unsharded_gradient_bytes).
+    double unsharded_gradient_bytes = 0;
     std::int64_t parameters = 0;  // on each device of its tensor-parallel group
     // Of `parameters`, the routed experts' share this device holds under
     // expert parallelism: their gradients average over the replicas that

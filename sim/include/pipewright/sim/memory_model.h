@@ -96,6 +96,8 @@ class MemoryLevel {
     }
 
     [[nodiscard]] std::int64_t peak_bytes() const { return peak_bytes_; }
+    // The time of the latest change added.
+    [[nodiscard]] double latest_time_s() const { return pending_time_s_; }
     [[nodiscard]] double peak_time_s() const { return peak_time_s_; }
 
   private:
@@ -110,7 +112,9 @@ class MemoryLevel {
 };
 
 // Memory over one iteration: static bytes, plus each micro-batch's stashed
-// activations (memory_change).
+// activations (memory_change), plus under ZeRO-2/3 each stage's gradients
+// beyond its shard from the end of its first weight gradient (B, or W) until
+// its reduction ends.
 [[nodiscard]] std::vector<RankMemory> memory_over_time(
     const Timeline& timeline, const std::vector<StageCost>& stages,
     const std::vector<std::int64_t>& static_bytes);

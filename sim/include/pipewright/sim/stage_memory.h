@@ -55,5 +55,13 @@ struct ParameterBytes {
 // their holders, the rest from all the replicas.
 [[nodiscard]] std::int64_t stage_gathered_bytes(const StageCost& stage, const Training& training,
                                                 const DataParallel& dp, int expert_parallel);
+// Under ZeRO-2 and 3 a replica keeps only its shard of the gradients once
+// they are reduced; the simulation reduces them once an iteration, so every
+// micro-batch's add up whole until then. The bytes beyond the shard that the
+// stage holds meanwhile (0 below stage 2 or with one replica).
+[[nodiscard]] std::int64_t stage_unsharded_gradient_bytes(const StageCost& stage,
+                                                          const Training& training,
+                                                          const DataParallel& dp,
+                                                          int expert_parallel);
 
 }  // namespace pipewright
