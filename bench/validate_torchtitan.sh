@@ -3,7 +3,8 @@
 # Llama 3.1 8B, 70B and 405B on up to 512 H100s (pytorch/torchtitan,
 # benchmarks/llama3_h100_202412_torchtitan.md, BSD-3-Clause; torchtitan
 # 9dec370 of 2024-12-26): FSDP alone, FSDP with tensor parallelism, and FSDP
-# with tensor and pipeline parallelism under 1F1B and interleaved 1F1B.
+# with tensor and pipeline parallelism under 1F1B and interleaved 1F1B, and
+# with context parallelism at 32K to 256K tokens.
 # Builds nothing; imports the model presets (assets/models), writes one
 # project per row into a temporary folder, simulates them and prints a
 # markdown table (docs/validation.md).
@@ -31,7 +32,7 @@ from validation_common import device, dgx_topology, simulate_json  # noqa: E402
 PW = os.environ["PIPEWRIGHT"]
 OUT = os.environ["OUT"]
 MODELS = os.environ["MODELS"]
-SEQ = 8192  # torchtitan's Llama 3.1 configs
+SEQ = 8192  # torchtitan's Llama 3.1 configs, where a row gives none
 GiB = 2**30
 
 # The benchmark's hardware: Grand Teton hosts of 8 H100s of 96 GB HBM2e
@@ -44,7 +45,9 @@ NETWORK_GBPS = 400  # a node: 8 × 50 GB/s
 
 # (table, row, preset, GPUs, T, p, FSDP, local batch, micro-batches,
 #  checkpointing, dtype, schedule, stages a rank, what torchtitan adds,
-#  published TPS/GPU, published memory GiB)
+#  published TPS/GPU, published memory GiB[, context-parallel size,
+#  sequence]). FSDP is the data-parallel size less context parallelism:
+#  the replicas are FSDP × CP, each group of CP sharing its sequences.
 ROWS = [
     ("1", "FSDP", "llama-3.1-8b", 8, 1, 1, 8, 2, 1, "selective", "bfloat16", "1f1b", 1,
      "—", 5762, 82.4),
@@ -56,15 +59,25 @@ ROWS = [
      "torch.compile, AsyncTP", 100, 82.5),
     ("5", "Interleaved 1F1B", "llama-3.1-405b", 512, 8, 8, 8, 32, 8, True, "float8",
      "interleaved-1f1b", 2, "torch.compile, AsyncTP", 128, 72.7),
+] + [
+    ("2", f"CP {cp}", "llama-3.1-8b", 8, 1, 1, 8 // cp, 1, 1, True, "float8", "1f1b", 1,
+     "torch.compile", tps, memory, cp, seq)
+    for cp, seq, tps, memory in [(1, 32768, 3890, 83.9), (2, 65536, 2540, 84.2),
+                                 (4, 131072, 1071, 84.0), (8, 262144, 548, 84.5)]
+] + [
+    ("6", f"CP {cp}", "llama-3.1-405b", 512, 8, 8, 8 // cp, 8, 8, True, "float8", "1f1b", 1,
+     "torch.compile, AsyncTP", tps, memory, cp, seq)
+    for cp, seq, tps, memory in [(1, 32768, 76, 75.3), (2, 65536, 47, 75.9),
+                                 (4, 131072, 31, 77.1), (8, 262144, 16, 84.9)]
 ]
 
 
-def model_of(preset):
-    """The preset's decoder as `pipewright import` makes it, at SEQ tokens."""
-    path = os.path.join(OUT, preset + ".import.json")
+def model_of(preset, seq):
+    """The preset's decoder as `pipewright import` makes it, at `seq` tokens."""
+    path = os.path.join(OUT, f"{preset}-{seq}.import.json")
     if not os.path.exists(path):
         subprocess.run([PW, "import", os.path.join(MODELS, preset + ".json"), "--seq-len",
-                        str(SEQ), "--out", path], check=True, capture_output=True)
+                        str(seq), "--out", path], check=True, capture_output=True)
     with open(path) as f:
         return json.load(f)["model"]
 
@@ -85,8 +98,8 @@ def torchtitan_split(blocks, stages):
 
 
 def project(name, preset, gpus, T, p, fsdp, local_batch, microbatches, checkpointing, dtype,
-            schedule, chunks):
-    model = model_of(preset)
+            schedule, chunks, cp=1, seq=SEQ):
+    model = model_of(preset, seq)
     names = [layer["name"] for layer in model["layers"]]
     blocks = [n for n in names if n.startswith("layers.")]
     stages = p * chunks
@@ -114,8 +127,11 @@ def project(name, preset, gpus, T, p, fsdp, local_batch, microbatches, checkpoin
                      "schedule": schedule, "dtype": dtype,
                      "optimizer": {"type": "adamw", "lr": 8e-5, "weight_decay": 0.1},
                      "activation_checkpointing": checkpointing, "steps": 10, "seed": 0},
-        "data_parallel": {"size": fsdp, "zero_stage": 3},
+        "data_parallel": {"size": fsdp * cp, "zero_stage": 3},
     }
+    if cp > 1:
+        # torchtitan's default: the keys and values all-gathered.
+        j["context_parallel"] = {"size": cp, "exchange": "all_gather"}
     if T > 1:
         j["tensor_parallel"] = {"size": T, "sequence_parallel": True}
     path = os.path.join(OUT, name + ".json")
@@ -131,27 +147,29 @@ print()
 print(f"Llama 3.1 at {SEQ} tokens a sequence on H100s, ZeRO-3 (FSDP) over the data-parallel "
       "groups, AdamW; tokens a second per GPU (TPS/GPU):")
 print()
-print("| table | row | model | GPUs | FSDP × T × p | local batch (m × b) | recompute | dtype "
+print("| table | row | model | GPUs | FSDP × T × p | sequence | local batch (m × b) | recompute | dtype "
       "| torchtitan also | published TPS/GPU | simulated TPS/GPU | simulated / published "
       "| bubble | peak memory: published / simulated |")
-print("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
+print("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
 simulated = {}
 for (table, row, preset, gpus, T, p, fsdp, local_batch, m, ckpt, dtype, schedule, chunks,
-     extras, published, memory) in ROWS:
+     extras, published, memory, *context) in ROWS:
+    cp, seq = context if context else (1, SEQ)
     name = f"table{table}-{preset}-{row.lower().replace(' ', '-')}"
     path = project(name, preset, gpus, T, p, fsdp, local_batch, m, ckpt, dtype, schedule,
-                   chunks)
+                   chunks, cp, seq)
     result, error = simulate_json(PW, path)
     cells = [table, row, "Llama " + preset.split("-")[1] + " " + preset.split("-")[2].upper(),
              f"{gpus:,}",
-             f"{fsdp} × {T} × {p}" + (f" (v = {chunks})" if chunks > 1 else ""),
+             f"{fsdp} × {T} × {p}" + (f" (v = {chunks})" if chunks > 1 else "") +
+             (f" × CP {cp}" if cp > 1 else ""), f"{seq:,}",
              f"{local_batch} ({m} × {local_batch // m})",
              "full" if ckpt is True else ckpt, dtype, extras, f"{published:,}"]
     if result is None:
         print("| " + " | ".join(cells + [error, "—", "—", "—"]) + " |")
         continue
     iteration = result["iteration_time_s"]
-    tps = fsdp * local_batch * SEQ / iteration / gpus
+    tps = fsdp * local_batch * seq / iteration / gpus
     simulated[(table, row)] = tps
     peak = max(d["peak_memory_bytes"] for d in result["devices"]) / GiB
     cells += [f"{tps:,.0f}", f"{tps / published:.2f}", f"{100 * result['bubble_fraction']:.1f} %",
