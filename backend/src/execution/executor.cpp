@@ -10,6 +10,7 @@
 #include <thread>
 
 #include "execution/action_clock.h"
+#include "execution/boundary_receives.h"
 #include "execution/parameter_update.h"
 #include "execution/random_replay.h"
 #include "execution/recomputation_units.h"
@@ -18,7 +19,6 @@
 #include "layers/vocabulary_parallel_loss.h"
 #include "pipewright/backend/backend_error.h"
 #include "pipewright/backend/modules.h"
-#include "pipewright/core/stage_boundary.h"
 #include "transport/send_completions.h"
 #include "transport/transfer_channels.h"
 
@@ -118,9 +118,7 @@ struct RankExecutor::Impl {
     };
     std::vector<Stamps> event_stamps;  // parallel to record.events
     std::vector<std::pair<std::size_t, std::int64_t>> memory_stamps;
-    // Receives posted ahead of their action, by tag (see take_receive).
-    std::map<int, std::unique_ptr<PendingRecv>> receives_ahead;
-    std::vector<int> next_on_channel;
+    BoundaryReceives receives;
     // Declared last: destroyed first, so that its threads stop before the
     // state they stamp goes away.
     SendCompletions sends;
@@ -137,7 +135,8 @@ struct RankExecutor::Impl {
           last_stage(p.schedule.num_stages - 1),
           replicas(std::move(rg)),
           tensor(tp),
-          context(std::move(cp)) {
+          context(std::move(cp)),
+          receives(p, r, t, d, dev, context.size) {
         std::map<int, torch::nn::Sequential> modules;
         for (int s = 0; s < p.schedule.num_stages; ++s) {
             if (p.schedule.stage_rank[static_cast<std::size_t>(s)] != rank) {
@@ -175,7 +174,6 @@ struct RankExecutor::Impl {
         }
         update = std::make_unique<ParameterUpdate>(p, modules, replicas, experts);
         clock = make_action_clock(device);
-        next_on_channel = next_receive_on_channel(my_actions());
         tied = tied_stages(p);
     }
 
@@ -215,21 +213,6 @@ struct RankExecutor::Impl {
     // ranks keep them in order across iterations.
     int tag(int boundary, int mb, bool backward) const {
         return transfer_tag(boundary, mb, backward, microbatches);
-    }
-
-    // An empty tensor shaped like what crosses the boundary after stage
-    // `stage` for one micro-batch: of this rank's tokens (1/size of the
-    // sequence under context parallelism), and of those its slice under
-    // sequence parallelism (core/stage_boundary.h).
-    torch::Tensor boundary_like(int stage) const {
-        const auto& st = project.stages[static_cast<std::size_t>(stage)];
-        const Shape& shape = project.layers[static_cast<std::size_t>(st.last_layer)].output_shape;
-        std::vector<std::int64_t> sizes{project.microbatch_size};
-        sizes.insert(sizes.end(), shape.begin(), shape.end());
-        if (const int parts = context.size * boundary_slices(project, st.last_layer); parts > 1) {
-            sizes.at(1) /= parts;
-        }
-        return torch::empty(sizes, torch::TensorOptions(dtype).device(device));
     }
 
     // An event from the stamp `start` to now; times are filled in at the
@@ -487,42 +470,6 @@ struct RankExecutor::Impl {
         forget(sl);
     }
 
-    // RECV action `a`: the stage whose output crosses (activations of the
-    // previous stage, or this stage's own output's gradient), the rank that
-    // sends it, and the message's tag.
-    static int recv_boundary(const Action& a) {
-        return a.type == ActionType::recv_forward ? a.stage - 1 : a.stage;
-    }
-    int recv_peer(const Action& a) const { return rank_of(peer_stage(a)); }
-    int recv_tag(const Action& a) const {
-        return tag(recv_boundary(a), a.microbatch, a.type == ActionType::recv_backward);
-    }
-
-    // Posts the receive of RECV action `a` (a transfer from another rank).
-    std::unique_ptr<PendingRecv> post_receive(const Action& a) {
-        return transport.post_recv(boundary_like(recv_boundary(a)), recv_peer(a), recv_tag(a));
-    }
-
-    // The tensor of the RECV action at `index`. The next receive on the same
-    // channel is posted before waiting, so that its data can move while this
-    // rank computes, as the simulator's links deliver a message as soon as it
-    // is sent. One buffer per channel is in flight ahead.
-    torch::Tensor take_receive(std::size_t index) {
-        const auto& actions = my_actions();
-        const Action& a = actions[index];
-        std::unique_ptr<PendingRecv> mine;
-        if (auto node = receives_ahead.extract(recv_tag(a)); !node.empty()) {
-            mine = std::move(node.mapped());
-        } else {
-            mine = post_receive(a);
-        }
-        if (const int next = next_on_channel[index]; next >= 0) {
-            const Action& n = actions[static_cast<std::size_t>(next)];
-            receives_ahead.emplace(recv_tag(n), post_receive(n));
-        }
-        return mine->wait();
-    }
-
     // REDUCE_GRAD: the sum of the stage's gradients over the replicas. With
     // overlap (DDP) the buckets go out and the rank computes on while they
     // travel; a watcher thread stamps the end of the event when the last
@@ -591,15 +538,15 @@ struct RankExecutor::Impl {
                 break;
             case ActionType::recv_forward:
                 if (!local(s - 1)) {
-                    auto t = take_receive(index);
-                    add_event(a, start, recv_peer(a), tensor_bytes(t));
+                    auto t = receives.take(index);
+                    add_event(a, start, receives.peer(a), tensor_bytes(t));
                     slot(s, mb).received_input = std::move(t);
                 }
                 break;
             case ActionType::recv_backward:
                 if (!local(s + 1)) {
-                    auto t = take_receive(index);
-                    add_event(a, start, recv_peer(a), tensor_bytes(t));
+                    auto t = receives.take(index);
+                    add_event(a, start, receives.peer(a), tensor_bytes(t));
                     slot(s, mb).received_grad = std::move(t);
                 }
                 break;
