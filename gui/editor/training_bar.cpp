@@ -69,8 +69,8 @@ TrainingBar::TrainingBar(ProjectDocument* document, QWidget* parent)
                           "replicas"),
                        Qt::ToolTipRole);
     zero_->setItemData(2,
-                       tr("The gradients are split as well: reduce-scatter instead of "
-                          "all-reduce, half the traffic"),
+                       tr("The gradients are split too, once reduced: they add up whole over "
+                          "the micro-batches until the reduce-scatter after the last backward"),
                        Qt::ToolTipRole);
     zero_->setItemData(3,
                        tr("FSDP: the weights are split too, and each stage gathers them "
