@@ -567,10 +567,12 @@ std::vector<StageCost> stage_costs(const AnalyzedProject& project,
         if (training.full_recompute()) {
             // Each unit of recomputation keeps only its input, as it crossed
             // the boundary or as its first layer takes it (under sequence
-            // parallelism 1/t of the sequence, core/stage_boundary.h). A whole backward recomputes
-            // the units one at a time, from the last, each just before its own backward, so it
-            // holds one unit's activations at once, as Pipewright's runs do. A split backward
-            // recomputes the whole stage for I, and W needs its graph.
+            // parallelism 1/t of the sequence, core/stage_boundary.h). A
+            // whole backward recomputes the units one at a time, from the
+            // last, each just before its own backward, so it holds one
+            // unit's activations at once, as Pipewright's runs do. A split
+            // backward recomputes the whole stage for I, and W needs its
+            // graph.
             s.transient_backward_bytes += largest_unit_stash;
             s.transient_backward_input_bytes += s.stash_bytes;
             s.stash_bytes = s.input_bytes * s.input_share + kept_inside;

@@ -362,8 +362,7 @@ class Simulator {
         // After the action's own: the gradients come whole at its end.
         if (cost.unsharded_gradient_bytes > 0) {
             const auto st = static_cast<std::size_t>(a.stage);
-            if ((a.type == ActionType::backward || a.type == ActionType::backward_weight) &&
-                !gradients_whole_[st]) {
+            if (computes_weight_gradients(a.type) && !gradients_whole_[st]) {
                 gradients_whole_[st] = true;
                 add_memory(r, {e.end_s, cost.unsharded_gradient_bytes});
             } else if (a.type == ActionType::reduce_grad && gradients_whole_[st]) {

@@ -60,7 +60,7 @@ std::vector<RankMemory> memory_over_time(const Timeline& timeline,
         }
         Hold& hold = holds[static_cast<std::size_t>(e.action.stage)];
         const ActionType t = e.action.type;
-        if (t == ActionType::backward || t == ActionType::backward_weight) {
+        if (computes_weight_gradients(t)) {
             hold.from_s = hold.started ? std::min(hold.from_s, e.end_s) : e.end_s;
             hold.started = true;
             hold.rank = e.rank;

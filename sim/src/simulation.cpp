@@ -12,6 +12,7 @@
 
 #include "concurrent_groups.h"
 #include "pipewright/core/profile.h"
+#include "pipewright/core/stage_boundary.h"
 #include "pipewright/sim/auto_schedule.h"
 #include "pipewright/sim/memory_model.h"
 #include "pipewright/sim/replica_classes.h"
@@ -144,7 +145,7 @@ void describe_links(const AnalyzedProject& project, const CostModelOptions& opti
         });
         input.links.push_back(
             {u.link.resource + " (" + std::string(to_string(u.link.link_class)) + ")", spec,
-             one_machine && cpu_pairs, u.link.link_class == LinkClass::inter_node});
+             one_machine && cpu_pairs, group_shares_link(u.link.link_class)});
         for (const RankPair& pair : u.pairs) {
             input.link_index.set(pair.first, pair.second, index);
         }

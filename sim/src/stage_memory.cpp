@@ -6,6 +6,37 @@
 
 namespace pipewright {
 
+namespace {
+
+// One replica's shard of `bytes` sharded over `replicas`, and the rest.
+std::int64_t shard_of(std::int64_t bytes, int replicas) {
+    return (bytes + replicas - 1) / replicas;
+}
+std::int64_t other_shards(std::int64_t bytes, int replicas) {
+    return bytes - shard_of(bytes, replicas);
+}
+
+// The gradients beyond a replica's shard, which ZeRO-2/3 hold until the
+// reduction (0 below stage 2 or with one replica).
+std::int64_t unsharded_gradient_bytes(std::int64_t parameters, const Training& training,
+                                      const DataParallel& dp) {
+    if (dp.size <= 1 || dp.zero_stage < 2) {
+        return 0;
+    }
+    return other_shards(parameters * dtype_bytes(training.gradients()), dp.size);
+}
+
+// `bytes_of` (parameters, replicas) over a stage's parameters: the routed
+// experts' over their holders, the rest over all the replicas.
+template <typename BytesOf>
+std::int64_t over_holders(const StageCost& stage, const DataParallel& dp, int expert_parallel,
+                          BytesOf bytes_of) {
+    return bytes_of(stage.parameters - stage.expert_parameters, dp) +
+           bytes_of(stage.expert_parameters, expert_holders(dp, expert_parallel));
+}
+
+}  // namespace
+
 ParameterBytes parameter_bytes(const Training& training) {
     // Mixed precision keeps an fp32 master copy of the weights for the optimizer.
     const std::int64_t master = training.dtype == DType::float32 ? 0 : 4;
@@ -33,7 +64,7 @@ std::int64_t static_memory_bytes(std::int64_t parameters, const Training& traini
     const std::int64_t weights = parameters * each.weight;
     const std::int64_t gradients = parameters * each.gradient;
     const std::int64_t optimizer = whole - weights - gradients;
-    const auto shard = [&dp](std::int64_t bytes) { return (bytes + dp.size - 1) / dp.size; };
+    const auto shard = [&dp](std::int64_t bytes) { return shard_of(bytes, dp.size); };
     return (dp.zero_stage >= 3 ? shard(weights) : weights) +
            (dp.zero_stage >= 2 ? shard(gradients) : gradients) + shard(optimizer);
 }
@@ -43,8 +74,7 @@ std::int64_t gathered_weight_bytes(std::int64_t parameters, const Training& trai
     if (dp.size <= 1 || dp.zero_stage < 3) {
         return 0;
     }
-    const std::int64_t weights = parameters * dtype_bytes(training.dtype);
-    return weights - (weights + dp.size - 1) / dp.size;
+    return other_shards(parameters * dtype_bytes(training.dtype), dp.size);
 }
 
 double gradient_bytes(std::int64_t parameters, const Training& training) {
@@ -59,29 +89,23 @@ DataParallel expert_holders(const DataParallel& dp, int expert_parallel) {
 
 std::int64_t stage_static_bytes(const StageCost& stage, const Training& training,
                                 const DataParallel& dp, int expert_parallel) {
-    return static_memory_bytes(stage.parameters - stage.expert_parameters, training, dp) +
-           static_memory_bytes(stage.expert_parameters, training,
-                               expert_holders(dp, expert_parallel));
+    return over_holders(stage, dp, expert_parallel, [&](std::int64_t n, const DataParallel& d) {
+        return static_memory_bytes(n, training, d);
+    });
 }
 
 std::int64_t stage_unsharded_gradient_bytes(const StageCost& stage, const Training& training,
                                             const DataParallel& dp, int expert_parallel) {
-    const auto beyond_shard = [&](std::int64_t parameters, const DataParallel& holders) {
-        if (holders.size <= 1 || holders.zero_stage < 2) {
-            return std::int64_t{0};
-        }
-        const std::int64_t whole = parameters * dtype_bytes(training.gradients());
-        return whole - (whole + holders.size - 1) / holders.size;
-    };
-    return beyond_shard(stage.parameters - stage.expert_parameters, dp) +
-           beyond_shard(stage.expert_parameters, expert_holders(dp, expert_parallel));
+    return over_holders(stage, dp, expert_parallel, [&](std::int64_t n, const DataParallel& d) {
+        return unsharded_gradient_bytes(n, training, d);
+    });
 }
 
 std::int64_t stage_gathered_bytes(const StageCost& stage, const Training& training,
                                   const DataParallel& dp, int expert_parallel) {
-    return gathered_weight_bytes(stage.parameters - stage.expert_parameters, training, dp) +
-           gathered_weight_bytes(stage.expert_parameters, training,
-                                 expert_holders(dp, expert_parallel));
+    return over_holders(stage, dp, expert_parallel, [&](std::int64_t n, const DataParallel& d) {
+        return gathered_weight_bytes(n, training, d);
+    });
 }
 
 }  // namespace pipewright

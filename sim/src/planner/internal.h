@@ -72,8 +72,8 @@ struct LayerTable {
 };
 
 // The link from a stage's device to the next stage's, as the simulator
-// times a send over it (SimLink): a node's network carries the
-// tensor-parallel group's bytes, a path of each member's own one member's.
+// times a send over it (SimLink): carrying the tensor-parallel group's
+// bytes or one member's (core/stage_boundary.h: group_shares_link).
 struct StageLink {
     LinkSpec spec;
     bool group = true;

@@ -242,7 +242,7 @@ StageLink Context::link(int from, int to) const {
     const auto& topology = base_.project.topology;
     const ResolvedLink resolved =
         topology.link_between(cluster_.devices[at(from)], cluster_.devices[at(to)]);
-    StageLink out{resolved.spec, resolved.link_class == LinkClass::inter_node};
+    StageLink out{resolved.spec, group_shares_link(resolved.link_class)};
     if (costs_.profile != nullptr && costs_.profile->transfer) {
         out.spec = *costs_.profile->transfer;  // as the simulator does with a profile
     }

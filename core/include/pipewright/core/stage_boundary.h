@@ -1,6 +1,7 @@
 #pragma once
 
 #include "pipewright/core/analysis.h"
+#include "pipewright/core/topology.h"
 
 namespace pipewright {
 
@@ -21,5 +22,14 @@ namespace pipewright {
 // 1 / boundary_slices: the share of layer `layer`'s output that crosses a
 // stage boundary after it, per member.
 [[nodiscard]] double boundary_share(const AnalyzedProject& project, int layer);
+
+// Whether the members of a tensor-parallel group send their shares of a
+// stage's output over one link of class `c` together, so that it carries the
+// group's bytes: a node's network (which a DGX spreads over a port a GPU).
+// Inside a node each member has a path of its own (NVLink, a machine's
+// loopback), and the link carries one member's.
+[[nodiscard]] constexpr bool group_shares_link(LinkClass c) {
+    return c == LinkClass::inter_node;
+}
 
 }  // namespace pipewright

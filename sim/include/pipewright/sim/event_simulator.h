@@ -32,11 +32,8 @@ struct SimLink {
     // receiver's buffer in that same thread. Elsewhere a send leaves the
     // sender free to go on (NCCL's own stream; a network card's DMA).
     bool sender_copies = false;
-    // The members of a tensor-parallel group send their shares of a stage's
-    // output together over this link (a node's network, which a DGX spreads
-    // over a port a GPU): it carries the group's bytes. Elsewhere (NVLink, a
-    // machine's loopback) each member has a path of its own, and the link
-    // stands for one member's.
+    // It carries a tensor-parallel group's bytes at once, not one member's
+    // (core/stage_boundary.h: group_shares_link).
     bool group_shares = false;
 
     // The bytes a transfer puts on the link: a group's `group_bytes`, of

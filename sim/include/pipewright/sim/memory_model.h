@@ -41,6 +41,12 @@ struct MemoryChanges {
     [[nodiscard]] const MemoryChange* begin() const { return items.data(); }
     [[nodiscard]] const MemoryChange* end() const { return items.data() + count; }
 };
+// Whether an action computes weight gradients (B, or W of a split
+// backward): ZeRO-2/3 gradients are whole from the end of a stage's first.
+[[nodiscard]] constexpr bool computes_weight_gradients(ActionType t) {
+    return t == ActionType::backward || t == ActionType::backward_weight;
+}
+
 [[nodiscard]] inline MemoryChanges memory_changes(const StageCost& s, ActionType type,
                                                   double start_s, double end_s) {
     MemoryChanges c;
