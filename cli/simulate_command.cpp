@@ -18,6 +18,7 @@
 #include "pipewright/core/schedule_csv.h"
 #include "pipewright/core/tensor_parallel.h"
 #include "pipewright/core/timeline.h"
+#include "pipewright/sim/attention_note.h"
 #include "pipewright/sim/auto_schedule.h"
 #include "pipewright/sim/host_pace.h"
 #include "pipewright/sim/layout_comparison.h"
@@ -280,6 +281,12 @@ int run_simulate(const SimulateArgs& args, std::ostream& out, std::ostream& err)
     }
     if (const std::string guess = uncalibrated_cpu_note(*project, costs); !guess.empty()) {
         cost_sources += (cost_sources.empty() ? "" : "; ") + guess;
+    }
+    // Under --efficiency no kernel is priced.
+    if (const std::string attention =
+            costs.flat_efficiency ? std::string() : attention_kernel_note(*project);
+        !attention.empty()) {
+        cost_sources += (cost_sources.empty() ? "" : "; ") + attention;
     }
     SimulationReport report;
     try {

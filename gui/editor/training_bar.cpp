@@ -138,6 +138,21 @@ TrainingBar::TrainingBar(ProjectDocument* document, QWidget* parent)
            "sequence (much memory for little compute). Recompute all: keep only each block's "
            "input (and each run of layers between blocks) and run the forward again during "
            "backward, one block at a time (least memory, one more forward)"));
+    attention_ = new QComboBox(this);
+    attention_->setObjectName(QStringLiteral("attentionKernel"));
+    // Worded to stand without a caption, as the recomputation's.
+    for (AttentionKernel k :
+         {AttentionKernel::flash2, AttentionKernel::cudnn, AttentionKernel::flash3}) {
+        attention_->addItem(QString::fromUtf8(display_name(k).data(),
+                                              static_cast<qsizetype>(display_name(k).size())),
+                            static_cast<int>(k));
+    }
+    attention_->setToolTip(
+        tr("The fused attention kernel the flash-attention blocks run: the implementations "
+           "differ by up to 1.8x on one GPU (on an H100 FlashAttention-2 reaches about a third "
+           "of the peak, cuDNN's about half, FlashAttention-3 three fifths). FlashAttention-2 "
+           "is PyTorch's scaled_dot_product_attention and flash-attn 2; TransformerEngine runs "
+           "cuDNN's on Hopper. A device without a measured rate for the kernel is refused"));
 
     addWidget(caption(tr("Schedule")));
     addWidget(schedule_);
@@ -151,6 +166,7 @@ TrainingBar::TrainingBar(ProjectDocument* document, QWidget* parent)
     addWidget(caption(tr("Optimizer")));
     addWidget(optimizer_);
     addWidget(recompute_);
+    attention_action_ = addWidget(attention_);
     parallelism_->addWidget(caption(tr("Replicas")));
     parallelism_->addWidget(replicas_);
     parallelism_->addWidget(zero_);
@@ -241,6 +257,10 @@ TrainingBar::TrainingBar(ProjectDocument* document, QWidget* parent)
     connect(recompute_, &QComboBox::currentIndexChanged, this, [this](int index) {
         const auto r = static_cast<Recompute>(recompute_->itemData(index).toInt());
         apply(tr("Change recomputation"), -1, [r](Training& t) { t.recompute = r; });
+    });
+    connect(attention_, &QComboBox::currentIndexChanged, this, [this](int index) {
+        const auto k = static_cast<AttentionKernel>(attention_->itemData(index).toInt());
+        apply(tr("Change attention kernel"), -1, [k](Training& t) { t.attention_kernel = k; });
     });
     for (QSpinBox* box : {batch_, microbatches_, replicas_, tensor_, experts_, context_}) {
         box->installEventFilter(this);
@@ -416,6 +436,10 @@ void TrainingBar::refresh() {
     dtype_->setCurrentText(QString::fromStdString(std::string(t.precision_name())));
     optimizer_->setCurrentText(QString::fromStdString(std::string(to_string(t.optimizer.type))));
     recompute_->setCurrentIndex(recompute_->findData(static_cast<int>(t.recompute)));
+    attention_->setCurrentIndex(attention_->findData(static_cast<int>(t.attention_kernel)));
+    const bool flash = std::any_of(layers.begin(), layers.end(),
+                                   [](const LayerSpec& l) { return has_flash_attention(l); });
+    attention_action_->setVisible(flash || t.attention_kernel != AttentionKernel::flash2);
     refreshing_ = false;
 }
 

@@ -41,6 +41,9 @@ class TrainingBar : public QToolBar {
     // for a model with attention over sequences of 8,192 tokens or more, or
     // a project that already splits them.
     [[nodiscard]] QSpinBox* contextParallelBox() const { return context_; }
+    // The fused attention kernel of flash-attention blocks; shown only for
+    // a model with such blocks, or a project that names another kernel.
+    [[nodiscard]] QComboBox* attentionKernelBox() const { return attention_; }
 
   signals:
     // An edit here changed a setting the user did not touch (the file fixes
@@ -83,6 +86,8 @@ class TrainingBar : public QToolBar {
     QComboBox* dtype_ = nullptr;
     QComboBox* optimizer_ = nullptr;
     QComboBox* recompute_ = nullptr;
+    QComboBox* attention_ = nullptr;
+    QAction* attention_action_ = nullptr;
     bool refreshing_ = false;
     // The micro-batches in use before switching to naive, restored after.
     int pipelined_microbatches_ = 0;

@@ -62,6 +62,7 @@ LayerKernels project_layer_kernels(const AnalyzedProject& project, int layer) {
     context.microbatch_size = project.microbatch_size;
     context.dtype = p.training.dtype;
     context.float8 = p.training.float8;
+    context.attention_kernel = p.training.attention_kernel;
     context.tensor_parallel = p.tensor_parallel.size;
     context.sequence_parallel = p.tensor_parallel.sequence_parallel;
     context.expert_parallel = p.expert_parallel.size;

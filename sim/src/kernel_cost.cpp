@@ -114,9 +114,14 @@ KernelTime kernel_time(const Kernel& k, const DeviceSpec& d, DType dtype) {
         }
         case KernelKind::attention:
         case KernelKind::attention_backward: {
-            const double share = k.kind == KernelKind::attention_backward ? kFlashBackwardEfficiency
-                                                                          : kFlashForwardEfficiency;
-            const double rate = d.matmul_flops_for(dtype, false) * d.matmul_efficiency * share;
+            // A kernel without a rate here is refused by the project's
+            // analysis; priced as FlashAttention-2 should one come through.
+            const AttentionEfficiency efficiency =
+                d.attention_rate(k.implementation)
+                    .value_or(*d.attention_rate(AttentionKernel::flash2));
+            const double share =
+                k.kind == KernelKind::attention_backward ? efficiency.backward : efficiency.forward;
+            const double rate = d.matmul_flops_for(dtype, false) * share;
             if (rate > 0) {
                 std::tie(t.compute_s, t.tiling) = attention_compute(k, d, rate);
             }

@@ -129,6 +129,7 @@ struct BlockShape {
     double t = 1;          // tensor-parallel size
     bool sequence_parallel = false;
     double expert_parallel = 1;  // ranks the routed experts are split over
+    AttentionKernel attention_kernel = AttentionKernel::flash2;  // under flash_attention
 };
 
 // Megatron-LM's pre-norm block (transformer_kernels.cpp).

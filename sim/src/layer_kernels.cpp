@@ -181,6 +181,7 @@ LayerKernels layer_kernels(const LayerSpec& layer, const LayerAnalysis& analysis
         shape.t = split_block ? t : 1;
         shape.sequence_parallel = split_block && context.sequence_parallel;
         shape.expert_parallel = std::max(1, context.expert_parallel);
+        shape.attention_kernel = context.attention_kernel;
         lowering::transformer_block(k, transformer_dims(layer), shape);
         if (context.float8) {
             LayerKernels kernels = k.take();

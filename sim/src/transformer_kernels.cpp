@@ -114,12 +114,14 @@ void attention_flash(Lowering& k, const Block& b) {
     const double causal = b.dims.causal_fraction(L);
     Kernel f = k.gemm("flash attention", q, keys, b.dims.qk_head_dim(), 0, batch);
     f.kind = KernelKind::attention;
+    f.implementation = b.shape.attention_kernel;
     f.flops = 2 * batch * q * keys * widths;  // Q·Kᵀ and P·V, as the catalog counts them
     f.executed_flops = f.flops * causal;
     f.bytes = k.bytes(inputs + out + lse);
     k.forward(std::move(f));
     Kernel g = k.gemm("flash attention backward", q, keys, b.dims.qk_head_dim(), 0, batch);
     g.kind = KernelKind::attention_backward;
+    g.implementation = b.shape.attention_kernel;
     g.flops = 4 * batch * q * keys * widths;
     // It recomputes Q·Kᵀ: 2.5 × the forward's matmul work, of the pairs the
     // mask lets run.

@@ -96,8 +96,7 @@ TEST(DeviceCatalog, BuiltinMatchesTheDocumentedTable) {
     for (const Row& r :
          {Row{"A100-40GB", 40, 19.5, 312}, Row{"H100-SXM", 80, 67, 989}, Row{"H200", 140, 67, 989},
           Row{"V100-32GB", 32, 15.7, 125}, Row{"L4", 24, 30.3, 121}, Row{"T4", 16, 8.1, 65},
-          Row{"RTX-4090", 24, 82.6, 165.2}, Row{"H100-PCIe", 80, 51, 756},
-          Row{"H800", 80, 67, 989},
+          Row{"RTX-4090", 24, 82.6, 165.2}, Row{"H100-PCIe", 80, 51, 756}, Row{"H800", 80, 67, 989},
           Row{"B200", 179, 80, 2250}, Row{"GB200", 185, 80, 2500},
           Row{"MI300X", 192, 163.4, 1307.4}, Row{"L40S", 45, 91.6, 362}, Row{"cpu", 64, 2, 2}}) {
         SCOPED_TRACE(r.name);
@@ -231,6 +230,56 @@ TEST(DeviceCatalog, WrongTypedOptionalFieldIsAnInputError) {
     json overhead = a_device("Y");
     overhead["kernel_overhead_us"] = "5";
     EXPECT_TRUE(has_path(rejection(catalog_with({overhead})), "devices[0].kernel_overhead_us"));
+}
+
+// Each fused attention kernel carries its own measured rate, as fractions
+// of the 16-bit peak; FlashAttention-2 without one falls back to the
+// A100's share of the matmul rate, the others have none.
+TEST(DeviceCatalog, ReadsEachAttentionKernelsMeasuredRate) {
+    json dev = a_device("G");
+    dev["matmul_efficiency"] = 0.8;
+    dev["attention_efficiency"] = {{"flash3", {{"forward", 0.62}, {"backward", 0.57}}}};
+    const DeviceSpec g = DeviceCatalog::from_json(catalog_with({dev})).specs()[0];
+    EXPECT_TRUE(g.measured_attention(AttentionKernel::flash3));
+    EXPECT_EQ(g.attention_rate(AttentionKernel::flash3), (AttentionEfficiency{0.62, 0.57}));
+    EXPECT_FALSE(g.measured_attention(AttentionKernel::flash2));
+    const auto fallback = g.attention_rate(AttentionKernel::flash2);
+    ASSERT_TRUE(fallback.has_value());
+    EXPECT_DOUBLE_EQ(fallback->forward, 0.84 * 0.8);
+    EXPECT_DOUBLE_EQ(fallback->backward, 0.60 * 0.8);
+    EXPECT_FALSE(g.attention_rate(AttentionKernel::cudnn).has_value());
+
+    json unknown = a_device("U");
+    unknown["attention_efficiency"] = {{"flash4", {{"forward", 0.6}, {"backward", 0.5}}}};
+    const Diagnostics u = rejection(catalog_with({unknown}));
+    EXPECT_TRUE(has_path(u, "devices[0].attention_efficiency.flash4"));
+    EXPECT_NE(u.format().find("expected flash2, cudnn or flash3"), std::string::npos) << u.format();
+    json above = a_device("A");
+    above["attention_efficiency"] = {{"cudnn", {{"forward", 1.2}, {"backward", 0.5}}}};
+    EXPECT_TRUE(has_path(rejection(catalog_with({above})),
+                         "devices[0].attention_efficiency.cudnn.forward"));
+    json half = a_device("H");
+    half["attention_efficiency"] = {{"cudnn", {{"forward", 0.5}}}};
+    EXPECT_TRUE(has_path(rejection(catalog_with({half})),
+                         "devices[0].attention_efficiency.cudnn.backward"));
+}
+
+// The shipped figures (docs/simulator.md): FlashAttention-2 on the A100
+// (Dao 2023); the three kernels on Hopper (Shah et al. 2024, an H100 SXM5
+// at head dimension 128 and 16K tokens), FlashAttention-3 the fastest and
+// FlashAttention-2 at about a third of the peak.
+TEST(DeviceCatalog, HopperGpusCarryEachAttentionKernelsRate) {
+    const DeviceCatalog& c = DeviceCatalog::builtin();
+    EXPECT_EQ(c.find("A100-80GB")->attention_rate(AttentionKernel::flash2),
+              (AttentionEfficiency{0.73, 0.52}));
+    EXPECT_FALSE(c.find("A100-80GB")->measured_attention(AttentionKernel::flash3));
+    for (const char* name : {"H100-SXM", "H100-PCIe", "H800", "H200"}) {
+        SCOPED_TRACE(name);
+        const DeviceSpec& h = *c.find(name);
+        EXPECT_EQ(h.attention_rate(AttentionKernel::flash2), (AttentionEfficiency{0.34, 0.33}));
+        EXPECT_EQ(h.attention_rate(AttentionKernel::cudnn), (AttentionEfficiency{0.54, 0.52}));
+        EXPECT_EQ(h.attention_rate(AttentionKernel::flash3), (AttentionEfficiency{0.62, 0.57}));
+    }
 }
 
 }  // namespace

@@ -279,6 +279,29 @@ TEST(ProjectIo, GradientDtypeIsTheTrainingDtypeUnlessTheFileSaysFloat32) {
               "\"float32\", or the training dtype \"float32\"");
 }
 
+// training.attention_kernel: written only when not FlashAttention-2, so
+// files written before it read back alike; an unknown name is refused.
+TEST(ProjectIo, TheAttentionKernelRoundTripsAndIsWrittenOnlyWhenChosen) {
+    Project p = full_project();
+    json j = project_to_json(p);
+    EXPECT_FALSE(j["training"].contains("attention_kernel"));
+    p.training.attention_kernel = AttentionKernel::flash3;
+    j = project_to_json(p);
+    EXPECT_EQ(j["training"]["attention_kernel"], "flash3");
+    Diagnostics d;
+    const auto back = project_from_json(j, d);
+    ASSERT_TRUE(back.has_value()) << d.format();
+    EXPECT_EQ(back->training.attention_kernel, AttentionKernel::flash3);
+    EXPECT_EQ(*back, p);
+
+    j["training"]["attention_kernel"] = "flash4";
+    Diagnostics bad;
+    (void)project_from_json(j, bad);
+    EXPECT_EQ(bad.format(),
+              "training.attention_kernel: must be \"flash2\", \"cudnn\" or \"flash3\", got "
+              "\"flash4\"");
+}
+
 TEST(ProjectIo, EveryExampleRoundTripsThroughAFile) {
     TempDir dir;
     for (const auto& file : example_files()) {

@@ -30,16 +30,52 @@ double DeviceSpec::matmul_flops_for(DType dtype, bool tf32) const {
     return flops_for(dtype);
 }
 
+std::optional<AttentionEfficiency> DeviceSpec::attention_rate(AttentionKernel kernel) const {
+    if (auto it = attention_efficiency.find(kernel); it != attention_efficiency.end()) {
+        return it->second;
+    }
+    if (kernel != AttentionKernel::flash2) {
+        return std::nullopt;
+    }
+    return AttentionEfficiency{kFlash2ShareOfMatmul.forward * matmul_efficiency,
+                               kFlash2ShareOfMatmul.backward * matmul_efficiency};
+}
+
 namespace {
 
 constexpr Need kRequired = Need::required;
 constexpr Need kOptional = Need::optional;
 
+// "attention_efficiency": {"flash3": {"forward": 0.62, "backward": 0.57}, …}
+void read_attention_efficiency(const JsonObject& d, DeviceSpec& spec) {
+    const auto kernels = d.object("attention_efficiency", kOptional);
+    if (!kernels) {
+        return;
+    }
+    for (const auto& [key, value] : kernels->value().json().items()) {
+        const auto kernel = parse_attention_kernel(key);
+        if (!kernel) {
+            kernels->error(key, "not an attention kernel (expected flash2, cudnn or flash3)");
+            continue;
+        }
+        const auto rates = kernels->object(key, kRequired);
+        if (!rates) {
+            continue;
+        }
+        rates->reject_unknown({"forward", "backward"});
+        const auto forward = rates->number("forward", kRequired, {0.01, 1});
+        const auto backward = rates->number("backward", kRequired, {0.01, 1});
+        if (forward && backward) {
+            spec.attention_efficiency[*kernel] = {*forward, *backward};
+        }
+    }
+}
+
 std::optional<DeviceSpec> read_spec(const JsonObject& d) {
     DeviceSpec spec;
     d.reject_unknown({"name", "kind", "description", "memory_GiB", "memory_bandwidth_GBps",
                       "kernel_overhead_us", "peak_tflops", "sm_count", "l2_bandwidth_GBps",
-                      "matmul_efficiency", "memory_efficiency"});
+                      "matmul_efficiency", "memory_efficiency", "attention_efficiency"});
     const auto name = d.string("name", kRequired);
     spec.kind =
         d.one_of<std::string>("kind", kOptional, {{"gpu", "gpu"}, {"cpu", "cpu"}}).value_or("gpu");
@@ -59,6 +95,7 @@ std::optional<DeviceSpec> read_spec(const JsonObject& d) {
         d.number("matmul_efficiency", kOptional, {0.01, 1}).value_or(kDefaultMatmulEfficiency);
     spec.memory_efficiency =
         d.number("memory_efficiency", kOptional, {0.01, 1}).value_or(kDefaultMemoryEfficiency);
+    read_attention_efficiency(d, spec);
     const auto peaks = d.object("peak_tflops", kRequired);
     if (peaks) {
         for (const auto& [key, value] : peaks->value().json().items()) {

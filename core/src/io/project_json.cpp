@@ -350,7 +350,7 @@ Training parse_training(const JsonValue& v) {
     }
     r.reject_unknown({"batch_size", "microbatches", "microbatch_size", "schedule", "optimizer",
                       "steps", "dtype", "activation_checkpointing", "gradient_accumulation",
-                      "gradient_dtype", "seed"});
+                      "gradient_dtype", "attention_kernel", "seed"});
     t.batch_size = static_cast<int>(r.integer("batch_size", kRequired, 1, kIntMax).value_or(1));
     if (auto m = r.integer("microbatches", kOptional, 1, kIntMax)) {
         t.microbatches = static_cast<int>(*m);
@@ -401,6 +401,12 @@ Training parse_training(const JsonValue& v) {
                 "training dtype \"" +
                     std::string(to_string(t.dtype)) + "\"");
     }
+    t.attention_kernel =
+        r.one_of<AttentionKernel>("attention_kernel", kOptional,
+                                  {{to_string(AttentionKernel::flash2), AttentionKernel::flash2},
+                                   {to_string(AttentionKernel::cudnn), AttentionKernel::cudnn},
+                                   {to_string(AttentionKernel::flash3), AttentionKernel::flash3}})
+            .value_or(AttentionKernel::flash2);
     t.seed = static_cast<int>(r.integer("seed", kOptional, 0, kIntMax).value_or(0));
     return t;
 }
@@ -530,6 +536,9 @@ json project_to_json(const Project& p) {
     }
     if (t.gradient_dtype) {
         training["gradient_dtype"] = to_string(*t.gradient_dtype);
+    }
+    if (t.attention_kernel != AttentionKernel::flash2) {
+        training["attention_kernel"] = to_string(t.attention_kernel);
     }
     training["seed"] = t.seed;
     json out = {

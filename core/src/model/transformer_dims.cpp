@@ -200,6 +200,15 @@ bool has_experts(const LayerSpec& layer) {
     return experts != layer.params.end() && experts->is_number() && experts->get<double>() > 0;
 }
 
+bool has_flash_attention(const LayerSpec& layer) {
+    if (layer.type != "transformer_block" || !layer.params.is_object()) {
+        return false;
+    }
+    const auto flash = layer.params.find("flash_attention");
+    return flash != layer.params.end() && ((flash->is_boolean() && flash->get<bool>()) ||
+                                           (flash->is_number() && flash->get<double>() != 0));
+}
+
 TransformerDims transformer_dims(const LayerSpec& layer) {
     const LayerParams params(layer);
     return transformer_dims_from(params);

@@ -353,6 +353,7 @@ std::optional<AnalyzedProject> analyze_project(const Project& project,
     if (d.empty()) {
         resolve_replicas(project, options, catalog, lookup, out, d);
         check_precision(project, catalog, out, d);
+        check_attention_kernel(project, catalog, out, d);
     }
     if (d.empty()) {
         resolve_tensor_parallel(project, options, lookup, out, d);

@@ -6,6 +6,7 @@
 
 #include "parallel/analysis_steps.h"
 #include "parallel/replica_groups.h"
+#include "pipewright/core/transformer_dims.h"
 
 namespace pipewright::analysis_steps {
 
@@ -245,6 +246,40 @@ void check_precision(const Project& p, const DeviceCatalog& catalog, const Analy
                                         out.replicas[r][k].path + " (" + spec.name +
                                         ") does not have; use bfloat16, or devices with FP8 (" +
                                         join(with_fp8) + ")");
+            return;
+        }
+    }
+}
+
+void check_attention_kernel(const Project& p, const DeviceCatalog& catalog,
+                            const AnalyzedProject& out, Diagnostics& d) {
+    const AttentionKernel kernel = p.training.attention_kernel;
+    if (kernel == AttentionKernel::flash2 ||
+        std::none_of(p.model.layers.begin(), p.model.layers.end(),
+                     [](const LayerSpec& l) { return has_flash_attention(l); })) {
+        return;
+    }
+    for (std::size_t r = 0; r < out.replicas.size() && r < out.replica_specs.size(); ++r) {
+        for (std::size_t k = 0; k < out.replicas[r].size(); ++k) {
+            const DeviceSpec& spec = out.replica_specs[r].at(k);
+            if (spec.name.empty() || spec.measured_attention(kernel)) {
+                continue;
+            }
+            std::vector<std::string> with;
+            for (const DeviceSpec& s : catalog.specs()) {
+                if (s.measured_attention(kernel)) {
+                    with.push_back(s.name);
+                }
+            }
+            const std::string what =
+                std::string(display_name(kernel)) +
+                (kernel == AttentionKernel::flash3 ? " runs on Hopper GPUs only and" : "") +
+                " has no measured rate on " + out.replicas[r][k].path + " (" + spec.name + ")";
+            d.add("training.attention_kernel",
+                  what + "; use \"flash2\"" +
+                      (with.empty()
+                           ? std::string()
+                           : ", or devices the catalog measured it on (" + join(with) + ")"));
             return;
         }
     }

@@ -34,5 +34,9 @@ void resolve_replicas(const Project& p, const AnalysisOptions& o, const DeviceCa
 // FP8 training needs FP8 tensor cores on every device of the layout.
 void check_precision(const Project& p, const DeviceCatalog& catalog, const AnalyzedProject& out,
                      Diagnostics& d);
+// The fused attention kernel the training names needs a measured rate on
+// every device of the layout that runs a flash-attention block.
+void check_attention_kernel(const Project& p, const DeviceCatalog& catalog,
+                            const AnalyzedProject& out, Diagnostics& d);
 
 }  // namespace pipewright::analysis_steps

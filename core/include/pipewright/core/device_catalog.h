@@ -10,6 +10,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "pipewright/core/attention_kernel.h"
 #include "pipewright/core/gemm_correction.h"
 #include "pipewright/core/measured_collectives.h"
 #include "pipewright/core/tensor.h"
@@ -22,6 +23,10 @@ namespace pipewright {
 // about as much of the memory bandwidth.
 inline constexpr double kDefaultMatmulEfficiency = 0.8;
 inline constexpr double kDefaultMemoryEfficiency = 0.8;
+// FlashAttention-2 on a device the catalog has no measurement of: the
+// A100's measured rates (73 % of peak forward, 52 % backward) as shares of
+// its matmul rate (0.869 of peak), applied to the device's matmul rate.
+inline constexpr AttentionEfficiency kFlash2ShareOfMatmul{0.84, 0.60};
 
 // One kind of accelerator (or CPU): the vendors' peak figures, and what real
 // kernels measurably reach of them (docs/simulator.md cites each figure).
@@ -51,6 +56,9 @@ struct DeviceSpec {
     // Fixed cost of launching one kernel, which dominates small layers;
     // "kernel_overhead_us" in the catalog.
     double kernel_overhead_s = 0;
+    // Measured rates of fused attention kernels ("attention_efficiency" in
+    // the catalog); attention_rate() falls back for FlashAttention-2.
+    std::map<AttentionKernel, AttentionEfficiency> attention_efficiency;
     // Measured GEMMs of a device calibration (`--calibration`), which
     // correct the modelled GEMM times of their dtype; null: none.
     std::shared_ptr<const GemmCorrection> gemm_correction;
@@ -73,6 +81,14 @@ struct DeviceSpec {
     // tensor cores when the device has them (`tf32` true), float32 matmuls
     // on the plain FP32 units, as PyTorch defaults.
     [[nodiscard]] double matmul_flops_for(DType dtype, bool tf32) const;
+    // What `kernel` reaches here: the measured rate, else for
+    // FlashAttention-2 the A100's share of its matmul rate applied to this
+    // device's (kFlash2ShareOfMatmul); nullopt for another kernel the
+    // catalog has no rate of.
+    [[nodiscard]] std::optional<AttentionEfficiency> attention_rate(AttentionKernel kernel) const;
+    [[nodiscard]] bool measured_attention(AttentionKernel kernel) const {
+        return attention_efficiency.count(kernel) > 0;
+    }
 
     bool operator==(const DeviceSpec&) const = default;
 };

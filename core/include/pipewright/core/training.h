@@ -4,6 +4,7 @@
 #include <string>
 #include <string_view>
 
+#include "pipewright/core/attention_kernel.h"
 #include "pipewright/core/tensor.h"
 
 namespace pipewright {
@@ -84,6 +85,9 @@ struct Training {
     // 16-bit training is what Megatron-LM (its fp32 main gradients),
     // DeepSpeed's BF16 optimizer and torchtitan's fp32 reduction keep.
     std::optional<DType> gradient_dtype;
+    // The fused kernel the blocks with flash_attention run
+    // (training.attention_kernel); the unfused attention ignores it.
+    AttentionKernel attention_kernel = AttentionKernel::flash2;
     int seed = 0;
 
     [[nodiscard]] bool full_recompute() const { return recompute == Recompute::full; }

@@ -157,6 +157,8 @@ struct BlockStash {
 // from its file as given: a malformed value reads as none (the analysis
 // says what is wrong with it). Cheap: no dimensions are resolved.
 [[nodiscard]] bool has_experts(const LayerSpec& layer);
+// A transformer block whose attention is one fused (flash) kernel.
+[[nodiscard]] bool has_flash_attention(const LayerSpec& layer);
 // A catalog transformer_block's dimensions.
 [[nodiscard]] TransformerDims transformer_dims(const LayerSpec& layer);
 

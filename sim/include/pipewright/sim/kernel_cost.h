@@ -7,7 +7,8 @@
 //   L2 bandwidth); the fastest tiling and split of K is taken, as cuBLAS's
 //   heuristics aim to; and never faster than its bytes over the memory
 //   bandwidth (a roofline);
-// - a flash-attention kernel likewise, over blocks of 128 queries per head;
+// - a flash-attention kernel likewise, over blocks of 128 queries per head,
+//   at the rate its implementation measurably reaches on the device;
 // - a memory-bound kernel costs its bytes over the achievable bandwidth;
 // - every kernel pays the device's launch overhead.
 
@@ -43,10 +44,5 @@ struct KernelTime {
 // The sum over `kernels`.
 [[nodiscard]] double kernels_seconds(const std::vector<Kernel>& kernels, const DeviceSpec& device,
                                      DType dtype);
-
-// Fraction of the matmul rate a flash-attention kernel reaches (FlashAttention-2
-// on an A100, head dimension 128; docs/simulator.md).
-inline constexpr double kFlashForwardEfficiency = 0.80;
-inline constexpr double kFlashBackwardEfficiency = 0.60;
 
 }  // namespace pipewright

@@ -49,6 +49,9 @@ struct Kernel {
     // context, and their gradients): selective recomputation runs the
     // forward ones again before the backward.
     bool attention_core = false;
+    // A fused attention kernel (attention, attention_backward): which
+    // implementation runs, whose measured rate prices it.
+    AttentionKernel implementation = AttentionKernel::flash2;
 
     [[nodiscard]] double work_flops() const { return executed_flops > 0 ? executed_flops : flops; }
     // Attention between queries and keys, fused or not: what context
@@ -81,6 +84,8 @@ struct KernelContext {
     int context_parallel = 1;
     // FP8 training (Training::float8): the blocks' linear GEMMs in FP8.
     bool float8 = false;
+    // The fused kernel of blocks with flash_attention.
+    AttentionKernel attention_kernel = AttentionKernel::flash2;
 };
 
 // The kernels of `layer` (analysed as `analysis`, fed `input_shape` per

@@ -1,0 +1,18 @@
+#pragma once
+
+// What the summary's Costs line says about flash attention: the kernel that
+// prices the layout's flash-attention blocks and the share of each GPU
+// type's peak it reaches, and where that share is not measured.
+
+#include <string>
+
+#include "pipewright/core/analysis.h"
+
+namespace pipewright {
+
+// "flash attention: FlashAttention-3 at 62 % / 57 % of H100-SXM's peak
+// (forward / backward)"; empty for a model without flash attention or on
+// CPU devices only.
+[[nodiscard]] std::string attention_kernel_note(const AnalyzedProject& project);
+
+}  // namespace pipewright

@@ -1,0 +1,49 @@
+#include "pipewright/sim/attention_note.h"
+
+#include <algorithm>
+#include <cmath>
+#include <set>
+
+#include "pipewright/core/transformer_dims.h"
+
+namespace pipewright {
+
+namespace {
+
+std::string percent(double fraction) {
+    return std::to_string(static_cast<int>(std::lround(fraction * 100))) + " %";
+}
+
+}  // namespace
+
+std::string attention_kernel_note(const AnalyzedProject& project) {
+    const Project& p = project.project;
+    if (std::none_of(p.model.layers.begin(), p.model.layers.end(),
+                     [](const LayerSpec& l) { return has_flash_attention(l); })) {
+        return {};
+    }
+    const AttentionKernel kernel = p.training.attention_kernel;
+    std::set<std::string> seen;
+    std::string note;
+    for (const auto& replica : project.replica_specs) {
+        for (const DeviceSpec& spec : replica) {
+            if (spec.kind != "gpu" || !seen.insert(spec.name).second) {
+                continue;
+            }
+            const auto rate = spec.attention_rate(kernel);
+            if (!rate) {
+                continue;  // refused by the analysis
+            }
+            const std::string shares = percent(rate->forward) + " / " + percent(rate->backward);
+            note += note.empty() ? "flash attention: " : "; ";
+            note += std::string(display_name(kernel));
+            note += spec.measured_attention(kernel)
+                        ? " at " + shares + " of " + spec.name + "'s peak (forward / backward)"
+                        : " not measured on " + spec.name + ": priced at " + shares +
+                              " of its peak, the A100's share of the matmul rate";
+        }
+    }
+    return note;
+}
+
+}  // namespace pipewright
