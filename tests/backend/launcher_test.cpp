@@ -344,6 +344,47 @@ TEST(Launcher, AnotherFrameworksGradientAccumulationIsNotedInWords) {
     fs::remove_all(dir);
 }
 
+// training.attention_kernel prices a GPU framework's fused kernel; a run
+// says that it computes attention with LibTorch's instead.
+TEST(Launcher, AnotherFrameworksAttentionKernelIsNotedInWords) {
+    const auto dir = temp_dir("attention-kernel");
+    const nlohmann::json project = {
+        {"format", "pipewright-project"},
+        {"version", 1},
+        {"model",
+         {{"name", "flash"},
+          {"input", {{"shape", {8, 64}}, {"dtype", "float32"}}},
+          {"loss", "mse"},
+          {"layers",
+           {{{"name", "block"},
+             {"type", "transformer_block"},
+             {"hidden", 64},
+             {"heads", 4},
+             {"flash_attention", true}}}}}},
+        {"topology",
+         {{"nodes",
+           {{{"name", "node0"},
+             {"containers",
+              {{{"name", "c0"}, {"devices", {{{"name", "gpu0"}, {"spec", "H100-SXM"}}}}}}}}}}}},
+        {"placement", {{{"device", "node0/c0/gpu0"}, {"layers", {"block"}}}}},
+        {"training",
+         {{"batch_size", 4},
+          {"microbatches", 1},
+          {"schedule", "gpipe"},
+          {"attention_kernel", "flash3"}}}};
+    const auto path = dir / "flash.json";
+    std::ofstream(path) << project.dump(2);
+    const auto r = run_cli(
+        "run " + path.string() + " --steps 1 --threads-per-rank 1 --out " + (dir / "run").string(),
+        dir);
+    ASSERT_EQ(r.code, 0) << r.output;
+    EXPECT_NE(r.output.find("note: training.attention_kernel \"flash3\" names the "
+                            "FlashAttention-3 kernel a GPU framework runs"),
+              std::string::npos)
+        << r.output;
+    fs::remove_all(dir);
+}
+
 TEST(Launcher, Float8IsRefusedInWordsBeforeAnyWorkerStarts) {
     const auto dir = temp_dir("float8");
     const nlohmann::json project = {

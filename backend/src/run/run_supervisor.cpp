@@ -18,6 +18,7 @@
 #include "pipewright/core/printable_name.h"
 #include "pipewright/core/quantity_format.h"
 #include "pipewright/core/run_records.h"
+#include "pipewright/core/transformer_dims.h"
 #include "run/checkpoint.h"
 #include "run/core_binding.h"
 #include "run/failure_cause.h"
@@ -310,6 +311,16 @@ void RunSupervisor::announce() {
                    "precision, for the simulation; this run keeps them in the weights' dtype, "
                    "as Pipewright's runs do, so it may hold less memory and move fewer bytes "
                    "than simulated");
+    }
+    const auto& layers = project_->project.model.layers;
+    if (training.attention_kernel != AttentionKernel::flash2 &&
+        std::any_of(layers.begin(), layers.end(),
+                    [](const LayerSpec& l) { return has_flash_attention(l); })) {
+        log_->line("pipewright: " + node_name_ + "note: training.attention_kernel \"" +
+                   std::string(to_string(training.attention_kernel)) + "\" names the " +
+                   std::string(display_name(training.attention_kernel)) +
+                   " kernel a GPU framework runs, for the simulation; this run computes "
+                   "attention with LibTorch's own kernels, whose times are not that kernel's");
     }
     // Which data it trains on: a new user judges the loss by it.
     log_->line("pipewright: " + node_name_ + "data: " +
