@@ -437,9 +437,8 @@ void TrainingBar::refresh() {
     optimizer_->setCurrentText(QString::fromStdString(std::string(to_string(t.optimizer.type))));
     recompute_->setCurrentIndex(recompute_->findData(static_cast<int>(t.recompute)));
     attention_->setCurrentIndex(attention_->findData(static_cast<int>(t.attention_kernel)));
-    const bool flash = std::any_of(layers.begin(), layers.end(),
-                                   [](const LayerSpec& l) { return has_flash_attention(l); });
-    attention_action_->setVisible(flash || t.attention_kernel != AttentionKernel::flash2);
+    attention_action_->setVisible(any_flash_attention(layers) ||
+                                  t.attention_kernel != AttentionKernel::flash2);
     refreshing_ = false;
 }
 

@@ -1,6 +1,5 @@
 #include "pipewright/sim/attention_note.h"
 
-#include <algorithm>
 #include <cmath>
 #include <set>
 
@@ -18,8 +17,7 @@ std::string percent(double fraction) {
 
 std::string attention_kernel_note(const AnalyzedProject& project) {
     const Project& p = project.project;
-    if (std::none_of(p.model.layers.begin(), p.model.layers.end(),
-                     [](const LayerSpec& l) { return has_flash_attention(l); })) {
+    if (!any_flash_attention(p.model.layers)) {
         return {};
     }
     const AttentionKernel kernel = p.training.attention_kernel;

@@ -312,10 +312,8 @@ void RunSupervisor::announce() {
                    "as Pipewright's runs do, so it may hold less memory and move fewer bytes "
                    "than simulated");
     }
-    const auto& layers = project_->project.model.layers;
     if (training.attention_kernel != AttentionKernel::flash2 &&
-        std::any_of(layers.begin(), layers.end(),
-                    [](const LayerSpec& l) { return has_flash_attention(l); })) {
+        any_flash_attention(project_->project.model.layers)) {
         log_->line("pipewright: " + node_name_ + "note: training.attention_kernel \"" +
                    std::string(to_string(training.attention_kernel)) + "\" names the " +
                    std::string(display_name(training.attention_kernel)) +

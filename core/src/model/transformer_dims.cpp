@@ -1,5 +1,7 @@
 #include "pipewright/core/transformer_dims.h"
 
+#include <algorithm>
+
 #include "pipewright/core/layer_catalog.h"
 
 namespace pipewright {
@@ -207,6 +209,11 @@ bool has_flash_attention(const LayerSpec& layer) {
     const auto flash = layer.params.find("flash_attention");
     return flash != layer.params.end() && ((flash->is_boolean() && flash->get<bool>()) ||
                                            (flash->is_number() && flash->get<double>() != 0));
+}
+
+bool any_flash_attention(const std::vector<LayerSpec>& layers) {
+    return std::any_of(layers.begin(), layers.end(),
+                       [](const LayerSpec& l) { return has_flash_attention(l); });
 }
 
 TransformerDims transformer_dims(const LayerSpec& layer) {

@@ -254,9 +254,7 @@ void check_precision(const Project& p, const DeviceCatalog& catalog, const Analy
 void check_attention_kernel(const Project& p, const DeviceCatalog& catalog,
                             const AnalyzedProject& out, Diagnostics& d) {
     const AttentionKernel kernel = p.training.attention_kernel;
-    if (kernel == AttentionKernel::flash2 ||
-        std::none_of(p.model.layers.begin(), p.model.layers.end(),
-                     [](const LayerSpec& l) { return has_flash_attention(l); })) {
+    if (kernel == AttentionKernel::flash2 || !any_flash_attention(p.model.layers)) {
         return;
     }
     for (std::size_t r = 0; r < out.replicas.size() && r < out.replica_specs.size(); ++r) {

@@ -2,6 +2,7 @@
 
 #include <functional>
 #include <string_view>
+#include <vector>
 
 #include "pipewright/core/layer.h"
 
@@ -159,6 +160,8 @@ struct BlockStash {
 [[nodiscard]] bool has_experts(const LayerSpec& layer);
 // A transformer block whose attention is one fused (flash) kernel.
 [[nodiscard]] bool has_flash_attention(const LayerSpec& layer);
+// Whether any of `layers` is: what training.attention_kernel prices.
+[[nodiscard]] bool any_flash_attention(const std::vector<LayerSpec>& layers);
 // A catalog transformer_block's dimensions.
 [[nodiscard]] TransformerDims transformer_dims(const LayerSpec& layer);
 
