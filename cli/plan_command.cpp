@@ -15,6 +15,7 @@
 #include "pipewright/core/profile.h"
 #include "pipewright/core/project_io.h"
 #include "pipewright/core/schedule_generators.h"
+#include "pipewright/sim/attention_note.h"
 #include "pipewright/sim/host_pace.h"
 #include "pipewright/sim/planner.h"
 #include "pipewright/sim/profile_coverage.h"
@@ -117,7 +118,7 @@ int device_count(const PlanOutcome& outcome) {
 }
 
 void print_plan(std::ostream& out, const PlanResult& result, const Project& project,
-                const std::string& path) {
+                const std::string& path, const std::string& costs) {
     const PlanOutcome& plan = result.plan;
     const SimulationReport& r = *plan.report;
     const int total_devices = static_cast<int>(project.topology.devices().size());
@@ -167,6 +168,9 @@ void print_plan(std::ostream& out, const PlanResult& result, const Project& proj
                 << (s.iteration_s ? format_duration(*s.iteration_s) : "does not fit");
         }
         out << " (fastest simulated split of each)\n";
+    }
+    if (!costs.empty()) {
+        out << "Costs       " << costs << '\n';
     }
     if (!result.data_parallel.empty()) {
         print_plan_replicas(out, result);
@@ -343,6 +347,7 @@ int run_plan(const PlanArgs& args, std::ostream& out, std::ostream& err) {
             err << "pipewright: warning: the planned layout: " << *size << '\n';
         }
     }
+    std::string cost_words;
     if (result.plan.report) {
         AnalysisOptions planned_analysis;
         planned_analysis.base_dir = options.base_dir;
@@ -353,6 +358,10 @@ int run_plan(const PlanArgs& args, std::ostream& out, std::ostream& err) {
         }
         if (auto host = host_pace_warning(result.project, planned_analysis, *costs)) {
             err << "pipewright: warning: the planned layout: " << *host << '\n';
+        }
+        // Under --efficiency no kernel is priced.
+        if (!costs->flat_efficiency) {
+            cost_words = attention_kernel_note(result.project, planned_analysis);
         }
     }
     if (args.apply) {
@@ -367,7 +376,7 @@ int run_plan(const PlanArgs& args, std::ostream& out, std::ostream& err) {
         out << plan_result_json(result, *loaded.project).dump(2) << '\n';
         return result.interrupted ? kInterrupted : kOk;
     }
-    print_plan(out, result, *loaded.project, args.project);
+    print_plan(out, result, *loaded.project, args.project, cost_words);
     if (args.apply) {
         out << "Wrote " << *args.apply << " (the project with this plan)\n";
     } else {
