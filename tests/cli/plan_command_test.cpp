@@ -41,6 +41,20 @@ TEST(PlanCommand, PrintsThePlacementAndTheComparison) {
     EXPECT_NE(r.out.find("40.0 GiB  yes"), std::string::npos) << r.out;
 }
 
+// A plan of a model with flash attention says which kernel priced it; a
+// model without says nothing of it.
+TEST(PlanCommand, TheCostsLineNamesTheAttentionKernel) {
+    auto r = run_cli({"plan", example("llama3.1-8b-h100-node.json")});
+    ASSERT_EQ(r.code, 0) << r.err;
+    EXPECT_NE(r.out.find("\nCosts       flash attention: FlashAttention-2 at 34 % / 33 % of "
+                         "H100-SXM's peak (forward / backward)\n"),
+              std::string::npos)
+        << r.out;
+    auto plain = run_cli({"plan", example("resnet50-2gpu-pipelined.json")});
+    ASSERT_EQ(plain.code, 0) << plain.err;
+    EXPECT_EQ(plain.out.find("Costs"), std::string::npos) << plain.out;
+}
+
 TEST(PlanCommand, JsonHasThePlanAndTheSameFiguresForTheComparisons) {
     auto r = run_cli({"plan", example("resnet50-2gpu-pipelined.json"), "--json"});
     ASSERT_EQ(r.code, 0) << r.err;
