@@ -17,6 +17,7 @@
 #include "pipewright/core/schedule_generators.h"
 #include "pipewright/sim/attention_note.h"
 #include "pipewright/sim/host_pace.h"
+#include "pipewright/sim/kernel_breakdown.h"
 #include "pipewright/sim/planner.h"
 #include "pipewright/sim/profile_coverage.h"
 #include "plan_json.h"
@@ -356,12 +357,17 @@ int run_plan(const PlanArgs& args, std::ostream& out, std::ostream& err) {
                  result.project, costs->profile, cost_inputs.catalog_or_null())) {
             err << "pipewright: warning: the planned layout: " << shared << '\n';
         }
-        if (auto host = host_pace_warning(result.project, planned_analysis, *costs)) {
-            err << "pipewright: warning: the planned layout: " << *host << '\n';
-        }
-        // Under --efficiency no kernel is priced.
-        if (!costs->flat_efficiency) {
-            cost_words = attention_kernel_note(result.project, planned_analysis);
+        // Analysed once for both: on 16,384 devices an analysis is a tenth
+        // of a second.
+        Diagnostics problems;
+        if (const auto planned = analyze_project(result.project, planned_analysis, problems)) {
+            if (auto host = host_pace_warning(*planned, stage_kernels(*planned, *costs))) {
+                err << "pipewright: warning: the planned layout: " << *host << '\n';
+            }
+            // Under --efficiency no kernel is priced.
+            if (!costs->flat_efficiency) {
+                cost_words = attention_kernel_note(*planned);
+            }
         }
     }
     if (args.apply) {

@@ -44,13 +44,4 @@ std::string attention_kernel_note(const AnalyzedProject& project) {
     return note;
 }
 
-std::string attention_kernel_note(const Project& layout, const AnalysisOptions& options) {
-    if (!any_flash_attention(layout.model.layers)) {
-        return {};
-    }
-    Diagnostics problems;
-    const auto analyzed = analyze_project(layout, options, problems);
-    return analyzed ? attention_kernel_note(*analyzed) : std::string();
-}
-
 }  // namespace pipewright

@@ -14,9 +14,5 @@ namespace pipewright {
 // (forward / backward)"; empty for a model without flash attention or on
 // CPU devices only.
 [[nodiscard]] std::string attention_kernel_note(const AnalyzedProject& project);
-// The same for a layout analysed with `options` (a planned one); empty
-// should it not analyse.
-[[nodiscard]] std::string attention_kernel_note(const Project& layout,
-                                                const AnalysisOptions& options);
 
 }  // namespace pipewright
