@@ -151,7 +151,8 @@ void MainWindow::simulationDone() {
             priced +=
                 QLatin1Char('\n') + describe_device_calibrations(profile_->deviceCalibrations());
         }
-        for (const std::string* note : {&result->core_sharing, &result->host_pace}) {
+        for (const std::string* note :
+             {&result->attention, &result->core_sharing, &result->host_pace}) {
             if (!note->empty()) {
                 QString sentence = QString::fromStdString(*note);
                 sentence[0] = sentence[0].toUpper();

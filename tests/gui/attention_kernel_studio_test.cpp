@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <QComboBox>
+#include <QLabel>
 #include <QSignalSpy>
 #include <QTemporaryDir>
 #include <QUndoStack>
@@ -65,6 +66,12 @@ TEST(AttentionKernelStudio, TheBoxPicksTheKernelTheSimulationPrices) {
               QStringLiteral("Change attention kernel"));
     const double fa3 = simulated(window, finished);
     EXPECT_LT(fa3, fa2);
+    // The summary's tooltip says which rate priced it.
+    auto* summary = window.findChild<QLabel*>(QStringLiteral("simulationSummary"));
+    ASSERT_NE(summary, nullptr);
+    EXPECT_TRUE(summary->toolTip().contains(
+        QStringLiteral("Flash attention: FlashAttention-3 at 62 % / 57 % of H100-SXM's peak")))
+        << summary->toolTip().toStdString();
 
     window.document()->undoStack()->undo();
     EXPECT_EQ(box->currentText(), QStringLiteral("FlashAttention-2"));

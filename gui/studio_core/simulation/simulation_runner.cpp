@@ -3,6 +3,7 @@
 #include <new>
 
 #include "pipewright/core/core_sharing.h"
+#include "pipewright/sim/attention_note.h"
 #include "pipewright/sim/auto_schedule.h"
 #include "pipewright/sim/event_simulator.h"
 #include "pipewright/sim/host_pace.h"
@@ -51,6 +52,7 @@ SimulationResult simulate_now(const Project& project, const std::string& base_di
         result.layout = std::make_shared<const TimelineLayout>(result.report->timeline);
         result.kernels = stage_kernels(*analyzed, costs);
         result.host_pace = host_pace_warning(*analyzed, result.kernels).value_or("");
+        result.attention = costs.flat_efficiency ? std::string() : attention_kernel_note(*analyzed);
     } catch (const InputError& e) {
         result.diagnostics.append(e.diagnostics());
     } catch (const std::bad_alloc&) {

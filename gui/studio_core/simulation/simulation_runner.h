@@ -39,6 +39,9 @@ struct SimulationResult {
     // Why a real run of this layout is likely paced by its framework's host
     // rather than by its kernels (host_pace.h); empty: it is not.
     std::string host_pace;
+    // Which kernel and rate priced flash attention (attention_note.h);
+    // empty without flash attention.
+    std::string attention;
     // Per stage, the kernels of one micro-batch's F, I and W (where the time
     // goes, for the block tooltips).
     std::vector<StageKernels> kernels;
