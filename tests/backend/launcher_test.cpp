@@ -344,34 +344,36 @@ TEST(Launcher, AnotherFrameworksGradientAccumulationIsNotedInWords) {
     fs::remove_all(dir);
 }
 
+// One transformer block on one H100, with `block` and `training` added to
+// its layer and its training settings.
+nlohmann::json one_block_on_an_h100(const nlohmann::json& block, const nlohmann::json& training) {
+    nlohmann::json layer = {
+        {"name", "block"}, {"type", "transformer_block"}, {"hidden", 64}, {"heads", 4}};
+    layer.update(block);
+    nlohmann::json settings = {{"batch_size", 4}, {"microbatches", 1}, {"schedule", "gpipe"}};
+    settings.update(training);
+    return {{"format", "pipewright-project"},
+            {"version", 1},
+            {"model",
+             {{"name", "block"},
+              {"input", {{"shape", {8, 64}}, {"dtype", "float32"}}},
+              {"loss", "mse"},
+              {"layers", {layer}}}},
+            {"topology",
+             {{"nodes",
+               {{{"name", "node0"},
+                 {"containers",
+                  {{{"name", "c0"}, {"devices", {{{"name", "gpu0"}, {"spec", "H100-SXM"}}}}}}}}}}}},
+            {"placement", {{{"device", "node0/c0/gpu0"}, {"layers", {"block"}}}}},
+            {"training", settings}};
+}
+
 // training.attention_kernel prices a GPU framework's fused kernel; a run
 // says that it computes attention with LibTorch's instead.
 TEST(Launcher, AnotherFrameworksAttentionKernelIsNotedInWords) {
     const auto dir = temp_dir("attention-kernel");
-    const nlohmann::json project = {
-        {"format", "pipewright-project"},
-        {"version", 1},
-        {"model",
-         {{"name", "flash"},
-          {"input", {{"shape", {8, 64}}, {"dtype", "float32"}}},
-          {"loss", "mse"},
-          {"layers",
-           {{{"name", "block"},
-             {"type", "transformer_block"},
-             {"hidden", 64},
-             {"heads", 4},
-             {"flash_attention", true}}}}}},
-        {"topology",
-         {{"nodes",
-           {{{"name", "node0"},
-             {"containers",
-              {{{"name", "c0"}, {"devices", {{{"name", "gpu0"}, {"spec", "H100-SXM"}}}}}}}}}}}},
-        {"placement", {{{"device", "node0/c0/gpu0"}, {"layers", {"block"}}}}},
-        {"training",
-         {{"batch_size", 4},
-          {"microbatches", 1},
-          {"schedule", "gpipe"},
-          {"attention_kernel", "flash3"}}}};
+    const nlohmann::json project =
+        one_block_on_an_h100({{"flash_attention", true}}, {{"attention_kernel", "flash3"}});
     const auto path = dir / "flash.json";
     std::ofstream(path) << project.dump(2);
     const auto r = run_cli(
@@ -387,23 +389,8 @@ TEST(Launcher, AnotherFrameworksAttentionKernelIsNotedInWords) {
 
 TEST(Launcher, Float8IsRefusedInWordsBeforeAnyWorkerStarts) {
     const auto dir = temp_dir("float8");
-    const nlohmann::json project = {
-        {"format", "pipewright-project"},
-        {"version", 1},
-        {"model",
-         {{"name", "fp8"},
-          {"input", {{"shape", {8, 64}}, {"dtype", "float32"}}},
-          {"loss", "mse"},
-          {"layers",
-           {{{"name", "block"}, {"type", "transformer_block"}, {"hidden", 64}, {"heads", 4}}}}}},
-        {"topology",
-         {{"nodes",
-           {{{"name", "node0"},
-             {"containers",
-              {{{"name", "c0"}, {"devices", {{{"name", "gpu0"}, {"spec", "H100-SXM"}}}}}}}}}}}},
-        {"placement", {{{"device", "node0/c0/gpu0"}, {"layers", {"block"}}}}},
-        {"training",
-         {{"batch_size", 4}, {"microbatches", 1}, {"schedule", "gpipe"}, {"dtype", "float8"}}}};
+    const nlohmann::json project =
+        one_block_on_an_h100(nlohmann::json::object(), {{"dtype", "float8"}});
     const auto path = dir / "fp8.json";
     std::ofstream(path) << project.dump(2);
     const auto out = dir / "fp8-run";
