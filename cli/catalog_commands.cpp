@@ -62,11 +62,31 @@ int list_devices(const CatalogArgs& args, std::ostream& out) {
             for (const auto& [dtype, flops] : s.peak_flops) {
                 peaks[std::string(to_string(dtype))] = flops / 1e12;
             }
+            if (s.tf32_flops > 0) {
+                peaks["tfloat32"] = s.tf32_flops / 1e12;
+            }
+            if (s.fp8_flops > 0) {
+                peaks["float8"] = s.fp8_flops / 1e12;
+            }
+            // What the kernel model prices with, named as the catalog names
+            // it (docs/project-format.md#device-catalog).
+            nlohmann::json attention = nlohmann::json::object();
+            for (const auto& [kernel, rate] : s.attention_efficiency) {
+                attention[std::string(to_string(kernel))] = {{"forward", rate.forward},
+                                                             {"backward", rate.backward}};
+            }
             list.push_back({{"name", s.name},
                             {"kind", s.kind},
                             {"description", s.description},
                             {"memory_bytes", s.memory_bytes},
-                            {"peak_tflops", peaks}});
+                            {"peak_tflops", peaks},
+                            {"memory_bandwidth_GBps", s.memory_bandwidth_GBps},
+                            {"sm_count", s.sm_count},
+                            {"l2_bandwidth_GBps", s.l2_bandwidth_GBps},
+                            {"matmul_efficiency", s.matmul_efficiency},
+                            {"memory_efficiency", s.memory_efficiency},
+                            {"kernel_overhead_us", s.kernel_overhead_s * 1e6},
+                            {"attention_efficiency", attention}});
         }
         out << list.dump(2) << '\n';
         return kOk;

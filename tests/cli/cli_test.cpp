@@ -1,5 +1,6 @@
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -430,6 +431,15 @@ TEST(Cli, ListsSchedulesDevicesAndLayers) {
     }
     auto devices = nlohmann::json::parse(run_cli({"devices", "--json"}).out);
     EXPECT_GE(devices.size(), 9u);
+    // With the figures the kernel model prices with, as the catalog names them.
+    const auto h100 = std::find_if(devices.begin(), devices.end(),
+                                   [](const nlohmann::json& d) { return d["name"] == "H100-SXM"; });
+    ASSERT_NE(h100, devices.end());
+    EXPECT_EQ((*h100)["sm_count"], 132);
+    EXPECT_DOUBLE_EQ((*h100)["matmul_efficiency"].get<double>(), 0.803);
+    EXPECT_DOUBLE_EQ((*h100)["peak_tflops"]["float8"].get<double>(), 1979);
+    EXPECT_DOUBLE_EQ((*h100)["attention_efficiency"]["flash3"]["forward"].get<double>(), 0.62);
+    EXPECT_DOUBLE_EQ((*h100)["kernel_overhead_us"].get<double>(), 3);
     auto layers = nlohmann::json::parse(run_cli({"layers", "--json"}).out);
     EXPECT_EQ(layers.size(), 14u);
 }
