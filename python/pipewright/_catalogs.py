@@ -29,7 +29,8 @@ def schedules() -> list[dict]:
 
 
 def devices() -> list[dict]:
-    """The device catalog: name, kind, memory, peak TFLOP/s (``pipewright devices --json``)."""
+    """The device catalog: name, kind, memory, peak TFLOP/s and the measured rates the kernel
+    model prices with, attention kernels included (``pipewright devices --json``)."""
     return _command("devices", "--json")
 
 
