@@ -348,6 +348,10 @@ int run_plan(const PlanArgs& args, std::ostream& out, std::ostream& err) {
             err << "pipewright: warning: the planned layout: " << *size << '\n';
         }
     }
+    if (const std::string unused = unused_attention_kernel_warning(*loaded.project);
+        !unused.empty()) {
+        err << "pipewright: warning: " << unused << '\n';
+    }
     std::string cost_words;
     if (result.plan.report) {
         AnalysisOptions planned_analysis;

@@ -275,6 +275,10 @@ int run_simulate(const SimulateArgs& args, std::ostream& out, std::ostream& err)
     for (const std::string& shared : core_sharing_warnings(*project, costs.profile)) {
         err << "pipewright: warning: " << shared << '\n';
     }
+    if (const std::string unused = unused_attention_kernel_warning(project->project);
+        !unused.empty()) {
+        err << "pipewright: warning: " << unused << '\n';
+    }
     std::string cost_sources = *fit;
     if (const std::string calibrated = describe_calibrations(cost_inputs); !calibrated.empty()) {
         cost_sources += (cost_sources.empty() ? "" : "; ") + calibrated;

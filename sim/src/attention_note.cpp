@@ -44,4 +44,15 @@ std::string attention_kernel_note(const AnalyzedProject& project) {
     return note;
 }
 
+std::string unused_attention_kernel_warning(const Project& project) {
+    const AttentionKernel kernel = project.training.attention_kernel;
+    if (kernel == AttentionKernel::flash2 || any_flash_attention(project.model.layers)) {
+        return {};
+    }
+    return "training.attention_kernel \"" + std::string(to_string(kernel)) +
+           "\" prices the blocks with flash_attention, and this model has none: its attention "
+           "runs unfused, as the simulation prices it (set flash_attention on the blocks to run " +
+           std::string(display_name(kernel)) + ")";
+}
+
 }  // namespace pipewright

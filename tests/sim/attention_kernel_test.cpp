@@ -135,5 +135,23 @@ TEST(AttentionKernel, TheCostsLineSaysWhichRatePricedTheAttention) {
               "");
 }
 
+// A kernel named for a model without flash attention changes nothing, and
+// says so; with flash attention, or the default, nothing is said.
+TEST(AttentionKernel, AKernelNamedForUnfusedAttentionIsSaidToChangeNothing) {
+    Diagnostics d;
+    const auto unfused = project_from_json(decoder("H100-SXM", "flash3", false), d);
+    ASSERT_TRUE(unfused) << d.format();
+    EXPECT_EQ(unused_attention_kernel_warning(*unfused),
+              "training.attention_kernel \"flash3\" prices the blocks with flash_attention, and "
+              "this model has none: its attention runs unfused, as the simulation prices it (set "
+              "flash_attention on the blocks to run FlashAttention-3)");
+    const auto flash = project_from_json(decoder("H100-SXM", "flash3"), d);
+    ASSERT_TRUE(flash) << d.format();
+    EXPECT_EQ(unused_attention_kernel_warning(*flash), "");
+    const auto plain = project_from_json(decoder("H100-SXM", "flash2", false), d);
+    ASSERT_TRUE(plain) << d.format();
+    EXPECT_EQ(unused_attention_kernel_warning(*plain), "");
+}
+
 }  // namespace
 }  // namespace pipewright

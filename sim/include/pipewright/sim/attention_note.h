@@ -14,5 +14,9 @@ namespace pipewright {
 // (forward / backward)"; empty for a model without flash attention or on
 // CPU devices only.
 [[nodiscard]] std::string attention_kernel_note(const AnalyzedProject& project);
+// Why training.attention_kernel changes nothing: it names a kernel other
+// than the default for a model without flash-attention blocks, whose
+// attention is unfused. Empty where it does what it says.
+[[nodiscard]] std::string unused_attention_kernel_warning(const Project& project);
 
 }  // namespace pipewright
