@@ -138,15 +138,13 @@ TrainingBar::TrainingBar(ProjectDocument* document, QWidget* parent)
            "sequence (much memory for little compute). Recompute all: keep only each block's "
            "input (and each run of layers between blocks) and run the forward again during "
            "backward, one block at a time (least memory, one more forward)"));
-    attention_ = new QComboBox(this);
+    attention_ = new QComboBox(parallelism_);
     attention_->setObjectName(QStringLiteral("attentionKernel"));
-    // Worded to stand without a caption, as the recomputation's.
-    for (AttentionKernel k :
-         {AttentionKernel::flash2, AttentionKernel::cudnn, AttentionKernel::flash3}) {
-        attention_->addItem(QString::fromUtf8(display_name(k).data(),
-                                              static_cast<qsizetype>(display_name(k).size())),
-                            static_cast<int>(k));
-    }
+    // Worded to stand without a caption, as the recomputation's, and short
+    // enough for the second row at 900 px.
+    attention_->addItem(tr("FlashAttention-2"), static_cast<int>(AttentionKernel::flash2));
+    attention_->addItem(tr("cuDNN attention"), static_cast<int>(AttentionKernel::cudnn));
+    attention_->addItem(tr("FlashAttention-3"), static_cast<int>(AttentionKernel::flash3));
     attention_->setToolTip(
         tr("The fused attention kernel the flash-attention blocks run: the implementations "
            "differ by up to 1.8x on one GPU (on an H100 FlashAttention-2 reaches about a third "
@@ -166,7 +164,6 @@ TrainingBar::TrainingBar(ProjectDocument* document, QWidget* parent)
     addWidget(caption(tr("Optimizer")));
     addWidget(optimizer_);
     addWidget(recompute_);
-    attention_action_ = addWidget(attention_);
     parallelism_->addWidget(caption(tr("Replicas")));
     parallelism_->addWidget(replicas_);
     parallelism_->addWidget(zero_);
@@ -177,6 +174,9 @@ TrainingBar::TrainingBar(ProjectDocument* document, QWidget* parent)
     experts_action_ = parallelism_->addWidget(experts_);
     context_caption_action_ = parallelism_->addWidget(caption(tr("Context")));
     context_action_ = parallelism_->addWidget(context_);
+    // On the second row, beside the other settings only a language model
+    // shows: the first keeps to one row at 900 px.
+    attention_action_ = parallelism_->addWidget(attention_);
 
     connect(schedule_, &QComboBox::currentIndexChanged, this, [this](int i) {
         const QString name = schedule_->itemData(i).toString();

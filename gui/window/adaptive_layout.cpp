@@ -11,6 +11,10 @@ namespace pipewright::gui {
 AdaptiveLayout::AdaptiveLayout(QMainWindow* window, QToolBar* second)
     : QObject(window), window_(window), second_(second) {
     window_->installEventFilter(this);
+    // The second bar grows and shrinks as a project shows or hides its
+    // settings (Experts, Context, the attention kernel): fit the rows then
+    // too, or what it gained goes behind its overflow button.
+    second_->installEventFilter(this);
 }
 
 void AdaptiveLayout::keepWidths(const QList<QDockWidget*>& docks, const QList<int>& widths) {
@@ -43,6 +47,13 @@ void AdaptiveLayout::rememberDocks() {
 }
 
 bool AdaptiveLayout::eventFilter(QObject* watched, QEvent* event) {
+    if (watched == second_ && event->type() == QEvent::LayoutRequest && !fit_queued_) {
+        fit_queued_ = true;
+        QTimer::singleShot(0, this, [this] {
+            fit_queued_ = false;
+            fitToolBars();
+        });
+    }
     if (watched == window_) {
         switch (event->type()) {
             case QEvent::Resize:

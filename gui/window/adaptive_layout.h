@@ -42,6 +42,7 @@ class AdaptiveLayout : public QObject {
     QToolBar* second_;
     QHash<QDockWidget*, int> preferred_;
     bool restore_queued_ = false;
+    bool fit_queued_ = false;
 };
 
 }  // namespace pipewright::gui
