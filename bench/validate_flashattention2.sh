@@ -30,7 +30,8 @@ import subprocess
 import sys
 
 sys.path.insert(0, os.environ["BENCH"])
-from validation_common import device, dgx_topology, simulate_json  # noqa: E402
+from validation_common import (device, dgx_topology, print_row, simulate_json,  # noqa: E402
+                               write_project)
 
 PW = os.environ["PIPEWRIGHT"]
 OUT = os.environ["OUT"]
@@ -91,10 +92,7 @@ def project(name, hidden, heads, layers, seq, flash, local, global_batch):
                      "activation_checkpointing": False, "steps": 10, "seed": 0},
         "data_parallel": {"size": GPUS, "zero_stage": 1},
     }
-    path = os.path.join(OUT, name + ".json")
-    with open(path, "w") as f:
-        json.dump(j, f, indent=1)
-    return path
+    return write_project(OUT, name, j)
 
 
 print(f"Pipewright: {PW}")
@@ -113,7 +111,7 @@ for model, hidden, heads, layers, seq, flash, local, global_batch, published in 
     cells = [model, f"{seq:,}", "FlashAttention-2" if flash else "unfused (HuggingFace)",
              f"{local} × {global_batch // (GPUS * local)}", f"{published}"]
     if result is None:
-        print("| " + " | ".join(cells + [error, "—", "—", "—"]) + " |")
+        print_row(cells + [error, "—", "—", "—"])
         continue
     iteration = result["iteration_time_s"]
     tflops = global_batch * flops_per_sequence(hidden, layers, seq) / iteration / GPUS / 1e12
@@ -121,7 +119,7 @@ for model, hidden, heads, layers, seq, flash, local, global_batch, published in 
     peak = max(d["peak_memory_bytes"] for d in result["devices"]) / 2**30
     cells += [f"{tflops:.0f}", f"{tflops / published:.2f}", f"{iteration:.2f} s",
               f"{peak:.1f} GiB" + ("" if result["all_fit"] else " (does not fit)")]
-    print("| " + " | ".join(cells) + " |")
+    print_row(cells)
 print()
 for model, two, eight in (("GPT3-1.3B", 196, 220), ("GPT3-2.7B", 205, 225)):
     a, b = simulated.get((model, 2048, True)), simulated.get((model, 8192, True))

@@ -27,7 +27,8 @@ import subprocess
 import sys
 
 sys.path.insert(0, os.environ["BENCH"])
-from validation_common import device, dgx_topology, simulate_json  # noqa: E402
+from validation_common import (device, dgx_topology, print_row, simulate_json,  # noqa: E402
+                               write_project)
 
 PW = os.environ["PIPEWRIGHT"]
 OUT = os.environ["OUT"]
@@ -134,10 +135,7 @@ def project(name, preset, gpus, T, p, fsdp, local_batch, microbatches, checkpoin
         j["context_parallel"] = {"size": cp, "exchange": "all_gather"}
     if T > 1:
         j["tensor_parallel"] = {"size": T, "sequence_parallel": True}
-    path = os.path.join(OUT, name + ".json")
-    with open(path, "w") as f:
-        json.dump(j, f, indent=1)
-    return path
+    return write_project(OUT, name, j)
 
 
 print(f"Pipewright: {PW}")
@@ -166,7 +164,7 @@ for (table, row, preset, gpus, T, p, fsdp, local_batch, m, ckpt, dtype, schedule
              f"{local_batch} ({m} × {local_batch // m})",
              "full" if ckpt is True else ckpt, dtype, extras, f"{published:,}"]
     if result is None:
-        print("| " + " | ".join(cells + [error, "—", "—", "—"]) + " |")
+        print_row(cells + [error, "—", "—", "—"])
         continue
     iteration = result["iteration_time_s"]
     tps = fsdp * local_batch * seq / iteration / gpus
@@ -174,7 +172,7 @@ for (table, row, preset, gpus, T, p, fsdp, local_batch, m, ckpt, dtype, schedule
     peak = max(d["peak_memory_bytes"] for d in result["devices"]) / GiB
     cells += [f"{tps:,.0f}", f"{tps / published:.2f}", f"{100 * result['bubble_fraction']:.1f} %",
               f"{memory} / {peak:.1f} GiB"]
-    print("| " + " | ".join(cells) + " |")
+    print_row(cells)
 print()
 one, two = simulated.get(("5", "1F1B")), simulated.get(("5", "Interleaved 1F1B"))
 if one and two:

@@ -5,6 +5,7 @@ A100 or an HGX board holds them, NVLink inside at 300 GB/s and 5 µs, the
 node's network between nodes), and running `pipewright simulate` on them."""
 
 import json
+import os
 import subprocess
 
 GPUS_PER_NODE = 8
@@ -44,3 +45,16 @@ def simulate_json(pipewright, path, efficiency="", timeout=600):
         lines = [line.strip() for line in done.stderr.strip().splitlines()]
         return None, lines[-1] if lines else f"exit {done.returncode}"
     return json.loads(done.stdout), ""
+
+
+def write_project(folder, name, project):
+    """Writes `project` as FOLDER/NAME.json; returns its path."""
+    path = os.path.join(folder, name + ".json")
+    with open(path, "w") as f:
+        json.dump(project, f, indent=1)
+    return path
+
+
+def print_row(cells):
+    """One row of a markdown table."""
+    print("| " + " | ".join(cells) + " |")

@@ -280,18 +280,15 @@ int run_simulate(const SimulateArgs& args, std::ostream& out, std::ostream& err)
         err << "pipewright: warning: " << unused << '\n';
     }
     std::string cost_sources = *fit;
-    if (const std::string calibrated = describe_calibrations(cost_inputs); !calibrated.empty()) {
-        cost_sources += (cost_sources.empty() ? "" : "; ") + calibrated;
-    }
-    if (const std::string guess = uncalibrated_cpu_note(*project, costs); !guess.empty()) {
-        cost_sources += (cost_sources.empty() ? "" : "; ") + guess;
-    }
+    const auto add_source = [&cost_sources](const std::string& source) {
+        if (!source.empty()) {
+            cost_sources += (cost_sources.empty() ? "" : "; ") + source;
+        }
+    };
+    add_source(describe_calibrations(cost_inputs));
+    add_source(uncalibrated_cpu_note(*project, costs));
     // Under --efficiency no kernel is priced.
-    if (const std::string attention =
-            costs.flat_efficiency ? std::string() : attention_kernel_note(*project);
-        !attention.empty()) {
-        cost_sources += (cost_sources.empty() ? "" : "; ") + attention;
-    }
+    add_source(costs.flat_efficiency ? std::string() : attention_kernel_note(*project));
     SimulationReport report;
     try {
         // Only the trace and the timeline files need every action's times.

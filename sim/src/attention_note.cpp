@@ -1,8 +1,8 @@
 #include "pipewright/sim/attention_note.h"
 
-#include <cmath>
 #include <set>
 
+#include "pipewright/core/quantity_format.h"
 #include "pipewright/core/transformer_dims.h"
 
 namespace pipewright {
@@ -10,7 +10,7 @@ namespace pipewright {
 namespace {
 
 std::string percent(double fraction) {
-    return std::to_string(static_cast<int>(std::lround(fraction * 100))) + " %";
+    return format_fixed(fraction * 100, 0) + " %";
 }
 
 }  // namespace

@@ -116,11 +116,12 @@ KernelTime kernel_time(const Kernel& k, const DeviceSpec& d, DType dtype) {
         case KernelKind::attention_backward: {
             // A kernel without a rate here is refused by the project's
             // analysis; priced as FlashAttention-2 should one come through.
-            const AttentionEfficiency efficiency =
-                d.attention_rate(k.implementation)
-                    .value_or(*d.attention_rate(AttentionKernel::flash2));
-            const double share =
-                k.kind == KernelKind::attention_backward ? efficiency.backward : efficiency.forward;
+            auto efficiency = d.attention_rate(k.implementation);
+            if (!efficiency) {
+                efficiency = d.attention_rate(AttentionKernel::flash2);
+            }
+            const double share = k.kind == KernelKind::attention_backward ? efficiency->backward
+                                                                          : efficiency->forward;
             const double rate = d.matmul_flops_for(dtype, false) * share;
             if (rate > 0) {
                 std::tie(t.compute_s, t.tiling) = attention_compute(k, d, rate);

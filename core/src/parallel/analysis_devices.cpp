@@ -2,6 +2,8 @@
 // rank and device, the tensor-parallel groups, the replicas, and the
 // precision the devices must support (analysis_steps.h).
 #include <algorithm>
+#include <functional>
+#include <optional>
 #include <unordered_map>
 
 #include "parallel/analysis_steps.h"
@@ -225,29 +227,52 @@ void resolve_replicas(const Project& p, const AnalysisOptions& o, const DeviceCa
     }
 }
 
+namespace {
+
+// The first device of the layout whose figures lack what `has` asks for
+// (its path and spec), and the catalog's devices that have it: what a
+// refusal names.
+struct DeviceWithout {
+    std::string path;
+    std::string spec;
+    std::vector<std::string> catalog_with;
+};
+
+std::optional<DeviceWithout> first_device_without(
+    const AnalyzedProject& out, const DeviceCatalog& catalog,
+    const std::function<bool(const DeviceSpec&)>& has) {
+    for (std::size_t r = 0; r < out.replicas.size() && r < out.replica_specs.size(); ++r) {
+        for (std::size_t k = 0; k < out.replicas[r].size(); ++k) {
+            const DeviceSpec& spec = out.replica_specs[r].at(k);
+            if (spec.name.empty() || has(spec)) {  // unnamed: reported with the topology
+                continue;
+            }
+            DeviceWithout found{out.replicas[r][k].path, spec.name, {}};
+            for (const DeviceSpec& s : catalog.specs()) {
+                if (has(s)) {
+                    found.catalog_with.push_back(s.name);
+                }
+            }
+            return found;
+        }
+    }
+    return std::nullopt;
+}
+
+}  // namespace
+
 void check_precision(const Project& p, const DeviceCatalog& catalog, const AnalyzedProject& out,
                      Diagnostics& d) {
     if (!p.training.float8) {
         return;
     }
-    for (std::size_t r = 0; r < out.replicas.size() && r < out.replica_specs.size(); ++r) {
-        for (std::size_t k = 0; k < out.replicas[r].size(); ++k) {
-            const DeviceSpec& spec = out.replica_specs[r].at(k);
-            if (spec.fp8_flops > 0 || spec.name.empty()) {
-                continue;
-            }
-            std::vector<std::string> with_fp8;
-            for (const DeviceSpec& s : catalog.specs()) {
-                if (s.fp8_flops > 0) {
-                    with_fp8.push_back(s.name);
-                }
-            }
-            d.add("training.dtype", "float8 runs the blocks' GEMMs on FP8 tensor cores, which " +
-                                        out.replicas[r][k].path + " (" + spec.name +
-                                        ") does not have; use bfloat16, or devices with FP8 (" +
-                                        join(with_fp8) + ")");
-            return;
-        }
+    const auto without =
+        first_device_without(out, catalog, [](const DeviceSpec& s) { return s.fp8_flops > 0; });
+    if (without) {
+        d.add("training.dtype", "float8 runs the blocks' GEMMs on FP8 tensor cores, which " +
+                                    without->path + " (" + without->spec +
+                                    ") does not have; use bfloat16, or devices with FP8 (" +
+                                    join(without->catalog_with) + ")");
     }
 }
 
@@ -257,30 +282,19 @@ void check_attention_kernel(const Project& p, const DeviceCatalog& catalog,
     if (kernel == AttentionKernel::flash2 || !any_flash_attention(p.model.layers)) {
         return;
     }
-    for (std::size_t r = 0; r < out.replicas.size() && r < out.replica_specs.size(); ++r) {
-        for (std::size_t k = 0; k < out.replicas[r].size(); ++k) {
-            const DeviceSpec& spec = out.replica_specs[r].at(k);
-            if (spec.name.empty() || spec.measured_attention(kernel)) {
-                continue;
-            }
-            std::vector<std::string> with;
-            for (const DeviceSpec& s : catalog.specs()) {
-                if (s.measured_attention(kernel)) {
-                    with.push_back(s.name);
-                }
-            }
-            const std::string what =
-                std::string(display_name(kernel)) +
-                (kernel == AttentionKernel::flash3 ? " runs on Hopper GPUs only and" : "") +
-                " has no measured rate on " + out.replicas[r][k].path + " (" + spec.name + ")";
-            d.add("training.attention_kernel",
-                  what + "; use \"flash2\"" +
-                      (with.empty()
-                           ? std::string()
-                           : ", or devices the catalog measured it on (" + join(with) + ")"));
-            return;
-        }
+    const auto without = first_device_without(
+        out, catalog, [kernel](const DeviceSpec& s) { return s.measured_attention(kernel); });
+    if (!without) {
+        return;
     }
+    d.add("training.attention_kernel",
+          std::string(display_name(kernel)) +
+              (kernel == AttentionKernel::flash3 ? " runs on Hopper GPUs only and" : "") +
+              " has no measured rate on " + without->path + " (" + without->spec +
+              "); use \"flash2\"" +
+              (without->catalog_with.empty() ? std::string()
+                                             : ", or devices the catalog measured it on (" +
+                                                   join(without->catalog_with) + ")"));
 }
 
 }  // namespace pipewright::analysis_steps
