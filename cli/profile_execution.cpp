@@ -114,6 +114,11 @@ void print_profile(std::ostream& out, const Profile& p, const std::string& proje
         samples.right_align(1);
         samples.right_align(2);
         samples.print(out, "  ");
+        if (p.ready_receive_us) {
+            out << "  a receive whose message has already come in: "
+                << format_duration(*p.ready_receive_us * 1e-6)
+                << " (posting the next one and taking it, as a run does)\n";
+        }
     }
     print_collectives(out, p);
     out << "\nWrote " << path << "; use it with `pipewright simulate " << project << " --profile "

@@ -338,9 +338,13 @@ class Simulator {
             case ActionType::recv_forward:
             case ActionType::recv_backward: {
                 // The rank waits here until the data has arrived.
-                e.start_s = time_[r];
-                e.end_s = std::max(time_[r], arrival);
                 const bool forward = a.type == ActionType::recv_forward;
+                const int from =
+                    send_link_[2 * static_cast<std::size_t>(peer_stage(a)) + (forward ? 0 : 1)];
+                const double receive_s =
+                    from >= 0 ? in_.links[static_cast<std::size_t>(from)].receive_s : 0.0;
+                e.start_s = time_[r];
+                e.end_s = std::max(time_[r] + receive_s, arrival);
                 e.bytes = forward ? cost.input_bytes * cost.input_share
                                   : cost.output_bytes * cost.output_share;
                 e.peer_rank = s_.stage_rank[static_cast<std::size_t>(peer_stage(a))];

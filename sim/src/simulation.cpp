@@ -143,9 +143,15 @@ void describe_links(const AnalyzedProject& project, const CostModelOptions& opti
         const bool cpu_pairs = std::all_of(u.pairs.begin(), u.pairs.end(), [&](const RankPair& p) {
             return cpu(p.first) && cpu(p.second);
         });
+        // What a profile measured of Gloo between two CPU processes of this
+        // machine prices the receives of such pairs only.
+        const bool gloo_on_one_machine = one_machine && cpu_pairs;
+        const double receive_s = gloo_on_one_machine && options.profile != nullptr
+                                     ? options.profile->ready_receive_us.value_or(0) * 1e-6
+                                     : 0.0;
         input.links.push_back(
             {u.link.resource + " (" + std::string(to_string(u.link.link_class)) + ")", spec,
-             one_machine && cpu_pairs, group_shares_link(u.link.link_class)});
+             gloo_on_one_machine, group_shares_link(u.link.link_class), receive_s});
         for (const RankPair& pair : u.pairs) {
             input.link_index.set(pair.first, pair.second, index);
         }

@@ -93,6 +93,11 @@ TEST(Profile, MeasuresEveryLayerAndTheTransfer) {
     for (const auto& sample : p.transfer_samples) {
         EXPECT_GT(sample.seconds, 0) << sample.bytes << " bytes";
     }
+    // A receive whose message is in still costs the rank its posting and
+    // taking: some time, far less than the transfer it did not wait for.
+    ASSERT_TRUE(p.ready_receive_us.has_value());
+    EXPECT_GT(*p.ready_receive_us, 0);
+    EXPECT_LT(*p.ready_receive_us, 1e6 * p.transfer_samples.back().seconds);
     EXPECT_EQ(p.machine.transport, "gloo");
 }
 

@@ -55,6 +55,7 @@ TEST(Profile, RoundTripsEveryField) {
     p.layers.back().output_shape = std::vector<std::int64_t>{8, 16};
     p.layers.front().parameters = 1056;
     p.transfer_samples = {{4096, 6e-5}, {1 << 20, 1e-3}};
+    p.ready_receive_us = 18.5;
     p.machine = {"builder", 2, 1, 10, "gloo", "1.13.1", 2};
     p.all_reduce = CollectiveProfile{{1.5, 20}, {{65536, 1e-4}, {1 << 20, 8e-4}}};
     p.all_gather = CollectiveProfile{{0.75, 30}, {{65536, 2e-4}, {1 << 20, 9e-4}}};
@@ -64,6 +65,23 @@ TEST(Profile, RoundTripsEveryField) {
     p.all_gather.reset();
     EXPECT_FALSE(profile_to_json(p).contains("collectives"));
     EXPECT_EQ(profile_from_json(profile_to_json(p)), p);
+    // Nor one without a ready receive's time.
+    p.ready_receive_us.reset();
+    EXPECT_FALSE(profile_to_json(p)["transfer"].contains("ready_receive_us"));
+    EXPECT_EQ(profile_from_json(profile_to_json(p)), p);
+}
+
+TEST(Profile, AReadyReceivesTimeIsATransfersAndNotNegative) {
+    nlohmann::json j = profile_to_json(small_profile());
+    j["transfer"]["ready_receive_us"] = -1;
+    EXPECT_TRUE(contains(problems_of(j), "transfer.ready_receive_us")) << problems_of(j);
+    // Only the transfer's fit carries it, not a collective's.
+    j["transfer"]["ready_receive_us"] = 20;
+    EXPECT_EQ(problems_of(j), "");
+    j["collectives"]["all_reduce"] = {
+        {"bandwidth_GBps", 2}, {"latency_us", 30}, {"ready_receive_us", 20}};
+    EXPECT_TRUE(contains(problems_of(j), "collectives.all_reduce.ready_receive_us"))
+        << problems_of(j);
 }
 
 // A profile measured at 4 samples (its own size) and at 1 and 16.

@@ -128,6 +128,34 @@ TEST(EventSimulator, ASenderThatCopiesTheBytesItselfWaitsForItsSend) {
     EXPECT_EQ(sends, 2);  // the last one ends the rank's list
 }
 
+// CPU workers' Gloo: taking a message that came in while the rank computed
+// costs the rank its own time (posting the next receive, handing over the
+// tensor); a receive that waits for its message pays it while it waits.
+TEST(EventSimulator, AReceiveWhoseMessageCameInCostsTheLinksReceiveTime) {
+    LinkSpec link{1000.0, 0};  // the 1 MB of equal_cost in 1 µs
+    auto p = make_pipeline("gpipe", 2, 2, 3, equal_cost(1e-3, 1e-3, 0), &link);
+    p.input.stages.at(1).forward_s = 2e-3;  // rank 1 is the slower: its inputs wait for it
+    for (SimLink& l : p.input.links) {
+        l.receive_s = 20e-6;
+    }
+    auto t = simulate_schedule(p.input).timeline;
+    // Rank 1 waits for its first input: it has it when the transfer ends.
+    const auto& first = find_event(t, "1RECV_F0");
+    EXPECT_NEAR(first.end_s, find_event(t, "0SEND_F0").end_s, 1e-12);
+    // The second came while it computed F0: taking it costs 20 µs.
+    const auto& second = find_event(t, "1RECV_F1");
+    ASSERT_GT(second.start_s, find_event(t, "0SEND_F1").end_s);
+    EXPECT_NEAR(second.end_s - second.start_s, 20e-6, 1e-12);
+    EXPECT_NEAR(find_event(t, "1F1").start_s, second.end_s, 1e-12);
+    // Without a receive time the same receive takes none.
+    for (SimLink& l : p.input.links) {
+        l.receive_s = 0;
+    }
+    const auto without = simulate_schedule(p.input).timeline;
+    const auto& instant = find_event(without, "1RECV_F1");
+    EXPECT_DOUBLE_EQ(instant.end_s, instant.start_s);
+}
+
 TEST(EventSimulator, TransfersSharingALinkGoOneAfterAnother) {
     LinkSpec link{1.0, 0};  // 1 GB/s
     StageCost cost = equal_cost(1e-6, 1e-6, 0);

@@ -236,6 +236,31 @@ TEST(Simulation, CpuWorkersOfOneMachineWaitForTheirSendsAndGpusDoNot) {
     }
 }
 
+// A profile's ready receive is Gloo's between two processes of one machine:
+// it prices the receives of CPU workers there, not those between GPUs.
+TEST(Simulation, AProfilesReadyReceivePricesCpuWorkersReceivesOnly) {
+    Profile profile;
+    profile.transfer = LinkSpec{2.0, 30.0};
+    profile.ready_receive_us = 25;
+    CostModelOptions options;
+    options.profile = &profile;
+    for (const char* example : {"mlp-cpu.json", "dummy-2gpu.json"}) {
+        SCOPED_TRACE(example);
+        auto project = analyzed_example(example);
+        const bool cpu = project.rank_specs.at(0).kind == "cpu";
+        SimulationInput input;
+        describe_links(project, options, input);
+        ASSERT_FALSE(input.links.empty());
+        for (const SimLink& link : input.links) {
+            EXPECT_DOUBLE_EQ(link.receive_s, cpu ? 25e-6 : 0.0) << link.name;
+        }
+        describe_links(project, {}, input);
+        for (const SimLink& link : input.links) {
+            EXPECT_DOUBLE_EQ(link.receive_s, 0.0) << "no profile: " << link.name;
+        }
+    }
+}
+
 TEST(Simulation, MemoryOverCapacityIsFlagged) {
     auto project = analyzed_example("dummy-2gpu.json");
     project.rank_specs[1].memory_bytes = 100;  // far too small

@@ -272,6 +272,7 @@ ProfileOutcome profile_project(const ProfileOptions& o, std::ostream& err) {
             TransferFit fit = measure_transfer(transfer);
             profile.transfer = fit.link;
             profile.transfer_samples = std::move(fit.samples);
+            profile.ready_receive_us = fit.ready_receive_us;
             profile.machine.transport = "gloo";
             if (o.json_progress) {
                 progress_event(err, {{"phase", "collectives"}});

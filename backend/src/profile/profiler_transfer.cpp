@@ -61,10 +61,12 @@ TransferFit measure_transfer(const TransferOptions& o) {
     const profiling::TransferStamps stamps =
         profiling::time_transfers_in_two_processes(o, sizes, repeats);
     const std::size_t expected = sizes.size() * static_cast<std::size_t>(repeats);
-    if (stamps.posted.size() != expected || stamps.arrived.size() != expected) {
+    if (stamps.posted.size() != expected || stamps.arrived.size() != expected ||
+        stamps.ready.size() != expected) {
         throw BackendError("the transfer measurement's second process sent " +
-                           std::to_string(stamps.arrived.size()) + " times where " +
-                           std::to_string(expected) + " were expected");
+                           std::to_string(stamps.arrived.size()) + " arrival and " +
+                           std::to_string(stamps.ready.size()) + " receive times where " +
+                           std::to_string(expected) + " of each were expected");
     }
     std::vector<TransferSample> samples;
     for (std::size_t k = 0; k < sizes.size(); ++k) {
@@ -77,7 +79,9 @@ TransferFit measure_transfer(const TransferOptions& o) {
         samples.push_back({static_cast<double>(std::max<std::int64_t>(1, sizes[k] / 4) * 4),
                            profiling::median(std::move(times))});
     }
-    return fit_transfer(std::move(samples));
+    TransferFit fit = fit_transfer(std::move(samples));
+    fit.ready_receive_us = profiling::median(stamps.ready) * 1e6;
+    return fit;
 }
 
 }  // namespace pipewright::backend

@@ -18,6 +18,7 @@ namespace {
 
 constexpr const char* kUpKey = "peer/up";
 constexpr const char* kArrivedKey = "peer/arrived";
+constexpr const char* kReadyKey = "peer/ready";
 
 std::string joined(const std::vector<double>& values) {
     std::ostringstream out;
@@ -171,6 +172,7 @@ int run_transfer_peer(const std::vector<std::string>& args, std::ostream& err) {
         conditions.transport_made();
         TransferStamps stamps;
         run_transfer_programme(*transport, o->sizes, o->repeats, stamps);
+        set_text(*store, kReadyKey, joined(stamps.ready));
         set_text(*store, kArrivedKey, joined(stamps.arrived));
         return 0;
     } catch (const c10::Error& e) {
@@ -218,6 +220,7 @@ TransferStamps time_transfers_in_two_processes(const TransferOptions& o,
         conditions.transport_made();
         run_transfer_programme(*transport, sizes, repeats, stamps);
         stamps.arrived = split(get_text(*store, kArrivedKey));
+        stamps.ready = split(get_text(*store, kReadyKey));
     } catch (const std::exception& e) {
         const std::string what = dynamic_cast<const c10::Error*>(&e) != nullptr
                                      ? static_cast<const c10::Error&>(e).what_without_backtrace()

@@ -170,6 +170,9 @@ nlohmann::json profile_to_json(const Profile& p) {
             }
             j["transfer"]["samples"] = std::move(samples);
         }
+        if (p.ready_receive_us) {
+            j["transfer"]["ready_receive_us"] = *p.ready_receive_us;
+        }
     }
     for (const auto& [key, collective] :
          {std::pair{"all_reduce", &p.all_reduce}, {"all_gather", &p.all_gather}}) {
@@ -290,8 +293,16 @@ LayerProfile read_layer(const JsonObject& r, int profile_size) {
 }
 
 // A link with the sizes it was fitted to: the transfer, or a collective.
-std::optional<LinkSpec> read_fit(const JsonObject& t, std::vector<TransferSample>& samples_out) {
-    t.reject_unknown({"bandwidth_GBps", "latency_us", "samples"});
+// `ready_receive_us`: where the fit may carry it (the transfer's), else
+// nullptr, and the key is refused as unknown.
+std::optional<LinkSpec> read_fit(const JsonObject& t, std::vector<TransferSample>& samples_out,
+                                 std::optional<double>* ready_receive_us = nullptr) {
+    if (ready_receive_us != nullptr) {
+        t.reject_unknown({"bandwidth_GBps", "latency_us", "samples", "ready_receive_us"});
+        *ready_receive_us = t.number("ready_receive_us", kOptional, {0, limits::kMaxLatencyUs});
+    } else {
+        t.reject_unknown({"bandwidth_GBps", "latency_us", "samples"});
+    }
     const auto bandwidth = t.number("bandwidth_GBps", kRequired,
                                     {limits::kMinBandwidthGBps, limits::kMaxBandwidthGBps});
     const auto latency = t.number("latency_us", kRequired, {0, limits::kMaxLatencyUs});
@@ -369,7 +380,7 @@ Profile profile_from_json(const nlohmann::json& j) {
         }
     }
     if (auto transfer = r.object("transfer", kOptional)) {
-        p.transfer = read_fit(*transfer, p.transfer_samples);
+        p.transfer = read_fit(*transfer, p.transfer_samples, &p.ready_receive_us);
     }
     if (auto collectives = r.object("collectives", kOptional)) {
         read_collectives(*collectives, p);

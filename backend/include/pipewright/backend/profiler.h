@@ -73,6 +73,9 @@ struct LayerTimingOptions {
 struct TransferFit {
     LinkSpec link;  // latency = intercept, bandwidth = 1 / slope
     std::vector<TransferSample> samples;
+    // The median receive whose message had already come in (Profile's
+    // ready_receive_us); measure_transfer only.
+    std::optional<double> ready_receive_us;
 };
 
 // Least-squares fit of seconds = latency + bytes / bandwidth. The intercept

@@ -100,6 +100,11 @@ struct Profile {
     std::vector<LayerProfile> layers;
     std::optional<LinkSpec> transfer;              // measured between two ranks
     std::vector<TransferSample> transfer_samples;  // what the transfer was fitted to
+    // Microseconds a rank spends on a receive whose message has already
+    // come in: as a run takes it, posting the next receive of the channel
+    // and taking the tensor (measured with the transfer; absent from older
+    // profiles). A link's fit does not include it: there the rank waits.
+    std::optional<double> ready_receive_us;
     // Gradient averaging and the gathering of updated weight shards, as data
     // parallelism runs them (absent from older profiles and GPU profiles).
     std::optional<CollectiveProfile> all_reduce;

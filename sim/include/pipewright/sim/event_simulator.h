@@ -35,6 +35,13 @@ struct SimLink {
     // It carries a tensor-parallel group's bytes at once, not one member's
     // (core/stage_boundary.h: group_shares_link).
     bool group_shares = false;
+    // Seconds each receive of its transfers costs the receiving rank even
+    // when the message has already come in: CPU workers' Gloo posts the
+    // channel's next receive and hands over the tensor in the rank's own
+    // thread (a profile's ready_receive_us). A receive that waits pays it
+    // while it waits: the transfer's time already ends with the receiver
+    // holding the tensor.
+    double receive_s = 0;
 
     // The bytes a transfer puts on the link: a group's `group_bytes`, of
     // which each member sends `share`.
