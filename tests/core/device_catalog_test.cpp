@@ -282,6 +282,26 @@ TEST(DeviceCatalog, HopperGpusCarryEachAttentionKernelsRate) {
     }
 }
 
+// cuDNN's and FlashAttention-2's measured rates on Blackwell (NVIDIA's
+// cudnn-frontend SDPA training benchmark: causal, head dimension 128, 16K
+// tokens); FlashAttention-3 does not run there.
+TEST(DeviceCatalog, BlackwellGpusCarryCudnnAndFlashAttention2Rates) {
+    const DeviceCatalog& c = DeviceCatalog::builtin();
+    const DeviceSpec& b200 = *c.find("B200");
+    EXPECT_EQ(b200.attention_efficiency.at(AttentionKernel::flash2),
+              (AttentionEfficiency{0.19, 0.15}));
+    EXPECT_EQ(b200.attention_efficiency.at(AttentionKernel::cudnn),
+              (AttentionEfficiency{0.59, 0.48}));
+    const DeviceSpec& gb200 = *c.find("GB200");
+    EXPECT_EQ(gb200.attention_efficiency.at(AttentionKernel::flash2),
+              (AttentionEfficiency{0.17, 0.14}));
+    EXPECT_EQ(gb200.attention_efficiency.at(AttentionKernel::cudnn),
+              (AttentionEfficiency{0.67, 0.52}));
+    for (const DeviceSpec* blackwell : {&b200, &gb200}) {
+        EXPECT_FALSE(blackwell->measured_attention(AttentionKernel::flash3)) << blackwell->name;
+    }
+}
+
 }  // namespace
 }  // namespace pipewright
 

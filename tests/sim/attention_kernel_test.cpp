@@ -118,8 +118,17 @@ TEST(AttentionKernel, ADeviceWithoutTheKernelsRateIsRefusedInWords) {
               "measured rate on node0/c0/gpu0 (A100-80GB); use \"flash2\", or devices the "
               "catalog measured it on (H100-SXM, H100-PCIe, H800, H200)");
     (void)testing::analyzed_json(decoder("A100-80GB", "flash2"));
-    (void)testing::analyzed_json(decoder("B200", "flash2"));
+    (void)testing::analyzed_json(decoder("MI300X", "flash2"));
     (void)testing::analyzed_json(decoder("A100-80GB", "flash3", false));
+    // Blackwell runs cuDNN's kernel and FlashAttention-2, not FlashAttention-3.
+    (void)testing::analyzed_json(decoder("B200", "cudnn"));
+    Diagnostics blackwell;
+    const auto fa3 = project_from_json(decoder("B200", "flash3"), blackwell);
+    ASSERT_TRUE(fa3) << blackwell.format();
+    EXPECT_FALSE(analyze_project(*fa3, {}, blackwell));
+    EXPECT_NE(blackwell.format().find("no measured rate on node0/c0/gpu0 (B200)"),
+              std::string::npos)
+        << blackwell.format();
 }
 
 // The Costs line: the measured share where there is one, the fallback said
@@ -128,8 +137,11 @@ TEST(AttentionKernel, TheCostsLineSaysWhichRatePricedTheAttention) {
     EXPECT_EQ(attention_kernel_note(testing::analyzed_json(decoder("H100-SXM", "flash3"))),
               "flash attention: FlashAttention-3 at 62 % / 57 % of H100-SXM's peak (forward / "
               "backward)");
-    EXPECT_EQ(attention_kernel_note(testing::analyzed_json(decoder("B200", "flash2"))),
-              "flash attention: FlashAttention-2 not measured on B200: priced at 65 % / 47 % of "
+    EXPECT_EQ(attention_kernel_note(testing::analyzed_json(decoder("B200", "cudnn"))),
+              "flash attention: cuDNN fused attention at 59 % / 48 % of B200's peak (forward / "
+              "backward)");
+    EXPECT_EQ(attention_kernel_note(testing::analyzed_json(decoder("MI300X", "flash2"))),
+              "flash attention: FlashAttention-2 not measured on MI300X: priced at 43 % / 31 % of "
               "its peak, the A100's share of the matmul rate");
     EXPECT_EQ(attention_kernel_note(testing::analyzed_json(decoder("H100-SXM", "flash3", false))),
               "");
