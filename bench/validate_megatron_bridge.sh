@@ -1,0 +1,107 @@
+#!/usr/bin/env bash
+# Checks `pipewright simulate` against Megatron-Bridge's published
+# pre-training speeds of Llama 3 8B on one node of eight GPUs: DGX-B200,
+# DGX-GB200 and DGX-H100, FP8 with per-tensor current scaling (NVIDIA-NeMo/
+# Megatron-Bridge, Apache-2.0, docs/performance-summary.md, the 25.11 and
+# 25.09 NeMo containers; the layouts from the recipes'
+# scripts/performance/configs/llama/llama3_workload_base_configs.py).
+# Settings chosen from the recipes before comparing: 8,192 tokens, global
+# batch 128, no tensor, pipeline or context parallelism; the Blackwell rows
+# micro-batches of 2 with the distributed optimizer (ZeRO-1), the H100 row
+# micro-batches of 1 under Megatron's FSDP (ZeRO-3); TransformerEngine's
+# attention (cuDNN's fused kernel); the blocks' GEMMs in FP8, the rest in
+# bfloat16; AdamW. Not modelled: the H100 recipe recomputes 5 of the 32
+# blocks, and the Blackwell recipes capture the iteration in CUDA graphs
+# (the simulation has no host time to save).
+# Builds nothing; writes one project per row into a temporary folder,
+# simulates them and prints a markdown table (docs/validation.md).
+#
+#   PIPEWRIGHT=build/release/cli/pipewright bench/validate_megatron_bridge.sh
+#
+# Settings (environment):
+#   PIPEWRIGHT   the pipewright binary (default build/release/cli/pipewright,
+#                else `pipewright` on the PATH)
+#   OUT          folder for the generated projects (default a new folder under
+#                /tmp)
+set -euo pipefail
+
+source "$(dirname "$0")/validation_common.sh" megatron-bridge
+
+PIPEWRIGHT=$PIPEWRIGHT OUT=$OUT BENCH="$here" python3 - <<'PYTHON'
+import json
+import os
+import sys
+
+sys.path.insert(0, os.environ["BENCH"])
+from validation_common import device, dgx_topology, print_row, simulate_json, write_project  # noqa: E402
+
+PW = os.environ["PIPEWRIGHT"]
+OUT = os.environ["OUT"]
+GPUS = 8
+SEQUENCE = 8192
+BATCH = 128
+EXAMPLE = os.path.join(os.environ["BENCH"], "..", "assets", "examples",
+                       "llama3.1-8b-h100-node.json")
+
+# (system, catalog device, NVLink GB/s each way per GPU, micro-batch, ZeRO
+#  stage, published tokens/s per GPU in the 25.11 and 25.09 containers).
+ROWS = [
+    ("DGX-B200", "B200", 900, 2, 1, 30624, 29994),
+    ("DGX-GB200", "GB200", 900, 2, 1, 31508, 31357),
+    ("DGX-H100", "H100-SXM", 450, 1, 3, 14451, 14079),
+]
+
+
+def project(name, spec, nvlink, micro, zero, kernel, dtype):
+    with open(EXAMPLE) as f:
+        model = json.load(f)["model"]
+    names = [layer["name"] for layer in model["layers"]]
+    topology = dgx_topology(GPUS, spec, 400)
+    topology["links"]["intra_container"]["bandwidth_GBps"] = nvlink
+    j = {
+        "format": "pipewright-project",
+        "version": 1,
+        "model": model,
+        "topology": topology,
+        # One stage a replica: gradient accumulation over the micro-batches.
+        "placement": [{"device": device(0), "layers": {"from": names[0], "to": names[-1]}}],
+        "training": {"batch_size": BATCH, "microbatch_size": micro, "schedule": "1f1b",
+                     "dtype": dtype, "attention_kernel": kernel,
+                     "optimizer": {"type": "adamw", "lr": 3e-4, "weight_decay": 0.1},
+                     "steps": 10, "seed": 0},
+        "data_parallel": {"size": GPUS, "zero_stage": zero},
+    }
+    return write_project(OUT, name, j)
+
+
+def tokens_per_gpu(result):
+    return BATCH * SEQUENCE / result["iteration_time_s"] / GPUS
+
+
+print(f"Pipewright: {PW}")
+print(f"Projects:   {OUT}")
+print("Costs:      kernel model; Llama 3 8B, 8,192 tokens, global batch 128 on 8 GPUs")
+print()
+print("| system | micro-batch × accumulated | ZeRO | published tokens/s per GPU (25.11; 25.09) "
+      "| simulated, FP8 with cuDNN attention | simulated / published (25.11) | iteration "
+      "| peak memory | FP8 with FlashAttention-2 | bfloat16 with cuDNN attention |")
+print("|---|---|---|---|---|---|---|---|---|---|")
+for system, spec, nvlink, micro, zero, published, earlier in ROWS:
+    cells = [system, f"{micro} × {BATCH // (GPUS * micro)}", str(zero),
+             f"{published:,}; {earlier:,}"]
+    result, error = simulate_json(
+        PW, project(f"{spec}-fp8-cudnn", spec, nvlink, micro, zero, "cudnn", "float8"))
+    if result is None:
+        print_row(cells + [error] + ["—"] * 5)
+        continue
+    simulated = tokens_per_gpu(result)
+    peak = max(d["peak_memory_bytes"] for d in result["devices"]) / 2**30
+    cells += [f"{simulated:,.0f}", f"{simulated / published:.2f}",
+              f"{result['iteration_time_s']:.2f} s",
+              f"{peak:.1f} GiB" + ("" if result["all_fit"] else " (does not fit)")]
+    for kernel, dtype in (("flash2", "float8"), ("cudnn", "bfloat16")):
+        other, error = simulate_json(
+            PW, project(f"{spec}-{dtype}-{kernel}", spec, nvlink, micro, zero, kernel, dtype))
+        cells.append(f"{tokens_per_gpu(other):,.0f}" if other else error)
+    print_row(cells)
+PYTHON
