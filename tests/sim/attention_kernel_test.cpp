@@ -62,7 +62,7 @@ const Kernel& find(const std::vector<Kernel>& kernels, KernelKind kind) {
 TEST(AttentionKernel, AFlashKernelRunsAtItsImplementationsMeasuredRate) {
     const DeviceSpec& h100 = *DeviceCatalog::builtin().find("H100-SXM");
     for (const auto& [name, forward, backward] :
-         {std::tuple{"flash2", 0.34, 0.33}, {"cudnn", 0.54, 0.52}, {"flash3", 0.62, 0.57}}) {
+         {std::tuple{"flash2", 0.34, 0.33}, {"cudnn", 0.68, 0.59}, {"flash3", 0.62, 0.57}}) {
         SCOPED_TRACE(name);
         const AnalyzedProject p = testing::analyzed_json(decoder("H100-SXM", name));
         const LayerKernels k = project_layer_kernels(p, 1);
@@ -78,13 +78,14 @@ TEST(AttentionKernel, AFlashKernelRunsAtItsImplementationsMeasuredRate) {
 }
 
 // The same model on the same GPUs: only the attention kernels' times
-// differ, so FlashAttention-3 is the fastest iteration and -2 the slowest,
-// each stage's forward apart by exactly its attention kernel's difference.
+// differ, so the iterations follow the kernels' rates on an H100 (cuDNN 9.19
+// ahead of FlashAttention-3, FlashAttention-2 the slowest), each stage's
+// forward apart by exactly its attention kernel's difference.
 TEST(AttentionKernel, TheKernelChosenMovesOnlyTheAttentionsTime) {
     const DeviceSpec& h100 = *DeviceCatalog::builtin().find("H100-SXM");
     double previous = 0;
     LayerCost fa2;
-    for (const char* name : {"flash3", "cudnn", "flash2"}) {
+    for (const char* name : {"cudnn", "flash3", "flash2"}) {
         SCOPED_TRACE(name);
         const AnalyzedProject p = testing::analyzed_json(decoder("H100-SXM", name));
         const double iteration = simulate_project(p, {}, Recording::summary).iteration_time_s;
