@@ -127,7 +127,8 @@ TEST(AttentionKernel, ADeviceWithoutTheKernelsRateIsRefusedInWords) {
     const auto fa3 = project_from_json(decoder("B200", "flash3"), blackwell);
     ASSERT_TRUE(fa3) << blackwell.format();
     EXPECT_FALSE(analyze_project(*fa3, {}, blackwell));
-    EXPECT_NE(blackwell.format().find("no measured rate on node0/c0/gpu0 (B200)"),
+    EXPECT_NE(blackwell.format().find("no measured rate on node0/c0/gpu0 (B200); use \"cudnn\" "
+                                      "(measured on B200) or \"flash2\""),
               std::string::npos)
         << blackwell.format();
 }

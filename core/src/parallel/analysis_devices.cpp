@@ -287,11 +287,22 @@ void check_attention_kernel(const Project& p, const DeviceCatalog& catalog,
     if (!without) {
         return;
     }
+    // The other fused kernel, where this device has its rate (cuDNN's on
+    // Blackwell for FlashAttention-3), before the one that prices anywhere.
+    std::string instead = "\"flash2\"";
+    if (const DeviceSpec* spec = catalog.find(without->spec)) {
+        for (const AttentionKernel other : {AttentionKernel::cudnn, AttentionKernel::flash3}) {
+            if (other != kernel && spec->measured_attention(other)) {
+                instead = "\"" + std::string(to_string(other)) + "\" (measured on " +
+                          without->spec + ") or " + instead;
+            }
+        }
+    }
     d.add("training.attention_kernel",
           std::string(display_name(kernel)) +
               (kernel == AttentionKernel::flash3 ? " runs on Hopper GPUs only and" : "") +
-              " has no measured rate on " + without->path + " (" + without->spec +
-              "); use \"flash2\"" +
+              " has no measured rate on " + without->path + " (" + without->spec + "); use " +
+              instead +
               (without->catalog_with.empty() ? std::string()
                                              : ", or devices the catalog measured it on (" +
                                                    join(without->catalog_with) + ")"));
