@@ -28,9 +28,9 @@ struct TransferStamps {
 // Then, per size, the receives a run takes once their message is in: rank 1
 // keeps one receive posted ahead, as a run's channel does; once rank 0's send
 // has completed, rank 1 computes (spins) a while as the message lands, then
-// posts the next receive and takes the one that came in, and times the two (a run's RECV
-// whose data came while the rank computed: 15-25 µs in runs here, where a
-// link's fit would say nothing). Fills this rank's part of `stamps`.
+// posts the next receive, takes the one that came in, and times the two (a
+// run's RECV whose data came while the rank computed: 15-28 µs in runs here,
+// where a link's fit would say nothing). Fills this rank's part of `stamps`.
 void run_transfer_programme(Transport& t, const std::vector<std::int64_t>& sizes, int repeats,
                             TransferStamps& stamps);
 
