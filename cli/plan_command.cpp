@@ -368,10 +368,7 @@ int run_plan(const PlanArgs& args, std::ostream& out, std::ostream& err) {
             if (auto host = host_pace_warning(*planned, stage_kernels(*planned, *costs))) {
                 err << "pipewright: warning: the planned layout: " << *host << '\n';
             }
-            // Under --efficiency no kernel is priced.
-            if (!costs->flat_efficiency) {
-                cost_words = attention_kernel_note(*planned);
-            }
+            cost_words = attention_kernel_note(*planned, *costs);
         }
     }
     if (args.apply) {

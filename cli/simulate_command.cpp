@@ -287,8 +287,7 @@ int run_simulate(const SimulateArgs& args, std::ostream& out, std::ostream& err)
     };
     add_source(describe_calibrations(cost_inputs));
     add_source(uncalibrated_cpu_note(*project, costs));
-    // Under --efficiency no kernel is priced.
-    add_source(costs.flat_efficiency ? std::string() : attention_kernel_note(*project));
+    add_source(attention_kernel_note(*project, costs));
     SimulationReport report;
     try {
         // Only the trace and the timeline files need every action's times.

@@ -15,9 +15,9 @@ std::string percent(double fraction) {
 
 }  // namespace
 
-std::string attention_kernel_note(const AnalyzedProject& project) {
+std::string attention_kernel_note(const AnalyzedProject& project, const CostModelOptions& costs) {
     const Project& p = project.project;
-    if (!any_flash_attention(p.model.layers)) {
+    if (costs.flat_efficiency || !any_flash_attention(p.model.layers)) {
         return {};
     }
     const AttentionKernel kernel = p.training.attention_kernel;

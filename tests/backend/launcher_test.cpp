@@ -282,6 +282,31 @@ TEST(Launcher, DataParallelRunsRefuseZeroTwoAndThreeInWords) {
 // Mixtures of experts, latent attention, sliding windows, query and key
 // norms and post-norms are priced by the simulator only: a run refuses
 // them, naming the field, before any worker starts.
+// One transformer block on one device of `spec` ("dev0"), with `block` and
+// `training` added to its layer and its training settings.
+nlohmann::json one_block_project(const std::string& spec, const nlohmann::json& block,
+                                 const nlohmann::json& training) {
+    nlohmann::json layer = {
+        {"name", "block"}, {"type", "transformer_block"}, {"hidden", 64}, {"heads", 4}};
+    layer.update(block);
+    nlohmann::json settings = {{"batch_size", 4}, {"microbatches", 1}, {"schedule", "gpipe"}};
+    settings.update(training);
+    return {{"format", "pipewright-project"},
+            {"version", 1},
+            {"model",
+             {{"name", "block"},
+              {"input", {{"shape", {8, 64}}, {"dtype", "float32"}}},
+              {"loss", "mse"},
+              {"layers", {layer}}}},
+            {"topology",
+             {{"nodes",
+               {{{"name", "node0"},
+                 {"containers",
+                  {{{"name", "c0"}, {"devices", {{{"name", "dev0"}, {"spec", spec}}}}}}}}}}}},
+            {"placement", {{{"device", "node0/c0/dev0"}, {"layers", {"block"}}}}},
+            {"training", settings}};
+}
+
 TEST(Launcher, BlocksTheBackendDoesNotBuildAreRefusedInWords) {
     const auto dir = temp_dir("unbuilt-blocks");
     const nlohmann::json latent = {{"kv_lora_rank", 16}, {"qkv_bias", false}};
@@ -293,24 +318,7 @@ TEST(Launcher, BlocksTheBackendDoesNotBuildAreRefusedInWords) {
           std::tuple{window, "model.layers[0].sliding_window", "a sliding attention window"},
           std::tuple{qk, "model.layers[0].qk_norm", "a query and key norm"},
           std::tuple{post, "model.layers[0].post_norms", "a block with post-norms"}}) {
-        nlohmann::json block = {
-            {"name", "block"}, {"type", "transformer_block"}, {"hidden", 64}, {"heads", 4}};
-        block.update(extra);
-        const nlohmann::json project = {
-            {"format", "pipewright-project"},
-            {"version", 1},
-            {"model",
-             {{"name", "unbuilt"},
-              {"input", {{"shape", {8, 64}}, {"dtype", "float32"}}},
-              {"loss", "mse"},
-              {"layers", {block}}}},
-            {"topology",
-             {{"nodes",
-               {{{"name", "node0"},
-                 {"containers",
-                  {{{"name", "c0"}, {"devices", {{{"name", "cpu0"}, {"spec", "cpu"}}}}}}}}}}}},
-            {"placement", {{{"device", "node0/c0/cpu0"}, {"layers", {"block"}}}}},
-            {"training", {{"batch_size", 4}, {"microbatches", 1}, {"schedule", "gpipe"}}}};
+        const nlohmann::json project = one_block_project("cpu", extra, nlohmann::json::object());
         const auto path = dir / (std::string(field).substr(16) + ".json");
         std::ofstream(path) << project.dump(2);
         const auto out = dir / (std::string(field).substr(16) + "-run");
@@ -324,8 +332,6 @@ TEST(Launcher, BlocksTheBackendDoesNotBuildAreRefusedInWords) {
     fs::remove_all(dir);
 }
 
-// The backend's Torch has no FP8 tensors: a float8 project is simulated,
-// not trained as something else.
 // A project that describes another framework's gradient accumulation runs
 // as Pipewright's runs accumulate, and says so.
 TEST(Launcher, AnotherFrameworksGradientAccumulationIsNotedInWords) {
@@ -344,36 +350,12 @@ TEST(Launcher, AnotherFrameworksGradientAccumulationIsNotedInWords) {
     fs::remove_all(dir);
 }
 
-// One transformer block on one H100, with `block` and `training` added to
-// its layer and its training settings.
-nlohmann::json one_block_on_an_h100(const nlohmann::json& block, const nlohmann::json& training) {
-    nlohmann::json layer = {
-        {"name", "block"}, {"type", "transformer_block"}, {"hidden", 64}, {"heads", 4}};
-    layer.update(block);
-    nlohmann::json settings = {{"batch_size", 4}, {"microbatches", 1}, {"schedule", "gpipe"}};
-    settings.update(training);
-    return {{"format", "pipewright-project"},
-            {"version", 1},
-            {"model",
-             {{"name", "block"},
-              {"input", {{"shape", {8, 64}}, {"dtype", "float32"}}},
-              {"loss", "mse"},
-              {"layers", {layer}}}},
-            {"topology",
-             {{"nodes",
-               {{{"name", "node0"},
-                 {"containers",
-                  {{{"name", "c0"}, {"devices", {{{"name", "gpu0"}, {"spec", "H100-SXM"}}}}}}}}}}}},
-            {"placement", {{{"device", "node0/c0/gpu0"}, {"layers", {"block"}}}}},
-            {"training", settings}};
-}
-
 // training.attention_kernel prices a GPU framework's fused kernel; a run
 // says that it computes attention with LibTorch's instead.
 TEST(Launcher, AnotherFrameworksAttentionKernelIsNotedInWords) {
     const auto dir = temp_dir("attention-kernel");
-    const nlohmann::json project =
-        one_block_on_an_h100({{"flash_attention", true}}, {{"attention_kernel", "flash3"}});
+    const nlohmann::json project = one_block_project("H100-SXM", {{"flash_attention", true}},
+                                                     {{"attention_kernel", "flash3"}});
     const auto path = dir / "flash.json";
     std::ofstream(path) << project.dump(2);
     const auto r = run_cli(
@@ -387,10 +369,12 @@ TEST(Launcher, AnotherFrameworksAttentionKernelIsNotedInWords) {
     fs::remove_all(dir);
 }
 
+// The backend's Torch has no FP8 tensors: a float8 project is simulated,
+// not trained as something else.
 TEST(Launcher, Float8IsRefusedInWordsBeforeAnyWorkerStarts) {
     const auto dir = temp_dir("float8");
     const nlohmann::json project =
-        one_block_on_an_h100(nlohmann::json::object(), {{"dtype", "float8"}});
+        one_block_project("H100-SXM", nlohmann::json::object(), {{"dtype", "float8"}});
     const auto path = dir / "fp8.json";
     std::ofstream(path) << project.dump(2);
     const auto out = dir / "fp8-run";

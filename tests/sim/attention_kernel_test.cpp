@@ -147,6 +147,11 @@ TEST(AttentionKernel, TheCostsLineSaysWhichRatePricedTheAttention) {
               "its peak, the A100's share of the matmul rate");
     EXPECT_EQ(attention_kernel_note(testing::analyzed_json(decoder("H100-SXM", "flash3", false))),
               "");
+    // The flat model prices no kernel: nothing to say.
+    CostModelOptions flat;
+    flat.flat_efficiency = 0.5;
+    EXPECT_EQ(attention_kernel_note(testing::analyzed_json(decoder("H100-SXM", "flash3")), flat),
+              "");
 }
 
 // A kernel named for a model without flash attention changes nothing, and

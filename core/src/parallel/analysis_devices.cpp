@@ -230,11 +230,11 @@ void resolve_replicas(const Project& p, const AnalysisOptions& o, const DeviceCa
 namespace {
 
 // The first device of the layout whose figures lack what `has` asks for
-// (its path and spec), and the catalog's devices that have it: what a
+// (its path and figures), and the catalog's devices that have it: what a
 // refusal names.
 struct DeviceWithout {
     std::string path;
-    std::string spec;
+    const DeviceSpec* spec = nullptr;
     std::vector<std::string> catalog_with;
 };
 
@@ -247,7 +247,7 @@ std::optional<DeviceWithout> first_device_without(
             if (spec.name.empty() || has(spec)) {  // unnamed: reported with the topology
                 continue;
             }
-            DeviceWithout found{out.replicas[r][k].path, spec.name, {}};
+            DeviceWithout found{out.replicas[r][k].path, &spec, {}};
             for (const DeviceSpec& s : catalog.specs()) {
                 if (has(s)) {
                     found.catalog_with.push_back(s.name);
@@ -270,7 +270,7 @@ void check_precision(const Project& p, const DeviceCatalog& catalog, const Analy
         first_device_without(out, catalog, [](const DeviceSpec& s) { return s.fp8_flops > 0; });
     if (without) {
         d.add("training.dtype", "float8 runs the blocks' GEMMs on FP8 tensor cores, which " +
-                                    without->path + " (" + without->spec +
+                                    without->path + " (" + without->spec->name +
                                     ") does not have; use bfloat16, or devices with FP8 (" +
                                     join(without->catalog_with) + ")");
     }
@@ -289,20 +289,18 @@ void check_attention_kernel(const Project& p, const DeviceCatalog& catalog,
     }
     // The other fused kernel, where this device has its rate (cuDNN's on
     // Blackwell for FlashAttention-3), before the one that prices anywhere.
+    const DeviceSpec& spec = *without->spec;
     std::string instead = "\"flash2\"";
-    if (const DeviceSpec* spec = catalog.find(without->spec)) {
-        for (const AttentionKernel other : {AttentionKernel::cudnn, AttentionKernel::flash3}) {
-            if (other != kernel && spec->measured_attention(other)) {
-                instead = "\"" + std::string(to_string(other)) + "\" (measured on " +
-                          without->spec + ") or " + instead;
-            }
+    for (const AttentionKernel other : {AttentionKernel::cudnn, AttentionKernel::flash3}) {
+        if (other != kernel && spec.measured_attention(other)) {
+            instead = "\"" + std::string(to_string(other)) + "\" (measured on " + spec.name +
+                      ") or " + instead;
         }
     }
     d.add("training.attention_kernel",
           std::string(display_name(kernel)) +
               (kernel == AttentionKernel::flash3 ? " runs on Hopper GPUs only and" : "") +
-              " has no measured rate on " + without->path + " (" + without->spec + "); use " +
-              instead +
+              " has no measured rate on " + without->path + " (" + spec.name + "); use " + instead +
               (without->catalog_with.empty() ? std::string()
                                              : ", or devices the catalog measured it on (" +
                                                    join(without->catalog_with) + ")"));

@@ -52,7 +52,7 @@ SimulationResult simulate_now(const Project& project, const std::string& base_di
         result.layout = std::make_shared<const TimelineLayout>(result.report->timeline);
         result.kernels = stage_kernels(*analyzed, costs);
         result.host_pace = host_pace_warning(*analyzed, result.kernels).value_or("");
-        result.attention = costs.flat_efficiency ? std::string() : attention_kernel_note(*analyzed);
+        result.attention = attention_kernel_note(*analyzed, costs);
     } catch (const InputError& e) {
         result.diagnostics.append(e.diagnostics());
     } catch (const std::bad_alloc&) {
