@@ -1,10 +1,11 @@
 // Checks the kernel cost model's GEMM pricing against measured GEMM
-// throughput: XLA's table of H100 GEMMs by shape (bench/data/, Apache-2.0,
-// The OpenXLA Authors). Kernel-level data, none of it used to choose the
+// throughput: XLA's tables of H100 and B200 GEMMs by shape (bench/data/,
+// Apache-2.0, The OpenXLA Authors; dtype bf16, f32 or fp8). Kernel-level data, none of it used to choose the
 // model's constants. Prints, per size class, the median and the spread of
 // predicted / measured time.
 //
 //   gemm_model_check bench/data/xla_matmul_h100.csv H100-SXM
+//   gemm_model_check bench/data/xla_matmul_b200_fp8.csv B200
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -59,10 +60,14 @@ int main(int argc, char** argv) {
         const double b = std::stod(cells[0]), m = std::stod(cells[1]), n = std::stod(cells[2]),
                      k = std::stod(cells[3]), measured_flops = std::stod(cells[5]);
         const std::string& dtype = cells[4];
-        // XLA's "f32" GEMMs run on TF32 tensor cores (they exceed the FP32 peak).
-        const DType t = dtype == "bf16" ? DType::bfloat16 : DType::float32;
+        // XLA's "f32" GEMMs run on TF32 tensor cores (they exceed the FP32
+        // peak); its "fp8" ones take FP8 operands and write bfloat16, as an
+        // FP8 linear layer's GEMMs do.
+        const bool fp8 = dtype == "fp8";
+        const DType t = dtype == "f32" ? DType::float32 : DType::bfloat16;
         Kernel g = gemm_kernel("gemm", b, m, n, k, dtype_bytes(t));
         g.tf32 = dtype == "f32";
+        g.fp8 = fp8;
         const double predicted = kernel_time(g, *device, t).seconds;
         const double measured = g.flops / measured_flops;
         const int decade = static_cast<int>(std::floor(std::log10(g.flops)));
