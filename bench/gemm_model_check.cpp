@@ -1,8 +1,8 @@
 // Checks the kernel cost model's GEMM pricing against measured GEMM
 // throughput: XLA's tables of H100 and B200 GEMMs by shape (bench/data/,
-// Apache-2.0, The OpenXLA Authors; dtype bf16, f32 or fp8). Kernel-level data, none of it used to choose the
-// model's constants. Prints, per size class, the median and the spread of
-// predicted / measured time.
+// Apache-2.0, The OpenXLA Authors; dtype bf16, f32 or fp8). Kernel-level data, none of it used to
+// choose the model's constants. Prints, per size class, the median and the spread of predicted /
+// measured time.
 //
 //   gemm_model_check bench/data/xla_matmul_h100.csv H100-SXM
 //   gemm_model_check bench/data/xla_matmul_b200_fp8.csv B200
