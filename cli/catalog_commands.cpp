@@ -86,6 +86,9 @@ int list_devices(const CatalogArgs& args, std::ostream& out) {
                             {"matmul_efficiency", s.matmul_efficiency},
                             {"memory_efficiency", s.memory_efficiency},
                             {"kernel_overhead_us", s.kernel_overhead_s * 1e6},
+                            {"gemm_overhead_us", (s.gemm_overhead_s > 0 ? s.gemm_overhead_s
+                                                                        : s.kernel_overhead_s) *
+                                                     1e6},
                             {"attention_efficiency", attention}});
         }
         out << list.dump(2) << '\n';

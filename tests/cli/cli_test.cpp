@@ -440,6 +440,12 @@ TEST(Cli, ListsSchedulesDevicesAndLayers) {
     EXPECT_DOUBLE_EQ((*h100)["peak_tflops"]["float8"].get<double>(), 1979);
     EXPECT_DOUBLE_EQ((*h100)["attention_efficiency"]["flash3"]["forward"].get<double>(), 0.62);
     EXPECT_DOUBLE_EQ((*h100)["kernel_overhead_us"].get<double>(), 3);
+    EXPECT_DOUBLE_EQ((*h100)["gemm_overhead_us"].get<double>(), 5);
+    // A device that measured no GEMM prices them at the launch.
+    const auto a100 = std::find_if(devices.begin(), devices.end(),
+                                   [](const nlohmann::json& d) { return d["name"] == "A100-80GB"; });
+    ASSERT_NE(a100, devices.end());
+    EXPECT_DOUBLE_EQ((*a100)["gemm_overhead_us"].get<double>(), 3);
     auto layers = nlohmann::json::parse(run_cli({"layers", "--json"}).out);
     EXPECT_EQ(layers.size(), 14u);
 }

@@ -140,6 +140,7 @@ TEST(DeviceCatalog, FromJsonReadsFieldsAndDefaults) {
     cpu["memory_bandwidth_GBps"] = 99.5;
     json custom = a_device("K");
     custom["kernel_overhead_us"] = 12;
+    custom["gemm_overhead_us"] = 20;
     const DeviceCatalog c = DeviceCatalog::from_json(catalog_with({gpu, cpu, custom}));
     EXPECT_EQ(c.names(), (std::vector<std::string>{"G", "C", "K"}));
     const DeviceSpec& g = c.specs()[0];
@@ -148,6 +149,7 @@ TEST(DeviceCatalog, FromJsonReadsFieldsAndDefaults) {
     EXPECT_EQ(g.memory_bytes, gib(16));
     EXPECT_EQ(g.memory_bandwidth_GBps, 0.0);
     EXPECT_DOUBLE_EQ(g.kernel_overhead_s, 3e-6);
+    EXPECT_EQ(g.gemm_overhead_s, 0.0);  // GEMMs pay the launch
     EXPECT_DOUBLE_EQ(g.flops_for(DType::float16), 40e12);
     const DeviceSpec& h = c.specs()[1];
     EXPECT_EQ(h.kind, "cpu");
@@ -155,6 +157,7 @@ TEST(DeviceCatalog, FromJsonReadsFieldsAndDefaults) {
     EXPECT_EQ(h.memory_bandwidth_GBps, 99.5);
     EXPECT_DOUBLE_EQ(h.kernel_overhead_s, 2e-6);
     EXPECT_DOUBLE_EQ(c.specs()[2].kernel_overhead_s, 12e-6);
+    EXPECT_DOUBLE_EQ(c.specs()[2].gemm_overhead_s, 20e-6);
 }
 
 TEST(DeviceCatalog, RejectsADuplicateName) {
@@ -205,12 +208,15 @@ TEST(DeviceCatalog, ReportsEveryProblemAtOnce) {
     nameless.erase("name");
     json no_peaks = a_device("E");
     no_peaks.erase("peak_tflops");
-    const Diagnostics d = rejection(catalog_with({a, b, c, nameless, no_peaks}));
+    json gemm = a_device("F");
+    gemm["gemm_overhead_us"] = -5;
+    const Diagnostics d = rejection(catalog_with({a, b, c, nameless, no_peaks, gemm}));
     EXPECT_TRUE(has_path(d, "devices[0].memory_GiB"));
     EXPECT_TRUE(has_path(d, "devices[1].peak_tflops.float32"));
     EXPECT_TRUE(has_path(d, "devices[2].kernel_overhead_us"));
     EXPECT_TRUE(has_path(d, "devices[3].name"));
     EXPECT_TRUE(has_path(d, "devices[4].peak_tflops"));
+    EXPECT_TRUE(has_path(d, "devices[5].gemm_overhead_us"));
 }
 
 TEST(DeviceCatalog, RejectsTheWrongDocument) {
@@ -372,6 +378,21 @@ TEST(DeviceCatalog, EveryBuiltinGpuHasItsSmsAndBandwidth) {
     }
     EXPECT_EQ(DeviceCatalog::builtin().find("A100-80GB")->sm_count, 108);
     EXPECT_DOUBLE_EQ(DeviceCatalog::builtin().find("H100-SXM")->fp8_flops, 1979e12);
+}
+
+// XLA's measured GEMM table times a 256³ GEMM at 4.99 µs on an H100 and
+// 4.96 µs on a B200 (docs/simulator.md): the Hopper and Blackwell chips'
+// GEMMs cost 5 µs at least; the devices nothing measured keep the launch.
+TEST(DeviceCatalog, HopperAndBlackwellGemmsCostTheSmallestMeasuredGemmsTime) {
+    const DeviceCatalog& c = DeviceCatalog::builtin();
+    for (const char* name : {"H100-SXM", "H100-PCIe", "H800", "H200", "B200", "GB200"}) {
+        SCOPED_TRACE(name);
+        EXPECT_DOUBLE_EQ(c.find(name)->gemm_overhead_s, 5e-6);
+    }
+    for (const char* name : {"A100-80GB", "V100-32GB", "MI300X", "cpu"}) {
+        SCOPED_TRACE(name);
+        EXPECT_EQ(c.find(name)->gemm_overhead_s, 0.0);
+    }
 }
 
 // The measured large-GEMM rate over the dense BF16 peak ("Maximum Achievable

@@ -249,6 +249,29 @@ TEST(KernelCost, AMemoryBoundKernelCostsItsBytesOverTheAchievableBandwidth) {
     EXPECT_EQ(kernel_time(Kernel{}, d, DType::bfloat16).seconds, 0);
 }
 
+// Where the catalog measured the smallest GEMM's time, every GEMM pays it
+// as its fixed cost in place of an empty kernel's launch; other kernels
+// keep the launch.
+TEST(KernelCost, AGemmPaysTheSmallestMeasuredGemmsTimeWhereTheCatalogHasIt) {
+    DeviceSpec d = plain_gpu();
+    const Kernel tiny = gemm(256, 256, 256);
+    Kernel norm;
+    norm.name = "layernorm";
+    norm.kind = KernelKind::memory;
+    norm.bytes = 1e6;
+    const double gemm_before = kernel_time(tiny, d, DType::bfloat16).seconds;
+    const double norm_before = kernel_time(norm, d, DType::bfloat16).seconds;
+    d.gemm_overhead_s = 5e-6;
+    EXPECT_NEAR(kernel_time(tiny, d, DType::bfloat16).seconds - gemm_before, 2e-6, 1e-15);
+    EXPECT_DOUBLE_EQ(kernel_time(norm, d, DType::bfloat16).seconds, norm_before);
+    // A GEMM with nothing to do still launches nothing.
+    Kernel empty = tiny;
+    empty.flops = 0;
+    empty.executed_flops = 0;
+    empty.bytes = 0;
+    EXPECT_EQ(kernel_time(empty, d, DType::bfloat16).seconds, 0);
+}
+
 // The roofline: a large square GEMM runs at the measured large-GEMM rate;
 // one with a depth of 16 is limited by its bytes instead.
 TEST(KernelCost, AGemmRunsAtTheMatmulRateOrItsBytesWhicheverIsSlower) {

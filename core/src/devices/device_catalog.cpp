@@ -74,8 +74,9 @@ void read_attention_efficiency(const JsonObject& d, DeviceSpec& spec) {
 std::optional<DeviceSpec> read_spec(const JsonObject& d) {
     DeviceSpec spec;
     d.reject_unknown({"name", "kind", "description", "memory_GiB", "memory_bandwidth_GBps",
-                      "kernel_overhead_us", "peak_tflops", "sm_count", "l2_bandwidth_GBps",
-                      "matmul_efficiency", "memory_efficiency", "attention_efficiency"});
+                      "kernel_overhead_us", "gemm_overhead_us", "peak_tflops", "sm_count",
+                      "l2_bandwidth_GBps", "matmul_efficiency", "memory_efficiency",
+                      "attention_efficiency"});
     const auto name = d.string("name", kRequired);
     spec.kind =
         d.one_of<std::string>("kind", kOptional, {{"gpu", "gpu"}, {"cpu", "cpu"}}).value_or("gpu");
@@ -89,6 +90,7 @@ std::optional<DeviceSpec> read_spec(const JsonObject& d) {
     spec.kernel_overhead_s = d.number("kernel_overhead_us", kOptional, {0, 1e9})
                                  .value_or(spec.kind == "cpu" ? 2.0 : 3.0) *
                              1e-6;
+    spec.gemm_overhead_s = d.number("gemm_overhead_us", kOptional, {0, 1e9}).value_or(0.0) * 1e-6;
     spec.sm_count = static_cast<int>(d.integer("sm_count", kOptional, 0, 1 << 20).value_or(0));
     spec.l2_bandwidth_GBps = d.number("l2_bandwidth_GBps", kOptional, {0, 1e9}).value_or(0.0);
     spec.matmul_efficiency =

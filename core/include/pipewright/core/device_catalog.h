@@ -56,6 +56,10 @@ struct DeviceSpec {
     // Fixed cost of launching one kernel, which dominates small layers;
     // "kernel_overhead_us" in the catalog.
     double kernel_overhead_s = 0;
+    // A GEMM's fixed cost where it was measured ("gemm_overhead_us"): the
+    // time the smallest GEMM takes on the device, which sets up and drains
+    // its tiles' pipeline besides being launched. 0: kernel_overhead_s.
+    double gemm_overhead_s = 0;
     // Measured rates of fused attention kernels ("attention_efficiency" in
     // the catalog); attention_rate() falls back for FlashAttention-2.
     std::map<AttentionKernel, AttentionEfficiency> attention_efficiency;
