@@ -96,6 +96,9 @@ std::pair<double, GemmTiling> attention_compute(const Kernel& k, const DeviceSpe
 
 KernelTime kernel_time(const Kernel& k, const DeviceSpec& d, DType dtype) {
     KernelTime t;
+    if (k.kind == KernelKind::memory && k.fp8 && d.fp8_flops <= 0) {
+        return t;  // no FP8 GEMMs here: nothing is quantized
+    }
     const double element_bytes = dtype_bytes(dtype);
     const double bandwidth = memory_rate(d);
     t.memory_s = bandwidth > 0 ? k.bytes / bandwidth : 0;

@@ -24,7 +24,9 @@
 
 #include <algorithm>
 #include <cmath>
+#include <string_view>
 #include <utility>
+#include <vector>
 
 #include "kernel_lowering.h"
 #include "pipewright/core/transformer_dims.h"
@@ -67,17 +69,75 @@ namespace {
 // FP8 training as TransformerEngine and DeepSeek-V3 run it: the GEMMs of
 // the block's linear layers (projections, MLP, experts) take FP8 operands;
 // attention, the router and everything outside the blocks stay in the
-// compute dtype. The casts to FP8 are fused into the kernels before them.
-void in_fp8(LayerKernels& kernels, double element_bytes) {
-    for (auto* list : {&kernels.forward, &kernels.backward_input, &kernels.backward_weight}) {
-        for (Kernel& g : *list) {
-            if (g.kind != KernelKind::gemm || g.attention_core || g.name.starts_with("router")) {
-                continue;
+// compute dtype.
+//
+// Each FP8 GEMM's operands are quantized first, as TransformerEngine's
+// per-tensor current scaling does (its docs, "FP8 Current Scaling"): a
+// memory-bound pass reads the tensor for its absolute maximum, a second
+// reads it again to scale and cast it and writes one byte an element. The
+// forward quantizes each GEMM's activation input, the backward each output
+// gradient once, before the input-gradient GEMM (the weight-gradient GEMM
+// reuses it). A norm that feeds a GEMM computes the maximum as it writes
+// its output, leaving the cast's pass. Under sequence parallelism the
+// norm's output and a row-parallel layer's output gradient are quantized
+// on this rank's share of the sequence, before they are gathered. Not
+// priced: the weights' casts (once an iteration where a framework caches
+// them across micro-batches), and Hopper's transposed copy of each FP8
+// tensor (one more byte an element; Blackwell reads one layout both ways).
+bool fed_by_norm(std::string_view gemm) {
+    return gemm == "qkv" || gemm == "q" || gemm == "q down" || gemm == "kv down" || gemm == "fc1" ||
+           gemm == "shared expert fc1";
+}
+
+bool row_parallel_gradient(std::string_view input_grad_gemm) {
+    return input_grad_gemm == "attention projection input grad" ||
+           input_grad_gemm == "fc2 input grad" || input_grad_gemm == "shared expert fc2 input grad";
+}
+
+Kernel fp8_quantize(std::string_view name, double elements, double element_bytes, bool amax) {
+    Kernel q;
+    q.name = name;
+    q.kind = KernelKind::memory;
+    q.fp8 = true;
+    q.bytes = elements * ((amax ? 2 : 1) * element_bytes + 1);
+    return q;
+}
+
+bool takes_fp8(const Kernel& g) {
+    return g.kind == KernelKind::gemm && !g.attention_core && !g.name.starts_with("router");
+}
+
+void in_fp8(LayerKernels& kernels, double element_bytes, const lowering::BlockShape& shape) {
+    // Sequence parallelism leaves this rank 1/t of the tokens before a gather.
+    const double shard = shape.sequence_parallel ? 1 / shape.t : 1;
+    const auto convert = [&](std::vector<Kernel>& list, bool forward) {
+        std::vector<Kernel> out;
+        out.reserve(list.size() * 2);
+        for (Kernel& g : list) {
+            if (takes_fp8(g)) {
+                // The GEMM's [m, k] operand: the activation input forward, the
+                // output gradient in an input-gradient GEMM.
+                const double operand = g.batch * g.m * g.k;
+                if (forward) {
+                    const bool norm = fed_by_norm(g.name);
+                    out.push_back(fp8_quantize(norm ? "fp8 cast of norm output" : "fp8 quantize",
+                                               operand * (norm ? shard : 1), element_bytes, !norm));
+                } else if (&list == &kernels.backward_input) {
+                    out.push_back(
+                        fp8_quantize("fp8 quantize gradient",
+                                     operand * (row_parallel_gradient(g.name) ? shard : 1),
+                                     element_bytes, true));
+                }
+                g.fp8 = true;
+                g.bytes = g.batch * ((g.m * g.k + g.k * g.n) + g.m * g.n * element_bytes);
             }
-            g.fp8 = true;
-            g.bytes = g.batch * ((g.m * g.k + g.k * g.n) + g.m * g.n * element_bytes);
+            out.push_back(std::move(g));
         }
-    }
+        list = std::move(out);
+    };
+    convert(kernels.forward, true);
+    convert(kernels.backward_input, false);
+    convert(kernels.backward_weight, false);
 }
 
 }  // namespace
@@ -185,7 +245,7 @@ LayerKernels layer_kernels(const LayerSpec& layer, const LayerAnalysis& analysis
         lowering::transformer_block(k, transformer_dims(layer), shape);
         if (context.float8) {
             LayerKernels kernels = k.take();
-            in_fp8(kernels, dtype_bytes(context.dtype));
+            in_fp8(kernels, dtype_bytes(context.dtype), shape);
             return kernels;
         }
     } else if (type == "flatten") {

@@ -408,11 +408,22 @@ TEST(KernelCost, Float8RunsTheBlocksLinearGemmsOnFp8TensorCores) {
     fp8.float8 = true;
     const LayerKernels plain = layer_kernels(block, a, input, nullptr, bf16);
     const LayerKernels fast = layer_kernels(block, a, input, nullptr, fp8);
-    ASSERT_EQ(plain.forward.size(), fast.forward.size());
+    // The same kernels, with the quantizations before the FP8 GEMMs.
+    const auto without_casts = [](const std::vector<Kernel>& list) {
+        std::vector<Kernel> out;
+        for (const Kernel& k : list) {
+            if (!k.name.starts_with("fp8 ")) {
+                out.push_back(k);
+            }
+        }
+        return out;
+    };
+    const std::vector<Kernel> forward = without_casts(fast.forward);
+    ASSERT_EQ(plain.forward.size(), forward.size());
     int in_fp8 = 0;
     for (std::size_t i = 0; i < plain.forward.size(); ++i) {
         const Kernel& p = plain.forward[i];
-        const Kernel& f = fast.forward[i];
+        const Kernel& f = forward[i];
         SCOPED_TRACE(std::string(p.name));
         EXPECT_EQ(f.flops, p.flops);  // the same work
         const bool linear = p.kind == KernelKind::gemm && !p.attention_core;
@@ -431,7 +442,55 @@ TEST(KernelCost, Float8RunsTheBlocksLinearGemmsOnFp8TensorCores) {
                     1e-9 * kernel_time(p, *h100, DType::bfloat16).compute_s);
     }
     EXPECT_EQ(in_fp8, 4);  // qkv, the projection, fc1 and fc2
-    // A device without FP8 tensor cores runs them at its bf16 rate.
+    // Current scaling quantizes each FP8 GEMM's input just before it: two
+    // bf16 reads (its maximum, then the cast) and an FP8 write an element,
+    // one read where a norm found the maximum (qkv, fc1).
+    const double tokens = 4 * 4096;
+    int casts = 0;
+    for (std::size_t i = 0; i + 1 < fast.forward.size(); ++i) {
+        const Kernel& q = fast.forward[i];
+        if (!q.name.starts_with("fp8 ")) {
+            continue;
+        }
+        ++casts;
+        const Kernel& g = fast.forward[i + 1];
+        SCOPED_TRACE(std::string(g.name));
+        ASSERT_TRUE(g.fp8);
+        EXPECT_EQ(q.kind, KernelKind::memory);
+        EXPECT_EQ(g.m, tokens);
+        const bool after_norm = g.name == "qkv" || g.name == "fc1";
+        EXPECT_DOUBLE_EQ(q.bytes, g.m * g.k * (after_norm ? 3 : 5));
+    }
+    EXPECT_EQ(casts, 4);
+    // The backward quantizes each output gradient once, before the
+    // input-gradient GEMM; the weight-gradient GEMM reuses it.
+    casts = 0;
+    for (std::size_t i = 0; i + 1 < fast.backward_input.size(); ++i) {
+        const Kernel& q = fast.backward_input[i];
+        if (q.name.starts_with("fp8 ")) {
+            ++casts;
+            const Kernel& g = fast.backward_input[i + 1];
+            EXPECT_TRUE(g.fp8) << g.name;
+            EXPECT_DOUBLE_EQ(q.bytes, g.m * g.k * 5) << g.name;
+        }
+    }
+    EXPECT_EQ(casts, 4);
+    for (const Kernel& k : fast.backward_weight) {
+        EXPECT_FALSE(k.name.starts_with("fp8 ")) << k.name;
+    }
+    // They cost their bytes: the forward is slower than its GEMMs' halving
+    // alone would make it.
+    double casts_s = 0;
+    for (const Kernel& k : fast.forward) {
+        if (k.name.starts_with("fp8 ")) {
+            casts_s += kernel_time(k, *h100, DType::bfloat16).seconds;
+        }
+    }
+    EXPECT_GT(casts_s, 0);
+    EXPECT_NEAR(kernels_seconds(fast.forward, *h100, DType::bfloat16),
+                kernels_seconds(forward, *h100, DType::bfloat16) + casts_s, 1e-12);
+    // A device without FP8 tensor cores runs them at its bf16 rate, and
+    // quantizes nothing.
     const DeviceSpec* a100 = DeviceCatalog::builtin().find("A100-80GB");
     ASSERT_NE(a100, nullptr);
     EXPECT_EQ(kernels_seconds(fast.forward, *a100, DType::bfloat16),

@@ -43,7 +43,9 @@ struct Kernel {
     double bytes = 0;   // read and written in device memory
     bool tf32 = false;  // a float32 convolution: TF32 tensor cores where there are
     // A GEMM of a block's linear layer under FP8 training: FP8 operands on
-    // FP8 tensor cores, the product in the compute dtype.
+    // FP8 tensor cores, the product in the compute dtype. A memory kernel
+    // marked so quantizes such an operand: nothing to do on a device whose
+    // GEMMs run in the compute dtype instead.
     bool fp8 = false;
     // Part of the unfused attention core (scores, softmax, dropout,
     // context, and their gradients): selective recomputation runs the
