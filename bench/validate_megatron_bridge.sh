@@ -13,8 +13,15 @@
 # bfloat16; AdamW. Not modelled: the H100 recipe recomputes 5 of the 32
 # blocks, and the Blackwell recipes capture the iteration in CUDA graphs
 # (the simulation has no host time to save).
+# Then Llama 3 70B on eight DGX-H100 nodes as its FP8 recipe lays it out
+# (tensor 4 with sequence parallelism × pipeline 8, interleaved with 5 chunks
+# a rank, × data 2 with the distributed optimizer; micro-batches of 1;
+# global batch 128 in the 25.11 container, 256 in 26.02.01); not modelled:
+# the recipe overlaps the tensor-parallel communication with the GEMMs
+# (TransformerEngine's userbuffers), which the simulation keeps on the
+# critical path.
 # Builds nothing; writes one project per row into a temporary folder,
-# simulates them and prints a markdown table (docs/validation.md).
+# simulates them and prints markdown tables (docs/validation.md).
 #
 #   PIPEWRIGHT=build/release/cli/pipewright bench/validate_megatron_bridge.sh
 #
@@ -30,6 +37,7 @@ source "$(dirname "$0")/validation_common.sh" megatron-bridge
 PIPEWRIGHT=$PIPEWRIGHT OUT=$OUT BENCH="$here" python3 - <<'PYTHON'
 import json
 import os
+import subprocess
 import sys
 
 sys.path.insert(0, os.environ["BENCH"])
@@ -42,6 +50,7 @@ SEQUENCE = 8192
 BATCH = 128
 EXAMPLE = os.path.join(os.environ["BENCH"], "..", "assets", "examples",
                        "llama3.1-8b-h100-node.json")
+MODELS = os.path.join(os.environ["BENCH"], "..", "assets", "models")
 
 # (system, catalog device, NVLink GB/s each way per GPU, micro-batch, ZeRO
 #  stage, published tokens/s per GPU in the 25.11 and 25.09 containers).
@@ -103,5 +112,72 @@ for system, spec, nvlink, micro, zero, published, earlier in ROWS:
         other, error = simulate_json(
             PW, project(f"{spec}-{dtype}-{kernel}", spec, nvlink, micro, zero, kernel, dtype))
         cells.append(f"{tokens_per_gpu(other):,.0f}" if other else error)
+    print_row(cells)
+
+# Llama 3 70B on 64 H100s: (global batch, published tokens/s per GPU, the
+# container that published it).
+LARGE = [(128, 1602, "25.11"), (256, 1639, "26.02.01")]
+T, P, V, D = 4, 8, 5, 2
+
+
+def llama_70b(batch, dtype):
+    path = os.path.join(OUT, "llama-3.1-70b.import.json")
+    if not os.path.exists(path):
+        subprocess.run([PW, "import", os.path.join(MODELS, "llama-3.1-70b.json"), "--seq-len",
+                        str(SEQUENCE), "--out", path], check=True, capture_output=True)
+    with open(path) as f:
+        model = json.load(f)["model"]
+    names = [layer["name"] for layer in model["layers"]]
+    blocks = [n for n in names if n.startswith("layers.")]
+    chunks = P * V
+    per_chunk = len(blocks) // chunks
+    placement = []
+    for k in range(chunks):
+        first = names[0] if k == 0 else blocks[k * per_chunk]
+        last = names[-1] if k == chunks - 1 else blocks[(k + 1) * per_chunk - 1]
+        # Chunk k on pipeline rank k mod P, each rank a tensor-parallel group.
+        placement.append({"device": device((k % P) * T), "layers": {"from": first, "to": last}})
+    topology = dgx_topology(T * P * D, "H100-SXM", 400)
+    topology["links"]["intra_container"]["bandwidth_GBps"] = 450
+    j = {
+        "format": "pipewright-project",
+        "version": 1,
+        "model": model,
+        "topology": topology,
+        "placement": placement,
+        "training": {"batch_size": batch, "microbatch_size": 1, "schedule": "interleaved-1f1b",
+                     "dtype": dtype, "attention_kernel": "cudnn",
+                     "optimizer": {"type": "adamw", "lr": 3e-4, "weight_decay": 0.1},
+                     "steps": 10, "seed": 0},
+        "tensor_parallel": {"size": T, "sequence_parallel": True},
+        "data_parallel": {"size": D, "zero_stage": 1},
+    }
+    return write_project(OUT, f"llama-3-70b-h100-{batch}-{dtype}", j)
+
+
+print()
+print("Llama 3 70B on 64 H100s (8 DGX nodes): tensor 4 (sequence parallel) × pipeline 8 "
+      "(interleaved, 5 chunks a rank) × data 2 (ZeRO-1), micro-batches of 1, 8,192 tokens, "
+      "FP8 current scaling, cuDNN attention:")
+print()
+print("| global batch | micro-batches a replica | published tokens/s per GPU (container) "
+      "| simulated | simulated / published | iteration | bubble | peak memory "
+      "| bfloat16, simulated |")
+print("|---|---|---|---|---|---|---|---|---|")
+for batch, published, container in LARGE:
+    cells = [str(batch), str(batch // D), f"{published:,} ({container})"]
+    result, error = simulate_json(PW, llama_70b(batch, "float8"))
+    if result is None:
+        print_row(cells + [error] + ["—"] * 5)
+        continue
+    gpus = T * P * D
+    simulated = batch * SEQUENCE / result["iteration_time_s"] / gpus
+    peak = max(d["peak_memory_bytes"] for d in result["devices"]) / 2**30
+    cells += [f"{simulated:,.0f}", f"{simulated / published:.2f}",
+              f"{result['iteration_time_s']:.2f} s", f"{result['bubble_fraction']:.1%}",
+              f"{peak:.1f} GiB" + ("" if result["all_fit"] else " (does not fit)")]
+    other, error = simulate_json(PW, llama_70b(batch, "bfloat16"))
+    cells.append(f"{batch * SEQUENCE / other['iteration_time_s'] / gpus:,.0f}" if other
+                 else error)
     print_row(cells)
 PYTHON
