@@ -37,11 +37,11 @@ source "$(dirname "$0")/validation_common.sh" megatron-bridge
 PIPEWRIGHT=$PIPEWRIGHT OUT=$OUT BENCH="$here" python3 - <<'PYTHON'
 import json
 import os
-import subprocess
 import sys
 
 sys.path.insert(0, os.environ["BENCH"])
-from validation_common import device, dgx_topology, print_row, simulate_json, write_project  # noqa: E402
+from validation_common import (device, dgx_topology, imported_model, print_row,  # noqa: E402
+                               project_of, simulate_json, write_project)
 
 PW = os.environ["PIPEWRIGHT"]
 OUT = os.environ["OUT"]
@@ -121,12 +121,7 @@ T, P, V, D = 4, 8, 5, 2
 
 
 def llama_70b(batch, dtype):
-    path = os.path.join(OUT, "llama-3.1-70b.import.json")
-    if not os.path.exists(path):
-        subprocess.run([PW, "import", os.path.join(MODELS, "llama-3.1-70b.json"), "--seq-len",
-                        str(SEQUENCE), "--out", path], check=True, capture_output=True)
-    with open(path) as f:
-        model = json.load(f)["model"]
+    model = imported_model(PW, os.path.join(MODELS, "llama-3.1-70b.json"), SEQUENCE, OUT)
     names = [layer["name"] for layer in model["layers"]]
     blocks = [n for n in names if n.startswith("layers.")]
     chunks = P * V
@@ -139,19 +134,13 @@ def llama_70b(batch, dtype):
         placement.append({"device": device((k % P) * T), "layers": {"from": first, "to": last}})
     topology = dgx_topology(T * P * D, "H100-SXM", 400)
     topology["links"]["intra_container"]["bandwidth_GBps"] = 450
-    j = {
-        "format": "pipewright-project",
-        "version": 1,
-        "model": model,
-        "topology": topology,
-        "placement": placement,
-        "training": {"batch_size": batch, "microbatch_size": 1, "schedule": "interleaved-1f1b",
-                     "dtype": dtype, "attention_kernel": "cudnn",
-                     "optimizer": {"type": "adamw", "lr": 3e-4, "weight_decay": 0.1},
-                     "steps": 10, "seed": 0},
-        "tensor_parallel": {"size": T, "sequence_parallel": True},
-        "data_parallel": {"size": D, "zero_stage": 1},
-    }
+    training = {"batch_size": batch, "microbatch_size": 1, "schedule": "interleaved-1f1b",
+                "dtype": dtype, "attention_kernel": "cudnn",
+                "optimizer": {"type": "adamw", "lr": 3e-4, "weight_decay": 0.1},
+                "steps": 10, "seed": 0}
+    j = project_of(model, topology, placement, training,
+                   tensor_parallel={"size": T, "sequence_parallel": True},
+                   data_parallel={"size": D, "zero_stage": 1})
     return write_project(OUT, f"llama-3-70b-h100-{batch}-{dtype}", j)
 
 

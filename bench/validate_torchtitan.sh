@@ -21,14 +21,12 @@ set -euo pipefail
 source "$(dirname "$0")/validation_common.sh" torchtitan
 
 PIPEWRIGHT=$PIPEWRIGHT OUT=$OUT BENCH="$here" MODELS="$here/../assets/models" python3 - <<'PYTHON'
-import json
 import os
-import subprocess
 import sys
 
 sys.path.insert(0, os.environ["BENCH"])
-from validation_common import (device, dgx_topology, print_row, simulate_json,  # noqa: E402
-                               write_project)
+from validation_common import (device, dgx_topology, imported_model, print_row,  # noqa: E402
+                               project_of, simulate_json, write_project)
 
 PW = os.environ["PIPEWRIGHT"]
 OUT = os.environ["OUT"]
@@ -73,16 +71,6 @@ ROWS = [
 ]
 
 
-def model_of(preset, seq):
-    """The preset's decoder as `pipewright import` makes it, at `seq` tokens."""
-    path = os.path.join(OUT, f"{preset}-{seq}.import.json")
-    if not os.path.exists(path):
-        subprocess.run([PW, "import", os.path.join(MODELS, preset + ".json"), "--seq-len",
-                        str(seq), "--out", path], check=True, capture_output=True)
-    with open(path) as f:
-        return json.load(f)["model"]
-
-
 def torchtitan_split(blocks, stages):
     """Blocks per stage as torchtitan's generate_split_points cuts them: the
     first stage the base share, the middle ones one more while the remainder
@@ -100,7 +88,7 @@ def torchtitan_split(blocks, stages):
 
 def project(name, preset, gpus, T, p, fsdp, local_batch, microbatches, checkpointing, dtype,
             schedule, chunks, cp=1, seq=SEQ):
-    model = model_of(preset, seq)
+    model = imported_model(PW, os.path.join(MODELS, preset + ".json"), seq, OUT)
     names = [layer["name"] for layer in model["layers"]]
     blocks = [n for n in names if n.startswith("layers.")]
     stages = p * chunks
@@ -117,19 +105,12 @@ def project(name, preset, gpus, T, p, fsdp, local_batch, microbatches, checkpoin
     for node in topology["nodes"]:
         for gpu in node["containers"][0]["devices"]:
             gpu["memory_GiB"] = MEMORY_GIB
-    j = {
-        "format": "pipewright-project",
-        "version": 1,
-        "model": model,
-        "topology": topology,
-        "placement": placement,
-        "training": {"batch_size": fsdp * local_batch,
-                     "microbatch_size": local_batch // microbatches,
-                     "schedule": schedule, "dtype": dtype,
-                     "optimizer": {"type": "adamw", "lr": 8e-5, "weight_decay": 0.1},
-                     "activation_checkpointing": checkpointing, "steps": 10, "seed": 0},
-        "data_parallel": {"size": fsdp * cp, "zero_stage": 3},
-    }
+    training = {"batch_size": fsdp * local_batch, "microbatch_size": local_batch // microbatches,
+                "schedule": schedule, "dtype": dtype,
+                "optimizer": {"type": "adamw", "lr": 8e-5, "weight_decay": 0.1},
+                "activation_checkpointing": checkpointing, "steps": 10, "seed": 0}
+    j = project_of(model, topology, placement, training,
+                   data_parallel={"size": fsdp * cp, "zero_stage": 3})
     if cp > 1:
         # torchtitan's default: the keys and values all-gathered.
         j["context_parallel"] = {"size": cp, "exchange": "all_gather"}

@@ -47,6 +47,26 @@ def simulate_json(pipewright, path, efficiency="", timeout=600):
     return json.loads(done.stdout), ""
 
 
+def imported_model(pipewright, preset_path, seq, folder):
+    """The decoder of a model preset (assets/models) as `pipewright import`
+    makes it at `seq` tokens, imported once into FOLDER."""
+    name = os.path.splitext(os.path.basename(preset_path))[0]
+    path = os.path.join(folder, f"{name}-{seq}.import.json")
+    if not os.path.exists(path):
+        subprocess.run([pipewright, "import", preset_path, "--seq-len", str(seq), "--out", path],
+                       check=True, capture_output=True)
+    with open(path) as f:
+        return json.load(f)["model"]
+
+
+def project_of(model, topology, placement, training, **parallelism):
+    """A project document: the model on the topology as placed, trained so,
+    with any of tensor_parallel, data_parallel, context_parallel given."""
+    return {"format": "pipewright-project", "version": 1, "model": model,
+            "topology": topology, "placement": placement, "training": training,
+            **parallelism}
+
+
 def write_project(folder, name, project):
     """Writes `project` as FOLDER/NAME.json; returns its path."""
     path = os.path.join(folder, name + ".json")
