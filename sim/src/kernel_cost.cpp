@@ -101,7 +101,9 @@ KernelTime kernel_time(const Kernel& k, const DeviceSpec& d, DType dtype) {
     }
     const double element_bytes = dtype_bytes(dtype);
     const double bandwidth = memory_rate(d);
-    t.memory_s = bandwidth > 0 ? k.bytes / bandwidth : 0;
+    const double bytes =
+        k.bytes + (k.fp8 && d.fp8_transposed_copies ? k.fp8_transpose_bytes : 0);
+    t.memory_s = bandwidth > 0 ? bytes / bandwidth : 0;
     switch (k.kind) {
         case KernelKind::gemm: {
             // FP8 operands: twice the bf16 rate on the same tensor cores,

@@ -80,10 +80,11 @@ namespace {
 // reuses it). A norm that feeds a GEMM computes the maximum as it writes
 // its output, leaving the cast's pass. Under sequence parallelism the
 // norm's output and a row-parallel layer's output gradient are quantized
-// on this rank's share of the sequence, before they are gathered. Not
+// on this rank's share of the sequence, before they are gathered. Where
+// FP8 GEMMs read one layout only (Hopper, Ada), the same pass writes the
+// transposed copy the backward's GEMMs read: one more byte an element. Not
 // priced: the weights' casts (once an iteration where a framework caches
-// them across micro-batches), and Hopper's transposed copy of each FP8
-// tensor (one more byte an element; Blackwell reads one layout both ways).
+// them across micro-batches).
 bool fed_by_norm(std::string_view gemm) {
     return gemm == "qkv" || gemm == "q" || gemm == "q down" || gemm == "kv down" || gemm == "fc1" ||
            gemm == "shared expert fc1";
@@ -100,6 +101,7 @@ Kernel fp8_quantize(std::string_view name, double elements, double element_bytes
     q.kind = KernelKind::memory;
     q.fp8 = true;
     q.bytes = elements * ((amax ? 2 : 1) * element_bytes + 1);
+    q.fp8_transpose_bytes = elements;  // the column-wise copy the backward reads
     return q;
 }
 

@@ -395,6 +395,28 @@ TEST(DeviceCatalog, HopperAndBlackwellGemmsCostTheSmallestMeasuredGemmsTime) {
     }
 }
 
+// TransformerEngine's docs: Hopper and Ada read an FP8 operand in one layout
+// only, so the backward's column-wise reads need a transposed copy;
+// Blackwell reads one layout both ways.
+TEST(DeviceCatalog, HopperAndAdaWriteTransposedFp8CopiesAndBlackwellDoesNot) {
+    const DeviceCatalog& c = DeviceCatalog::builtin();
+    for (const char* name : {"H100-SXM", "H100-PCIe", "H800", "H200", "L4", "L40S", "RTX-4090"}) {
+        SCOPED_TRACE(name);
+        EXPECT_TRUE(c.find(name)->fp8_transposed_copies);
+        EXPECT_GT(c.find(name)->fp8_flops, 0);
+    }
+    for (const char* name : {"B200", "GB200", "MI300X", "A100-80GB"}) {
+        SCOPED_TRACE(name);
+        EXPECT_FALSE(c.find(name)->fp8_transposed_copies);
+    }
+    json custom = a_device("K");
+    custom["fp8_transposed_copies"] = true;
+    EXPECT_TRUE(DeviceCatalog::from_json(catalog_with({custom})).specs()[0].fp8_transposed_copies);
+    json wrong = a_device("W");
+    wrong["fp8_transposed_copies"] = "yes";
+    EXPECT_TRUE(has_path(rejection(catalog_with({wrong})), "devices[0].fp8_transposed_copies"));
+}
+
 // The measured large-GEMM rate over the dense BF16 peak ("Maximum Achievable
 // Matmul FLOPS", stas00/ml-engineering): B200 1,745 of 2,250, GB200 1,822 of
 // 2,500, MI300X 668.4 of 1,300 (TunableOp on).

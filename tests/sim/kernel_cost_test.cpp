@@ -478,6 +478,22 @@ TEST(KernelCost, Float8RunsTheBlocksLinearGemmsOnFp8TensorCores) {
     for (const Kernel& k : fast.backward_weight) {
         EXPECT_FALSE(k.name.starts_with("fp8 ")) << k.name;
     }
+    // Where FP8 GEMMs read one layout only (Hopper), each quantization also
+    // writes the transposed copy the backward reads: one byte an element
+    // more than on a device that reads one layout both ways.
+    ASSERT_TRUE(h100->fp8_transposed_copies);
+    DeviceSpec both_ways = *h100;
+    both_ways.fp8_transposed_copies = false;
+    for (const Kernel& q : fast.backward_input) {
+        if (q.name.starts_with("fp8 ")) {
+            const double elements = q.bytes / 5;
+            EXPECT_DOUBLE_EQ(q.fp8_transpose_bytes, elements);
+            EXPECT_NEAR(kernel_time(q, *h100, DType::bfloat16).seconds -
+                            kernel_time(q, both_ways, DType::bfloat16).seconds,
+                        elements / (h100->memory_bandwidth_GBps * 1e9 * h100->memory_efficiency),
+                        1e-12);
+        }
+    }
     // They cost their bytes: the forward is slower than its GEMMs' halving
     // alone would make it.
     double casts_s = 0;

@@ -60,6 +60,11 @@ struct DeviceSpec {
     // time the smallest GEMM takes on the device, which sets up and drains
     // its tiles' pipeline besides being launched. 0: kernel_overhead_s.
     double gemm_overhead_s = 0;
+    // FP8 GEMMs read their operands in one layout only (Hopper, Ada): an
+    // FP8 tensor the backward reads along its columns needs a transposed
+    // copy, which the quantization writes besides ("fp8_transposed_copies").
+    // Blackwell reads one layout both ways.
+    bool fp8_transposed_copies = false;
     // Measured rates of fused attention kernels ("attention_efficiency" in
     // the catalog); attention_rate() falls back for FlashAttention-2.
     std::map<AttentionKernel, AttentionEfficiency> attention_efficiency;

@@ -45,8 +45,10 @@ struct Kernel {
     // A GEMM of a block's linear layer under FP8 training: FP8 operands on
     // FP8 tensor cores, the product in the compute dtype. A memory kernel
     // marked so quantizes such an operand: nothing to do on a device whose
-    // GEMMs run in the compute dtype instead.
+    // GEMMs run in the compute dtype instead, and `fp8_transpose_bytes`
+    // more to write where FP8 GEMMs need a transposed copy.
     bool fp8 = false;
+    double fp8_transpose_bytes = 0;
     // Part of the unfused attention core (scores, softmax, dropout,
     // context, and their gradients): selective recomputation runs the
     // forward ones again before the backward.
