@@ -75,22 +75,20 @@ int list_devices(const CatalogArgs& args, std::ostream& out) {
                 attention[std::string(to_string(kernel))] = {{"forward", rate.forward},
                                                              {"backward", rate.backward}};
             }
-            list.push_back(
-                {{"name", s.name},
-                 {"kind", s.kind},
-                 {"description", s.description},
-                 {"memory_bytes", s.memory_bytes},
-                 {"peak_tflops", peaks},
-                 {"memory_bandwidth_GBps", s.memory_bandwidth_GBps},
-                 {"sm_count", s.sm_count},
-                 {"l2_bandwidth_GBps", s.l2_bandwidth_GBps},
-                 {"matmul_efficiency", s.matmul_efficiency},
-                 {"memory_efficiency", s.memory_efficiency},
-                 {"kernel_overhead_us", s.kernel_overhead_s * 1e6},
-                 {"gemm_overhead_us",
-                  (s.gemm_overhead_s > 0 ? s.gemm_overhead_s : s.kernel_overhead_s) * 1e6},
-                 {"fp8_transposed_copies", s.fp8_transposed_copies},
-                 {"attention_efficiency", attention}});
+            list.push_back({{"name", s.name},
+                            {"kind", s.kind},
+                            {"description", s.description},
+                            {"memory_bytes", s.memory_bytes},
+                            {"peak_tflops", peaks},
+                            {"memory_bandwidth_GBps", s.memory_bandwidth_GBps},
+                            {"sm_count", s.sm_count},
+                            {"l2_bandwidth_GBps", s.l2_bandwidth_GBps},
+                            {"matmul_efficiency", s.matmul_efficiency},
+                            {"memory_efficiency", s.memory_efficiency},
+                            {"kernel_overhead_us", s.kernel_overhead_s * 1e6},
+                            {"gemm_overhead_us", s.gemm_fixed_s() * 1e6},
+                            {"fp8_transposed_copies", s.fp8_transposed_copies},
+                            {"attention_efficiency", attention}});
         }
         out << list.dump(2) << '\n';
         return kOk;

@@ -101,8 +101,7 @@ KernelTime kernel_time(const Kernel& k, const DeviceSpec& d, DType dtype) {
     }
     const double element_bytes = dtype_bytes(dtype);
     const double bandwidth = memory_rate(d);
-    const double bytes =
-        k.bytes + (k.fp8 && d.fp8_transposed_copies ? k.fp8_transpose_bytes : 0);
+    const double bytes = k.bytes + (k.fp8 && d.fp8_transposed_copies ? k.fp8_transpose_bytes : 0);
     t.memory_s = bandwidth > 0 ? bytes / bandwidth : 0;
     switch (k.kind) {
         case KernelKind::gemm: {
@@ -143,9 +142,7 @@ KernelTime kernel_time(const Kernel& k, const DeviceSpec& d, DType dtype) {
     const bool work = k.work_flops() > 0 || k.bytes > 0;
     // A GEMM's fixed cost is the smallest GEMM's measured time where the
     // catalog has it (docs/simulator.md), more than an empty kernel's launch.
-    const double overhead = k.kind == KernelKind::gemm && d.gemm_overhead_s > 0
-                                ? d.gemm_overhead_s
-                                : d.kernel_overhead_s;
+    const double overhead = k.kind == KernelKind::gemm ? d.gemm_fixed_s() : d.kernel_overhead_s;
     t.seconds = work ? std::max(t.compute_s, t.memory_s) + overhead : 0;
     // CPU ranks that take turns on the cores each wait out the others'.
     if (d.core_sharing > 1) {

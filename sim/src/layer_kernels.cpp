@@ -24,6 +24,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <optional>
 #include <string_view>
 #include <utility>
 #include <vector>
@@ -109,26 +110,40 @@ bool takes_fp8(const Kernel& g) {
     return g.kind == KernelKind::gemm && !g.attention_core && !g.name.starts_with("router");
 }
 
+enum class Pass { forward, input_grad, weight_grad };
+
+// The quantization FP8 GEMM `g` of `pass` waits for, if any. Its [m, k]
+// operand is the activation input forward and the output gradient in an
+// input-gradient GEMM; `shard` is this rank's share of a gathered sequence.
+std::optional<Kernel> quantization(const Kernel& g, Pass pass, double element_bytes, double shard) {
+    const double operand = g.batch * g.m * g.k;
+    switch (pass) {
+        case Pass::forward:
+            if (fed_by_norm(g.name)) {
+                return fp8_quantize("fp8 cast of norm output", operand * shard, element_bytes,
+                                    false);
+            }
+            return fp8_quantize("fp8 quantize", operand, element_bytes, true);
+        case Pass::input_grad:
+            return fp8_quantize("fp8 quantize gradient",
+                                operand * (row_parallel_gradient(g.name) ? shard : 1),
+                                element_bytes, true);
+        case Pass::weight_grad:
+            break;  // reuses the input-gradient GEMM's quantized gradient
+    }
+    return std::nullopt;
+}
+
 void in_fp8(LayerKernels& kernels, double element_bytes, const lowering::BlockShape& shape) {
     // Sequence parallelism leaves this rank 1/t of the tokens before a gather.
     const double shard = shape.sequence_parallel ? 1 / shape.t : 1;
-    const auto convert = [&](std::vector<Kernel>& list, bool forward) {
+    const auto convert = [&](std::vector<Kernel>& list, Pass pass) {
         std::vector<Kernel> out;
         out.reserve(list.size() * 2);
         for (Kernel& g : list) {
             if (takes_fp8(g)) {
-                // The GEMM's [m, k] operand: the activation input forward, the
-                // output gradient in an input-gradient GEMM.
-                const double operand = g.batch * g.m * g.k;
-                if (forward) {
-                    const bool norm = fed_by_norm(g.name);
-                    out.push_back(fp8_quantize(norm ? "fp8 cast of norm output" : "fp8 quantize",
-                                               operand * (norm ? shard : 1), element_bytes, !norm));
-                } else if (&list == &kernels.backward_input) {
-                    out.push_back(
-                        fp8_quantize("fp8 quantize gradient",
-                                     operand * (row_parallel_gradient(g.name) ? shard : 1),
-                                     element_bytes, true));
+                if (auto q = quantization(g, pass, element_bytes, shard)) {
+                    out.push_back(std::move(*q));
                 }
                 g.fp8 = true;
                 g.bytes = g.batch * ((g.m * g.k + g.k * g.n) + g.m * g.n * element_bytes);
@@ -137,9 +152,9 @@ void in_fp8(LayerKernels& kernels, double element_bytes, const lowering::BlockSh
         }
         list = std::move(out);
     };
-    convert(kernels.forward, true);
-    convert(kernels.backward_input, false);
-    convert(kernels.backward_weight, false);
+    convert(kernels.forward, Pass::forward);
+    convert(kernels.backward_input, Pass::input_grad);
+    convert(kernels.backward_weight, Pass::weight_grad);
 }
 
 }  // namespace

@@ -58,7 +58,7 @@ struct DeviceSpec {
     double kernel_overhead_s = 0;
     // A GEMM's fixed cost where it was measured ("gemm_overhead_us"): the
     // time the smallest GEMM takes on the device, which sets up and drains
-    // its tiles' pipeline besides being launched. 0: kernel_overhead_s.
+    // its tiles' pipeline besides being launched. 0: unmeasured (gemm_fixed_s()).
     double gemm_overhead_s = 0;
     // FP8 GEMMs read their operands in one layout only (Hopper, Ada): an
     // FP8 tensor the backward reads along its columns needs a transposed
@@ -86,6 +86,11 @@ struct DeviceSpec {
 
     // FLOP/s for a compute dtype; falls back to float32 when not listed.
     [[nodiscard]] double flops_for(DType dtype) const;
+    // What a GEMM costs besides its work: the measured smallest GEMM's time,
+    // else the launch of any kernel (a calibration's, once calibrated).
+    [[nodiscard]] double gemm_fixed_s() const {
+        return gemm_overhead_s > 0 ? gemm_overhead_s : kernel_overhead_s;
+    }
     // FLOP/s of a matrix product in `dtype`: float32 convolutions on TF32
     // tensor cores when the device has them (`tf32` true), float32 matmuls
     // on the plain FP32 units, as PyTorch defaults.
