@@ -10,9 +10,10 @@
 # micro-batches of 2 with the distributed optimizer (ZeRO-1), the H100 row
 # micro-batches of 1 under Megatron's FSDP (ZeRO-3); TransformerEngine's
 # attention (cuDNN's fused kernel); the blocks' GEMMs in FP8, the rest in
-# bfloat16; AdamW. Not modelled: the H100 recipe recomputes 5 of the 32
-# blocks, and the Blackwell recipes capture the iteration in CUDA graphs
-# (the simulation has no host time to save).
+# bfloat16; AdamW; the H100 recipe recomputes the first 5 of the 32 blocks
+# (Megatron's block method: training.recompute_blocks). Not modelled: the
+# Blackwell recipes capture the iteration in CUDA graphs (the simulation has
+# no host time to save).
 # Then Llama 3 70B on eight DGX-H100 nodes as its FP8 recipe lays it out
 # (tensor 4 with sequence parallelism × pipeline 8, interleaved with 5 chunks
 # a rank, × data 2 with the distributed optimizer; micro-batches of 1;
@@ -53,15 +54,16 @@ EXAMPLE = os.path.join(os.environ["BENCH"], "..", "assets", "examples",
 MODELS = os.path.join(os.environ["BENCH"], "..", "assets", "models")
 
 # (system, catalog device, NVLink GB/s each way per GPU, micro-batch, ZeRO
-#  stage, published tokens/s per GPU in the 25.11 and 25.09 containers).
+#  stage, blocks recomputed (recompute_num_layers; 0: none), published
+#  tokens/s per GPU in the 25.11 and 25.09 containers).
 ROWS = [
-    ("DGX-B200", "B200", 900, 2, 1, 30624, 29994),
-    ("DGX-GB200", "GB200", 900, 2, 1, 31508, 31357),
-    ("DGX-H100", "H100-SXM", 450, 1, 3, 14451, 14079),
+    ("DGX-B200", "B200", 900, 2, 1, 0, 30624, 29994),
+    ("DGX-GB200", "GB200", 900, 2, 1, 0, 31508, 31357),
+    ("DGX-H100", "H100-SXM", 450, 1, 3, 5, 14451, 14079),
 ]
 
 
-def project(name, spec, nvlink, micro, zero, kernel, dtype):
+def project(name, spec, nvlink, micro, zero, recompute, kernel, dtype):
     with open(EXAMPLE) as f:
         model = json.load(f)["model"]
     names = [layer["name"] for layer in model["layers"]]
@@ -80,6 +82,9 @@ def project(name, spec, nvlink, micro, zero, kernel, dtype):
                      "steps": 10, "seed": 0},
         "data_parallel": {"size": GPUS, "zero_stage": zero},
     }
+    if recompute:
+        j["training"]["activation_checkpointing"] = True
+        j["training"]["recompute_blocks"] = recompute
     return write_project(OUT, name, j)
 
 
@@ -91,15 +96,16 @@ print(f"Pipewright: {PW}")
 print(f"Projects:   {OUT}")
 print("Costs:      kernel model; Llama 3 8B, 8,192 tokens, global batch 128 on 8 GPUs")
 print()
-print("| system | micro-batch × accumulated | ZeRO | published tokens/s per GPU (25.11; 25.09) "
+print("| system | micro-batch × accumulated | ZeRO; recomputation | published tokens/s per GPU (25.11; 25.09) "
       "| simulated, FP8 with cuDNN attention | simulated / published (25.11) | iteration "
       "| peak memory | FP8 with FlashAttention-2 | bfloat16 with cuDNN attention |")
 print("|---|---|---|---|---|---|---|---|---|---|")
-for system, spec, nvlink, micro, zero, published, earlier in ROWS:
-    cells = [system, f"{micro} × {BATCH // (GPUS * micro)}", str(zero),
+for system, spec, nvlink, micro, zero, recompute, published, earlier in ROWS:
+    cells = [system, f"{micro} × {BATCH // (GPUS * micro)}",
+             str(zero) + (f"; first {recompute} blocks" if recompute else "; none"),
              f"{published:,}; {earlier:,}"]
     result, error = simulate_json(
-        PW, project(f"{spec}-fp8-cudnn", spec, nvlink, micro, zero, "cudnn", "float8"))
+        PW, project(f"{spec}-fp8-cudnn", spec, nvlink, micro, zero, recompute, "cudnn", "float8"))
     if result is None:
         print_row(cells + [error] + ["—"] * 5)
         continue
@@ -110,7 +116,8 @@ for system, spec, nvlink, micro, zero, published, earlier in ROWS:
               f"{peak:.1f} GiB" + ("" if result["all_fit"] else " (does not fit)")]
     for kernel, dtype in (("flash2", "float8"), ("cudnn", "bfloat16")):
         other, error = simulate_json(
-            PW, project(f"{spec}-{dtype}-{kernel}", spec, nvlink, micro, zero, kernel, dtype))
+            PW, project(f"{spec}-{dtype}-{kernel}", spec, nvlink, micro, zero, recompute, kernel,
+                       dtype))
         cells.append(f"{tokens_per_gpu(other):,.0f}" if other else error)
     print_row(cells)
 

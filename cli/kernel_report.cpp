@@ -29,6 +29,18 @@ nlohmann::json pass_json(const PassKernels& pass) {
 }
 
 // "312.4 TFLOP/s" of a kernel group's executed FLOPs over its time.
+// What the input gradient runs again before its kernels, in words.
+std::string recompute_words(const Training& t) {
+    if (t.recompute == Recompute::selective) {
+        return " recomputing the attention core (selective recomputation)";
+    }
+    if (t.recompute_blocks) {
+        return " recomputing the forward of the stage's first " +
+               std::to_string(*t.recompute_blocks) + " blocks (activation checkpointing)";
+    }
+    return " recomputing the forward (activation checkpointing)";
+}
+
 std::string rate(const KernelShare& k) {
     if (k.flops <= 0 || k.seconds <= 0) {
         return "-";
@@ -122,7 +134,7 @@ void print_kernels(std::ostream& out, const AnalyzedProject& project,
     // not kernels of its own.
     const Recompute recompute = project.project.training.recompute;
     const double recompute_s =
-        recompute == Recompute::full ? c.forward_s
+        recompute == Recompute::full ? c.recompute_s
         : recompute == Recompute::selective
             ? std::max(0.0, c.backward_input_s - k.backward_input.seconds - c.tensor_backward_s -
                                 c.expert_backward_s - c.context_backward_s)
@@ -160,9 +172,7 @@ void print_kernels(std::ostream& out, const AnalyzedProject& project,
         }
         if (p.recompute_s > 0) {
             parts.push_back(format_duration(p.recompute_s) +
-                            (recompute == Recompute::full
-                                 ? " recomputing the forward (activation checkpointing)"
-                                 : " recomputing the attention core (selective recomputation)"));
+                            recompute_words(project.project.training));
         }
         for (std::size_t i = 0; i < parts.size(); ++i) {
             out << (i == 0 ? ", of which " : " and ") << parts[i];

@@ -173,6 +173,12 @@ void print_plan(std::ostream& out, const PlanResult& result, const Project& proj
     if (!costs.empty()) {
         out << "Costs       " << costs << '\n';
     }
+    if (project.training.recompute_blocks && !result.project.training.recompute_blocks) {
+        out << "Recompute   "
+            << (result.project.training.full_recompute() ? "every block" : "nothing")
+            << ": the planner prices recomputation per stage, not training.recompute_blocks ("
+            << *project.training.recompute_blocks << ")\n";
+    }
     if (!result.data_parallel.empty()) {
         print_plan_replicas(out, result);
     }

@@ -45,6 +45,7 @@ enum MergeId : int {
     kMergeExpertParallel,
     kMergeContextParallel,
     kMergeInspector,
+    kMergeRecomputeBlocks,
 };
 
 }  // namespace pipewright::gui

@@ -12,6 +12,7 @@
 #include "document/undo_keys.h"
 #include "pipewright/core/context_parallel.h"
 #include "pipewright/core/expert_parallel.h"
+#include "pipewright/core/recomputation_units.h"
 #include "pipewright/core/schedule_generators.h"
 #include "pipewright/core/transformer_dims.h"
 
@@ -138,6 +139,19 @@ TrainingBar::TrainingBar(ProjectDocument* document, QWidget* parent)
            "sequence (much memory for little compute). Recompute all: keep only each block's "
            "input (and each run of layers between blocks) and run the forward again during "
            "backward, one block at a time (least memory, one more forward)"));
+    // On the second row, first, beside the recomputation box when the bar
+    // is one row: the first keeps to one row at 900 px.
+    recompute_blocks_ = new QSpinBox(parallelism_);
+    recompute_blocks_->setObjectName(QStringLiteral("recomputeBlocks"));
+    recompute_blocks_->setRange(0, 0);  // up to the model's blocks (refresh)
+    recompute_blocks_->setSpecialValueText(tr("every block"));
+    recompute_blocks_->setPrefix(tr("first "));
+    recompute_blocks_->setSuffix(tr(" blocks"));
+    recompute_blocks_->setToolTip(
+        tr("How many blocks at the start of each stage recompute their forward; the stage's "
+           "other layers keep their activations (Megatron-LM's --recompute-method block "
+           "--recompute-num-layers). Fewer blocks: less recomputed, more memory. Schedules "
+           "that split the backward (zero-bubble) recompute every block"));
     attention_ = new QComboBox(parallelism_);
     attention_->setObjectName(QStringLiteral("attentionKernel"));
     // Worded to stand without a caption, as the recomputation's, and short
@@ -164,6 +178,7 @@ TrainingBar::TrainingBar(ProjectDocument* document, QWidget* parent)
     addWidget(caption(tr("Optimizer")));
     addWidget(optimizer_);
     addWidget(recompute_);
+    recompute_blocks_action_ = parallelism_->addWidget(recompute_blocks_);
     parallelism_->addWidget(caption(tr("Replicas")));
     parallelism_->addWidget(replicas_);
     parallelism_->addWidget(zero_);
@@ -184,10 +199,18 @@ TrainingBar::TrainingBar(ProjectDocument* document, QWidget* parent)
             return;  // set by the project file, not offered as a choice
         }
         schedule_->setToolTip(schedule_->itemData(i, Qt::ToolTipRole).toString());
-        apply(tr("Change schedule"), -1, [this, name](Training& t) {
+        bool every_block = false;
+        apply(tr("Change schedule"), -1, [this, name, &every_block](Training& t) {
             const bool was_naive = schedule_kind(t.schedule.name) == ScheduleKind::naive;
             const bool naive = schedule_kind(name.toStdString()) == ScheduleKind::naive;
             t.schedule = ScheduleChoice{name.toStdString(), ""};
+            // A split backward rebuilds each stage whole (the analysis
+            // refuses recompute_blocks with it).
+            const ScheduleInfo* info = find_schedule(t.schedule.name);
+            if (info != nullptr && info->splits_backward && t.recompute_blocks) {
+                t.recompute_blocks.reset();
+                every_block = true;
+            }
             if (naive && !was_naive) {
                 // Naive model parallelism runs the whole batch at once; the
                 // pipeline's count comes back when a pipelined schedule does.
@@ -200,6 +223,11 @@ TrainingBar::TrainingBar(ProjectDocument* document, QWidget* parent)
                 t.microbatch_size.reset();
             }
         });
+        if (every_block) {
+            emit knockOn(tr("Every block recomputes now: %1 splits the backward, which rebuilds "
+                            "each stage whole")
+                             .arg(name));
+        }
     });
     connect(batch_, &QSpinBox::valueChanged, this, [this](int v) {
         applyToProject(tr("Change batch size"), kMergeBatchSize,
@@ -256,13 +284,25 @@ TrainingBar::TrainingBar(ProjectDocument* document, QWidget* parent)
     });
     connect(recompute_, &QComboBox::currentIndexChanged, this, [this](int index) {
         const auto r = static_cast<Recompute>(recompute_->itemData(index).toInt());
-        apply(tr("Change recomputation"), -1, [r](Training& t) { t.recompute = r; });
+        apply(tr("Change recomputation"), -1, [r](Training& t) {
+            t.recompute = r;
+            // Narrows full recomputation only (the analysis refuses it otherwise).
+            if (r != Recompute::full) {
+                t.recompute_blocks.reset();
+            }
+        });
+    });
+    connect(recompute_blocks_, &QSpinBox::valueChanged, this, [this](int blocks) {
+        apply(tr("Change recomputed blocks"), kMergeRecomputeBlocks, [blocks](Training& t) {
+            t.recompute_blocks = blocks > 0 ? std::optional<int>(blocks) : std::nullopt;
+        });
     });
     connect(attention_, &QComboBox::currentIndexChanged, this, [this](int index) {
         const auto k = static_cast<AttentionKernel>(attention_->itemData(index).toInt());
         apply(tr("Change attention kernel"), -1, [k](Training& t) { t.attention_kernel = k; });
     });
-    for (QSpinBox* box : {batch_, microbatches_, replicas_, tensor_, experts_, context_}) {
+    for (QSpinBox* box :
+         {batch_, microbatches_, replicas_, tensor_, experts_, context_, recompute_blocks_}) {
         box->installEventFilter(this);
     }
     connect(document_, &ProjectDocument::projectChanged, this, &TrainingBar::refresh);
@@ -436,6 +476,14 @@ void TrainingBar::refresh() {
     dtype_->setCurrentText(QString::fromStdString(std::string(t.precision_name())));
     optimizer_->setCurrentText(QString::fromStdString(std::string(to_string(t.optimizer.type))));
     recompute_->setCurrentIndex(recompute_->findData(static_cast<int>(t.recompute)));
+    const auto blocks =
+        static_cast<int>(std::count_if(layers.begin(), layers.end(), [](const LayerSpec& l) {
+            return checkpointed_alone(l.type);
+        }));
+    recompute_blocks_->setRange(0, std::max(blocks, t.recompute_blocks.value_or(0)));
+    recompute_blocks_->setValue(t.recompute_blocks.value_or(0));
+    recompute_blocks_action_->setVisible(t.full_recompute() &&
+                                         (blocks > 0 || t.recompute_blocks.has_value()));
     attention_->setCurrentIndex(attention_->findData(static_cast<int>(t.attention_kernel)));
     attention_action_->setVisible(any_flash_attention(layers) ||
                                   t.attention_kernel != AttentionKernel::flash2);

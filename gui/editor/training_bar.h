@@ -44,6 +44,10 @@ class TrainingBar : public QToolBar {
     // The fused attention kernel of flash-attention blocks; shown only for
     // a model with such blocks, or a project that names another kernel.
     [[nodiscard]] QComboBox* attentionKernelBox() const { return attention_; }
+    // Under "recompute all": how many blocks at the start of each stage
+    // recompute (0: every one; training.recompute_blocks). Shown only then,
+    // for a model with blocks.
+    [[nodiscard]] QSpinBox* recomputeBlocksBox() const { return recompute_blocks_; }
 
   signals:
     // An edit here changed a setting the user did not touch (the file fixes
@@ -86,6 +90,8 @@ class TrainingBar : public QToolBar {
     QComboBox* dtype_ = nullptr;
     QComboBox* optimizer_ = nullptr;
     QComboBox* recompute_ = nullptr;
+    QSpinBox* recompute_blocks_ = nullptr;
+    QAction* recompute_blocks_action_ = nullptr;
     QComboBox* attention_ = nullptr;
     QAction* attention_action_ = nullptr;
     bool refreshing_ = false;

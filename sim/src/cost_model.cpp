@@ -274,10 +274,14 @@ namespace {
 // The all-reduces of one micro-batch through `stage`'s tensor-parallel
 // group (forward, backward), over the group's links, or over the profile's
 // measured all-reduce link when it has one.
+// The stage's tensor-parallel collectives, forward and backward; with
+// `only`, the forward's of the layers it flags (one flag a layer of the
+// stage), which a partial recomputation runs again.
 std::pair<double, double> tensor_collectives_s(const AnalyzedProject& project,
                                                const PipelineStage& stage,
                                                const CostModelOptions& options,
-                                               const LinkResolver& links) {
+                                               const LinkResolver& links,
+                                               const std::vector<bool>* only = nullptr) {
     const auto& members = project.tensor_groups[0].at(static_cast<std::size_t>(stage.rank));
     const CollectiveGroup group = tensor_parallel_group(
         members, links, project.rank_specs.at(static_cast<std::size_t>(stage.rank)),
@@ -291,7 +295,9 @@ std::pair<double, double> tensor_collectives_s(const AnalyzedProject& project,
     for (int l = stage.first_layer; l <= stage.last_layer; ++l) {
         const TensorCollectives c = tensor_collectives(
             project.tensor_shares.at(static_cast<std::size_t>(l)), element_bytes, group);
-        forward_s += c.forward_s;
+        if (only == nullptr || (*only)[static_cast<std::size_t>(l - stage.first_layer)]) {
+            forward_s += c.forward_s;
+        }
         backward_s += c.backward_s;
     }
     return {forward_s, backward_s};
@@ -424,6 +430,28 @@ LossKernels project_loss_kernels(const AnalyzedProject& project, const CostModel
             loss_stash_bytes(loss, elements, training.dtype)};
 }
 
+// Under full recomputation, whether each layer of `stage` is rebuilt during
+// the backward (one flag a layer): every one, or with
+// training.recompute_blocks the layers of the units it names
+// (core/recomputation_units.h).
+std::vector<bool> rebuilt_layers(const AnalyzedProject& project, const PipelineStage& stage) {
+    const auto& layers = project.project.model.layers;
+    const std::vector<int> starts =
+        recomputation_units(layers, stage.first_layer, stage.last_layer);
+    const std::vector<bool> units = rebuilt_units(layers, stage.first_layer, stage.last_layer,
+                                                  project.project.training.recompute_blocks);
+    std::vector<bool> out;
+    out.reserve(static_cast<std::size_t>(stage.last_layer - stage.first_layer + 1));
+    std::size_t u = 0;
+    for (int l = stage.first_layer; l <= stage.last_layer; ++l) {
+        if (u + 1 < starts.size() && starts[u + 1] == l) {
+            ++u;
+        }
+        out.push_back(units[u]);
+    }
+    return out;
+}
+
 std::vector<StageCost> stage_costs(const AnalyzedProject& project,
                                    const CostModelOptions& options) {
     const Training& training = project.project.training;
@@ -463,7 +491,16 @@ std::vector<StageCost> stage_costs(const AnalyzedProject& project,
         double kept_inside = 0;
         double unit_stash = 0;
         double largest_unit_stash = 0;
+        // Partial recomputation (training.recompute_blocks): what the units
+        // it leaves alone keep, and the forward of those it rebuilds.
+        const bool partial = training.full_recompute() && training.recompute_blocks.has_value();
+        const std::vector<bool> rebuilt =
+            partial ? rebuilt_layers(project, stage) : std::vector<bool>{};
+        double kept_stash = 0;
+        double rebuilt_forward_s = 0;
         for (int l = stage.first_layer; l <= stage.last_layer; ++l) {
+            const bool rebuilds =
+                !partial || rebuilt[static_cast<std::size_t>(l - stage.first_layer)];
             // A run of identical blocks is priced once.
             if (l == stage.first_layer || !same_layer_cost(project, l - 1, l, options)) {
                 c = layer_cost(project, l, device, options);
@@ -517,11 +554,18 @@ std::vector<StageCost> stage_costs(const AnalyzedProject& project,
             largest_kv_bytes = std::max(largest_kv_bytes, kv_bytes);
             if (l > stage.first_layer &&
                 begins_recomputation_unit(project.project.model.layers, l)) {
-                kept_inside += s.output_bytes * boundary_share(project, l - 1);
+                if (rebuilds) {
+                    kept_inside += s.output_bytes * boundary_share(project, l - 1);
+                }
                 unit_stash = 0;
             }
-            unit_stash += c.stash_bytes;
-            largest_unit_stash = std::max(largest_unit_stash, unit_stash);
+            if (rebuilds) {
+                unit_stash += c.stash_bytes;
+                largest_unit_stash = std::max(largest_unit_stash, unit_stash);
+                rebuilt_forward_s += c.forward_s + 2 * all_to_all_s + exchange.forward_s;
+            } else {
+                kept_stash += c.stash_bytes;
+            }
             s.stash_bytes += c.stash_bytes;
             s.weight_stash_bytes += c.weight_stash_bytes;
             s.output_bytes = c.output_bytes;
@@ -543,6 +587,10 @@ std::vector<StageCost> stage_costs(const AnalyzedProject& project,
         const auto [tensor_forward_s, tensor_backward_s] =
             tensor_links ? tensor_collectives_s(project, stage, options, *tensor_links)
                          : std::pair<double, double>{0, 0};
+        if (partial && tensor_links) {
+            rebuilt_forward_s +=
+                tensor_collectives_s(project, stage, options, *tensor_links, &rebuilt).first;
+        }
         s.tensor_forward_s = tensor_forward_s;
         s.tensor_backward_s = tensor_backward_s;
         s.forward_s += tensor_forward_s + s.expert_forward_s + s.context_forward_s;
@@ -574,12 +622,21 @@ std::vector<StageCost> stage_costs(const AnalyzedProject& project,
             // unit's activations at once, as Pipewright's runs do. A split
             // backward recomputes the whole stage for I, and W needs its
             // graph.
+            //
+            // With training.recompute_blocks only the first blocks' units
+            // are rebuilt, and the others keep what their backward needs, as
+            // without recomputation (a split backward, which rebuilds the
+            // stage whole, is refused by the analysis).
+            const double again_s = partial ? rebuilt_forward_s : s.forward_s;
+            const bool first_rebuilt = !partial || rebuilt.front();
             s.transient_backward_bytes += largest_unit_stash;
-            s.transient_backward_input_bytes += s.stash_bytes;
-            s.stash_bytes = s.input_bytes * s.input_share + kept_inside;
-            s.backward_input_s += s.forward_s;
+            s.transient_backward_input_bytes += s.stash_bytes - kept_stash;
+            s.stash_bytes =
+                (first_rebuilt ? s.input_bytes * s.input_share : 0) + kept_inside + kept_stash;
+            s.recompute_s = again_s;
+            s.backward_input_s += again_s;
             if (s.backward_full_s > 0) {
-                s.backward_full_s += s.forward_s;
+                s.backward_full_s += again_s;
             }
         }
         // After the recomputation: the loss's softmax is kept, not recomputed.

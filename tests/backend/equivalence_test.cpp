@@ -8,6 +8,7 @@
 
 #include "backend_test_util.h"
 #include "cli_runner.h"
+#include "execution/recomputation_units.h"
 #include "pipewright/backend/executor.h"
 #include "pipewright/backend/modules.h"
 
@@ -291,6 +292,118 @@ TEST(Checkpointing, EachRebuiltUnitReplaysItsOwnDropoutMasks) {
     EXPECT_LE(test::max_relative_difference(b, a), 1e-12);
     // The masks matter: without dropout training ends elsewhere.
     EXPECT_GT(test::max_relative_difference(train(project_with(false, 0.0)), a), 1e-6);
+}
+
+// The tiny decoder of `blocks` blocks (dropout of `drop` after the
+// embedding and between blocks), on `stages` CPUs of equal layer counts'
+// worth (the embedding with the first, the norm and head with the last),
+// trained by `schedule` with `recompute` as activation_checkpointing and
+// `blocks_recomputed` as recompute_blocks (0: unset).
+AnalyzedProject tiny_decoder(int blocks, int stages, const std::string& schedule,
+                             const nlohmann::json& recompute, int blocks_recomputed, double drop) {
+    nlohmann::json layers = nlohmann::json::array();
+    layers.push_back(
+        {{"name", "embed"}, {"type", "embedding"}, {"num_embeddings", 64}, {"embedding_dim", 32}});
+    for (int b = 0; b < blocks; ++b) {
+        layers.push_back({{"name", "drop" + std::to_string(b)}, {"type", "dropout"}, {"p", drop}});
+        layers.push_back(test::tiny_block("block" + std::to_string(b), false));
+    }
+    layers.push_back(test::tiny_final_norm(false));
+    layers.push_back(test::tiny_head());
+    nlohmann::json placement = nlohmann::json::array();
+    const std::size_t per = layers.size() / static_cast<std::size_t>(stages);
+    for (int s = 0; s < stages; ++s) {
+        nlohmann::json names = nlohmann::json::array();
+        const std::size_t end =
+            s + 1 == stages ? layers.size() : per * static_cast<std::size_t>(s + 1);
+        for (std::size_t l = per * static_cast<std::size_t>(s); l < end; ++l) {
+            names.push_back(layers[l]["name"]);
+        }
+        placement.push_back({{"device", "node0/c0/cpu" + std::to_string(s)}, {"layers", names}});
+    }
+    nlohmann::json training = {{"batch_size", 8},
+                               {"microbatches", 4},
+                               {"schedule", schedule},
+                               {"optimizer", {{"type", "sgd"}, {"lr", 0.05}}},
+                               {"activation_checkpointing", recompute},
+                               {"seed", 3}};
+    if (blocks_recomputed > 0) {
+        training["recompute_blocks"] = blocks_recomputed;
+    }
+    return test::analyze_text(
+        test::token_model_project("tiny-gpt", layers, placement, stages, training).dump());
+}
+
+// Partial recomputation (training.recompute_blocks): the first block of
+// the stage is rebuilt, replaying its dropout masks, while the embedding,
+// the second block and the head keep their graphs from the forward;
+// training is the same as keeping everything. One stage, as above.
+TEST(Checkpointing, PartialRecomputationRebuildsTheFirstBlocksAndTrainsTheSame) {
+    const auto train = [](const AnalyzedProject& p) {
+        return pipelined_parameters(p, run_in_process(p, 2, torch::kFloat64));
+    };
+    const auto a = train(tiny_decoder(3, 1, "gpipe", false, 0, 0.3));
+    ASSERT_FALSE(a.empty());
+    for (const int n : {1, 2, 5}) {
+        SCOPED_TRACE(n);
+        EXPECT_LE(
+            test::max_relative_difference(train(tiny_decoder(3, 1, "gpipe", true, n, 0.3)), a),
+            1e-12);
+    }
+    // The masks matter: without dropout training ends elsewhere.
+    EXPECT_GT(test::max_relative_difference(train(tiny_decoder(3, 1, "gpipe", false, 0, 0.0)), a),
+              1e-6);
+}
+
+// Only the units the backward rebuilds keep nothing but their inputs; the
+// others keep their graphs from the forward (with recompute_blocks 1, all
+// but the first block's), and the gradients are a plain backward's.
+TEST(Checkpointing, OnlyTheFirstBlocksAreRebuiltAndTheOthersKeepTheirGraphs) {
+    const AnalyzedProject p = tiny_decoder(2, 1, "gpipe", true, 1, 0.0);
+    torch::nn::Sequential stage = backend::build_stage(p, 0, torch::kFloat64);
+    backend::StageUnits units(p, stage, 0, p.stages.at(0).last_layer);
+    // embed and drop0 | block0 | drop1 | block1 | ln_f and head
+    ASSERT_EQ(units.size(), 5U);
+    const torch::Tensor tokens = torch::randint(0, 64, {2, 8}, torch::kInt64);
+    backend::KeptUnits kept;
+    const torch::Tensor out = units.forward_keeping(tokens, kept, false, torch::kCPU);
+    ASSERT_EQ(kept.outputs.size(), 5U);
+    for (std::size_t u = 0; u < 5; ++u) {
+        EXPECT_EQ(kept.outputs[u].defined(), u != 1) << u;
+    }
+    EXPECT_TRUE(out.requires_grad());  // the head's unit kept its graph
+    const auto loss = [](const torch::Tensor& y) { return y.pow(2).mean(); };
+    units.backward(tokens, kept, torch::Tensor(), loss, torch::kCPU);
+    std::vector<torch::Tensor> rebuilt;
+    for (const auto& w : stage->parameters()) {
+        ASSERT_TRUE(w.grad().defined());
+        rebuilt.push_back(w.grad().clone());
+        w.mutable_grad().zero_();
+    }
+    loss(stage->forward(tokens)).backward();
+    std::vector<torch::Tensor> plain;
+    for (const auto& w : stage->parameters()) {
+        plain.push_back(w.grad());
+    }
+    EXPECT_LE(test::max_relative_difference(rebuilt, plain), 1e-12);
+}
+
+// Across a pipeline of two ranks under 1F1B, with one block of each stage
+// rebuilt and the rest kept: the gradients that cross the stages are those
+// of a run that keeps everything.
+TEST(Checkpointing, PartialRecomputationInAPipelineEqualsSingleProcessTraining) {
+    const AnalyzedProject p = tiny_decoder(4, 2, "1f1b", true, 1, 0.0);
+    ASSERT_EQ(p.schedule.num_stages, 2);
+    const int steps = 3;
+    const auto pipelined = pipelined_parameters(p, run_in_process(p, steps, torch::kFloat64));
+    const auto reference = test::reference_parameters(p, steps, torch::kFloat64);
+    ASSERT_EQ(pipelined.size(), reference.size());
+    EXPECT_LE(test::max_relative_difference(pipelined, reference), 1e-10);
+    const auto initial =
+        backend::build_model(p, static_cast<std::uint64_t>(p.project.training.seed),
+                             torch::kFloat64)
+            ->parameters();
+    EXPECT_GT(test::max_relative_difference(reference, initial), 1e-4);
 }
 
 // A small ResNet under checkpointing: the stem, each bottleneck and the head

@@ -162,6 +162,40 @@ TEST(PlanCommand, AGainOverAnInputThatDoesNotFitSaysSo) {
     EXPECT_EQ(r.out.find("which does not fit"), std::string::npos) << r.out;
 }
 
+// The planner recomputes every block of a stage or none: a plan that
+// replaces a project's training.recompute_blocks says so, and what it
+// writes validates. simulate --kernels names the blocks it recomputes.
+TEST(PlanCommand, APlanSaysItDropsTheRecomputedBlocks) {
+    auto loaded = load_project_file(example("resnet50-2gpu-pipelined.json"));
+    loaded.project->training.recompute = Recompute::full;
+    loaded.project->training.recompute_blocks = 4;
+    TempDir dir;
+    const auto path = (dir / "partial.json").string();
+    save_project_file(*loaded.project, path);
+
+    auto kernels = run_cli({"simulate", path, "--kernels"});
+    ASSERT_EQ(kernels.code, 0) << kernels.err;
+    EXPECT_NE(kernels.out.find(" recomputing the forward of the stage's first 4 blocks "
+                               "(activation checkpointing)"),
+              std::string::npos)
+        << kernels.out;
+
+    // zb-h1 splits the backward: the input as given is refused, so the plan
+    // is the planner's own.
+    const auto applied = (dir / "planned.json").string();
+    auto r = run_cli({"plan", path, "--schedule", "zb-h1", "--apply", applied});
+    ASSERT_EQ(r.code, 0) << r.err;
+    EXPECT_NE(r.out.find(": the planner prices recomputation per stage, not "
+                         "training.recompute_blocks (4)\n"),
+              std::string::npos)
+        << r.out;
+    auto validate = run_cli({"validate", applied});
+    EXPECT_EQ(validate.code, 0) << validate.err;
+    auto planned = load_project_file(applied);
+    ASSERT_TRUE(planned.project.has_value());
+    EXPECT_FALSE(planned.project->training.recompute_blocks.has_value());
+}
+
 TEST(PlanCommand, BadInputAndUsage) {
     auto unknown = run_cli({"plan", example("dummy-2gpu.json"), "--schedule", "fast"});
     EXPECT_EQ(unknown.code, 1);

@@ -195,6 +195,21 @@ TEST(ProjectIo, RecomputationIsReadAsABooleanOrAWord) {
               "\"full\", got the number 1");
 }
 
+// training.recompute_blocks: written only when set, read back alike.
+TEST(ProjectIo, RecomputeBlocksRoundTripAndAreWrittenOnlyWhenSet) {
+    Project p = full_project();
+    p.training.recompute = Recompute::full;
+    EXPECT_FALSE(project_to_json(p)["training"].contains("recompute_blocks"));
+    p.training.recompute_blocks = 5;
+    const json j = project_to_json(p);
+    EXPECT_EQ(j["training"]["recompute_blocks"], 5);
+    Diagnostics d;
+    const auto back = project_from_json(j, d);
+    ASSERT_TRUE(back.has_value()) << d.format();
+    EXPECT_EQ(back->training.recompute_blocks, 5);
+    EXPECT_EQ(*back, p);
+}
+
 // FP8 training is "float8" in the file: bfloat16 everywhere but the blocks'
 // GEMMs. Every device of the layout needs FP8 tensor cores.
 TEST(ProjectIo, Float8IsReadWrittenAndNeedsFp8Devices) {

@@ -325,6 +325,44 @@ TEST_F(EditingTest, RecomputationIsPickedFromTheTrainingBar) {
     EXPECT_EQ(window.document()->project(), before);
 }
 
+// Beside "recompute all" a box narrows it to each stage's first blocks
+// (training.recompute_blocks); hidden otherwise. Another recomputation, or a
+// schedule that splits the backward, clears it; undo restores.
+TEST_F(EditingTest, RecomputedBlocksAreSetBesideRecomputeAll) {
+    auto* box = window.findChild<QComboBox*>(QStringLiteral("recompute"));
+    QSpinBox* blocks = window.trainingBar()->recomputeBlocksBox();
+    ASSERT_NE(box, nullptr);
+    ASSERT_NE(blocks, nullptr);
+    EXPECT_TRUE(blocks->isHidden());
+    box->setCurrentIndex(box->findText(QStringLiteral("recompute all")));
+    QCoreApplication::processEvents();  // the toolbar lays out its shown actions
+    EXPECT_FALSE(blocks->isHidden());
+    EXPECT_EQ(blocks->value(), 0);
+    EXPECT_EQ(blocks->specialValueText(), QStringLiteral("every block"));
+    EXPECT_EQ(blocks->maximum(), 16);  // ResNet-50's bottlenecks
+    blocks->setValue(3);
+    EXPECT_EQ(window.document()->project().training.recompute_blocks, 3);
+    EXPECT_EQ(blocks->text(), QStringLiteral("first 3 blocks"));
+
+    QComboBox* schedule = window.trainingBar()->scheduleBox();
+    schedule->setCurrentIndex(schedule->findData(QStringLiteral("zb-h1")));
+    ASSERT_EQ(window.document()->project().training.schedule.name, "zb-h1");
+    EXPECT_FALSE(window.document()->project().training.recompute_blocks.has_value());
+    EXPECT_TRUE(window.statusBar()->currentMessage().contains(QStringLiteral("Every block")))
+        << window.statusBar()->currentMessage().toStdString();
+    EXPECT_EQ(blocks->value(), 0);
+    window.document()->undoStack()->undo();
+    EXPECT_EQ(window.document()->project().training.recompute_blocks, 3);
+    EXPECT_EQ(blocks->value(), 3);
+
+    box->setCurrentIndex(box->findText(QStringLiteral("no recompute")));
+    EXPECT_FALSE(window.document()->project().training.recompute_blocks.has_value());
+    QCoreApplication::processEvents();
+    EXPECT_TRUE(blocks->isHidden());
+    undo_all();
+    EXPECT_EQ(window.document()->project(), before);
+}
+
 // float8 in the dtype box is FP8 training: bfloat16 with the blocks' GEMMs
 // in FP8; undo restores the dtype it replaced.
 TEST_F(EditingTest, Float8IsPickedFromTheDtypeBox) {

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <set>
 #include <string>
+#include <utility>
 
 #include "execution/random_replay.h"
 #include "pipewright/backend/backend_error.h"
@@ -34,6 +35,7 @@ StageUnits::StageUnits(const AnalyzedProject& project, const torch::nn::Sequenti
         starts_.push_back(m);
     }
     starts_.push_back(names.size());
+    rebuilt_ = rebuilt_units(layers, first, last, project.project.training.recompute_blocks);
 }
 
 torch::Tensor StageUnits::run(std::size_t u, torch::Tensor x) {
@@ -45,15 +47,24 @@ torch::Tensor StageUnits::run(std::size_t u, torch::Tensor x) {
 
 torch::Tensor StageUnits::forward_keeping(torch::Tensor input, KeptUnits& kept, bool random,
                                           const torch::Device& device) {
-    const torch::NoGradGuard no_graph;
     for (std::size_t u = 0; u < size(); ++u) {
         if (u > 0) {
-            kept.inputs.push_back(input);
+            // A unit that keeps its graph starts it from a leaf of its own,
+            // whose gradient its backward hands to the unit before.
+            kept.inputs.push_back(rebuilt_[u] ? input : input.detach().requires_grad_(true));
+            input = kept.inputs.back();
         }
         if (random) {
             kept.random_states.push_back(random_state(device));
         }
-        input = run(u, std::move(input));
+        if (rebuilt_[u]) {
+            const torch::NoGradGuard no_graph;
+            input = run(u, std::move(input));
+            kept.outputs.emplace_back();
+        } else {
+            input = run(u, std::move(input));
+            kept.outputs.push_back(input);
+        }
     }
     return input;
 }
@@ -62,11 +73,15 @@ void StageUnits::backward(const torch::Tensor& input, KeptUnits& kept, torch::Te
                           const std::function<torch::Tensor(const torch::Tensor&)>& loss,
                           const torch::Device& device) {
     for (std::size_t u = size(); u-- > 0;) {
-        const torch::Tensor x = u == 0 ? input : kept.inputs[u - 1].detach().requires_grad_(true);
+        torch::Tensor x;
         torch::Tensor y;
-        {
+        if (rebuilt_[u]) {
+            x = u == 0 ? input : kept.inputs[u - 1].detach().requires_grad_(true);
             const ReplayRandomState replay(device, kept.random_state(u));
             y = run(u, x);
+        } else {
+            x = u == 0 ? input : kept.inputs[u - 1];
+            y = std::exchange(kept.outputs[u], torch::Tensor());
         }
         const bool last = u + 1 == size() && loss;
         const torch::Tensor root = last ? loss(y) : y;

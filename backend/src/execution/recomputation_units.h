@@ -2,7 +2,10 @@
 // Full activation checkpointing, one unit at a time
 // (core/recomputation_units.h): a stage's forward keeps each unit's input,
 // and a whole backward rebuilds the units from the last, each just before
-// its own backward, so that it holds one unit's activations at once.
+// its own backward, so that it holds one unit's activations at once. With
+// training.recompute_blocks only the first blocks' units are rebuilt; the
+// others run with their graph in the forward and keep it until their
+// backward.
 #include <torch/torch.h>
 
 #include <cstddef>
@@ -14,11 +17,14 @@
 namespace pipewright::backend {
 
 // What a checkpointed forward keeps of one micro-batch besides the stage's
-// input: the input of each unit after the first, and for a stage that draws
-// random numbers the generator's state before each unit (the first's is
-// also what a whole-stage recomputation replays).
+// input: the input of each unit after the first, the output of each unit
+// that is not rebuilt (with its graph, from an input that is a leaf of its
+// own), and for a stage that draws random numbers the generator's state
+// before each unit (the first's is also what a whole-stage recomputation
+// replays).
 struct KeptUnits {
     std::vector<torch::Tensor> inputs;         // of units 1, 2, ...
+    std::vector<torch::Tensor> outputs;        // of units 0, 1, ...; undefined where rebuilt
     std::vector<torch::Tensor> random_states;  // of units 0, 1, ...; none without dropout
 
     // What unit `u` drew its random numbers from; undefined: nothing to replay.
@@ -39,14 +45,16 @@ class StageUnits {
 
     [[nodiscard]] std::size_t size() const { return starts_.empty() ? 0 : starts_.size() - 1; }
 
-    // The stage's forward without a graph from `input`, keeping what the
-    // backward rebuilds the units from in `kept` (random states only when
-    // `random`); returns the stage's output.
+    // The stage's forward from `input`, without a graph in the units the
+    // backward rebuilds, keeping what it rebuilds them from and the other
+    // units' outputs in `kept` (random states only when `random`); returns
+    // the stage's output.
     [[nodiscard]] torch::Tensor forward_keeping(torch::Tensor input, KeptUnits& kept, bool random,
                                                 const torch::Device& device);
 
     // The whole backward from the kept units: unit by unit from the last,
-    // each rebuilt with its graph and its backward run from `output_grad`,
+    // each rebuilt with its graph (or its kept graph used) and its backward
+    // run from `output_grad`,
     // or, when `loss` is given, from the loss it makes of the last unit's
     // output. `input` is the stage's input, whose gradient accumulates as
     // a leaf's. Lets each kept input go once it is used.
@@ -60,6 +68,7 @@ class StageUnits {
 
     torch::nn::Sequential stage_{nullptr};
     std::vector<std::size_t> starts_;  // each unit's first module, then the module count
+    std::vector<bool> rebuilt_;        // a unit's forward runs again in the backward
 };
 
 }  // namespace pipewright::backend

@@ -349,8 +349,8 @@ Training parse_training(const JsonValue& v) {
         return t;
     }
     r.reject_unknown({"batch_size", "microbatches", "microbatch_size", "schedule", "optimizer",
-                      "steps", "dtype", "activation_checkpointing", "gradient_accumulation",
-                      "gradient_dtype", "attention_kernel", "seed"});
+                      "steps", "dtype", "activation_checkpointing", "recompute_blocks",
+                      "gradient_accumulation", "gradient_dtype", "attention_kernel", "seed"});
     t.batch_size = static_cast<int>(r.integer("batch_size", kRequired, 1, kIntMax).value_or(1));
     if (auto m = r.integer("microbatches", kOptional, 1, kIntMax)) {
         t.microbatches = static_cast<int>(*m);
@@ -386,6 +386,9 @@ Training parse_training(const JsonValue& v) {
         std::tie(t.dtype, t.float8) = *dtype;
     }
     t.recompute = read_recompute(r);
+    if (auto n = r.integer("recompute_blocks", kOptional, 1, kIntMax)) {
+        t.recompute_blocks = static_cast<int>(*n);
+    }
     t.gradient_accumulation =
         r.one_of<GradientAccumulation>(
              "gradient_accumulation", kOptional,
@@ -529,6 +532,9 @@ json project_to_json(const Project& p) {
         training["activation_checkpointing"] = "selective";
     } else {
         training["activation_checkpointing"] = t.full_recompute();
+    }
+    if (t.recompute_blocks) {
+        training["recompute_blocks"] = *t.recompute_blocks;
     }
     // Only when not the default, so files written before it read back alike.
     if (t.gradient_accumulation != GradientAccumulation::fused) {

@@ -24,4 +24,18 @@ std::vector<int> recomputation_units(std::span<const LayerSpec> layers, int firs
     return starts;
 }
 
+std::vector<bool> rebuilt_units(std::span<const LayerSpec> layers, int first, int last,
+                                std::optional<int> blocks) {
+    const std::vector<int> starts = recomputation_units(layers, first, last);
+    std::vector<bool> rebuilt(starts.size(), !blocks);
+    int left = blocks.value_or(0);
+    for (std::size_t u = 0; u < starts.size() && left > 0; ++u) {
+        if (checkpointed_alone(layers[static_cast<std::size_t>(starts[u])].type)) {
+            rebuilt[u] = true;
+            --left;
+        }
+    }
+    return rebuilt;
+}
+
 }  // namespace pipewright

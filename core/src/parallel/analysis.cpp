@@ -7,6 +7,7 @@
 #include "parallel/analysis_steps.h"
 #include "parallel/replica_groups.h"
 #include "pipewright/core/core_sharing.h"
+#include "pipewright/core/recomputation_units.h"
 #include "pipewright/core/schedule_check.h"
 #include "pipewright/core/schedule_csv.h"
 #include "pipewright/core/schedule_generators.h"
@@ -325,6 +326,46 @@ void build_schedule(const AnalysisOptions& o, AnalyzedProject& out, Diagnostics&
     }
 }
 
+// training.recompute_blocks narrows full recomputation to the blocks at
+// the start of each stage: it needs full recomputation and blocks.
+void check_recompute_blocks(const Project& p, Diagnostics& d) {
+    const Training& t = p.training;
+    if (!t.recompute_blocks) {
+        return;
+    }
+    if (!t.full_recompute()) {
+        d.add("training.recompute_blocks",
+              "narrows full recomputation to the first blocks of each stage, and this training "
+              "recomputes " +
+                  std::string(t.recompute == Recompute::none ? "nothing" : "selectively") +
+                  ": set training.activation_checkpointing to true, or remove recompute_blocks");
+        return;
+    }
+    const auto& layers = p.model.layers;
+    if (std::none_of(layers.begin(), layers.end(),
+                     [](const LayerSpec& l) { return checkpointed_alone(l.type); })) {
+        d.add("training.recompute_blocks",
+              "the model has no blocks (transformer_block, resnet_bottleneck) to recompute; "
+              "remove it to recompute each stage whole");
+    }
+}
+
+// A split backward (zero-bubble schedules) rebuilds each stage whole for its
+// input gradient and keeps that graph for the weight gradient: it cannot keep
+// some blocks' activations and rebuild the others.
+void check_recompute_blocks_schedule(const AnalysisOptions& o, const AnalyzedProject& out,
+                                     Diagnostics& d) {
+    if (!out.project.training.recompute_blocks || !out.schedule.splits_backward()) {
+        return;
+    }
+    const std::string name = o.schedule.value_or(out.project.training.schedule.name);
+    d.add("training.recompute_blocks",
+          "schedule \"" + name +
+              "\" splits the backward into input and weight gradients, which recompute each "
+              "stage whole; choose a schedule with one backward pass (gpipe, 1f1b, "
+              "interleaved-1f1b) or remove recompute_blocks");
+}
+
 }  // namespace
 
 Schedule with_project_communication(const AnalyzedProject& project, const Schedule& compute_only) {
@@ -354,6 +395,7 @@ std::optional<AnalyzedProject> analyze_project(const Project& project,
         resolve_replicas(project, options, catalog, lookup, out, d);
         check_precision(project, catalog, out, d);
         check_attention_kernel(project, catalog, out, d);
+        check_recompute_blocks(project, d);
     }
     if (d.empty()) {
         resolve_tensor_parallel(project, options, lookup, out, d);
@@ -391,6 +433,9 @@ std::optional<AnalyzedProject> analyze_project(const Project& project,
     // A schedule is only worth building on a sound pipeline.
     if (d.empty() && (from_csv || info != nullptr)) {
         build_schedule(options, out, d);
+    }
+    if (d.empty()) {
+        check_recompute_blocks_schedule(options, out, d);
     }
     if (!d.empty()) {
         diagnostics.append(d);

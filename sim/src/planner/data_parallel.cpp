@@ -167,6 +167,7 @@ class CountSearch {
         replica.training.recompute = checkpointing            ? Recompute::full
                                      : own == Recompute::full ? Recompute::none
                                                               : own;
+        replica.training.recompute_blocks.reset();  // the plan recomputes whole stages
         return replica;
     }
 

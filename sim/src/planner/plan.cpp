@@ -255,6 +255,9 @@ Project with_placement(const Project& project, const std::vector<PlannedStage>& 
     out.training.schedule = ScheduleChoice{schedule, ""};
     out.training.microbatches = microbatches;
     out.training.microbatch_size.reset();
+    // The planner prices full recomputation per unit, every unit of a stage:
+    // a plan recomputes every block or none.
+    out.training.recompute_blocks.reset();
     return out;
 }
 

@@ -79,6 +79,9 @@ Context::Context(const Project& project, const PlanOptions& options, const DataP
         all.layers.push_back(layer.name);
     }
     single.placement = {all};
+    // Its split prices full recomputation per unit, every unit of a stage
+    // (planner/split.cpp): training.recompute_blocks is not planned.
+    single.training.recompute_blocks.reset();
     AnalysisOptions analysis;
     analysis.schedule = std::string(to_string(ScheduleKind::naive));
     analysis.catalog = options.catalog;

@@ -1,5 +1,6 @@
 #pragma once
 
+#include <optional>
 #include <span>
 #include <string_view>
 #include <vector>
@@ -24,5 +25,13 @@ namespace pipewright {
 // The first layer of each unit of layers [first, last], in order.
 [[nodiscard]] std::vector<int> recomputation_units(std::span<const LayerSpec> layers, int first,
                                                    int last);
+
+// Which of the units of layers [first, last] (recomputation_units, in the
+// same order) a full recomputation rebuilds: every one when `blocks` is
+// unset; otherwise the first `blocks` that are blocks, as Megatron-LM's
+// block method recomputes the first N transformer layers of each stage and
+// runs the rest (the embedding and the head among them) as usual.
+[[nodiscard]] std::vector<bool> rebuilt_units(std::span<const LayerSpec> layers, int first,
+                                              int last, std::optional<int> blocks);
 
 }  // namespace pipewright

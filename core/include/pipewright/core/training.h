@@ -79,6 +79,11 @@ struct Training {
     // recompute only the attention core, whose scores grow with the square
     // of the sequence.
     Recompute recompute = Recompute::none;
+    // With full recomputation, how many blocks at the start of each stage
+    // (each model chunk) recompute their forward; the stage's other layers
+    // keep their activations (training.recompute_blocks: Megatron-LM's
+    // --recompute-method block --recompute-num-layers). Unset: every unit.
+    std::optional<int> recompute_blocks;
     GradientAccumulation gradient_accumulation = GradientAccumulation::fused;
     // The precision the gradients are accumulated, held and reduced in
     // (training.gradient_dtype): unset, the compute dtype; float32 under

@@ -42,6 +42,10 @@ struct StageCost {
     double backward_weight_s = 0;
     // The whole backward (B) when it was measured as one pass; 0: I + W.
     double backward_full_s = 0;
+    // Full recomputation: the forward the backward runs again first (the
+    // whole stage's, or with training.recompute_blocks its first blocks'),
+    // included in backward_input_s (and backward_full_s).
+    double recompute_s = 0;
     // Once per iteration after the last action: the optimizer step over the
     // stage's parameters (measured, or its bytes over the memory bandwidth).
     double optimizer_s = 0;
