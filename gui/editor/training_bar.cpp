@@ -482,6 +482,7 @@ void TrainingBar::refresh() {
         }));
     recompute_blocks_->setRange(0, std::max(blocks, t.recompute_blocks.value_or(0)));
     recompute_blocks_->setValue(t.recompute_blocks.value_or(0));
+    recompute_blocks_->setSuffix(t.recompute_blocks == 1 ? tr(" block") : tr(" blocks"));
     recompute_blocks_action_->setVisible(t.full_recompute() &&
                                          (blocks > 0 || t.recompute_blocks.has_value()));
     attention_->setCurrentIndex(attention_->findData(static_cast<int>(t.attention_kernel)));

@@ -273,10 +273,9 @@ namespace {
 
 // The all-reduces of one micro-batch through `stage`'s tensor-parallel
 // group (forward, backward), over the group's links, or over the profile's
-// measured all-reduce link when it has one.
-// The stage's tensor-parallel collectives, forward and backward; with
-// `only`, the forward's of the layers it flags (one flag a layer of the
-// stage), which a partial recomputation runs again.
+// measured all-reduce link when it has one. With `only` (a flag a layer of
+// the stage), the forward counts the layers it flags alone: what a partial
+// recomputation runs again.
 std::pair<double, double> tensor_collectives_s(const AnalyzedProject& project,
                                                const PipelineStage& stage,
                                                const CostModelOptions& options,

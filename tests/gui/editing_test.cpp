@@ -340,6 +340,8 @@ TEST_F(EditingTest, RecomputedBlocksAreSetBesideRecomputeAll) {
     EXPECT_EQ(blocks->value(), 0);
     EXPECT_EQ(blocks->specialValueText(), QStringLiteral("every block"));
     EXPECT_EQ(blocks->maximum(), 16);  // ResNet-50's bottlenecks
+    blocks->setValue(1);
+    EXPECT_EQ(blocks->text(), QStringLiteral("first 1 block"));
     blocks->setValue(3);
     EXPECT_EQ(window.document()->project().training.recompute_blocks, 3);
     EXPECT_EQ(blocks->text(), QStringLiteral("first 3 blocks"));
