@@ -150,8 +150,7 @@ TrainingBar::TrainingBar(ProjectDocument* document, QWidget* parent)
     recompute_blocks_->setToolTip(
         tr("How many blocks at the start of each stage recompute their forward; the stage's "
            "other layers keep their activations (Megatron-LM's --recompute-method block "
-           "--recompute-num-layers). Fewer blocks: less recomputed, more memory. Schedules "
-           "that split the backward (zero-bubble) recompute every block"));
+           "--recompute-num-layers). Fewer blocks: less recomputed, more memory"));
     attention_ = new QComboBox(parallelism_);
     attention_->setObjectName(QStringLiteral("attentionKernel"));
     // Worded to stand without a caption, as the recomputation's, and short
@@ -199,18 +198,10 @@ TrainingBar::TrainingBar(ProjectDocument* document, QWidget* parent)
             return;  // set by the project file, not offered as a choice
         }
         schedule_->setToolTip(schedule_->itemData(i, Qt::ToolTipRole).toString());
-        bool every_block = false;
-        apply(tr("Change schedule"), -1, [this, name, &every_block](Training& t) {
+        apply(tr("Change schedule"), -1, [this, name](Training& t) {
             const bool was_naive = schedule_kind(t.schedule.name) == ScheduleKind::naive;
             const bool naive = schedule_kind(name.toStdString()) == ScheduleKind::naive;
             t.schedule = ScheduleChoice{name.toStdString(), ""};
-            // A split backward rebuilds each stage whole (the analysis
-            // refuses recompute_blocks with it).
-            const ScheduleInfo* info = find_schedule(t.schedule.name);
-            if (info != nullptr && info->splits_backward && t.recompute_blocks) {
-                t.recompute_blocks.reset();
-                every_block = true;
-            }
             if (naive && !was_naive) {
                 // Naive model parallelism runs the whole batch at once; the
                 // pipeline's count comes back when a pipelined schedule does.
@@ -223,11 +214,6 @@ TrainingBar::TrainingBar(ProjectDocument* document, QWidget* parent)
                 t.microbatch_size.reset();
             }
         });
-        if (every_block) {
-            emit knockOn(tr("Every block recomputes now: %1 splits the backward, which rebuilds "
-                            "each stage whole")
-                             .arg(name));
-        }
     });
     connect(batch_, &QSpinBox::valueChanged, this, [this](int v) {
         applyToProject(tr("Change batch size"), kMergeBatchSize,

@@ -624,8 +624,8 @@ std::vector<StageCost> stage_costs(const AnalyzedProject& project,
             //
             // With training.recompute_blocks only the first blocks' units
             // are rebuilt, and the others keep what their backward needs, as
-            // without recomputation (a split backward, which rebuilds the
-            // stage whole, is refused by the analysis).
+            // without recomputation; a split backward's I rebuilds those
+            // units alone and W needs their graphs.
             const double again_s = partial ? rebuilt_forward_s : s.forward_s;
             const bool first_rebuilt = !partial || rebuilt.front();
             s.transient_backward_bytes += largest_unit_stash;

@@ -350,6 +350,10 @@ TEST(Checkpointing, PartialRecomputationRebuildsTheFirstBlocksAndTrainsTheSame) 
             test::max_relative_difference(train(tiny_decoder(3, 1, "gpipe", true, n, 0.3)), a),
             1e-12);
     }
+    // A split backward: I rebuilds the first block, replaying its masks,
+    // and W finds every unit's graph.
+    EXPECT_LE(test::max_relative_difference(train(tiny_decoder(3, 1, "zb-h1", true, 1, 0.3)), a),
+              1e-12);
     // The masks matter: without dropout training ends elsewhere.
     EXPECT_GT(test::max_relative_difference(train(tiny_decoder(3, 1, "gpipe", false, 0, 0.0)), a),
               1e-6);
@@ -388,12 +392,16 @@ TEST(Checkpointing, OnlyTheFirstBlocksAreRebuiltAndTheOthersKeepTheirGraphs) {
     EXPECT_LE(test::max_relative_difference(rebuilt, plain), 1e-12);
 }
 
-// Across a pipeline of two ranks under 1F1B, with one block of each stage
-// rebuilt and the rest kept: the gradients that cross the stages are those
-// of a run that keeps everything.
-TEST(Checkpointing, PartialRecomputationInAPipelineEqualsSingleProcessTraining) {
-    const AnalyzedProject p = tiny_decoder(4, 2, "1f1b", true, 1, 0.0);
+// Across a pipeline of two ranks, with one block of each stage rebuilt and
+// the rest kept, under 1F1B and under zero-bubble schedules that split the
+// backward: the gradients that cross the stages are those of a run that
+// keeps everything.
+class PartialRecomputation : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(PartialRecomputation, InAPipelineEqualsSingleProcessTraining) {
+    const AnalyzedProject p = tiny_decoder(4, 2, GetParam(), true, 1, 0.0);
     ASSERT_EQ(p.schedule.num_stages, 2);
+    ASSERT_EQ(p.schedule.splits_backward(), GetParam() != "1f1b");
     const int steps = 3;
     const auto pipelined = pipelined_parameters(p, run_in_process(p, steps, torch::kFloat64));
     const auto reference = test::reference_parameters(p, steps, torch::kFloat64);
@@ -405,6 +413,16 @@ TEST(Checkpointing, PartialRecomputationInAPipelineEqualsSingleProcessTraining) 
             ->parameters();
     EXPECT_GT(test::max_relative_difference(reference, initial), 1e-4);
 }
+
+// gtest names each case after its schedule: zb-h1 -> zb_h1.
+std::string schedule_case(const ::testing::TestParamInfo<std::string>& c) {
+    std::string name = c.param;
+    std::replace(name.begin(), name.end(), '-', '_');
+    return name;
+}
+
+INSTANTIATE_TEST_SUITE_P(Schedules, PartialRecomputation,
+                         ::testing::Values("1f1b", "zb-h1", "zb-h2"), schedule_case);
 
 // A small ResNet under checkpointing: the stem, each bottleneck and the head
 // are rebuilt one at a time, and training is the same as keeping everything

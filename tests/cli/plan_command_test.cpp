@@ -180,10 +180,17 @@ TEST(PlanCommand, APlanSaysItDropsTheRecomputedBlocks) {
               std::string::npos)
         << kernels.out;
 
-    // zb-h1 splits the backward: the input as given is refused, so the plan
-    // is the planner's own.
+    // Every layer on the first GPU: the planner's own split beats it.
+    StageAssignment all = loaded.project->placement.front();
+    all.layers.clear();
+    for (const auto& layer : loaded.project->model.layers) {
+        all.layers.push_back(layer.name);
+    }
+    loaded.project->placement = {all};
+    const auto one = (dir / "one-device.json").string();
+    save_project_file(*loaded.project, one);
     const auto applied = (dir / "planned.json").string();
-    auto r = run_cli({"plan", path, "--schedule", "zb-h1", "--apply", applied});
+    auto r = run_cli({"plan", one, "--apply", applied});
     ASSERT_EQ(r.code, 0) << r.err;
     EXPECT_NE(r.out.find(": the planner prices recomputation per stage, not "
                          "training.recompute_blocks (4)\n"),

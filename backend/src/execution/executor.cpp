@@ -86,6 +86,9 @@ struct RankExecutor::Impl {
     torch::Dtype dtype;
     torch::Device device;
     bool checkpointing;
+    // Only the first blocks of each stage rebuilt (training.recompute_blocks):
+    // a split backward goes unit by unit too (StageUnits::input_gradient).
+    bool partial_recompute;
     int microbatches;
     int last_stage;
     std::vector<int> stage_indices;
@@ -131,6 +134,7 @@ struct RankExecutor::Impl {
           dtype(d),
           device(dev),
           checkpointing(p.project.training.full_recompute()),
+          partial_recompute(checkpointing && p.project.training.recompute_blocks.has_value()),
           microbatches(p.schedule.num_microbatches),
           last_stage(p.schedule.num_stages - 1),
           replicas(std::move(rg)),
@@ -426,6 +430,20 @@ struct RankExecutor::Impl {
 
     // Zero-bubble I: the input gradient only, keeping the graph for W.
     void backward_input(int s, int mb) {
+        if (partial_recompute) {
+            Slot& sl = slot(s, mb);
+            const bool last = s == last_stage;
+            torch::Tensor g = stages.at(s).units.input_gradient(
+                sl.input, sl.kept, last ? torch::Tensor() : output_gradient(s, mb),
+                last ? std::function<torch::Tensor(const torch::Tensor&)>(
+                           [&](const torch::Tensor& output) { return loss_of(mb, output); })
+                     : nullptr,
+                device);
+            if (s > 0) {
+                sl.input_grad = std::move(g);
+            }
+            return;
+        }
         auto [root, grad] = backward_roots(s, mb);
         if (s == 0) {
             return;  // stage 0 has no input gradient; W does the whole pass
@@ -440,34 +458,19 @@ struct RankExecutor::Impl {
 
     // Zero-bubble W: parameter gradients, accumulated like backward() does.
     void backward_weight(int s, int mb) {
-        auto [root, grad] = backward_roots(s, mb);
         Stage& st = stages.at(s);
-        if (st.params.empty() || !root.requires_grad()) {
-            // A stage without parameters: its W is a no-op (still timed and
-            // recorded like any action); it only lets the graph go.
+        if (partial_recompute) {
+            StageUnits::weight_gradient(slot(s, mb).kept, st.params);
             forget(slot(s, mb));
             return;
         }
-        std::vector<torch::Tensor> grads;
-        if (grad.defined()) {
-            grads.push_back(grad);
+        auto [root, grad] = backward_roots(s, mb);
+        if (!st.params.empty() && root.requires_grad()) {
+            accumulate_weight_gradients(root, grad, st.params);
         }
-        auto pg = torch::autograd::grad({root}, st.params, grads, /*retain_graph=*/false,
-                                        /*create_graph=*/false, /*allow_unused=*/true);
-        const torch::NoGradGuard no_grad;
-        for (std::size_t i = 0; i < pg.size(); ++i) {
-            if (!pg[i].defined()) {
-                continue;
-            }
-            auto& g = st.params[i].mutable_grad();
-            if (g.defined()) {
-                g.add_(pg[i]);
-            } else {
-                g = pg[i].clone();
-            }
-        }
-        Slot& sl = slot(s, mb);
-        forget(sl);
+        // A stage without parameters: its W is a no-op (still timed and
+        // recorded like any action); it only lets the graph go.
+        forget(slot(s, mb));
     }
 
     // REDUCE_GRAD: the sum of the stage's gradients over the replicas. With

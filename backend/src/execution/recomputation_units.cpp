@@ -69,20 +69,24 @@ torch::Tensor StageUnits::forward_keeping(torch::Tensor input, KeptUnits& kept, 
     return input;
 }
 
+std::pair<torch::Tensor, torch::Tensor> StageUnits::unit_for_backward(std::size_t u,
+                                                                      const torch::Tensor& input,
+                                                                      KeptUnits& kept,
+                                                                      const torch::Device& device) {
+    if (!rebuilt_[u]) {
+        return {u == 0 ? input : kept.inputs[u - 1],
+                std::exchange(kept.outputs[u], torch::Tensor())};
+    }
+    const torch::Tensor x = u == 0 ? input : kept.inputs[u - 1].detach().requires_grad_(true);
+    const ReplayRandomState replay(device, kept.random_state(u));
+    return {x, run(u, x)};
+}
+
 void StageUnits::backward(const torch::Tensor& input, KeptUnits& kept, torch::Tensor output_grad,
                           const std::function<torch::Tensor(const torch::Tensor&)>& loss,
                           const torch::Device& device) {
     for (std::size_t u = size(); u-- > 0;) {
-        torch::Tensor x;
-        torch::Tensor y;
-        if (rebuilt_[u]) {
-            x = u == 0 ? input : kept.inputs[u - 1].detach().requires_grad_(true);
-            const ReplayRandomState replay(device, kept.random_state(u));
-            y = run(u, x);
-        } else {
-            x = u == 0 ? input : kept.inputs[u - 1];
-            y = std::exchange(kept.outputs[u], torch::Tensor());
-        }
+        const auto [x, y] = unit_for_backward(u, input, kept, device);
         const bool last = u + 1 == size() && loss;
         const torch::Tensor root = last ? loss(y) : y;
         if (!root.requires_grad()) {
@@ -98,6 +102,65 @@ void StageUnits::backward(const torch::Tensor& input, KeptUnits& kept, torch::Te
         if (u > 0) {
             output_grad = x.grad();
             kept.inputs[u - 1] = torch::Tensor();
+        }
+    }
+}
+
+torch::Tensor StageUnits::input_gradient(
+    const torch::Tensor& input, KeptUnits& kept, torch::Tensor output_grad,
+    const std::function<torch::Tensor(const torch::Tensor&)>& loss, const torch::Device& device) {
+    kept.roots.assign(size(), torch::Tensor());
+    kept.root_grads.assign(size(), torch::Tensor());
+    for (std::size_t u = size(); u-- > 0;) {
+        const auto [x, y] = unit_for_backward(u, input, kept, device);
+        const bool last = u + 1 == size() && loss;
+        kept.roots[u] = last ? loss(y) : y;
+        kept.root_grads[u] = last ? torch::Tensor() : output_grad;
+        if (!x.requires_grad() || !kept.roots[u].requires_grad()) {
+            // The first stage's token ids, or a first unit without
+            // parameters: no gradient flows further back.
+            return {};
+        }
+        std::vector<torch::Tensor> seed;
+        if (!last) {
+            seed.push_back(output_grad);
+        }
+        output_grad = torch::autograd::grad({kept.roots[u]}, {x}, seed, /*retain_graph=*/true)[0];
+        if (u > 0) {
+            kept.inputs[u - 1] = torch::Tensor();
+        }
+    }
+    return output_grad;
+}
+
+void StageUnits::weight_gradient(KeptUnits& kept, const std::vector<torch::Tensor>& params) {
+    for (std::size_t u = 0; u < kept.roots.size(); ++u) {
+        if (kept.roots[u].defined() && kept.roots[u].requires_grad()) {
+            accumulate_weight_gradients(kept.roots[u], kept.root_grads[u], params);
+        }
+    }
+    kept.roots.clear();
+    kept.root_grads.clear();
+}
+
+void accumulate_weight_gradients(const torch::Tensor& root, const torch::Tensor& grad,
+                                 const std::vector<torch::Tensor>& params) {
+    std::vector<torch::Tensor> seed;
+    if (grad.defined()) {
+        seed.push_back(grad);
+    }
+    const auto pg = torch::autograd::grad({root}, params, seed, /*retain_graph=*/false,
+                                          /*create_graph=*/false, /*allow_unused=*/true);
+    const torch::NoGradGuard no_grad;
+    for (std::size_t i = 0; i < pg.size(); ++i) {
+        if (!pg[i].defined()) {
+            continue;
+        }
+        auto& g = params[i].mutable_grad();
+        if (g.defined()) {
+            g.add_(pg[i]);
+        } else {
+            g = pg[i].clone();
         }
     }
 }

@@ -10,6 +10,7 @@
 
 #include <cstddef>
 #include <functional>
+#include <utility>
 #include <vector>
 
 #include "pipewright/core/analysis.h"
@@ -23,8 +24,13 @@ namespace pipewright::backend {
 // before each unit (the first's is also what a whole-stage recomputation
 // replays).
 struct KeptUnits {
-    std::vector<torch::Tensor> inputs;         // of units 1, 2, ...
-    std::vector<torch::Tensor> outputs;        // of units 0, 1, ...; undefined where rebuilt
+    std::vector<torch::Tensor> inputs;   // of units 1, 2, ...
+    std::vector<torch::Tensor> outputs;  // of units 0, 1, ...; undefined where rebuilt
+    // A split backward's I under partial recomputation: each unit's root of
+    // the backward (its output, or the loss made of the last's) and the
+    // gradient flowing into it, kept with their graphs for W.
+    std::vector<torch::Tensor> roots;
+    std::vector<torch::Tensor> root_grads;
     std::vector<torch::Tensor> random_states;  // of units 0, 1, ...; none without dropout
 
     // What unit `u` drew its random numbers from; undefined: nothing to replay.
@@ -62,7 +68,26 @@ class StageUnits {
                   const std::function<torch::Tensor(const torch::Tensor&)>& loss,
                   const torch::Device& device);
 
+    // A split backward's I (zero-bubble schedules) under partial
+    // recomputation: from the last unit to the first, each rebuilt one
+    // rebuilt with its graph, the gradient of its input computed and every
+    // unit's graph kept for W. Returns the gradient of `input`, undefined
+    // when it asks for none (the first stage's token ids).
+    [[nodiscard]] torch::Tensor input_gradient(
+        const torch::Tensor& input, KeptUnits& kept, torch::Tensor output_grad,
+        const std::function<torch::Tensor(const torch::Tensor&)>& loss,
+        const torch::Device& device);
+
+    // Its W: every kept graph's weight gradients added to `params`' own;
+    // lets the graphs go.
+    static void weight_gradient(KeptUnits& kept, const std::vector<torch::Tensor>& params);
+
   private:
+    // The unit's input and output for its backward: rebuilt with its graph
+    // (replaying its random numbers), or kept from the forward.
+    [[nodiscard]] std::pair<torch::Tensor, torch::Tensor> unit_for_backward(
+        std::size_t u, const torch::Tensor& input, KeptUnits& kept, const torch::Device& device);
+
     // Runs unit `u` on `x`, with a graph or not as the caller's guard says.
     [[nodiscard]] torch::Tensor run(std::size_t u, torch::Tensor x);
 
@@ -70,5 +95,11 @@ class StageUnits {
     std::vector<std::size_t> starts_;  // each unit's first module, then the module count
     std::vector<bool> rebuilt_;        // a unit's forward runs again in the backward
 };
+
+// The gradients of `params` from `root` (seeded with `grad` unless it is
+// undefined: a loss), added to the parameters' own as autograd would; the
+// graph is let go. Parameters the root does not reach are left alone.
+void accumulate_weight_gradients(const torch::Tensor& root, const torch::Tensor& grad,
+                                 const std::vector<torch::Tensor>& params);
 
 }  // namespace pipewright::backend

@@ -350,22 +350,6 @@ void check_recompute_blocks(const Project& p, Diagnostics& d) {
     }
 }
 
-// A split backward (zero-bubble schedules) rebuilds each stage whole for its
-// input gradient and keeps that graph for the weight gradient: it cannot keep
-// some blocks' activations and rebuild the others.
-void check_recompute_blocks_schedule(const AnalysisOptions& o, const AnalyzedProject& out,
-                                     Diagnostics& d) {
-    if (!out.project.training.recompute_blocks || !out.schedule.splits_backward()) {
-        return;
-    }
-    const std::string name = o.schedule.value_or(out.project.training.schedule.name);
-    d.add("training.recompute_blocks",
-          "schedule \"" + name +
-              "\" splits the backward into input and weight gradients, which recompute each "
-              "stage whole; choose a schedule with one backward pass (gpipe, 1f1b, "
-              "interleaved-1f1b) or remove recompute_blocks");
-}
-
 }  // namespace
 
 Schedule with_project_communication(const AnalyzedProject& project, const Schedule& compute_only) {
@@ -434,9 +418,7 @@ std::optional<AnalyzedProject> analyze_project(const Project& project,
     if (d.empty() && (from_csv || info != nullptr)) {
         build_schedule(options, out, d);
     }
-    if (d.empty()) {
-        check_recompute_blocks_schedule(options, out, d);
-    }
+
     if (!d.empty()) {
         diagnostics.append(d);
         return std::nullopt;
