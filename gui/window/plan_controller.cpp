@@ -179,6 +179,18 @@ void PlanController::applyPlan() {
             said += QStringLiteral(". ") + sentence + QLatin1Char('.');
         }
     }
+    // The planner recomputes every block or none: a narrowed recomputation
+    // it replaced is said, not dropped in silence.
+    if (const auto& given = attempt->input.training.recompute_blocks;
+        given && !result.project.training.recompute_blocks) {
+        said += result.project.training.full_recompute()
+                    ? tr(". It recomputes every block, not the first %n of each stage: the "
+                         "planner prices recomputation per stage",
+                         nullptr, *given)
+                    : tr(". It recomputes nothing, where the project recomputed the first %n "
+                         "blocks of each stage",
+                         nullptr, *given);
+    }
     // Kernels shorter than an eager framework's host issues them: the
     // figures above are the GPUs' side only.
     if (!attempt->host_pace.empty()) {

@@ -495,6 +495,26 @@ TEST_F(AutoPlanTest, AutoPlanMakesTheLayoutFasterAndUndoRestoresIt) {
     EXPECT_EQ(window.document()->project(), before);
 }
 
+// A project that recomputes only its stages' first blocks: the plan, which
+// recomputes every block or none, says what it did instead.
+TEST_F(AutoPlanTest, APlanSaysWhatItDidWithTheRecomputedBlocks) {
+    auto* box = window.findChild<QComboBox*>(QStringLiteral("recompute"));
+    ASSERT_NE(box, nullptr);
+    box->setCurrentIndex(box->findText(QStringLiteral("recompute all")));
+    window.trainingBar()->recomputeBlocksBox()->setValue(2);
+    ASSERT_EQ(window.document()->project().training.recompute_blocks, 2);
+    ASSERT_TRUE(window.planController()->autoPlan());
+    ASSERT_TRUE(wait_plan());
+    ASSERT_NE(window.document()->project().placement, before.placement);
+    EXPECT_FALSE(window.document()->project().training.recompute_blocks.has_value());
+    const QString said = window.messageBar()->text();
+    EXPECT_TRUE(said.contains(QStringLiteral("recomputes every block, not the first 2 of each "
+                                             "stage")) ||
+                said.contains(QStringLiteral("recomputes nothing, where the project recomputed "
+                                             "the first 2 blocks")))
+        << said.toStdString();
+}
+
 TEST_F(AutoPlanTest, CancelLeavesTheLayoutAloneAndTheWindowUsable) {
     const int undo_steps = window.document()->undoStack()->count();
     plan_action()->trigger();
