@@ -81,6 +81,8 @@ nlohmann::json stages_json(const AnalyzedProject& project, const SimulationRepor
             j["expert_backward_s"] = c.expert_backward_s;
             j["context_forward_s"] = c.context_forward_s;
             j["context_backward_s"] = c.context_backward_s;
+            // Full recomputation's forward again, within backward_input_s.
+            j["recompute_s"] = c.recompute_s;
             // What one micro-batch holds: from its forward until its
             // backward, of which from I until W, and on top while a forward,
             // a whole backward or an I runs (the unit or stage that

@@ -173,6 +173,21 @@ TEST(PlanCommand, APlanSaysItDropsTheRecomputedBlocks) {
     const auto path = (dir / "partial.json").string();
     save_project_file(*loaded.project, path);
 
+    // --json gives the forward run again, which the full recomputation of
+    // the same project exceeds.
+    const auto recompute_s = [](const std::string& file) {
+        auto r = run_cli({"simulate", file, "--json"});
+        EXPECT_EQ(r.code, 0) << r.err;
+        return nlohmann::json::parse(r.out)["stages"][0]["recompute_s"].get<double>();
+    };
+    const double partial_s = recompute_s(path);
+    EXPECT_GT(partial_s, 0);
+    auto every = *loaded.project;
+    every.training.recompute_blocks.reset();
+    const auto every_path = (dir / "every.json").string();
+    save_project_file(every, every_path);
+    EXPECT_LT(partial_s, recompute_s(every_path));
+
     auto kernels = run_cli({"simulate", path, "--kernels"});
     ASSERT_EQ(kernels.code, 0) << kernels.err;
     EXPECT_NE(kernels.out.find(" recomputing the forward of the stage's first 4 blocks "
