@@ -73,6 +73,10 @@ void add_plan_command(CLI::App& app, PlanArgs& args) {
     cmd->add_flag("--sequence-parallel", args.sequence_parallel,
                   "With tensor parallelism, split the layer norms and activations along the "
                   "sequence too (default: the project's)");
+    cmd->add_flag("--fewest-recomputed-blocks", args.fewest_recomputed_blocks,
+                  "Where the plan recomputes every block, recompute instead the fewest blocks at "
+                  "the start of each stage that fit (training.recompute_blocks), or none, when "
+                  "that is faster");
     add_cost_options(*cmd, args.costs);
     cmd->add_flag("--json", args.json, "Print the plan and its comparisons as one JSON object");
     cmd->add_option("--apply", args.apply, "Write the project with the plan applied to this file")
@@ -173,7 +177,9 @@ void print_plan(std::ostream& out, const PlanResult& result, const Project& proj
     if (!costs.empty()) {
         out << "Costs       " << costs << '\n';
     }
-    if (project.training.recompute_blocks && !result.project.training.recompute_blocks) {
+    if (!result.recomputation_choice.empty()) {
+        out << "Recompute   " << result.recomputation_choice << '\n';
+    } else if (project.training.recompute_blocks && !result.project.training.recompute_blocks) {
         out << "Recompute   "
             << (result.project.training.full_recompute() ? "every block" : "nothing")
             << ": the planner prices recomputation per stage, not training.recompute_blocks ("
@@ -284,6 +290,7 @@ int run_plan(const PlanArgs& args, std::ostream& out, std::ostream& err) {
     if (args.sequence_parallel) {
         options.sequence_parallel = true;
     }
+    options.fewest_recomputed_blocks = args.fewest_recomputed_blocks;
     options.base_dir = std::filesystem::path(args.project).parent_path();
     CostInputs cost_inputs;
     const auto costs = cost_model_options(args.costs, cost_inputs, err);

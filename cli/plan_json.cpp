@@ -83,6 +83,9 @@ nlohmann::json plan_result_json(const PlanResult& result, const Project& project
                                                                 : nlohmann::json(nullptr)}});
     }
     j["schedules"] = std::move(schedules);
+    if (!result.recomputation_choice.empty()) {
+        j["recomputation"] = result.recomputation_choice;
+    }
     if (!result.data_parallel.empty()) {
         j["data_parallel"] = plan_replicas_json(result);
     }

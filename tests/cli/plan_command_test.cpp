@@ -218,6 +218,57 @@ TEST(PlanCommand, APlanSaysItDropsTheRecomputedBlocks) {
     EXPECT_FALSE(planned.project->training.recompute_blocks.has_value());
 }
 
+// --fewest-recomputed-blocks: Llama 3.1 8B on eight H100s held to 28 GiB
+// each recomputes every block to fit; the plan then keeps its layout,
+// recomputes the fewest blocks at the start of each stage that fit, is
+// faster for it, and writes a project that simulates as it said.
+TEST(PlanCommand, TheFewestRecomputedBlocksThatFit) {
+    auto loaded = load_project_file(example("llama3.1-8b-h100-node.json"));
+    loaded.project->training.recompute = Recompute::full;
+    for (auto& d : loaded.project->topology.nodes[0].containers[0].devices) {
+        d.overrides.memory_GiB = 28;
+    }
+    TempDir dir;
+    const auto path = (dir / "tight.json").string();
+    save_project_file(*loaded.project, path);
+    auto every = run_cli({"plan", path, "--json"});
+    ASSERT_EQ(every.code, 0) << every.err;
+    const auto whole = nlohmann::json::parse(every.out);
+    EXPECT_FALSE(whole.contains("recomputation"));
+
+    const auto applied = (dir / "planned.json").string();
+    auto fewest =
+        run_cli({"plan", path, "--fewest-recomputed-blocks", "--json", "--apply", applied});
+    ASSERT_EQ(fewest.code, 0) << fewest.err;
+    const auto narrowed = nlohmann::json::parse(fewest.out);
+    ASSERT_TRUE(narrowed.contains("recomputation")) << fewest.out;
+    EXPECT_TRUE(narrowed["recomputation"].get<std::string>().starts_with("the first "))
+        << narrowed["recomputation"];
+    EXPECT_LT(narrowed["iteration_time_s"].get<double>(), whole["iteration_time_s"].get<double>());
+
+    auto planned = load_project_file(applied);
+    ASSERT_TRUE(planned.project.has_value());
+    ASSERT_TRUE(planned.project->training.recompute_blocks.has_value());
+    EXPECT_TRUE(planned.project->training.full_recompute());
+    auto simulated = run_cli({"simulate", applied, "--json"});
+    ASSERT_EQ(simulated.code, 0) << simulated.err;
+    const auto report = nlohmann::json::parse(simulated.out);
+    EXPECT_TRUE(report["all_fit"].get<bool>());
+    EXPECT_NEAR(report["iteration_time_s"].get<double>(),
+                narrowed["iteration_time_s"].get<double>(), 1e-9);
+    // One block fewer does not fit: the plan's is the fewest.
+    planned.project->training.recompute_blocks = *planned.project->training.recompute_blocks - 1;
+    if (*planned.project->training.recompute_blocks == 0) {
+        planned.project->training.recompute = Recompute::none;
+        planned.project->training.recompute_blocks.reset();
+    }
+    const auto fewer = (dir / "fewer.json").string();
+    save_project_file(*planned.project, fewer);
+    auto tighter = run_cli({"simulate", fewer, "--json"});
+    ASSERT_EQ(tighter.code, 0) << tighter.err;
+    EXPECT_FALSE(nlohmann::json::parse(tighter.out)["all_fit"].get<bool>());
+}
+
 TEST(PlanCommand, BadInputAndUsage) {
     auto unknown = run_cli({"plan", example("dummy-2gpu.json"), "--schedule", "fast"});
     EXPECT_EQ(unknown.code, 1);

@@ -44,6 +44,22 @@ def test_plan_options_are_those_of_the_command_line():
     assert plan.schedule == "1f1b" and plan.microbatches == 6
 
 
+def test_fewest_recomputed_blocks_is_that_of_the_command_line(tmp_path):
+    # Llama 3.1 8B on eight H100s held to 28 GiB: the plan recomputes, and
+    # the option narrows it to the fewest blocks that fit.
+    document = json.loads((ASSETS / "examples" / "llama3.1-8b-h100-node.json").read_text())
+    document["training"]["activation_checkpointing"] = True
+    for device in document["topology"]["nodes"][0]["containers"][0]["devices"]:
+        device["memory_GiB"] = 28
+    path = tmp_path / "tight.json"
+    path.write_text(json.dumps(document))
+    _, out, _ = cli("plan", path, "--json", "--fewest-recomputed-blocks")
+    plan = pipewright.load(path).plan(fewest_recomputed_blocks=True)
+    assert without_clock(plan.to_dict()) == without_clock(json.loads(out))
+    assert plan.to_dict()["recomputation"].startswith("the first ")
+    assert plan.project.to_dict()["training"]["recompute_blocks"] >= 1
+
+
 def test_table_and_explanation():
     plan = pipewright.load(ASSETS / "examples" / "resnet50-2gpu-naive.json").plan()
     assert plan.feasible

@@ -332,6 +332,12 @@ void simulate_outcome(PlanOutcome& outcome, const Project& project, const Analys
 void simulate_analyzed(PlanOutcome& outcome, const AnalyzedProject& analyzed,
                        const CostModelOptions& costs);
 
+// A plan that recomputes every unit of its stages, recomputing instead the
+// fewest blocks at the start of each stage that fit (or none), when that is
+// faster (narrow_recomputation.cpp); says which in
+// PlanResult::recomputation_choice.
+void narrow_recomputation(PlanResult& result, const PlanOptions& options);
+
 // A floor under the iteration of any pipeline plan_pipeline could find for
 // `project` (one replica): its forward and backward work on the fastest
 // devices, without recomputation, spread perfectly over as many devices

@@ -297,7 +297,9 @@ SplitResult best_split(const Project& project, const PlanOptions& options, int m
     return best;
 }
 
-PlanResult plan_pipeline(const Project& project, const PlanOptions& options) {
+namespace {
+
+PlanResult plan_layout(const Project& project, const PlanOptions& options) {
     // Expert and context parallelism group replicas: the layout search
     // keeps the project's sizes and lays out replica counts they divide.
     const bool grouped = options.expert_parallel.value_or(project.expert_parallel.size) != 1 ||
@@ -321,6 +323,16 @@ PlanResult plan_pipeline(const Project& project, const PlanOptions& options) {
         one.data_parallel = DataParallel{};  // --data-parallel 1
     }
     return planner::plan_one_pipeline(one, rest, DataParallel{});
+}
+
+}  // namespace
+
+PlanResult plan_pipeline(const Project& project, const PlanOptions& options) {
+    PlanResult result = plan_layout(project, options);
+    if (options.fewest_recomputed_blocks) {
+        planner::narrow_recomputation(result, options);
+    }
+    return result;
 }
 
 }  // namespace pipewright

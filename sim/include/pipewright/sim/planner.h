@@ -75,6 +75,10 @@ struct PlanOptions {
     // Leave out data-parallel layouts that cannot beat one already found
     // (PlanStatistics::bounded); a comparison of every layout turns it off.
     bool bound_layouts = true;
+    // A plan that recomputes every unit of its stages then tries the fewest
+    // blocks at the start of each stage that fit (training.recompute_blocks),
+    // or none, and keeps the faster (`plan --recompute-blocks fewest`).
+    bool fewest_recomputed_blocks = false;
 };
 
 // One stage: a contiguous run of layers on one device.
@@ -167,6 +171,10 @@ struct PlanResult {
     // Expert- and context-parallel sizes the search left out, and why.
     std::vector<std::string> expert_parallel_skipped;
     std::vector<std::string> context_parallel_skipped;
+    // With PlanOptions::fewest_recomputed_blocks, what the plan recomputes
+    // and why, in words ("the first 3 blocks of each stage, the fewest that
+    // fit: ..."); empty when the plan recomputes nothing to begin with.
+    std::string recomputation_choice;
 };
 
 // Thrown by plan_pipeline when PlanOptions::stop was requested.
