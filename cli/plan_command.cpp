@@ -75,8 +75,8 @@ void add_plan_command(CLI::App& app, PlanArgs& args) {
                   "sequence too (default: the project's)");
     cmd->add_flag("--fewest-recomputed-blocks", args.fewest_recomputed_blocks,
                   "Where the plan recomputes every block, recompute instead the fewest blocks at "
-                  "the start of each stage that fit (training.recompute_blocks), or none, when "
-                  "that is faster");
+                  "the start of each stage that fit (training.recompute_blocks), or none, in the "
+                  "plan's layout or the project's own, whichever is faster");
     add_cost_options(*cmd, args.costs);
     cmd->add_flag("--json", args.json, "Print the plan and its comparisons as one JSON object");
     cmd->add_option("--apply", args.apply, "Write the project with the plan applied to this file")

@@ -333,10 +333,10 @@ void simulate_analyzed(PlanOutcome& outcome, const AnalyzedProject& analyzed,
                        const CostModelOptions& costs);
 
 // A plan that recomputes every unit of its stages, recomputing instead the
-// fewest blocks at the start of each stage that fit (or none), when that is
-// faster (narrow_recomputation.cpp); says which in
-// PlanResult::recomputation_choice.
-void narrow_recomputation(PlanResult& result, const PlanOptions& options);
+// fewest blocks at the start of each stage that fit (or none), in its layout
+// or in `given`'s own where the options keep it, when that is faster
+// (narrow_recomputation.cpp); says which in PlanResult::recomputation_choice.
+void narrow_recomputation(PlanResult& result, const Project& given, const PlanOptions& options);
 
 // A floor under the iteration of any pipeline plan_pipeline could find for
 // `project` (one replica): its forward and backward work on the fastest

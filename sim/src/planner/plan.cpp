@@ -330,7 +330,7 @@ PlanResult plan_layout(const Project& project, const PlanOptions& options) {
 PlanResult plan_pipeline(const Project& project, const PlanOptions& options) {
     PlanResult result = plan_layout(project, options);
     if (options.fewest_recomputed_blocks) {
-        planner::narrow_recomputation(result, options);
+        planner::narrow_recomputation(result, project, options);
     }
     return result;
 }
