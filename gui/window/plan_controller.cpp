@@ -179,10 +179,13 @@ void PlanController::applyPlan() {
             said += QStringLiteral(". ") + sentence + QLatin1Char('.');
         }
     }
-    // The planner recomputes every block or none: a narrowed recomputation
-    // it replaced is said, not dropped in silence.
-    if (const auto& given = attempt->input.training.recompute_blocks;
-        given && !result.project.training.recompute_blocks) {
+    // What the plan recomputes, where it narrowed a recomputation of every
+    // unit; a narrowed recomputation it replaced is said, not dropped in
+    // silence.
+    if (!result.recomputation_choice.empty()) {
+        said += tr(". It recomputes %1").arg(QString::fromStdString(result.recomputation_choice));
+    } else if (const auto& given = attempt->input.training.recompute_blocks;
+               given && !result.project.training.recompute_blocks) {
         said += result.project.training.full_recompute()
                     ? tr(". It recomputes every block, not the first %n of each stage: the "
                          "planner prices recomputation per stage",

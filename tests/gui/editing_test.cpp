@@ -495,8 +495,9 @@ TEST_F(AutoPlanTest, AutoPlanMakesTheLayoutFasterAndUndoRestoresIt) {
     EXPECT_EQ(window.document()->project(), before);
 }
 
-// A project that recomputes only its stages' first blocks: the plan, which
-// recomputes every block or none, says what it did instead.
+// A project that recomputes only its stages' first blocks: the search
+// prices recomputation of every unit, and Auto-plan then narrows it to the
+// fewest blocks that fit (here none: ResNet-50 fits without), saying so.
 TEST_F(AutoPlanTest, APlanSaysWhatItDidWithTheRecomputedBlocks) {
     auto* box = window.findChild<QComboBox*>(QStringLiteral("recompute"));
     ASSERT_NE(box, nullptr);
@@ -506,12 +507,13 @@ TEST_F(AutoPlanTest, APlanSaysWhatItDidWithTheRecomputedBlocks) {
     ASSERT_TRUE(window.planController()->autoPlan());
     ASSERT_TRUE(wait_plan());
     ASSERT_NE(window.document()->project().placement, before.placement);
-    EXPECT_FALSE(window.document()->project().training.recompute_blocks.has_value());
+    const Training& planned = window.document()->project().training;
+    EXPECT_EQ(planned.recompute, Recompute::none);
+    EXPECT_FALSE(planned.recompute_blocks.has_value());
     const QString said = window.messageBar()->text();
-    EXPECT_TRUE(said.contains(QStringLiteral("recomputes every block, not the first 2 of each "
-                                             "stage")) ||
-                said.contains(QStringLiteral("recomputes nothing, where the project recomputed "
-                                             "the first 2 blocks")))
+    EXPECT_TRUE(said.contains(QStringLiteral(". It recomputes nothing, which fits: ")))
+        << said.toStdString();
+    EXPECT_TRUE(said.contains(QStringLiteral(" for the search's plan recomputing every unit")))
         << said.toStdString();
 }
 
