@@ -73,10 +73,10 @@ void add_plan_command(CLI::App& app, PlanArgs& args) {
     cmd->add_flag("--sequence-parallel", args.sequence_parallel,
                   "With tensor parallelism, split the layer norms and activations along the "
                   "sequence too (default: the project's)");
-    cmd->add_flag("--fewest-recomputed-blocks", args.fewest_recomputed_blocks,
-                  "Where the plan recomputes every block, recompute instead the fewest blocks at "
-                  "the start of each stage that fit (training.recompute_blocks), or none, in the "
-                  "plan's layout or the project's own, whichever is faster");
+    cmd->add_flag("--recompute-every-block", args.recompute_every_block,
+                  "Keep the search's recomputation of every unit of each stage, instead of "
+                  "recomputing the fewest blocks at the start of each stage that fit "
+                  "(training.recompute_blocks), or none, where that is faster");
     add_cost_options(*cmd, args.costs);
     cmd->add_flag("--json", args.json, "Print the plan and its comparisons as one JSON object");
     cmd->add_option("--apply", args.apply, "Write the project with the plan applied to this file")
@@ -290,7 +290,7 @@ int run_plan(const PlanArgs& args, std::ostream& out, std::ostream& err) {
     if (args.sequence_parallel) {
         options.sequence_parallel = true;
     }
-    options.fewest_recomputed_blocks = args.fewest_recomputed_blocks;
+    options.fewest_recomputed_blocks = !args.recompute_every_block;
     options.base_dir = std::filesystem::path(args.project).parent_path();
     CostInputs cost_inputs;
     const auto costs = cost_model_options(args.costs, cost_inputs, err);

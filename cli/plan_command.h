@@ -19,7 +19,7 @@ struct PlanArgs {
     std::optional<std::string> expert_parallel;   // a size or "auto"
     std::optional<std::string> context_parallel;  // a size or "auto"
     bool sequence_parallel = false;
-    bool fewest_recomputed_blocks = false;
+    bool recompute_every_block = false;
     CostArgs costs;  // --profile, --efficiency
     bool json = false;
     std::optional<std::string> apply;

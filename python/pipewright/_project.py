@@ -174,20 +174,20 @@ class Project:
              sequence_parallel: Optional[bool] = None, expert_parallel: Count = None,
              context_parallel: Count = None, profile: Optional[PathLike] = None,
              calibration: Calibrations = None, efficiency: Optional[float] = None,
-             strict: bool = False, fewest_recomputed_blocks: bool = False) -> PlanResult:
+             strict: bool = False, recompute_every_block: bool = False) -> PlanResult:
         """The fastest split, schedule and micro-batch count that fit: ``pipewright plan``.
 
         ``schedule`` and ``microbatches`` fix those; ``data_parallel``,
         ``tensor_parallel``, ``expert_parallel`` and ``context_parallel`` take a
-        count or ``"auto"`` (search every count). ``fewest_recomputed_blocks``
-        narrows a plan that recomputes every block to the fewest that fit.
+        count or ``"auto"`` (search every count). ``recompute_every_block``
+        keeps a plan's recomputation of every block instead of the fewest that fit.
         The result's ``project`` is this project with the plan applied (what
         ``--apply`` writes). Ctrl-C (KeyboardInterrupt) stops a long plan.
         """
         answer = _core.plan(self._handle, schedule, microbatches, data_parallel, tensor_parallel,
                             sequence_parallel, expert_parallel, context_parallel, _path(profile),
                             _paths(calibration), efficiency, strict,
-                            fewest_recomputed_blocks)
+                            not recompute_every_block)
         planned = answer["project"]
         return PlanResult(answer["report"], Project(planned) if planned is not None else None)
 

@@ -195,7 +195,8 @@ TEST(PlanCommand, APlanSaysItDropsTheRecomputedBlocks) {
               std::string::npos)
         << kernels.out;
 
-    // Every layer on the first GPU: the planner's own split beats it.
+    // Every layer on the first GPU: the planner's own split beats it; kept
+    // recomputing every unit, the plan says it dropped the project's blocks.
     StageAssignment all = loaded.project->placement.front();
     all.layers.clear();
     for (const auto& layer : loaded.project->model.layers) {
@@ -205,7 +206,7 @@ TEST(PlanCommand, APlanSaysItDropsTheRecomputedBlocks) {
     const auto one = (dir / "one-device.json").string();
     save_project_file(*loaded.project, one);
     const auto applied = (dir / "planned.json").string();
-    auto r = run_cli({"plan", one, "--apply", applied});
+    auto r = run_cli({"plan", one, "--recompute-every-block", "--apply", applied});
     ASSERT_EQ(r.code, 0) << r.err;
     EXPECT_NE(r.out.find(": the planner prices recomputation per stage, not "
                          "training.recompute_blocks (4)\n"),
@@ -218,7 +219,7 @@ TEST(PlanCommand, APlanSaysItDropsTheRecomputedBlocks) {
     EXPECT_FALSE(planned.project->training.recompute_blocks.has_value());
 }
 
-// --fewest-recomputed-blocks: Llama 3.1 8B on eight H100s held to 28 GiB
+// Llama 3.1 8B on eight H100s held to 28 GiB
 // each recomputes every block to fit; the plan then keeps its layout,
 // recomputes the fewest blocks at the start of each stage that fit, is
 // faster for it, and writes a project that simulates as it said.
@@ -231,14 +232,14 @@ TEST(PlanCommand, TheFewestRecomputedBlocksThatFit) {
     TempDir dir;
     const auto path = (dir / "tight.json").string();
     save_project_file(*loaded.project, path);
-    auto every = run_cli({"plan", path, "--json"});
+    auto every = run_cli({"plan", path, "--json", "--recompute-every-block"});
     ASSERT_EQ(every.code, 0) << every.err;
     const auto whole = nlohmann::json::parse(every.out);
     EXPECT_FALSE(whole.contains("recomputation"));
 
     const auto applied = (dir / "planned.json").string();
     auto fewest =
-        run_cli({"plan", path, "--fewest-recomputed-blocks", "--json", "--apply", applied});
+        run_cli({"plan", path, "--json", "--apply", applied});
     ASSERT_EQ(fewest.code, 0) << fewest.err;
     const auto narrowed = nlohmann::json::parse(fewest.out);
     ASSERT_TRUE(narrowed.contains("recomputation")) << fewest.out;

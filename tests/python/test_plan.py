@@ -44,20 +44,25 @@ def test_plan_options_are_those_of_the_command_line():
     assert plan.schedule == "1f1b" and plan.microbatches == 6
 
 
-def test_fewest_recomputed_blocks_is_that_of_the_command_line(tmp_path):
+def test_recompute_every_block_is_that_of_the_command_line(tmp_path):
     # Llama 3.1 8B on eight H100s held to 28 GiB: the plan recomputes, and
-    # the option narrows it to the fewest blocks that fit.
+    # narrows it to the fewest blocks that fit unless told not to.
     document = json.loads((ASSETS / "examples" / "llama3.1-8b-h100-node.json").read_text())
     document["training"]["activation_checkpointing"] = True
     for device in document["topology"]["nodes"][0]["containers"][0]["devices"]:
         device["memory_GiB"] = 28
     path = tmp_path / "tight.json"
     path.write_text(json.dumps(document))
-    _, out, _ = cli("plan", path, "--json", "--fewest-recomputed-blocks")
-    plan = pipewright.load(path).plan(fewest_recomputed_blocks=True)
+    _, out, _ = cli("plan", path, "--json")
+    plan = pipewright.load(path).plan()
     assert without_clock(plan.to_dict()) == without_clock(json.loads(out))
     assert plan.to_dict()["recomputation"].startswith("the first ")
     assert plan.project.to_dict()["training"]["recompute_blocks"] >= 1
+    _, out, _ = cli("plan", path, "--json", "--recompute-every-block")
+    whole = pipewright.load(path).plan(recompute_every_block=True)
+    assert without_clock(whole.to_dict()) == without_clock(json.loads(out))
+    assert "recomputation" not in whole.to_dict()
+    assert "recompute_blocks" not in whole.project.to_dict()["training"]
 
 
 def test_table_and_explanation():

@@ -34,9 +34,6 @@ void PlanRunner::start(const Project& project, const QString& baseDir, StudioCos
     options.stop = stop_.get_token();
     options.costs = costs.model_options();
     options.catalog = costs.catalog_or_null();
-    // A plan that recomputes every block would give time away where fewer
-    // fit: the studio's Auto-plan takes the fewest (plan --fewest-recomputed-blocks).
-    options.fewest_recomputed_blocks = true;
     options.on_progress = [this, generation](const PlanStatistics& statistics) {
         QMetaObject::invokeMethod(
             this,

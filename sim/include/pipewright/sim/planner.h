@@ -77,8 +77,8 @@ struct PlanOptions {
     bool bound_layouts = true;
     // A plan that recomputes every unit of its stages then tries the fewest
     // blocks at the start of each stage that fit (training.recompute_blocks),
-    // or none, and keeps the faster (`plan --recompute-blocks fewest`).
-    bool fewest_recomputed_blocks = false;
+    // or none, and keeps the faster (off: `plan --recompute-every-block`).
+    bool fewest_recomputed_blocks = true;
 };
 
 // One stage: a contiguous run of layers on one device.
