@@ -238,8 +238,7 @@ TEST(PlanCommand, TheFewestRecomputedBlocksThatFit) {
     EXPECT_FALSE(whole.contains("recomputation"));
 
     const auto applied = (dir / "planned.json").string();
-    auto fewest =
-        run_cli({"plan", path, "--json", "--apply", applied});
+    auto fewest = run_cli({"plan", path, "--json", "--apply", applied});
     ASSERT_EQ(fewest.code, 0) << fewest.err;
     const auto narrowed = nlohmann::json::parse(fewest.out);
     ASSERT_TRUE(narrowed.contains("recomputation")) << fewest.out;
