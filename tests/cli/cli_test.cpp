@@ -443,8 +443,9 @@ TEST(Cli, ListsSchedulesDevicesAndLayers) {
     EXPECT_DOUBLE_EQ((*h100)["gemm_overhead_us"].get<double>(), 5);
     EXPECT_TRUE((*h100)["fp8_transposed_copies"].get<bool>());
     // A device that measured no GEMM prices them at the launch.
-    const auto a100 = std::find_if(devices.begin(), devices.end(),
-                                   [](const nlohmann::json& d) { return d["name"] == "A100-80GB"; });
+    const auto a100 = std::find_if(devices.begin(), devices.end(), [](const nlohmann::json& d) {
+        return d["name"] == "A100-80GB";
+    });
     ASSERT_NE(a100, devices.end());
     EXPECT_DOUBLE_EQ((*a100)["gemm_overhead_us"].get<double>(), 3);
     auto layers = nlohmann::json::parse(run_cli({"layers", "--json"}).out);

@@ -61,8 +61,9 @@ TEST(ImportDialogTest, PreviewListsTheLayersAndImportWritesTheProject) {
     EXPECT_EQ(table->item(6, 5)->text(), QStringLiteral("1"));
     EXPECT_FALSE(table->item(0, 4)->text().isEmpty());
     const QString status = child<QLabel>(dialog, "importStatus")->text();
-    EXPECT_TRUE(status.startsWith(QStringLiteral("7 layers, placed as 2 stages. Forward FLOPs "
-                                                 "per sample by stage: ")))
+    EXPECT_TRUE(
+        status.startsWith(QStringLiteral("7 layers, placed as 2 stages. Forward FLOPs "
+                                         "per sample by stage: ")))
         << status.toStdString();
     EXPECT_FALSE(QFile::exists(QDir(dir.path()).filePath(QStringLiteral("cnn.json"))))
         << "a preview writes nothing";

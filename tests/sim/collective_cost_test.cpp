@@ -56,9 +56,9 @@ TEST(NcclCollectives, ProtocolsFollowTheMessageSizeAndTimeGrowsWithIt) {
             seen.push_back(t.protocol);
         }
     }
-    EXPECT_EQ(seen, (std::vector<CollectiveProtocol>{CollectiveProtocol::ll,
-                                                     CollectiveProtocol::ll128,
-                                                     CollectiveProtocol::simple}));
+    EXPECT_EQ(seen,
+              (std::vector<CollectiveProtocol>{CollectiveProtocol::ll, CollectiveProtocol::ll128,
+                                               CollectiveProtocol::simple}));
 }
 
 // NCCL is never faster than the plain formula on the link it reaches once
