@@ -8,6 +8,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "analyzed_json.h"
 #include "pipewright/core/project_io.h"
 #include "pipewright/sim/cost_model.h"
 #include "pipewright/sim/simulation.h"
@@ -38,10 +39,6 @@ nlohmann::json gpt_json(const nlohmann::json& recompute, int blocks, int tensor 
                       {"in_features", 1024},
                       {"out_features", 32000},
                       {"bias", false}});
-    nlohmann::json devices = nlohmann::json::array();
-    for (int d = 0; d < tensor; ++d) {
-        devices.push_back({{"name", "gpu" + std::to_string(d)}, {"spec", "A100-80GB"}});
-    }
     nlohmann::json j = {
         {"format", "pipewright-project"},
         {"version", 1},
@@ -50,8 +47,7 @@ nlohmann::json gpt_json(const nlohmann::json& recompute, int blocks, int tensor 
           {"input", {{"shape", {2048}}, {"dtype", "int64"}}},
           {"loss", "cross_entropy"},
           {"layers", layers}}},
-        {"topology",
-         {{"nodes", {{{"name", "n"}, {"containers", {{{"name", "c"}, {"devices", devices}}}}}}}}},
+        {"topology", testing::one_container_topology("A100-80GB", tensor)},
         {"placement", {{{"device", "n/c/gpu0"}, {"layers", {{"from", "embed"}, {"to", "head"}}}}}},
         {"training",
          {{"batch_size", 4},

@@ -6,6 +6,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "analyzed_json.h"
 #include "pipewright/core/project_io.h"
 #include "pipewright/sim/cost_model.h"
 #include "pipewright/sim/kernel_cost.h"
@@ -21,31 +22,25 @@ constexpr int kSequence = 2048;
 constexpr int kBatch = 4;
 
 AnalyzedProject block(const std::string& recompute, bool flash = false, int tensor = 1) {
-    nlohmann::json devices = nlohmann::json::array();
-    for (int d = 0; d < tensor; ++d) {
-        devices.push_back({{"name", "gpu" + std::to_string(d)}, {"spec", "A100-80GB"}});
-    }
-    nlohmann::json j = {
-        {"format", "pipewright-project"},
-        {"version", 1},
-        {"model",
-         {{"name", "block"},
-          {"input", {{"shape", {kSequence, kHidden}}, {"dtype", "bfloat16"}}},
-          {"layers",
-           {{{"name", "b0"},
-             {"type", "transformer_block"},
-             {"hidden", kHidden},
-             {"heads", kHeads},
-             {"flash_attention", flash}}}}}},
-        {"topology",
-         {{"nodes", {{{"name", "n"}, {"containers", {{{"name", "c"}, {"devices", devices}}}}}}}}},
-        {"placement", {{{"device", "n/c/gpu0"}, {"layers", {"b0"}}}}},
-        {"training",
-         {{"batch_size", kBatch},
-          {"microbatches", 1},
-          {"schedule", "gpipe"},
-          {"dtype", "bfloat16"}}},
-        {"tensor_parallel", {{"size", tensor}, {"sequence_parallel", tensor > 1}}}};
+    nlohmann::json j = {{"format", "pipewright-project"},
+                        {"version", 1},
+                        {"model",
+                         {{"name", "block"},
+                          {"input", {{"shape", {kSequence, kHidden}}, {"dtype", "bfloat16"}}},
+                          {"layers",
+                           {{{"name", "b0"},
+                             {"type", "transformer_block"},
+                             {"hidden", kHidden},
+                             {"heads", kHeads},
+                             {"flash_attention", flash}}}}}},
+                        {"topology", testing::one_container_topology("A100-80GB", tensor)},
+                        {"placement", {{{"device", "n/c/gpu0"}, {"layers", {"b0"}}}}},
+                        {"training",
+                         {{"batch_size", kBatch},
+                          {"microbatches", 1},
+                          {"schedule", "gpipe"},
+                          {"dtype", "bfloat16"}}},
+                        {"tensor_parallel", {{"size", tensor}, {"sequence_parallel", tensor > 1}}}};
     if (recompute == "true") {
         j["training"]["activation_checkpointing"] = true;
     } else if (!recompute.empty()) {
