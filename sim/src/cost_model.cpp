@@ -273,14 +273,18 @@ namespace {
 
 // The all-reduces of one micro-batch through `stage`'s tensor-parallel
 // group (forward, backward), over the group's links, or over the profile's
-// measured all-reduce link when it has one. With `only` (a flag a layer of
-// the stage), the forward counts the layers it flags alone: what a partial
-// recomputation runs again.
-std::pair<double, double> tensor_collectives_s(const AnalyzedProject& project,
-                                               const PipelineStage& stage,
-                                               const CostModelOptions& options,
-                                               const LinkResolver& links,
-                                               const std::vector<bool>* only = nullptr) {
+// measured all-reduce link when it has one; and of the forward, the share of
+// the layers `rebuilt` flags (one flag a layer of the stage; none when
+// empty): what a partial recomputation runs again.
+struct StageCollectives {
+    double forward_s = 0;
+    double backward_s = 0;
+    double rebuilt_forward_s = 0;
+};
+
+StageCollectives tensor_collectives_s(const AnalyzedProject& project, const PipelineStage& stage,
+                                      const CostModelOptions& options, const LinkResolver& links,
+                                      const std::vector<bool>& rebuilt) {
     const auto& members = project.tensor_groups[0].at(static_cast<std::size_t>(stage.rank));
     const CollectiveGroup group = tensor_parallel_group(
         members, links, project.rank_specs.at(static_cast<std::size_t>(stage.rank)),
@@ -289,17 +293,17 @@ std::pair<double, double> tensor_collectives_s(const AnalyzedProject& project,
             : nullptr);
     const double element_bytes = project.microbatch_size * token_share(project) *
                                  dtype_bytes(project.project.training.dtype);
-    double forward_s = 0;
-    double backward_s = 0;
+    StageCollectives out;
     for (int l = stage.first_layer; l <= stage.last_layer; ++l) {
         const TensorCollectives c = tensor_collectives(
             project.tensor_shares.at(static_cast<std::size_t>(l)), element_bytes, group);
-        if (only == nullptr || (*only)[static_cast<std::size_t>(l - stage.first_layer)]) {
-            forward_s += c.forward_s;
+        out.forward_s += c.forward_s;
+        out.backward_s += c.backward_s;
+        if (!rebuilt.empty() && rebuilt[static_cast<std::size_t>(l - stage.first_layer)]) {
+            out.rebuilt_forward_s += c.forward_s;
         }
-        backward_s += c.backward_s;
     }
-    return {forward_s, backward_s};
+    return out;
 }
 
 // A mixture of experts' block as expert parallelism sees it: its routed
@@ -429,28 +433,6 @@ LossKernels project_loss_kernels(const AnalyzedProject& project, const CostModel
             loss_stash_bytes(loss, elements, training.dtype)};
 }
 
-// Under full recomputation, whether each layer of `stage` is rebuilt during
-// the backward (one flag a layer): every one, or with
-// training.recompute_blocks the layers of the units it names
-// (core/recomputation_units.h).
-std::vector<bool> rebuilt_layers(const AnalyzedProject& project, const PipelineStage& stage) {
-    const auto& layers = project.project.model.layers;
-    const std::vector<int> starts =
-        recomputation_units(layers, stage.first_layer, stage.last_layer);
-    const std::vector<bool> units = rebuilt_units(layers, stage.first_layer, stage.last_layer,
-                                                  project.project.training.recompute_blocks);
-    std::vector<bool> out;
-    out.reserve(static_cast<std::size_t>(stage.last_layer - stage.first_layer + 1));
-    std::size_t u = 0;
-    for (int l = stage.first_layer; l <= stage.last_layer; ++l) {
-        if (u + 1 < starts.size() && starts[u + 1] == l) {
-            ++u;
-        }
-        out.push_back(units[u]);
-    }
-    return out;
-}
-
 std::vector<StageCost> stage_costs(const AnalyzedProject& project,
                                    const CostModelOptions& options) {
     const Training& training = project.project.training;
@@ -494,7 +476,9 @@ std::vector<StageCost> stage_costs(const AnalyzedProject& project,
         // it leaves alone keep, and the forward of those it rebuilds.
         const bool partial = training.full_recompute() && training.recompute_blocks.has_value();
         const std::vector<bool> rebuilt =
-            partial ? rebuilt_layers(project, stage) : std::vector<bool>{};
+            partial ? rebuilt_layers(project.project.model.layers, stage.first_layer,
+                                     stage.last_layer, training.recompute_blocks)
+                    : std::vector<bool>{};
         double kept_stash = 0;
         double rebuilt_forward_s = 0;
         for (int l = stage.first_layer; l <= stage.last_layer; ++l) {
@@ -583,18 +567,15 @@ std::vector<StageCost> stage_costs(const AnalyzedProject& project,
         s.transient_forward_bytes = transient_forward;
         s.transient_backward_bytes = transient_backward;
         s.transient_backward_input_bytes = transient_backward;
-        const auto [tensor_forward_s, tensor_backward_s] =
-            tensor_links ? tensor_collectives_s(project, stage, options, *tensor_links)
-                         : std::pair<double, double>{0, 0};
-        if (partial && tensor_links) {
-            rebuilt_forward_s +=
-                tensor_collectives_s(project, stage, options, *tensor_links, &rebuilt).first;
-        }
-        s.tensor_forward_s = tensor_forward_s;
-        s.tensor_backward_s = tensor_backward_s;
-        s.forward_s += tensor_forward_s + s.expert_forward_s + s.context_forward_s;
+        const StageCollectives tensor =
+            tensor_links ? tensor_collectives_s(project, stage, options, *tensor_links, rebuilt)
+                         : StageCollectives{};
+        rebuilt_forward_s += tensor.rebuilt_forward_s;
+        s.tensor_forward_s = tensor.forward_s;
+        s.tensor_backward_s = tensor.backward_s;
+        s.forward_s += tensor.forward_s + s.expert_forward_s + s.context_forward_s;
         const double backward_exchanges_s =
-            tensor_backward_s + s.expert_backward_s + s.context_backward_s;
+            tensor.backward_s + s.expert_backward_s + s.context_backward_s;
         s.backward_input_s += backward_exchanges_s;
         if (measured_full) {
             s.backward_full_s = full_s + backward_exchanges_s;

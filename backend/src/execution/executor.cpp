@@ -388,16 +388,22 @@ struct RankExecutor::Impl {
         return out;
     }
 
+    // Where a unit-by-unit backward of (s, mb) starts: the loss the last
+    // stage makes of its output, or the gradient of the stage's output.
+    std::pair<torch::Tensor, std::function<torch::Tensor(const torch::Tensor&)>> unit_backward_seed(
+        int s, int mb) {
+        if (s == last_stage) {
+            return {torch::Tensor(),
+                    [this, mb](const torch::Tensor& output) { return loss_of(mb, output); }};
+        }
+        return {output_gradient(s, mb), nullptr};
+    }
+
     // B under checkpointing: the units rebuilt one at a time.
     void backward_unit_by_unit(int s, int mb) {
         Slot& sl = slot(s, mb);
-        if (s == last_stage) {
-            stages.at(s).units.backward(
-                sl.input, sl.kept, torch::Tensor(),
-                [&](const torch::Tensor& output) { return loss_of(mb, output); }, device);
-        } else {
-            stages.at(s).units.backward(sl.input, sl.kept, output_gradient(s, mb), nullptr, device);
-        }
+        auto [grad, loss] = unit_backward_seed(s, mb);
+        stages.at(s).units.backward(sl.input, sl.kept, std::move(grad), loss, device);
         if (s > 0) {
             sl.input_grad = sl.input.grad();
         }
@@ -432,13 +438,9 @@ struct RankExecutor::Impl {
     void backward_input(int s, int mb) {
         if (partial_recompute) {
             Slot& sl = slot(s, mb);
-            const bool last = s == last_stage;
-            torch::Tensor g = stages.at(s).units.input_gradient(
-                sl.input, sl.kept, last ? torch::Tensor() : output_gradient(s, mb),
-                last ? std::function<torch::Tensor(const torch::Tensor&)>(
-                           [&](const torch::Tensor& output) { return loss_of(mb, output); })
-                     : nullptr,
-                device);
+            auto [grad, loss] = unit_backward_seed(s, mb);
+            torch::Tensor g =
+                stages.at(s).units.input_gradient(sl.input, sl.kept, std::move(grad), loss, device);
             if (s > 0) {
                 sl.input_grad = std::move(g);
             }

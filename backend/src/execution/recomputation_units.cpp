@@ -21,7 +21,10 @@ StageUnits::StageUnits(const AnalyzedProject& project, const torch::nn::Sequenti
     for (int l = first; l <= last; ++l) {
         layer_modules.insert(stage_module_name(layers[static_cast<std::size_t>(l)]));
     }
+    const std::vector<bool> rebuilt =
+        rebuilt_layers(layers, first, last, project.project.training.recompute_blocks);
     for (const int l : recomputation_units(layers, first, last)) {
+        rebuilt_.push_back(rebuilt[static_cast<std::size_t>(l - first)]);
         const LayerSpec& layer = layers[static_cast<std::size_t>(l)];
         auto m = static_cast<std::size_t>(
             std::find(names.begin(), names.end(), stage_module_name(layer)) - names.begin());
@@ -35,7 +38,6 @@ StageUnits::StageUnits(const AnalyzedProject& project, const torch::nn::Sequenti
         starts_.push_back(m);
     }
     starts_.push_back(names.size());
-    rebuilt_ = rebuilt_units(layers, first, last, project.project.training.recompute_blocks);
 }
 
 torch::Tensor StageUnits::run(std::size_t u, torch::Tensor x) {

@@ -24,16 +24,18 @@ std::vector<int> recomputation_units(std::span<const LayerSpec> layers, int firs
     return starts;
 }
 
-std::vector<bool> rebuilt_units(std::span<const LayerSpec> layers, int first, int last,
-                                std::optional<int> blocks) {
-    const std::vector<int> starts = recomputation_units(layers, first, last);
-    std::vector<bool> rebuilt(starts.size(), !blocks);
+std::vector<bool> rebuilt_layers(std::span<const LayerSpec> layers, int first, int last,
+                                 std::optional<int> blocks) {
+    std::vector<bool> rebuilt;
+    rebuilt.reserve(static_cast<std::size_t>(last - first + 1));
     int left = blocks.value_or(0);
-    for (std::size_t u = 0; u < starts.size() && left > 0; ++u) {
-        if (checkpointed_alone(layers[static_cast<std::size_t>(starts[u])].type)) {
-            rebuilt[u] = true;
-            --left;
+    bool unit = !blocks;  // whether the unit in hand is rebuilt
+    for (int l = first; l <= last; ++l) {
+        if (blocks && (l == first || begins_recomputation_unit(layers, l))) {
+            unit = left > 0 && checkpointed_alone(layers[static_cast<std::size_t>(l)].type);
+            left -= unit ? 1 : 0;
         }
+        rebuilt.push_back(unit);
     }
     return rebuilt;
 }

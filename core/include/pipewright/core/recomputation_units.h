@@ -26,12 +26,12 @@ namespace pipewright {
 [[nodiscard]] std::vector<int> recomputation_units(std::span<const LayerSpec> layers, int first,
                                                    int last);
 
-// Which of the units of layers [first, last] (recomputation_units, in the
-// same order) a full recomputation rebuilds: every one when `blocks` is
-// unset; otherwise the first `blocks` that are blocks, as Megatron-LM's
-// block method recomputes the first N transformer layers of each stage and
-// runs the rest (the embedding and the head among them) as usual.
-[[nodiscard]] std::vector<bool> rebuilt_units(std::span<const LayerSpec> layers, int first,
-                                              int last, std::optional<int> blocks);
+// Whether full recomputation rebuilds each of layers [first, last] (one flag
+// a layer, a unit's layers alike): every unit when `blocks` is unset;
+// otherwise the units of the first `blocks` blocks, as Megatron-LM's block
+// method recomputes the first N transformer layers of each stage and runs
+// the rest (the embedding and the head among them) as usual.
+[[nodiscard]] std::vector<bool> rebuilt_layers(std::span<const LayerSpec> layers, int first,
+                                               int last, std::optional<int> blocks);
 
 }  // namespace pipewright
