@@ -94,8 +94,11 @@ def project(T, p, mb, heads):
              # --embed-layernorm; ALiBi adds no parameters and no kernel of
              # its own (its bias is added inside the fused softmax).
              {"name": "embed_ln", "type": "layernorm", "features": HIDDEN}]
+    # The tr11 script sets no dropout flags: Megatron-DeepSpeed's 0.1 on the
+    # attention and the residual branches.
     model += [{"name": f"block{i}", "type": "transformer_block", "hidden": HIDDEN,
-               "heads": heads} for i in range(LAYERS)]
+               "heads": heads,
+               "attention_dropout": 0.1, "hidden_dropout": 0.1} for i in range(LAYERS)]
     model += [{"name": "ln_f", "type": "layernorm", "features": HIDDEN},
               {"name": "lm_head", "type": "linear", "in_features": HIDDEN,
                "out_features": VOCAB, "bias": False}]

@@ -93,8 +93,11 @@ def project(run):
     vocab = padded_vocab(T)
     model = [{"name": "embed", "type": "embedding", "num_embeddings": vocab,
               "embedding_dim": hidden}]
+    # Megatron-DeepSpeed's default dropout (0.1 on the attention and the
+    # residual branches), which vTrain's runs kept.
     model += [{"name": f"block{i}", "type": "transformer_block", "hidden": hidden,
-               "heads": run["heads"]} for i in range(layers)]
+               "heads": run["heads"],
+               "attention_dropout": 0.1, "hidden_dropout": 0.1} for i in range(layers)]
     model += [{"name": "ln_f", "type": "layernorm", "features": hidden},
               {"name": "lm_head", "type": "linear", "in_features": hidden,
                "out_features": vocab, "bias": False}]

@@ -3,7 +3,8 @@
 // their latent norms), the attention core (unfused, or one flash kernel
 // whose causal mask skips half of the score blocks and whose backward
 // recomputes the scores: FlashAttention-2's 2.5 × the forward's matmul
-// work), the output projection, bias + dropout + residual add, a second
+// work), the output projection, bias + dropout + residual add (dropout only
+// where the block has it: at 0 PyTorch skips it), a second
 // norm, and the MLP: fc1 (gate and up when gated), the activation (times
 // the up projection), fc2; or a mixture of experts: the router, the token
 // permutation to the experts, each local expert's MLP as a grouped GEMM,
@@ -87,11 +88,16 @@ void attention_unfused(Lowering& k, const Block& b) {
     };
     core(k.gemm("attention scores", q, L, dqk, 0, batch));
     core(k.memory("scale mask softmax", 2 * scores));
-    core(k.memory("attention dropout", 2 * scores, 0, scores * kMaskBytes));
+    const bool dropout = b.dims.attention_dropout > 0;
+    if (dropout) {
+        core(k.memory("attention dropout", 2 * scores, 0, scores * kMaskBytes));
+    }
     core(k.gemm("attention context", q, dv, L, 0, batch));
     core_grad(k.gemm("attention context grad", q, L, dv, 0, batch));
     core_grad(k.gemm("attention value grad", L, dv, q, 0, batch));
-    core_grad(k.memory("attention dropout backward", 2 * scores, 0, scores * kMaskBytes));
+    if (dropout) {
+        core_grad(k.memory("attention dropout backward", 2 * scores, 0, scores * kMaskBytes));
+    }
     core_grad(k.memory("softmax backward", 3 * scores));
     core_grad(k.gemm("attention query grad", q, dqk, L, 0, batch));
     core_grad(k.gemm("attention key grad", L, dqk, q, 0, batch));
@@ -298,7 +304,23 @@ void transformer_block(Lowering& k, const TransformerDims& dims, const BlockShap
     const double h = dims.hidden;
     // Norms and residual kernels see 1/t of the tokens under sequence parallelism.
     const double local = shape.sequence_parallel ? T / shape.t : T;
-    const double dropout_add = 3 * local * h;  // read the branch and the residual, write
+    const double branch_add = 3 * local * h;  // read the branch and the residual, write
+    // With hidden dropout the add masks the branch and keeps the mask for the
+    // backward, which applies it; without, the add's gradient is the output's,
+    // handed to both branches: no kernel.
+    const bool dropout = dims.hidden_dropout > 0;
+    const auto residual_add = [&] {
+        if (dropout) {
+            return k.memory("bias dropout add", branch_add, 0, local * h * kMaskBytes);
+        }
+        return k.memory(dims.bias ? "bias residual add" : "residual add", branch_add);
+    };
+    const auto residual_add_backward = [&] {
+        if (dropout) {
+            k.input_grad(
+                k.memory("dropout add backward", 2 * local * h, 0, local * h * kMaskBytes));
+        }
+    };
     const bool rms = dims.rms_norm;
     const std::string_view norm = rms ? "rmsnorm" : "layernorm";
     const std::string_view norm_input_grad = rms ? "rmsnorm input grad" : "layernorm input grad";
@@ -327,7 +349,7 @@ void transformer_block(Lowering& k, const TransformerDims& dims, const BlockShap
     if (dims.post_norms) {
         k.forward(k.memory(norm, 2 * local * h));
     }
-    k.forward(k.memory("bias dropout add", dropout_add, 0, local * h * kMaskBytes));
+    k.forward(residual_add());
     k.forward(k.memory(norm, 2 * local * h));
     if (dims.moe()) {
         moe_forward(k, b, act);
@@ -339,10 +361,10 @@ void transformer_block(Lowering& k, const TransformerDims& dims, const BlockShap
     if (dims.post_norms) {
         k.forward(k.memory(norm, 2 * local * h));
     }
-    k.forward(k.memory("bias dropout add", dropout_add, 0, local * h * kMaskBytes));
+    k.forward(residual_add());
 
     // The backward runs in reverse.
-    k.input_grad(k.memory("dropout add backward", 2 * local * h, 0, local * h * kMaskBytes));
+    residual_add_backward();
     if (dims.post_norms) {
         k.input_grad(k.memory(norm_input_grad, 3 * local * h));
     }
@@ -354,7 +376,7 @@ void transformer_block(Lowering& k, const TransformerDims& dims, const BlockShap
         k.input_grad(k.gemm("fc1 input grad", T, h, b.mlp_in()));
     }
     k.input_grad(k.memory(norm_input_grad, 3 * local * h));
-    k.input_grad(k.memory("dropout add backward", 2 * local * h, 0, local * h * kMaskBytes));
+    residual_add_backward();
     if (dims.post_norms) {
         k.input_grad(k.memory(norm_input_grad, 3 * local * h));
     }

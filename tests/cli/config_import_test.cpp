@@ -185,6 +185,47 @@ TEST(ConfigImport, ATiedConfigTiesItsHeadAndUntyingItCountsTheHead) {
     EXPECT_EQ(json::parse(r.out).at("parameters").get<double>(), 124'439'808 + 50257.0 * 768);
 }
 
+// Dropout comes from the config: GPT-2's attn_pdrop and resid_pdrop (0.1
+// when absent, GPT2Config's defaults), the Llama family's
+// attention_dropout (0 in every release: no block dropout at all).
+TEST(ConfigImport, ABlocksDropoutsAreTheConfigs) {
+    TempDir dir;
+    int imported = 0;
+    const auto block_of = [&dir, &imported](const json& config) {
+        const auto out = (dir / ("model" + std::to_string(++imported) + ".json")).string();
+        const auto r = run_cli({"import", write(dir, config), "--devices", "2", "--out", out});
+        EXPECT_EQ(r.code, 0) << r.err;
+        const LoadedProject loaded = load_project_file(out);
+        EXPECT_TRUE(loaded.project) << loaded.diagnostics.format();
+        return loaded.project ? loaded.project->model.layers[1].params : json();
+    };
+    json gpt2 = read_preset("gpt2");
+    gpt2.erase("attn_pdrop");
+    gpt2.erase("resid_pdrop");
+    json block = block_of(gpt2);
+    EXPECT_EQ(block.value("attention_dropout", 0.0), 0.1);
+    EXPECT_EQ(block.value("hidden_dropout", 0.0), 0.1);
+    gpt2["attn_pdrop"] = 0.0;
+    gpt2["resid_pdrop"] = 0.2;
+    block = block_of(gpt2);
+    EXPECT_FALSE(block.contains("attention_dropout")) << block.dump();
+    EXPECT_EQ(block.value("hidden_dropout", 0.0), 0.2);
+
+    json llama = read_preset("llama-3.1-8b");
+    block = block_of(llama);
+    EXPECT_FALSE(block.contains("attention_dropout")) << block.dump();
+    EXPECT_FALSE(block.contains("hidden_dropout")) << block.dump();
+    llama["attention_dropout"] = 0.1;
+    block = block_of(llama);
+    EXPECT_EQ(block.value("attention_dropout", 0.0), 0.1);
+    EXPECT_FALSE(block.contains("hidden_dropout")) << block.dump();
+
+    llama["attention_dropout"] = 1.5;
+    const auto r = run_cli({"import", write(dir, llama), "--dry-run"});
+    EXPECT_EQ(r.code, 1);
+    EXPECT_NE(r.err.find("attention_dropout: must be"), std::string::npos) << r.err;
+}
+
 // Mixtures of experts: the whole count as published, and what a token uses.
 TEST(ConfigImport, MixtureOfExpertsPresetsHaveTheirPublishedParameters) {
     struct Published {

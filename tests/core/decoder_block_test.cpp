@@ -71,14 +71,15 @@ TEST(DecoderBlock, FlopsAndActivationsFollowTheWidthsOfEachPart) {
     EXPECT_DOUBLE_EQ(b.backward_input_flops, gemm + 8 * L * L * q);
     EXPECT_DOUBLE_EQ(b.backward_weight_flops, gemm);
     // Korthikanti's parts with K and V a quarter wide and the gate, the up
-    // projection and their product kept for the gated MLP.
-    EXPECT_DOUBLE_EQ(b.stashed_elements, L * (5 * h + 2 * q + 2 * kv + 3 * f) + 2.5 * a * L * L);
+    // projection and their product kept for the gated MLP; no dropout, so
+    // no masks, and the softmax's output is all the core keeps.
+    EXPECT_DOUBLE_EQ(b.stashed_elements, L * (4 * h + 2 * q + 2 * kv + 3 * f) + a * L * L);
     EXPECT_DOUBLE_EQ(b.weight_stashed_elements, L * (2 * h + q + f));
 
     json flash = kLlama8B;
     flash["flash_attention"] = true;
     EXPECT_DOUBLE_EQ(ok(make("transformer_block", flash), {16, 4096}).stashed_elements,
-                     L * (5 * h + 2 * q + 2 * kv + 3 * f) + 2 * a * L);
+                     L * (4 * h + 2 * q + 2 * kv + 3 * f) + 2 * a * L);
 }
 
 // head_dim apart from hidden / heads (Gemma, Qwen3): the query width is

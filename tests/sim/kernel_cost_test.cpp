@@ -79,6 +79,9 @@ TEST(LayerKernels, EveryLayerTypesKernelsAddUpToItsAnalysis) {
         {"embedding", {{"num_embeddings", 50304}, {"embedding_dim", 768}}, {1024}, DType::int64},
         {"transformer_block", {{"hidden", 768}, {"heads", 12}}, {1024, 768}},
         {"transformer_block",
+         {{"hidden", 768}, {"heads", 12}, {"attention_dropout", 0.1}, {"hidden_dropout", 0.1}},
+         {1024, 768}},
+        {"transformer_block",
          {{"hidden", 768}, {"heads", 12}, {"flash_attention", true}},
          {1024, 768}},
         {"rmsnorm", {{"features", 768}}, {1024, 768}},
@@ -390,6 +393,59 @@ TEST(LayerKernels, ASlidingWindowRunsTheBandOfKeysBelowTheDiagonal) {
     const double L = 4096, w = 512, pairs_whole = L * L / 2, pairs_band = w * L - w * (w - 1) / 2;
     EXPECT_DOUBLE_EQ(band.executed_flops / whole.executed_flops, pairs_band / pairs_whole);
     EXPECT_DOUBLE_EQ(band.flops / whole.flops, w / L);
+}
+
+// Dropout launches its kernels and moves its masks only where the block
+// has it: at 0 the residual adds are plain adds whose gradient is their
+// output's (no kernel), and an unfused attention has no dropout pass.
+TEST(LayerKernels, ABlockRunsDropoutKernelsOnlyWhereItHasDropout) {
+    const Shape input{1024, 768};
+    const auto kernels = [&](double attention, double hidden) {
+        const LayerSpec spec = layer("transformer_block", {{"hidden", 768},
+                                                           {"heads", 12},
+                                                           {"attention_dropout", attention},
+                                                           {"hidden_dropout", hidden}});
+        KernelContext context;
+        return layer_kernels(spec, analysed(spec, input), input, nullptr, context);
+    };
+    const auto names = [](const std::vector<Kernel>& pass) {
+        std::vector<std::string> out;
+        for (const Kernel& k : pass) {
+            out.emplace_back(k.name);
+        }
+        return out;
+    };
+    const auto bytes = [](const std::vector<Kernel>& pass) {
+        double b = 0;
+        for (const Kernel& k : pass) {
+            b += k.bytes;
+        }
+        return b;
+    };
+    const auto has = [](const std::vector<std::string>& list, const std::string& name) {
+        return std::count(list.begin(), list.end(), name);
+    };
+    const LayerKernels none = kernels(0, 0);
+    const LayerKernels both = kernels(0.1, 0.1);
+    EXPECT_EQ(has(names(none.forward), "bias residual add"), 2);
+    EXPECT_EQ(has(names(none.forward), "bias dropout add"), 0);
+    EXPECT_EQ(has(names(none.forward), "attention dropout"), 0);
+    EXPECT_EQ(has(names(none.backward_input), "dropout add backward"), 0);
+    EXPECT_EQ(has(names(none.backward_input), "attention dropout backward"), 0);
+    EXPECT_EQ(has(names(both.forward), "bias dropout add"), 2);
+    EXPECT_EQ(has(names(both.forward), "attention dropout"), 1);
+    EXPECT_EQ(has(names(both.backward_input), "dropout add backward"), 2);
+    EXPECT_EQ(has(names(both.backward_input), "attention dropout backward"), 1);
+    // The same FLOPs; the hidden masks, a byte a token and feature, written
+    // in the forward.
+    EXPECT_DOUBLE_EQ(flops(none.forward), flops(both.forward));
+    const double L = 1024, h = 768, heads = 12;
+    const LayerKernels hidden_only = kernels(0, 0.1);
+    EXPECT_DOUBLE_EQ(bytes(hidden_only.forward) - bytes(none.forward), 2 * L * h);
+    // The attention's dropout reads and writes the scores and writes its mask.
+    const LayerKernels attention_only = kernels(0.1, 0);
+    EXPECT_DOUBLE_EQ(bytes(attention_only.forward) - bytes(none.forward),
+                     heads * L * L * (2 * 4 + 1));
 }
 
 // FP8 training: a block's linear GEMMs take FP8 operands at the device's FP8

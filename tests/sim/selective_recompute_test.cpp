@@ -14,8 +14,8 @@
 namespace pipewright {
 namespace {
 
-// One GPT block (hidden h, a heads, sequence s) on one A100, bf16, in
-// micro-batches of b sequences.
+// One GPT block (hidden h, a heads, sequence s) with Megatron-LM's dropouts
+// on one A100, bf16, in micro-batches of b sequences.
 constexpr int kHidden = 1024;
 constexpr int kHeads = 16;
 constexpr int kSequence = 2048;
@@ -32,6 +32,8 @@ AnalyzedProject block(const std::string& recompute, bool flash = false, int tens
                              {"type", "transformer_block"},
                              {"hidden", kHidden},
                              {"heads", kHeads},
+                             {"attention_dropout", 0.1},
+                             {"hidden_dropout", 0.1},
                              {"flash_attention", flash}}}}}},
                         {"topology", testing::one_container_topology("A100-80GB", tensor)},
                         {"placement", {{{"device", "n/c/gpu0"}, {"layers", {"b0"}}}}},

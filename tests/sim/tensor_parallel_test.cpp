@@ -31,12 +31,14 @@ constexpr int kMicrobatchSize = 2;
 constexpr double kBandwidthGBps = 300;
 constexpr double kLatencyUs = 5;
 
-// A small GPT (embedding, two blocks, a final norm and the head) in bf16 on
-// one container of 8 GPUs: stage 0 on gpu0, stage 1 on gpu4.
+// A small GPT (embedding, two blocks with Megatron-LM's dropouts, a final
+// norm and the head) in bf16 on one container of 8 GPUs: stage 0 on gpu0,
+// stage 1 on gpu4.
 json gpt_json(int tensor_parallel, bool sequence_parallel = false) {
     testing::DecoderProject p;
     p.block = {
-        {"type", "transformer_block"}, {"hidden", kHidden}, {"heads", kHeads}, {"mlp_ratio", 4}};
+        {"type", "transformer_block"}, {"hidden", kHidden},    {"heads", kHeads}, {"mlp_ratio", 4},
+        {"attention_dropout", 0.1},    {"hidden_dropout", 0.1}};
     p.sequence = kSequence;
     p.hidden = kHidden;
     p.device_spec = "A100-80GB";

@@ -96,20 +96,22 @@ std::optional<AnalyzedProject> load_for_run(const RunSettings& s, std::ostream& 
             const TransformerDims dims = transformer_dims(layer);
             // The features the backend's block does not build, by field.
             const bool split_experts = dims.moe() && analyzed->project.tensor_parallel.size > 1;
-            const std::array<std::tuple<bool, const char*, const char*>, 5> unbuilt{{
+            const std::array<std::tuple<bool, const char*, const char*>, 7> unbuilt{{
                 {split_experts, ".experts", "a mixture of experts under tensor parallelism"},
                 {dims.latent(), ".kv_lora_rank", "multi-head latent attention"},
                 {dims.sliding_window > 0, ".sliding_window", "a sliding attention window"},
                 {dims.qk_norm, ".qk_norm", "a query and key norm"},
                 {dims.post_norms, ".post_norms", "a block with post-norms"},
+                {dims.attention_dropout > 0, ".attention_dropout", "dropout in a block"},
+                {dims.hidden_dropout > 0, ".hidden_dropout", "dropout in a block"},
             }};
             for (const auto& [used, field, words] : unbuilt) {
                 if (used) {
                     problems.add("model.layers[" + std::to_string(i) + "]" + field,
                                  std::string(words) +
                                      " is simulation-only for now: real runs build blocks with "
-                                     "ordinary attention and whole experts. `simulate` and "
-                                     "`plan` price it");
+                                     "ordinary attention, no dropout and whole experts. "
+                                     "`simulate` and `plan` price it");
                     analyzed.reset();
                     break;
                 }

@@ -108,7 +108,11 @@ std::optional<HfModel> model_from_hf_config(const nlohmann::json& config, std::i
         r.field("num_key_value_heads", kOptional)
             ->error("must divide num_attention_heads = " + std::to_string(*heads));
     }
-    if (d.size() != before || !hidden || !heads || !ffn || !layers || !vocabulary || !activation) {
+    // Their attention's dropout (0 in every released config); the residual
+    // branches have none.
+    const auto attention_dropout = config_probability(r, config, "attention_dropout", 0);
+    if (d.size() != before || !hidden || !heads || !ffn || !layers || !vocabulary || !activation ||
+        !attention_dropout) {
         return std::nullopt;
     }
     const std::int64_t length =
@@ -127,6 +131,9 @@ std::optional<HfModel> model_from_hf_config(const nlohmann::json& config, std::i
         {"bias", o_bias},     {"qkv_bias", qkv_bias},      {"rotary", true}};
     if (head_dim && *head_dim * *heads != *hidden) {
         block["head_dim"] = *head_dim;
+    }
+    if (*attention_dropout > 0) {
+        block["attention_dropout"] = *attention_dropout;
     }
     if (qwen3) {
         block["qk_norm"] = true;

@@ -51,8 +51,11 @@ std::optional<HfModel> gpt2_from_hf_config(const nlohmann::json& config, std::in
     if (hidden && heads && *hidden % *heads != 0) {
         r.field("n_head", kRequired)->error("must divide n_embd = " + std::to_string(*hidden));
     }
+    // GPT2Config's defaults: 0.1 on the attention and on the residual branches.
+    const auto attention_dropout = config_probability(r, config, "attn_pdrop", 0.1);
+    const auto hidden_dropout = config_probability(r, config, "resid_pdrop", 0.1);
     if (d.size() != before || !hidden || !heads || !layers || !vocabulary || !positions ||
-        !activation) {
+        !activation || !attention_dropout || !hidden_dropout) {
         return std::nullopt;
     }
     const std::int64_t length = sequence > 0 ? sequence : std::min(kDefaultSequence, *positions);
@@ -82,6 +85,12 @@ std::optional<HfModel> gpt2_from_hf_config(const nlohmann::json& config, std::in
                     {"norm", "layernorm"},
                     {"bias", true},
                     {"qkv_bias", true}};
+    if (*attention_dropout > 0) {
+        layout.block["attention_dropout"] = *attention_dropout;
+    }
+    if (*hidden_dropout > 0) {
+        layout.block["hidden_dropout"] = *hidden_dropout;
+    }
     layout.blocks = *layers;
     layout.hidden = *hidden;
     layout.vocabulary = *vocabulary;

@@ -48,6 +48,15 @@ inline constexpr std::int64_t kDefaultSequence = 4096;
                                   : r.integer(key, need, 1, kMaxWidth);
 }
 
+// A dropout probability the config gives (0 to 0.999), or `fallback` when it
+// does not (null included); a bad value is reported to `r`'s diagnostics.
+[[nodiscard]] inline std::optional<double> config_probability(const JsonObject& r,
+                                                              const nlohmann::json& config,
+                                                              const char* key, double fallback) {
+    return config_gives(config, key) ? r.number(key, Need::optional, {0, 0.999})
+                                     : std::optional<double>(fallback);
+}
+
 // How a family names and builds the parts of its decoder.
 struct DecoderLayout {
     const char* embedding = "embed_tokens";

@@ -21,6 +21,14 @@ ParamDef opt_number(std::string name, double def, double min, double max, std::s
     return d;
 }
 
+// A probability in [0, 1), 0 by default.
+ParamDef probability(std::string name, std::string desc) {
+    ParamDef d = param(std::move(name), ParamKind::number, false, 0, std::move(desc), 0);
+    d.max = 1;
+    d.max_open = true;
+    return d;
+}
+
 std::string whole(double v) {
     return std::to_string(as_int(v));
 }
@@ -130,6 +138,14 @@ std::vector<ParamDef> transformer_block_params() {
                 "Keys each query attends to, itself included (Mistral, Gemma 2's local "
                 "layers); needs flash_attention (0: every earlier token)",
                 0, "every earlier token"),
+        probability("attention_dropout",
+                    "Dropout probability on the attention's probabilities, in [0, 1) "
+                    "(Megatron-LM and GPT-2 train with 0.1, the Llama family with none): an "
+                    "unfused attention keeps its mask and output for the backward"),
+        probability("hidden_dropout",
+                    "Dropout probability on both residual branches before their adds, in [0, 1) "
+                    "(Megatron-LM's hidden_dropout, GPT-2's resid_pdrop): the block keeps their "
+                    "masks and runs their kernels"),
         opt_bool("qk_norm", false,
                  "An RMSNorm over each head's query and key before attention (Qwen3)"),
         opt_bool("post_norms", false,
@@ -189,7 +205,8 @@ std::optional<Result> analyze_transformer(const Params& p, const Shape& in, cons
     const BlockStash stash = block_stash(b, L, 1, false);
     // Selective recomputation drops the attention core's scores (a flash
     // kernel keeps none: it recomputes them anyway).
-    const double recomputable = b.flash ? 0 : attention_stash_elements(b.heads, L, false);
+    const double recomputable =
+        b.flash ? 0 : attention_stash_elements(b.heads, L, false, b.attention_dropout > 0);
     Cost c{b.parameters(), gemm + core,  gemm + 2 * core, gemm,
            stash.total,    stash.weight, recomputable};
     c.inactive_params = b.parameters() - b.active_parameters();

@@ -108,8 +108,8 @@ double block_parameters_on(const TransformerDims& d, int t) {
 // Korthikanti et al. 2022 (34·s·h + 5·a·s² bytes for a GPT block at 2
 // bytes an element), generalised part by part:
 // - whole on every member (split along the sequence under sequence
-//   parallelism): the norms' inputs (2h), QKV's input and the projection's
-//   dropout mask (1.5h), the MLP's input and its dropout mask (1.5h);
+//   parallelism): the norms' inputs (2h), QKV's input and the MLP's (2h),
+//   and with hidden dropout its two masks, a byte an element (h);
 // - split with the heads: Q and the projection's input, and K and V (each
 //   member's key/value width, replicated heads included); under MLA Q and
 //   K of every head, V and the projection's input, with the latents and
@@ -159,9 +159,11 @@ BlockStash block_stash(const TransformerDims& d, double sequence, int t, bool se
         split += d.query_width();
         whole += tensor_kv_width(d, t);
     }
-    const double core = attention_stash_elements(d.heads, sequence, d.flash) / members;
+    const double core =
+        attention_stash_elements(d.heads, sequence, d.flash, d.attention_dropout > 0) / members;
+    const double masks = d.hidden_dropout > 0 ? h : 0;
     BlockStash s;
-    s.total = sequence * (5 * h * hidden_share + norms + whole + split / members) + core;
+    s.total = sequence * ((4 * h + masks) * hidden_share + norms + whole + split / members) + core;
     s.weight = sequence * (2 * h * hidden_share + norms + whole_w + split_w / members);
     return s;
 }
@@ -182,6 +184,8 @@ TransformerDims transformer_dims_from(const std::function<double(std::string_vie
     d.sliding_window = param("sliding_window");
     d.qk_norm = param("qk_norm") != 0;
     d.post_norms = param("post_norms") != 0;
+    d.attention_dropout = param("attention_dropout");
+    d.hidden_dropout = param("hidden_dropout");
     d.q_lora_rank = param("q_lora_rank");
     d.kv_lora_rank = param("kv_lora_rank");
     d.rope_head_dim = d.latent() ? param("rope_head_dim") : 0;

@@ -67,11 +67,17 @@ struct LayerAnalysis {
 };
 
 // What a transformer block's attention core keeps for its backward per
-// sample, in elements of the compute dtype: the softmax output, its dropout
-// mask and output (Korthikanti et al. 2022: 5·a·s² bytes at 2 bytes an
-// element), or with a flash kernel only the fp32 log-sum-exp of each row.
-[[nodiscard]] inline double attention_stash_elements(double heads, double sequence, bool flash) {
-    return flash ? 2 * heads * sequence : 2.5 * heads * sequence * sequence;
+// sample, in elements of the compute dtype: the softmax output, and with
+// attention dropout its mask and output too (Korthikanti et al. 2022:
+// 5·a·s² bytes at 2 bytes an element; 2·a·s² without dropout, the softmax's
+// output serving both backwards), or with a flash kernel only the fp32
+// log-sum-exp of each row (it draws its dropout again from the seed).
+[[nodiscard]] inline double attention_stash_elements(double heads, double sequence, bool flash,
+                                                     bool dropout) {
+    if (flash) {
+        return 2 * heads * sequence;
+    }
+    return (dropout ? 2.5 : 1.0) * heads * sequence * sequence;
 }
 
 // Every layer type the catalog knows, in palette order.

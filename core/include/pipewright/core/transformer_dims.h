@@ -36,6 +36,13 @@ struct TransformerDims {
     // A norm after the attention and after the MLP too, before each
     // residual add (Gemma 2's "sandwich"): four norms a block.
     bool post_norms = false;
+    // Dropout probabilities (Megatron-LM's attention_dropout and
+    // hidden_dropout): on the attention's probabilities, and on both
+    // residual branches before their adds. A dropout keeps its mask (a byte
+    // an element) for the backward and runs its kernels; at 0 neither exists
+    // (PyTorch returns its input untouched), as in the Llama family.
+    double attention_dropout = 0;
+    double hidden_dropout = 0;
 
     // Multi-head latent attention (DeepSeek-V2 and V3) when kv_lora_rank > 0:
     // keys and values are projected up from a shared latent of that rank,
