@@ -84,8 +84,11 @@ def project(name, heads, hidden, layers, T, p, gpus, batch, schedule="1f1b", chu
     per_stage = layers // stages
     model = [{"name": "embed", "type": "embedding", "num_embeddings": VOCAB,
               "embedding_dim": hidden}]
+    # Megatron-LM's default dropout (0.1 on the attention and the residual
+    # branches), which the paper's runs kept.
     model += [{"name": f"block{i}", "type": "transformer_block", "hidden": hidden,
-               "heads": heads} for i in range(layers)]
+               "heads": heads,
+               "attention_dropout": 0.1, "hidden_dropout": 0.1} for i in range(layers)]
     model += [{"name": "ln_f", "type": "layernorm", "features": hidden},
               {"name": "lm_head", "type": "linear", "in_features": hidden,
                "out_features": VOCAB, "bias": False}]
@@ -153,6 +156,10 @@ def peak_GiB(result):
 
 def all_fit(result):
     return all(d["fits"] for d in result["devices"])
+
+
+def capacity_GiB(result):
+    return min(d["memory_capacity_bytes"] for d in result["devices"]) / GiB
 
 
 def interleave_chunks(layers, p):
@@ -229,11 +236,13 @@ for name, heads, hidden, layers, T, p, gpus, batch, published in TABLE1:
         else:
             cells.append("—")
     mem = []
+    capacity = None
     for kind in ("1f1b", "interleaved"):
         r = results[kind]
         if isinstance(r, dict):
             mem.append(f"{peak_GiB(r):.1f}" + ("" if all_fit(r) else " (does not fit)"))
-    cells.append(" / ".join(mem) + " of 80 GiB" if mem else "—")
+            capacity = capacity_GiB(r)
+    cells.append(" / ".join(mem) + f" of {capacity:g} GiB" if mem else "—")
     cells.append(f"{max(walls):.2f} s" if walls else "—")
     print(row_text(cells))
 print()

@@ -10,6 +10,7 @@
 #include "context_parallel_format.h"
 #include "data_parallel_format.h"
 #include "expert_parallel_format.h"
+#include "pipewright/core/memory_headroom.h"
 #include "pipewright/core/printable_name.h"
 #include "pipewright/core/quantity_format.h"
 #include "tensor_parallel_format.h"
@@ -255,9 +256,10 @@ void print_report(std::ostream& out, const SimulationReport& r, const std::strin
     for (const auto& d : r.devices) {
         over += d.fits ? 0 : 1;
     }
+    const auto tight = tightest_gpu(r.devices);
     out << "Memory      "
         << (over == 0
-                ? "every device fits"
+                ? "every device fits" + (tight ? "; " + tight_memory_note(*tight) : std::string())
                 : std::to_string(over) + " device" + (over == 1 ? "" : "s") + " over capacity")
         << '\n';
     if (!cost_sources.empty()) {

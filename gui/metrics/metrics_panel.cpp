@@ -3,6 +3,7 @@
 #include <QGridLayout>
 #include <QLabel>
 
+#include "pipewright/core/memory_headroom.h"
 #include "qcustomplot.h"
 #include "studio_core/format/chart_scale.h"
 #include "studio_core/format/format.h"
@@ -49,6 +50,10 @@ QStringList device_labels(const SimulationReport& report) {
     return out;
 }
 
+QString memoryTip() {
+    return MetricsPanel::tr("Whether every device's peak memory fits its capacity");
+}
+
 }  // namespace
 
 MetricsPanel::MetricsPanel(QWidget* parent) : QWidget(parent) {
@@ -59,7 +64,8 @@ MetricsPanel::MetricsPanel(QWidget* parent) : QWidget(parent) {
     throughput_ = figure_label(this, tr("Samples per second: batch size / iteration time"));
     bubble_ =
         figure_label(this, tr("Share of device time spent idle: 1 - busy / (devices × iteration)"));
-    memory_ = figure_label(this, tr("Whether every device's peak memory fits its capacity"));
+    memory_ = figure_label(this, memoryTip());
+    memory_->setObjectName(QStringLiteral("memoryFigure"));
     grid->addWidget(iteration_, 0, 0);
     grid->addWidget(throughput_, 0, 1);
     grid->addWidget(bubble_, 0, 2);
@@ -252,11 +258,22 @@ void MetricsPanel::setReport(const SimulationReport& r) {
     for (const auto& d : r.devices) {
         over += d.fits ? 0 : 1;
     }
-    memory_->setText(figure(tr("Memory"),
-                            over == 0 ? tr("every device fits")
-                                      : QStringLiteral("<span style='color:%1'>%2</span>")
-                                            .arg(warning_color().name(),
-                                                 tr("%n device(s) over capacity", nullptr, over))));
+    // A GPU that fits with less to spare than NCCL's buffers and
+    // fragmentation take (memory_headroom.h) fits in amber, and says why.
+    const auto tight = tightest_gpu(r.devices);
+    const auto coloured = [](const QColor& colour, const QString& text) {
+        return QStringLiteral("<span style='color:%1'>%2</span>").arg(colour.name(), text);
+    };
+    QString memory = tr("every device fits");
+    if (over > 0) {
+        memory = coloured(warning_color(), tr("%n device(s) over capacity", nullptr, over));
+    } else if (tight) {
+        memory = coloured(caution_color(),
+                          tr("every device fits, %1 to spare")
+                              .arg(format_bytes(static_cast<double>(tight->spare_bytes))));
+    }
+    memory_->setText(figure(tr("Memory"), memory));
+    memory_->setToolTip(tight ? QString::fromStdString(tight_memory_note(*tight)) : memoryTip());
 
     const QStringList labels = device_labels(r);
     devices_ = r.devices;

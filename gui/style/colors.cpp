@@ -77,4 +77,9 @@ QColor warning_color() {
     return {0xD0, 0x30, 0x30};
 }
 
+// Okabe-Ito's orange, darkened to read as text on a light background.
+QColor caution_color() {
+    return {0xB8, 0x6E, 0x00};
+}
+
 }  // namespace pipewright::gui

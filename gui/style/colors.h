@@ -23,5 +23,7 @@ namespace pipewright::gui {
 // collapsed cluster looked as if it ran nothing else).
 [[nodiscard]] QColor busy_share_color(bool dark);
 [[nodiscard]] QColor warning_color();
+// Fits, but with less to spare than what the memory model does not count.
+[[nodiscard]] QColor caution_color();
 
 }  // namespace pipewright::gui

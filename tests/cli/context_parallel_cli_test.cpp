@@ -19,7 +19,9 @@ using testing::run_cli;
 
 const std::string kExample = example("llama3.1-8b-h100-128k.json");
 
-TEST(ContextParallelCli, TheLongSequenceFitsOnlySplitOverReplicas) {
+// Split over two replicas a rank keeps half the tokens; whole, the first
+// stage fills an H100 to within 2 GiB, less than NCCL's buffers may take.
+TEST(ContextParallelCli, SplittingTheLongSequenceHalvesWhatARankKeeps) {
     const auto split = run_cli({"simulate", kExample, "--json"});
     ASSERT_EQ(split.code, 0) << split.err;
     const json s = json::parse(split.out);
@@ -30,7 +32,18 @@ TEST(ContextParallelCli, TheLongSequenceFitsOnlySplitOverReplicas) {
     const auto whole = run_cli({"simulate", kExample, "--context-parallel", "1", "--json"});
     ASSERT_EQ(whole.code, 0) << whole.err;
     const json w = json::parse(whole.out);
-    EXPECT_FALSE(w.at("all_fit").get<bool>());
+    const json& first = w.at("devices").at(0);
+    EXPECT_LT(first.at("memory_capacity_bytes").get<double>() -
+                  first.at("peak_memory_bytes").get<double>(),
+              2.0 * (1 << 30));
+    // Which the report says beside "every device fits".
+    const auto text = run_cli({"simulate", kExample, "--context-parallel", "1"});
+    EXPECT_NE(text.out.find("Memory      every device fits; node0/c0/gpu0 has "), std::string::npos)
+        << text.out;
+    EXPECT_NE(text.out.find(" to spare, less than NCCL's buffers and the allocator's "
+                            "fragmentation may take (not counted)"),
+              std::string::npos)
+        << text.out;
     // Half the tokens a rank: well under the whole sequence's activations.
     EXPECT_LT(s.at("devices").at(0).at("peak_memory_bytes").get<double>(),
               0.6 * w.at("devices").at(0).at("peak_memory_bytes").get<double>());

@@ -143,9 +143,9 @@ TEST_F(ComparisonChartsTest, LabelsAreTheCommandLinesFigures) {
     // the loss's float32 softmax for every sample in flight (192 of them):
     // the gains are over zb-auto, the slowest schedule that fits, and the
     // chart says so.
-    EXPECT_EQ(bar(panel()->gainChart(), QStringLiteral("gpipe")).label, "+102.9 %");
+    EXPECT_EQ(bar(panel()->gainChart(), QStringLiteral("gpipe")).label, "+107.8 %");
     EXPECT_EQ(bar(panel()->gainChart(), QStringLiteral("zb-auto")).label, "baseline");
-    EXPECT_EQ(bar(panel()->gainChart(), QStringLiteral("single device")).label, "-96.8 %");
+    EXPECT_EQ(bar(panel()->gainChart(), QStringLiteral("single device")).label, "-96.7 %");
     EXPECT_EQ(panel()->gainChart()->title(), QStringLiteral("Gain over zb-auto"));
     EXPECT_EQ(bar(panel()->memoryChart(), QStringLiteral("1f1b")).label, "34.2 GiB");
 }
@@ -161,17 +161,17 @@ TEST_F(ComparisonChartsTest, WhatDoesNotFitIsMarkedAsTheCommandLineSaysNo) {
     }
     const ChartBar& single = bar(panel()->memoryChart(), QStringLiteral("single device"));
     EXPECT_EQ(single.label, "3.97 TiB · does not fit");
-    // The capacity mark: 40 GiB in the chart's TiB.
+    // The capacity mark: 39 GiB in the chart's TiB.
     ASSERT_TRUE(single.limit);
-    EXPECT_DOUBLE_EQ(*single.limit, 40.0 / 1024);
+    EXPECT_DOUBLE_EQ(*single.limit, 39.0 / 1024);
     EXPECT_TRUE(single.tooltip.contains(
-        QStringLiteral("does not fit: needs 3.97 TiB of 40.0 GiB on one A100-40GB")))
+        QStringLiteral("does not fit: needs 3.97 TiB of 39.0 GiB on one A100-40GB")))
         << single.tooltip.toStdString();
     EXPECT_TRUE(bar(panel()->memoryChart(), QStringLiteral("zb-h1"))
-                    .tooltip.contains(QStringLiteral("does not fit: needs 61.3 GiB of 40.0 GiB")));
+                    .tooltip.contains(QStringLiteral("does not fit: needs 61.3 GiB of 39.0 GiB")));
     EXPECT_TRUE(panel()->notesText().contains(QStringLiteral("Does not fit in memory:")));
     EXPECT_TRUE(panel()->notesText().contains(QStringLiteral(
-        "single device (A100-40GB)</b> needs 3.97 TiB of 40.0 GiB on one A100-40GB")));
+        "single device (A100-40GB)</b> needs 3.97 TiB of 39.0 GiB on one A100-40GB")));
     EXPECT_TRUE(panel()->notesText().contains(QStringLiteral("interleaved-1f1b")));
     // The tooltip shows where the pointer is: over the single device's row.
     BarChart* memory = panel()->memoryChart();
