@@ -11,6 +11,7 @@
 #include "commands.h"
 #include "data_parallel_format.h"
 #include "option_checks.h"
+#include "pipewright/core/memory_headroom.h"
 #include "pipewright/core/printable_name.h"
 #include "pipewright/core/profile.h"
 #include "pipewright/core/project_io.h"
@@ -153,6 +154,11 @@ void print_plan(std::ostream& out, const PlanResult& result, const Project& proj
     out << "Iteration   " << format_duration(r.iteration_time_s) << " · "
         << format_rate(r.throughput_samples_per_s) << " samples/s · bubble "
         << format_percent(r.bubble_fraction) << '\n';
+    // The planner counts what the memory model counts: a layout it packs to
+    // within NCCL's buffers of a GPU's memory is said (memory_headroom.h).
+    if (const auto tight = tightest_gpu(r.devices)) {
+        out << "Memory      " << tight_memory_note(*tight) << '\n';
+    }
     if (const auto g = gain_over(plan, result.input)) {
         out << "Gain        " << gain_text(*g) << " over the input placement";
         // A layout over capacity is no baseline a user could run: say so.

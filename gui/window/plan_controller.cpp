@@ -11,6 +11,7 @@
 #include <QStringList>
 
 #include "document/project_document.h"
+#include "pipewright/core/memory_headroom.h"
 #include "pipewright/sim/profile_coverage.h"
 #include "studio_core/format/format.h"
 #include "studio_core/simulation/plan_runner.h"
@@ -193,6 +194,13 @@ void PlanController::applyPlan() {
                     : tr(". It recomputes nothing, where the project recomputed the first %n "
                          "blocks of each stage",
                          nullptr, *given);
+    }
+    // A layout packed to within NCCL's buffers of a GPU's memory, which the
+    // model does not count (memory_headroom.h).
+    if (result.plan.report) {
+        if (const auto tight = tightest_gpu(result.plan.report->devices)) {
+            said += QStringLiteral(". ") + QString::fromStdString(tight_memory_note(*tight));
+        }
     }
     // Kernels shorter than an eager framework's host issues them: the
     // figures above are the GPUs' side only.

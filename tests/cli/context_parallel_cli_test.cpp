@@ -49,6 +49,21 @@ TEST(ContextParallelCli, SplittingTheLongSequenceHalvesWhatARankKeeps) {
               0.6 * w.at("devices").at(0).at("peak_memory_bytes").get<double>());
 }
 
+// The planner counts what the memory model counts: without the split, the
+// layout it finds leaves a GPU less than NCCL's buffers, and `plan` says so.
+TEST(ContextParallelCli, APlanPackedToWithinNcclsBuffersSaysSo) {
+    const auto r =
+        run_cli({"plan", kExample, "--context-parallel", "1", "--data-parallel", "auto"});
+    ASSERT_EQ(r.code, 0) << r.err;
+    const auto at = r.out.find("\nMemory      node");
+    ASSERT_NE(at, std::string::npos) << r.out;
+    EXPECT_NE(r.out.find(" to spare, less than NCCL's buffers", at), std::string::npos) << r.out;
+    // With the split it has room.
+    const auto split = run_cli({"plan", kExample});
+    ASSERT_EQ(split.code, 0) << split.err;
+    EXPECT_EQ(split.out.find("\nMemory      "), std::string::npos) << split.out;
+}
+
 TEST(ContextParallelCli, TheReportSaysHowKeysAndValuesAreExchanged) {
     const auto ring = run_cli({"simulate", kExample});
     ASSERT_EQ(ring.code, 0) << ring.err;
