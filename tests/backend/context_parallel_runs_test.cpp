@@ -260,6 +260,14 @@ TEST(ContextParallelRuns, WhatRealRunsDoNotDoIsRefusedInWordsBeforeAnyWorkerStar
                   "draw their masks from the same random stream"),
               std::string::npos)
         << dropout_output;
+    // A block's own dropout likewise, named by its field.
+    json block = gpt_json({}, 2, 2, 2);
+    block["model"]["layers"][1]["attention_dropout"] = 0.1;
+    const std::string block_output = refusal(block, "block-dropout");
+    EXPECT_NE(block_output.find("model.layers[1].attention_dropout: dropout in a block with "
+                                "context parallelism"),
+              std::string::npos)
+        << block_output;
     fs::remove_all(dir);
 }
 

@@ -294,6 +294,52 @@ TEST(Checkpointing, EachRebuiltUnitReplaysItsOwnDropoutMasks) {
     EXPECT_GT(test::max_relative_difference(train(project_with(false, 0.0)), a), 1e-6);
 }
 
+// Blocks with dropout of their own (on the attention's probabilities and on
+// both residual branches, as Megatron-LM's GPT): full checkpointing rebuilds
+// each block replaying its masks, and selective recomputation replays the
+// attention's inside its backward; training is the same as keeping
+// everything, and the masks matter.
+TEST(Checkpointing, ABlocksOwnDropoutIsReplayedByEveryRecomputation) {
+    const auto project_with = [](const nlohmann::json& recompute, double drop) {
+        nlohmann::json layers = nlohmann::json::array();
+        layers.push_back({{"name", "embed"},
+                          {"type", "embedding"},
+                          {"num_embeddings", 64},
+                          {"embedding_dim", 32}});
+        for (int b = 0; b < 2; ++b) {
+            nlohmann::json block = test::tiny_block("block" + std::to_string(b), false);
+            block["attention_dropout"] = drop;
+            block["hidden_dropout"] = drop;
+            layers.push_back(block);
+        }
+        layers.push_back(test::tiny_final_norm(false));
+        layers.push_back(test::tiny_head());
+        nlohmann::json names = nlohmann::json::array();
+        for (const auto& l : layers) {
+            names.push_back(l["name"]);
+        }
+        const nlohmann::json project = test::token_model_project(
+            "tiny-gpt", layers, {{{"device", "node0/c0/cpu0"}, {"layers", names}}}, 1,
+            {{"batch_size", 8},
+             {"microbatches", 4},
+             {"schedule", "gpipe"},
+             {"optimizer", {{"type", "sgd"}, {"lr", 0.05}}},
+             {"activation_checkpointing", recompute},
+             {"seed", 3}});
+        return test::analyze_text(project.dump());
+    };
+    const auto train = [](const AnalyzedProject& p) {
+        return pipelined_parameters(p, run_in_process(p, 2, torch::kFloat64));
+    };
+    const auto kept = train(project_with(false, 0.3));
+    ASSERT_FALSE(kept.empty());
+    for (const nlohmann::json& recompute : {nlohmann::json(true), nlohmann::json("selective")}) {
+        SCOPED_TRACE(recompute.dump());
+        EXPECT_LE(test::max_relative_difference(train(project_with(recompute, 0.3)), kept), 1e-12);
+    }
+    EXPECT_GT(test::max_relative_difference(train(project_with(false, 0.0)), kept), 1e-6);
+}
+
 // The tiny decoder of `blocks` blocks (dropout of `drop` after the
 // embedding and between blocks), on `stages` CPUs of equal layer counts'
 // worth (the embedding with the first, the norm and head with the last),

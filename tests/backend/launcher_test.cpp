@@ -313,15 +313,11 @@ TEST(Launcher, BlocksTheBackendDoesNotBuildAreRefusedInWords) {
     const nlohmann::json window = {{"sliding_window", 4}, {"flash_attention", true}};
     const nlohmann::json qk = {{"qk_norm", true}};
     const nlohmann::json post = {{"post_norms", true}};
-    const nlohmann::json attention_dropout = {{"attention_dropout", 0.1}};
-    const nlohmann::json hidden_dropout = {{"hidden_dropout", 0.1}};
     for (const auto& [extra, field, words] :
          {std::tuple{latent, "model.layers[0].kv_lora_rank", "multi-head latent attention"},
           std::tuple{window, "model.layers[0].sliding_window", "a sliding attention window"},
           std::tuple{qk, "model.layers[0].qk_norm", "a query and key norm"},
-          std::tuple{post, "model.layers[0].post_norms", "a block with post-norms"},
-          std::tuple{attention_dropout, "model.layers[0].attention_dropout", "dropout in a block"},
-          std::tuple{hidden_dropout, "model.layers[0].hidden_dropout", "dropout in a block"}}) {
+          std::tuple{post, "model.layers[0].post_norms", "a block with post-norms"}}) {
         const nlohmann::json project = one_block_project("cpu", extra, nlohmann::json::object());
         const auto path = dir / (std::string(field).substr(16) + ".json");
         std::ofstream(path) << project.dump(2);

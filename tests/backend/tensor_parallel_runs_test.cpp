@@ -314,6 +314,21 @@ TEST(TensorParallelRuns, AnUnevenSequenceAndDropoutAreRefusedInWords) {
     EXPECT_EQ(b.code, 1);
     EXPECT_NE(b.output.find("model.layers[5]: dropout with tensor parallelism"), std::string::npos)
         << b.output;
+    // A block's dropout likewise, named by its field.
+    json block = gpt_json({}, 2);
+    for (auto& layer : block["model"]["layers"]) {
+        if (layer["type"] == "transformer_block") {
+            layer["hidden_dropout"] = 0.1;
+            break;
+        }
+    }
+    write_file_atomically(dir / "block.json", block.dump(2));
+    const auto c =
+        test::run_cli("run " + (dir / "block.json").string() + " --steps 1", dir, "block");
+    EXPECT_EQ(c.code, 1);
+    EXPECT_NE(c.output.find(".hidden_dropout: dropout in a block with tensor parallelism"),
+              std::string::npos)
+        << c.output;
     fs::remove_all(dir);
 }
 

@@ -165,8 +165,8 @@ struct RankExecutor::Impl {
             }
             const auto& stage_info = p.stages[static_cast<std::size_t>(s)];
             for (int l = stage_info.first_layer; l <= stage_info.last_layer; ++l) {
-                st.random = st.random ||
-                            p.project.model.layers[static_cast<std::size_t>(l)].type == "dropout";
+                st.random =
+                    st.random || draws_random(p.project.model.layers[static_cast<std::size_t>(l)]);
             }
             if (checkpointing) {
                 st.units = StageUnits(p, st.module, stage_info.first_layer, stage_info.last_layer);

@@ -3,6 +3,7 @@
 #include <cmath>
 #include <limits>
 
+#include "execution/random_replay.h"
 #include "layers/context_chunks.h"
 #include "layers/context_exchange.h"
 
@@ -36,7 +37,8 @@ torch::Tensor rotate(const torch::Tensor& x, const torch::Tensor& positions) {
 }  // namespace
 
 torch::Tensor causal_attention(const torch::Tensor& qkv, std::int64_t heads, std::int64_t kv_heads,
-                               std::int64_t head_dim, bool rotary, const ContextGroup& context) {
+                               std::int64_t head_dim, bool rotary, const ContextGroup& context,
+                               double dropout) {
     const auto b = qkv.size(0), len = qkv.size(1);
     const auto q_width = heads * head_dim, kv_width = kv_heads * head_dim;
     auto q = heads_first(qkv.narrow(-1, 0, q_width), heads, head_dim);
@@ -70,22 +72,31 @@ torch::Tensor causal_attention(const torch::Tensor& qkv, std::int64_t heads, std
     // sequence than the query is hidden from it.
     const auto future = key_positions.unsqueeze(0) > positions.unsqueeze(1);  // [len, keys]
     scores = scores.masked_fill(future, -std::numeric_limits<double>::infinity());
-    auto attended = torch::matmul(torch::softmax(scores, -1), v);
+    auto probabilities = torch::softmax(scores, -1);
+    if (dropout > 0) {
+        probabilities = torch::dropout(probabilities, dropout, /*train=*/true);
+    }
+    auto attended = torch::matmul(probabilities, v);
     return attended.transpose(1, 2).reshape({b, len, q_width});
 }
 
 namespace {
 
 // Keeps qkv; its backward runs the attention again with grad enabled and
-// differentiates that. The attention has no dropout, so no random state
-// needs replaying. Under context parallelism the recomputation exchanges
+// differentiates that. With dropout it keeps the random state the forward
+// started from too, and replays it, so that the recomputation draws the
+// forward's mask. Under context parallelism the recomputation exchanges
 // the keys and values again: every member of the group recomputes the same
 // blocks in the same order, so the exchanges meet.
 struct RecomputedAttention : torch::autograd::Function<RecomputedAttention> {
     static torch::Tensor forward(torch::autograd::AutogradContext* ctx, const torch::Tensor& qkv,
                                  std::int64_t heads, std::int64_t kv_heads, std::int64_t head_dim,
-                                 bool rotary, std::int64_t context) {
+                                 bool rotary, std::int64_t context, double dropout) {
         ctx->save_for_backward({qkv});
+        ctx->saved_data["dropout"] = dropout;
+        if (dropout > 0) {
+            ctx->saved_data["random_state"] = random_state(qkv.device());
+        }
         ctx->saved_data["heads"] = heads;
         ctx->saved_data["kv_heads"] = kv_heads;
         ctx->saved_data["head_dim"] = head_dim;
@@ -93,22 +104,26 @@ struct RecomputedAttention : torch::autograd::Function<RecomputedAttention> {
         // The group's address (0: none); the block that holds it outlives
         // every graph built while its stage runs.
         ctx->saved_data["context"] = context;
-        return causal_attention(qkv, heads, kv_heads, head_dim, rotary, group_of(context));
+        return causal_attention(qkv, heads, kv_heads, head_dim, rotary, group_of(context), dropout);
     }
 
     static torch::autograd::variable_list backward(torch::autograd::AutogradContext* ctx,
                                                    torch::autograd::variable_list grad_output) {
         const torch::Tensor qkv = ctx->get_saved_variables().at(0).detach().requires_grad_(true);
+        const double dropout = ctx->saved_data["dropout"].toDouble();
         torch::Tensor out;
         {
             const torch::AutoGradMode enable(true);
+            const ReplayRandomState replay(
+                qkv.device(),
+                dropout > 0 ? ctx->saved_data["random_state"].toTensor() : torch::Tensor());
             out = causal_attention(
                 qkv, ctx->saved_data["heads"].toInt(), ctx->saved_data["kv_heads"].toInt(),
                 ctx->saved_data["head_dim"].toInt(), ctx->saved_data["rotary"].toBool(),
-                group_of(ctx->saved_data["context"].toInt()));
+                group_of(ctx->saved_data["context"].toInt()), dropout);
         }
         const auto grads = torch::autograd::grad({out}, {qkv}, {grad_output.at(0)});
-        return {grads.at(0),     torch::Tensor(), torch::Tensor(),
+        return {grads.at(0),     torch::Tensor(), torch::Tensor(), torch::Tensor(),
                 torch::Tensor(), torch::Tensor(), torch::Tensor()};
     }
 
@@ -122,13 +137,13 @@ struct RecomputedAttention : torch::autograd::Function<RecomputedAttention> {
 
 torch::Tensor recomputed_causal_attention(const torch::Tensor& qkv, std::int64_t heads,
                                           std::int64_t kv_heads, std::int64_t head_dim, bool rotary,
-                                          const ContextGroup& context) {
+                                          const ContextGroup& context, double dropout) {
     if (!torch::GradMode::is_enabled() || !qkv.requires_grad()) {
-        return causal_attention(qkv, heads, kv_heads, head_dim, rotary, context);
+        return causal_attention(qkv, heads, kv_heads, head_dim, rotary, context, dropout);
     }
     const std::int64_t address =
         context.size > 1 ? reinterpret_cast<std::int64_t>(&context) : std::int64_t{0};
-    return RecomputedAttention::apply(qkv, heads, kv_heads, head_dim, rotary, address);
+    return RecomputedAttention::apply(qkv, heads, kv_heads, head_dim, rotary, address, dropout);
 }
 
 }  // namespace pipewright::backend

@@ -21,18 +21,25 @@ namespace pipewright::backend {
 // the keys and values of the whole group's tokens are exchanged
 // (context_exchange.h), so that each member gets its rows of the whole
 // sequence's attention. `context` must outlive the graph.
+// `dropout` above 0 zeroes that share of the attention's probabilities (and
+// scales the rest), drawing from the device's default generator: pass 0
+// outside training.
 [[nodiscard]] torch::Tensor causal_attention(const torch::Tensor& qkv, std::int64_t heads,
                                              std::int64_t kv_heads, std::int64_t head_dim,
-                                             bool rotary, const ContextGroup& context = {});
+                                             bool rotary, const ContextGroup& context = {},
+                                             double dropout = 0);
 
 // The same attention, keeping for the backward only `qkv` and computing the
 // core again from it when the gradient is asked for (selective
 // recomputation, training.activation_checkpointing "selective"): the scores
 // and softmax, which grow with the square of the sequence, are never kept.
-// The arithmetic is causal_attention's, so the gradients are the same.
+// The arithmetic is causal_attention's, so the gradients are the same; with
+// dropout, the recomputation replays the random state of the first forward,
+// so it draws the same mask.
 [[nodiscard]] torch::Tensor recomputed_causal_attention(const torch::Tensor& qkv,
                                                         std::int64_t heads, std::int64_t kv_heads,
                                                         std::int64_t head_dim, bool rotary,
-                                                        const ContextGroup& context = {});
+                                                        const ContextGroup& context = {},
+                                                        double dropout = 0);
 
 }  // namespace pipewright::backend

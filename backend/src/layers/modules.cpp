@@ -30,7 +30,9 @@ struct TransformerBlockImpl : torch::nn::Module {
           kv_heads_(static_cast<std::int64_t>(d.kv_heads)),
           head_dim_(static_cast<std::int64_t>(d.head_dim)),
           activation_(d.activation),
-          rotary_(d.rotary) {
+          rotary_(d.rotary),
+          attention_dropout_(d.attention_dropout),
+          hidden_dropout_(d.hidden_dropout) {
         const auto width = [](double v) { return static_cast<std::int64_t>(v); };
         const auto linear = [](std::int64_t in, std::int64_t out, bool bias) {
             return FusedLinear(torch::nn::LinearOptions(in, out).bias(bias));
@@ -50,19 +52,28 @@ struct TransformerBlockImpl : torch::nn::Module {
         fc2 = register_module("fc2", linear(width(d.ffn), h, d.bias));
     }
 
+    // Dropout as Megatron-LM places it: on the attention's probabilities,
+    // and on each residual branch before its add; only while training.
     torch::Tensor forward(torch::Tensor x) {
+        const bool train = is_training();
+        const double attention_p = train ? attention_dropout_ : 0;
+        const auto branch = [this, train](const torch::Tensor& y) {
+            return train && hidden_dropout_ > 0 ? torch::dropout(y, hidden_dropout_, true) : y;
+        };
         const torch::Tensor q = qkv(norm1.forward(x));
-        x = x + proj(recompute_core
-                         ? recomputed_causal_attention(q, heads_, kv_heads_, head_dim_, rotary_,
-                                                       context)
-                         : causal_attention(q, heads_, kv_heads_, head_dim_, rotary_, context));
+        x = x + branch(proj(recompute_core
+                                ? recomputed_causal_attention(q, heads_, kv_heads_, head_dim_,
+                                                              rotary_, context, attention_p)
+                                : causal_attention(q, heads_, kv_heads_, head_dim_, rotary_,
+                                                   context, attention_p)));
         const torch::Tensor normed = norm2.forward(x);
-        return x + (moe ? moe(normed) : fc2(mlp_activation(fc1(normed), activation_)));
+        return x + branch(moe ? moe(normed) : fc2(mlp_activation(fc1(normed), activation_)));
     }
 
     std::int64_t heads_, kv_heads_, head_dim_;
     MlpActivation activation_;
     bool rotary_;
+    double attention_dropout_, hidden_dropout_;
     // Selective recomputation (set by build_layers from the training).
     bool recompute_core = false;
     // Context parallelism (set by build_layers): the attention exchanges
@@ -228,6 +239,17 @@ constexpr std::array<std::string_view, 15> kBuildable = {"linear",
 
 bool can_build(std::string_view type) {
     return std::find(kBuildable.begin(), kBuildable.end(), type) != kBuildable.end();
+}
+
+bool draws_random(const LayerSpec& layer) {
+    if (layer.type == "dropout") {
+        return true;
+    }
+    if (layer.type == "transformer_block") {
+        const TransformerDims d = transformer_dims(layer);
+        return d.attention_dropout > 0 || d.hidden_dropout > 0;
+    }
+    return false;
 }
 
 torch::Dtype torch_dtype(DType dtype) {

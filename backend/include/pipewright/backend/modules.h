@@ -28,6 +28,10 @@ namespace pipewright::backend {
 // Whether build_layer knows the layer type (checked before a run starts).
 [[nodiscard]] bool can_build(std::string_view type);
 
+// Whether the layer draws random numbers while training (a dropout layer, a
+// block with dropout): a recomputed forward must replay its random state.
+[[nodiscard]] bool draws_random(const LayerSpec& layer);
+
 // One catalog layer as a Torch module taking a [batch, ...input_shape] tensor.
 // Shapes and parameter counts match core's analyze_layer. Weights come from
 // Torch's default initialisation under `seed`, so a layer's weights depend
