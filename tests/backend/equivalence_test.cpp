@@ -249,11 +249,30 @@ TEST(Checkpointing, RecomputedForwardReplaysTheDropoutMasks) {
     EXPECT_GT(test::max_relative_difference(without_dropout, a), 1e-6);
 }
 
+// A token model's `layers` on one CPU, trained by gpipe in 4 micro-batches
+// with `recompute` as activation_checkpointing. One stage: ranks that run as
+// threads of one process would share the generator that building their
+// stages seeds, and the tests below compare dropout masks.
+AnalyzedProject one_stage_decoder(const nlohmann::json& layers, const nlohmann::json& recompute) {
+    nlohmann::json names = nlohmann::json::array();
+    for (const auto& l : layers) {
+        names.push_back(l["name"]);
+    }
+    const nlohmann::json project = test::token_model_project(
+        "tiny-gpt", layers, {{{"device", "node0/c0/cpu0"}, {"layers", names}}}, 1,
+        {{"batch_size", 8},
+         {"microbatches", 4},
+         {"schedule", "gpipe"},
+         {"optimizer", {{"type", "sgd"}, {"lr", 0.05}}},
+         {"activation_checkpointing", recompute},
+         {"seed", 3}});
+    return test::analyze_text(project.dump());
+}
+
 // A decoder with dropout between its blocks, under checkpointing: the
 // backward rebuilds one unit at a time (the embedding and its dropout, each
 // block, the dropout between them, the norm and head), each replaying the
-// masks its first forward drew. One stage: ranks that run as threads of one
-// process would share the generator that building their stages seeds.
+// masks its first forward drew.
 TEST(Checkpointing, EachRebuiltUnitReplaysItsOwnDropoutMasks) {
     const auto project_with = [](bool checkpointing, double drop) {
         nlohmann::json layers = nlohmann::json::array();
@@ -267,19 +286,7 @@ TEST(Checkpointing, EachRebuiltUnitReplaysItsOwnDropoutMasks) {
         layers.push_back(test::tiny_block("block1", false));
         layers.push_back(test::tiny_final_norm(false));
         layers.push_back(test::tiny_head());
-        nlohmann::json names = nlohmann::json::array();
-        for (const auto& l : layers) {
-            names.push_back(l["name"]);
-        }
-        const nlohmann::json project = test::token_model_project(
-            "tiny-gpt", layers, {{{"device", "node0/c0/cpu0"}, {"layers", names}}}, 1,
-            {{"batch_size", 8},
-             {"microbatches", 4},
-             {"schedule", "gpipe"},
-             {"optimizer", {{"type", "sgd"}, {"lr", 0.05}}},
-             {"activation_checkpointing", checkpointing},
-             {"seed", 3}});
-        return test::analyze_text(project.dump());
+        return one_stage_decoder(layers, checkpointing);
     };
     const auto train = [](const AnalyzedProject& p) {
         return pipelined_parameters(p, run_in_process(p, 2, torch::kFloat64));
@@ -314,19 +321,7 @@ TEST(Checkpointing, ABlocksOwnDropoutIsReplayedByEveryRecomputation) {
         }
         layers.push_back(test::tiny_final_norm(false));
         layers.push_back(test::tiny_head());
-        nlohmann::json names = nlohmann::json::array();
-        for (const auto& l : layers) {
-            names.push_back(l["name"]);
-        }
-        const nlohmann::json project = test::token_model_project(
-            "tiny-gpt", layers, {{{"device", "node0/c0/cpu0"}, {"layers", names}}}, 1,
-            {{"batch_size", 8},
-             {"microbatches", 4},
-             {"schedule", "gpipe"},
-             {"optimizer", {{"type", "sgd"}, {"lr", 0.05}}},
-             {"activation_checkpointing", recompute},
-             {"seed", 3}});
-        return test::analyze_text(project.dump());
+        return one_stage_decoder(layers, recompute);
     };
     const auto train = [](const AnalyzedProject& p) {
         return pipelined_parameters(p, run_in_process(p, 2, torch::kFloat64));
