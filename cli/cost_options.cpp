@@ -8,6 +8,7 @@
 #include "pipewright/core/device_calibration.h"
 #include "pipewright/core/diagnostics.h"
 #include "pipewright/core/launch_layout.h"
+#include "pipewright/core/memory_headroom.h"
 #include "pipewright/sim/profile_coverage.h"
 #include "report_format.h"
 
@@ -24,6 +25,11 @@ void add_cost_options(CLI::App& command, CostArgs& args) {
     command.add_option("--calibration", args.calibrations,
                        "Device calibration from `pipewright calibrate`: its device's kernels "
                        "cost what they measured (repeat for several device types)");
+    command
+        .add_option("--memory-margin", args.memory_margin_GiB,
+                    "GiB every GPU keeps free beside what the memory model counts (NCCL's "
+                    "buffers, fragmentation): a device fits only with that much to spare")
+        ->check(finite_number(0, 1024));
     command.add_flag("--strict", args.strict,
                      "Refuse a --profile that does not fit the model (layers it lacks or "
                      "measured at other sizes) instead of warning");
@@ -53,6 +59,13 @@ std::optional<CostModelOptions> cost_model_options(const CostArgs& args, CostInp
             return std::nullopt;
         }
         inputs.calibration_files = args.calibrations;
+    }
+    if (args.memory_margin_GiB && *args.memory_margin_GiB > 0) {
+        inputs.memory_margin_bytes =
+            static_cast<std::int64_t>(*args.memory_margin_GiB * 1024.0 * 1024.0 * 1024.0);
+        inputs.catalog =
+            with_memory_margin(inputs.catalog ? *inputs.catalog : DeviceCatalog::builtin(),
+                               inputs.memory_margin_bytes);
     }
     return costs;
 }

@@ -22,6 +22,9 @@ struct CostArgs {
     std::vector<std::string> calibrations;  // device calibration files
     double efficiency = 0;                  // 0: the cost model's default
     bool strict = false;                    // refuse a profile that does not fit the model
+    // --memory-margin: GiB every GPU keeps free, beside what the memory
+    // model counts (NCCL's buffers, fragmentation).
+    std::optional<double> memory_margin_GiB;
 };
 
 void add_cost_options(CLI::App& command, CostArgs& args);
@@ -30,9 +33,11 @@ void add_cost_options(CLI::App& command, CostArgs& args);
 // them: the measured profile, and the catalog with the calibrated devices.
 struct CostInputs {
     std::optional<Profile> profile;
-    std::optional<DeviceCatalog> catalog;  // set with --calibration
+    std::optional<DeviceCatalog> catalog;  // set with --calibration or --memory-margin
     std::vector<CalibrationFit> fits;      // one per --calibration, in order
     std::vector<std::string> calibration_files;
+    // What --memory-margin took off every GPU's memory in `catalog` (0: none).
+    std::int64_t memory_margin_bytes = 0;
 
     // The catalog to analyse with: the calibrated one, or null (builtin).
     [[nodiscard]] const DeviceCatalog* catalog_or_null() const {

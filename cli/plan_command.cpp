@@ -124,7 +124,8 @@ int device_count(const PlanOutcome& outcome) {
 }
 
 void print_plan(std::ostream& out, const PlanResult& result, const Project& project,
-                const std::string& path, const std::string& costs) {
+                const std::string& path, const std::string& costs,
+                std::int64_t memory_margin_bytes) {
     const PlanOutcome& plan = result.plan;
     const SimulationReport& r = *plan.report;
     const int total_devices = static_cast<int>(project.topology.devices().size());
@@ -156,7 +157,11 @@ void print_plan(std::ostream& out, const PlanResult& result, const Project& proj
         << format_percent(r.bubble_fraction) << '\n';
     // The planner counts what the memory model counts: a layout it packs to
     // within NCCL's buffers of a GPU's memory is said (memory_headroom.h).
-    if (const auto tight = tightest_gpu(r.devices)) {
+    if (memory_margin_bytes > 0) {
+        out << "Memory      every GPU keeps "
+            << format_bytes(static_cast<double>(memory_margin_bytes))
+            << " free (--memory-margin)\n";
+    } else if (const auto tight = tightest_gpu(r.devices)) {
         out << "Memory      " << tight_memory_note(*tight) << '\n';
     }
     if (const auto g = gain_over(plan, result.input)) {
@@ -402,7 +407,8 @@ int run_plan(const PlanArgs& args, std::ostream& out, std::ostream& err) {
         out << plan_result_json(result, *loaded.project).dump(2) << '\n';
         return result.interrupted ? kInterrupted : kOk;
     }
-    print_plan(out, result, *loaded.project, args.project, cost_words);
+    print_plan(out, result, *loaded.project, args.project, cost_words,
+               cost_inputs.memory_margin_bytes);
     if (args.apply) {
         out << "Wrote " << *args.apply << " (the project with this plan)\n";
     } else {

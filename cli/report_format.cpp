@@ -234,7 +234,7 @@ double steady_state_s(const SimulationReport& r) {
 }
 
 void print_report(std::ostream& out, const SimulationReport& r, const std::string& project_name,
-                  const std::string& cost_sources) {
+                  const std::string& cost_sources, std::int64_t memory_margin_bytes) {
     out << "Project     " << printable_name(project_name) << '\n';
     out << "Schedule    " << printable_name(r.schedule) << " · " << r.microbatches << " micro-batch"
         << (r.microbatches == 1 ? "" : "es") << " of " << r.microbatch_size << " · batch "
@@ -256,12 +256,24 @@ void print_report(std::ostream& out, const SimulationReport& r, const std::strin
     for (const auto& d : r.devices) {
         over += d.fits ? 0 : 1;
     }
-    const auto tight = tightest_gpu(r.devices);
-    out << "Memory      "
-        << (over == 0
-                ? "every device fits" + (tight ? "; " + tight_memory_note(*tight) : std::string())
-                : std::to_string(over) + " device" + (over == 1 ? "" : "s") + " over capacity")
-        << '\n';
+    // With --memory-margin the capacities are already less the margin, and
+    // the caution about what the model does not count is the user's call.
+    const std::string margin =
+        memory_margin_bytes > 0
+            ? format_bytes(static_cast<double>(memory_margin_bytes)) + " kept free on each GPU"
+            : std::string();
+    const auto tight = memory_margin_bytes > 0 ? std::nullopt : tightest_gpu(r.devices);
+    out << "Memory      ";
+    if (over > 0) {
+        out << over << " device" << (over == 1 ? "" : "s") << " over capacity"
+            << (margin.empty() ? "" : " (" + margin + ")");
+    } else {
+        out << "every device fits"
+            << (!margin.empty() ? " with " + margin
+                : tight         ? "; " + tight_memory_note(*tight)
+                                : std::string());
+    }
+    out << '\n';
     if (!cost_sources.empty()) {
         out << "Costs       " << cost_sources << '\n';
     }

@@ -36,9 +36,11 @@ class TextTable {
 [[nodiscard]] double steady_state_s(const SimulationReport& report);
 
 // `cost_sources`: where the costs came from when a profile is used
-// (check_profile_fit), shown as a "Costs" line.
+// (check_profile_fit), shown as a "Costs" line. `memory_margin_bytes`: what
+// --memory-margin keeps free on each GPU (0: none), said on the Memory line.
 void print_report(std::ostream& out, const SimulationReport& report,
-                  const std::string& project_name, const std::string& cost_sources = {});
+                  const std::string& project_name, const std::string& cost_sources = {},
+                  std::int64_t memory_margin_bytes = 0);
 [[nodiscard]] nlohmann::json report_to_json(const SimulationReport& report);
 
 // `what` names the first column and each row's JSON key: "schedule" or "layout".

@@ -326,7 +326,7 @@ int run_simulate(const SimulateArgs& args, std::ostream& out, std::ostream& err)
         return kOk;
     }
     const std::string name = project->project.model.name + " (" + args.project + ")";
-    print_report(out, report, name, cost_sources);
+    print_report(out, report, name, cost_sources, cost_inputs.memory_margin_bytes);
     if (args.kernels) {
         print_kernels(out, *project, report, costs);
     }

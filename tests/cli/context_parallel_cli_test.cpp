@@ -64,6 +64,42 @@ TEST(ContextParallelCli, APlanPackedToWithinNcclsBuffersSaysSo) {
     EXPECT_EQ(split.out.find("\nMemory      "), std::string::npos) << split.out;
 }
 
+// --memory-margin keeps that much free on every GPU: the whole sequence no
+// longer fits, and a plan made with it keeps the room when simulated
+// without it (no GPU is then named as tight).
+TEST(ContextParallelCli, AMemoryMarginKeepsRoomOnEveryGpu) {
+    const auto whole = run_cli(
+        {"simulate", kExample, "--context-parallel", "1", "--memory-margin", "2", "--json"});
+    ASSERT_EQ(whole.code, 0) << whole.err;
+    const json w = json::parse(whole.out);
+    EXPECT_FALSE(w.at("all_fit").get<bool>());
+    EXPECT_NEAR(w.at("devices").at(0).at("memory_capacity_bytes").get<double>(),
+                (78.6 - 2) * (1 << 30), 1.0);
+    const auto text =
+        run_cli({"simulate", kExample, "--context-parallel", "1", "--memory-margin", "2"});
+    EXPECT_NE(text.out.find("Memory      1 device over capacity (2.00 GiB kept free on each GPU)"),
+              std::string::npos)
+        << text.out;
+
+    testing::TempDir dir;
+    const auto planned = (dir / "planned.json").string();
+    const auto plan = run_cli({"plan", kExample, "--context-parallel", "1", "--data-parallel",
+                               "auto", "--memory-margin", "2", "--apply", planned});
+    ASSERT_EQ(plan.code, 0) << plan.err;
+    EXPECT_NE(plan.out.find("Memory      every GPU keeps 2.00 GiB free (--memory-margin)"),
+              std::string::npos)
+        << plan.out;
+    const auto check = run_cli({"simulate", planned, "--json"});
+    ASSERT_EQ(check.code, 0) << check.err;
+    for (const json& d : json::parse(check.out).at("devices")) {
+        EXPECT_GE(
+            d.at("memory_capacity_bytes").get<double>() - d.at("peak_memory_bytes").get<double>(),
+            2.0 * (1 << 30))
+            << d.dump();
+    }
+    EXPECT_EQ(run_cli({"simulate", kExample, "--memory-margin", "-1"}).code, 2);
+}
+
 TEST(ContextParallelCli, TheReportSaysHowKeysAndValuesAreExchanged) {
     const auto ring = run_cli({"simulate", kExample});
     ASSERT_EQ(ring.code, 0) << ring.err;

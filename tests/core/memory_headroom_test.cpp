@@ -45,5 +45,18 @@ TEST(MemoryHeadroom, RoomEnoughCpusAndLayoutsThatDoNotFitAreNotNamed) {
     EXPECT_FALSE(tightest_gpu({device("a", "custom", 78, 78.6)}));
 }
 
+// A margin takes its bytes off every GPU's memory, none off a CPU's, and
+// leaves nothing below zero.
+TEST(MemoryHeadroom, AMarginTakesItsBytesOffEveryGpu) {
+    const DeviceCatalog& builtin = DeviceCatalog::builtin();
+    const DeviceCatalog kept = with_memory_margin(builtin, 2 * kGiB);
+    EXPECT_EQ(kept.find("H100-SXM")->memory_bytes,
+              builtin.find("H100-SXM")->memory_bytes - 2 * kGiB);
+    EXPECT_EQ(kept.find("T4")->memory_bytes, builtin.find("T4")->memory_bytes - 2 * kGiB);
+    EXPECT_EQ(kept.find("cpu")->memory_bytes, builtin.find("cpu")->memory_bytes);
+    EXPECT_EQ(with_memory_margin(builtin, 1000 * kGiB).find("H100-SXM")->memory_bytes, 0);
+    EXPECT_EQ(kept.specs().size(), builtin.specs().size());
+}
+
 }  // namespace
 }  // namespace pipewright

@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "pipewright/core/device_catalog.h"
 #include "pipewright/core/timeline_metrics.h"
 
 namespace pipewright {
@@ -33,5 +34,11 @@ struct TightDevice {
 // "node0/c0/gpu0 has 1.35 GiB to spare, less than NCCL's buffers and the
 // allocator's fragmentation may take (not counted)".
 [[nodiscard]] std::string tight_memory_note(const TightDevice& device);
+
+// `catalog` with `bytes` less memory on every GPU (none below 0): a memory
+// margin (`--memory-margin`) that every GPU keeps free beside what the model
+// counts, so that the analysis and the planner fit within the rest. A
+// device's own memory_GiB in a project is taken as given.
+[[nodiscard]] DeviceCatalog with_memory_margin(DeviceCatalog catalog, std::int64_t bytes);
 
 }  // namespace pipewright
