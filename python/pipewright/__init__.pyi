@@ -105,6 +105,7 @@ class Project:
                  context_parallel: Optional[int] = ..., context_exchange: Optional[str] = ...,
                  profile: Optional[PathLike] = ...,
                  calibration: Calibrations = ..., efficiency: Optional[float] = ...,
+                 memory_margin: Optional[float] = ...,
                  strict: bool = ...) -> SimulationResult: ...
     def compare_schedules(self, *, microbatches: Optional[int] = ...,
                           batch_size: Optional[int] = ..., data_parallel: Optional[int] = ...,
@@ -115,13 +116,15 @@ class Project:
                           context_exchange: Optional[str] = ...,
                           profile: Optional[PathLike] = ..., calibration: Calibrations = ...,
                           efficiency: Optional[float] = ...,
+                          memory_margin: Optional[float] = ...,
                           strict: bool = ...) -> ScheduleComparison: ...
     def plan(self, schedule: Optional[str] = ..., microbatches: Optional[int] = ..., *,
              data_parallel: Count = ..., tensor_parallel: Count = ...,
              sequence_parallel: Optional[bool] = ..., expert_parallel: Count = ...,
              context_parallel: Count = ..., profile: Optional[PathLike] = ...,
              calibration: Calibrations = ..., efficiency: Optional[float] = ...,
-             strict: bool = ..., recompute_every_block: bool = ...) -> PlanResult: ...
+             memory_margin: Optional[float] = ..., strict: bool = ...,
+             recompute_every_block: bool = ...) -> PlanResult: ...
 
 def load(path: PathLike, *, check: bool = ...) -> Project: ...
 

@@ -135,7 +135,8 @@ class Project:
                  sequence_parallel: Optional[bool] = None, expert_parallel: Optional[int] = None,
                  context_parallel: Optional[int] = None, context_exchange: Optional[str] = None,
                  profile: Optional[PathLike] = None, calibration: Calibrations = None,
-                 efficiency: Optional[float] = None, strict: bool = False) -> SimulationResult:
+                 efficiency: Optional[float] = None, memory_margin: Optional[float] = None,
+                 strict: bool = False) -> SimulationResult:
         """One training iteration simulated: ``pipewright simulate`` with these options.
 
         Each option replaces the project's setting for this simulation only
@@ -143,13 +144,14 @@ class Project:
         (``pipewright profile``); ``calibration`` a device calibration file
         (``pipewright calibrate``) or a list of them, one per device type;
         ``efficiency`` prices every layer as its
-        FLOPs at that fraction of peak. Raises ProjectError when the project,
-        with the options, is not valid.
+        FLOPs at that fraction of peak; ``memory_margin`` is GiB every GPU keeps
+        free beside what the memory model counts (NCCL's buffers, fragmentation).
+        Raises ProjectError when the project, with the options, is not valid.
         """
         run = _core.simulate(self._handle, schedule, _path(schedule_csv), microbatches,
                              batch_size, data_parallel, tensor_parallel, sequence_parallel,
                              expert_parallel, context_parallel, context_exchange, _path(profile),
-                             _paths(calibration), efficiency, strict)
+                             _paths(calibration), efficiency, memory_margin, strict)
         return SimulationResult(run)
 
     def compare_schedules(self, *, microbatches: Optional[int] = None,
@@ -161,12 +163,13 @@ class Project:
                           context_exchange: Optional[str] = None,
                           profile: Optional[PathLike] = None, calibration: Calibrations = None,
                           efficiency: Optional[float] = None,
+                          memory_margin: Optional[float] = None,
                           strict: bool = False) -> ScheduleComparison:
         """Every schedule and the single-device baseline: ``simulate --compare-schedules``."""
         rows, table = _core.compare_schedules(
             self._handle, None, None, microbatches, batch_size, data_parallel, tensor_parallel,
             sequence_parallel, expert_parallel, context_parallel, context_exchange, _path(profile),
-            _paths(calibration), efficiency, strict)
+            _paths(calibration), efficiency, memory_margin, strict)
         return ScheduleComparison(rows, table)
 
     def plan(self, schedule: Optional[str] = None, microbatches: Optional[int] = None, *,
@@ -174,19 +177,21 @@ class Project:
              sequence_parallel: Optional[bool] = None, expert_parallel: Count = None,
              context_parallel: Count = None, profile: Optional[PathLike] = None,
              calibration: Calibrations = None, efficiency: Optional[float] = None,
-             strict: bool = False, recompute_every_block: bool = False) -> PlanResult:
+             memory_margin: Optional[float] = None, strict: bool = False,
+             recompute_every_block: bool = False) -> PlanResult:
         """The fastest split, schedule and micro-batch count that fit: ``pipewright plan``.
 
         ``schedule`` and ``microbatches`` fix those; ``data_parallel``,
         ``tensor_parallel``, ``expert_parallel`` and ``context_parallel`` take a
         count or ``"auto"`` (search every count). ``recompute_every_block``
-        keeps a plan's recomputation of every block instead of the fewest that fit.
+        keeps a plan's recomputation of every block instead of the fewest that fit;
+        ``memory_margin`` (GiB) is kept free on every GPU.
         The result's ``project`` is this project with the plan applied (what
         ``--apply`` writes). Ctrl-C (KeyboardInterrupt) stops a long plan.
         """
         answer = _core.plan(self._handle, schedule, microbatches, data_parallel, tensor_parallel,
                             sequence_parallel, expert_parallel, context_parallel, _path(profile),
-                            _paths(calibration), efficiency, strict,
+                            _paths(calibration), efficiency, memory_margin, strict,
                             not recompute_every_block)
         planned = answer["project"]
         return PlanResult(answer["report"], Project(planned) if planned is not None else None)

@@ -8,13 +8,15 @@
 
 #include "cost_options.h"
 #include "errors.h"
+#include "pipewright/core/memory_headroom.h"
 
 namespace py = pybind11;
 
 namespace pipewright::python {
 
 Costs make_costs(const std::optional<std::string>& profile,
-                 const std::vector<std::string>& calibrations, std::optional<double> efficiency) {
+                 const std::vector<std::string>& calibrations, std::optional<double> efficiency,
+                 std::optional<double> memory_margin) {
     Costs costs;
     if (efficiency) {
         // The command line's range (--efficiency), said in Python's words.
@@ -43,6 +45,20 @@ Costs make_costs(const std::optional<std::string>& profile,
         }
         inputs.calibration_files = calibrations;
         costs.calibrated = cli::describe_calibrations(inputs);
+    }
+    if (memory_margin) {
+        // The command line's range (--memory-margin), said in Python's words.
+        if (!(*memory_margin >= 0 && *memory_margin <= 1024)) {
+            throw py::value_error("memory_margin must be a number of GiB from 0 to 1024, not " +
+                                  std::to_string(*memory_margin));
+        }
+        costs.memory_margin_bytes =
+            static_cast<std::int64_t>(*memory_margin * 1024.0 * 1024.0 * 1024.0);
+        if (costs.memory_margin_bytes > 0) {
+            costs.catalog = std::make_shared<const DeviceCatalog>(
+                with_memory_margin(costs.catalog ? *costs.catalog : DeviceCatalog::builtin(),
+                                   costs.memory_margin_bytes));
+        }
     }
     return costs;
 }

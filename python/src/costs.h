@@ -25,6 +25,7 @@ struct Costs {
     CostModelOptions options;                      // points into `profile`
     std::string sources;     // "Costs" line of the summary; empty without a profile or calibration
     std::string calibrated;  // what the calibrations measured, for `sources`
+    std::int64_t memory_margin_bytes = 0;  // kept free on every GPU (memory_margin)
 };
 
 // Raises ProjectError naming the file for a profile or a device calibration
@@ -43,9 +44,12 @@ void warn_host_pace(const std::optional<KernelPace>& pace);
 void warn_planned_host_pace(const Costs& costs, const Project& planned,
                             const std::filesystem::path& base_dir);
 
+// `memory_margin`: GiB every GPU keeps free (--memory-margin), 0 to 1024
+// (ValueError outside).
 [[nodiscard]] Costs make_costs(const std::optional<std::string>& profile,
                                const std::vector<std::string>& calibrations,
-                               std::optional<double> efficiency);
+                               std::optional<double> efficiency,
+                               std::optional<double> memory_margin = std::nullopt);
 
 // The command line's warnings about a profile that does not fit the model
 // become Python warnings (UserWarning); with `strict` they are a ValueError.

@@ -47,7 +47,7 @@ py::dict plan(const ProjectHandle& handle, std::optional<std::string> schedule,
               const py::object& expert_parallel, const py::object& context_parallel,
               const std::optional<std::string>& profile,
               const std::vector<std::string>& calibrations, std::optional<double> efficiency,
-              bool strict, bool fewest_recomputed_blocks) {
+              std::optional<double> memory_margin, bool strict, bool fewest_recomputed_blocks) {
     if (microbatches && *microbatches < 1) {
         throw py::value_error("microbatches must be at least 1, not " +
                               std::to_string(*microbatches));
@@ -62,7 +62,7 @@ py::dict plan(const ProjectHandle& handle, std::optional<std::string> schedule,
     options.context_parallel = count_or_auto("context_parallel", context_parallel);
     options.fewest_recomputed_blocks = fewest_recomputed_blocks;
     options.base_dir = handle.base_dir;
-    Costs costs = make_costs(profile, calibrations, efficiency);
+    Costs costs = make_costs(profile, calibrations, efficiency, memory_margin);
     check_costs_fit(costs, handle.project, strict);
     options.costs = costs.options;
     options.catalog = costs.catalog.get();
@@ -104,8 +104,8 @@ void bind_plan(py::module_& m) {
     m.def("plan", &plan, py::arg("project"), py::arg("schedule"), py::arg("microbatches"),
           py::arg("data_parallel"), py::arg("tensor_parallel"), py::arg("sequence_parallel"),
           py::arg("expert_parallel"), py::arg("context_parallel"), py::arg("profile"),
-          py::arg("calibration"), py::arg("efficiency"), py::arg("strict"),
-          py::arg("fewest_recomputed_blocks"));
+          py::arg("calibration"), py::arg("efficiency"), py::arg("memory_margin"),
+          py::arg("strict"), py::arg("fewest_recomputed_blocks"));
 }
 
 }  // namespace pipewright::python

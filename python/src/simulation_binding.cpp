@@ -43,6 +43,7 @@ struct SimulateOptions {
     std::optional<std::string> profile;
     std::vector<std::string> calibrations;
     std::optional<double> efficiency;
+    std::optional<double> memory_margin;
     bool strict = false;
 };
 
@@ -115,7 +116,7 @@ class SimulationRun {
 
     [[nodiscard]] std::string text() const {
         std::ostringstream out;
-        cli::print_report(out, report_, name_, costs_.sources);
+        cli::print_report(out, report_, name_, costs_.sources, costs_.memory_margin_bytes);
         return out.str();
     }
 
@@ -215,7 +216,7 @@ class SimulationRun {
 };
 
 SimulationRun simulate(const ProjectHandle& handle, const SimulateOptions& o) {
-    Costs costs = make_costs(o.profile, o.calibrations, o.efficiency);
+    Costs costs = make_costs(o.profile, o.calibrations, o.efficiency, o.memory_margin);
     AnalysisOptions options = analysis_options(o);
     options.catalog = costs.catalog.get();
     AnalyzedProject analyzed = analyze_or_raise(handle, options);
@@ -235,7 +236,7 @@ SimulationRun simulate(const ProjectHandle& handle, const SimulateOptions& o) {
 // (rows as `simulate --compare-schedules --json` prints them, the table as it
 // prints it without --json).
 py::tuple compare(const ProjectHandle& handle, const SimulateOptions& o) {
-    Costs costs = make_costs(o.profile, o.calibrations, o.efficiency);
+    Costs costs = make_costs(o.profile, o.calibrations, o.efficiency, o.memory_margin);
     AnalysisOptions options = analysis_options(o);
     options.catalog = costs.catalog.get();
     // Checked as given first, so that real mistakes are not hidden behind
@@ -260,14 +261,22 @@ SimulateOptions options_from(
     std::optional<bool> sequence_parallel, std::optional<int> expert_parallel,
     std::optional<int> context_parallel, std::optional<std::string> context_exchange,
     std::optional<std::string> profile, std::vector<std::string> calibrations,
-    std::optional<double> efficiency, bool strict) {
-    return SimulateOptions{std::move(schedule), std::move(schedule_csv),
-                           microbatches,        batch_size,
-                           data_parallel,       tensor_parallel,
-                           sequence_parallel,   expert_parallel,
-                           context_parallel,    std::move(context_exchange),
-                           std::move(profile),  std::move(calibrations),
-                           efficiency,          strict};
+    std::optional<double> efficiency, std::optional<double> memory_margin, bool strict) {
+    return SimulateOptions{std::move(schedule),
+                           std::move(schedule_csv),
+                           microbatches,
+                           batch_size,
+                           data_parallel,
+                           tensor_parallel,
+                           sequence_parallel,
+                           expert_parallel,
+                           context_parallel,
+                           std::move(context_exchange),
+                           std::move(profile),
+                           std::move(calibrations),
+                           efficiency,
+                           memory_margin,
+                           strict};
 }
 
 }  // namespace
@@ -293,19 +302,21 @@ void bind_simulation(py::module_& m) {
                    std::optional<int> expert_parallel, std::optional<int> context_parallel,
                    std::optional<std::string> context_exchange, std::optional<std::string> profile,
                    std::vector<std::string> calibrations, std::optional<double> efficiency,
-                   bool strict) {
+                   std::optional<double> memory_margin, bool strict) {
                 return call(
                     handle,
                     options_from(std::move(schedule), std::move(schedule_csv), microbatches,
                                  batch_size, data_parallel, tensor_parallel, sequence_parallel,
                                  expert_parallel, context_parallel, std::move(context_exchange),
-                                 std::move(profile), std::move(calibrations), efficiency, strict));
+                                 std::move(profile), std::move(calibrations), efficiency,
+                                 memory_margin, strict));
             },
             py::arg("project"), py::arg("schedule"), py::arg("schedule_csv"),
             py::arg("microbatches"), py::arg("batch_size"), py::arg("data_parallel"),
             py::arg("tensor_parallel"), py::arg("sequence_parallel"), py::arg("expert_parallel"),
             py::arg("context_parallel"), py::arg("context_exchange"), py::arg("profile"),
-            py::arg("calibration"), py::arg("efficiency"), py::arg("strict"));
+            py::arg("calibration"), py::arg("efficiency"), py::arg("memory_margin"),
+            py::arg("strict"));
     };
     with_options("simulate", &simulate);
     with_options("compare_schedules", &compare);

@@ -65,6 +65,24 @@ def test_recompute_every_block_is_that_of_the_command_line(tmp_path):
     assert "recompute_blocks" not in whole.project.to_dict()["training"]
 
 
+def test_memory_margin_is_that_of_the_command_line():
+    # Llama 3.1 8B at 131,072 tokens without context parallelism: 2 GiB kept
+    # free on every GPU, as `--memory-margin 2` keeps it.
+    path = ASSETS / "examples" / "llama3.1-8b-h100-128k.json"
+    project = pipewright.load(path)
+    whole = project.simulate(context_parallel=1, memory_margin=2)
+    _, out, _ = cli("simulate", path, "--context-parallel", "1", "--memory-margin", "2", "--json")
+    assert whole.to_dict()["all_fit"] == json.loads(out)["all_fit"] is False
+    assert "2.00 GiB kept free on each GPU" in str(whole)
+    assert project.simulate(context_parallel=1).all_fit
+    _, out, _ = cli("plan", path, "--context-parallel", "1", "--data-parallel", "auto",
+                    "--memory-margin", "2", "--json")
+    plan = project.plan(context_parallel=1, data_parallel="auto", memory_margin=2)
+    assert without_clock(plan.to_dict()) == without_clock(json.loads(out))
+    with pytest.raises(ValueError, match="memory_margin must be a number of GiB from 0 to 1024"):
+        project.simulate(memory_margin=-1)
+
+
 def test_table_and_explanation():
     plan = pipewright.load(ASSETS / "examples" / "resnet50-2gpu-naive.json").plan()
     assert plan.feasible
