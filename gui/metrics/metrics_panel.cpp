@@ -235,7 +235,7 @@ QString MetricsPanel::iterationNote() const {
     return iteration_->toolTip();
 }
 
-void MetricsPanel::setReport(const SimulationReport& r) {
+void MetricsPanel::setReport(const SimulationReport& r, std::int64_t memory_margin_bytes) {
     iteration_->setText(figure(tr("Iteration"), format_duration(r.iteration_time_s)));
     // The tied embeddings' sum is no action of the timeline: say where it went.
     const auto& tied = r.tied_embedding_sync;
@@ -260,11 +260,15 @@ void MetricsPanel::setReport(const SimulationReport& r) {
     }
     // A GPU that fits with less to spare than NCCL's buffers and
     // fragmentation take (memory_headroom.h) fits in amber, and says why.
-    const auto tight = tightest_gpu(r.devices);
+    const auto tight =
+        memory_margin_bytes > 0 ? std::optional<TightDevice>() : tightest_gpu(r.devices);
     const auto coloured = [](const QColor& colour, const QString& text) {
         return QStringLiteral("<span style='color:%1'>%2</span>").arg(colour.name(), text);
     };
-    QString memory = tr("every device fits");
+    QString memory = memory_margin_bytes > 0
+                         ? tr("every device fits, %1 kept free")
+                               .arg(format_bytes(static_cast<double>(memory_margin_bytes)))
+                         : tr("every device fits");
     if (over > 0) {
         memory = coloured(warning_color(), tr("%n device(s) over capacity", nullptr, over));
     } else if (tight) {

@@ -20,7 +20,9 @@ class MetricsPanel : public QWidget {
     explicit MetricsPanel(QWidget* parent = nullptr);
     ~MetricsPanel() override;
 
-    void setReport(const SimulationReport& report);
+    // `memory_margin_bytes`: what every GPU keeps free (StudioCosts), said
+    // on the Memory figure instead of the caution about what is not counted.
+    void setReport(const SimulationReport& report, std::int64_t memory_margin_bytes = 0);
     void clear(const QString& message);
     [[nodiscard]] QCustomPlot* memoryPlot() const { return curve_; }
     [[nodiscard]] QCustomPlot* utilisationPlot() const { return utilisation_; }

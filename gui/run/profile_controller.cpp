@@ -4,6 +4,7 @@
 #include <QDir>
 #include <QFile>
 #include <QFileInfo>
+#include <QInputDialog>
 #include <QMenu>
 #include <QSettings>
 #include <QStatusBar>
@@ -12,6 +13,7 @@
 #include "pipewright/core/analysis.h"
 #include "pipewright/core/diagnostics.h"
 #include "pipewright/core/launch_layout.h"
+#include "pipewright/core/memory_headroom.h"
 #include "run/costs_bar.h"
 #include "run/run_controller.h"
 #include "run/run_panel.h"
@@ -34,6 +36,8 @@ int ranks_per_machine(const Project& project) {
     return analyzed ? launch_layout(*analyzed).ranks_per_node : 0;
 }
 const QString kCalibrationsKey = QStringLiteral("deviceCalibrations");
+const QString kMemoryMarginKey = QStringLiteral("memoryMarginGiB");
+constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
 }  // namespace
 
 ProfileController::ProfileController(const ControllerContext& context, RunPanel* panel,
@@ -62,8 +66,21 @@ void ProfileController::connectCostsBar() {
 }
 
 void ProfileController::restoreCosts() {
+    const double margin = QSettings().value(kMemoryMarginKey, 0.0).toDouble();
+    memory_margin_bytes_ =
+        margin > 0 && margin <= 1024 ? static_cast<std::int64_t>(margin * kGiB) : 0;
     projectFileChanged();
     restoreDeviceCalibrations();
+}
+
+void ProfileController::setMemoryMargin(double gib) {
+    memory_margin_bytes_ = gib > 0 ? static_cast<std::int64_t>(std::min(gib, 1024.0) * kGiB) : 0;
+    QSettings().setValue(kMemoryMarginKey, memoryMarginGiB());
+    applyCosts();
+}
+
+double ProfileController::memoryMarginGiB() const {
+    return static_cast<double>(memory_margin_bytes_) / kGiB;
 }
 
 void ProfileController::loadMeasuredCosts(bool preferMeasured) {
@@ -87,8 +104,20 @@ void ProfileController::loadMeasuredCosts(bool preferMeasured) {
 
 void ProfileController::applyCosts() {
     const CostsBar* bar = panel_->costsBar();
+    std::shared_ptr<const DeviceCatalog> catalog = calibrations_.catalog;
+    if (memory_margin_bytes_ > 0) {
+        if (!margin_catalog_ || margin_source_ != calibrations_.catalog ||
+            margin_made_for_ != memory_margin_bytes_) {
+            margin_catalog_ = std::make_shared<const DeviceCatalog>(with_memory_margin(
+                catalog ? *catalog : DeviceCatalog::builtin(), memory_margin_bytes_));
+            margin_source_ = calibrations_.catalog;
+            margin_made_for_ = memory_margin_bytes_;
+        }
+        catalog = margin_catalog_;
+    }
     StudioCosts costs(bar->useMeasured() ? bar->measuredCosts()->profile : nullptr,
-                      calibrations_.catalog);
+                      std::move(catalog));
+    costs.memory_margin_bytes = memory_margin_bytes_;
     if (!(costs == context_.runner->costs())) {
         context_.runner->setCosts(std::move(costs));
         emit costsChanged();
@@ -201,6 +230,25 @@ void ProfileController::addCalibrationActions(QMenu* simulate) {
     });
     forget_calibrations_->setObjectName(QStringLiteral("forgetCalibrationsAction"));
     forget_calibrations_->setEnabled(!calibrations_.empty());
+    QAction* margin = simulate->addAction(tr("&Keep GPU Memory Free…"), this, [this] {
+        bool ok = false;
+        const double gib = QInputDialog::getDouble(
+            context_.window, tr("Keep GPU Memory Free"),
+            tr("GiB every GPU keeps free beside what the memory model counts (NCCL's buffers, "
+               "the allocator's fragmentation):"),
+            memoryMarginGiB(), 0, 1024, 1, &ok);
+        if (ok) {
+            setMemoryMargin(gib);
+            context_.status->showMessage(gib > 0
+                                             ? tr("Every GPU keeps %1 GiB free").arg(gib, 0, 'f', 1)
+                                             : tr("GPUs fit up to their capacity"),
+                                         8000);
+        }
+    });
+    margin->setObjectName(QStringLiteral("memoryMarginAction"));
+    margin->setStatusTip(
+        tr("Fit every GPU with this much to spare, as --memory-margin does (for every project, "
+           "until changed)"));
 }
 
 }  // namespace pipewright::gui

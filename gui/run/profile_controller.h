@@ -42,8 +42,14 @@ class ProfileController : public QObject {
     bool useDeviceCalibrations(const QStringList& paths, QString* error);
     [[nodiscard]] const DeviceCalibrations& deviceCalibrations() const { return calibrations_; }
 
-    // Simulate ▸ Use Device Calibration… and Forget Device Calibrations.
+    // Simulate ▸ Use Device Calibration… and Forget Device Calibrations,
+    // and Keep GPU Memory Free….
     void addCalibrationActions(QMenu* simulate);
+
+    // Every simulation, comparison and plan keeps `gib` GiB free on every
+    // GPU (`--memory-margin`; 0: none), for this and later sessions.
+    void setMemoryMargin(double gib);
+    [[nodiscard]] double memoryMarginGiB() const;
 
   signals:
     // The runner's costs changed: what is on screen was priced otherwise.
@@ -66,6 +72,12 @@ class ProfileController : public QObject {
     QTabWidget* views_;
     DeviceCalibrations calibrations_;
     QAction* forget_calibrations_ = nullptr;
+    std::int64_t memory_margin_bytes_ = 0;
+    // The calibrated catalog less the margin, made again only when either
+    // changes (the runner re-simulates when its catalog's address does).
+    std::shared_ptr<const DeviceCatalog> margin_catalog_;
+    std::shared_ptr<const DeviceCatalog> margin_source_;
+    std::int64_t margin_made_for_ = 0;
     // Another project was opened: its own profile, not this one's, applies.
     bool project_replaced_ = true;
 };

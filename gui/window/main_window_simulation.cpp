@@ -130,7 +130,7 @@ void MainWindow::simulationDone() {
                                QString::fromStdString(describe_pass(stage.backward_weight))});
         }
         timeline_->setStageKernels(std::move(kernels));
-        metrics_->setReport(r);
+        metrics_->setReport(r, runner_->costs().memory_margin_bytes);
         summary_->setText(
             tr("%1 · %n micro-batch(es) · %2 · %3 samples/s · bubble %4", nullptr, r.microbatches)
                 .arg(QString::fromStdString(r.schedule), format_duration(r.iteration_time_s),

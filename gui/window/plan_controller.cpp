@@ -197,7 +197,7 @@ void PlanController::applyPlan() {
     }
     // A layout packed to within NCCL's buffers of a GPU's memory, which the
     // model does not count (memory_headroom.h).
-    if (result.plan.report) {
+    if (result.plan.report && attempt->costs.memory_margin_bytes == 0) {
         if (const auto tight = tightest_gpu(result.plan.report->devices)) {
             said += QStringLiteral(". ") + QString::fromStdString(tight_memory_note(*tight));
         }
