@@ -11,6 +11,7 @@
 
 #include "execution/action_clock.h"
 #include "execution/boundary_receives.h"
+#include "execution/gradient_accumulation.h"
 #include "execution/parameter_update.h"
 #include "execution/random_replay.h"
 #include "execution/recomputation_units.h"

@@ -5,6 +5,7 @@
 #include <string>
 #include <utility>
 
+#include "execution/gradient_accumulation.h"
 #include "execution/random_replay.h"
 #include "pipewright/backend/backend_error.h"
 #include "pipewright/backend/modules.h"
@@ -143,28 +144,6 @@ void StageUnits::weight_gradient(KeptUnits& kept, const std::vector<torch::Tenso
     }
     kept.roots.clear();
     kept.root_grads.clear();
-}
-
-void accumulate_weight_gradients(const torch::Tensor& root, const torch::Tensor& grad,
-                                 const std::vector<torch::Tensor>& params) {
-    std::vector<torch::Tensor> seed;
-    if (grad.defined()) {
-        seed.push_back(grad);
-    }
-    const auto pg = torch::autograd::grad({root}, params, seed, /*retain_graph=*/false,
-                                          /*create_graph=*/false, /*allow_unused=*/true);
-    const torch::NoGradGuard no_grad;
-    for (std::size_t i = 0; i < pg.size(); ++i) {
-        if (!pg[i].defined()) {
-            continue;
-        }
-        auto& g = params[i].mutable_grad();
-        if (g.defined()) {
-            g.add_(pg[i]);
-        } else {
-            g = pg[i].clone();
-        }
-    }
 }
 
 }  // namespace pipewright::backend

@@ -96,10 +96,4 @@ class StageUnits {
     std::vector<bool> rebuilt_;        // a unit's forward runs again in the backward
 };
 
-// The gradients of `params` from `root` (seeded with `grad` unless it is
-// undefined: a loss), added to the parameters' own as autograd would; the
-// graph is let go. Parameters the root does not reach are left alone.
-void accumulate_weight_gradients(const torch::Tensor& root, const torch::Tensor& grad,
-                                 const std::vector<torch::Tensor>& params);
-
 }  // namespace pipewright::backend

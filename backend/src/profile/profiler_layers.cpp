@@ -12,6 +12,7 @@
 #include <ATen/CPUGeneratorImpl.h>
 
 #include "execution/compute_device.h"
+#include "execution/gradient_accumulation.h"
 #include "pipewright/backend/executor.h"
 #include "pipewright/backend/modules.h"
 #include "pipewright/backend/profiler.h"
@@ -52,22 +53,6 @@ torch::Tensor layer_input(const AnalyzedProject& p, int layer, int microbatch_si
 struct Timings {
     std::vector<double> forward, input_grad, weight_grad, backward, optimizer;
 };
-
-// Adds the parameter gradients into .grad, as autograd's accumulation does.
-void accumulate(const std::vector<torch::Tensor>& params, const std::vector<torch::Tensor>& grads) {
-    const torch::NoGradGuard no_grad;
-    for (std::size_t i = 0; i < grads.size(); ++i) {
-        if (!grads[i].defined()) {
-            continue;
-        }
-        auto& acc = params[i].mutable_grad();
-        if (acc.defined()) {
-            acc.add_(grads[i]);
-        } else {
-            acc = grads[i].clone();
-        }
-    }
-}
 
 // One layer's forward in flight: its input, output and the output gradient
 // RECV_B would deliver (made outside the timed parts).
@@ -145,10 +130,10 @@ void split_backward_round(std::vector<LayerBench>& benches, const torch::Device&
         double weight_grad = 0;
         if (f.y.requires_grad() && !b.params.empty()) {
             const double t0 = now_s(device);
-            accumulate(b.params, torch::autograd::grad({f.y}, b.params, {f.g},
-                                                       /*retain_graph=*/false,
-                                                       /*create_graph=*/false,
-                                                       /*allow_unused=*/true));
+            add_gradients(b.params, torch::autograd::grad({f.y}, b.params, {f.g},
+                                                          /*retain_graph=*/false,
+                                                          /*create_graph=*/false,
+                                                          /*allow_unused=*/true));
             weight_grad = now_s(device) - t0;
         }
         f = InFlight{};  // frees the graph as W does
