@@ -242,14 +242,17 @@ bool can_build(std::string_view type) {
 }
 
 bool draws_random(const LayerSpec& layer) {
-    if (layer.type == "dropout") {
-        return true;
+    return layer.type == "dropout" || !block_dropout_field(layer).empty();
+}
+
+std::string_view block_dropout_field(const LayerSpec& layer) {
+    if (layer.type != "transformer_block") {
+        return {};
     }
-    if (layer.type == "transformer_block") {
-        const TransformerDims d = transformer_dims(layer);
-        return d.attention_dropout > 0 || d.hidden_dropout > 0;
-    }
-    return false;
+    const TransformerDims d = transformer_dims(layer);
+    return d.attention_dropout > 0 ? "attention_dropout"
+           : d.hidden_dropout > 0  ? "hidden_dropout"
+                                   : std::string_view();
 }
 
 torch::Dtype torch_dtype(DType dtype) {

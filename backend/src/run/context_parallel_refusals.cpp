@@ -5,8 +5,8 @@
 #include <string>
 #include <string_view>
 
+#include "pipewright/backend/modules.h"
 #include "pipewright/core/layer_catalog.h"
-#include "pipewright/core/transformer_dims.h"
 
 namespace pipewright::backend {
 namespace {
@@ -67,16 +67,12 @@ bool refuse_unsupported_context_parallel(const AnalyzedProject& project, Diagnos
                          "would get the same pattern; set its p to 0, or "
                          "context_parallel.size to 1, to run");
         }
-        if (layer.type == "transformer_block") {
-            const TransformerDims dims = transformer_dims(layer);
-            if (dims.attention_dropout > 0 || dims.hidden_dropout > 0) {
-                problems.add(
-                    path + (dims.attention_dropout > 0 ? ".attention_dropout" : ".hidden_dropout"),
-                    "dropout in a block with context parallelism: the group's members "
-                    "draw their masks from the same random stream, so every chunk of "
-                    "a sequence would get the same pattern; set the block's dropouts "
-                    "to 0, or context_parallel.size to 1, to run");
-            }
+        if (const std::string_view field = block_dropout_field(layer); !field.empty()) {
+            problems.add(path + "." + std::string(field),
+                         "dropout in a block with context parallelism: the group's members "
+                         "draw their masks from the same random stream, so every chunk of a "
+                         "sequence would get the same pattern; set the block's dropouts to 0, "
+                         "or context_parallel.size to 1, to run");
         }
     }
     return problems.size() > before;

@@ -10,6 +10,7 @@
 #include <thread>
 #include <tuple>
 
+#include "pipewright/backend/modules.h"
 #include "pipewright/core/project_io.h"
 #include "pipewright/core/schedule_generators.h"
 #include "pipewright/core/transformer_dims.h"
@@ -149,13 +150,8 @@ std::optional<AnalyzedProject> load_for_run(const RunSettings& s, std::ostream& 
                     analyzed.reset();
                     break;
                 }
-                const bool block_dropout = layer.type == "transformer_block" &&
-                                           (transformer_dims(layer).attention_dropout > 0 ||
-                                            transformer_dims(layer).hidden_dropout > 0);
-                if (block_dropout) {
-                    const bool attention = transformer_dims(layer).attention_dropout > 0;
-                    problems.add("model.layers[" + std::to_string(i) + "]." +
-                                     (attention ? "attention_dropout" : "hidden_dropout"),
+                if (const std::string_view field = block_dropout_field(layer); !field.empty()) {
+                    problems.add("model.layers[" + std::to_string(i) + "]." + std::string(field),
                                  "dropout in a block with tensor parallelism needs the group's "
                                  "random streams kept in step (Megatron-LM's RNG tracker), which "
                                  "real runs do not do yet; set the block's dropouts to 0, or "

@@ -32,6 +32,11 @@ namespace pipewright::backend {
 // block with dropout): a recomputed forward must replay its random state.
 [[nodiscard]] bool draws_random(const LayerSpec& layer);
 
+// A transformer block's dropout field that is above 0 ("attention_dropout",
+// else "hidden_dropout"), for the runs that refuse dropout by field; empty
+// for a block without dropout and for other layers.
+[[nodiscard]] std::string_view block_dropout_field(const LayerSpec& layer);
+
 // One catalog layer as a Torch module taking a [batch, ...input_shape] tensor.
 // Shapes and parameter counts match core's analyze_layer. Weights come from
 // Torch's default initialisation under `seed`, so a layer's weights depend
