@@ -38,6 +38,11 @@ int ranks_per_machine(const Project& project) {
 const QString kCalibrationsKey = QStringLiteral("deviceCalibrations");
 const QString kMemoryMarginKey = QStringLiteral("memoryMarginGiB");
 constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
+
+// A margin of `gib` GiB in bytes, within --memory-margin's 0 to 1024 GiB.
+std::int64_t margin_bytes(double gib) {
+    return gib > 0 ? static_cast<std::int64_t>(std::min(gib, 1024.0) * kGiB) : 0;
+}
 }  // namespace
 
 ProfileController::ProfileController(const ControllerContext& context, RunPanel* panel,
@@ -66,17 +71,26 @@ void ProfileController::connectCostsBar() {
 }
 
 void ProfileController::restoreCosts() {
-    const double margin = QSettings().value(kMemoryMarginKey, 0.0).toDouble();
-    memory_margin_bytes_ =
-        margin > 0 && margin <= 1024 ? static_cast<std::int64_t>(margin * kGiB) : 0;
+    memory_margin_bytes_ = margin_bytes(QSettings().value(kMemoryMarginKey, 0.0).toDouble());
+    makePricedCatalog();
     projectFileChanged();
     restoreDeviceCalibrations();
 }
 
 void ProfileController::setMemoryMargin(double gib) {
-    memory_margin_bytes_ = gib > 0 ? static_cast<std::int64_t>(std::min(gib, 1024.0) * kGiB) : 0;
+    memory_margin_bytes_ = margin_bytes(gib);
     QSettings().setValue(kMemoryMarginKey, memoryMarginGiB());
+    makePricedCatalog();
     applyCosts();
+}
+
+void ProfileController::makePricedCatalog() {
+    priced_catalog_ =
+        memory_margin_bytes_ > 0
+            ? std::make_shared<const DeviceCatalog>(with_memory_margin(
+                  calibrations_.catalog ? *calibrations_.catalog : DeviceCatalog::builtin(),
+                  memory_margin_bytes_))
+            : calibrations_.catalog;
 }
 
 double ProfileController::memoryMarginGiB() const {
@@ -104,19 +118,8 @@ void ProfileController::loadMeasuredCosts(bool preferMeasured) {
 
 void ProfileController::applyCosts() {
     const CostsBar* bar = panel_->costsBar();
-    std::shared_ptr<const DeviceCatalog> catalog = calibrations_.catalog;
-    if (memory_margin_bytes_ > 0) {
-        if (!margin_catalog_ || margin_source_ != calibrations_.catalog ||
-            margin_made_for_ != memory_margin_bytes_) {
-            margin_catalog_ = std::make_shared<const DeviceCatalog>(with_memory_margin(
-                catalog ? *catalog : DeviceCatalog::builtin(), memory_margin_bytes_));
-            margin_source_ = calibrations_.catalog;
-            margin_made_for_ = memory_margin_bytes_;
-        }
-        catalog = margin_catalog_;
-    }
     StudioCosts costs(bar->useMeasured() ? bar->measuredCosts()->profile : nullptr,
-                      std::move(catalog));
+                      priced_catalog_);
     costs.memory_margin_bytes = memory_margin_bytes_;
     if (!(costs == context_.runner->costs())) {
         context_.runner->setCosts(std::move(costs));
@@ -175,6 +178,7 @@ bool ProfileController::useDeviceCalibrations(const QStringList& paths, QString*
         return false;
     }
     calibrations_ = std::move(*loaded);
+    makePricedCatalog();
     QSettings().setValue(kCalibrationsKey, calibrations_.paths);
     if (forget_calibrations_ != nullptr) {
         forget_calibrations_->setEnabled(!calibrations_.empty());

@@ -66,6 +66,7 @@ class ProfileController : public QObject {
     void projectFileChanged();
     void restoreDeviceCalibrations();
     void chooseDeviceCalibrations();
+    void makePricedCatalog();
 
     ControllerContext context_;
     RunPanel* panel_;
@@ -73,11 +74,10 @@ class ProfileController : public QObject {
     DeviceCalibrations calibrations_;
     QAction* forget_calibrations_ = nullptr;
     std::int64_t memory_margin_bytes_ = 0;
-    // The calibrated catalog less the margin, made again only when either
-    // changes (the runner re-simulates when its catalog's address does).
-    std::shared_ptr<const DeviceCatalog> margin_catalog_;
-    std::shared_ptr<const DeviceCatalog> margin_source_;
-    std::int64_t margin_made_for_ = 0;
+    // What the runner prices with: the calibrated catalog (null: the
+    // built-in one) less the margin. Made when either changes, not on every
+    // applyCosts: the runner re-simulates when its catalog's address does.
+    std::shared_ptr<const DeviceCatalog> priced_catalog_;
     // Another project was opened: its own profile, not this one's, applies.
     bool project_replaced_ = true;
 };
