@@ -238,8 +238,8 @@ void ProfileController::addCalibrationActions(QMenu* simulate) {
         bool ok = false;
         const double gib = QInputDialog::getDouble(
             context_.window, tr("Keep GPU Memory Free"),
-            tr("GiB every GPU keeps free beside what the memory model counts (NCCL's buffers, "
-               "the allocator's fragmentation):"),
+            tr("GiB every GPU keeps free beside what the memory model counts\n"
+               "(NCCL's buffers, the allocator's fragmentation):"),
             memoryMarginGiB(), 0, 1024, 1, &ok);
         if (ok) {
             setMemoryMargin(gib);

@@ -142,12 +142,17 @@ void MainWindow::simulationDone() {
                        .arg(r.tensor_parallel.sequence_parallel ? tr(" and sequence") : QString())
                  : QString()) +
             (result->profile ? tr(" · measured costs") : QString()) +
-            (result->catalog ? tr(" · calibrated devices") : QString()) +
+            // The catalog is also the margin's (StudioCosts): say which it is.
+            (profile_->deviceCalibrations().empty() ? QString() : tr(" · calibrated devices")) +
+            (runner_->costs().memory_margin_bytes > 0
+                 ? tr(" · %1 kept free on each GPU")
+                       .arg(format_bytes(static_cast<double>(runner_->costs().memory_margin_bytes)))
+                 : QString()) +
             (result->host_pace.empty() ? QString() : tr(" · likely host-bound")));
         QString priced = result->profile
                              ? tr("Priced with the profile measured on this machine (Run tab)")
                              : tr("Priced with the analytic estimate (Run tab: Costs)");
-        if (result->catalog) {
+        if (!profile_->deviceCalibrations().empty()) {
             priced +=
                 QLatin1Char('\n') + describe_device_calibrations(profile_->deviceCalibrations());
         }

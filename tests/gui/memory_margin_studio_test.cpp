@@ -64,6 +64,13 @@ TEST_F(MemoryMarginStudio, EveryGpuKeepsTheMarginFreeAndTheFigureSaysSo) {
     EXPECT_NEAR(static_cast<double>(report().devices[0].memory_capacity_bytes), 76.6 * kGiB, 1.0);
     EXPECT_TRUE(memory().contains(QStringLiteral("over capacity"))) << memory().toStdString();
     EXPECT_DOUBLE_EQ(QSettings().value(kKey).toDouble(), 2.0);
+    // The summary names the margin, and no calibration that is not there.
+    const auto* summary = window.findChild<QLabel*>(QStringLiteral("simulationSummary"));
+    ASSERT_NE(summary, nullptr);
+    EXPECT_TRUE(summary->text().contains(QStringLiteral("2.00 GiB kept free on each GPU")))
+        << summary->text().toStdString();
+    EXPECT_FALSE(summary->text().contains(QStringLiteral("calibrated")))
+        << summary->text().toStdString();
 
     // Split again, it fits with the margin, which the figure names.
     window.document()->undoStack()->undo();
