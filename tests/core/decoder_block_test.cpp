@@ -82,6 +82,44 @@ TEST(DecoderBlock, FlopsAndActivationsFollowTheWidthsOfEachPart) {
                      L * (4 * h + 2 * q + 2 * kv + 3 * f) + 2 * a * L);
 }
 
+// Without dropout (the Llama family's training) no mask is kept: the two
+// residual branches' (a byte an element each), and the attention's mask and
+// dropped probabilities, whose softmax output then serves both backwards.
+// The FLOPs and the weight gradient's inputs are the same. GPT-3's block.
+TEST(DecoderBlock, ABlockWithoutDropoutKeepsNoMasks) {
+    const double h = 12288, heads = 96, L = 2048;
+    const auto with = [&](double attention, double hidden) {
+        return ok(make("transformer_block", {{"hidden", 12288},
+                                             {"heads", 96},
+                                             {"attention_dropout", attention},
+                                             {"hidden_dropout", hidden}}),
+                  {2048, 12288}, DType::bfloat16);
+    };
+    const LayerAnalysis none = ok(make("transformer_block", {{"hidden", 12288}, {"heads", 96}}),
+                                  {2048, 12288}, DType::bfloat16);
+    // Korthikanti's 34·s·h + 5·a·s² bytes less the two masks' 2·s·h and the
+    // attention's 3·a·s².
+    EXPECT_DOUBLE_EQ(none.stashed_elements, (32 * L * h + 2 * heads * L * L) / 2);
+    EXPECT_DOUBLE_EQ(with(0, 0).stashed_elements, none.stashed_elements);
+    EXPECT_DOUBLE_EQ(with(0, 0.1).stashed_elements - none.stashed_elements, L * h);
+    EXPECT_DOUBLE_EQ(with(0.1, 0).stashed_elements - none.stashed_elements, 1.5 * heads * L * L);
+    EXPECT_DOUBLE_EQ(none.weight_stashed_elements, with(0.1, 0.1).weight_stashed_elements);
+    EXPECT_DOUBLE_EQ(none.forward_flops, with(0.1, 0.1).forward_flops);
+    // Selective recomputation drops what the core keeps, whichever it is.
+    EXPECT_DOUBLE_EQ(none.recomputable_elements, heads * L * L);
+    EXPECT_DOUBLE_EQ(with(0.1, 0).recomputable_elements, 2.5 * heads * L * L);
+}
+
+TEST(DecoderBlock, DropoutIsAProbability) {
+    for (const double p : {-0.1, 1.0, 1.5}) {
+        const Diagnostics d = problems(
+            make("transformer_block", {{"hidden", 64}, {"heads", 4}, {"hidden_dropout", p}}),
+            {10, 64});
+        ASSERT_FALSE(d.empty()) << p;
+        EXPECT_EQ(d.items().front().path, "model.layers[1].hidden_dropout") << p;
+    }
+}
+
 // head_dim apart from hidden / heads (Gemma, Qwen3): the query width is
 // heads × head_dim, and the projection brings it back to hidden.
 // Gemma 2 9B's block (its config.json): a head width of its own, GeGLU,
