@@ -83,6 +83,7 @@ int list_devices(const CatalogArgs& args, std::ostream& out) {
                             {"memory_bandwidth_GBps", s.memory_bandwidth_GBps},
                             {"sm_count", s.sm_count},
                             {"l2_bandwidth_GBps", s.l2_bandwidth_GBps},
+                            {"tma_multicast", s.tma_multicast},
                             {"matmul_efficiency", s.matmul_efficiency},
                             {"memory_efficiency", s.memory_efficiency},
                             {"kernel_overhead_us", s.kernel_overhead_s * 1e6},

@@ -27,13 +27,16 @@ double memory_rate(const DeviceSpec& d) {
 }
 
 // The rate a tile of tm × tn reaches of the SM's matmul rate: each step of
-// K loads (tm + tn) elements from L2 for 2·tm·tn FLOPs.
+// K loads (tm + tn) elements from L2 for 2·tm·tn FLOPs. With the TMA's
+// multicast, a cluster of two SMs loads the longer side's tile once for
+// both (the kernel orients its cluster to share the larger operand).
 double tile_efficiency(const Tile& t, double element_bytes, double per_sm_flops,
                        const DeviceSpec& d) {
     if (d.l2_bandwidth_GBps <= 0 || d.sm_count <= 0) {
         return 1;
     }
-    const double intensity = 2.0 * t.m * t.n / ((t.m + t.n) * element_bytes);  // FLOP per byte
+    const double loaded = t.m + t.n - (d.tma_multicast ? std::max(t.m, t.n) / 2.0 : 0.0);
+    const double intensity = 2.0 * t.m * t.n / (loaded * element_bytes);  // FLOP per byte
     const double per_sm_l2 = d.l2_bandwidth_GBps * 1e9 / d.sm_count;
     return std::min(1.0, intensity * per_sm_l2 / per_sm_flops);
 }

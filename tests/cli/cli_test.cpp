@@ -442,6 +442,7 @@ TEST(Cli, ListsSchedulesDevicesAndLayers) {
     EXPECT_DOUBLE_EQ((*h100)["kernel_overhead_us"].get<double>(), 3);
     EXPECT_DOUBLE_EQ((*h100)["gemm_overhead_us"].get<double>(), 5);
     EXPECT_TRUE((*h100)["fp8_transposed_copies"].get<bool>());
+    EXPECT_TRUE((*h100)["tma_multicast"].get<bool>());
     // A device that measured no GEMM prices them at the launch.
     const auto a100 = std::find_if(devices.begin(), devices.end(), [](const nlohmann::json& d) {
         return d["name"] == "A100-80GB";

@@ -421,6 +421,26 @@ TEST(DeviceCatalog, HopperAndAdaWriteTransposedFp8CopiesAndBlackwellDoesNot) {
     EXPECT_TRUE(has_path(rejection(catalog_with({wrong})), "devices[0].fp8_transposed_copies"));
 }
 
+// Hopper and Blackwell run GEMM tiles in clusters whose SMs share one
+// operand through the TMA's multicast; Ampere and older have no TMA.
+TEST(DeviceCatalog, HopperAndBlackwellShareTilesThroughTmaMulticast) {
+    const DeviceCatalog& c = DeviceCatalog::builtin();
+    for (const char* name : {"H100-SXM", "H100-PCIe", "H800", "H200", "B200", "GB200"}) {
+        SCOPED_TRACE(name);
+        EXPECT_TRUE(c.find(name)->tma_multicast);
+    }
+    for (const char* name : {"A100-80GB", "A100-40GB", "V100-32GB", "MI300X", "cpu"}) {
+        SCOPED_TRACE(name);
+        EXPECT_FALSE(c.find(name)->tma_multicast);
+    }
+    json custom = a_device("K");
+    custom["tma_multicast"] = true;
+    EXPECT_TRUE(DeviceCatalog::from_json(catalog_with({custom})).specs()[0].tma_multicast);
+    json wrong = a_device("W");
+    wrong["tma_multicast"] = 1;
+    EXPECT_TRUE(has_path(rejection(catalog_with({wrong})), "devices[0].tma_multicast"));
+}
+
 // The measured large-GEMM rate over the dense BF16 peak ("Maximum Achievable
 // Matmul FLOPS", stas00/ml-engineering): B200 1,745 of 2,250, GB200 1,822 of
 // 2,500, MI300X 668.4 of 1,300 (TunableOp on).

@@ -76,7 +76,7 @@ std::optional<DeviceSpec> read_spec(const JsonObject& d) {
     d.reject_unknown({"name", "kind", "description", "memory_GiB", "memory_bandwidth_GBps",
                       "kernel_overhead_us", "gemm_overhead_us", "peak_tflops", "sm_count",
                       "l2_bandwidth_GBps", "matmul_efficiency", "memory_efficiency",
-                      "attention_efficiency", "fp8_transposed_copies"});
+                      "attention_efficiency", "fp8_transposed_copies", "tma_multicast"});
     const auto name = d.string("name", kRequired);
     spec.kind =
         d.one_of<std::string>("kind", kOptional, {{"gpu", "gpu"}, {"cpu", "cpu"}}).value_or("gpu");
@@ -94,6 +94,7 @@ std::optional<DeviceSpec> read_spec(const JsonObject& d) {
     spec.fp8_transposed_copies = d.boolean("fp8_transposed_copies", kOptional).value_or(false);
     spec.sm_count = static_cast<int>(d.integer("sm_count", kOptional, 0, 1 << 20).value_or(0));
     spec.l2_bandwidth_GBps = d.number("l2_bandwidth_GBps", kOptional, {0, 1e9}).value_or(0.0);
+    spec.tma_multicast = d.boolean("tma_multicast", kOptional).value_or(false);
     spec.matmul_efficiency =
         d.number("matmul_efficiency", kOptional, {0.01, 1}).value_or(kDefaultMatmulEfficiency);
     spec.memory_efficiency =

@@ -48,6 +48,11 @@ struct DeviceSpec {
     // a small GEMM tile, which reuses little of what it loads, can run.
     // 0: unknown, every tile at the full rate.
     double l2_bandwidth_GBps = 0;
+    // Hopper and Blackwell GEMMs run their tiles in clusters of two SMs that
+    // share one operand's tile through the TMA's multicast, so each SM draws
+    // from L2 its own operand's tile and half of the shared one
+    // ("tma_multicast"; docs/simulator.md).
+    bool tma_multicast = false;
     // The fraction of peak the best large GEMM reaches (measured maximum
     // achievable matmul FLOP/s over the datasheet's), and of the memory
     // bandwidth a streaming kernel reaches.
