@@ -172,6 +172,10 @@ void print_plan(std::ostream& out, const PlanResult& result, const Project& proj
         }
         if (const auto u = gain_over(plan, result.uniform)) {
             out << ", " << gain_text(*u) << " over a uniform split";
+            if (!result.uniform.report->all_fit) {
+                out << (result.input.report->all_fit ? " (which does not fit)"
+                                                     : " (which does not fit either)");
+            }
         }
         out << '\n';
     }

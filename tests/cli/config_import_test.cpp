@@ -44,6 +44,8 @@ TEST(ConfigImport, EveryPresetHasItsPublishedParameters) {
         {"qwen3-32b", 32'762'123'264},
         // Four norms a block (post-norms), the head tied to the embedding.
         {"gemma-2-9b", 9'241'705'984},
+        // Gemma 2's block with a norm on each head's query and key.
+        {"gemma-3-1b", 999'885'952},
         // Tied embeddings: the head's matrix is the embedding's, counted once.
         {"llama-3.2-1b", 1'235'814'400},
         {"gpt2", 124'439'808},
@@ -57,7 +59,8 @@ TEST(ConfigImport, EveryPresetHasItsPublishedParameters) {
         const json summary = json::parse(r.out);
         EXPECT_EQ(summary.at("parameters").get<double>(), parameters);
         EXPECT_EQ(summary.at("written"), "");
-        EXPECT_EQ(summary.at("notes").size(), name == "gemma-2-9b" ? 1U : 0U);
+        // Gemma's scaled embedding (and Gemma 2's soft-capping) has no parameters.
+        EXPECT_EQ(summary.at("notes").size(), name.starts_with("gemma") ? 1U : 0U);
     }
 }
 
@@ -118,8 +121,8 @@ TEST(ConfigImport, WhatCannotBeDescribedIsRefusedWithItsField) {
     EXPECT_NE(r.err.find("architectures: no supported architecture in [\"FalconForCausalLM\"] "
                          "(supported: LlamaForCausalLM, MistralForCausalLM, MixtralForCausalLM, "
                          "Qwen2ForCausalLM, Qwen3ForCausalLM, Qwen3MoeForCausalLM, "
-                         "Gemma2ForCausalLM, DeepseekV2ForCausalLM, DeepseekV3ForCausalLM, "
-                         "GPT2LMHeadModel)"),
+                         "Gemma2ForCausalLM, Gemma3ForCausalLM, GptOssForCausalLM, "
+                         "DeepseekV2ForCausalLM, DeepseekV3ForCausalLM, GPT2LMHeadModel)"),
               std::string::npos)
         << r.err;
 
@@ -313,6 +316,98 @@ TEST(ConfigImport, ATorchScriptModuleStillNeedsItsInputShape) {
     const auto r = run_cli({"import", "model.pt"});
     EXPECT_EQ(r.code, 2);
     EXPECT_NE(r.err.find("--input-shape is required for a TorchScript module"), std::string::npos)
+        << r.err;
+}
+
+// gpt-oss (OpenAI's model card, table 1): 116.83 B parameters, 5.13 B
+// active, for the 120b; 20.91 B and 3.61 B for the 20b. The card's active
+// count leaves out the embedding (201,088 × 2,880), which Pipewright's counts
+// as Mistral's 12.9 B for Mixtral does. Its attention and its experts carry
+// biases, and every other block from the first attends through a window of
+// 128 tokens (its layer_types).
+TEST(ConfigImport, GptOssHasItsModelCardsCountsAndAlternatingWindows) {
+    struct Card {
+        std::string name;
+        double total, active;  // billions, as the card rounds them
+        std::size_t blocks;
+    };
+    const double embedding = 201'088.0 * 2'880;
+    for (const Card& c :
+         {Card{"gpt-oss-120b", 116.83, 5.13, 36}, Card{"gpt-oss-20b", 20.91, 3.61, 24}}) {
+        SCOPED_TRACE(c.name);
+        TempDir dir;
+        const auto out = (dir / "oss.json").string();
+        auto r = run_cli({"import", preset(c.name), "--devices", "8", "--dry-run", "--json"});
+        ASSERT_EQ(r.code, 0) << r.err;
+        const json summary = json::parse(r.out);
+        EXPECT_NEAR(summary.at("parameters").get<double>() / 1e9, c.total, 0.005);
+        EXPECT_NEAR((summary.at("active_parameters").get<double>() - embedding) / 1e9, c.active,
+                    0.005);
+        EXPECT_NE(summary.at("notes").dump().find("attention sinks"), std::string::npos);
+        r = run_cli({"import", preset(c.name), "--devices", "8", "--out", out});
+        ASSERT_EQ(r.code, 0) << r.err;
+        const LoadedProject loaded = load_project_file(out);
+        ASSERT_TRUE(loaded.project) << loaded.diagnostics.format();
+        const auto& layers = loaded.project->model.layers;
+        ASSERT_EQ(layers.size(), c.blocks + 3);
+        for (std::size_t b = 0; b < c.blocks; ++b) {
+            const auto& params = layers[b + 1].params;
+            EXPECT_EQ(params.value("sliding_window", 0), b % 2 == 0 ? 128 : 0) << b;
+            EXPECT_TRUE(params.at("bias").get<bool>());
+            EXPECT_TRUE(params.at("qkv_bias").get<bool>());
+        }
+    }
+}
+
+// Gemma 3: five blocks of each six slide (sliding_window_pattern), the
+// sixth sees the whole sequence; a query and key norm on every head.
+TEST(ConfigImport, GemmaThreeSlidesFiveBlocksOfEachSix) {
+    TempDir dir;
+    const auto out = (dir / "gemma3.json").string();
+    const auto r = run_cli({"import", preset("gemma-3-1b"), "--devices", "2", "--out", out});
+    ASSERT_EQ(r.code, 0) << r.err;
+    const LoadedProject loaded = load_project_file(out);
+    ASSERT_TRUE(loaded.project) << loaded.diagnostics.format();
+    const auto& layers = loaded.project->model.layers;
+    for (std::size_t b = 0; b < 26; ++b) {
+        const auto& params = layers[b + 1].params;
+        EXPECT_EQ(params.value("sliding_window", 0), (b + 1) % 6 == 0 ? 0 : 512) << b;
+        EXPECT_TRUE(params.at("qk_norm").get<bool>());
+        EXPECT_TRUE(params.at("post_norms").get<bool>());
+    }
+    EXPECT_TRUE(loaded.project->model.tie_word_embeddings);
+}
+
+// A config's layer_types says block by block where a window applies, for
+// any family; what it cannot mean is refused with its field.
+TEST(ConfigImport, LayerTypesPlaceTheWindowsAndAreCheckedEntryByEntry) {
+    TempDir dir;
+    json config = read_preset("llama-3.1-8b");
+    config["sliding_window"] = 1024;
+    config["layer_types"] = json::array();
+    for (int i = 0; i < 32; ++i) {
+        config["layer_types"].push_back(i < 30 ? "full_attention" : "sliding_attention");
+    }
+    const auto out = (dir / "windows.json").string();
+    auto r = run_cli({"import", write(dir, config), "--devices", "2", "--out", out});
+    ASSERT_EQ(r.code, 0) << r.err;
+    const LoadedProject loaded = load_project_file(out);
+    ASSERT_TRUE(loaded.project) << loaded.diagnostics.format();
+    EXPECT_FALSE(loaded.project->model.layers[30].params.contains("sliding_window"));
+    EXPECT_EQ(loaded.project->model.layers[31].params.at("sliding_window"), 1024);
+
+    config["layer_types"][7] = "linear_attention";
+    r = run_cli({"import", write(dir, config), "--dry-run"});
+    EXPECT_EQ(r.code, 1);
+    EXPECT_NE(r.err.find("layer_types[7]: must be \"sliding_attention\" or \"full_attention\""),
+              std::string::npos)
+        << r.err;
+    config["layer_types"].erase(7);
+    r = run_cli({"import", write(dir, config), "--dry-run"});
+    EXPECT_EQ(r.code, 1);
+    EXPECT_NE(
+        r.err.find("layer_types: has 31 entries; one a block is needed (num_hidden_layers = 32)"),
+        std::string::npos)
         << r.err;
 }
 

@@ -142,8 +142,8 @@ TEST(PlanCommand, NothingFitsExitsOneAndSaysWhatWould) {
     EXPECT_FALSE(fs::exists(applied));
 }
 
-// An input over capacity is no layout a user could run: the gain over it
-// says so.
+// An input over capacity is no layout a user could run, nor a uniform split
+// over capacity: the gain over each says so.
 TEST(PlanCommand, AGainOverAnInputThatDoesNotFitSaysSo) {
     auto loaded = load_project_file(example("resnet50-2gpu-pipelined.json"));
     // The input's first stage peaks at 3.4 GiB; a balanced split needs 1.7.
@@ -156,6 +156,9 @@ TEST(PlanCommand, AGainOverAnInputThatDoesNotFitSaysSo) {
     auto r = run_cli({"plan", path});
     ASSERT_EQ(r.code, 0) << r.err;
     EXPECT_NE(r.out.find("over the input placement (which does not fit)"), std::string::npos)
+        << r.out;
+    // The uniform split (here the input's own) is no baseline either.
+    EXPECT_NE(r.out.find("over a uniform split (which does not fit either)"), std::string::npos)
         << r.out;
     r = run_cli({"plan", example("resnet50-2gpu-pipelined.json")});
     ASSERT_EQ(r.code, 0) << r.err;

@@ -27,11 +27,10 @@ std::optional<std::string> gated_activation(const std::string& act) {
 }  // namespace
 
 const std::vector<std::string>& supported_hf_architectures() {
-    static const std::vector<std::string> all = {"LlamaForCausalLM",      "MistralForCausalLM",
-                                                 "MixtralForCausalLM",    "Qwen2ForCausalLM",
-                                                 "Qwen3ForCausalLM",      "Qwen3MoeForCausalLM",
-                                                 "Gemma2ForCausalLM",     "DeepseekV2ForCausalLM",
-                                                 "DeepseekV3ForCausalLM", "GPT2LMHeadModel"};
+    static const std::vector<std::string> all = {
+        "LlamaForCausalLM",  "MistralForCausalLM",    "MixtralForCausalLM",    "Qwen2ForCausalLM",
+        "Qwen3ForCausalLM",  "Qwen3MoeForCausalLM",   "Gemma2ForCausalLM",     "Gemma3ForCausalLM",
+        "GptOssForCausalLM", "DeepseekV2ForCausalLM", "DeepseekV3ForCausalLM", "GPT2LMHeadModel"};
     return all;
 }
 
@@ -78,20 +77,24 @@ std::optional<HfModel> model_from_hf_config(const nlohmann::json& config, std::i
     const auto vocabulary = integer("vocab_size");
     const auto head_dim = integer("head_dim", kOptional);
     const auto positions = integer("max_position_embeddings", kOptional);
-    const bool gemma2 = out.architecture == "Gemma2ForCausalLM";
-    // Gemma 2 names its MLP's activation hidden_activation.
+    const bool gemma3 = out.architecture == "Gemma3ForCausalLM";
+    // Gemma 3's block is Gemma 2's with a norm on each head's query and key.
+    const bool gemma2 = out.architecture == "Gemma2ForCausalLM" || gemma3;
+    const bool gpt_oss = out.architecture == "GptOssForCausalLM";
+    // Gemma names its MLP's activation hidden_activation.
     const char* act_key =
         gemma2 && config_gives(config, "hidden_activation") ? "hidden_activation" : "hidden_act";
     const auto act = config_gives(config, act_key) ? r.string(act_key, kOptional).value_or("")
                                                    : (gemma2 ? "gelu_pytorch_tanh" : "silu");
     const bool qwen2 = out.architecture == "Qwen2ForCausalLM";
-    const bool qwen3 =
-        out.architecture == "Qwen3ForCausalLM" || out.architecture == "Qwen3MoeForCausalLM";
+    const bool qk_norm = gemma3 || out.architecture == "Qwen3ForCausalLM" ||
+                         out.architecture == "Qwen3MoeForCausalLM";
     // Qwen2 puts biases on q, k and v always; the others when attention_bias.
     const bool attention_bias = r.boolean("attention_bias", kOptional).value_or(false);
     const bool qkv_bias = qwen2 || attention_bias;
     const bool o_bias = !qwen2 && attention_bias;
-    const bool mlp_bias = r.boolean("mlp_bias", kOptional).value_or(false);
+    // gpt-oss's experts carry biases wherever its attention does.
+    const bool mlp_bias = r.boolean("mlp_bias", kOptional).value_or(gpt_oss && attention_bias);
     if (o_bias != mlp_bias) {
         r.field(o_bias ? "attention_bias" : "mlp_bias", kOptional)
             ->error(
@@ -135,7 +138,7 @@ std::optional<HfModel> model_from_hf_config(const nlohmann::json& config, std::i
     if (*attention_dropout > 0) {
         block["attention_dropout"] = *attention_dropout;
     }
-    if (qwen3) {
+    if (qk_norm) {
         block["qk_norm"] = true;
     }
     if (gemma2) {
@@ -143,27 +146,22 @@ std::optional<HfModel> model_from_hf_config(const nlohmann::json& config, std::i
     }
     DecoderLayout layout;
     layout.blocks = *layers;
-    // A sliding window shorter than the sequence: on every block (Mistral,
-    // Qwen with use_sliding_window), or on every other one from the first
-    // (Gemma 2's local layers between its global ones).
-    if (const auto window = integer("sliding_window", kOptional);
-        window && *window > 0 && *window < length &&
-        r.boolean("use_sliding_window", kOptional)
-            .value_or(out.architecture == "MistralForCausalLM" || gemma2)) {
-        if (gemma2) {
-            for (std::int64_t i = 0; i < *layers; ++i) {
-                layout.block_updates.push_back(i % 2 == 0
-                                                   ? nlohmann::json{{"sliding_window", *window}}
-                                                   : nlohmann::json::object());
-            }
-        } else {
-            block["sliding_window"] = *window;
-        }
+    if (!read_sliding_windows(config, out, length, *layers, block, layout, d)) {
+        return std::nullopt;
     }
-    if (gemma2) {
+    if (gemma3) {
+        out.notes.push_back(
+            "Gemma 3's scaled embedding is priced as a plain lookup: it has no parameters");
+    } else if (gemma2) {
         out.notes.push_back(
             "Gemma 2's soft-capping of attention and output logits (a tanh) and its scaled "
             "embedding are priced as plain attention and lookup: they have no parameters");
+    }
+    if (gpt_oss) {
+        out.notes.push_back(
+            "gpt-oss's attention sinks (a learned logit per head, 64 parameters a block) and its "
+            "clamped SwiGLU are priced as plain attention and SwiGLU; its router's bias is left "
+            "out");
     }
     layout.block = block;
     if (!read_experts(config, out, *layers, layout, d) ||

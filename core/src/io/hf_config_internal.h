@@ -81,7 +81,16 @@ struct DecoderLayout {
 // final norm and the output head (a bias-free linear to the vocabulary).
 void append_decoder(Model& model, const DecoderLayout& layout);
 
-// Mixtral's, Qwen3-MoE's and DeepSeek's experts: the routed blocks'
+// The blocks' sliding attention windows: the config's layer_types where it
+// lists them, else its family's pattern (every block for Mistral and
+// Qwen's use_sliding_window, every other from the first for Gemma 2 and
+// gpt-oss, five local to one global for Gemma 3). A window no shorter than
+// the sequence is none. False (reported to `d`) for a malformed field.
+[[nodiscard]] bool read_sliding_windows(const nlohmann::json& config, const HfModel& out,
+                                        std::int64_t sequence, std::int64_t layers,
+                                        nlohmann::json& block, DecoderLayout& layout,
+                                        Diagnostics& d);
+// Mixtral's, gpt-oss's, Qwen3-MoE's and DeepSeek's experts: the routed blocks'
 // parameters in layout.block, the dense ones' in layout.dense_block; false
 // (reported to `d`) when a field is missing or malformed. Other families
 // are left as they are.

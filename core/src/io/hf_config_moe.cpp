@@ -1,5 +1,6 @@
 // The mixture-of-experts and multi-head latent attention fields of the
-// decoder families that have them: Mixtral, Qwen3-MoE and DeepSeek V2/V3.
+// decoder families that have them: Mixtral, gpt-oss, Qwen3-MoE and DeepSeek
+// V2/V3.
 // Each family names the same things differently; this reads them into the
 // transformer_block's parameters, and says which blocks stay dense.
 #include <algorithm>
@@ -21,7 +22,9 @@ bool deepseek(const HfModel& out) {
 bool read_experts(const nlohmann::json& config, HfModel& out, std::int64_t layers,
                   DecoderLayout& layout, Diagnostics& d) {
     const std::string& arch = out.architecture;
-    const bool mixtral = arch == "MixtralForCausalLM";
+    // gpt-oss names its experts as Mixtral does, each as wide as
+    // intermediate_size.
+    const bool mixtral = arch == "MixtralForCausalLM" || arch == "GptOssForCausalLM";
     const bool qwen = arch == "Qwen3MoeForCausalLM";
     if (!mixtral && !qwen && !deepseek(out)) {
         return true;
