@@ -5,6 +5,7 @@
 #include <sstream>
 
 #include "commands.h"
+#include "config_project.h"
 #include "import_common.h"
 #include "option_checks.h"
 #include "pipewright/core/analysis.h"
@@ -21,20 +22,6 @@
 
 namespace pipewright::cli {
 namespace {
-
-// node0/c0/gpu0 … : `nodes` nodes of `per_node` devices of one kind.
-Topology cluster(int nodes, int per_node, const std::string& spec, bool gpu) {
-    Topology t;
-    for (int n = 0; n < nodes; ++n) {
-        Node node{"node" + std::to_string(n), {Container{"c0", {}}}};
-        for (int d = 0; d < per_node; ++d) {
-            node.containers[0].devices.push_back(
-                Device{(gpu ? "gpu" : "cpu") + std::to_string(d), spec, {}});
-        }
-        t.nodes.push_back(std::move(node));
-    }
-    return t;
-}
 
 // 8030261248 -> "8,030,261,248".
 std::string grouped(double value) {
@@ -94,59 +81,27 @@ int run_config_import(const ImportArgs& a, std::ostream& out, std::ostream& err)
         print_problems(err, printable_name(a.module), located_in(a.module, d));
         return kInvalidInput;
     }
+    const std::string architecture = imported->architecture;
     const auto spec = catalog_device_name(a.device_spec.empty() ? "H100-SXM" : a.device_spec, err);
     if (!spec) {
         return kUsage;
     }
-    const bool gpu = DeviceCatalog::builtin().find(*spec)->kind == "gpu";
-
-    Project p;
-    p.model = std::move(imported->model);
-    p.topology = cluster(a.nodes, a.devices, *spec, gpu);
-    bool window_dropped = false;
-    for (LayerSpec& l : p.model.layers) {
-        if (gpu && l.type == "transformer_block") {
-            l.params["flash_attention"] = true;
-        }
-        // CPU workers attend unfused, over every earlier token.
-        if (!gpu && l.params.is_object() && l.params.erase("sliding_window") > 0) {
-            window_dropped = true;
-        }
-    }
-    if (window_dropped) {
-        imported->notes.push_back(
-            "its sliding attention window is priced as full causal attention: CPU workers run "
-            "the unfused kernels, which compute every score");
-    }
-    StageAssignment all{p.topology.devices().front().path, {}};
-    for (const auto& l : p.model.layers) {
-        all.layers.push_back(l.name);
-    }
-    p.placement = {std::move(all)};
-    const int stages = std::min(a.nodes * a.devices, static_cast<int>(p.model.layers.size()));
-    p.training.batch_size = a.batch_size;
-    p.training.microbatches = a.microbatches.value_or(default_microbatches(a.batch_size, stages));
-    p.training.schedule.name = stages > 1 ? "1f1b" : "gpipe";
-    p.training.optimizer.type = OptimizerKind::adamw;
-    p.training.optimizer.lr = 3e-4;
-    p.training.optimizer.weight_decay = 0.1;
-    p.training.dtype = gpu ? DType::bfloat16 : DType::float32;
-    p.training.steps = 10;
-
-    // Checked as simulate would before the planner splits it (the planner
-    // needs a valid model), and after.
-    auto analyzed = analyze_project(p, AnalysisOptions{}, d);
-    if (analyzed) {
-        p = placed_by_planner(p);
-        analyzed = analyze_project(p, AnalysisOptions{}, d);
-    }
-    if (!analyzed) {
+    ConfigProjectOptions options;
+    options.devices = a.devices;
+    options.nodes = a.nodes;
+    options.device_spec = *spec;
+    options.batch_size = a.batch_size;
+    options.microbatches = a.microbatches;
+    auto made = config_project(std::move(*imported), options, d);
+    if (!made) {
         print_problems(err, "the imported project", d);
         return kInvalidInput;
     }
-    const auto parameters = static_cast<double>(model_parameters(*analyzed));
-    const auto active = static_cast<double>(model_active_parameters(*analyzed));
-    const SimulationReport simulated = simulate_project(*analyzed, {}, Recording::summary);
+    const Project& p = made->project;
+    const double parameters = made->parameters;
+    const double active = made->active_parameters;
+    const SimulationReport& simulated = made->simulated;
+    const std::vector<std::string>& notes = made->notes;
 
     std::string target = a.out;
     if (target.empty()) {
@@ -178,7 +133,7 @@ int run_config_import(const ImportArgs& a, std::ostream& out, std::ostream& err)
     const auto width = [](double v) { return static_cast<std::int64_t>(v); };
     const std::int64_t blocks = static_cast<std::int64_t>(p.model.layers.size()) - 3;
     if (a.json) {
-        out << nlohmann::json{{"architecture", imported->architecture},
+        out << nlohmann::json{{"architecture", architecture},
                               {"parameters", parameters},
                               {"active_parameters", active},
                               {"iteration_s", simulated.iteration_time_s},
@@ -186,13 +141,13 @@ int run_config_import(const ImportArgs& a, std::ostream& out, std::ostream& err)
                               {"blocks", blocks},
                               {"sequence", p.model.input.shape.front()},
                               {"stages", p.placement.size()},
-                              {"notes", imported->notes},
+                              {"notes", notes},
                               {"written", a.dry_run ? "" : target}}
                    .dump(2)
             << '\n';
         return kOk;
     }
-    out << printable_name(a.module) << ": " << imported->architecture << ", " << blocks
+    out << printable_name(a.module) << ": " << architecture << ", " << blocks
         << " blocks of hidden " << width(dims.hidden) << ", " << width(dims.heads) << " heads ("
         << (dims.latent() ? "latent attention of rank " + std::to_string(width(dims.kv_lora_rank))
                           : std::to_string(width(dims.kv_heads)) + " key/value")
@@ -217,7 +172,7 @@ int run_config_import(const ImportArgs& a, std::ostream& out, std::ostream& err)
             << " devices do not fit: use more devices (--devices, --nodes), or plan with "
                "--tensor-parallel auto --data-parallel auto\n";
     }
-    for (const std::string& note : imported->notes) {
+    for (const std::string& note : notes) {
         out << "Note        " << note << '\n';
     }
     out << '\n'

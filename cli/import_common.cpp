@@ -33,7 +33,7 @@ Project placed_by_planner(const Project& imported) {
     return with_placement(imported, planned, schedule, m);
 }
 
-std::optional<std::string> catalog_device_name(const std::string& spec, std::ostream& err) {
+std::optional<std::string> catalog_name(const std::string& spec) {
     for (const auto& name : DeviceCatalog::builtin().names()) {
         if (std::equal(name.begin(), name.end(), spec.begin(), spec.end(), [](char x, char y) {
                 return std::tolower(static_cast<unsigned char>(x)) ==
@@ -42,13 +42,24 @@ std::optional<std::string> catalog_device_name(const std::string& spec, std::ost
             return name;
         }
     }
+    return std::nullopt;
+}
+
+std::string unknown_device_words(const std::string& spec) {
     std::string known;
     for (const auto& name : DeviceCatalog::builtin().names()) {
         known += (known.empty() ? "" : ", ") + name;
     }
-    err << "pipewright: --device-spec: no device \"" << printable_name(spec)
-        << "\" in the catalog; give one of " << known << " (pipewright devices)\n";
-    return std::nullopt;
+    return "no device \"" + printable_name(spec) + "\" in the catalog; give one of " + known;
+}
+
+std::optional<std::string> catalog_device_name(const std::string& spec, std::ostream& err) {
+    auto name = catalog_name(spec);
+    if (!name) {
+        err << "pipewright: --device-spec: " << unknown_device_words(spec)
+            << " (pipewright devices)\n";
+    }
+    return name;
 }
 
 }  // namespace pipewright::cli

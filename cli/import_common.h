@@ -17,8 +17,12 @@ namespace pipewright::cli {
 // where it does not fit).
 [[nodiscard]] Project placed_by_planner(const Project& imported);
 
-// The device catalog's name for `spec`, whatever its case; nothing (with
-// the known names printed to `err`) when the catalog has no such device.
+// The device catalog's name for `spec`, whatever its case; nothing when the
+// catalog has no such device.
+[[nodiscard]] std::optional<std::string> catalog_name(const std::string& spec);
+// "no device "X" in the catalog; give one of A100-40GB, …".
+[[nodiscard]] std::string unknown_device_words(const std::string& spec);
+// catalog_name, with the known names printed to `err` when there is none.
 [[nodiscard]] std::optional<std::string> catalog_device_name(const std::string& spec,
                                                              std::ostream& err);
 

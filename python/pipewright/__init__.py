@@ -9,6 +9,7 @@ The module links Pipewright's core and simulator only (no Torch, no Qt);
 real runs stay with the ``pipewright`` program. docs/python.md walks through it.
 """
 
+from ._config_import import ImportedConfig, import_config
 from ._catalogs import (compare, devices, layers, load_schedule_csv, save_schedule_csv,
                         schedule, schedule_from_csv, schedule_to_csv, schedules)
 from ._core import __version__
@@ -19,8 +20,8 @@ from ._run import RunError, RunResult, run
 from ._views import ListView, Section
 
 __all__ = [
-    "ListView", "PlanResult", "Project", "ProjectError", "RunError", "RunResult",
+    "ImportedConfig", "ListView", "PlanResult", "Project", "ProjectError", "RunError", "RunResult",
     "ScheduleComparison", "Section", "SimulationResult",
-    "__version__", "compare", "devices", "layers", "load", "load_schedule_csv",
+    "__version__", "compare", "devices", "import_config", "layers", "load", "load_schedule_csv",
     "run", "save_schedule_csv", "schedule", "schedule_from_csv", "schedule_to_csv", "schedules",
 ]

@@ -1,6 +1,6 @@
 # Type stubs of the pipewright package, for editors and type checkers.
 import os
-from collections.abc import MutableMapping, MutableSequence, Sequence
+from collections.abc import Mapping, MutableMapping, MutableSequence, Sequence
 from typing import Any, Optional, Union
 
 PathLike = Union[str, os.PathLike[str]]
@@ -127,6 +127,19 @@ class Project:
              recompute_every_block: bool = ...) -> PlanResult: ...
 
 def load(path: PathLike, *, check: bool = ...) -> Project: ...
+
+class ImportedConfig:
+    project: Project
+    architecture: str
+    parameters: int
+    active_parameters: int
+    notes: list[str]
+    device_spec: str
+    def _repr_html_(self) -> str: ...
+
+def import_config(config: Union[PathLike, Mapping[str, Any]], *, seq_len: Optional[int] = ...,
+                  devices: int = ..., nodes: int = ..., device_spec: str = ...,
+                  batch_size: int = ..., microbatches: Optional[int] = ...) -> ImportedConfig: ...
 
 class RunError(RuntimeError):
     message: str

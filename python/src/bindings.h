@@ -12,5 +12,6 @@ void bind_simulation(pybind11::module_& m);
 void bind_plan(pybind11::module_& m);
 void bind_catalogs(pybind11::module_& m);
 void bind_schedules(pybind11::module_& m);
+void bind_config_import(pybind11::module_& m);
 
 }  // namespace pipewright::python

@@ -14,5 +14,6 @@ PYBIND11_MODULE(_core, m) {
     pipewright::python::bind_plan(m);
     pipewright::python::bind_catalogs(m);
     pipewright::python::bind_schedules(m);
+    pipewright::python::bind_config_import(m);
     m.attr("__version__") = PIPEWRIGHT_VERSION;
 }

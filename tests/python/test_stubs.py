@@ -117,6 +117,7 @@ def instances() -> dict:
         "ProjectError": project_error,
         "RunError": pipewright.RunError("failed", 1, "pipewright: failed"),
         "RunResult": pipewright.RunResult({"out_dir": "runs/x", "iteration_time_s": 0.1}),
+        "ImportedConfig": pipewright.import_config(ASSETS / "models" / "llama-3.2-1b.json"),
     }
 
 
