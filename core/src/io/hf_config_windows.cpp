@@ -40,11 +40,12 @@ bool read_sliding_windows(const nlohmann::json& config, const HfModel& out, std:
         }
         if (static_cast<std::int64_t>(kinds->size()) != layers) {
             kinds->error("has " + std::to_string(kinds->size()) +
-                         " entries; one a block is needed (num_hidden_layers = " +
-                         std::to_string(layers) + ")");
+                         (kinds->size() == 1 ? " entry" : " entries") +
+                         "; one a block is needed (num_hidden_layers = " + std::to_string(layers) +
+                         ")");
             return false;
         }
-        for (std::size_t i = 0; i < kinds->size(); ++i) {
+        for (std::size_t i = 0; i < kinds->size() && !kinds->full(); ++i) {
             const auto local = kinds->element(i).one_of<bool>(
                 {{"sliding_attention", true}, {"full_attention", false}});
             slides.push_back(local.value_or(false));
