@@ -12,7 +12,7 @@ void add_import_command(CLI::App& app, ImportArgs& a) {
     cmd->add_option("module", a.module,
                     "TorchScript file (.pt), or a Hugging Face config (.json) of a Llama, "
                     "Mistral, Mixtral, Qwen2, Qwen3, Qwen3-MoE, Gemma 2, Gemma 3, gpt-oss, "
-                    "DeepSeek-V2/V3 or GPT-2 model")
+                    "Phi-3/4, DeepSeek-V2/V3 or GPT-2 model")
         ->required();
     cmd->add_option("--input-shape", a.input_shape,
                     "Shape of one sample, without the batch, e.g. 3,224,224 (required for a "

@@ -42,7 +42,7 @@ def import_config(config: Union[PathLike, Mapping[str, Any]], *, seq_len: Option
 
     ``config`` is the file's path or its dict (``AutoConfig.from_pretrained(...).to_dict()``
     gives one). The model (Llama, Mistral, Mixtral, Qwen2/3, Qwen3-MoE, Gemma 2/3, gpt-oss,
-    DeepSeek-V2/V3 or GPT-2) is placed over ``nodes`` × ``devices`` of ``device_spec`` (a
+    Phi-3/4, DeepSeek-V2/V3 or GPT-2) is placed over ``nodes`` × ``devices`` of ``device_spec`` (a
     catalog name: ``pipewright.devices()``), split by the planner, in micro-batches of the
     ``batch_size`` (twice the stages unless ``microbatches`` says), bfloat16 and flash
     attention on GPUs, AdamW. ``seq_len`` defaults to the config's positions, at most 4,096.

@@ -46,6 +46,10 @@ TEST(ConfigImport, EveryPresetHasItsPublishedParameters) {
         {"gemma-2-9b", 9'241'705'984},
         // Gemma 2's block with a norm on each head's query and key.
         {"gemma-3-1b", 999'885'952},
+        // Llama's block under Phi-3's names; Phi-3 mini attends through a
+        // window of 2,047 tokens on every block.
+        {"phi-4", 14'659'507'200},
+        {"phi-3-mini-4k", 3'821'079'552},
         // Tied embeddings: the head's matrix is the embedding's, counted once.
         {"llama-3.2-1b", 1'235'814'400},
         {"gpt2", 124'439'808},
@@ -122,7 +126,8 @@ TEST(ConfigImport, WhatCannotBeDescribedIsRefusedWithItsField) {
                          "(supported: LlamaForCausalLM, MistralForCausalLM, MixtralForCausalLM, "
                          "Qwen2ForCausalLM, Qwen3ForCausalLM, Qwen3MoeForCausalLM, "
                          "Gemma2ForCausalLM, Gemma3ForCausalLM, GptOssForCausalLM, "
-                         "DeepseekV2ForCausalLM, DeepseekV3ForCausalLM, GPT2LMHeadModel)"),
+                         "Phi3ForCausalLM, DeepseekV2ForCausalLM, DeepseekV3ForCausalLM, "
+                         "GPT2LMHeadModel)"),
               std::string::npos)
         << r.err;
 
@@ -409,6 +414,43 @@ TEST(ConfigImport, LayerTypesPlaceTheWindowsAndAreCheckedEntryByEntry) {
         r.err.find("layer_types: has 31 entries; one a block is needed (num_hidden_layers = 32)"),
         std::string::npos)
         << r.err;
+}
+
+// Phi-3 and Phi-4 (Phi3ForCausalLM): Llama's block; Phi-3 mini's window of
+// 2,047 tokens on every block, Phi-4 none; its residual dropout (resid_pdrop)
+// is the blocks' hidden dropout, and a rotary embedding on part of each
+// head (Phi-4 mini's) is said to be priced as on the whole.
+TEST(ConfigImport, PhiReadsItsWindowItsResidualDropoutAndSaysWhatItPricesWhole) {
+    TempDir dir;
+    const auto out = (dir / "phi.json").string();
+    auto r = run_cli({"import", preset("phi-3-mini-4k"), "--devices", "2", "--out", out});
+    ASSERT_EQ(r.code, 0) << r.err;
+    LoadedProject loaded = load_project_file(out);
+    ASSERT_TRUE(loaded.project) << loaded.diagnostics.format();
+    for (std::size_t b = 1; b <= 32; ++b) {
+        EXPECT_EQ(loaded.project->model.layers[b].params.at("sliding_window"), 2047) << b;
+    }
+    r = run_cli({"import", preset("phi-4"), "--devices", "2", "--out", out});
+    ASSERT_EQ(r.code, 0) << r.err;
+    loaded = load_project_file(out);
+    ASSERT_TRUE(loaded.project) << loaded.diagnostics.format();
+    EXPECT_FALSE(loaded.project->model.layers[1].params.contains("sliding_window"));
+    EXPECT_FALSE(loaded.project->model.layers[1].params.contains("hidden_dropout"));
+
+    json config = read_preset("phi-4");
+    config["resid_pdrop"] = 0.1;
+    config["partial_rotary_factor"] = 0.75;
+    r = run_cli({"import", write(dir, config), "--out", out, "--json"});
+    ASSERT_EQ(r.code, 0) << r.err;
+    EXPECT_NE(json::parse(r.out).at("notes").dump().find("partial_rotary_factor"),
+              std::string::npos);
+    loaded = load_project_file(out);
+    ASSERT_TRUE(loaded.project) << loaded.diagnostics.format();
+    EXPECT_EQ(loaded.project->model.layers[1].params.at("hidden_dropout"), 0.1);
+    config["resid_pdrop"] = 1.5;
+    r = run_cli({"import", write(dir, config), "--dry-run"});
+    EXPECT_EQ(r.code, 1);
+    EXPECT_NE(r.err.find("resid_pdrop: must be"), std::string::npos) << r.err;
 }
 
 }  // namespace

@@ -28,9 +28,11 @@ std::optional<std::string> gated_activation(const std::string& act) {
 
 const std::vector<std::string>& supported_hf_architectures() {
     static const std::vector<std::string> all = {
-        "LlamaForCausalLM",  "MistralForCausalLM",    "MixtralForCausalLM",    "Qwen2ForCausalLM",
-        "Qwen3ForCausalLM",  "Qwen3MoeForCausalLM",   "Gemma2ForCausalLM",     "Gemma3ForCausalLM",
-        "GptOssForCausalLM", "DeepseekV2ForCausalLM", "DeepseekV3ForCausalLM", "GPT2LMHeadModel"};
+        "LlamaForCausalLM",  "MistralForCausalLM",    "MixtralForCausalLM",
+        "Qwen2ForCausalLM",  "Qwen3ForCausalLM",      "Qwen3MoeForCausalLM",
+        "Gemma2ForCausalLM", "Gemma3ForCausalLM",     "GptOssForCausalLM",
+        "Phi3ForCausalLM",   "DeepseekV2ForCausalLM", "DeepseekV3ForCausalLM",
+        "GPT2LMHeadModel"};
     return all;
 }
 
@@ -112,10 +114,11 @@ std::optional<HfModel> model_from_hf_config(const nlohmann::json& config, std::i
             ->error("must divide num_attention_heads = " + std::to_string(*heads));
     }
     // Their attention's dropout (0 in every released config); the residual
-    // branches have none.
+    // branches have none, except in Phi-3's config (resid_pdrop, 0 as released).
     const auto attention_dropout = config_probability(r, config, "attention_dropout", 0);
+    const auto residual_dropout = config_probability(r, config, "resid_pdrop", 0);
     if (d.size() != before || !hidden || !heads || !ffn || !layers || !vocabulary || !activation ||
-        !attention_dropout) {
+        !attention_dropout || !residual_dropout) {
         return std::nullopt;
     }
     const std::int64_t length =
@@ -138,6 +141,9 @@ std::optional<HfModel> model_from_hf_config(const nlohmann::json& config, std::i
     if (*attention_dropout > 0) {
         block["attention_dropout"] = *attention_dropout;
     }
+    if (*residual_dropout > 0) {
+        block["hidden_dropout"] = *residual_dropout;
+    }
     if (qk_norm) {
         block["qk_norm"] = true;
     }
@@ -156,6 +162,12 @@ std::optional<HfModel> model_from_hf_config(const nlohmann::json& config, std::i
         out.notes.push_back(
             "Gemma 2's soft-capping of attention and output logits (a tanh) and its scaled "
             "embedding are priced as plain attention and lookup: they have no parameters");
+    }
+    if (config_gives(config, "partial_rotary_factor") &&
+        r.number("partial_rotary_factor", kOptional, {0, 1}).value_or(1) < 1) {
+        out.notes.push_back(
+            "its rotary embedding on part of each head (partial_rotary_factor) is priced as on "
+            "the whole head: rotary has no parameters and a few memory-bound passes");
     }
     if (gpt_oss) {
         out.notes.push_back(

@@ -1,6 +1,6 @@
 // Which blocks of a decoder attend through a sliding window. Newer configs
 // (transformers 4.53 on) list each block's kind in layer_types; older ones
-// leave it to the family: Mistral slides on every block, Qwen where
+// leave it to the family: Mistral and Phi-3 slide on every block, Qwen where
 // use_sliding_window says, Gemma 2 and gpt-oss on every other block from
 // the first, Gemma 3 on five blocks of each six (sliding_window_pattern).
 #include <algorithm>
@@ -51,8 +51,9 @@ bool read_sliding_windows(const nlohmann::json& config, const HfModel& out, std:
             slides.push_back(local.value_or(false));
         }
     } else {
-        const bool family_slides = arch == "MistralForCausalLM" || arch == "Gemma2ForCausalLM" ||
-                                   arch == "Gemma3ForCausalLM" || arch == "GptOssForCausalLM";
+        const bool family_slides = arch == "MistralForCausalLM" || arch == "Phi3ForCausalLM" ||
+                                   arch == "Gemma2ForCausalLM" || arch == "Gemma3ForCausalLM" ||
+                                   arch == "GptOssForCausalLM";
         if (r.boolean("use_sliding_window", Need::optional).value_or(family_slides)) {
             const auto pattern =
                 optional_integer(r, config, "sliding_window_pattern", 1).value_or(6);
