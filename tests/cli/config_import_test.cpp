@@ -451,6 +451,11 @@ TEST(ConfigImport, PhiReadsItsWindowItsResidualDropoutAndSaysWhatItPricesWhole) 
     r = run_cli({"import", write(dir, config), "--dry-run"});
     EXPECT_EQ(r.code, 1);
     EXPECT_NE(r.err.find("resid_pdrop: must be"), std::string::npos) << r.err;
+    config["resid_pdrop"] = 0.0;
+    config["partial_rotary_factor"] = 2;
+    r = run_cli({"import", write(dir, config), "--dry-run"});
+    EXPECT_EQ(r.code, 1);
+    EXPECT_NE(r.err.find("partial_rotary_factor: must be"), std::string::npos) << r.err;
 }
 
 }  // namespace

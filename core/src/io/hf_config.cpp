@@ -169,9 +169,12 @@ std::optional<HfModel> model_from_hf_config(const nlohmann::json& config, std::i
             "its rotary embedding on part of each head (partial_rotary_factor) is priced as on "
             "the whole head: rotary has no parameters and a few memory-bound passes");
     }
+    if (d.size() != before) {
+        return std::nullopt;
+    }
     if (gpt_oss) {
         out.notes.push_back(
-            "gpt-oss's attention sinks (a learned logit per head, 64 parameters a block) and its "
+            "gpt-oss's attention sinks (a learned logit per head, a parameter each) and its "
             "clamped SwiGLU are priced as plain attention and SwiGLU; its router's bias is left "
             "out");
     }
