@@ -125,9 +125,9 @@ TEST(ConfigImport, WhatCannotBeDescribedIsRefusedWithItsField) {
     EXPECT_NE(r.err.find("architectures: no supported architecture in [\"FalconForCausalLM\"] "
                          "(supported: LlamaForCausalLM, MistralForCausalLM, MixtralForCausalLM, "
                          "Qwen2ForCausalLM, Qwen3ForCausalLM, Qwen3MoeForCausalLM, "
-                         "Gemma2ForCausalLM, Gemma3ForCausalLM, GptOssForCausalLM, "
-                         "Phi3ForCausalLM, DeepseekV2ForCausalLM, DeepseekV3ForCausalLM, "
-                         "GPT2LMHeadModel)"),
+                         "Gemma2ForCausalLM, Gemma3ForCausalLM, Gemma3ForConditionalGeneration, "
+                         "GptOssForCausalLM, Phi3ForCausalLM, DeepseekV2ForCausalLM, "
+                         "DeepseekV3ForCausalLM, GPT2LMHeadModel)"),
               std::string::npos)
         << r.err;
 
@@ -456,6 +456,43 @@ TEST(ConfigImport, PhiReadsItsWindowItsResidualDropoutAndSaysWhatItPricesWhole) 
     r = run_cli({"import", write(dir, config), "--dry-run"});
     EXPECT_EQ(r.code, 1);
     EXPECT_NE(r.err.find("partial_rotary_factor: must be"), std::string::npos) << r.err;
+}
+
+// Gemma 3 27B as Google publishes it: a Gemma3ForConditionalGeneration whose
+// text_config gives only what differs from Gemma3TextConfig's defaults (the
+// vocabulary of 262,208, GeGLU, the head tied, six-block window pattern).
+// The text decoder has 27,009,346,304 parameters: the published
+// 27,432,406,640 less the SigLIP encoder and its projector, which the
+// project leaves out and says so. Problems in text_config name it.
+TEST(ConfigImport, GemmaThreeAsPublishedIsItsTextDecoder) {
+    TempDir dir;
+    const auto out = (dir / "gemma3.json").string();
+    auto r = run_cli({"import", preset("gemma-3-27b"), "--devices", "8", "--out", out, "--json"});
+    ASSERT_EQ(r.code, 0) << r.err;
+    const json summary = json::parse(r.out);
+    EXPECT_EQ(summary.at("architecture"), "Gemma3ForConditionalGeneration");
+    EXPECT_EQ(summary.at("parameters").get<double>(), 27'009'346'304);
+    EXPECT_NE(summary.at("notes").dump().find("vision encoder"), std::string::npos);
+    const LoadedProject loaded = load_project_file(out);
+    ASSERT_TRUE(loaded.project) << loaded.diagnostics.format();
+    const auto& layers = loaded.project->model.layers;
+    ASSERT_EQ(layers.size(), 62U + 3);
+    EXPECT_TRUE(loaded.project->model.tie_word_embeddings);
+    EXPECT_EQ(layers.front().params.at("num_embeddings"), 262'208);
+    EXPECT_EQ(layers[1].params.at("activation"), "geglu");
+    EXPECT_EQ(layers[1].params.at("sliding_window"), 1024);
+    EXPECT_FALSE(layers[6].params.contains("sliding_window"));
+
+    json config = read_preset("gemma-3-27b");
+    config["text_config"]["hidden_size"] = "wide";
+    r = run_cli({"import", write(dir, config), "--dry-run"});
+    EXPECT_EQ(r.code, 1);
+    EXPECT_NE(r.err.find("text_config.hidden_size: expected a whole number"), std::string::npos)
+        << r.err;
+    config.erase("text_config");
+    r = run_cli({"import", write(dir, config), "--dry-run"});
+    EXPECT_EQ(r.code, 1);
+    EXPECT_NE(r.err.find("text_config: missing"), std::string::npos) << r.err;
 }
 
 }  // namespace

@@ -28,11 +28,11 @@ std::optional<std::string> gated_activation(const std::string& act) {
 
 const std::vector<std::string>& supported_hf_architectures() {
     static const std::vector<std::string> all = {
-        "LlamaForCausalLM",  "MistralForCausalLM",    "MixtralForCausalLM",
-        "Qwen2ForCausalLM",  "Qwen3ForCausalLM",      "Qwen3MoeForCausalLM",
-        "Gemma2ForCausalLM", "Gemma3ForCausalLM",     "GptOssForCausalLM",
-        "Phi3ForCausalLM",   "DeepseekV2ForCausalLM", "DeepseekV3ForCausalLM",
-        "GPT2LMHeadModel"};
+        "LlamaForCausalLM",      "MistralForCausalLM", "MixtralForCausalLM",
+        "Qwen2ForCausalLM",      "Qwen3ForCausalLM",   "Qwen3MoeForCausalLM",
+        "Gemma2ForCausalLM",     "Gemma3ForCausalLM",  "Gemma3ForConditionalGeneration",
+        "GptOssForCausalLM",     "Phi3ForCausalLM",    "DeepseekV2ForCausalLM",
+        "DeepseekV3ForCausalLM", "GPT2LMHeadModel"};
     return all;
 }
 
@@ -66,6 +66,9 @@ std::optional<HfModel> model_from_hf_config(const nlohmann::json& config, std::i
     }
     if (out.architecture == "GPT2LMHeadModel") {
         return gpt2_from_hf_config(config, sequence, std::move(out), d);
+    }
+    if (out.architecture == "Gemma3ForConditionalGeneration") {
+        return gemma3_text_from_config(config, sequence, std::move(out), d);
     }
     // Configs write null for an unset optional field.
     const auto integer = [&r, &config](const char* key, Need need = kRequired) {

@@ -100,6 +100,13 @@ void append_decoder(Model& model, const DecoderLayout& layout);
 [[nodiscard]] bool read_latent_attention(const nlohmann::json& config, const HfModel& out,
                                          DecoderLayout& layout, Diagnostics& d);
 
+// Gemma3ForConditionalGeneration's text_config, Gemma3TextConfig's defaults
+// for what it leaves out, read as Gemma3ForCausalLM; its problems are
+// reported under "text_config.".
+[[nodiscard]] std::optional<HfModel> gemma3_text_from_config(const nlohmann::json& config,
+                                                             std::int64_t sequence, HfModel out,
+                                                             Diagnostics& d);
+
 // A GPT2LMHeadModel config (`out` carries its architecture): learned
 // positions, layer norms, biases, a GELU MLP and, by default, the head tied
 // to the token embedding.
