@@ -165,6 +165,26 @@ TEST(PlanCommand, AGainOverAnInputThatDoesNotFitSaysSo) {
     EXPECT_EQ(r.out.find("which does not fit"), std::string::npos) << r.out;
 }
 
+// gpt-oss-120b's 117 B parameters do not fit 16 H100s in any layout: each
+// replica count says why, one device a replica in the singular.
+TEST(PlanCommand, WhyNothingFitsNamesEachReplicaCount) {
+    TempDir dir;
+    const auto project = (dir / "oss.json").string();
+    const auto preset =
+        (std::filesystem::path(PIPEWRIGHT_ASSETS_DIR) / "models" / "gpt-oss-120b.json").string();
+    ASSERT_EQ(
+        run_cli({"import", preset, "--devices", "8", "--nodes", "2", "-b", "64", "--out", project})
+            .code,
+        0);
+    const auto r = run_cli({"plan", project, "--data-parallel", "auto"});
+    EXPECT_EQ(r.code, 1);
+    EXPECT_NE(r.err.find("2 replicas: no pipeline of 8 devices fits a replica's share of the "
+                         "batch, even with ZeRO-3"),
+              std::string::npos)
+        << r.err;
+    EXPECT_NE(r.err.find("16 replicas: no pipeline of 1 device fits"), std::string::npos) << r.err;
+}
+
 // The planner recomputes every block of a stage or none: a plan that
 // replaces a project's training.recompute_blocks says so, and what it
 // writes validates. simulate --kernels names the blocks it recomputes.

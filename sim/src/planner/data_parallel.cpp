@@ -224,7 +224,8 @@ class CountSearch {
                     option.reason = "no pipeline of " +
                                     (tensor > 1 ? std::to_string(devices / tensor) + " groups of " +
                                                       std::to_string(tensor) + " devices"
-                                                : std::to_string(devices) + " devices") +
+                                                : std::to_string(devices) +
+                                                      (devices == 1 ? " device" : " devices")) +
                                     " fits a replica's share of the batch" +
                                     (replicas > 1 ? ", even with ZeRO-3" : "");
                 }
