@@ -81,7 +81,6 @@ int run_config_import(const ImportArgs& a, std::ostream& out, std::ostream& err)
         print_problems(err, printable_name(a.module), located_in(a.module, d));
         return kInvalidInput;
     }
-    const std::string architecture = imported->architecture;
     const auto spec = catalog_device_name(a.device_spec.empty() ? "H100-SXM" : a.device_spec, err);
     if (!spec) {
         return kUsage;
@@ -102,6 +101,7 @@ int run_config_import(const ImportArgs& a, std::ostream& out, std::ostream& err)
     const double active = made->active_parameters;
     const SimulationReport& simulated = made->simulated;
     const std::vector<std::string>& notes = made->notes;
+    const std::string& architecture = made->architecture;
 
     std::string target = a.out;
     if (target.empty()) {

@@ -36,6 +36,7 @@ std::optional<ConfigProject> config_project(HfModel imported, const ConfigProjec
     }
     const bool gpu = spec->kind == "gpu";
     ConfigProject out;
+    out.architecture = std::move(imported.architecture);
     out.notes = std::move(imported.notes);
     Project& p = out.project;
     p.model = std::move(imported.model);

@@ -14,6 +14,11 @@
 
 namespace pipewright::cli {
 
+// The largest cluster (devices a node, and nodes) and sequence an import
+// takes, on the command line and from Python alike.
+inline constexpr int kMaxImportDevices = 4096;
+inline constexpr long long kMaxImportSequence = 1LL << 24;
+
 struct ConfigProjectOptions {
     int devices = 1;  // per node
     int nodes = 1;
@@ -24,6 +29,7 @@ struct ConfigProjectOptions {
 
 struct ConfigProject {
     Project project;
+    std::string architecture;        // the config's, "LlamaForCausalLM"
     std::vector<std::string> notes;  // what the model prices otherwise, in words
     double parameters = 0;
     double active_parameters = 0;  // a token's: the routed experts it reaches

@@ -1,5 +1,6 @@
 #include "import_command.h"
 
+#include "config_project.h"
 #include "option_checks.h"
 
 namespace pipewright::cli {
@@ -20,7 +21,7 @@ void add_import_command(CLI::App& app, ImportArgs& a) {
     cmd->add_option("--seq-len", a.seq_len,
                     "Tokens per sequence for a config (default: its max_position_embeddings, "
                     "at most 4096)")
-        ->check(whole_number(1, 1 << 24));
+        ->check(whole_number(1, kMaxImportSequence));
     cmd->add_option("--input-dtype", a.input_dtype,
                     "float32 (default) or int64 (token ids, for a model that starts with an "
                     "embedding)")
@@ -36,9 +37,9 @@ void add_import_command(CLI::App& app, ImportArgs& a) {
     cmd->add_option("--devices", a.devices,
                     "Devices (per node) to place the layers on, balanced by their work "
                     "(default 1)")
-        ->check(whole_number(1, 4096));
+        ->check(whole_number(1, kMaxImportDevices));
     cmd->add_option("--nodes", a.nodes, "Nodes of --devices each, for a config (default 1)")
-        ->check(whole_number(1, 4096));
+        ->check(whole_number(1, kMaxImportDevices));
     cmd->add_option("--device-spec", a.device_spec,
                     "Device catalog entry of those devices: cpu (the default for a module), "
                     "H100-SXM (for a config), or another such as A100-80GB (see `pipewright "

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 import os
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, List, Mapping, Optional, Union
 
 from . import _core
@@ -24,8 +24,8 @@ class ImportedConfig:
     # A token's: for a mixture of experts, the experts it is routed to.
     active_parameters: int
     # What the model prices otherwise than the config's model runs, in words.
-    notes: List[str] = field(default_factory=list)
-    device_spec: str = "H100-SXM"
+    notes: List[str]
+    device_spec: str
 
     def _repr_html_(self) -> str:
         active = ("" if self.active_parameters == self.parameters

@@ -1,6 +1,7 @@
 // pipewright.import_config(): the project a Hugging Face config describes,
 // as `pipewright import config.json` writes it (cli/config_project.h).
 
+#include <limits>
 #include <optional>
 #include <string>
 #include <utility>
@@ -21,8 +22,9 @@ namespace pipewright::python {
 
 namespace {
 
-// The limits the command line's options have.
-int checked_count(const char* name, long long value, long long most) {
+// The limits the command line's options have (whole_number there).
+int checked_count(const char* name, long long value,
+                  long long most = std::numeric_limits<int>::max()) {
     if (value < 1 || value > most) {
         throw py::value_error(std::string(name) + " must be from 1 to " + std::to_string(most) +
                               ", not " + std::to_string(value));
@@ -36,14 +38,14 @@ py::tuple import_config(const py::handle& document, const std::string& what,
                         long long devices, long long nodes, const std::string& device_spec,
                         long long batch_size, std::optional<long long> microbatches) {
     cli::ConfigProjectOptions options;
-    options.devices = checked_count("devices", devices, 4096);
-    options.nodes = checked_count("nodes", nodes, 4096);
-    options.batch_size = checked_count("batch_size", batch_size, 1'000'000'000);
+    options.devices = checked_count("devices", devices, cli::kMaxImportDevices);
+    options.nodes = checked_count("nodes", nodes, cli::kMaxImportDevices);
+    options.batch_size = checked_count("batch_size", batch_size);
     if (microbatches) {
-        options.microbatches = checked_count("microbatches", *microbatches, 1'000'000'000);
+        options.microbatches = checked_count("microbatches", *microbatches);
     }
     if (seq_len) {
-        (void)checked_count("seq_len", *seq_len, 16'777'216);
+        (void)checked_count("seq_len", *seq_len, cli::kMaxImportSequence);
     }
     const auto spec = cli::catalog_name(device_spec);
     if (!spec) {
@@ -55,13 +57,12 @@ py::tuple import_config(const py::handle& document, const std::string& what,
     if (!imported) {
         raise_project_error(what, d);
     }
-    const std::string architecture = imported->architecture;
     auto made = cli::config_project(std::move(*imported), options, d);
     if (!made) {
         raise_project_error("the imported project", d);
     }
     py::dict summary;
-    summary["architecture"] = architecture;
+    summary["architecture"] = made->architecture;
     summary["parameters"] = static_cast<long long>(made->parameters);
     summary["active_parameters"] = static_cast<long long>(made->active_parameters);
     summary["notes"] = made->notes;

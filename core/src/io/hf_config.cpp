@@ -120,6 +120,10 @@ std::optional<HfModel> model_from_hf_config(const nlohmann::json& config, std::i
     // branches have none, except in Phi-3's config (resid_pdrop, 0 as released).
     const auto attention_dropout = config_probability(r, config, "attention_dropout", 0);
     const auto residual_dropout = config_probability(r, config, "resid_pdrop", 0);
+    // Phi-4 mini's rotary embedding on part of each head.
+    const auto partial_rotary = config_gives(config, "partial_rotary_factor")
+                                    ? r.number("partial_rotary_factor", kOptional, {0, 1})
+                                    : std::nullopt;
     if (d.size() != before || !hidden || !heads || !ffn || !layers || !vocabulary || !activation ||
         !attention_dropout || !residual_dropout) {
         return std::nullopt;
@@ -166,14 +170,10 @@ std::optional<HfModel> model_from_hf_config(const nlohmann::json& config, std::i
             "Gemma 2's soft-capping of attention and output logits (a tanh) and its scaled "
             "embedding are priced as plain attention and lookup: they have no parameters");
     }
-    if (config_gives(config, "partial_rotary_factor") &&
-        r.number("partial_rotary_factor", kOptional, {0, 1}).value_or(1) < 1) {
+    if (partial_rotary && *partial_rotary < 1) {
         out.notes.push_back(
             "its rotary embedding on part of each head (partial_rotary_factor) is priced as on "
             "the whole head: rotary has no parameters and a few memory-bound passes");
-    }
-    if (d.size() != before) {
-        return std::nullopt;
     }
     if (gpt_oss) {
         out.notes.push_back(
